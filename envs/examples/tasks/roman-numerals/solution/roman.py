@@ -1,0 +1,77 @@
+"""Conversion between integers and Roman numerals.
+
+Only the standard, strictly subtractive notation is supported: the symbols
+I, V, X, L, C, D and M, where a smaller symbol written before a larger one is
+subtracted (IV = 4, IX = 9, XL = 40, XC = 90, CD = 400, CM = 900). Numbers are
+limited to the range 1..3999, the largest value that can be written without
+overlines.
+"""
+
+_NUMERALS = (
+    (1000, "M"),
+    (900, "CM"),
+    (500, "D"),
+    (400, "CD"),
+    (100, "C"),
+    (90, "XC"),
+    (50, "L"),
+    (40, "XL"),
+    (10, "X"),
+    (9, "IX"),
+    (5, "V"),
+    (4, "IV"),
+    (1, "I"),
+)
+
+_MIN, _MAX = 1, 3999
+
+
+def to_roman(n: int) -> str:
+    """Return the Roman numeral for ``n``.
+
+    The result uses uppercase letters and the canonical (shortest, strictly
+    subtractive) form, e.g. ``to_roman(4) == "IV"``,
+    ``to_roman(1994) == "MCMXCIV"``.
+
+    Raises:
+        TypeError: if ``n`` is not an ``int`` (``bool`` is rejected too).
+        ValueError: if ``n`` is not in the range 1..3999.
+    """
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"expected an int, got {type(n).__name__}")
+    if not _MIN <= n <= _MAX:
+        raise ValueError(f"{n} is out of range ({_MIN}..{_MAX})")
+    parts = []
+    for value, symbol in _NUMERALS:
+        count, n = divmod(n, value)
+        parts.append(symbol * count)
+    return "".join(parts)
+
+
+def from_roman(s: str) -> int:
+    """Return the integer value of the Roman numeral ``s``.
+
+    Only canonical numerals are accepted, i.e. exactly the strings that
+    :func:`to_roman` produces: uppercase letters, no surrounding whitespace,
+    no more than three repetitions of I, X, C or M in a row, no repeated V, L
+    or D, and only the six standard subtractive pairs. For every valid
+    ``s``, ``to_roman(from_roman(s)) == s``.
+
+    Raises:
+        TypeError: if ``s`` is not a ``str``.
+        ValueError: if ``s`` is empty or not a canonical Roman numeral,
+            e.g. ``"IIII"``, ``"VV"``, ``"IC"``, ``"MMMM"``, ``"iv"`` or ``" X"``.
+    """
+    if not isinstance(s, str):
+        raise TypeError(f"expected a str, got {type(s).__name__}")
+    total = 0
+    pos = 0
+    # Greedy left-to-right scan over the symbol table; canonicity is then
+    # checked by converting back, which rejects every non-canonical spelling.
+    for value, symbol in _NUMERALS:
+        while s.startswith(symbol, pos):
+            total += value
+            pos += len(symbol)
+    if pos != len(s) or not _MIN <= total <= _MAX or to_roman(total) != s:
+        raise ValueError(f"invalid Roman numeral: {s!r}")
+    return total

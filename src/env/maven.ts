@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { GymError } from '../errors.ts';
+import type { JavaEnvSpec } from '../tasks/schema.ts';
+import { contentKey } from './key.ts';
+import { OncePerKey, withDirLock } from './lock.ts';
+import type { PreparedEnv } from './types.ts';
+
+const ENV_FORMAT = 1;
+
+/** The JDK major version `java -version` reports. */
+async function hostJdkMajor(): Promise<string | null> {
+  return new Promise((resolve) => {
+    execFile('java', ['-version'], (err, _out, stderr) => {
+      if (err) return resolve(null);
+      const m = /version "(\d+)(?:\.(\d+))?/.exec(stderr);
+      resolve(m ? (m[1] === '1' ? m[2]! : m[1]!) : null);
+    });
+  });
+}
+
+/**
+ * A Maven env: the project's dependencies and plugins resolved once into a shared local
+ * repository (with network, on the host), so that tests then run offline (`mvn -o`).
+ */
+export class MavenEnvBuilder {
+  private readonly once = new OncePerKey<PreparedEnv>();
+
+  constructor(private readonly cacheDir: string) {}
+
+  get repository(): string {
+    return path.join(this.cacheDir, 'm2');
+  }
+
+  async prepare(spec: JavaEnvSpec, seed: { dir?: string; files?: Record<string, string> }): Promise<PreparedEnv> {
+    const jdk = await hostJdkMajor();
+    if (!jdk) throw new GymError('ENV_UNAVAILABLE', 'no JDK on this machine (java not found)');
+    const notes = jdk === spec.jdk ? [] : [`JDK ${spec.jdk} asked for, JDK ${jdk} used`];
+    const pom = seed.files?.['pom.xml'] ?? (seed.dir ? await fs.readFile(path.join(seed.dir, 'pom.xml'), 'utf8').catch(() => null) : null);
+    if (pom === null) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');
+    const key = contentKey({ format: ENV_FORMAT, jdk, pom });
+    const marker = path.join(this.cacheDir, 'envs', `maven-${key}.ready`);
+    const env: PreparedEnv = {
+      key,
+      kind: 'java',
+      path: [],
+      vars: { MAVEN_OPTS: `-Dmaven.repo.local=${this.repository}`, JAVA_TOOL_OPTIONS: '-Xss4m' },
+      readOnlyPaths: [this.repository],
+      command: 'mvn',
+      notes,
+    };
+    return this.once.run(key, () =>
+      withDirLock(`${marker}.lock`, async () => {
+        if (!existsSync(marker)) await this.build(seed, marker);
+        return env;
+      }),
+    );
+  }
+
+  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string): Promise<void> {
+    const work = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-maven-'));
+    try {
+      if (seed.dir) await fs.cp(seed.dir, work, { recursive: true });
+      for (const [rel, content] of Object.entries(seed.files ?? {})) {
+        await fs.mkdir(path.dirname(path.join(work, rel)), { recursive: true });
+        await fs.writeFile(path.join(work, rel), content);
+      }
+      // Running the build once resolves every plugin, provider and dependency the tests need.
+      const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', 'test'];
+      const result = await new Promise<{ ok: boolean; log: string }>((resolve) => {
+        execFile('mvn', args, { cwd: work, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+          resolve({ ok: !err, log: `$ mvn ${args.join(' ')}\n${stdout}${stderr}` }),
+        );
+      });
+      if (!result.ok || /Could not resolve|Could not transfer|Non-resolvable/.test(result.log)) {
+        throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
+      }
+      await fs.mkdir(path.dirname(marker), { recursive: true });
+      await fs.writeFile(marker, new Date().toISOString());
+    } finally {
+      await fs.rm(work, { recursive: true, force: true });
+    }
+  }
+}

@@ -1,0 +1,67 @@
+import type { PreparedEnv } from '../env/types.ts';
+import type { Sandbox } from '../sandbox/types.ts';
+import type { TestRun } from '../scoring/runners.ts';
+import type { Verdict } from '../scoring/verdict.ts';
+import type { Task } from '../tasks/schema.ts';
+import type { Trajectory } from './trajectory.ts';
+
+/** What the Gym does for an episode that tools cannot do alone. */
+export interface EpisodeLifecycle {
+  submit(episode: Episode, ctx: { signal: AbortSignal; progress(p: number, total?: number, message?: string): void }): Promise<Verdict>;
+  end(episode: Episode): Promise<void>;
+}
+
+export type EpisodeState = 'running' | 'submitted' | 'ended' | 'expired';
+
+export interface EpisodeBudgets {
+  maxSteps: number;
+  /** Epoch milliseconds after which only submit / get_diff / end_episode are allowed. */
+  deadline: number;
+}
+
+/**
+ * One task being worked on: its sandbox, budgets, edit history and trajectory. Tools read
+ * and change it; the Gym owns its life cycle.
+ */
+export class Episode {
+  state: EpisodeState = 'running';
+  steps = 0;
+  readonly createdAt = Date.now();
+  lastActiveAt = Date.now();
+  /** Earlier contents per file, newest last (null: the file did not exist). */
+  readonly editHistory = new Map<string, (Buffer | null)[]>();
+  lastTestRun?: TestRun & { at: string };
+  verdict?: Verdict;
+  finalDiff?: string;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly id: string,
+    readonly task: Task,
+    readonly sandbox: Sandbox,
+    readonly env: PreparedEnv,
+    readonly budgets: EpisodeBudgets,
+    readonly trajectory: Trajectory,
+    readonly prompt: string,
+    readonly lifecycle: EpisodeLifecycle,
+  ) {}
+
+  get sandboxFacts(): { backend: string; workdir: string; isolation: string } {
+    return { backend: this.sandbox.backend, workdir: this.sandbox.workdir, isolation: this.sandbox.isolation };
+  }
+
+  /** Calls run one at a time, so an edit never interleaves with a test run. */
+  serialize<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(fn, fn);
+    this.queue = next.catch(() => {});
+    return next;
+  }
+
+  /** Remembers a file's content before a change, for undo_edit. */
+  rememberBefore(rel: string, content: Buffer | null): void {
+    const stack = this.editHistory.get(rel) ?? [];
+    stack.push(content);
+    if (stack.length > 50) stack.shift();
+    this.editHistory.set(rel, stack);
+  }
+}

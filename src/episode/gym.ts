@@ -1,0 +1,250 @@
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { GymError, toGymError } from '../errors.ts';
+import { EnvBuilder } from '../env/index.ts';
+import { LocalSandboxFactory } from '../sandbox/local/index.ts';
+import type { SandboxFactory } from '../sandbox/types.ts';
+import { scorePatch } from '../scoring/scorer.ts';
+import type { Verdict } from '../scoring/verdict.ts';
+import { SuiteRegistry } from '../tasks/registry.ts';
+import type { Task } from '../tasks/schema.ts';
+import { seedOf } from '../tasks/seed.ts';
+import { ALL_TOOLS } from '../tools/index.ts';
+import type { AnyTool, EpisodeTool, ToolContext, ToolResult } from '../tools/types.ts';
+import { parseInput } from '../validation.ts';
+import { Episode } from './episode.ts';
+import { Trajectory } from './trajectory.ts';
+
+export interface GymOptions {
+  registry?: SuiteRegistry;
+  /** Persistent data: env caches, trajectories, scoring logs (default ~/.cache/benchgym or $BENCHGYM_HOME). */
+  dataDir?: string;
+  /** Env caches (venvs, Maven repository); defaults to `<dataDir>`. Tests share one to build envs once. */
+  cacheDir?: string;
+  sandboxes?: SandboxFactory;
+  isolation?: 'auto' | 'bwrap' | 'none';
+  defaults?: Partial<EpisodeDefaults>;
+}
+
+export interface EpisodeDefaults {
+  maxSteps: number;
+  timeLimitMs: number;
+  /** An episode with no call for this long is ended and its sandbox removed. */
+  idleTtlMs: number;
+  /** Ended episodes are remembered this long (their verdict and diff stay readable). */
+  retainEndedMs: number;
+  maxEpisodes: number;
+}
+
+export interface StartEpisodeRequest {
+  suite: string;
+  taskId: string;
+  promptVariant?: string;
+  maxSteps?: number;
+  timeLimitMs?: number;
+}
+
+const DEFAULTS: EpisodeDefaults = {
+  maxSteps: 250,
+  timeLimitMs: 2 * 60 * 60_000,
+  idleTtlMs: 30 * 60_000,
+  retainEndedMs: 60 * 60_000,
+  maxEpisodes: 64,
+};
+
+export function defaultDataDir(): string {
+  return process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym');
+}
+
+/**
+ * The service behind every protocol: starts episodes, dispatches tool calls with
+ * validation, budgets and a trajectory, scores submissions, and cleans up.
+ */
+export class Gym {
+  readonly registry: SuiteRegistry;
+  readonly envs: EnvBuilder;
+  readonly sandboxes: SandboxFactory;
+  readonly dataDir: string;
+  readonly defaults: EpisodeDefaults;
+  private readonly episodes = new Map<string, Episode>();
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly instance = randomBytes(4).toString('hex');
+
+  constructor(opts: GymOptions = {}) {
+    this.dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
+    this.registry = opts.registry ?? defaultRegistry();
+    this.envs = new EnvBuilder(path.resolve(opts.cacheDir ?? this.dataDir));
+    this.defaults = { ...DEFAULTS, ...opts.defaults };
+    this.sandboxes =
+      opts.sandboxes ??
+      new LocalSandboxFactory({
+        baseDir: path.join(this.dataDir, 'sandboxes', this.instance),
+        isolation: opts.isolation,
+        privatePaths: [...this.registry.privatePaths(), path.join(this.dataDir, 'trajectories'), path.join(this.dataDir, 'logs')],
+      });
+    this.sweeper = setInterval(() => void this.sweep(), Math.min(30_000, this.defaults.idleTtlMs)).unref();
+  }
+
+  get tools(): AnyTool[] {
+    return ALL_TOOLS;
+  }
+
+  async startEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress'>): Promise<Episode> {
+    const live = [...this.episodes.values()].filter((e) => e.state === 'running').length;
+    if (live >= this.defaults.maxEpisodes) {
+      throw new GymError('CAPACITY', `${live} episodes are running, the most this server allows (${this.defaults.maxEpisodes}); end one first`);
+    }
+    const task = await this.registry.task(req.suite, req.taskId);
+    const prompt = promptFor(task, req.promptVariant);
+    ctx?.progress(0, 3, 'preparing the environment');
+    const env = await this.envs.prepare(task);
+    ctx?.progress(1, 3, 'laying out the workspace');
+    const id = `ep-${randomBytes(8).toString('hex')}`;
+    const sandbox = await this.sandboxes.create({
+      seed: seedOf(task),
+      env: { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths },
+      labels: { 'benchgym.episode': id, 'benchgym.task': task.id },
+    });
+    try {
+      await sandbox.commitBaseline();
+      const trajectory = await Trajectory.open(path.join(this.dataDir, 'trajectories'), id, {
+        suite: task.suite,
+        taskId: task.id,
+        promptVariant: req.promptVariant ?? 'default',
+        sandbox: sandbox.backend,
+      });
+      const episode = new Episode(
+        id,
+        task,
+        sandbox,
+        env,
+        { maxSteps: req.maxSteps ?? this.defaults.maxSteps, deadline: Date.now() + (req.timeLimitMs ?? this.defaults.timeLimitMs) },
+        trajectory,
+        prompt,
+        { submit: (ep, c) => this.submit(ep, c), end: (ep) => this.endEpisode(ep) },
+      );
+      this.episodes.set(id, episode);
+      ctx?.progress(3, 3, 'ready');
+      return episode;
+    } catch (err) {
+      await sandbox.destroy().catch(() => {});
+      throw err;
+    }
+  }
+
+  episode(id: string): Episode {
+    const episode = this.episodes.get(id);
+    if (!episode) throw new GymError('EPISODE_NOT_FOUND', `no episode '${id}' (it may have expired; start a new one with start_episode)`);
+    return episode;
+  }
+
+  /** Validates and runs any tool by name; episode tools need `episodeId`. */
+  async callTool(name: string, rawArgs: unknown, ctx: ToolContext, episodeId?: string): Promise<ToolResult> {
+    const tool = ALL_TOOLS.find((t) => t.name === name);
+    if (!tool) throw new GymError('INVALID_ARGUMENT', `unknown tool '${name}'`);
+    if (tool.scope === 'gym') return tool.run(this, parseInput(tool.input, rawArgs, `arguments for ${name}`), ctx);
+    if (!episodeId) throw new GymError('INVALID_ARGUMENT', `'episode_id' is required for ${name}`);
+    return this.callEpisodeTool(this.episode(episodeId), tool, rawArgs, ctx);
+  }
+
+  async callEpisodeTool(episode: Episode, tool: EpisodeTool, rawArgs: unknown, ctx: ToolContext): Promise<ToolResult> {
+    return episode.serialize(async () => {
+      const startedAt = new Date();
+      const step = ++episode.steps;
+      episode.lastActiveAt = Date.now();
+      try {
+        const args = parseInput(tool.input, rawArgs, `arguments for ${tool.name}`);
+        if (episode.state !== 'running' && !tool.allowedAfterEnd) {
+          throw new GymError('EPISODE_ENDED', `episode ${episode.id} is ${episode.state}; only get_diff and the verdict remain available`);
+        }
+        if (!tool.exemptFromBudget) {
+          if (step > episode.budgets.maxSteps) throw new GymError('BUDGET_EXHAUSTED', `the step budget (${episode.budgets.maxSteps}) is spent; call submit`);
+          if (Date.now() > episode.budgets.deadline) throw new GymError('BUDGET_EXHAUSTED', 'the time budget is spent; call submit');
+        }
+        const result = await tool.run(episode, args, ctx);
+        episode.trajectory.append({ type: 'step', step, tool: tool.name, args, ok: true, observation: result.text, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
+        return result;
+      } catch (err) {
+        const e = toGymError(err);
+        episode.trajectory.append({ type: 'step', step, tool: tool.name, args: rawArgs, ok: false, error: e.toJSON(), startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
+        throw e;
+      } finally {
+        episode.lastActiveAt = Date.now();
+      }
+    });
+  }
+
+  /** Scores the episode's diff in a fresh sandbox and ends the episode. */
+  async submit(episode: Episode, ctx: Pick<ToolContext, 'signal' | 'progress'>): Promise<Verdict> {
+    if (episode.verdict) return episode.verdict;
+    const diff = await episode.sandbox.diff();
+    episode.finalDiff = diff;
+    const verdict = await this.score(episode.task, diff, { signal: ctx.signal, progress: (m) => ctx.progress(0, undefined, m) });
+    episode.verdict = verdict;
+    episode.state = 'submitted';
+    episode.trajectory.append({ type: 'verdict', verdict, diff });
+    await this.release(episode);
+    return verdict;
+  }
+
+  score(task: Task, patch: string, opts: { signal?: AbortSignal; progress?: (m: string) => void } = {}): Promise<Verdict> {
+    return scorePatch(task, patch, { sandboxes: this.sandboxes, envs: this.envs, logDir: path.join(this.dataDir, 'logs') }, opts);
+  }
+
+  async endEpisode(episode: Episode, state: 'ended' | 'expired' = 'ended'): Promise<void> {
+    if (episode.state === 'running') {
+      episode.finalDiff ??= await episode.sandbox.diff().catch(() => undefined);
+      episode.state = state;
+      episode.trajectory.append({ type: 'end', state, at: new Date().toISOString() });
+    }
+    await this.release(episode);
+  }
+
+  private async release(episode: Episode): Promise<void> {
+    await episode.sandbox.destroy().catch(() => {});
+    await episode.trajectory.flush();
+  }
+
+  listEpisodes(): Episode[] {
+    return [...this.episodes.values()];
+  }
+
+  private async sweep(): Promise<void> {
+    const now = Date.now();
+    for (const episode of this.episodes.values()) {
+      if (episode.state === 'running' && now - episode.lastActiveAt > this.defaults.idleTtlMs) {
+        await this.endEpisode(episode, 'expired').catch(() => {});
+      } else if (episode.state !== 'running' && now - episode.lastActiveAt > this.defaults.retainEndedMs) {
+        this.episodes.delete(episode.id);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    await Promise.all([...this.episodes.values()].map((e) => this.endEpisode(e).catch(() => {})));
+    await this.sandboxes.close();
+    if (this.sandboxes instanceof LocalSandboxFactory) {
+      await fs.rm(path.join(this.dataDir, 'sandboxes', this.instance), { recursive: true, force: true });
+    }
+  }
+}
+
+export function defaultRegistry(): SuiteRegistry {
+  const registry = new SuiteRegistry();
+  registry.enable('examples');
+  return registry;
+}
+
+function promptFor(task: Task, variant?: string): string {
+  if (!variant || variant === 'default') return task.prompt;
+  const text = task.promptVariants[variant];
+  if (text === undefined) {
+    const known = ['default', ...Object.keys(task.promptVariants)];
+    throw new GymError('INVALID_ARGUMENT', `invalid 'prompt_variant': '${variant}' (this task has ${known.join(', ')})`);
+  }
+  return text;
+}
+

@@ -1,0 +1,76 @@
+export interface ExecOptions {
+  /** Working directory relative to the workspace root (default: the root). */
+  cwd?: string;
+  env?: Record<string, string>;
+  timeoutMs?: number;
+  stdin?: string;
+  /** Bytes kept per stream (head and tail); the rest is drained and counted. */
+  maxOutputBytes?: number;
+  signal?: AbortSignal;
+  /** Called with output as it arrives (for streaming and progress). */
+  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+}
+
+export interface ExecResult {
+  exitCode: number | null;
+  /** Signal that ended the process, if any. */
+  signal?: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+  /** Bytes dropped from the middle of each stream. */
+  truncated: { stdout: number; stderr: number };
+  /** Bytes each stream produced in all. */
+  totalBytes: { stdout: number; stderr: number };
+  durationMs: number;
+}
+
+export interface DirEntry {
+  /** POSIX path relative to the workspace root. */
+  path: string;
+  type: 'file' | 'dir' | 'symlink' | 'other';
+  size: number;
+}
+
+export interface FileStat {
+  type: 'file' | 'dir' | 'symlink' | 'other';
+  size: number;
+}
+
+/** Where an episode's code runs. Every path argument is relative to the workspace root. */
+export interface Sandbox {
+  readonly id: string;
+  readonly backend: 'local' | 'docker';
+  /** The workspace root as commands inside the sandbox see it. */
+  readonly workdir: string;
+  /** Notes on how isolated this sandbox is (e.g. "bubblewrap: no network"). */
+  readonly isolation: string;
+  exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
+  readFile(relPath: string): Promise<Buffer>;
+  writeFile(relPath: string, data: string | Buffer): Promise<void>;
+  remove(relPath: string): Promise<void>;
+  stat(relPath: string): Promise<FileStat | null>;
+  /** Entries below `relPath`, breadth-first, up to `depth` levels and `limit` entries. */
+  list(relPath: string, opts?: { depth?: number; limit?: number }): Promise<{ entries: DirEntry[]; truncated: boolean }>;
+  /** Records the current workspace as the baseline that `diff()` compares to. */
+  commitBaseline(): Promise<void>;
+  /** A git-style patch of everything changed since the baseline (binary-safe). */
+  diff(): Promise<string>;
+  /** Applies a patch to the workspace: `git apply`, then `patch --fuzz` as a fallback. */
+  applyPatch(patch: string): Promise<{ ok: boolean; method?: string; log: string }>;
+  destroy(): Promise<void>;
+}
+
+export interface SandboxFactory {
+  readonly backend: 'local' | 'docker';
+  create(opts: SandboxCreateOptions): Promise<Sandbox>;
+  close(): Promise<void>;
+}
+
+export interface SandboxCreateOptions {
+  /** Files or a host directory copied as the start state. */
+  seed: { files?: Record<string, string | Buffer>; dir?: string };
+  /** Environment variables and PATH entries the env provides (venv, JDK, Maven settings). */
+  env?: { vars?: Record<string, string>; path?: string[]; readOnlyPaths?: string[] };
+  labels?: Record<string, string>;
+}

@@ -1,0 +1,119 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { INFRA_CODES, toGymError } from '../errors.ts';
+import type { EnvBuilder } from '../env/index.ts';
+import { matchesAny } from '../sandbox/glob.ts';
+import type { Sandbox, SandboxFactory } from '../sandbox/types.ts';
+import type { Task } from '../tasks/schema.ts';
+import { runTests } from './runners.ts';
+import { decide, type Verdict } from './verdict.ts';
+import { seedOf } from '../tasks/seed.ts';
+
+export interface ScoreDeps {
+  sandboxes: SandboxFactory;
+  envs: EnvBuilder;
+  /** Where scoring logs are written (`Verdict.logRef`). */
+  logDir?: string;
+}
+
+export interface ScoreOptions {
+  signal?: AbortSignal;
+  progress?: (message: string) => void;
+}
+
+/** Test files every pytest task resets: they could otherwise rewrite how tests run. */
+const ALWAYS_RESET_PYTHON = ['**/conftest.py'];
+
+/**
+ * Scores a patch the way the benchmarks do: a fresh sandbox from the untouched start state,
+ * the patch applied, the task's test files reset, the hidden tests added, the hidden tests
+ * run, reports parsed, a verdict. The episode's own sandbox is never reused, so nothing the
+ * agent left running or cached can influence it.
+ */
+export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions = {}): Promise<Verdict> {
+  const started = Date.now();
+  const notes: string[] = [];
+  const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
+  let sandbox: Sandbox | undefined;
+  const finish = async (v: Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'>): Promise<Verdict> => {
+    const verdict: Verdict = { taskId: task.id, suite: task.suite, ...v, durationMs: Date.now() - started };
+    if (deps.logDir) {
+      const file = path.join(deps.logDir, `${task.suite}-${task.id.replace(/[^\w.-]+/g, '_')}-${randomBytes(4).toString('hex')}.log`);
+      await fs.mkdir(deps.logDir, { recursive: true });
+      await fs.writeFile(file, log.join('\n') + '\n');
+      verdict.logRef = file;
+    }
+    return verdict;
+  };
+  try {
+    opts.progress?.('preparing the environment');
+    const env = await deps.envs.prepare(task);
+    notes.push(...env.notes);
+    opts.progress?.('laying out a fresh sandbox');
+    sandbox = await deps.sandboxes.create({ seed: seedOf(task), env: { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths }, labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
+    const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' ? ALWAYS_RESET_PYTHON : [])];
+    const originalTests = await snapshotMatching(sandbox, testGlobs);
+
+    const applied = await sandbox.applyPatch(patch);
+    log.push(`apply (${applied.method ?? 'failed'}):\n${applied.log}`);
+    if (!applied.ok) {
+      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, 'PATCH_APPLY_FAILED: the patch does not apply to the start state'] });
+    }
+    for (const reset of await resetTestFiles(sandbox, testGlobs, originalTests)) notes.push(`test file reset to its start state: ${reset}`);
+    for (const [rel, content] of Object.entries(task.tests.hidden.files)) await sandbox.writeFile(rel, content);
+
+    opts.progress?.('running the hidden tests');
+    const run = await runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
+    log.push(`$ ${run.command}\nexit ${run.exec.exitCode}${run.exec.timedOut ? ' (timed out)' : ''}\n${run.log}`);
+    if (run.harnessError) {
+      return await finish({ reward: 0, status: 'error', tests: run.tests, notes, error: { code: 'INTERNAL', message: run.harnessError } });
+    }
+    return await finish(decide(run, task.tests, notes));
+  } catch (err) {
+    const e = toGymError(err);
+    if (e.code === 'CANCELLED') throw e;
+    log.push(`error ${e.code}: ${e.message}`);
+    // The solution's failures show up as test results; anything thrown here is the harness's.
+    return await finish({ reward: 0, status: 'error', tests: [], notes, error: { code: INFRA_CODES.has(e.code) ? e.code : 'INTERNAL', message: e.message } });
+  } finally {
+    await sandbox?.destroy().catch(() => {});
+  }
+}
+
+async function listFiles(sandbox: Sandbox): Promise<string[]> {
+  const { entries } = await sandbox.list('.', { depth: 64, limit: 200_000 });
+  return entries.filter((e) => e.type === 'file' || e.type === 'symlink').map((e) => e.path);
+}
+
+async function snapshotMatching(sandbox: Sandbox, globs: string[]): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  if (!globs.length) return out;
+  for (const rel of await listFiles(sandbox)) if (matchesAny(rel, globs)) out.set(rel, await sandbox.readFile(rel));
+  return out;
+}
+
+/** Puts every test file back as it was at the start; removes test files the patch added. */
+async function resetTestFiles(sandbox: Sandbox, globs: string[], original: Map<string, Buffer>): Promise<string[]> {
+  if (!globs.length) return [];
+  const changed: string[] = [];
+  const now = new Set((await listFiles(sandbox)).filter((rel) => matchesAny(rel, globs)));
+  for (const rel of now) {
+    const before = original.get(rel);
+    if (!before) {
+      await sandbox.remove(rel);
+      changed.push(rel);
+    } else if (!before.equals(await sandbox.readFile(rel))) {
+      await sandbox.writeFile(rel, before);
+      changed.push(rel);
+    }
+  }
+  for (const [rel, content] of original) {
+    if (!now.has(rel)) {
+      await sandbox.writeFile(rel, content);
+      changed.push(rel);
+    }
+  }
+  return changed;
+}
+

@@ -1,0 +1,55 @@
+import type { Gym } from '../episode/gym.ts';
+import { toGymError } from '../errors.ts';
+import type { Task } from '../tasks/schema.ts';
+import { goldPatch } from './gold.ts';
+import type { Verdict } from './verdict.ts';
+
+export interface TaskValidation {
+  taskId: string;
+  /** valid: gold passes and the start state fails; unavailable: the env cannot exist here. */
+  status: 'valid' | 'invalid' | 'unavailable' | 'error';
+  reasons: string[];
+  startState?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error'>;
+  gold?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error'>;
+  durationMs: number;
+}
+
+const brief = (v: Verdict) => ({ status: v.status, reward: v.reward, notes: v.notes, ...(v.error ? { error: v.error } : {}) });
+
+/** A task is valid when its reference solution scores 1 and its untouched start state scores 0. */
+export async function validateTask(gym: Gym, task: Task): Promise<TaskValidation> {
+  const started = Date.now();
+  const reasons: string[] = [];
+  try {
+    const start = await gym.score(task, '');
+    const gold = await gym.score(task, await goldPatch(task, gym.sandboxes));
+    for (const [label, v] of [['start state', start], ['gold', gold]] as const) {
+      if (v.status === 'error') {
+        const unavailable = v.error?.code === 'ENV_UNAVAILABLE';
+        return { taskId: task.id, status: unavailable ? 'unavailable' : 'error', reasons: [`${label}: ${v.error?.code}: ${v.error?.message}`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+      }
+    }
+    if (gold.reward !== 1) reasons.push(`the gold solution fails: ${gold.tests.filter((t) => t.status !== 'passed' && t.status !== 'skipped').map((t) => t.name).slice(0, 10).join(', ') || gold.notes.join('; ')}`);
+    if (start.reward !== 0) reasons.push('the untouched start state already passes the hidden tests');
+    return { taskId: task.id, status: reasons.length ? 'invalid' : 'valid', reasons, startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+  } catch (err) {
+    const e = toGymError(err);
+    return { taskId: task.id, status: e.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error', reasons: [`${e.code}: ${e.message}`], durationMs: Date.now() - started };
+  }
+}
+
+/** Validates tasks with bounded concurrency, in input order. */
+export async function validateTasks(gym: Gym, tasks: Task[], concurrency = 2, onDone?: (v: TaskValidation) => void): Promise<TaskValidation[]> {
+  const results: TaskValidation[] = new Array(tasks.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.max(1, Math.min(concurrency, tasks.length)) }, async () => {
+      while (next < tasks.length) {
+        const i = next++;
+        results[i] = await validateTask(gym, tasks[i]!);
+        onDone?.(results[i]!);
+      }
+    }),
+  );
+  return results;
+}

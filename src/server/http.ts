@@ -1,0 +1,125 @@
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Request, Response, NextFunction } from 'express';
+import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { GymError, toGymError } from '../errors.ts';
+import type { Gym } from '../episode/gym.ts';
+import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
+
+export interface HttpServerOptions {
+  host?: string;
+  port?: number;
+  /** Bearer token; required when binding to anything but loopback. */
+  token?: string;
+  /** Extra Origin hosts allowed (browsers); loopback origins always are. */
+  allowedOrigins?: string[];
+}
+
+export interface RunningServer {
+  url: string;
+  host: string;
+  port: number;
+  http: Server;
+  close(): Promise<void>;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith('127.');
+}
+
+function jsonRpcError(res: Response, status: number, message: string, code = -32000): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
+}
+
+/** Serves MCP over Streamable HTTP: `/mcp` (gym-wide) and `/episodes/<id>/mcp` (one episode). */
+export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): Promise<RunningServer> {
+  const host = opts.host ?? '127.0.0.1';
+  const port = opts.port ?? 7420;
+  if (!isLoopback(host) && !opts.token) {
+    throw new GymError('UNAUTHORIZED', `binding to ${host} exposes the server beyond this machine: give a token (--token or BENCHGYM_TOKEN)`);
+  }
+  const app = createMcpExpressApp(isLoopback(host) ? { host: '127.0.0.1' } : { host });
+
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const origin = req.headers.origin;
+    if (origin) {
+      let originHost: string;
+      try {
+        originHost = new URL(origin).hostname;
+      } catch {
+        return jsonRpcError(res, 403, `invalid Origin header: ${origin}`);
+      }
+      if (!isLoopback(originHost) && !(opts.allowedOrigins ?? []).includes(originHost)) return jsonRpcError(res, 403, `Origin ${origin} is not allowed`);
+    }
+    if (opts.token) {
+      const given = Buffer.from(String(req.headers.authorization ?? ''));
+      const want = Buffer.from(`Bearer ${opts.token}`);
+      if (given.length !== want.length || !timingSafeEqual(given, want)) return jsonRpcError(res, 401, 'missing or wrong bearer token');
+    }
+    next();
+  });
+
+  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer; scope: string }>();
+
+  const handle = (scope: () => string, makeServer: () => McpServer) => async (req: Request, res: Response) => {
+    try {
+      const sessionId = req.headers['mcp-session-id'];
+      const id = Array.isArray(sessionId) ? sessionId[0] : sessionId;
+      if (id) {
+        const session = sessions.get(id);
+        if (!session || session.scope !== scope()) return jsonRpcError(res, 404, `unknown MCP session '${id}'`, -32001);
+        return await session.transport.handleRequest(req, res, req.body);
+      }
+      if (req.method !== 'POST' || !isInitializeRequest(req.body)) return jsonRpcError(res, 400, 'no session: send an initialize request first');
+      const server = makeServer();
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sid) => void sessions.set(sid, { transport, server, scope: scope() }),
+      });
+      transport.onclose = () => {
+        if (transport.sessionId) sessions.delete(transport.sessionId);
+      };
+      await server.connect(transport);
+      await transport.handleRequest(req, res, req.body);
+    } catch (err) {
+      const e = toGymError(err);
+      if (!res.headersSent) jsonRpcError(res, e.code === 'EPISODE_NOT_FOUND' ? 404 : 500, `${e.code}: ${e.message}`);
+    }
+  };
+
+  app.all('/mcp', handle(() => 'gym', () => createGymMcpServer(gym)));
+  app.all('/episodes/:id/mcp', (req: Request, res: Response) => {
+    const episodeId = String(req.params.id);
+    return handle(() => `episode:${episodeId}`, () => createEpisodeMcpServer(gym, episodeId))(req, res);
+  });
+  app.get('/health', async (_req: Request, res: Response) => {
+    const episodes = gym.listEpisodes();
+    res.json({ ok: true, server: 'benchgym', suites: gym.registry.suiteIds(), episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length }, sandbox: gym.sandboxes.backend });
+  });
+
+  const http = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(port, host, () => resolve(s));
+    s.on('error', reject);
+  });
+  const address = http.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${shownHost}:${address.port}`,
+    host: address.address,
+    port: address.port,
+    http,
+    async close() {
+      await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));
+      sessions.clear();
+      const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      http.closeAllConnections();
+      await closed;
+    },
+  };
+}

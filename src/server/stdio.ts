@@ -1,0 +1,16 @@
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Gym } from '../episode/gym.ts';
+import { createGymMcpServer } from './mcp.ts';
+
+/** Serves the gym-wide MCP server on stdin/stdout until the client goes away. */
+export async function runStdioServer(gym: Gym): Promise<void> {
+  const server = createGymMcpServer(gym);
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    process.stdin.on('end', () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  await server.close().catch(() => {});
+}

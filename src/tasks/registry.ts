@@ -1,0 +1,118 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GymError } from '../errors.ts';
+import type { Task } from './schema.ts';
+import { loadDirectorySuite } from './dirSuite.ts';
+
+/** How a suite is found and read. Adapters (envs/<name>) provide one of these. */
+export interface SuiteDefinition {
+  id: string;
+  description: string;
+  /** Reads the suite's tasks; `dataset` is the path given with `--suite ID=PATH`, if any. */
+  load(dataset?: string): Promise<Task[]>;
+  /** Host paths holding hidden tests or solutions: sandboxes hide them from agents. */
+  privatePaths(dataset?: string): string[];
+}
+
+export interface SuiteInfo {
+  id: string;
+  description: string;
+  dataset?: string;
+  taskCount: number;
+}
+
+export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const EXAMPLES_DIR = path.join(PROJECT_ROOT, 'envs', 'examples');
+
+/** A suite of directories in the examples layout, at a fixed path or at the given dataset path. */
+export function directorySuite(id: string, description: string, defaultRoot?: string): SuiteDefinition {
+  const rootOf = (dataset?: string) => {
+    const root = dataset ?? defaultRoot;
+    if (!root) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a path: --suite ${id}=PATH`);
+    return path.resolve(root);
+  };
+  return {
+    id,
+    description,
+    load: (dataset) => loadDirectorySuite(rootOf(dataset), id),
+    privatePaths: (dataset) => [rootOf(dataset)],
+  };
+}
+
+export const BUILTIN_SUITES: SuiteDefinition[] = [
+  directorySuite('examples', 'benchgym\'s own small example suite (Python functions, a pinned package, a repo fix, Maven)', EXAMPLES_DIR),
+];
+
+/** Loads suites by id, once each, and finds tasks in them. */
+export class SuiteRegistry {
+  private readonly definitions = new Map<string, SuiteDefinition>();
+  private readonly enabled = new Map<string, string | undefined>();
+  private readonly loaded = new Map<string, Promise<Task[]>>();
+
+  constructor(definitions: SuiteDefinition[] = BUILTIN_SUITES) {
+    for (const def of definitions) this.definitions.set(def.id, def);
+  }
+
+  /** Enables a suite: `examples`, `gitchameleon=/data/gc`, or `mine=/path/to/directory-suite`. */
+  enable(spec: string): void {
+    const eq = spec.indexOf('=');
+    const id = eq < 0 ? spec : spec.slice(0, eq);
+    const dataset = eq < 0 ? undefined : path.resolve(spec.slice(eq + 1));
+    if (!this.definitions.has(id)) {
+      if (!dataset) throw new GymError('SUITE_NOT_FOUND', `unknown suite '${id}' (known: ${[...this.definitions.keys()].join(', ')}); give a directory suite as ${id}=PATH`);
+      if (!existsSync(dataset)) throw new GymError('SUITE_NOT_FOUND', `suite path ${dataset} does not exist`);
+      this.definitions.set(id, directorySuite(id, `directory suite at ${dataset}`));
+    }
+    this.enabled.set(id, dataset);
+    this.loaded.delete(id);
+  }
+
+  suiteIds(): string[] {
+    return [...this.enabled.keys()];
+  }
+
+  private definition(id: string): SuiteDefinition {
+    const def = this.definitions.get(id);
+    if (!def || !this.enabled.has(id)) {
+      throw new GymError('SUITE_NOT_FOUND', `suite '${id}' is not served (served: ${this.suiteIds().join(', ') || 'none'})`);
+    }
+    return def;
+  }
+
+  async tasks(suiteId: string): Promise<Task[]> {
+    const def = this.definition(suiteId);
+    let pending = this.loaded.get(suiteId);
+    if (!pending) {
+      pending = def.load(this.enabled.get(suiteId));
+      this.loaded.set(suiteId, pending);
+      pending.catch(() => this.loaded.delete(suiteId));
+    }
+    return pending;
+  }
+
+  async task(suiteId: string, taskId: string): Promise<Task> {
+    const tasks = await this.tasks(suiteId);
+    const task = tasks.find((t) => t.id === taskId);
+    if (!task) {
+      const near = tasks.map((t) => t.id).filter((id) => id.includes(taskId) || taskId.includes(id)).slice(0, 5);
+      throw new GymError('TASK_NOT_FOUND', `no task '${taskId}' in suite '${suiteId}'${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);
+    }
+    return task;
+  }
+
+  async list(): Promise<SuiteInfo[]> {
+    return Promise.all(
+      this.suiteIds().map(async (id) => {
+        const def = this.definition(id);
+        const dataset = this.enabled.get(id);
+        return { id, description: def.description, ...(dataset ? { dataset } : {}), taskCount: (await this.tasks(id)).length };
+      }),
+    );
+  }
+
+  /** Every host path a sandbox must hide: where hidden tests and solutions live. */
+  privatePaths(): string[] {
+    return this.suiteIds().flatMap((id) => this.definition(id).privatePaths(this.enabled.get(id)));
+  }
+}

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+
+/** Paths (relative to the workspace root) to file contents. */
+export const FileMap = z.record(z.string(), z.string());
+
+export const WorkspaceSource = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('files'), files: FileMap }),
+  /** A directory on the host copied as the start state. */
+  z.object({ type: z.literal('dir'), path: z.string() }),
+]);
+
+export const PythonEnvSpec = z.object({
+  kind: z.literal('python'),
+  version: z.string().regex(/^3\.\d+$/, 'a Python version such as "3.11"').default('3.11'),
+  requirements: z.array(z.string()).default([]),
+});
+
+export const JavaEnvSpec = z.object({
+  kind: z.literal('java'),
+  jdk: z.string().default('17'),
+  build: z.enum(['maven']).default('maven'),
+});
+
+export const EnvSpec = z.discriminatedUnion('kind', [PythonEnvSpec, JavaEnvSpec]);
+
+export const RunnerSpec = z.discriminatedUnion('type', [
+  /** `python -m pytest <args>` with a JUnit XML report. */
+  z.object({ type: z.literal('pytest'), args: z.array(z.string()).default([]) }),
+  /** `mvn -o test [-Dtest=...]`, Surefire XML reports. */
+  z.object({ type: z.literal('maven'), tests: z.array(z.string()).default([]) }),
+  /** Any command; the exit code decides. */
+  z.object({ type: z.literal('script'), command: z.string().min(1) }),
+]);
+
+export const TestSpec = z.object({
+  runner: RunnerSpec,
+  /** Extra test files written into the workspace before running (hidden tests live here). */
+  files: FileMap.default({}),
+  timeoutMs: z.number().int().positive().default(300_000),
+});
+
+export const TaskSchema = z.object({
+  id: z.string().min(1).regex(/^[A-Za-z0-9._\/@+-]+$/, 'letters, digits and ._/@+- only'),
+  suite: z.string().min(1),
+  title: z.string().optional(),
+  language: z.enum(['python', 'java']),
+  kind: z.enum(['function', 'repo-patch']),
+  prompt: z.string().min(1),
+  /** Other renderings of the prompt (raw / human-label / brief / with-docs ...). */
+  promptVariants: z.record(z.string(), z.string()).default({}),
+  env: EnvSpec,
+  workspace: WorkspaceSource,
+  tests: z.object({
+    visible: TestSpec.optional(),
+    hidden: TestSpec,
+    /** Globs of files that are tests: reset to the start state before scoring. */
+    testFiles: z.array(z.string()).default([]),
+    failToPass: z.array(z.string()).default([]),
+    passToPass: z.array(z.string()).default([]),
+  }),
+  solution: z.object({ files: FileMap.optional(), patch: z.string().optional() }).optional(),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+});
+
+export type Task = z.infer<typeof TaskSchema>;
+export type TaskInput = z.input<typeof TaskSchema>;
+export type EnvSpec = z.infer<typeof EnvSpec>;
+export type PythonEnvSpec = z.infer<typeof PythonEnvSpec>;
+export type JavaEnvSpec = z.infer<typeof JavaEnvSpec>;
+export type RunnerSpec = z.infer<typeof RunnerSpec>;
+export type TestSpec = z.infer<typeof TestSpec>;
+export type WorkspaceSource = z.infer<typeof WorkspaceSource>;
+
+/** The public face of a task: what an agent or a listing may see (never hidden tests or the solution). */
+export function publicTaskInfo(task: Task): Record<string, unknown> {
+  return {
+    id: task.id,
+    suite: task.suite,
+    title: task.title ?? task.id,
+    language: task.language,
+    kind: task.kind,
+    env: task.env,
+    hasVisibleTests: Boolean(task.tests.visible),
+    promptVariants: Object.keys(task.promptVariants),
+    metadata: task.metadata,
+  };
+}

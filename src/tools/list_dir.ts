@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { episodeTool } from './types.ts';
+
+export const listDirTool = episodeTool({
+  name: 'list_dir',
+  title: 'List a directory',
+  description: 'List files and directories below a path of the workspace, as a tree up to `depth` levels (default 2). Directories end with /.',
+  input: z.object({
+    path: z.string().default('.').describe('directory relative to the workspace root (default: the root)'),
+    depth: z.number().int().min(1).max(10).default(2).describe('levels to descend (1-10)'),
+  }),
+  annotations: { readOnlyHint: true, idempotentHint: true },
+  async run(episode, args) {
+    const { entries, truncated } = await episode.sandbox.list(args.path, { depth: args.depth, limit: 500 });
+    const base = args.path === '.' || args.path === '' ? '' : args.path.replace(/\/+$/, '') + '/';
+    const lines = entries
+      .map((e) => ({ ...e, sortKey: e.path }))
+      .sort((a, b) => a.sortKey.localeCompare(b.sortKey))
+      .map((e) => {
+        const rel = base && e.path.startsWith(base) ? e.path.slice(base.length) : e.path;
+        const depth = rel.split('/').length - 1;
+        const name = rel.slice(rel.lastIndexOf('/') + 1);
+        return `${'  '.repeat(depth)}${name}${e.type === 'dir' ? '/' : e.type === 'symlink' ? '@' : ''}`;
+      });
+    return {
+      text: `${args.path}\n${lines.join('\n') || '(empty)'}${truncated ? '\n[listing cut at 500 entries: list a subdirectory]' : ''}`,
+      data: { path: args.path, entries, truncated },
+    };
+  },
+});

@@ -1,0 +1,54 @@
+import { z } from 'zod';
+import { gymTool } from './types.ts';
+
+export const startEpisodeTool = gymTool({
+  name: 'start_episode',
+  title: 'Start an episode',
+  description:
+    "Start working on a task: a sandbox is made with the task's start state and environment. Returns the episode_id (pass it to the other tools), the problem statement and the workspace layout. The first start of a task may take a while (its environment is built once).",
+  input: z.object({
+    task_id: z.string().min(1).describe('task id (see list_tasks)'),
+    suite: z.string().min(1).default('examples').describe('suite id'),
+    prompt_variant: z.string().optional().describe('another rendering of the problem statement, if the task has one'),
+    max_steps: z.number().int().min(1).max(10_000).optional().describe('tool calls allowed before only submit remains'),
+    time_limit_s: z.number().positive().max(86_400).optional().describe('seconds allowed before only submit remains'),
+  }),
+  annotations: { readOnlyHint: false },
+  async run(gym, args, ctx) {
+    const episode = await gym.startEpisode(
+      { suite: args.suite, taskId: args.task_id, promptVariant: args.prompt_variant, maxSteps: args.max_steps, timeLimitMs: args.time_limit_s ? args.time_limit_s * 1000 : undefined },
+      ctx,
+    );
+    const { entries } = await episode.sandbox.list('.', { depth: 2, limit: 200 });
+    const layout = entries.map((e) => `${e.path}${e.type === 'dir' ? '/' : ''}`);
+    const visible = episode.task.tests.visible;
+    const data = {
+      episode_id: episode.id,
+      suite: episode.task.suite,
+      task_id: episode.task.id,
+      title: episode.task.title ?? episode.task.id,
+      language: episode.task.language,
+      kind: episode.task.kind,
+      prompt: episode.prompt,
+      workdir: episode.sandbox.workdir,
+      files: layout,
+      has_visible_tests: Boolean(visible),
+      budgets: { max_steps: episode.budgets.maxSteps, deadline: new Date(episode.budgets.deadline).toISOString() },
+      sandbox: episode.sandboxFacts,
+      mcp_path: `/episodes/${episode.id}/mcp`,
+    };
+    const text = [
+      `Episode ${episode.id} started for ${episode.task.suite}/${episode.task.id}.`,
+      '',
+      episode.prompt,
+      '',
+      `Workspace (${layout.length} entries, paths relative to the root):`,
+      ...layout.slice(0, 60).map((p) => `  ${p}`),
+      ...(layout.length > 60 ? [`  ... (${layout.length - 60} more: list_dir)`] : []),
+      '',
+      visible ? 'run_tests runs the visible tests; submit scores your changes with hidden tests.' : 'There are no visible tests; submit scores your changes with hidden tests.',
+      `Budget: ${episode.budgets.maxSteps} tool calls, until ${data.budgets.deadline}.`,
+    ].join('\n');
+    return { text, data };
+  },
+});

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { GymError } from '../errors.ts';
+import type { Verdict } from '../scoring/verdict.ts';
+import { episodeTool } from './types.ts';
+
+export function formatVerdict(v: Verdict): string {
+  const lines = [`Verdict: ${v.status.toUpperCase()} (reward ${v.reward})`];
+  if (v.error) lines.push(`Infrastructure error ${v.error.code}: ${v.error.message} (not counted as a wrong answer)`);
+  const counts = { passed: 0, failed: 0, error: 0, skipped: 0 };
+  for (const t of v.tests) counts[t.status]++;
+  lines.push(`Hidden tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.error} errors, ${counts.skipped} skipped`);
+  if (v.failToPass) lines.push(`FAIL_TO_PASS: ${v.failToPass.passed.length}/${v.failToPass.passed.length + v.failToPass.failed.length} pass`);
+  if (v.passToPass) lines.push(`PASS_TO_PASS: ${v.passToPass.passed.length}/${v.passToPass.passed.length + v.passToPass.failed.length} pass`);
+  for (const n of v.notes) lines.push(`Note: ${n}`);
+  return lines.join('\n');
+}
+
+export const submitTool = episodeTool({
+  name: 'submit',
+  title: 'Submit for scoring',
+  description:
+    'Submit the current changes. They are applied to a fresh copy of the start state and scored with the hidden tests; the verdict (reward 1 or 0) is returned and the episode ends. Call it once, when you are done.',
+  input: z.object({}),
+  annotations: { destructiveHint: true },
+  allowedAfterEnd: true,
+  exemptFromBudget: true,
+  async run(episode, _args, ctx) {
+    if (episode.state !== 'running' && !episode.verdict) {
+      throw new GymError('EPISODE_ENDED', `episode ${episode.id} was ${episode.state} without a submission`);
+    }
+    const verdict = await episode.lifecycle.submit(episode, ctx);
+    return { text: formatVerdict(verdict), data: { ...verdict } };
+  },
+});

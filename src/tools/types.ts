@@ -1,0 +1,60 @@
+import type { z } from 'zod';
+import type { Episode } from '../episode/episode.ts';
+import type { Gym } from '../episode/gym.ts';
+
+export interface ToolContext {
+  signal: AbortSignal;
+  /** Reports progress; protocols forward it (MCP progress notifications, WebSocket events). */
+  progress(progress: number, total?: number, message?: string): void;
+  /** Streams a running command's output. */
+  onOutput?(chunk: string, stream: 'stdout' | 'stderr'): void;
+}
+
+/** What every tool returns: text for the model, data for programs. */
+export interface ToolResult<O = Record<string, unknown>> {
+  text: string;
+  data: O;
+}
+
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+interface ToolBase<S extends z.ZodObject> {
+  name: string;
+  title: string;
+  /** Written for models: what it does, when to use it, what it returns. */
+  description: string;
+  input: S;
+  annotations: ToolAnnotations;
+}
+
+/** A tool that acts on one episode. Protocol-agnostic: MCP, WebSocket and the runner call it alike. */
+export interface EpisodeTool<S extends z.ZodObject = z.ZodObject> extends ToolBase<S> {
+  scope: 'episode';
+  /** May run after the episode was submitted or ended (e.g. get_diff). */
+  allowedAfterEnd?: boolean;
+  /** Still allowed when the step or time budget is spent (submit, get_diff, end_episode). */
+  exemptFromBudget?: boolean;
+  run(episode: Episode, args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+/** A tool that acts on the gym: listing suites and tasks, starting episodes. */
+export interface GymTool<S extends z.ZodObject = z.ZodObject> extends ToolBase<S> {
+  scope: 'gym';
+  run(gym: Gym, args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export type AnyTool = EpisodeTool | GymTool;
+
+/** Keeps the schema's type for the handler while storing tools in one table. */
+export function episodeTool<S extends z.ZodObject>(def: Omit<EpisodeTool<S>, 'scope'>): EpisodeTool {
+  return { ...def, scope: 'episode' } as unknown as EpisodeTool;
+}
+
+export function gymTool<S extends z.ZodObject>(def: Omit<GymTool<S>, 'scope'>): GymTool {
+  return { ...def, scope: 'gym' } as unknown as GymTool;
+}

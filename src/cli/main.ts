@@ -16,25 +16,27 @@ Usage:
                                                       gold passes, start state fails, for every task
 
 Common options:
-  --data-dir DIR     env caches, trajectories and logs (default $BENCHGYM_HOME or ~/.cache/benchgym)
+  --data-dir DIR     trajectories, scoring logs and sandboxes (default $BENCHGYM_HOME or ~/.cache/benchgym)
+  --cache-dir DIR    built envs: venvs and the Maven repository (default $BENCHGYM_CACHE or the data dir)
   --isolation MODE   auto | bwrap | none: bubblewrap for the local sandbox (default auto)
 `;
 
 const COMMON = {
   suite: { type: 'string', multiple: true },
   'data-dir': { type: 'string' },
+  'cache-dir': { type: 'string' },
   sandbox: { type: 'string' },
   isolation: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function gymFrom(values: { suite?: string[]; 'data-dir'?: string; sandbox?: string; isolation?: string }): Gym {
+function gymFrom(values: { suite?: string[]; 'data-dir'?: string; 'cache-dir'?: string; sandbox?: string; isolation?: string }): Gym {
   if (values.sandbox && values.sandbox !== 'local') throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${values.sandbox}' (this build has: local)`);
   const isolation = values.isolation ?? 'auto';
   if (!['auto', 'bwrap', 'none'].includes(isolation)) throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
   const registry = new SuiteRegistry();
   for (const spec of values.suite?.length ? values.suite : ['examples']) registry.enable(spec);
-  const opts: GymOptions = { registry, dataDir: values['data-dir'], isolation: isolation as GymOptions['isolation'] };
+  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir: values['cache-dir'] ?? process.env.BENCHGYM_CACHE, isolation: isolation as GymOptions['isolation'] };
   return new Gym(opts);
 }
 

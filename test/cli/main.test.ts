@@ -1,0 +1,125 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { promises as fs } from 'node:fs';
+import { PROJECT_ROOT, EXAMPLES_DIR } from '../../src/tasks/registry.ts';
+import { TEST_CACHE_DIR } from '../helpers.ts';
+
+const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
+
+function run(args: string[], timeoutMs = 300_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args, '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b) => (stdout += b));
+    child.stderr.on('data', (b) => (stderr += b));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+async function tempDir(): Promise<string> {
+  return fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-cli-'));
+}
+
+test('benchgym validate --suite examples reports every task valid', async () => {
+  const dataDir = await tempDir();
+  try {
+    const r = await run(['validate', '--suite', 'examples', '--json', '--data-dir', dataDir]);
+    assert.equal(r.code, 0, r.stderr);
+    const report = JSON.parse(r.stdout);
+    assert.equal(report.suite, 'examples');
+    assert.ok(report.results.length >= 6);
+    for (const result of report.results) {
+      assert.equal(result.status, 'valid', `${result.taskId}: ${result.reasons.join('; ')}`);
+      assert.equal(result.gold.reward, 1);
+      assert.equal(result.startState.reward, 0);
+    }
+  } finally {
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});
+
+test('benchgym validate exits 1 on an invalid task and lists ENV_UNAVAILABLE tasks apart', async () => {
+  const dataDir = await tempDir();
+  const suite = await tempDir();
+  try {
+    // A copy of roman-numerals whose "gold" is the start state: invalid.
+    const bad = path.join(suite, 'tasks', 'bad-gold');
+    await fs.cp(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals'), bad, { recursive: true });
+    await fs.cp(path.join(bad, 'workspace', 'roman.py'), path.join(bad, 'solution', 'roman.py'));
+    const taskJson = JSON.parse(await fs.readFile(path.join(bad, 'task.json'), 'utf8'));
+    await fs.writeFile(path.join(bad, 'task.json'), JSON.stringify({ ...taskJson, id: 'bad-gold' }));
+    // The same task on a Python that no machine has: unavailable, not invalid.
+    const old = path.join(suite, 'tasks', 'old-python');
+    await fs.cp(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals'), old, { recursive: true });
+    await fs.writeFile(path.join(old, 'task.json'), JSON.stringify({ ...taskJson, id: 'old-python', env: { kind: 'python', version: '3.2' } }));
+
+    const r = await run(['validate', '--suite', `mine=${suite}`, '--data-dir', dataDir]);
+    assert.equal(r.code, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /invalid\s+bad-gold.*gold solution fails/);
+    assert.match(r.stdout, /ENV_UNAVAILABLE old-python: .*Python 3\.2/);
+    assert.match(r.stdout, /0 valid, 1 invalid, 0 errors, 1 unavailable/);
+
+    const only = await run(['validate', '--suite', `mine=${suite}`, '--tasks', 'old-python', '--data-dir', dataDir]);
+    assert.equal(only.code, 0, 'an unavailable task alone is not a failure');
+    const unknown = await run(['validate', '--suite', `mine=${suite}`, '--tasks', 'nope', '--data-dir', dataDir]);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /TASK_NOT_FOUND.*'nope'/);
+  } finally {
+    await fs.rm(dataDir, { recursive: true, force: true });
+    await fs.rm(suite, { recursive: true, force: true });
+  }
+});
+
+test('benchgym tasks, usage errors and unknown suites', async () => {
+  const listed = await run(['tasks']);
+  assert.equal(listed.code, 0);
+  assert.match(listed.stdout, /examples\/inventory-discount-bug\tpython\trepo-patch/);
+  assert.match(listed.stdout, /examples\/java-bracket-matcher\tjava/);
+  const unknownCommand = await run(['frobnicate']);
+  assert.equal(unknownCommand.code, 2);
+  assert.match(unknownCommand.stderr, /unknown command 'frobnicate'/);
+  const badFlag = await run(['tasks', '--bogus']);
+  assert.equal(badFlag.code, 2);
+  assert.match(badFlag.stderr, /--bogus/);
+  const badSuite = await run(['tasks', '--suite', 'nope']);
+  assert.equal(badSuite.code, 2);
+  assert.match(badSuite.stderr, /SUITE_NOT_FOUND.*'nope'/);
+  const badPort = await run(['serve', '--port', 'eighty']);
+  assert.equal(badPort.code, 2);
+  assert.match(badPort.stderr, /--port/);
+});
+
+test('benchgym serve (npm start) serves MCP and stops cleanly on SIGTERM', async () => {
+  const dataDir = await tempDir();
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
+  try {
+    let stderr = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (b) => {
+        stderr += b;
+        const m = /MCP \(Streamable HTTP\): (http:\/\/\S+)\/mcp/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+      child.on('exit', () => reject(new Error(`serve exited: ${stderr}`)));
+    });
+    assert.match(url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const health = await (await fetch(`${url}/health`)).json();
+    assert.equal(health.ok, true);
+    assert.deepEqual(health.suites, ['examples']);
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  } finally {
+    child.kill('SIGKILL');
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});

@@ -58,7 +58,7 @@ function register(server: McpServer, tool: AnyTool, input: z.ZodObject, handler:
  * taking an `episode_id`.
  */
 export function createGymMcpServer(gym: Gym): McpServer {
-  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {}, logging: {} }, instructions: GYM_INSTRUCTIONS });
+  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: GYM_INSTRUCTIONS });
   for (const tool of GYM_TOOLS) register(server, tool, tool.input, (args, ctx) => gym.callTool(tool.name, args, ctx));
   for (const tool of EPISODE_TOOLS) {
     const input = tool.input.extend({ episode_id: z.string().min(1).describe('the episode id start_episode returned') });
@@ -71,7 +71,7 @@ export function createGymMcpServer(gym: Gym): McpServer {
 export function createEpisodeMcpServer(gym: Gym, episodeId: string): McpServer {
   const episode = gym.episode(episodeId);
   const server = new McpServer(SERVER_INFO, {
-    capabilities: { tools: {}, logging: {} },
+    capabilities: { tools: {} },
     instructions: `You are working on ${episode.task.suite}/${episode.task.id}.\n\n${episode.prompt}\n\nPaths are relative to the workspace root. Call submit when done.`,
   });
   for (const tool of EPISODE_TOOLS) register(server, tool, tool.input, (args, ctx) => gym.callEpisodeTool(gym.episode(episodeId), tool, args, ctx));

@@ -101,6 +101,14 @@ describe('MCP over Streamable HTTP', () => {
       assert.match(text(r), /PATH_OUTSIDE_WORKSPACE|outside the workspace/);
       assert.doesNotMatch(text(r), /root:x:0:0/);
     }
+    // A symlink to / made inside the workspace, and a sibling directory sharing the prefix.
+    await call(client, 'run_command', { episode_id: episodeId, command: 'ln -s / rootlink && ln -s /etc/passwd pw' });
+    for (const path of ['rootlink/etc/passwd', 'pw', '../workspace-evil/secret', '../home']) {
+      const r = await call(client, 'view_file', { episode_id: episodeId, path });
+      assert.equal(r.isError, true, path);
+      assert.match(text(r), /PATH_OUTSIDE_WORKSPACE/, path);
+      assert.doesNotMatch(text(r), /root:x:0:0/);
+    }
     const badType = await call(client, 'view_file', { episode_id: episodeId, path: 42 });
     assert.equal(badType.isError, true);
     assert.match(text(badType), /path/);

@@ -11,4 +11,11 @@ export interface PreparedEnv {
   command: string;
   /** Substitutions and other facts a verdict should carry. */
   notes: string[];
+  /** Docker backend: the image holding this env (and, for instance images, the start state). */
+  image?: string;
+}
+
+/** The part of a prepared env a sandbox is created with. */
+export function sandboxEnv(env: PreparedEnv): { path: string[]; vars: Record<string, string>; readOnlyPaths: string[]; image?: string } {
+  return { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths, ...(env.image ? { image: env.image } : {}) };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { GymError, toGymError } from '../errors.ts';
-import { EnvBuilder } from '../env/index.ts';
+import { sandboxEnv } from '../env/types.ts';
 import { LocalSandboxFactory } from '../sandbox/local/index.ts';
 import type { SandboxFactory } from '../sandbox/types.ts';
 import { scorePatch } from '../scoring/scorer.ts';
@@ -64,7 +64,6 @@ export function defaultDataDir(): string {
  */
 export class Gym {
   readonly registry: SuiteRegistry;
-  readonly envs: EnvBuilder;
   readonly sandboxes: SandboxFactory;
   readonly dataDir: string;
   readonly defaults: EpisodeDefaults;
@@ -75,13 +74,13 @@ export class Gym {
   constructor(opts: GymOptions = {}) {
     this.dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
     this.registry = opts.registry ?? defaultRegistry();
-    this.envs = new EnvBuilder(path.resolve(opts.cacheDir ?? this.dataDir));
     this.defaults = { ...DEFAULTS, ...opts.defaults };
     this.sandboxes =
       opts.sandboxes ??
       new LocalSandboxFactory({
         baseDir: path.join(this.dataDir, 'sandboxes', this.instance),
         isolation: opts.isolation,
+        cacheDir: path.resolve(opts.cacheDir ?? this.dataDir),
         privatePaths: [...this.registry.privatePaths(), path.join(this.dataDir, 'trajectories'), path.join(this.dataDir, 'logs')],
       });
     this.sweeper = setInterval(() => void this.sweep(), Math.min(30_000, this.defaults.idleTtlMs)).unref();
@@ -99,12 +98,12 @@ export class Gym {
     const task = await this.registry.task(req.suite, req.taskId);
     const prompt = promptFor(task, req.promptVariant);
     ctx?.progress(0, 3, 'preparing the environment');
-    const env = await this.envs.prepare(task);
+    const env = await this.sandboxes.prepare(task);
     ctx?.progress(1, 3, 'laying out the workspace');
     const id = `ep-${randomBytes(8).toString('hex')}`;
     const sandbox = await this.sandboxes.create({
       seed: seedOf(task),
-      env: { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths },
+      env: sandboxEnv(env),
       labels: { 'benchgym.episode': id, 'benchgym.task': task.id },
     });
     try {
@@ -190,7 +189,7 @@ export class Gym {
   }
 
   score(task: Task, patch: string, opts: { signal?: AbortSignal; progress?: (m: string) => void } = {}): Promise<Verdict> {
-    return scorePatch(task, patch, { sandboxes: this.sandboxes, envs: this.envs, logDir: path.join(this.dataDir, 'logs') }, opts);
+    return scorePatch(task, patch, { sandboxes: this.sandboxes, logDir: path.join(this.dataDir, 'logs') }, opts);
   }
 
   async endEpisode(episode: Episode, state: 'ended' | 'expired' = 'ended'): Promise<void> {

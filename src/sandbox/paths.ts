@@ -27,7 +27,7 @@ export async function resolveInWorkspace(root: string, userPath: string, display
   // Resolve the deepest existing ancestor (or the file itself) and check it again:
   // a symlink inside the workspace must not lead out of it.
   let probe = abs;
-  for (;;) {
+  for (let hops = 0; ; ) {
     try {
       const real = await fs.realpath(probe);
       if (relativeInside(realRoot, real) === null) {
@@ -37,7 +37,19 @@ export async function resolveInWorkspace(root: string, userPath: string, display
     } catch (err) {
       if (err instanceof GymError) throw err;
       const code = (err as NodeJS.ErrnoException).code;
-      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw err;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP') throw err;
+      // A dangling symbolic link: writing through it would create its target, so its
+      // target must stay inside too. Follow it by hand.
+      const link = await fs.readlink(probe).catch(() => null);
+      if (link !== null) {
+        if (++hops > 40 || code === 'ELOOP') throw new GymError('INVALID_ARGUMENT', `invalid 'path': '${userPath}' goes through a loop of symbolic links`);
+        const realParent = await fs.realpath(path.dirname(probe));
+        probe = path.resolve(realParent, link);
+        if (relativeInside(realRoot, probe) === null) {
+          throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${userPath}' leads outside the workspace through a symbolic link`);
+        }
+        continue;
+      }
       const parent = path.dirname(probe);
       if (parent === probe) break;
       probe = parent;

@@ -1,3 +1,6 @@
+import type { PreparedEnv } from '../env/types.ts';
+import type { Task } from '../tasks/schema.ts';
+
 export interface ExecOptions {
   /** Working directory relative to the workspace root (default: the root). */
   cwd?: string;
@@ -63,6 +66,8 @@ export interface Sandbox {
 
 export interface SandboxFactory {
   readonly backend: 'local' | 'docker';
+  /** Builds (once, cached) what the task's code needs: a venv / Maven repository, or an image. */
+  prepare(task: Task): Promise<PreparedEnv>;
   create(opts: SandboxCreateOptions): Promise<Sandbox>;
   close(): Promise<void>;
 }
@@ -71,6 +76,6 @@ export interface SandboxCreateOptions {
   /** Files or a host directory copied as the start state. */
   seed: { files?: Record<string, string | Buffer>; dir?: string };
   /** Environment variables and PATH entries the env provides (venv, JDK, Maven settings). */
-  env?: { vars?: Record<string, string>; path?: string[]; readOnlyPaths?: string[] };
+  env?: { vars?: Record<string, string>; path?: string[]; readOnlyPaths?: string[]; image?: string };
   labels?: Record<string, string>;
 }

@@ -2,17 +2,16 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { INFRA_CODES, toGymError } from '../errors.ts';
-import type { EnvBuilder } from '../env/index.ts';
 import { matchesAny } from '../sandbox/glob.ts';
 import type { Sandbox, SandboxFactory } from '../sandbox/types.ts';
 import type { Task } from '../tasks/schema.ts';
 import { runTests } from './runners.ts';
 import { decide, type Verdict } from './verdict.ts';
 import { seedOf } from '../tasks/seed.ts';
+import { sandboxEnv } from '../env/types.ts';
 
 export interface ScoreDeps {
   sandboxes: SandboxFactory;
-  envs: EnvBuilder;
   /** Where scoring logs are written (`Verdict.logRef`). */
   logDir?: string;
 }
@@ -48,10 +47,10 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
   };
   try {
     opts.progress?.('preparing the environment');
-    const env = await deps.envs.prepare(task);
+    const env = await deps.sandboxes.prepare(task);
     notes.push(...env.notes);
     opts.progress?.('laying out a fresh sandbox');
-    sandbox = await deps.sandboxes.create({ seed: seedOf(task), env: { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths }, labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
+    sandbox = await deps.sandboxes.create({ seed: seedOf(task), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
     const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' ? ALWAYS_RESET_PYTHON : [])];
     const originalTests = await snapshotMatching(sandbox, testGlobs);
 

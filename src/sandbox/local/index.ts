@@ -8,6 +8,9 @@ import { GymError } from '../../errors.ts';
 import { CappedOutput } from '../output.ts';
 import { killByEnvMarker, killGroup } from '../processes.ts';
 import { resolveInWorkspace } from '../paths.ts';
+import { EnvBuilder } from '../../env/index.ts';
+import type { PreparedEnv } from '../../env/types.ts';
+import type { Task } from '../../tasks/schema.ts';
 import type { DirEntry, ExecOptions, ExecResult, FileStat, Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
 
 const execFileP = promisify(execFile);
@@ -20,6 +23,8 @@ export interface LocalSandboxOptions {
   /** Host paths hidden from commands under bubblewrap (suites, datasets, other episodes). */
   privatePaths?: string[];
   limits?: Partial<LocalLimits>;
+  /** Where venvs and the Maven repository are cached (needed by prepare()). */
+  cacheDir?: string;
 }
 
 export interface LocalLimits {
@@ -61,9 +66,16 @@ export class LocalSandboxFactory implements SandboxFactory {
   readonly backend = 'local' as const;
   private readonly limits: LocalLimits;
   private readonly live = new Set<LocalSandbox>();
+  private envs?: EnvBuilder;
 
   constructor(private readonly opts: LocalSandboxOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+  }
+
+  async prepare(task: Task): Promise<PreparedEnv> {
+    if (!this.opts.cacheDir) throw new GymError('ENV_UNAVAILABLE', 'this local sandbox factory has no env cache directory');
+    this.envs ??= new EnvBuilder(this.opts.cacheDir);
+    return this.envs.prepare(task);
   }
 
   async create(create: SandboxCreateOptions): Promise<Sandbox> {
@@ -158,7 +170,7 @@ export class LocalSandbox implements Sandbox {
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     this.assertLive();
-    const cwd = opts.cwd ? (await resolveInWorkspace(this.root, opts.cwd)).abs : this.root;
+    const cwd = opts.cwd ? await this.directory(opts.cwd) : this.root;
     const timeoutMs = opts.timeoutMs ?? this.limits.defaultTimeoutMs;
     const cap = opts.maxOutputBytes ?? this.limits.maxOutputBytes;
     const [file, ...args] = this.argv(command, cwd);
@@ -218,12 +230,14 @@ export class LocalSandbox implements Sandbox {
         if (drainTimer) clearTimeout(drainTimer);
         resolve(exited ?? { code: c, signal: s });
       });
-    }).finally(() => {
+    }).finally(async () => {
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       opts.signal?.removeEventListener('abort', onAbort);
-      // Nothing a command started outlives it.
+      // Nothing a command started outlives it: not its process group, and not what left
+      // the group with setsid() and let go of the pipes (found by the inherited marker).
       killGroup(child.pid, 'SIGKILL');
+      await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
     });
     if (cancelled && !timedOut) throw new GymError('CANCELLED', 'the command was cancelled');
     return {
@@ -240,6 +254,15 @@ export class LocalSandbox implements Sandbox {
 
   private assertLive(): void {
     if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+  }
+
+  /** A working directory for a command: inside the workspace, existing, a directory. */
+  private async directory(rel: string): Promise<string> {
+    const abs = (await resolveInWorkspace(this.root, rel)).abs;
+    const st = await fs.stat(abs).catch(() => null);
+    if (!st) throw new GymError('FILE_NOT_FOUND', `invalid 'cwd': no such directory '${rel}'`);
+    if (!st.isDirectory()) throw new GymError('NOT_A_DIRECTORY', `invalid 'cwd': '${rel}' is not a directory`);
+    return abs;
   }
 
   private async resolve(rel: string): Promise<string> {

@@ -4,12 +4,16 @@ import { startHttpServer } from '../server/http.ts';
 import { runStdioServer } from '../server/stdio.ts';
 import { validateTasks, type TaskValidation } from '../scoring/validate.ts';
 import { SuiteRegistry } from '../tasks/registry.ts';
+import { DockerSandboxFactory } from '../sandbox/docker/index.ts';
+import { dockerClient } from '../sandbox/docker/client.ts';
+import { buildBaseImage, type BaseImageSpec } from '../env/baseImages.ts';
+import { BASE_IMAGES, baseImageName } from '../env/images.ts';
 import { intFlag, parseFlags } from './options.ts';
 
 const USAGE = `benchgym: a gym server for code benchmarks
 
 Usage:
-  benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local] [--suite ID[=PATH]]... [--token T]
+  benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker] [--suite ID[=PATH]]... [--token T]
   benchgym mcp [--suite ID[=PATH]]...                 MCP over stdio (for Claude Desktop / Claude Code)
   benchgym tasks [--suite ID[=PATH]]... [--json]      list the tasks of the served suites
   benchgym validate --suite ID[=PATH] [--tasks a,b] [--concurrency N] [--json]
@@ -19,6 +23,11 @@ Common options:
   --data-dir DIR     trajectories, scoring logs and sandboxes (default $BENCHGYM_HOME or ~/.cache/benchgym)
   --cache-dir DIR    built envs: venvs and the Maven repository (default $BENCHGYM_CACHE or the data dir)
   --isolation MODE   auto | bwrap | none: bubblewrap for the local sandbox (default auto)
+  --sandbox docker   one hardened container per episode; with --pool N (ready containers per
+                     hot image, default 1), --max-containers N (default 32), --server-id ID,
+                     --exact-python (refuse the nearest Python base image)
+  benchgym images base [--python 3.11,3.9] [--java 17] [--all] [--from debootstrap|registry] [--force]
+  benchgym images list                                base images present in the Docker engine
 `;
 
 const COMMON = {
@@ -27,16 +36,41 @@ const COMMON = {
   'cache-dir': { type: 'string' },
   sandbox: { type: 'string' },
   isolation: { type: 'string' },
+  'server-id': { type: 'string' },
+  pool: { type: 'string' },
+  'max-containers': { type: 'string' },
+  'exact-python': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
-function gymFrom(values: { suite?: string[]; 'data-dir'?: string; 'cache-dir'?: string; sandbox?: string; isolation?: string }): Gym {
-  if (values.sandbox && values.sandbox !== 'local') throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${values.sandbox}' (this build has: local)`);
+interface CommonValues {
+  suite?: string[];
+  'data-dir'?: string;
+  'cache-dir'?: string;
+  sandbox?: string;
+  isolation?: string;
+  'server-id'?: string;
+  pool?: string;
+  'max-containers'?: string;
+  'exact-python'?: boolean;
+}
+
+function gymFrom(values: CommonValues): Gym {
+  const backend = values.sandbox ?? 'local';
+  if (backend !== 'local' && backend !== 'docker') throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${backend}' (local or docker)`);
   const isolation = values.isolation ?? 'auto';
   if (!['auto', 'bwrap', 'none'].includes(isolation)) throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
   const registry = new SuiteRegistry();
   for (const spec of values.suite?.length ? values.suite : ['examples']) registry.enable(spec);
   const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir: values['cache-dir'] ?? process.env.BENCHGYM_CACHE, isolation: isolation as GymOptions['isolation'] };
+  if (backend === 'docker') {
+    opts.sandboxes = new DockerSandboxFactory({
+      serverId: values['server-id'] ?? 'default',
+      poolSize: intFlag(values.pool, 'pool', 1, 0, 64),
+      maxContainers: intFlag(values['max-containers'], 'max-containers', 32, 1, 4096),
+      images: { exactPython: values['exact-python'] ?? false },
+    });
+  }
   return new Gym(opts);
 }
 
@@ -127,7 +161,37 @@ async function validate(args: string[]): Promise<number> {
   }
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, mcp, tasks, validate };
+async function images(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, { python: { type: 'string' }, java: { type: 'string' }, from: { type: 'string' }, force: { type: 'boolean' }, all: { type: 'boolean' } });
+  const sub = positionals[0] ?? 'list';
+  const docker = dockerClient();
+  if (sub === 'list') {
+    for (const kind of ['python', 'java'] as const) {
+      for (const version of Object.keys(BASE_IMAGES[kind])) {
+        const tag = baseImageName(kind, version);
+        const info = await docker.getImage(tag).inspect().catch(() => null);
+        process.stdout.write(`${tag}\t${info ? `${Math.round(info.Size / 1e6)} MB` : 'missing'}\n`);
+      }
+    }
+    return 0;
+  }
+  if (sub !== 'base') throw new GymError('INVALID_ARGUMENT', `unknown images command '${sub}' (base or list)`);
+  const from = values.from ?? 'debootstrap';
+  if (from !== 'debootstrap' && from !== 'registry') throw new GymError('INVALID_ARGUMENT', `invalid --from: '${from}' (debootstrap or registry)`);
+  const specs: BaseImageSpec[] = [];
+  const pythons = values.all ? Object.keys(BASE_IMAGES.python) : (values.python ?? (values.java ? '' : '3.11')).split(',').filter(Boolean);
+  const javas = values.all ? Object.keys(BASE_IMAGES.java) : (values.java ?? (values.python ? '' : '17')).split(',').filter(Boolean);
+  for (const version of pythons) specs.push({ kind: 'python', version });
+  for (const version of javas) specs.push({ kind: 'java', version });
+  for (const spec of specs) {
+    const t0 = Date.now();
+    const { tag, built } = await buildBaseImage(docker, spec, { from, force: values.force, onLine: (l) => process.stderr.write(`  ${l}\n`) });
+    process.stdout.write(`${tag}\t${built ? `built in ${((Date.now() - t0) / 1000).toFixed(0)} s` : 'present'}\n`);
+  }
+  return 0;
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, mcp, tasks, validate, images };
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

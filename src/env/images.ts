@@ -1,0 +1,194 @@
+import type Docker from 'dockerode';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { GymError } from '../errors.ts';
+import { packTar } from '../sandbox/docker/tar.ts';
+import { readFileTree } from '../tasks/files.ts';
+import type { Task } from '../tasks/schema.ts';
+import { contentKey } from './key.ts';
+import { OncePerKey } from './lock.ts';
+import { PYTEST_PIN } from './python.ts';
+import type { PreparedEnv } from './types.ts';
+
+/** The base images benchgym knows how to build, by language and version. */
+export const BASE_IMAGES = {
+  python: { '3.9': 'bullseye', '3.11': 'bookworm', '3.13': 'trixie' } as Record<string, string>,
+  java: { '17': 'bookworm' } as Record<string, string>,
+};
+
+export function baseImageName(kind: 'python' | 'java', version: string): string {
+  return `benchgym/base-${kind}:${version}`;
+}
+
+const IMAGE_FORMAT = 2;
+const WORKSPACE = '/workspace';
+/** Where an instance image keeps the task's start state; containers copy it into /workspace. */
+export const START_STATE = '/opt/benchgym/start';
+
+export interface ImageBuilderOptions {
+  /** Refuse a task whose Python version has no base image instead of using the nearest one. */
+  exactPython?: boolean;
+  /** Copy the host's added CAs (/usr/local/share/ca-certificates) into env images (default true). */
+  hostCAs?: boolean;
+  /** Called with build output lines (for logs and progress). */
+  onLog?: (line: string) => void;
+}
+
+/**
+ * Docker images in layers, each cached by a content hash in its tag:
+ * base (OS + toolchain) → env (pinned dependencies, fetched once with network) →
+ * instance (the task's start state in /workspace). Concurrent requests build once.
+ */
+export class ImageBuilder {
+  private readonly once = new OncePerKey<string>();
+  private cas?: Promise<Record<string, string>>;
+
+  constructor(
+    private readonly docker: Docker,
+    private readonly opts: ImageBuilderOptions = {},
+  ) {}
+
+  async exists(tag: string): Promise<boolean> {
+    try {
+      await this.docker.getImage(tag).inspect();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The base image for a task: the exact version when built, else the nearest (recorded in notes). */
+  async base(kind: 'python' | 'java', version: string, notes: string[]): Promise<string> {
+    const exact = baseImageName(kind, version);
+    if (await this.exists(exact)) return exact;
+    const available: string[] = [];
+    for (const v of Object.keys(BASE_IMAGES[kind])) if (await this.exists(baseImageName(kind, v))) available.push(v);
+    if (!available.length || (kind === 'python' && this.opts.exactPython)) {
+      throw new GymError('ENV_UNAVAILABLE', `no base image ${exact}${available.length ? ` (have ${available.join(', ')}; substitution refused)` : ''}: build it with \`benchgym images base\``, { image: exact });
+    }
+    const minor = (v: string) => Number(v.split('.').at(-1));
+    const nearest = available.sort((a, b) => Math.abs(minor(a) - minor(version)) - Math.abs(minor(b) - minor(version)) || minor(b) - minor(a))[0]!;
+    notes.push(`${kind === 'python' ? 'Python' : 'JDK'} ${version} asked for; no such base image, ${baseImageName(kind, nearest)} used`);
+    return baseImageName(kind, nearest);
+  }
+
+  /** Env + instance images for a task. */
+  /**
+   * CAs this host added to its trust store (e.g. an intercepting proxy's): builds reach
+   * registries through the same network, so their images must trust them too.
+   */
+  private hostCAs(): Promise<Record<string, string>> {
+    this.cas ??= (async () => {
+      if (this.opts.hostCAs === false) return {};
+      const dir = '/usr/local/share/ca-certificates';
+      const files = await readFileTree(dir).catch(() => ({}) as Record<string, string>);
+      return Object.fromEntries(Object.entries(files).filter(([name]) => name.endsWith('.crt')).map(([name, pem]) => [`ca/${name.replace(/\//g, '-')}`, pem]));
+    })();
+    return this.cas;
+  }
+
+  private async trustLines(): Promise<{ lines: string[]; files: Record<string, string> }> {
+    const files = await this.hostCAs();
+    if (!Object.keys(files).length) return { lines: [], files };
+    return { lines: ['COPY ca/ /usr/local/share/ca-certificates/benchgym/', 'RUN update-ca-certificates >/dev/null 2>&1 || true'], files };
+  }
+
+  async prepare(task: Task): Promise<PreparedEnv> {
+    const notes: string[] = [];
+    const trust = await this.trustLines();
+    let envImage: string;
+    let command: string;
+    if (task.env.kind === 'python') {
+      const base = await this.base('python', task.env.version, notes);
+      const requirements = [...task.env.requirements].sort();
+      const baseId = await this.imageId(base);
+      const tag = `benchgym/env:py-${contentKey({ IMAGE_FORMAT, baseId, requirements, PYTEST_PIN, trust })}`;
+      const dockerfile = [
+        `FROM ${base}`,
+        ...trust.lines,
+        `RUN python3 -m venv /opt/venv && PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q ${[PYTEST_PIN, ...requirements].map(shellArg).join(' ')}`,
+        'ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      ].join('\n');
+      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files }, `env for Python ${task.env.version} ${requirements.join(' ')}`);
+      command = '/opt/venv/bin/python';
+    } else {
+      const base = await this.base('java', task.env.jdk, notes);
+      const seed = await seedFiles(task);
+      if (!seed['pom.xml']) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');
+      const baseId = await this.imageId(base);
+      const tag = `benchgym/env:maven-${contentKey({ IMAGE_FORMAT, baseId, pom: seed['pom.xml'], trust })}`;
+      // Running the build once resolves every plugin and dependency; tests then run with `mvn -o`.
+      const dockerfile = [
+        `FROM ${base}`,
+        ...trust.lines,
+        'COPY seed/ /tmp/envbuild/',
+        'RUN cd /tmp/envbuild && mvn -B -q -Dmaven.test.failure.ignore=true --fail-never test; rm -rf /tmp/envbuild',
+      ].join('\n');
+      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...prefixed('seed/', seed) }, 'Maven env');
+      command = 'mvn';
+    }
+    const seed = await seedFiles(task);
+    const envId = await this.imageId(envImage);
+    const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, seed })}`;
+    // The start state waits outside /workspace: the workspace is a fresh tmpfs volume per container.
+    const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, `WORKDIR ${WORKSPACE}`].join('\n');
+    await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' }, `instance of ${task.id}`, { 'benchgym.task': task.id });
+    return { key: instance, kind: task.env.kind, path: [], vars: {}, readOnlyPaths: [], command, notes, image: instance };
+  }
+
+  private async imageId(tag: string): Promise<string> {
+    return (await this.docker.getImage(tag).inspect()).Id;
+  }
+
+  /** Builds `tag` from an in-memory context unless it exists; host network for registries. */
+  build(tag: string, context: Record<string, string | Buffer>, what: string, labels: Record<string, string> = {}): Promise<string> {
+    return this.once.run(tag, async () => {
+      if (await this.exists(tag)) return tag;
+      const log: string[] = [];
+      try {
+        const stream = await this.docker.buildImage(packTar(context) as unknown as NodeJS.ReadableStream, {
+          t: tag,
+          networkmode: 'host',
+          rm: true,
+          forcerm: true,
+          labels: { 'benchgym.image': 'true', ...labels },
+        });
+        await new Promise<void>((resolve, reject) => {
+          this.docker.modem.followProgress(
+            stream,
+            (err: Error | null) => (err ? reject(err) : resolve()),
+            (event: { stream?: string; error?: string; errorDetail?: { message?: string } }) => {
+              const line = event.stream ?? event.error ?? '';
+              if (line.trim()) {
+                log.push(line.trimEnd());
+                this.opts.onLog?.(line.trimEnd());
+              }
+              if (event.error) reject(new Error(event.errorDetail?.message ?? event.error));
+            },
+          );
+        });
+      } catch (err) {
+        throw new GymError('ENV_BUILD_FAILED', `could not build the ${what} image ${tag}: ${(err as Error).message}\n${log.slice(-40).join('\n')}`, { image: tag, log: log.slice(-400).join('\n') });
+      }
+      if (!(await this.exists(tag))) throw new GymError('ENV_BUILD_FAILED', `building ${tag} reported success but no image exists:\n${log.slice(-40).join('\n')}`);
+      return tag;
+    });
+  }
+}
+
+async function seedFiles(task: Task): Promise<Record<string, string>> {
+  return task.workspace.type === 'dir' ? readFileTree(task.workspace.path) : task.workspace.files;
+}
+
+function prefixed(prefix: string, files: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(files).map(([k, v]) => [prefix + k, v]));
+}
+
+function shellArg(s: string): string {
+  return /^[\w@%+=:,./<>!~-]+$/.test(s) && !/[<>]/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Reads the recipes under docker/ (for `benchgym images`). */
+export async function readRecipe(root: string, name: string): Promise<string> {
+  return fs.readFile(path.join(root, 'docker', name), 'utf8');
+}

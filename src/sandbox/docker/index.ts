@@ -1,0 +1,421 @@
+import type Docker from 'dockerode';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { GymError } from '../../errors.ts';
+import { ImageBuilder, START_STATE, type ImageBuilderOptions } from '../../env/images.ts';
+import type { PreparedEnv } from '../../env/types.ts';
+import type { Task } from '../../tasks/schema.ts';
+import type { DirEntry, ExecOptions, ExecResult, FileStat, Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
+import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
+import { dockerExec } from './exec.ts';
+import { packTar } from './tar.ts';
+import { WarmPool } from './pool.ts';
+
+export const WORKDIR = '/workspace';
+const STATE_DIR = '/tmp/.benchgym';
+const BASELINE = `${STATE_DIR}/baseline.git`;
+const BASELINE_EXCLUDES = ['__pycache__/', '*.pyc', '.pytest_cache/', 'target/', '.gradle/', '*.class', '.benchgym-*'];
+
+export interface DockerLimits {
+  memoryBytes: number;
+  nanoCpus: number;
+  pids: number;
+  openFiles: number;
+  /** Size of the tmpfs workspace volume and of /tmp: a full disk stays inside the sandbox. */
+  workspaceBytes: number;
+  tmpBytes: number;
+  defaultTimeoutMs: number;
+  maxOutputBytes: number;
+}
+
+export const DEFAULT_DOCKER_LIMITS: DockerLimits = {
+  memoryBytes: 2 * 1024 ** 3,
+  nanoCpus: 1e9,
+  pids: 512,
+  openFiles: 4096,
+  workspaceBytes: 1024 ** 3,
+  tmpBytes: 512 * 1024 ** 2,
+  defaultTimeoutMs: 120_000,
+  maxOutputBytes: 256 * 1024,
+};
+
+export interface DockerSandboxOptions {
+  docker?: Docker;
+  /** Names this server in container labels; a restarted server removes what its predecessor left. */
+  serverId?: string;
+  limits?: Partial<DockerLimits>;
+  /** Started containers kept ready per hot image. */
+  poolSize?: number;
+  /** Containers of ours alive at once (episodes, scorers, pool); more wait, then fail with CAPACITY. */
+  maxContainers?: number;
+  /** How long a request waits for a container slot before CAPACITY. */
+  capacityWaitMs?: number;
+  readOnlyRoot?: boolean;
+  images?: ImageBuilderOptions;
+}
+
+/** One hardened container per episode: no network, bounded memory, CPU, pids, disk, output, time. */
+export class DockerSandboxFactory implements SandboxFactory {
+  readonly backend = 'docker' as const;
+  readonly docker: Docker;
+  readonly serverId: string;
+  readonly instanceId = randomBytes(6).toString('hex');
+  readonly limits: DockerLimits;
+  readonly images: ImageBuilder;
+  private readonly live = new Set<DockerSandbox>();
+  private readonly pool: WarmPool;
+  private ready?: Promise<void>;
+  private slotsInUse = 0;
+  private readonly waiters: (() => void)[] = [];
+
+  constructor(private readonly opts: DockerSandboxOptions = {}) {
+    this.docker = opts.docker ?? dockerClient();
+    this.serverId = opts.serverId ?? 'default';
+    this.limits = { ...DEFAULT_DOCKER_LIMITS, ...opts.limits };
+    this.images = new ImageBuilder(this.docker, opts.images);
+    this.pool = new WarmPool(opts.poolSize ?? 0, (image) => this.startContainer(image, { 'benchgym.pool': 'true' }), (c) => this.removeContainer(c.container, c.volume));
+  }
+
+  get labels(): Record<string, string> {
+    return { 'benchgym.server': this.serverId, 'benchgym.instance': this.instanceId };
+  }
+
+  /** Checks the daemon and removes everything an earlier instance of this server left. */
+  init(): Promise<void> {
+    this.ready ??= (async () => {
+      await assertDockerReachable(this.docker);
+      await reapStale(this.docker, this.serverId, this.instanceId);
+    })();
+    this.ready.catch(() => (this.ready = undefined));
+    return this.ready;
+  }
+
+  async prepare(task: Task): Promise<PreparedEnv> {
+    await this.init();
+    return this.images.prepare(task);
+  }
+
+  async create(create: SandboxCreateOptions): Promise<Sandbox> {
+    await this.init();
+    const image = create.env?.image;
+    if (!image) throw new GymError('INTERNAL', 'a Docker sandbox needs an image: prepare() the task first');
+    await this.acquireSlot();
+    try {
+      const started = this.pool.take(image) ?? (await this.startContainer(image, create.labels ?? {}));
+      const sandbox = new DockerSandbox(started.container, started.volume, this.limits, create.env?.vars ?? {}, () => {
+        this.live.delete(sandbox);
+        this.releaseSlot();
+        return this.removeContainer(started.container, started.volume);
+      });
+      this.live.add(sandbox);
+      this.pool.refill(image);
+      return sandbox;
+    } catch (err) {
+      this.releaseSlot();
+      throw err;
+    }
+  }
+
+  private async acquireSlot(): Promise<void> {
+    const max = this.opts.maxContainers ?? 32;
+    const deadline = Date.now() + (this.opts.capacityWaitMs ?? 30_000);
+    while (this.slotsInUse + this.pool.size >= max) {
+      if (this.pool.size > 0) {
+        await this.pool.evictOne();
+        continue;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new GymError('CAPACITY', `all ${max} containers this server may run are in use; try again later`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    this.slotsInUse++;
+  }
+
+  private releaseSlot(): void {
+    this.slotsInUse = Math.max(0, this.slotsInUse - 1);
+    this.waiters.shift()?.();
+  }
+
+  /** Creates and starts a container (and its tmpfs workspace volume) from an instance image. */
+  async startContainer(image: string, labels: Record<string, string>): Promise<{ container: Docker.Container; volume: string }> {
+    const l = this.limits;
+    const volume = `benchgym-ws-${randomBytes(8).toString('hex')}`;
+    try {
+      await this.docker.createVolume({
+        Name: volume,
+        Labels: { ...this.labels },
+        DriverOpts: { type: 'tmpfs', device: 'tmpfs', o: `size=${l.workspaceBytes}` },
+      });
+      const container = await this.docker.createContainer({
+        Image: image,
+        Cmd: ['sleep', 'infinity'],
+        WorkingDir: WORKDIR,
+        Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'TERM=dumb'],
+        Labels: { ...this.labels, ...labels },
+        NetworkDisabled: true,
+        HostConfig: {
+          NetworkMode: 'none',
+          Memory: l.memoryBytes,
+          MemorySwap: l.memoryBytes,
+          NanoCpus: l.nanoCpus,
+          PidsLimit: l.pids,
+          CapDrop: ['ALL'],
+          SecurityOpt: ['no-new-privileges'],
+          Init: true,
+          ReadonlyRootfs: this.opts.readOnlyRoot ?? true,
+          Ulimits: [{ Name: 'nofile', Soft: l.openFiles, Hard: l.openFiles }],
+          LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
+          Tmpfs: { '/tmp': `rw,exec,nosuid,size=${l.tmpBytes}` },
+          Mounts: [{ Type: 'volume', Source: volume, Target: WORKDIR }],
+        },
+      });
+      await container.start();
+      const seeded = await dockerExec(container, { cmd: ['sh', '-c', `if [ -d ${START_STATE} ]; then cp -a ${START_STATE}/. ${WORKDIR}/; fi; rm -f ${WORKDIR}/.benchgym-keep`], timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+      if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
+      return { container, volume };
+    } catch (err) {
+      const created = await this.docker.listContainers({ all: true, filters: JSON.stringify({ volume: [volume] }) }).catch(() => []);
+      await Promise.all(created.map((c) => this.docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+      await this.docker.getVolume(volume).remove().catch(() => {});
+      throw dockerError(err, `could not start a container from ${image}`);
+    }
+  }
+
+  async removeContainer(container: Docker.Container, volume: string): Promise<void> {
+    await container.remove({ force: true, v: true }).catch(() => {});
+    await this.docker.getVolume(volume).remove({ force: true }).catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.live].map((s) => s.destroy()));
+    await this.pool.close();
+  }
+}
+
+/** Removes every container and volume labelled by an earlier instance of this server, in any state. */
+export async function reapStale(docker: Docker, serverId: string, keepInstance?: string): Promise<{ containers: number; volumes: number }> {
+  const filters = JSON.stringify({ label: [`benchgym.server=${serverId}`] });
+  const containers = (await docker.listContainers({ all: true, filters })).filter((c) => c.Labels['benchgym.instance'] !== keepInstance);
+  await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {})));
+  const { Volumes } = await docker.listVolumes({ filters });
+  const volumes = (Volumes ?? []).filter((v) => v.Labels?.['benchgym.instance'] !== keepInstance);
+  await Promise.all(volumes.map((v) => docker.getVolume(v.Name).remove({ force: true }).catch(() => {})));
+  return { containers: containers.length, volumes: volumes.length };
+}
+
+function shq(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Resolves a client path inside the container (symlinks too) or fails with exit 90. */
+const RESOLVE = `p=$(realpath -m -- "$1") || exit 91; case "$p" in ${WORKDIR}|${WORKDIR}/*) ;; *) echo "outside" >&2; exit 90;; esac`;
+
+export class DockerSandbox implements Sandbox {
+  readonly backend = 'docker' as const;
+  readonly workdir = WORKDIR;
+  readonly isolation = 'docker: no network, read-only root, capped memory / CPU / pids, all capabilities dropped';
+  readonly id: string;
+  private destroyed = false;
+  private destroying?: Promise<void>;
+
+  constructor(
+    readonly container: Docker.Container,
+    readonly volume: string,
+    private readonly limits: DockerLimits,
+    private readonly vars: Record<string, string>,
+    private readonly onDestroy: () => Promise<void>,
+  ) {
+    this.id = container.id.slice(0, 12);
+  }
+
+  private env(extra?: Record<string, string>): string[] {
+    return Object.entries({ ...this.vars, ...extra }).map(([k, v]) => `${k}=${v}`);
+  }
+
+  /** After a failed exec: is the container gone? Then the episode's sandbox is, too. */
+  private async assertAlive(): Promise<void> {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    let state: { Running?: boolean; OOMKilled?: boolean; ExitCode?: number; Status?: string } | undefined;
+    try {
+      state = (await this.container.inspect()).State;
+    } catch {
+      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} no longer exists`);
+    }
+    if (!state?.Running) {
+      const why = state?.OOMKilled ? 'it was killed for running out of memory (OOM)' : `it is ${state?.Status ?? 'not running'} (exit code ${state?.ExitCode})`;
+      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} stopped: ${why}`, { oomKilled: Boolean(state?.OOMKilled) });
+    }
+  }
+
+  private async run(cmd: string[], opts: { stdin?: Buffer | string; timeoutMs?: number; raw?: boolean; maxBytes?: number; workdir?: string } = {}) {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    try {
+      const r = await dockerExec(this.container, { cmd, env: this.env(), stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 60_000, maxOutputBytes: opts.maxBytes ?? 16 * 1024 * 1024, rawStdout: opts.raw, workdir: opts.workdir ?? WORKDIR });
+      if (r.exitCode === null || r.exitCode === 137 || r.exitCode === 126) await this.assertAlive();
+      return r;
+    } catch (err) {
+      if (err instanceof GymError && err.code !== 'SANDBOX_UNAVAILABLE') throw err;
+      await this.assertAlive();
+      throw err;
+    }
+  }
+
+  /** Runs a file-operation script with the resolved path as $p; maps exit 90 to PATH_OUTSIDE_WORKSPACE. */
+  private async fileOp(rel: string, script: string, opts: { stdin?: Buffer | string; raw?: boolean; maxBytes?: number } = {}) {
+    const candidate = rel.trim() === '' ? '.' : rel;
+    const lexical = path.posix.resolve(WORKDIR, candidate);
+    if (lexical !== WORKDIR && !lexical.startsWith(WORKDIR + '/')) {
+      throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' is outside the workspace; use a path relative to the workspace root`);
+    }
+    const r = await this.run(['bash', '-c', `${RESOLVE}\n${script}`, 'benchgym', lexical], opts);
+    if (r.exitCode === 90) throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' leads outside the workspace through a symbolic link`);
+    return r;
+  }
+
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    let workdir = WORKDIR;
+    if (opts.cwd) {
+      const r = await this.fileOp(opts.cwd, 'test -d "$p" || exit 92; printf %s "$p"');
+      if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${opts.cwd}' is not a directory`);
+      workdir = r.stdout.text();
+    }
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    let r;
+    try {
+      r = await dockerExec(this.container, {
+        cmd: ['bash', '-c', command],
+        env: this.env(opts.env),
+        workdir,
+        stdin: opts.stdin,
+        timeoutMs: opts.timeoutMs ?? this.limits.defaultTimeoutMs,
+        maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
+        signal: opts.signal,
+        onOutput: opts.onOutput,
+      });
+    } catch (err) {
+      await this.assertAlive();
+      throw err;
+    }
+    if (r.cancelled) throw new GymError('CANCELLED', 'the command was cancelled');
+    if (r.exitCode === null || (r.exitCode === 137 && !r.timedOut)) await this.assertAlive();
+    return {
+      exitCode: r.exitCode,
+      signal: null,
+      stdout: r.stdout.text(),
+      stderr: r.stderr.text(),
+      timedOut: r.timedOut,
+      truncated: { stdout: r.stdout.dropped, stderr: r.stderr.dropped },
+      totalBytes: { stdout: r.stdout.total, stderr: r.stderr.total },
+      durationMs: r.durationMs,
+    };
+  }
+
+  async readFile(rel: string): Promise<Buffer> {
+    const r = await this.fileOp(rel, 'test -e "$p" || exit 93; test -d "$p" && exit 94; cat -- "$p"', { raw: true, maxBytes: 256 * 1024 * 1024 });
+    if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
+    if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `reading '${rel}' failed: ${r.stderr.text()}`);
+    return r.raw ?? Buffer.alloc(0);
+  }
+
+  async writeFile(rel: string, data: string | Buffer): Promise<void> {
+    const r = await this.fileOp(rel, 'test -d "$p" && exit 94; mkdir -p -- "$(dirname -- "$p")" && cat > "$p"', { stdin: data });
+    if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `writing '${rel}' failed: ${r.stderr.text()}`);
+  }
+
+  async remove(rel: string): Promise<void> {
+    const r = await this.fileOp(rel, `test "$p" = ${WORKDIR} && exit 95; rm -rf -- "$p"`);
+    if (r.exitCode === 95) throw new GymError('INVALID_ARGUMENT', 'refusing to remove the workspace root');
+  }
+
+  async stat(rel: string): Promise<FileStat | null> {
+    const r = await this.fileOp(rel, 'stat -c "%F\t%s" -- "$p" 2>/dev/null || exit 93');
+    if (r.exitCode === 93) return null;
+    const [kind, size] = r.stdout.text().trim().split('\t');
+    const type = kind === 'regular file' || kind === 'regular empty file' ? 'file' : kind === 'directory' ? 'dir' : kind === 'symbolic link' ? 'symlink' : 'other';
+    return { type, size: Number(size) || 0 };
+  }
+
+  async list(rel: string, opts: { depth?: number; limit?: number } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
+    const depth = opts.depth ?? 1;
+    const limit = opts.limit ?? 1000;
+    const r = await this.fileOp(
+      rel,
+      `test -e "$p" || exit 93; test -d "$p" || exit 92; find "$p" -mindepth 1 -maxdepth ${depth} \\( -name .git -o -name __pycache__ \\) -prune -o -printf '%d\\t%y\\t%s\\t%P\\n' | head -n ${limit + 1}`,
+    );
+    if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
+    if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${rel}' is not a directory`);
+    const prefix = path.posix.relative(WORKDIR, path.posix.resolve(WORKDIR, rel));
+    const rows = r.stdout.text().split('\n').filter(Boolean).map((line) => {
+      const [d, y, s, p] = line.split('\t');
+      const type: DirEntry['type'] = y === 'f' ? 'file' : y === 'd' ? 'dir' : y === 'l' ? 'symlink' : 'other';
+      return { depth: Number(d), entry: { path: prefix ? `${prefix}/${p}` : p!, type, size: type === 'file' ? Number(s) : 0 } };
+    });
+    rows.sort((a, b) => a.depth - b.depth || a.entry.path.localeCompare(b.entry.path));
+    const truncated = rows.length > limit;
+    return { entries: rows.slice(0, limit).map((x) => x.entry), truncated };
+  }
+
+  private git(args: string): string {
+    return `git -c core.autocrlf=false -c core.quotepath=false -c user.name=benchgym -c user.email=benchgym@localhost --git-dir=${BASELINE} --work-tree=${WORKDIR} ${args}`;
+  }
+
+  async commitBaseline(): Promise<void> {
+    const script = [
+      `mkdir -p ${STATE_DIR}`,
+      `git init -q --bare ${BASELINE} >/dev/null`,
+      `printf '%s\\n' ${BASELINE_EXCLUDES.map(shq).join(' ')} > ${BASELINE}/info/exclude`,
+      this.git('add -A .'),
+      this.git("commit -q --allow-empty --no-verify -m 'start state'"),
+    ].join(' && ');
+    const r = await this.run(['bash', '-c', script], { timeoutMs: 300_000 });
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not record the start state: ${r.stderr.text()}`);
+  }
+
+  async diff(): Promise<string> {
+    const r = await this.run(['bash', '-c', `${this.git('add -A .')} && ${this.git('diff --cached --binary --no-color --no-ext-diff HEAD')}`], { raw: true, maxBytes: 256 * 1024 * 1024, timeoutMs: 300_000 });
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git diff failed: ${r.stderr.text()}`);
+    return (r.raw ?? Buffer.alloc(0)).toString('utf8');
+  }
+
+  async applyPatch(patch: string): Promise<{ ok: boolean; method?: string; log: string }> {
+    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
+    const file = `${STATE_DIR}/patch-${randomBytes(4).toString('hex')}.diff`;
+    const script = [
+      `mkdir -p ${STATE_DIR} && cat > ${file}`,
+      `if GIT_DIR=/nonexistent git apply --whitespace=nowarn --verbose ${file} 2>&1; then echo '@@method git apply'`,
+      `elif GIT_DIR=/nonexistent git apply --whitespace=nowarn --recount --verbose ${file} 2>&1; then echo '@@method git apply --recount'`,
+      `elif patch --batch --forward -p1 --fuzz=3 -i ${file} 2>&1; then echo '@@method patch --fuzz=3'`,
+      'else rc=1; fi',
+      `rm -f ${file}; exit \${rc:-0}`,
+    ].join('\n');
+    const r = await this.run(['bash', '-c', script], { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000 });
+    const log = r.stdout.text();
+    const method = /@@method (.+)/.exec(log)?.[1];
+    return { ok: r.exitCode === 0 && Boolean(method), method, log };
+  }
+
+  /** Copies the workspace out as a tar stream (for snapshots); entries are checked by unpackTar. */
+  async archiveWorkspace(): Promise<NodeJS.ReadableStream> {
+    return this.container.getArchive({ path: `${WORKDIR}/.` });
+  }
+
+  async putFiles(files: Record<string, string | Buffer>): Promise<void> {
+    await this.container.putArchive(packTar(files), { path: WORKDIR });
+  }
+
+  destroy(): Promise<void> {
+    if (!this.destroying) {
+      this.destroyed = true;
+      this.destroying = this.onDestroy();
+    }
+    return this.destroying;
+  }
+}

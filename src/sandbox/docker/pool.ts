@@ -1,0 +1,73 @@
+import type Docker from 'dockerode';
+
+export interface PooledContainer {
+  container: Docker.Container;
+  volume: string;
+}
+
+/**
+ * Started containers kept ready per hot image, so starting an episode is taking one.
+ * Refilled in the background after each take; bounded by the factory's container budget.
+ */
+export class WarmPool {
+  private readonly ready = new Map<string, PooledContainer[]>();
+  private readonly filling = new Map<string, Promise<void>>();
+  private closed = false;
+
+  constructor(
+    readonly perImage: number,
+    private readonly start: (image: string) => Promise<PooledContainer>,
+    private readonly remove: (c: PooledContainer) => Promise<void>,
+  ) {}
+
+  get size(): number {
+    let n = 0;
+    for (const list of this.ready.values()) n += list.length;
+    return n;
+  }
+
+  take(image: string): PooledContainer | undefined {
+    return this.ready.get(image)?.shift();
+  }
+
+  /** Tops the image's pool up to `perImage` in the background. */
+  refill(image: string): Promise<void> {
+    if (this.perImage <= 0 || this.closed) return Promise.resolve();
+    let p = this.filling.get(image);
+    if (!p) {
+      p = (async () => {
+        const list = this.ready.get(image) ?? [];
+        this.ready.set(image, list);
+        while (!this.closed && list.length < this.perImage) {
+          try {
+            list.push(await this.start(image));
+          } catch {
+            break;
+          }
+        }
+        if (this.closed) await Promise.all(list.splice(0).map((c) => this.remove(c)));
+      })().finally(() => this.filling.delete(image));
+      this.filling.set(image, p);
+    }
+    return p;
+  }
+
+  /** Waits until the image's pool is full (tests, benchmarks, warm-up). */
+  async warm(image: string): Promise<void> {
+    await this.refill(image);
+  }
+
+  async evictOne(): Promise<void> {
+    for (const list of this.ready.values()) {
+      const c = list.shift();
+      if (c) return this.remove(c);
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all([...this.filling.values()]);
+    const all = [...this.ready.values()].flatMap((l) => l.splice(0));
+    await Promise.all(all.map((c) => this.remove(c)));
+  }
+}

@@ -1,0 +1,159 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Gym } from '../../src/episode/gym.ts';
+import { GymError } from '../../src/errors.ts';
+import { DockerSandboxFactory } from '../../src/sandbox/docker/index.ts';
+import { dockerAvailable, dockerClient } from '../../src/sandbox/docker/client.ts';
+import { baseImageName } from '../../src/env/images.ts';
+import { EXAMPLES_DIR } from '../../src/tasks/registry.ts';
+import type { SandboxFactory } from '../../src/sandbox/types.ts';
+import { makeGym, startExample, testContext } from '../helpers.ts';
+
+/** Why the Docker backend cannot be tested here, or null when it can. */
+async function dockerSkipReason(): Promise<string | null> {
+  if (!(await dockerAvailable())) return 'no Docker daemon answers (start dockerd; .ci/run does)';
+  const docker = dockerClient();
+  for (const image of [baseImageName('python', '3.11')]) {
+    if (!(await docker.getImage(image).inspect().then(() => true, () => false))) return `base image ${image} is missing (benchgym images base; .ci/run builds it)`;
+  }
+  return null;
+}
+
+const BACKENDS: { name: string; skip: () => Promise<string | null>; factory: () => SandboxFactory | undefined }[] = [
+  { name: 'local', skip: async () => null, factory: () => undefined },
+  { name: 'docker', skip: dockerSkipReason, factory: () => new DockerSandboxFactory({ serverId: `test-${randomBytes(4).toString('hex')}`, poolSize: 0 }) },
+];
+
+async function callErr(p: Promise<unknown>): Promise<GymError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof GymError, `a GymError, got ${err}`);
+    return err;
+  }
+  assert.fail('the call should have failed');
+}
+
+for (const backend of BACKENDS) {
+  describe(`sandbox conformance: ${backend.name}`, async () => {
+    const skip = await backend.skip();
+    if (skip) {
+      test(`skipped: ${skip}`, { skip }, () => {});
+      return;
+    }
+    let gym: Gym;
+    let cleanup: () => Promise<void>;
+    let id: string;
+    const ctx = () => testContext();
+    const run = async (command: string, timeout_s = 60) => (await gym.callTool('run_command', { command, timeout_s }, ctx(), id)).data as Record<string, any>;
+
+    before(async () => {
+      ({ gym, cleanup } = await makeGym({ sandboxes: backend.factory() }));
+      id = await startExample(gym, 'roman-numerals');
+    });
+    after(async () => cleanup());
+
+    test('exit codes, stdout and stderr', async () => {
+      const r = await run('echo out; echo err >&2; exit 3');
+      assert.equal(r.exitCode, 3);
+      assert.equal(r.stdout, 'out\n');
+      assert.equal(r.stderr, 'err\n');
+      assert.equal(r.timedOut, false);
+    });
+
+    test('commands run in the workspace with the task env', async () => {
+      const r = await run('ls; python -c "import pytest, sys; print(pytest.__version__)"');
+      assert.match(r.stdout, /roman\.py/);
+      assert.match(r.stdout, /8\.3\.5/);
+    });
+
+    test('a timeout returns partial output in about the time given', async () => {
+      const t0 = Date.now();
+      const r = await run('echo before; sleep 1000', 2);
+      assert.equal(r.timedOut, true);
+      assert.match(r.stdout, /before/);
+      assert.ok(Date.now() - t0 < 8000, `took ${Date.now() - t0} ms`);
+    });
+
+    test('a process ignoring SIGTERM and its setsid child are gone after the timeout', async () => {
+      const tag = 700 + Math.floor(Math.random() * 200);
+      const r = await run(`trap '' TERM; (setsid sleep ${tag}.5 &); sleep 1000`, 2);
+      assert.equal(r.timedOut, true);
+      await new Promise((res) => setTimeout(res, 500));
+      const left = await run(`ps -eo args | grep -c '^sleep ${tag}.5' || true`);
+      assert.equal(left.stdout.trim(), '0');
+    });
+
+    test('an output flood is capped while drained', async () => {
+      const r = await run("head -c 200000000 /dev/zero | tr '\\0' a", 120);
+      assert.equal(r.totalBytes.stdout, 200_000_000);
+      assert.ok(r.truncated.stdout > 199_000_000);
+      assert.ok(r.stdout.length < 1_000_000);
+    });
+
+    test('paths stay inside the workspace, through symlinks too', async () => {
+      await run('ln -s / rootlink; ln -s /etc/passwd pw');
+      for (const p of ['../../etc/passwd', '/etc/passwd', 'rootlink/etc/passwd', 'pw', '../x']) {
+        const e = await callErr(gym.callTool('view_file', { path: p }, ctx(), id));
+        assert.equal(e.code, 'PATH_OUTSIDE_WORKSPACE', p);
+        const w = await callErr(gym.callTool('create_file', { path: p, content: 'x', overwrite: true }, ctx(), id));
+        assert.equal(w.code, 'PATH_OUTSIDE_WORKSPACE', p);
+      }
+      await run('rm rootlink pw');
+    });
+
+    test('file tools, diff and undo behave alike', async () => {
+      await gym.callTool('create_file', { path: 'pkg/notes.txt', content: 'alpha\nbeta\n' }, ctx(), id);
+      await gym.callTool('edit_file', { path: 'pkg/notes.txt', old_str: 'beta', new_str: 'gamma' }, ctx(), id);
+      const viewed = await gym.callTool('view_file', { path: 'pkg/notes.txt' }, ctx(), id);
+      assert.match(viewed.text, /2\tgamma/);
+      const listed = await gym.callTool('list_dir', { path: '.', depth: 2 }, ctx(), id);
+      assert.match(listed.text, /pkg\/\n\s+notes\.txt/);
+      const found = await gym.callTool('find_files', { pattern: '**/*.txt' }, ctx(), id);
+      assert.deepEqual((found.data as { files: string[] }).files, ['pkg/notes.txt']);
+      const searched = await gym.callTool('search', { query: 'gamma' }, ctx(), id);
+      assert.match(searched.text, /pkg\/notes\.txt:2: gamma/);
+      const diff = (await gym.callTool('get_diff', {}, ctx(), id)).data as { files: string[]; diff: string };
+      assert.deepEqual(diff.files, ['pkg/notes.txt']);
+      await gym.callTool('undo_edit', { path: 'pkg/notes.txt' }, ctx(), id);
+      await gym.callTool('undo_edit', { path: 'pkg/notes.txt' }, ctx(), id);
+      assert.equal((await gym.callTool('get_diff', {}, ctx(), id)).text, 'No changes.');
+      const e = await callErr(gym.callTool('view_file', { path: 'pkg/notes.txt' }, ctx(), id));
+      assert.equal(e.code, 'FILE_NOT_FOUND');
+    });
+
+    test('commands have no network', async () => {
+      const episode = gym.episode(id);
+      if (backend.name === 'local' && !/bubblewrap/.test(episode.sandbox.isolation)) return;
+      const server = net.createServer((s) => s.end('hello')).listen(0, '127.0.0.1');
+      await new Promise((r) => server.once('listening', r));
+      const port = (server.address() as net.AddressInfo).port;
+      try {
+        const r = await run(`python -c "import socket; socket.create_connection(('127.0.0.1', ${port}), timeout=3); print('CONNECTED')"`);
+        assert.doesNotMatch(r.stdout, /CONNECTED/);
+        assert.notEqual(r.exitCode, 0);
+      } finally {
+        server.close();
+      }
+    });
+
+    test('visible tests report per-test status, submit scores gold 1 and the start state 0', async () => {
+      const tests = (await gym.callTool('run_tests', {}, ctx(), id)).data as { counts: Record<string, number> };
+      assert.equal(tests.counts.passed, 0);
+      assert.ok(tests.counts.failed >= 5);
+      const gold = await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals', 'solution', 'roman.py'), 'utf8');
+      await gym.callTool('create_file', { path: 'roman.py', content: gold, overwrite: true }, ctx(), id);
+      const passing = (await gym.callTool('run_tests', {}, ctx(), id)).data as { counts: Record<string, number> };
+      assert.equal(passing.counts.failed, 0);
+      const verdict = (await gym.callTool('submit', {}, ctx(), id)).data as { reward: number; status: string };
+      assert.equal(verdict.reward, 1, JSON.stringify(verdict));
+      const untouched = await startExample(gym, 'roman-numerals');
+      assert.equal(((await gym.callTool('submit', {}, ctx(), untouched)).data as { reward: number }).reward, 0);
+      id = await startExample(gym, 'roman-numerals');
+    });
+  });
+}

@@ -88,6 +88,8 @@ function onSignals(stop: () => Promise<void>): void {
 async function serve(args: string[]): Promise<number> {
   const { values } = parseFlags(args, { ...COMMON, host: { type: 'string' }, port: { type: 'string' }, token: { type: 'string' } });
   const gym = gymFrom(values);
+  // A missing Docker daemon is reported now and on every call; the server stays up.
+  await gym.sandboxes.init?.().catch((err) => process.stderr.write(`benchgym: ${toGymError(err).message}\n`));
   const server = await startHttpServer(gym, {
     host: values.host ?? '127.0.0.1',
     port: intFlag(values.port, 'port', 7420, 0, 65535),

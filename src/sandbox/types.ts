@@ -66,6 +66,8 @@ export interface Sandbox {
 
 export interface SandboxFactory {
   readonly backend: 'local' | 'docker';
+  /** Checks the backend and cleans up after earlier runs; errors say what is missing. */
+  init?(): Promise<void>;
   /** Builds (once, cached) what the task's code needs: a venv / Maven repository, or an image. */
   prepare(task: Task): Promise<PreparedEnv>;
   create(opts: SandboxCreateOptions): Promise<Sandbox>;

@@ -13,9 +13,8 @@ export const listDirTool = episodeTool({
   async run(episode, args) {
     const { entries, truncated } = await episode.sandbox.list(args.path, { depth: args.depth, limit: 500 });
     const base = args.path === '.' || args.path === '' ? '' : args.path.replace(/\/+$/, '') + '/';
-    const lines = entries
-      .map((e) => ({ ...e, sortKey: e.path }))
-      .sort((a, b) => a.sortKey.localeCompare(b.sortKey))
+    const lines = [...entries]
+      .sort((a, b) => comparePaths(a.path, b.path))
       .map((e) => {
         const rel = base && e.path.startsWith(base) ? e.path.slice(base.length) : e.path;
         const depth = rel.split('/').length - 1;
@@ -28,3 +27,14 @@ export const listDirTool = episodeTool({
     };
   },
 });
+
+/** Orders paths as a tree: component by component, so a directory's children follow it directly. */
+function comparePaths(a: string, b: string): number {
+  const x = a.split('/');
+  const y = b.split('/');
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const c = x[i]!.localeCompare(y[i]!);
+    if (c !== 0) return c;
+  }
+  return x.length - y.length;
+}

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { GymError } from '../errors.ts';
 import type { Episode } from '../episode/episode.ts';
 
@@ -9,24 +10,40 @@ export function looksBinary(data: Buffer): boolean {
   const head = data.subarray(0, 8192);
   if (head.includes(0)) return true;
   try {
-    new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(0, lastCompleteUtf8(head)));
+    const end = data.length > head.length ? lastCompleteUtf8(head) : head.length;
+    new TextDecoder('utf-8', { fatal: true }).decode(head.subarray(0, end));
     return false;
   } catch {
     return true;
   }
 }
 
+/** Where the window ends without a multi-byte character cut by it (only when the window cut the data). */
 function lastCompleteUtf8(buf: Buffer): number {
-  // Do not judge a multi-byte character cut by the 8 KiB window.
-  let end = buf.length;
-  for (let i = Math.max(0, end - 4); i < end; i++) {
+  // Walk back over continuation bytes to the lead byte of the last character.
+  for (let i = buf.length - 1; i >= Math.max(0, buf.length - 4); i--) {
     const b = buf[i]!;
+    if (b < 0x80) return buf.length;
     if (b >= 0xc0) {
       const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : 2;
-      if (i + need > end) end = i;
+      return i + need > buf.length ? i : buf.length;
     }
   }
-  return end;
+  return buf.length;
+}
+
+/**
+ * The key a file's edit history is kept under: one per file however its path is spelled
+ * (`./a.py`, `a.py`, `<workdir>/a.py`).
+ */
+export function historyKey(episode: Episode, rel: string): string {
+  let p = rel.trim();
+  const workdir = episode.sandbox.workdir;
+  if (path.posix.isAbsolute(p)) {
+    const inside = path.posix.relative(workdir, p);
+    if (!inside.startsWith('..') && !path.posix.isAbsolute(inside)) p = inside;
+  }
+  return path.posix.normalize(p || '.').replace(/\/+$/, '');
 }
 
 /** Reads a workspace text file, refusing directories, binaries and very large files. */
@@ -63,7 +80,7 @@ export async function writeWithHistory(episode: Episode, rel: string, content: s
   const st = await episode.sandbox.stat(rel);
   const before = st?.type === 'file' ? await episode.sandbox.readFile(rel) : null;
   await episode.sandbox.writeFile(rel, content);
-  episode.rememberBefore(rel, before);
+  episode.rememberBefore(historyKey(episode, rel), before);
 }
 
 /** A short numbered excerpt around changed lines, for edit confirmations. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GymError } from '../errors.ts';
+import { historyKey } from './text.ts';
 import { episodeTool } from './types.ts';
 
 export const undoEditTool = episodeTool({
@@ -9,7 +10,7 @@ export const undoEditTool = episodeTool({
   input: z.object({ path: z.string().min(1).describe('file path relative to the workspace root') }),
   annotations: { destructiveHint: true },
   async run(episode, args) {
-    const stack = episode.editHistory.get(args.path);
+    const stack = episode.editHistory.get(historyKey(episode, args.path));
     const before = stack?.pop();
     if (!stack || before === undefined) throw new GymError('NOTHING_TO_UNDO', `no edit of '${args.path}' to undo`);
     if (before === null) await episode.sandbox.remove(args.path);

@@ -7,21 +7,10 @@ import path from 'node:path';
 import type { Gym } from '../../src/episode/gym.ts';
 import { GymError } from '../../src/errors.ts';
 import { DockerSandboxFactory } from '../../src/sandbox/docker/index.ts';
-import { dockerAvailable, dockerClient } from '../../src/sandbox/docker/client.ts';
-import { baseImageName } from '../../src/env/images.ts';
+import { dockerSkipReason } from './docker/skip.ts';
 import { EXAMPLES_DIR } from '../../src/tasks/registry.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { makeGym, startExample, testContext } from '../helpers.ts';
-
-/** Why the Docker backend cannot be tested here, or null when it can. */
-async function dockerSkipReason(): Promise<string | null> {
-  if (!(await dockerAvailable())) return 'no Docker daemon answers (start dockerd; .ci/run does)';
-  const docker = dockerClient();
-  for (const image of [baseImageName('python', '3.11')]) {
-    if (!(await docker.getImage(image).inspect().then(() => true, () => false))) return `base image ${image} is missing (benchgym images base; .ci/run builds it)`;
-  }
-  return null;
-}
 
 const BACKENDS: { name: string; skip: () => Promise<string | null>; factory: () => SandboxFactory | undefined }[] = [
   { name: 'local', skip: async () => null, factory: () => undefined },
@@ -49,7 +38,7 @@ for (const backend of BACKENDS) {
     let cleanup: () => Promise<void>;
     let id: string;
     const ctx = () => testContext();
-    const run = async (command: string, timeout_s = 60) => (await gym.callTool('run_command', { command, timeout_s }, ctx(), id)).data as Record<string, any>;
+    const run = async (command: string, timeout_s = 60) => (await gym.callTool('run_command', { command, timeout_s }, { ...ctx(), onOutput: undefined }, id)).data as Record<string, any>;
 
     before(async () => {
       ({ gym, cleanup } = await makeGym({ sandboxes: backend.factory() }));

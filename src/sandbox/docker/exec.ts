@@ -2,6 +2,7 @@ import type Docker from 'dockerode';
 import { PassThrough } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
 import { CappedOutput } from '../output.ts';
 import { dockerError } from './client.ts';
 
@@ -79,7 +80,7 @@ export async function dockerExec(container: Docker.Container, opts: RawExecOptio
   if (opts.stdin !== undefined) stream.end(opts.stdin);
 
   let cancelled = false;
-  const killAll = () => runQuiet(container, ['sh', '-c', killMarkerScript(marker)]);
+  const killAll = () => killMarkedProcesses(container, marker);
   const onAbort = () => {
     cancelled = true;
     void killAll();
@@ -142,6 +143,42 @@ export async function dockerExec(container: Docker.Container, opts: RawExecOptio
   const durationMs = Date.now() - started;
   const timedOut = secs > 0 && (exitCode === 124 || exitCode === 137) && durationMs >= secs * 1000 - 250;
   return { exitCode, stdout, stderr, raw: opts.rawStdout ? Buffer.concat(rawChunks) : undefined, timedOut, cancelled, durationMs };
+}
+
+/**
+ * Kills the processes of one exec, setsid escapees included, found by the marker in their
+ * environment. From the host when the daemon is local (works even when a fork bomb has
+ * used every pid of the container), else by a script inside the container.
+ */
+export async function killMarkedProcesses(container: Docker.Container, marker: string): Promise<void> {
+  const needle = Buffer.from(`BENCHGYM_EXEC=${marker}\0`);
+  for (let round = 0; round < 20; round++) {
+    let top: { Processes?: string[][] };
+    try {
+      top = await container.top({ ps_args: '-eo pid' });
+    } catch {
+      return;
+    }
+    const pids = (top.Processes ?? []).map((row) => Number(row[0])).filter((n) => n > 0);
+    let visible = 0;
+    let killed = 0;
+    await Promise.all(
+      pids.map(async (pid) => {
+        try {
+          const environ = await fs.readFile(`/proc/${pid}/environ`);
+          visible++;
+          if (environ.includes(needle)) {
+            process.kill(pid, 'SIGKILL');
+            killed++;
+          }
+        } catch {
+          // gone, or not on this host
+        }
+      }),
+    );
+    if (visible === 0 && pids.length) return runQuiet(container, ['sh', '-c', killMarkerScript(marker)]);
+    if (killed === 0) return;
+  }
 }
 
 /** A short exec whose result does not matter (cleanup). */

@@ -1,0 +1,100 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { Gym } from '../../../src/episode/gym.ts';
+import { GymError } from '../../../src/errors.ts';
+import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
+import { dockerAvailable } from '../../../src/sandbox/docker/client.ts';
+import { makeGym, startExample, testContext } from '../../helpers.ts';
+import { dockerSkipReason } from './skip.ts';
+
+/** Hostile commands inside a sandbox, each bounded in time; the host and the episode survive. */
+describe('docker sandbox under attack', async () => {
+  const skip = await dockerSkipReason();
+  if (skip) {
+    test(`skipped: ${skip}`, { skip }, () => {});
+    return;
+  }
+  let gym: Gym;
+  let cleanup: () => Promise<void>;
+  let factory: DockerSandboxFactory;
+  let id: string;
+  // No onOutput: a flood must not be collected by the test itself.
+  const quiet = () => ({ ...testContext(), onOutput: undefined });
+  const run = async (command: string, timeout_s = 30) => (await gym.callTool('run_command', { command, timeout_s }, quiet(), id)).data as Record<string, any>;
+
+  before(async () => {
+    factory = new DockerSandboxFactory({
+      serverId: `test-attack-${randomBytes(4).toString('hex')}`,
+      limits: { memoryBytes: 256 * 1024 ** 2, pids: 64, workspaceBytes: 64 * 1024 ** 2, tmpBytes: 32 * 1024 ** 2 },
+    });
+    ({ gym, cleanup } = await makeGym({ sandboxes: factory }));
+    id = await startExample(gym, 'roman-numerals');
+  });
+  after(async () => cleanup());
+
+  test('a fork bomb hits the pids limit and ends at the timeout', async () => {
+    const t0 = Date.now();
+    await run(':(){ :|:& };:', 5);
+    assert.ok(Date.now() - t0 < 20_000, `returned after ${Date.now() - t0} ms`);
+    const after = await run('echo alive; ps -e --no-headers | wc -l');
+    const [alive, count] = after.stdout.trim().split('\n');
+    assert.equal(alive, 'alive');
+    assert.ok(Number(count) < 10, `${count} processes left in the sandbox`);
+  });
+
+  test('allocating far more memory than the limit is killed, the sandbox lives on', async () => {
+    const r = await run('python -c "x = bytearray(2 * 1024**3); print(len(x))"', 30);
+    assert.notEqual(r.exitCode, 0);
+    assert.doesNotMatch(r.stdout, /2147483648/);
+    assert.equal((await run('echo alive')).stdout, 'alive\n');
+  });
+
+  test('output floods are capped and bounded in time', async () => {
+    const yes = await run('yes', 3);
+    assert.equal(yes.timedOut, true);
+    assert.ok(yes.totalBytes.stdout > 1_000_000);
+    assert.ok(yes.stdout.length < 1_000_000);
+    const rss = process.memoryUsage().rss;
+    const big = await run('head -c 5G /dev/zero', 120);
+    assert.equal(big.totalBytes.stdout, 5 * 1024 ** 3);
+    assert.ok(process.memoryUsage().rss - rss < 300 * 1024 ** 2, 'server memory stays bounded');
+  });
+
+  test('filling the workspace or /tmp stops at their size, not the host disk', async () => {
+    const ws = await run('dd if=/dev/zero of=fill bs=1M count=500 2>&1; ls -l fill | cut -d" " -f5; rm -f fill', 60);
+    assert.match(ws.stdout, /No space left on device/);
+    const size = Number(ws.stdout.trim().split('\n').at(-1));
+    assert.ok(size <= 64 * 1024 ** 2, `wrote ${size} bytes`);
+    const tmp = await run('dd if=/dev/zero of=/tmp/fill bs=1M count=500 2>&1; rm -f /tmp/fill', 60);
+    assert.match(tmp.stdout, /No space left on device/);
+    const root = await run('touch /usr/evil 2>&1 || echo refused');
+    assert.match(root.stdout, /Read-only file system|refused/);
+  });
+
+  test('kill -9 1 cannot take the sandbox down; docker kill gives SANDBOX_UNAVAILABLE, never a wrong answer', async () => {
+    await run('kill -9 1; sleep 0.5; true');
+    assert.equal((await run('echo alive')).stdout, 'alive\n', 'PID 1 of a PID namespace ignores SIGKILL from inside');
+    const episode = gym.episode(id);
+    const container = (episode.sandbox as unknown as { container: { kill(): Promise<void> } }).container;
+    await container.kill();
+    for (const call of [() => gym.callTool('run_command', { command: 'true' }, testContext(), id), () => gym.callTool('view_file', { path: 'roman.py' }, testContext(), id)]) {
+      await assert.rejects(call(), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE' && /stopped|no longer exists/.test(err.message));
+    }
+    await assert.rejects(gym.callTool('submit', {}, testContext(), id), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE');
+    id = await startExample(gym, 'roman-numerals');
+  });
+
+  test('the Docker daemon unreachable: a clear error per call', async () => {
+    const Docker = (await import('dockerode')).default;
+    const broken = new DockerSandboxFactory({ docker: new Docker({ socketPath: '/nonexistent/docker.sock' }), serverId: 'test-broken' });
+    const { gym: g, cleanup: c } = await makeGym({ sandboxes: broken });
+    try {
+      await assert.rejects(broken.init(), /Docker daemon is not reachable/);
+      await assert.rejects(g.callTool('start_episode', { task_id: 'roman-numerals' }, testContext()), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE');
+    } finally {
+      await c();
+    }
+    assert.ok(await dockerAvailable(), 'the real daemon is still fine');
+  });
+});

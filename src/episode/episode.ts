@@ -9,6 +9,7 @@ import type { Trajectory } from './trajectory.ts';
 export interface EpisodeLifecycle {
   submit(episode: Episode, ctx: { signal: AbortSignal; progress(p: number, total?: number, message?: string): void }): Promise<Verdict>;
   end(episode: Episode): Promise<void>;
+  fork(episode: Episode): Promise<Episode>;
 }
 
 export type EpisodeState = 'running' | 'submitted' | 'ended' | 'expired';

@@ -91,10 +91,7 @@ export class Gym {
   }
 
   async startEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress'>): Promise<Episode> {
-    const live = [...this.episodes.values()].filter((e) => e.state === 'running').length;
-    if (live >= this.defaults.maxEpisodes) {
-      throw new GymError('CAPACITY', `${live} episodes are running, the most this server allows (${this.defaults.maxEpisodes}); end one first`);
-    }
+    this.assertCapacity();
     const task = await this.registry.task(req.suite, req.taskId);
     const prompt = promptFor(task, req.promptVariant);
     ctx?.progress(0, 3, 'preparing the environment');
@@ -122,7 +119,7 @@ export class Gym {
         { maxSteps: req.maxSteps ?? this.defaults.maxSteps, deadline: Date.now() + (req.timeLimitMs ?? this.defaults.timeLimitMs) },
         trajectory,
         prompt,
-        { submit: (ep, c) => this.submit(ep, c), end: (ep) => this.endEpisode(ep) },
+        this.lifecycle,
       );
       this.episodes.set(id, episode);
       ctx?.progress(3, 3, 'ready');
@@ -130,6 +127,44 @@ export class Gym {
     } catch (err) {
       await sandbox.destroy().catch(() => {});
       throw err;
+    }
+  }
+
+  private get lifecycle() {
+    return { submit: (ep: Episode, c: Pick<ToolContext, 'signal' | 'progress'>) => this.submit(ep, c), end: (ep: Episode) => this.endEpisode(ep), fork: (ep: Episode) => this.forkEpisode(ep) };
+  }
+
+  /** A copy of a running episode: same task, workspace, edit history and budgets left; its own trajectory. */
+  async forkEpisode(source: Episode): Promise<Episode> {
+    if (source.state !== 'running') throw new GymError('EPISODE_ENDED', `episode ${source.id} is ${source.state}`);
+    if (!source.sandbox.fork) throw new GymError('INVALID_ARGUMENT', `the ${source.sandbox.backend} sandbox cannot fork episodes`);
+    this.assertCapacity();
+    const sandbox = await source.sandbox.fork();
+    try {
+      const id = `ep-${randomBytes(8).toString('hex')}`;
+      const trajectory = await Trajectory.open(path.join(this.dataDir, 'trajectories'), id, {
+        suite: source.task.suite,
+        taskId: source.task.id,
+        forkedFrom: source.id,
+        atStep: source.steps,
+        sandbox: sandbox.backend,
+      });
+      const episode = new Episode(id, source.task, sandbox, source.env, { ...source.budgets }, trajectory, source.prompt, this.lifecycle);
+      episode.steps = source.steps;
+      for (const [file, stack] of source.editHistory) episode.editHistory.set(file, [...stack]);
+      episode.lastTestRun = source.lastTestRun;
+      this.episodes.set(id, episode);
+      return episode;
+    } catch (err) {
+      await sandbox.destroy().catch(() => {});
+      throw err;
+    }
+  }
+
+  private assertCapacity(): void {
+    const live = [...this.episodes.values()].filter((e) => e.state === 'running').length;
+    if (live >= this.defaults.maxEpisodes) {
+      throw new GymError('CAPACITY', `${live} episodes are running, the most this server allows (${this.defaults.maxEpisodes}); end one first`);
     }
   }
 

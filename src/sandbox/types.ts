@@ -59,6 +59,8 @@ export interface Sandbox {
   commitBaseline(): Promise<void>;
   /** A git-style patch of everything changed since the baseline (binary-safe). */
   diff(): Promise<string>;
+  /** A new sandbox with this one's workspace and baseline (for tree search); the original goes on. */
+  fork?(): Promise<Sandbox>;
   /** Applies a patch to the workspace: `git apply`, then `patch --fuzz` as a fallback. */
   applyPatch(patch: string): Promise<{ ok: boolean; method?: string; log: string }>;
   destroy(): Promise<void>;

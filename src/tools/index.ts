@@ -2,6 +2,7 @@ import { createFileTool } from './create_file.ts';
 import { editFileTool } from './edit_file.ts';
 import { endEpisodeTool } from './end_episode.ts';
 import { findFilesTool } from './find_files.ts';
+import { forkEpisodeTool } from './fork_episode.ts';
 import { getDiffTool } from './get_diff.ts';
 import { insertLinesTool } from './insert_lines.ts';
 import { listDirTool } from './list_dir.ts';
@@ -35,6 +36,7 @@ export const EPISODE_TOOLS: EpisodeTool[] = [
   getDiffTool,
   submitTool,
   endEpisodeTool,
+  forkEpisodeTool,
 ];
 
 export const ALL_TOOLS: AnyTool[] = [...GYM_TOOLS, ...EPISODE_TOOLS];

@@ -146,3 +146,32 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+for (const backend of BACKENDS) {
+  test(`fork_episode copies a running episode: ${backend.name}`, async (t) => {
+    const skip = await backend.skip();
+    if (skip) return t.skip(skip);
+    const { gym, cleanup } = await makeGym({ sandboxes: backend.factory() });
+    try {
+      const ctx = () => ({ ...testContext(), onOutput: undefined });
+      const id = await startExample(gym, 'roman-numerals');
+      await gym.callTool('create_file', { path: 'notes.txt', content: 'one\n' }, ctx(), id);
+      const forked = (await gym.callTool('fork_episode', {}, ctx(), id)).data as { episode_id: string; at_step: number };
+      assert.notEqual(forked.episode_id, id);
+      // The fork has the same changes and diverges from here on.
+      assert.deepEqual(((await gym.callTool('get_diff', {}, ctx(), forked.episode_id)).data as { files: string[] }).files, ['notes.txt']);
+      await gym.callTool('edit_file', { path: 'notes.txt', old_str: 'one', new_str: 'two' }, ctx(), forked.episode_id);
+      assert.match((await gym.callTool('view_file', { path: 'notes.txt' }, ctx(), id)).text, /1\tone/);
+      assert.match((await gym.callTool('view_file', { path: 'notes.txt' }, ctx(), forked.episode_id)).text, /1\ttwo/);
+      // The edit history came along: undo in the fork goes back to the created file, then to nothing.
+      await gym.callTool('undo_edit', { path: 'notes.txt' }, ctx(), forked.episode_id);
+      assert.match((await gym.callTool('view_file', { path: 'notes.txt' }, ctx(), forked.episode_id)).text, /1\tone/);
+      const gold = await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals', 'solution', 'roman.py'), 'utf8');
+      await gym.callTool('create_file', { path: 'roman.py', content: gold, overwrite: true }, ctx(), forked.episode_id);
+      assert.equal(((await gym.callTool('submit', {}, ctx(), forked.episode_id)).data as { reward: number }).reward, 1);
+      assert.equal(((await gym.callTool('submit', {}, ctx(), id)).data as { reward: number }).reward, 0);
+    } finally {
+      await cleanup();
+    }
+  });
+}

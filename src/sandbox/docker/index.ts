@@ -102,16 +102,44 @@ export class DockerSandboxFactory implements SandboxFactory {
     await this.acquireSlot();
     try {
       const started = this.pool.take(image) ?? (await this.startContainer(image, create.labels ?? {}));
-      const sandbox = new DockerSandbox(started.container, started.volume, this.limits, create.env?.vars ?? {}, () => {
-        this.live.delete(sandbox);
-        this.releaseSlot();
-        return this.removeContainer(started.container, started.volume);
-      });
-      this.live.add(sandbox);
+      const sandbox = this.wrap(started, image, create);
       this.pool.refill(image);
       return sandbox;
     } catch (err) {
       this.releaseSlot();
+      throw err;
+    }
+  }
+
+  private wrap(started: { container: Docker.Container; volume: string }, image: string, create: SandboxCreateOptions): DockerSandbox {
+    const sandbox: DockerSandbox = new DockerSandbox(started.container, started.volume, image, this.limits, create.env?.vars ?? {}, {
+      destroy: () => {
+        this.live.delete(sandbox);
+        this.releaseSlot();
+        return this.removeContainer(started.container, started.volume);
+      },
+      fork: (): Promise<Sandbox> => this.fork(sandbox, create),
+    });
+    this.live.add(sandbox);
+    return sandbox;
+  }
+
+  /**
+   * A new container from the same instance image whose baseline is the same start state,
+   * then the workspace copied across as a tar stream (container to container, never
+   * unpacked on the host). The read-only root and tmpfs mounts hold nothing else to copy.
+   */
+  private async fork(from: DockerSandbox, create: SandboxCreateOptions): Promise<Sandbox> {
+    const copy = (await this.create({ ...create, env: { ...create.env, image: from.image } })) as DockerSandbox;
+    try {
+      await copy.commitBaseline();
+      const tar = await dockerExec(from.container, { cmd: ['tar', '-C', WORKDIR, '-cf', '-', '.'], rawStdout: true, maxOutputBytes: this.limits.workspaceBytes + 64 * 1024 ** 2, timeoutMs: 300_000 });
+      if (tar.exitCode !== 0 || tar.stdout.total > this.limits.workspaceBytes + 64 * 1024 ** 2) throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${tar.stderr.text()}`);
+      const put = await dockerExec(copy.container, { cmd: ['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], stdin: tar.raw, maxOutputBytes: 64 * 1024, timeoutMs: 300_000 });
+      if (put.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not unpack the workspace copy: ${put.stderr.text()}`);
+      return copy;
+    } catch (err) {
+      await copy.destroy();
       throw err;
     }
   }
@@ -227,9 +255,10 @@ export class DockerSandbox implements Sandbox {
   constructor(
     readonly container: Docker.Container,
     readonly volume: string,
+    readonly image: string,
     private readonly limits: DockerLimits,
     private readonly vars: Record<string, string>,
-    private readonly onDestroy: () => Promise<void>,
+    private readonly hooks: { destroy: () => Promise<void>; fork: () => Promise<Sandbox> },
   ) {
     this.id = container.id.slice(0, 12);
   }
@@ -403,6 +432,11 @@ export class DockerSandbox implements Sandbox {
   }
 
   /** Copies the workspace out as a tar stream (for snapshots); entries are checked by unpackTar. */
+  fork(): Promise<Sandbox> {
+    if (this.destroyed) return Promise.reject(new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`));
+    return this.hooks.fork();
+  }
+
   async archiveWorkspace(): Promise<NodeJS.ReadableStream> {
     return this.container.getArchive({ path: `${WORKDIR}/.` });
   }
@@ -414,7 +448,7 @@ export class DockerSandbox implements Sandbox {
   destroy(): Promise<void> {
     if (!this.destroying) {
       this.destroyed = true;
-      this.destroying = this.onDestroy();
+      this.destroying = this.hooks.destroy();
     }
     return this.destroying;
   }

@@ -89,7 +89,7 @@ export class LocalSandboxFactory implements SandboxFactory {
     await fs.mkdir(path.join(dir, 'workspace'), { recursive: true });
     await fs.mkdir(path.join(dir, 'home'), { recursive: true });
     await fs.mkdir(path.join(dir, 'tmp'), { recursive: true });
-    const sandbox = new LocalSandbox(id, dir, useBwrap, this.limits, create, [this.opts.baseDir, ...(this.opts.privatePaths ?? [])], () => this.live.delete(sandbox));
+    const sandbox = new LocalSandbox(id, dir, useBwrap, this.limits, create, [this.opts.baseDir, ...(this.opts.privatePaths ?? [])], () => this.live.delete(sandbox), (from) => this.fork(from, create));
     try {
       if (create.seed.dir) {
         await fs.cp(create.seed.dir, sandbox.root, {
@@ -105,6 +105,13 @@ export class LocalSandboxFactory implements SandboxFactory {
     }
     this.live.add(sandbox);
     return sandbox;
+  }
+
+  /** A new sandbox seeded with another's workspace, its baseline copied beside it. */
+  private async fork(from: LocalSandbox, create: SandboxCreateOptions): Promise<Sandbox> {
+    const copy = (await this.create({ ...create, seed: { dir: from.root } })) as LocalSandbox;
+    await copy.adoptBaseline(from);
+    return copy;
   }
 
   async close(): Promise<void> {
@@ -127,6 +134,7 @@ export class LocalSandbox implements Sandbox {
     private readonly create: SandboxCreateOptions,
     private readonly hiddenPaths: string[],
     private readonly onDestroy: () => void,
+    private readonly forkFrom: (from: LocalSandbox) => Promise<Sandbox>,
   ) {
     this.root = path.join(dir, 'workspace');
     this.workdir = this.root;
@@ -135,7 +143,7 @@ export class LocalSandbox implements Sandbox {
       : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)';
   }
 
-  private get gitDir(): string {
+  get gitDir(): string {
     return path.join(this.dir, 'baseline.git');
   }
 
@@ -347,6 +355,17 @@ export class LocalSandbox implements Sandbox {
       });
       if (input !== undefined) child.stdin!.end(input);
     });
+  }
+
+  fork(): Promise<Sandbox> {
+    this.assertLive();
+    return this.forkFrom(this);
+  }
+
+  /** Takes another sandbox's baseline, so diffs are against the same start state. */
+  async adoptBaseline(from: LocalSandbox): Promise<void> {
+    await fs.rm(this.gitDir, { recursive: true, force: true });
+    await fs.cp(from.gitDir, this.gitDir, { recursive: true });
   }
 
   async commitBaseline(): Promise<void> {

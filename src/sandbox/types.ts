@@ -59,11 +59,22 @@ export interface Sandbox {
   commitBaseline(): Promise<void>;
   /** A git-style patch of everything changed since the baseline (binary-safe). */
   diff(): Promise<string>;
+  /** An interactive terminal in the workspace (people watching or taking over an episode). */
+  pty?(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession>;
   /** A new sandbox with this one's workspace and baseline (for tree search); the original goes on. */
   fork?(): Promise<Sandbox>;
   /** Applies a patch to the workspace: `git apply`, then `patch --fuzz` as a fallback. */
   applyPatch(patch: string): Promise<{ ok: boolean; method?: string; log: string }>;
   destroy(): Promise<void>;
+}
+
+/** A terminal session: bytes in, bytes out, a size that can change. */
+export interface PtySession {
+  write(data: string | Buffer): void;
+  resize(cols: number, rows: number): Promise<void>;
+  onData(listener: (data: Buffer) => void): void;
+  onExit(listener: (exitCode: number | null) => void): void;
+  kill(): Promise<void>;
 }
 
 export interface SandboxFactory {

@@ -5,9 +5,9 @@ import { GymError } from '../../errors.ts';
 import { ImageBuilder, START_STATE, type ImageBuilderOptions } from '../../env/images.ts';
 import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
-import type { DirEntry, ExecOptions, ExecResult, FileStat, Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
+import type { DirEntry, ExecOptions, ExecResult, FileStat, PtySession, Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
 import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
-import { dockerExec } from './exec.ts';
+import { dockerExec, killMarkedProcesses } from './exec.ts';
 import { packTar } from './tar.ts';
 import { WarmPool } from './pool.ts';
 
@@ -432,6 +432,52 @@ export class DockerSandbox implements Sandbox {
   }
 
   /** Copies the workspace out as a tar stream (for snapshots); entries are checked by unpackTar. */
+  /** A TTY exec: raw bytes both ways (no multiplexing with a TTY), resized through the API. */
+  async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    const marker = randomBytes(6).toString('hex');
+    let exec: Docker.Exec;
+    let stream: NodeJS.ReadWriteStream;
+    try {
+      exec = await this.container.exec({
+        Cmd: ['bash', '-i'],
+        Env: this.env({ TERM: 'xterm-256color', ...opts.env, BENCHGYM_EXEC: marker }),
+        WorkingDir: WORKDIR,
+        Tty: true,
+        AttachStdin: true,
+        AttachStdout: true,
+        AttachStderr: true,
+      });
+      stream = (await exec.start({ hijack: true, stdin: true, Tty: true })) as unknown as NodeJS.ReadWriteStream;
+      await exec.resize({ h: opts.rows, w: opts.cols }).catch(() => {});
+    } catch (err) {
+      await this.assertAlive();
+      throw dockerError(err, 'could not open a terminal in the sandbox');
+    }
+    const exitListeners: ((code: number | null) => void)[] = [];
+    let exited = false;
+    const onEnd = async () => {
+      if (exited) return;
+      exited = true;
+      const info = await exec.inspect().catch(() => null);
+      for (const l of exitListeners) l(info?.ExitCode ?? null);
+    };
+    stream.on('end', onEnd);
+    stream.on('close', onEnd);
+    return {
+      write: (data) => void stream.write(data),
+      resize: async (cols, rows) => {
+        await exec.resize({ h: rows, w: cols });
+      },
+      onData: (listener) => void stream.on('data', listener),
+      onExit: (listener) => void exitListeners.push(listener),
+      kill: async () => {
+        await killMarkedProcesses(this.container, marker);
+        (stream as unknown as { destroy(): void }).destroy();
+      },
+    };
+  }
+
   fork(): Promise<Sandbox> {
     if (this.destroyed) return Promise.reject(new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`));
     return this.hooks.fork();

@@ -215,6 +215,16 @@ export class DockerSandboxFactory implements SandboxFactory {
     }
   }
 
+  /** Containers in use and ready in the pool (for health checks, tests and benchmarks). */
+  stats(): { live: number; pooled: number; slotsInUse: number } {
+    return { live: this.live.size, pooled: this.pool.size, slotsInUse: this.slotsInUse };
+  }
+
+  /** Fills the pool for an image now (warm-up before a run). */
+  warm(image: string): Promise<void> {
+    return this.pool.warm(image);
+  }
+
   async removeContainer(container: Docker.Container, volume: string): Promise<void> {
     await container.remove({ force: true, v: true }).catch(() => {});
     await this.docker.getVolume(volume).remove({ force: true }).catch(() => {});

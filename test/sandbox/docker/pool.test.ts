@@ -1,0 +1,51 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
+import { GymError } from '../../../src/errors.ts';
+import { sandboxEnv } from '../../../src/env/types.ts';
+import { SuiteRegistry } from '../../../src/tasks/registry.ts';
+import { seedOf } from '../../../src/tasks/seed.ts';
+import { dockerSkipReason } from './skip.ts';
+
+async function exampleTask(id: string) {
+  const registry = new SuiteRegistry();
+  registry.enable('examples');
+  return registry.task('examples', id);
+}
+
+test('the warm pool hands out started containers and refills; the container budget queues then says CAPACITY', async (t) => {
+  const skip = await dockerSkipReason();
+  if (skip) return t.skip(skip);
+  const task = await exampleTask('roman-numerals');
+  const pooled = new DockerSandboxFactory({ serverId: `test-pool-${randomBytes(4).toString('hex')}`, poolSize: 2 });
+  try {
+    const env = await pooled.prepare(task);
+    await pooled.warm(env.image!);
+    assert.equal(pooled.stats().pooled, 2);
+    const a = await pooled.create({ seed: seedOf(task), env: sandboxEnv(env) });
+    assert.equal(pooled.stats().pooled, 1, 'the episode took a ready container');
+    assert.match((await a.exec('ls')).stdout, /roman\.py/, 'pooled containers hold the start state');
+    await pooled.warm(env.image!);
+    assert.equal(pooled.stats().pooled, 2, 'refilled in the background');
+    await a.destroy();
+  } finally {
+    await pooled.close();
+  }
+  assert.equal(pooled.stats().pooled, 0);
+
+  const small = new DockerSandboxFactory({ serverId: `test-cap-${randomBytes(4).toString('hex')}`, poolSize: 0, maxContainers: 2, capacityWaitMs: 3000 });
+  try {
+    const env = await small.prepare(task);
+    const one = await small.create({ seed: seedOf(task), env: sandboxEnv(env) });
+    const two = await small.create({ seed: seedOf(task), env: sandboxEnv(env) });
+    await assert.rejects(small.create({ seed: seedOf(task), env: sandboxEnv(env) }), (e: unknown) => e instanceof GymError && e.code === 'CAPACITY');
+    // A waiting request gets the slot a finished sandbox frees.
+    const waiting = small.create({ seed: seedOf(task), env: sandboxEnv(env) });
+    await one.destroy();
+    const three = await waiting;
+    await Promise.all([two.destroy(), three.destroy()]);
+  } finally {
+    await small.close();
+  }
+});

@@ -43,3 +43,67 @@ export async function startExample(gym: Gym, taskId: string, extra: Record<strin
   const r = await gym.callTool('start_episode', { task_id: taskId, ...extra }, testContext());
   return (r.data as { episode_id: string }).episode_id;
 }
+
+// ---------------------------------------------------------------------------
+// Helpers added for the unit and behaviour tests.
+
+import assert from 'node:assert/strict';
+import { GymError, type GymErrorCode } from '../src/errors.ts';
+import { TaskSchema, type Task, type TaskInput } from '../src/tasks/schema.ts';
+
+/** A fresh temporary directory under the OS temp dir. */
+export function tempDir(prefix = 'benchgym-t-'): Promise<string> {
+  return fs.mkdtemp(path.join(os.tmpdir(), prefix));
+}
+
+/** Awaits `p` and asserts it rejects with a GymError of `code` (and a message matching `message`). */
+export async function expectGymError(p: Promise<unknown>, code: GymErrorCode, message?: RegExp): Promise<GymError> {
+  let caught: unknown;
+  try {
+    await p;
+  } catch (err) {
+    caught = err;
+  }
+  assert.ok(caught, `expected a GymError ${code}, but the call succeeded`);
+  assert.ok(caught instanceof GymError, `expected a GymError ${code}, got ${String(caught)}`);
+  assert.equal(caught.code, code, `expected ${code}, got ${caught.code}: ${caught.message}`);
+  if (message) assert.match(caught.message, message);
+  return caught;
+}
+
+/** PIDs of live processes whose environment carries `BENCHGYM_SANDBOX=<id>`. */
+export async function processesWithMarker(id: string): Promise<number[]> {
+  const needle = Buffer.from(`BENCHGYM_SANDBOX=${id}\0`);
+  const found: number[] = [];
+  for (const pid of (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
+    const environ = await fs.readFile(`/proc/${pid}/environ`).catch(() => null);
+    if (environ?.includes(needle)) found.push(Number(pid));
+  }
+  return found;
+}
+
+/** Waits (up to `waitMs`) for every process with the sandbox's marker to be gone; returns those left. */
+export async function markerSurvivors(id: string, waitMs = 3000): Promise<number[]> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const left = await processesWithMarker(id);
+    if (!left.length || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** An in-memory Python task (workspace given as files), validated by the task schema. */
+export function pythonTask(overrides: Partial<TaskInput> & { files: Record<string, string>; hidden?: Record<string, string> }): Task {
+  const { files, hidden, ...rest } = overrides;
+  return TaskSchema.parse({
+    id: 'adhoc',
+    suite: 'adhoc',
+    language: 'python',
+    kind: 'function',
+    prompt: 'an ad-hoc test task',
+    env: { kind: 'python', version: '3.11' },
+    workspace: { type: 'files', files },
+    tests: { hidden: { runner: { type: 'pytest', args: ['tests'] }, files: hidden ?? {} } },
+    ...rest,
+  });
+}

@@ -16,7 +16,7 @@ Usage:
   benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker] [--suite ID[=PATH]]... [--token T]
   benchgym mcp [--suite ID[=PATH]]...                 MCP over stdio (for Claude Desktop / Claude Code)
   benchgym tasks [--suite ID[=PATH]]... [--json]      list the tasks of the served suites
-  benchgym validate --suite ID[=PATH] [--tasks a,b] [--concurrency N] [--json]
+  benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
                                                       gold passes, start state fails, for every task
 
 Common options:

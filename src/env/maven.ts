@@ -10,6 +10,10 @@ import type { PreparedEnv } from './types.ts';
 
 const ENV_FORMAT = 1;
 
+function onPath(command: string): Promise<boolean> {
+  return new Promise((resolve) => execFile('sh', ['-c', `command -v ${command}`], (err) => resolve(!err)));
+}
+
 /** The JDK major version `java -version` reports. */
 async function hostJdkMajor(): Promise<string | null> {
   return new Promise((resolve) => {
@@ -37,6 +41,7 @@ export class MavenEnvBuilder {
   async prepare(spec: JavaEnvSpec, seed: { dir?: string; files?: Record<string, string> }): Promise<PreparedEnv> {
     const jdk = await hostJdkMajor();
     if (!jdk) throw new GymError('ENV_UNAVAILABLE', 'no JDK on this machine (java not found)');
+    if (!(await onPath('mvn'))) throw new GymError('ENV_UNAVAILABLE', 'no Maven on this machine (mvn not found)');
     const notes = jdk === spec.jdk ? [] : [`JDK ${spec.jdk} asked for, JDK ${jdk} used`];
     const pom = seed.files?.['pom.xml'] ?? (seed.dir ? await fs.readFile(path.join(seed.dir, 'pom.xml'), 'utf8').catch(() => null) : null);
     if (pom === null) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');

@@ -8,7 +8,7 @@ import { LocalSandboxFactory } from '../sandbox/local/index.ts';
 import type { SandboxFactory } from '../sandbox/types.ts';
 import { scorePatch } from '../scoring/scorer.ts';
 import type { Verdict } from '../scoring/verdict.ts';
-import { SuiteRegistry } from '../tasks/registry.ts';
+import { PROJECT_ROOT, SuiteRegistry } from '../tasks/registry.ts';
 import type { Task } from '../tasks/schema.ts';
 import { seedOf } from '../tasks/seed.ts';
 import { ALL_TOOLS } from '../tools/index.ts';
@@ -81,16 +81,19 @@ export class Gym {
         baseDir: path.join(this.dataDir, 'sandboxes', this.instance),
         isolation: opts.isolation,
         cacheDir: path.resolve(opts.cacheDir ?? this.dataDir),
-        privatePaths: [...this.registry.privatePaths(), path.join(this.dataDir, 'trajectories'), path.join(this.dataDir, 'logs')],
+        // Hidden from commands under bubblewrap: suites (hidden tests), the whole data dir
+        // (other sandboxes, logs, trajectories) and the checkout (its git history holds the suites).
+        privatePaths: [...this.registry.privatePaths(), this.dataDir, PROJECT_ROOT],
       });
     this.sweeper = setInterval(() => void this.sweep(), Math.min(30_000, this.defaults.idleTtlMs)).unref();
+    if (!opts.sandboxes) void this.removeStaleSandboxDirs();
   }
 
   get tools(): AnyTool[] {
     return ALL_TOOLS;
   }
 
-  async startEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress'>): Promise<Episode> {
+  async startEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress' | 'signal'>): Promise<Episode> {
     this.assertCapacity();
     const task = await this.registry.task(req.suite, req.taskId);
     const prompt = promptFor(task, req.promptVariant);
@@ -104,6 +107,7 @@ export class Gym {
       labels: { 'benchgym.episode': id, 'benchgym.task': task.id },
     });
     try {
+      for (const [rel, content] of Object.entries(task.tests.visible?.files ?? {})) await sandbox.writeFile(rel, content);
       await sandbox.commitBaseline();
       const trajectory = await Trajectory.open(path.join(this.dataDir, 'trajectories'), id, {
         suite: task.suite,
@@ -122,6 +126,12 @@ export class Gym {
         this.lifecycle,
       );
       this.episodes.set(id, episode);
+      if (ctx?.signal?.aborted) {
+        // The client gave up while the env was built: nothing should be left waiting.
+        await this.endEpisode(episode);
+        this.episodes.delete(id);
+        throw new GymError('CANCELLED', 'start_episode was cancelled');
+      }
       ctx?.progress(3, 3, 'ready');
       return episode;
     } catch (err) {
@@ -197,7 +207,7 @@ export class Gym {
           if (step > episode.budgets.maxSteps) throw new GymError('BUDGET_EXHAUSTED', `the step budget (${episode.budgets.maxSteps}) is spent; call submit`);
           if (Date.now() > episode.budgets.deadline) throw new GymError('BUDGET_EXHAUSTED', 'the time budget is spent; call submit');
         }
-        const result = await tool.run(episode, args, ctx);
+        const result = await withHeartbeat(ctx, tool.name, () => tool.run(episode, args, ctx));
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args, ok: true, observation: result.text, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
         return result;
       } catch (err) {
@@ -245,6 +255,21 @@ export class Gym {
     return [...this.episodes.values()];
   }
 
+  /** Sandbox folders of servers that died without cleaning up (their pid is gone). */
+  private async removeStaleSandboxDirs(): Promise<void> {
+    const root = path.join(this.dataDir, 'sandboxes');
+    const mine = path.join(root, this.instance);
+    await fs.mkdir(mine, { recursive: true });
+    await fs.writeFile(path.join(root, `${this.instance}.pid`), String(process.pid));
+    for (const name of await fs.readdir(root).catch(() => [] as string[])) {
+      if (name === this.instance || name.endsWith('.pid')) continue;
+      const pid = Number(await fs.readFile(path.join(root, `${name}.pid`), 'utf8').catch(() => '0'));
+      if (pid && processAlive(pid)) continue;
+      await fs.rm(path.join(root, name), { recursive: true, force: true });
+      await fs.rm(path.join(root, `${name}.pid`), { force: true });
+    }
+  }
+
   private async sweep(): Promise<void> {
     const now = Date.now();
     for (const episode of this.episodes.values()) {
@@ -262,7 +287,17 @@ export class Gym {
     await this.sandboxes.close();
     if (this.sandboxes instanceof LocalSandboxFactory) {
       await fs.rm(path.join(this.dataDir, 'sandboxes', this.instance), { recursive: true, force: true });
+      await fs.rm(path.join(this.dataDir, 'sandboxes', `${this.instance}.pid`), { force: true });
     }
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 
@@ -270,6 +305,20 @@ export function defaultRegistry(): SuiteRegistry {
   const registry = new SuiteRegistry();
   registry.enable('examples');
   return registry;
+}
+
+/** Progress every 5 s while a call runs, so clients that reset their timeout on progress wait for long calls. */
+async function withHeartbeat<T>(ctx: ToolContext, name: string, fn: () => Promise<T>): Promise<T> {
+  const started = Date.now();
+  const timer = setInterval(() => {
+    const s = Math.round((Date.now() - started) / 1000);
+    ctx.progress(s, undefined, `${name} running for ${s} s`);
+  }, 5000);
+  try {
+    return await fn();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 function promptFor(task: Task, variant?: string): string {

@@ -10,8 +10,6 @@ export interface TestRun {
   tests: TestCaseResult[];
   /** The runner's own output, stdout then stderr. */
   log: string;
-  /** True when the runner itself could not run the tests (usage error), not the code under test. */
-  harnessError?: string;
 }
 
 export interface RunTestsOptions {
@@ -23,6 +21,23 @@ export interface RunTestsOptions {
 
 const REPORT_DIR = '.benchgym-reports';
 
+/**
+ * `python -m pytest`, except that pytest and its plugins are imported before the workspace
+ * joins sys.path: a `pytest.py` (or `_pytest/`, `pluggy.py`) in the workspace cannot stand
+ * in for the test runner and write its own report.
+ */
+export const PYTEST_LAUNCHER = [
+  'import importlib, os, sys',
+  'cwd = os.getcwd()',
+  "sys.path[:] = [p for p in sys.path if p not in ('', '.', cwd)]",
+  'import pytest, _pytest.config',
+  'for name in _pytest.config.default_plugins:',
+  '    try: importlib.import_module("_pytest." + name)',
+  '    except Exception: pass',
+  'sys.path.insert(0, cwd)',
+  'sys.exit(pytest.main(sys.argv[1:]))',
+].join('\n');
+
 function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
@@ -33,17 +48,14 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
   if (spec.type === 'pytest') {
     // An unguessable report name: code under test cannot pre-write a passing report.
     const report = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.xml`;
-    const command = [
-      shellQuote(env.command), '-m', 'pytest', '-p', 'no:cacheprovider', '-o', 'junit_family=xunit1',
-      `--junitxml=${report}`, '-rfE', ...spec.args.map(shellQuote),
-    ].join(' ');
-    const exec = await sandbox.exec(command, execOpts);
+    const args = ['-p', 'no:cacheprovider', '-o', 'junit_family=xunit1', `--junitxml=${report}`, '-rfE', ...spec.args].map(shellQuote).join(' ');
+    const exec = await sandbox.exec(`${shellQuote(env.command)} -c ${shellQuote(PYTEST_LAUNCHER)} ${args}`, execOpts);
     const xml = await sandbox.readFile(report).then((b) => b.toString('utf8')).catch(() => '');
     await sandbox.remove(REPORT_DIR).catch(() => {});
     const tests = parseJUnitXml(xml).map((c) => toResult(pytestNodeId(c.attrs), c));
-    // pytest exit 4 is a usage error (e.g. a test path that does not exist): the harness's fault.
-    const harnessError = exec.exitCode === 4 ? 'pytest usage error (exit 4)' : undefined;
-    return { command, exec, tests, log: joinLog(exec), harnessError };
+    // Exit codes 2-5 (interrupted, internal, usage, nothing collected) can all be caused by
+    // the code or config under test, so they count against it, never as harness errors.
+    return { command: `python -m pytest ${args}`, exec, tests, log: joinLog(exec) };
   }
   if (spec.type === 'maven') {
     const select = spec.tests.length ? [`-Dtest=${shellQuote(spec.tests.join(','))}`, '-Dsurefire.failIfNoSpecifiedTests=false'] : [];

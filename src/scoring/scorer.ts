@@ -21,8 +21,8 @@ export interface ScoreOptions {
   progress?: (message: string) => void;
 }
 
-/** Test files every pytest task resets: they could otherwise rewrite how tests run. */
-const ALWAYS_RESET_PYTHON = ['**/conftest.py'];
+/** Files every pytest task resets: they could otherwise rewrite how tests run. */
+const ALWAYS_RESET_PYTHON = ['**/conftest.py', 'pytest.ini', 'tox.ini'];
 
 /**
  * Scores a patch the way the benchmarks do: a fresh sandbox from the untouched start state,
@@ -65,9 +65,6 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
     opts.progress?.('running the hidden tests');
     const run = await runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
     log.push(`$ ${run.command}\nexit ${run.exec.exitCode}${run.exec.timedOut ? ' (timed out)' : ''}\n${run.log}`);
-    if (run.harnessError) {
-      return await finish({ reward: 0, status: 'error', tests: run.tests, notes, error: { code: 'INTERNAL', message: run.harnessError } });
-    }
     return await finish(decide(run, task.tests, notes));
   } catch (err) {
     const e = toGymError(err);

@@ -44,7 +44,8 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   if (!isLoopback(host) && !opts.token) {
     throw new GymError('UNAUTHORIZED', `binding to ${host} exposes the server beyond this machine: give a token (--token or BENCHGYM_TOKEN)`);
   }
-  const app = createMcpExpressApp(isLoopback(host) ? { host: '127.0.0.1' } : { host });
+  // DNS-rebinding protection: on loopback only loopback names are valid Host headers.
+  const app = createMcpExpressApp(isLoopback(host) ? { host, allowedHosts: [...new Set([host, '127.0.0.1', 'localhost', '[::1]'])] } : { host });
 
   app.use((req: Request, res: Response, next: NextFunction) => {
     const origin = req.headers.origin;

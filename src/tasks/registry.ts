@@ -68,6 +68,13 @@ export class SuiteRegistry {
     this.loaded.delete(id);
   }
 
+  /** The suite tools use when none is named: the first one enabled. */
+  defaultSuite(): string {
+    const first = this.suiteIds()[0];
+    if (!first) throw new GymError('SUITE_NOT_FOUND', 'this server serves no suite');
+    return first;
+  }
+
   suiteIds(): string[] {
     return [...this.enabled.keys()];
   }

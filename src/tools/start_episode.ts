@@ -8,7 +8,7 @@ export const startEpisodeTool = gymTool({
     "Start working on a task: a sandbox is made with the task's start state and environment. Returns the episode_id (pass it to the other tools), the problem statement and the workspace layout. The first start of a task may take a while (its environment is built once).",
   input: z.object({
     task_id: z.string().min(1).describe('task id (see list_tasks)'),
-    suite: z.string().min(1).default('examples').describe('suite id'),
+    suite: z.string().min(1).optional().describe('suite id (default: the first served suite)'),
     prompt_variant: z.string().optional().describe('another rendering of the problem statement, if the task has one'),
     max_steps: z.number().int().min(1).max(10_000).optional().describe('tool calls allowed before only submit remains'),
     time_limit_s: z.number().positive().max(86_400).optional().describe('seconds allowed before only submit remains'),
@@ -16,7 +16,7 @@ export const startEpisodeTool = gymTool({
   annotations: { readOnlyHint: false },
   async run(gym, args, ctx) {
     const episode = await gym.startEpisode(
-      { suite: args.suite, taskId: args.task_id, promptVariant: args.prompt_variant, maxSteps: args.max_steps, timeLimitMs: args.time_limit_s ? args.time_limit_s * 1000 : undefined },
+      { suite: args.suite ?? gym.registry.defaultSuite(), taskId: args.task_id, promptVariant: args.prompt_variant, maxSteps: args.max_steps, timeLimitMs: args.time_limit_s ? args.time_limit_s * 1000 : undefined },
       ctx,
     );
     const { entries } = await episode.sandbox.list('.', { depth: 2, limit: 200 });

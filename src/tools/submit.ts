@@ -3,6 +3,16 @@ import { GymError } from '../errors.ts';
 import type { Verdict } from '../scoring/verdict.ts';
 import { episodeTool } from './types.ts';
 
+/**
+ * The verdict as the agent sees it: outcomes and test names, but no failure texts of hidden
+ * tests and no server paths (a later attempt at the same task must not learn the tests).
+ * The full verdict stays in the trajectory and the scoring log.
+ */
+export function publicVerdict(v: Verdict): Record<string, unknown> {
+  const { logRef: _logRef, tests, ...rest } = v;
+  return { ...rest, tests: tests.map(({ name, status, durationMs }) => ({ name, status, ...(durationMs !== undefined ? { durationMs } : {}) })) };
+}
+
 export function formatVerdict(v: Verdict): string {
   const lines = [`Verdict: ${v.status.toUpperCase()} (reward ${v.reward})`];
   if (v.error) lines.push(`Infrastructure error ${v.error.code}: ${v.error.message} (not counted as a wrong answer)`);
@@ -29,6 +39,6 @@ export const submitTool = episodeTool({
       throw new GymError('EPISODE_ENDED', `episode ${episode.id} was ${episode.state} without a submission`);
     }
     const verdict = await episode.lifecycle.submit(episode, ctx);
-    return { text: formatVerdict(verdict), data: { ...verdict } };
+    return { text: formatVerdict(verdict), data: publicVerdict(verdict) };
   },
 });

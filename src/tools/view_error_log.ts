@@ -45,7 +45,7 @@ export const viewErrorLogTool = episodeTool({
       if (!parsed.failures.length && !parsed.compilerErrors.length && !parsed.tracebacks.length) out.push('\nNo failures in the last run.');
     }
     const slice = logLines.slice((args.page - 1) * PAGE_LINES, args.page * PAGE_LINES);
-    out.push(`\n--- full log, page ${args.page} of ${pages} ---\n${slice.join('\n')}`);
+    out.push(`${args.page === 1 ? "\n" : ""}--- full log, page ${args.page} of ${pages} ---\n${slice.join("\n")}`);
     if (args.page < pages) out.push(`[more: view_error_log with page=${args.page + 1}]`);
     return { text: out.join('\n'), data: { ...parsed, page: args.page, pages, exitCode: run.exec.exitCode, timedOut: run.exec.timedOut } };
   },

@@ -423,6 +423,6 @@ function fileError(err: unknown, rel: string): GymError {
   const code = (err as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
   if (code === 'EISDIR') return new GymError('NOT_A_FILE', `'${rel}' is a directory`);
-  if (code === 'ENOTDIR') return new GymError('NOT_A_DIRECTORY', `a parent of '${rel}' is not a directory`);
+  if (code === 'ENOTDIR' || code === 'EEXIST') return new GymError('NOT_A_DIRECTORY', `a parent of '${rel}' is not a directory`);
   return new GymError('SANDBOX_UNAVAILABLE', `file operation on '${rel}' failed: ${(err as Error).message}`);
 }

@@ -1,0 +1,129 @@
+/**
+ * `npm run bench [-- --quick] [-- --only <name>[,<name>...]]`
+ *
+ * Runs the benchmarks, prints a table and writes bench/results/latest.json. `--only` takes a
+ * benchmark name (mcp_latency) or case names (ping, view_file, view_file_scoped, ...).
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { promises as fs } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { MCP_LATENCY_CASES, runMcpLatency, type McpLatencyCase, type McpLatencyResult } from './mcp_latency.ts';
+import type { LatencyStats } from './stats.ts';
+
+const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
+
+interface Benchmark {
+  name: string;
+  cases: readonly string[];
+  run(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<McpLatencyResult>;
+}
+
+const BENCHMARKS: Benchmark[] = [
+  {
+    name: 'mcp_latency',
+    cases: MCP_LATENCY_CASES,
+    run: (opts) => runMcpLatency({ ...opts, cases: opts.cases as ReadonlySet<McpLatencyCase> | undefined }),
+  },
+];
+
+function usage(): string {
+  const names = BENCHMARKS.map((b) => `${b.name} (${b.cases.join(', ')})`).join('; ');
+  return `usage: npm run bench -- [--quick] [--only <benchmark|case>[,...]]\nbenchmarks: ${names}`;
+}
+
+function machine() {
+  const cpus = os.cpus();
+  return {
+    cpus: cpus.length,
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+    node: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    /** 1-minute load average at the start: other work on the machine skews the tails. */
+    loadAvg1m: Math.round(os.loadavg()[0]! * 100) / 100,
+  };
+}
+
+function table(stats: LatencyStats[]): string {
+  const head = ['benchmark', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'mean ms', 'min ms', 'max ms'];
+  const rows = stats.map((s) => [s.name, String(s.n), ...[s.p50, s.p95, s.p99, s.mean, s.min, s.max].map((x) => x.toFixed(2))]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+async function main(): Promise<number> {
+  let values: { quick?: boolean; only?: string[]; help?: boolean };
+  try {
+    ({ values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } }));
+  } catch (err) {
+    console.error(`${(err as Error).message}\n${usage()}`);
+    return 2;
+  }
+  if (values.help) {
+    console.log(usage());
+    return 0;
+  }
+  const quick = values.quick ?? false;
+  const only = new Set((values.only ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean));
+  const known = new Set(BENCHMARKS.flatMap((b) => [b.name, ...b.cases]));
+  const unknown = [...only].filter((o) => !known.has(o));
+  if (unknown.length) {
+    console.error(`unknown benchmark or case: ${unknown.join(', ')}\n${usage()}`);
+    return 2;
+  }
+
+  const startedAt = new Date();
+  const log = (m: string) => console.error(`[bench] ${m}`);
+  const info = machine();
+  log(`${info.cpus} cpus (${info.cpuModel}), ${info.memoryGiB} GiB, node ${info.node}, load ${info.loadAvg1m}${quick ? ', --quick' : ''}`);
+
+  const results: Record<string, McpLatencyResult> = {};
+  const allStats: LatencyStats[] = [];
+  for (const bench of BENCHMARKS) {
+    let cases: Set<string> | undefined;
+    if (only.size && !only.has(bench.name)) {
+      cases = new Set(bench.cases.filter((c) => only.has(c)));
+      if (cases.size === 0) continue;
+    }
+    log(`== ${bench.name}`);
+    const t0 = process.hrtime.bigint();
+    const result = await bench.run({ quick, cases, log });
+    log(`== ${bench.name} done in ${(Number(process.hrtime.bigint() - t0) / 1e9).toFixed(1)} s`);
+    results[bench.name] = result;
+    allStats.push(...result.stats);
+  }
+
+  console.log('');
+  console.log(table(allStats));
+  for (const [name, r] of Object.entries(results)) {
+    console.log('');
+    console.log(`${name}: isolation: ${r.context.isolation}`);
+    console.log(`${name}: first start_episode (env warm-up): ${r.context.firstStartMs} ms`);
+    for (const m of r.memory) console.log(`${name}: RSS ${m.label}: ${m.rssMiB} MiB (heap used ${m.heapUsedMiB} MiB)`);
+  }
+
+  const report = {
+    date: startedAt.toISOString(),
+    durationS: Math.round((Date.now() - startedAt.getTime()) / 100) / 10,
+    machine: info,
+    options: { quick, only: [...only] },
+    benchmarks: results,
+  };
+  await fs.mkdir(path.dirname(RESULTS_FILE), { recursive: true });
+  await fs.writeFile(RESULTS_FILE, JSON.stringify(report, null, 2) + '\n');
+  console.log(`\nwrote ${path.relative(process.cwd(), RESULTS_FILE)}`);
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : err);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,52 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Gym } from '../../src/episode/gym.ts';
+import { makeGym, startExample, testContext } from '../helpers.ts';
+
+let gym: Gym;
+let cleanup: () => Promise<void>;
+let id: string;
+const call = (name: string, args: Record<string, unknown> = {}) => gym.callTool(name, args, testContext(), id);
+
+before(async () => {
+  ({ gym, cleanup } = await makeGym());
+  id = await startExample(gym, 'roman-numerals');
+});
+after(() => cleanup());
+
+test('no changes at the start', async () => {
+  const r = await call('get_diff');
+  assert.equal(r.text, 'No changes.');
+  assert.deepEqual(r.data, { diff: '', files: [], bytes: 0 });
+});
+
+test('shows edits, new files and deletions as a git diff, listing the files', async () => {
+  await call('edit_file', { path: 'roman.py', old_str: 'def to_roman(n: int) -> str:', new_str: 'def to_roman(n: int) -> str:  # changed' });
+  await call('create_file', { path: 'helpers/util.py', content: 'X = 1\n' });
+  await call('run_command', { command: 'rm tests/test_roman.py' });
+  const r = await call('get_diff');
+  const data = r.data as { diff: string; files: string[]; bytes: number };
+  assert.deepEqual(data.files, ['helpers/util.py', 'roman.py', 'tests/test_roman.py']);
+  assert.equal(r.text, data.diff);
+  assert.match(data.diff, /^\+def to_roman\(n: int\) -> str: {2}# changed$/m);
+  assert.match(data.diff, /^new file mode 100644\n(?:index .*\n)?--- \/dev\/null\n\+\+\+ b\/helpers\/util\.py$/m);
+  assert.match(data.diff, /^deleted file mode 100644$/m);
+  assert.equal(data.bytes, Buffer.byteLength(data.diff));
+});
+
+test('caches and byte-code written by commands are not part of the diff', async () => {
+  await call('run_command', { command: 'python -c "import py_compile; py_compile.compile(\'roman.py\', cfile=\'__pycache__/roman.cpython-311.pyc\')"; mkdir -p .pytest_cache && touch .pytest_cache/x' });
+  const r = await call('get_diff');
+  assert.doesNotMatch(r.text, /__pycache__|\.pyc|pytest_cache/);
+});
+
+test('a diff that undoes itself is empty again', async () => {
+  await call('undo_edit', { path: 'roman.py' });
+  await call('undo_edit', { path: 'helpers/util.py' });
+  await call('run_command', { command: 'git --version >/dev/null; true' });
+  const task = gym.episode(id).task;
+  const original = await import('node:fs').then((fs) => fs.promises.readFile(`${(task.workspace as { path: string }).path}/tests/test_roman.py`, 'utf8'));
+  await call('create_file', { path: 'tests/test_roman.py', content: original });
+  const r = await call('get_diff');
+  assert.equal(r.text, 'No changes.');
+});

@@ -1,0 +1,70 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Gym } from '../../src/episode/gym.ts';
+import { expectGymError, makeGym, startExample, testContext } from '../helpers.ts';
+
+type Hit = { path: string; line: number; text: string };
+let gym: Gym;
+let cleanup: () => Promise<void>;
+let id: string;
+const search = async (args: Record<string, unknown>) => {
+  const r = await gym.callTool('search', args, testContext(), id);
+  return { ...r, hits: (r.data as { matches: Hit[] }).matches, total: (r.data as { total: number }).total };
+};
+
+before(async () => {
+  ({ gym, cleanup } = await makeGym());
+  id = await startExample(gym, 'roman-numerals');
+  const sb = gym.episode(id).sandbox;
+  await sb.writeFile('notes/special.txt', 'price is a.b(c) [x]*\nabc\nPRICE upper\n');
+  await sb.writeFile('notes/blob.bin', Buffer.concat([Buffer.from('price is a.b(c)'), Buffer.from([0, 1, 2])]));
+  await sb.writeFile('many.txt', Array.from({ length: 30 }, (_, i) => `needle ${i}`).join('\n') + '\n');
+});
+after(() => cleanup());
+
+test('a literal search prints path:line: text', async () => {
+  const r = await search({ query: 'raise NotImplementedError' });
+  assert.deepEqual(r.hits.map((h) => `${h.path}:${h.line}`), ['roman.py:22', 'roman.py:39']);
+  assert.match(r.text, /^2 matches for "raise NotImplementedError" in \d+ files:\nroman\.py:22: {5}raise NotImplementedError$/m);
+});
+
+test('regular-expression characters are literal unless regex=true', async () => {
+  const literal = await search({ query: 'a.b(c) [x]*' });
+  assert.deepEqual(literal.hits.map((h) => `${h.path}:${h.line}`), ['notes/special.txt:1']);
+  const regex = await search({ query: '^def (to|from)_roman\\(', regex: true });
+  assert.deepEqual(regex.hits.map((h) => `${h.path}:${h.line}`), ['roman.py:11', 'roman.py:25']);
+  const noRegex = await search({ query: '^def (to|from)_roman\\(' });
+  assert.equal(noRegex.total, 0);
+});
+
+test('case-insensitive search', async () => {
+  assert.equal((await search({ query: 'price', path: 'notes' })).total, 1);
+  assert.equal((await search({ query: 'price', path: 'notes', case_sensitive: false })).total, 2);
+});
+
+test('a glob restricts the files searched; binary files are skipped', async () => {
+  const r = await search({ query: 'roman', glob: 'tests/**' });
+  assert.ok(r.hits.length > 0);
+  assert.ok(r.hits.every((h) => h.path.startsWith('tests/')), JSON.stringify(r.hits));
+  const py = await search({ query: 'import', glob: '*.py' });
+  assert.ok(py.hits.every((h) => h.path.endsWith('.py')));
+  assert.ok(!(await search({ query: 'price is' })).hits.some((h) => h.path.endsWith('.bin')));
+});
+
+test('max_results caps the hits and reports the total', async () => {
+  const r = await search({ query: 'needle', max_results: 5 });
+  assert.equal(r.hits.length, 5);
+  assert.equal(r.total, 30);
+  assert.match(r.text, /\[25 more matches: narrow the search\]/);
+});
+
+test('no matches says so', async () => {
+  const r = await search({ query: 'xyzzy-not-here' });
+  assert.equal(r.hits.length, 0);
+  assert.match(r.text, /^No matches for "xyzzy-not-here"/);
+});
+
+test('an invalid regular expression is an invalid argument naming the query', async () => {
+  await expectGymError(search({ query: '(unclosed', regex: true }), 'INVALID_ARGUMENT', /'query'/);
+  await expectGymError(search({ query: '' }), 'INVALID_ARGUMENT', /'query'/);
+});

@@ -1,7 +1,9 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Request, Response, NextFunction } from 'express';
+import type { Express, Request, Response, NextFunction } from 'express';
+import { isLoopback, refuseReason, type AccessPolicy } from './access.ts';
+import { UpgradeRouter } from './upgrade.ts';
 import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -17,7 +19,12 @@ export interface HttpServerOptions {
   token?: string;
   /** Extra Origin hosts allowed (browsers); loopback origins always are. */
   allowedOrigins?: string[];
+  /** More endpoints on the same server: WebSocket protocols, terminal pages. */
+  extensions?: ServerExtension[];
 }
+
+/** Adds routes and WebSocket endpoints to the HTTP server, behind the same access checks. */
+export type ServerExtension = (ctx: { gym: Gym; app: Express; upgrades: UpgradeRouter }) => void;
 
 export interface RunningServer {
   url: string;
@@ -25,12 +32,6 @@ export interface RunningServer {
   port: number;
   http: Server;
   close(): Promise<void>;
-}
-
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
-
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith('127.');
 }
 
 function jsonRpcError(res: Response, status: number, message: string, code = -32000): void {
@@ -47,24 +48,15 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   // DNS-rebinding protection: on loopback only loopback names are valid Host headers.
   const app = createMcpExpressApp(isLoopback(host) ? { host, allowedHosts: [...new Set([host, '127.0.0.1', 'localhost', '[::1]'])] } : { host });
 
+  const policy: AccessPolicy = { token: opts.token, allowedOrigins: opts.allowedOrigins };
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const origin = req.headers.origin;
-    if (origin) {
-      let originHost: string;
-      try {
-        originHost = new URL(origin).hostname;
-      } catch {
-        return jsonRpcError(res, 403, `invalid Origin header: ${origin}`);
-      }
-      if (!isLoopback(originHost) && !(opts.allowedOrigins ?? []).includes(originHost)) return jsonRpcError(res, 403, `Origin ${origin} is not allowed`);
-    }
-    if (opts.token) {
-      const given = Buffer.from(String(req.headers.authorization ?? ''));
-      const want = Buffer.from(`Bearer ${opts.token}`);
-      if (given.length !== want.length || !timingSafeEqual(given, want)) return jsonRpcError(res, 401, 'missing or wrong bearer token');
-    }
+    const reason = refuseReason(req, policy);
+    if (reason) return jsonRpcError(res, reason.status, reason.message);
     next();
   });
+  const loopbackHosts = isLoopback(host) ? [...new Set([host, '127.0.0.1', 'localhost', '[::1]', '::1'])] : undefined;
+  const upgrades = new UpgradeRouter(policy, loopbackHosts);
+  for (const extension of opts.extensions ?? []) extension({ gym, app, upgrades });
 
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer; scope: string }>();
 
@@ -108,6 +100,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     const s = app.listen(port, host, () => resolve(s));
     s.on('error', reject);
   });
+  upgrades.attach(http);
   const address = http.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return {

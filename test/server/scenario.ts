@@ -32,12 +32,12 @@ def test_coupon_lowers_the_tax():
     assert cart.tax() == Decimal("2.97")
 `;
 
-const BUGGY = `        return sum(
+export const BUGGY = `        return sum(
             (line_total for product, _, line_total in self.lines() if product.taxable),
             Decimal("0.00"),
         )`;
 
-const FIXED = `        taxable = sum(
+export const FIXED = `        taxable = sum(
             (line_total for product, _, line_total in self.lines() if product.taxable),
             Decimal("0.00"),
         )

@@ -2,6 +2,9 @@ import { Gym, type GymOptions } from '../episode/gym.ts';
 import { GymError, toGymError } from '../errors.ts';
 import { startHttpServer } from '../server/http.ts';
 import { runStdioServer } from '../server/stdio.ts';
+import { wsGymExtension } from '../server/ws_gym.ts';
+import { wsMcpExtension } from '../server/ws_mcp.ts';
+import { terminalExtension } from '../server/pty.ts';
 import { validateTasks, type TaskValidation } from '../scoring/validate.ts';
 import { SuiteRegistry } from '../tasks/registry.ts';
 import { DockerSandboxFactory } from '../sandbox/docker/index.ts';
@@ -9,6 +12,7 @@ import { dockerClient } from '../sandbox/docker/client.ts';
 import { buildBaseImage, type BaseImageSpec } from '../env/baseImages.ts';
 import { BASE_IMAGES, baseImageName } from '../env/images.ts';
 import { intFlag, parseFlags } from './options.ts';
+import { shell } from './shell.ts';
 
 const USAGE = `benchgym: a gym server for code benchmarks
 
@@ -18,6 +22,9 @@ Usage:
   benchgym tasks [--suite ID[=PATH]]... [--json]      list the tasks of the served suites
   benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
                                                       gold passes, start state fails, for every task
+  benchgym shell EPISODE_ID|TASK_ID [--url http://127.0.0.1:7420] [--token T] [--suite ID]
+                                                      a terminal into an episode on a running server
+                                                      (a task id starts an episode first; Ctrl-] detaches)
 
 Common options:
   --data-dir DIR     trajectories, scoring logs and sandboxes (default $BENCHGYM_HOME or ~/.cache/benchgym)
@@ -94,11 +101,14 @@ async function serve(args: string[]): Promise<number> {
     host: values.host ?? '127.0.0.1',
     port: intFlag(values.port, 'port', 7420, 0, 65535),
     token: values.token ?? process.env.BENCHGYM_TOKEN,
+    extensions: [wsGymExtension(), wsMcpExtension(), terminalExtension()],
   });
   const suites = await gym.registry.list();
+  const ws = server.url.replace(/^http/, 'ws');
   process.stderr.write(
     `benchgym serving ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')} with the ${gym.sandboxes.backend} sandbox\n` +
-      `  MCP (Streamable HTTP): ${server.url}/mcp\n  one episode:           ${server.url}/episodes/<episode_id>/mcp\n`,
+      `  MCP (Streamable HTTP): ${server.url}/mcp\n  one episode:           ${server.url}/episodes/<episode_id>/mcp\n` +
+      `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n`,
   );
   onSignals(async () => {
     await server.close();
@@ -193,7 +203,7 @@ async function images(args: string[]): Promise<number> {
   return 0;
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, mcp, tasks, validate, images };
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, mcp, tasks, validate, images, shell };
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

@@ -75,6 +75,9 @@ export interface PtySession {
   onData(listener: (data: Buffer) => void): void;
   onExit(listener: (exitCode: number | null) => void): void;
   kill(): Promise<void>;
+  /** Stops reading the terminal's output until resume() (flow control for slow viewers). */
+  pause?(): void;
+  resume?(): void;
 }
 
 export interface SandboxFactory {

@@ -23,8 +23,11 @@ export interface HttpServerOptions {
   extensions?: ServerExtension[];
 }
 
-/** Adds routes and WebSocket endpoints to the HTTP server, behind the same access checks. */
-export type ServerExtension = (ctx: { gym: Gym; app: Express; upgrades: UpgradeRouter }) => void;
+/**
+ * Adds routes and WebSocket endpoints to the HTTP server, behind the same access checks.
+ * It may return a function that `close()` calls first (open WebSockets keep the HTTP server from closing).
+ */
+export type ServerExtension = (ctx: { gym: Gym; app: Express; upgrades: UpgradeRouter }) => void | (() => void | Promise<void>);
 
 export interface RunningServer {
   url: string;
@@ -56,7 +59,11 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   });
   const loopbackHosts = isLoopback(host) ? [...new Set([host, '127.0.0.1', 'localhost', '[::1]', '::1'])] : undefined;
   const upgrades = new UpgradeRouter(policy, loopbackHosts);
-  for (const extension of opts.extensions ?? []) extension({ gym, app, upgrades });
+  const disposers: (() => void | Promise<void>)[] = [];
+  for (const extension of opts.extensions ?? []) {
+    const dispose = extension({ gym, app, upgrades });
+    if (typeof dispose === 'function') disposers.push(dispose);
+  }
 
   const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer; scope: string }>();
 
@@ -109,6 +116,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     port: address.port,
     http,
     async close() {
+      await Promise.all(disposers.map(async (d) => d()).map((p) => p.catch(() => {})));
       await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));
       sessions.clear();
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));

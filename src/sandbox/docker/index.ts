@@ -481,6 +481,8 @@ export class DockerSandbox implements Sandbox {
       },
       onData: (listener) => void stream.on('data', listener),
       onExit: (listener) => void exitListeners.push(listener),
+      pause: () => void stream.pause(),
+      resume: () => void stream.resume(),
       kill: async () => {
         await killMarkedProcesses(this.container, marker);
         (stream as unknown as { destroy(): void }).destroy();

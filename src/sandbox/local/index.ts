@@ -4,6 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { StringDecoder } from 'node:string_decoder';
+import { spawn as spawnPty, type IPty } from 'node-pty';
 import { GymError } from '../../errors.ts';
 import { CappedOutput } from '../output.ts';
 import { killByEnvMarker, killGroup } from '../processes.ts';
@@ -11,7 +12,7 @@ import { resolveInWorkspace } from '../paths.ts';
 import { EnvBuilder } from '../../env/index.ts';
 import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
-import type { DirEntry, ExecOptions, ExecResult, FileStat, Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
+import type { DirEntry, ExecOptions, ExecResult, FileStat, PtySession, Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
 
 const execFileP = promisify(execFile);
 
@@ -125,6 +126,8 @@ export class LocalSandbox implements Sandbox {
   readonly workdir: string;
   readonly isolation: string;
   private destroyed = false;
+  /** Open terminals: destroy() ends them (their processes carry their own marker, not the sandbox's). */
+  private readonly ptys = new Set<PtySession>();
 
   constructor(
     readonly id: string,
@@ -164,16 +167,84 @@ export class LocalSandbox implements Sandbox {
     };
   }
 
-  private argv(command: string, cwd: string): string[] {
+  /**
+   * The command line that runs `shell` in the sandbox. `newSession` (bubblewrap's
+   * --new-session, against TIOCSTI injection into the server's terminal) is off for PTYs:
+   * there the controlling terminal is the sandbox's own, and job control needs it.
+   */
+  private argv(command: string, cwd: string, { shell = ['/bin/bash', '-c', command], newSession = true }: { shell?: string[]; newSession?: boolean } = {}): string[] {
     const l = this.limits;
     const prlimit = ['prlimit', `--cpu=${l.cpuSeconds}`, `--fsize=${l.fileSizeBytes}`, `--nofile=${l.openFiles}`, `--nproc=${l.processes}`, '--'];
-    const shell = ['/bin/bash', '-c', command];
     if (!this.bwrap) return [...prlimit, ...shell];
     const binds: string[] = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
     for (const hidden of this.hiddenPaths) if (existsSync(hidden)) binds.push('--tmpfs', hidden);
     for (const ro of this.create.env?.readOnlyPaths ?? []) if (existsSync(ro)) binds.push('--ro-bind', ro, ro);
     binds.push('--bind', this.root, this.root, '--bind', path.join(this.dir, 'home'), path.join(this.dir, 'home'));
-    return [...prlimit, 'bwrap', '--unshare-all', '--die-with-parent', '--new-session', ...binds, '--chdir', cwd, ...shell];
+    return [...prlimit, 'bwrap', '--unshare-all', '--die-with-parent', ...(newSession ? ['--new-session'] : []), ...binds, '--chdir', cwd, ...shell];
+  }
+
+  /**
+   * An interactive bash in the workspace under the same isolation, environment and limits
+   * as exec(). Its processes carry `BENCHGYM_PTY=<marker>` instead of the sandbox marker,
+   * so an exec() cleaning up after itself does not end a terminal someone is using; kill()
+   * ends them by that marker, and destroy() kills every open terminal.
+   */
+  async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
+    this.assertLive();
+    const marker = `${this.id}-pty-${randomBytes(4).toString('hex')}`;
+    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', ...opts.env });
+    env.BENCHGYM_PTY = marker;
+    const [file, ...args] = this.argv('', this.root, { shell: ['/bin/bash', '-i'], newSession: false });
+    let proc: IPty;
+    try {
+      proc = spawnPty(file!, args, { name: env.TERM ?? 'xterm-256color', cols: clampSize(opts.cols, 80), rows: clampSize(opts.rows, 24), cwd: this.root, env, encoding: null });
+    } catch (err) {
+      throw new GymError('SANDBOX_UNAVAILABLE', `could not open a terminal in the sandbox: ${(err as Error).message}`);
+    }
+    const exitListeners: ((code: number | null) => void)[] = [];
+    let exitCode: number | null | undefined;
+    const exited = new Promise<void>((resolve) => {
+      proc.onExit(({ exitCode: code, signal }) => {
+        exitCode = signal ? null : code;
+        this.ptys.delete(session);
+        // What the shell left running in the background goes with it.
+        void killByEnvMarker('BENCHGYM_PTY', marker);
+        for (const l of exitListeners) l(exitCode);
+        resolve();
+      });
+    });
+    const session: PtySession = {
+      write: (data) => {
+        if (exitCode !== undefined) return;
+        try {
+          proc.write(data);
+        } catch {
+          // the terminal is closing
+        }
+      },
+      resize: async (cols, rows) => {
+        if (exitCode === undefined) proc.resize(clampSize(cols, 80), clampSize(rows, 24));
+      },
+      onData: (listener) => void proc.onData((chunk) => listener(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer))),
+      onExit: (listener) => {
+        if (exitCode !== undefined) listener(exitCode);
+        else exitListeners.push(listener);
+      },
+      pause: () => proc.pause(),
+      resume: () => proc.resume(),
+      kill: async () => {
+        if (exitCode === undefined) {
+          // A hangup first (bash passes it on to its jobs), then nothing survives.
+          killGroup(proc.pid, 'SIGHUP');
+          await Promise.race([exited, new Promise((r) => setTimeout(r, 300))]);
+          killGroup(proc.pid, 'SIGKILL');
+        }
+        await killByEnvMarker('BENCHGYM_PTY', marker);
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
+      },
+    };
+    this.ptys.add(session);
+    return session;
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
@@ -412,10 +483,16 @@ export class LocalSandbox implements Sandbox {
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
+    await Promise.all([...this.ptys].map((p) => p.kill().catch(() => {})));
     await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
     await fs.rm(this.dir, { recursive: true, force: true, maxRetries: 3 });
     this.onDestroy();
   }
+}
+
+/** A terminal dimension: a whole number from 1 to 1000 (else the default). */
+function clampSize(n: number, fallback: number): number {
+  return Number.isInteger(n) && n >= 1 ? Math.min(n, 1000) : fallback;
 }
 
 function fileError(err: unknown, rel: string): GymError {

@@ -3,12 +3,13 @@
  * driven by a real SDK Client over loopback HTTP, as an agent would drive it.
  *
  * Cases (each can be picked with `--only <case>`):
- *   ping              MCP `ping` round trip: the HTTP + JSON-RPC floor, no tool runs
- *   view_file_direct  gym.callTool('view_file') in-process: the tool without MCP/HTTP
- *   view_file         tools/call view_file {episode_id, path:'roman.py'} on /mcp
- *   view_file_scoped  tools/call view_file {path:'roman.py'} on /episodes/<id>/mcp
- *   run_command       tools/call run_command {command:'true'}: one sandboxed exec round trip
- *   start_episode     tools/call start_episode (env cached), then end_episode (timed apart)
+ *   ping                MCP `ping` round trip: the HTTP + JSON-RPC floor, no tool runs
+ *   view_file_direct    gym.callTool('view_file') in-process: the tool without MCP/HTTP
+ *   view_file           tools/call view_file {episode_id, path:'roman.py'} on /mcp
+ *   view_file_scoped    tools/call view_file {path:'roman.py'} on /episodes/<id>/mcp
+ *   run_command_direct  gym.callTool('run_command') in-process: the sandboxed exec without MCP/HTTP
+ *   run_command         tools/call run_command {command:'true'}: one sandboxed exec round trip
+ *   start_episode       tools/call start_episode (env cached), then end_episode (timed apart)
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -20,7 +21,7 @@ import { startHttpServer, type RunningServer } from '../src/server/http.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 import { mib, round, summarize, timed, type LatencyStats } from './stats.ts';
 
-export const MCP_LATENCY_CASES = ['ping', 'view_file_direct', 'view_file', 'view_file_scoped', 'run_command', 'start_episode'] as const;
+export const MCP_LATENCY_CASES = ['ping', 'view_file_direct', 'view_file', 'view_file_scoped', 'run_command_direct', 'run_command', 'start_episode'] as const;
 export type McpLatencyCase = (typeof MCP_LATENCY_CASES)[number];
 
 const TASK_ID = 'roman-numerals';
@@ -40,6 +41,9 @@ export interface MemoryPoint {
   label: string;
   rssMiB: number;
   heapUsedMiB: number;
+  heapTotalMiB: number;
+  /** Memory outside the JS heap held by JS objects (Buffers included). */
+  externalMiB: number;
 }
 
 export interface McpLatencyResult {
@@ -79,7 +83,7 @@ async function connect(url: string): Promise<Client> {
 
 function memoryPoint(label: string): MemoryPoint {
   const m = process.memoryUsage();
-  return { label, rssMiB: mib(m.rss), heapUsedMiB: mib(m.heapUsed) };
+  return { label, rssMiB: mib(m.rss), heapUsedMiB: mib(m.heapUsed), heapTotalMiB: mib(m.heapTotal), externalMiB: mib(m.external) };
 }
 
 export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatencyResult> {
@@ -90,6 +94,7 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
     view_file_direct: opts.quick ? 100 : 500,
     view_file: opts.quick ? 100 : 500,
     view_file_scoped: opts.quick ? 100 : 500,
+    run_command_direct: opts.quick ? 30 : 100,
     run_command: opts.quick ? 30 : 100,
     start_episode: opts.quick ? 10 : 30,
   } satisfies Record<McpLatencyCase, number>;
@@ -131,6 +136,7 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
       const samples: number[] = [];
       for (let i = 0; i < count; i++) samples.push((await timed(call)).ms);
       stats.push(summarize(name, description, samples));
+      memory.push(memoryPoint(`after ${name}`));
     };
 
     if (want('ping')) {
@@ -153,6 +159,18 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
         checkOk('view_file', await scoped.callTool({ name: 'view_file', arguments: { path: FILE } })),
       );
     }
+    if (want('run_command_direct')) {
+      await measure(
+        'run_command_direct',
+        "gym.callTool run_command {command:'true'} in-process (no MCP/HTTP)",
+        n.run_command_direct,
+        async () => {
+          const r = await gym.callTool('run_command', { command: 'true' }, ctx, ep.id);
+          if ((r.data as { exitCode?: number | null }).exitCode !== 0) throw new Error(`run_command 'true' failed: ${JSON.stringify(r.data)}`);
+        },
+        5,
+      );
+    }
     if (want('run_command')) {
       await measure(
         'run_command',
@@ -161,7 +179,7 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
         async () => {
           const r = checkOk('run_command', await client.callTool({ name: 'run_command', arguments: { episode_id: ep.id, command: 'true' } }));
           const exit = (r.structuredContent as { exitCode?: number | null } | undefined)?.exitCode;
-          if (exit !== 0) throw new Error(`run_command 'true' exited ${exit}`);
+          if (exit !== 0) throw new Error(`run_command 'true' failed: ${JSON.stringify(r.structuredContent)}`);
         },
         5,
       );
@@ -179,8 +197,8 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
       }
       stats.push(summarize('start_episode', `tools/call start_episode ${TASK_ID} on /mcp, env cached`, starts));
       stats.push(summarize('end_episode', 'tools/call end_episode on /mcp (diff, remove sandbox)', ends));
+      memory.push(memoryPoint('after start_episode'));
     }
-    memory.push(memoryPoint('after all cases'));
 
     return {
       stats,

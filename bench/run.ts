@@ -9,15 +9,16 @@ import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { MCP_LATENCY_CASES, runMcpLatency, type McpLatencyCase, type McpLatencyResult } from './mcp_latency.ts';
+import { MCP_LATENCY_CASES, runMcpLatency, type McpLatencyCase, type McpLatencyResult, type MemoryPoint } from './mcp_latency.ts';
 import type { LatencyStats } from './stats.ts';
+import { DOCKER_CASES, runDockerBench, type DockerBenchResult } from './docker_sandbox.ts';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
 
 interface Benchmark {
   name: string;
   cases: readonly string[];
-  run(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<McpLatencyResult>;
+  run(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<McpLatencyResult | DockerBenchResult>;
 }
 
 const BENCHMARKS: Benchmark[] = [
@@ -25,6 +26,11 @@ const BENCHMARKS: Benchmark[] = [
     name: 'mcp_latency',
     cases: MCP_LATENCY_CASES,
     run: (opts) => runMcpLatency({ ...opts, cases: opts.cases as ReadonlySet<McpLatencyCase> | undefined }),
+  },
+  {
+    name: 'docker_sandbox',
+    cases: DOCKER_CASES,
+    run: (opts) => runDockerBench(opts),
   },
 ];
 
@@ -54,6 +60,14 @@ function table(stats: LatencyStats[]): string {
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
+function memoryTable(points: MemoryPoint[]): string {
+  const head = ['point', 'rss', 'heap total', 'heap used', 'external'];
+  const rows = points.map((m) => [m.label, ...[m.rssMiB, m.heapTotalMiB, m.heapUsedMiB, m.externalMiB].map((x) => x.toFixed(1))]);
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return ['  ' + line(head), ...rows.map((r) => '  ' + line(r))].join('\n');
+}
+
 async function main(): Promise<number> {
   let values: { quick?: boolean; only?: string[]; help?: boolean };
   try {
@@ -80,7 +94,7 @@ async function main(): Promise<number> {
   const info = machine();
   log(`${info.cpus} cpus (${info.cpuModel}), ${info.memoryGiB} GiB, node ${info.node}, load ${info.loadAvg1m}${quick ? ', --quick' : ''}`);
 
-  const results: Record<string, McpLatencyResult> = {};
+  const results: Record<string, McpLatencyResult | DockerBenchResult> = {};
   const allStats: LatencyStats[] = [];
   for (const bench of BENCHMARKS) {
     let cases: Set<string> | undefined;
@@ -100,9 +114,14 @@ async function main(): Promise<number> {
   console.log(table(allStats));
   for (const [name, r] of Object.entries(results)) {
     console.log('');
+    if (!('context' in r)) {
+      console.log(`${name}: ${r.skipped ? `skipped (${r.skipped})` : JSON.stringify(r.extra)}`);
+      continue;
+    }
     console.log(`${name}: isolation: ${r.context.isolation}`);
     console.log(`${name}: first start_episode (env warm-up): ${r.context.firstStartMs} ms`);
-    for (const m of r.memory) console.log(`${name}: RSS ${m.label}: ${m.rssMiB} MiB (heap used ${m.heapUsedMiB} MiB)`);
+    console.log(`${name}: memory (MiB)`);
+    console.log(memoryTable(r.memory));
   }
 
   const report = {

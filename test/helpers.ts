@@ -72,8 +72,8 @@ export async function expectGymError(p: Promise<unknown>, code: GymErrorCode, me
 }
 
 /** PIDs of live processes whose environment carries `BENCHGYM_SANDBOX=<id>`. */
-export async function processesWithMarker(id: string): Promise<number[]> {
-  const needle = Buffer.from(`BENCHGYM_SANDBOX=${id}\0`);
+export async function processesWithMarker(id: string, name = 'BENCHGYM_SANDBOX'): Promise<number[]> {
+  const needle = Buffer.from(`${name}=${id}\0`);
   const found: number[] = [];
   for (const pid of (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
     const environ = await fs.readFile(`/proc/${pid}/environ`).catch(() => null);
@@ -106,4 +106,22 @@ export function pythonTask(overrides: Partial<TaskInput> & { files: Record<strin
     tests: { hidden: { runner: { type: 'pytest', args: ['tests'] }, files: hidden ?? {} } },
     ...rest,
   });
+}
+
+/** Polls `read()` until it matches `re` (terminal output, logs); the error shows the tail. */
+export async function waitFor(read: () => string, re: RegExp, ms = 15_000): Promise<RegExpExecArray> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const m = re.exec(read());
+    if (m) return m;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${re} in: ${JSON.stringify(read().slice(-800))}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The records of an episode's trajectory file, optionally of one type. */
+export async function trajectoryRecords(dataDir: string, episodeId: string, type?: string): Promise<Record<string, unknown>[]> {
+  const text = await fs.readFile(path.join(dataDir, 'trajectories', `${episodeId}.jsonl`), 'utf8');
+  const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  return type ? records.filter((r) => r.type === type) : records;
 }

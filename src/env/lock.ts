@@ -31,7 +31,8 @@ export async function withDirLock<T>(lockDir: string, fn: () => Promise<T>, opts
   }
 }
 
-function processAlive(pid: number): boolean {
+/** True while a process with this pid exists (ours or not). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { GymError, toGymError } from '../errors.ts';
 import { sandboxEnv } from '../env/types.ts';
+import { processAlive } from '../env/lock.ts';
 import { LocalSandboxFactory } from '../sandbox/local/index.ts';
 import type { SandboxFactory } from '../sandbox/types.ts';
 import { scorePatch } from '../scoring/scorer.ts';
@@ -289,15 +290,6 @@ export class Gym {
       await fs.rm(path.join(this.dataDir, 'sandboxes', this.instance), { recursive: true, force: true });
       await fs.rm(path.join(this.dataDir, 'sandboxes', `${this.instance}.pid`), { force: true });
     }
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

@@ -8,19 +8,9 @@ import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { terminalExtension } from '../../src/server/pty.ts';
 import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
 import type { Gym } from '../../src/episode/gym.ts';
-import { makeGym, startExample } from '../helpers.ts';
+import { makeGym, startExample, waitFor } from '../helpers.ts';
 
 const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
-
-async function waitFor(read: () => string, re: RegExp, ms = 20_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const m = re.exec(read());
-    if (m) return m;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${re} in: ${JSON.stringify(read().slice(-800))}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 /** Runs `benchgym shell ...` in a local pseudo-terminal, then reports its exit code and the terminal's mode. */
 function runShellCli(args: string[]): { term: IPty; output: () => string } {

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { bubblewrapAvailable, LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
 import { DockerSandboxFactory } from '../../src/sandbox/docker/index.ts';
 import type { PtySession, Sandbox } from '../../src/sandbox/types.ts';
-import { makeGym, startExample, tempDir } from '../helpers.ts';
+import { makeGym, startExample, tempDir, waitFor, processesWithMarker } from '../helpers.ts';
 import { dockerSkipReason } from './docker/skip.ts';
 
 /** A terminal's output so far, and its exit. */
@@ -14,16 +14,6 @@ function watch(pty: PtySession): { output: () => string; exited: Promise<number 
   let out = '';
   pty.onData((b) => (out += b.toString()));
   return { output: () => out, exited: new Promise((resolve) => pty.onExit(resolve)) };
-}
-
-async function waitFor(read: () => string, re: RegExp, ms = 15_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const m = re.exec(read());
-    if (m) return m;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${re} in: ${JSON.stringify(read().slice(-600))}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const hasTput = (() => {
@@ -63,21 +53,10 @@ async function roundTrip(sandbox: Sandbox, opts: { tput: 'require' | 'if-install
   assert.equal(await exited, 3);
 }
 
-/** PIDs whose environment carries `NAME=value`. */
-async function withMarker(name: string, value: string): Promise<number[]> {
-  const needle = Buffer.from(`${name}=${value}\0`);
-  const found: number[] = [];
-  for (const pid of (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
-    const environ = await fs.readFile(`/proc/${pid}/environ`).catch(() => null);
-    if (environ?.includes(needle)) found.push(Number(pid));
-  }
-  return found;
-}
-
 async function gone(name: string, value: string, ms = 5000): Promise<number[]> {
   const deadline = Date.now() + ms;
   for (;;) {
-    const left = await withMarker(name, value);
+    const left = await processesWithMarker(value, name);
     if (!left.length || Date.now() > deadline) return left;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -138,7 +117,7 @@ for (const isolation of ['none', 'bwrap'] as const) {
       pty.write('sleep 300 & setsid sleep 301 & echo "pty-$((1+1))=$BENCHGYM_PTY"\r');
       const marker = (await waitFor(output, /pty-2=(\S+)\r\n/))[1]!;
       assert.match(marker, new RegExp(`^${sb.id}-pty-`));
-      assert.ok((await withMarker('BENCHGYM_PTY', marker)).length >= 3, 'the shell and both sleeps carry the marker');
+      assert.ok((await processesWithMarker(marker, 'BENCHGYM_PTY')).length >= 3, 'the shell and both sleeps carry the marker');
       await pty.kill();
       assert.equal(await exited, null, 'a killed terminal has no exit code');
       assert.deepEqual(await gone('BENCHGYM_PTY', marker), []);

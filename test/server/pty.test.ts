@@ -6,28 +6,7 @@ import { WebSocket } from 'ws';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { TERMINAL_CLOSE, TerminalLineRecorder, terminalExtension } from '../../src/server/pty.ts';
 import type { Gym } from '../../src/episode/gym.ts';
-import { makeGym, startExample } from '../helpers.ts';
-
-async function waitFor(read: () => string, re: RegExp, ms = 15_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const m = re.exec(read());
-    if (m) return m;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${re} in: ${JSON.stringify(read().slice(-600))}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** PIDs whose environment carries `NAME=value`. */
-async function withMarker(name: string, value: string): Promise<number[]> {
-  const needle = Buffer.from(`${name}=${value}\0`);
-  const found: number[] = [];
-  for (const pid of (await fs.readdir('/proc')).filter((p) => /^\d+$/.test(p))) {
-    const environ = await fs.readFile(`/proc/${pid}/environ`).catch(() => null);
-    if (environ?.includes(needle)) found.push(Number(pid));
-  }
-  return found;
-}
+import { makeGym, startExample, waitFor, processesWithMarker } from '../helpers.ts';
 
 interface Terminal {
   ws: WebSocket;
@@ -169,7 +148,7 @@ describe('the terminal WebSocket endpoint', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
     for (;;) {
-      const left = await withMarker('BENCHGYM_PTY', marker);
+      const left = await processesWithMarker(marker, 'BENCHGYM_PTY');
       if (!left.length) break;
       assert.ok(Date.now() < deadline, `processes of the terminal are left: ${left.join(', ')}`);
       await new Promise((r) => setTimeout(r, 100));

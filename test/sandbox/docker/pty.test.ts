@@ -2,18 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
-import { makeGym, startExample } from '../../helpers.ts';
+import { makeGym, startExample, waitFor } from '../../helpers.ts';
 import { dockerSkipReason } from './skip.ts';
-
-async function waitFor(read: () => string, re: RegExp, ms = 10_000): Promise<RegExpExecArray> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const m = re.exec(read());
-    if (m) return m;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${re} in: ${JSON.stringify(read().slice(-500))}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 test('a PTY into the episode container: commands, resize, exit', async (t) => {
   const skip = await dockerSkipReason();

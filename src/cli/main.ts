@@ -108,7 +108,8 @@ async function serve(args: string[]): Promise<number> {
   process.stderr.write(
     `benchgym serving ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')} with the ${gym.sandboxes.backend} sandbox\n` +
       `  MCP (Streamable HTTP): ${server.url}/mcp\n  one episode:           ${server.url}/episodes/<episode_id>/mcp\n` +
-      `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n`,
+      `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n` +
+      `  terminal (browser):    ${server.url}/episodes/<episode_id>/terminal\n`,
   );
   onSignals(async () => {
     await server.close();

@@ -20,7 +20,7 @@ export function baseImageName(kind: 'python' | 'java', version: string): string 
   return `benchgym/base-${kind}:${version}`;
 }
 
-const IMAGE_FORMAT = 2;
+const IMAGE_FORMAT = 3;
 const WORKSPACE = '/workspace';
 /** Where an instance image keeps the task's start state; containers copy it into /workspace. */
 export const START_STATE = '/opt/benchgym/start';
@@ -122,7 +122,10 @@ export class ImageBuilder {
         `FROM ${base}`,
         ...trust.lines,
         'COPY seed/ /tmp/envbuild/',
-        'RUN cd /tmp/envbuild && mvn -B -q -Dmaven.test.failure.ignore=true --fail-never test; rm -rf /tmp/envbuild',
+        // Failing tests are expected (the start state); unresolvable dependencies fail the build.
+        'RUN cd /tmp/envbuild && (mvn -B -Dmaven.test.failure.ignore=true --fail-never test > /tmp/envbuild.log 2>&1; true) \\',
+        ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\',
+        ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
       ].join('\n');
       envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...prefixed('seed/', seed) }, 'Maven env');
       command = 'mvn';

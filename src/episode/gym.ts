@@ -189,7 +189,7 @@ export class Gym {
   async callTool(name: string, rawArgs: unknown, ctx: ToolContext, episodeId?: string): Promise<ToolResult> {
     const tool = ALL_TOOLS.find((t) => t.name === name);
     if (!tool) throw new GymError('INVALID_ARGUMENT', `unknown tool '${name}'`);
-    if (tool.scope === 'gym') return tool.run(this, parseInput(tool.input, rawArgs, `arguments for ${name}`), ctx);
+    if (tool.scope === 'gym') return withHeartbeat(ctx, name, () => tool.run(this, parseInput(tool.input, rawArgs, `arguments for ${name}`), ctx));
     if (!episodeId) throw new GymError('INVALID_ARGUMENT', `'episode_id' is required for ${name}`);
     return this.callEpisodeTool(this.episode(episodeId), tool, rawArgs, ctx);
   }
@@ -214,6 +214,13 @@ export class Gym {
       } catch (err) {
         const e = toGymError(err);
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args: rawArgs, ok: false, error: e.toJSON(), startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
+        if (e.details?.sandboxLost && episode.state === 'running') {
+          // The sandbox died under the episode (OOM, docker kill): an infrastructure failure,
+          // recorded as such; the episode ends rather than lingering until its TTL.
+          episode.state = 'ended';
+          episode.trajectory.append({ type: 'end', state: 'ended', infraError: e.toJSON(), at: new Date().toISOString() });
+          await this.release(episode);
+        }
         throw e;
       } finally {
         episode.lastActiveAt = Date.now();

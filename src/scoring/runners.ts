@@ -17,6 +17,8 @@ export interface RunTestsOptions {
   signal?: AbortSignal;
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
   maxOutputBytes?: number;
+  /** pytest: read the configuration from this file (relative to the workspace) instead of discovering it. */
+  pytestConfig?: string;
 }
 
 const REPORT_DIR = '.benchgym-reports';
@@ -48,7 +50,8 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
   if (spec.type === 'pytest') {
     // An unguessable report name: code under test cannot pre-write a passing report.
     const report = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.xml`;
-    const args = ['-p', 'no:cacheprovider', '-o', 'junit_family=xunit1', `--junitxml=${report}`, '-rfE', ...spec.args].map(shellQuote).join(' ');
+    const config = opts.pytestConfig ? ['-c', opts.pytestConfig, '--rootdir=.'] : [];
+    const args = [...config, '-p', 'no:cacheprovider', '-o', 'junit_family=xunit1', `--junitxml=${report}`, '-rfE', ...spec.args].map(shellQuote).join(' ');
     const exec = await sandbox.exec(`${shellQuote(env.command)} -c ${shellQuote(PYTEST_LAUNCHER)} ${args}`, execOpts);
     const xml = await sandbox.readFile(report).then((b) => b.toString('utf8')).catch(() => '');
     await sandbox.remove(REPORT_DIR).catch(() => {});

@@ -53,6 +53,7 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
     sandbox = await deps.sandboxes.create({ seed: seedOf(task), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
     const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' ? ALWAYS_RESET_PYTHON : [])];
     const originalTests = await snapshotMatching(sandbox, testGlobs);
+    const pristineConfig = task.tests.hidden.runner.type === 'pytest' ? await pytestConfigOf(sandbox) : undefined;
 
     const applied = await sandbox.applyPatch(patch);
     log.push(`apply (${applied.method ?? 'failed'}):\n${applied.log}`);
@@ -61,9 +62,16 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
     }
     for (const reset of await resetTestFiles(sandbox, testGlobs, originalTests)) notes.push(`test file reset to its start state: ${reset}`);
     for (const [rel, content] of Object.entries(task.tests.hidden.files)) await sandbox.writeFile(rel, content);
+    let pytestConfig: string | undefined;
+    if (pristineConfig) {
+      // pytest reads its configuration as it was at the start: a patch that adds addopts or
+      // plugins to pyproject.toml / setup.cfg changes the code, not how it is tested.
+      pytestConfig = `${PRISTINE_DIR}/${pristineConfig.name}`;
+      await sandbox.writeFile(pytestConfig, pristineConfig.content);
+    }
 
     opts.progress?.('running the hidden tests');
-    const run = await runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
+    const run = await runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig });
     log.push(`$ ${run.command}\nexit ${run.exec.exitCode}${run.exec.timedOut ? ' (timed out)' : ''}\n${run.log}`);
     return await finish(decide(run, task.tests, notes));
   } catch (err) {
@@ -75,6 +83,30 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
   } finally {
     await sandbox?.destroy().catch(() => {});
   }
+}
+
+const PRISTINE_DIR = '.benchgym-pristine';
+
+/**
+ * The configuration file pytest would use in the start state, by pytest's own precedence
+ * (pytest.ini, .pytest.ini, pyproject.toml with [tool.pytest.ini_options], tox.ini with
+ * [pytest], setup.cfg with [tool:pytest]); an empty pytest.ini when there is none.
+ */
+async function pytestConfigOf(sandbox: Sandbox): Promise<{ name: string; content: string }> {
+  const candidates: [string, RegExp | null][] = [
+    ['pytest.ini', null],
+    ['.pytest.ini', null],
+    ['pyproject.toml', /^\[tool\.pytest\.ini_options\]/m],
+    ['tox.ini', /^\[pytest\]/m],
+    ['setup.cfg', /^\[tool:pytest\]/m],
+  ];
+  for (const [name, section] of candidates) {
+    const st = await sandbox.stat(name);
+    if (st?.type !== 'file') continue;
+    const content = (await sandbox.readFile(name)).toString('utf8');
+    if (!section || section.test(content)) return { name: name === '.pytest.ini' ? 'pytest.ini' : name, content };
+  }
+  return { name: 'pytest.ini', content: '[pytest]\n' };
 }
 
 async function listFiles(sandbox: Sandbox): Promise<string[]> {

@@ -113,6 +113,8 @@ for (const backend of BACKENDS) {
       assert.equal((await gym.callTool('get_diff', {}, ctx(), id)).text, 'No changes.');
       const e = await callErr(gym.callTool('view_file', { path: 'pkg/notes.txt' }, ctx(), id));
       assert.equal(e.code, 'FILE_NOT_FOUND');
+      const under = await callErr(gym.callTool('create_file', { path: 'roman.py/inner.txt', content: 'x' }, ctx(), id));
+      assert.equal(under.code, 'NOT_A_DIRECTORY');
     });
 
     test('commands have no network', async () => {

@@ -192,6 +192,23 @@ describe('ad-hoc tasks', () => {
     assert.equal(u.reward, 0);
   });
 
+  test('pytest reads its start-state configuration: addopts plugins added to pyproject.toml or setup.cfg do not run', async () => {
+    const task = pythonTask({ files: { ...ADD, 'setup.cfg': '[metadata]\nname = calc\n' }, hidden: ADD_TESTS });
+    const plugin = FORCE_PASS_CONFTEST;
+    for (const config of <Record<string, string>[]>[
+      { 'pyproject.toml': '[tool.pytest.ini_options]\naddopts = "-p evilplug"\n' },
+      { 'setup.cfg': '[metadata]\nname = calc\n\n[tool:pytest]\naddopts = -p evilplug\n' },
+    ]) {
+      const v = await gym.score(task, await patchFor(task, { ...config, 'evilplug.py': plugin }));
+      assert.equal(v.reward, 0, `${Object.keys(config)[0]}: ${JSON.stringify(v.tests)}`);
+      assert.ok(v.tests.some((t) => t.name === 'tests/test_calc.py::test_add' && t.status === 'failed'));
+    }
+    // The project's own pytest settings still apply.
+    const withConfig = pythonTask({ files: { ...ADD, 'pyproject.toml': '[tool.pytest.ini_options]\nmarkers = ["slow: slow tests"]\naddopts = "--strict-markers"\n' }, hidden: { 'tests/test_calc.py': 'import pytest\nfrom calc import add\n\n@pytest.mark.slow\ndef test_add():\n    assert add(2, 3) == 5\n' } });
+    const fixed = await gym.score(withConfig, await patchFor(withConfig, { 'calc.py': 'def add(a, b):\n    return a + b\n' }));
+    assert.equal(fixed.reward, 1, JSON.stringify(fixed.tests));
+  });
+
   test('a pytest.py in the workspace cannot stand in for pytest and forge the report', async () => {
     const task = pythonTask({ files: ADD, hidden: ADD_TESTS });
     const forger = [

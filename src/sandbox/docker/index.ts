@@ -284,11 +284,11 @@ export class DockerSandbox implements Sandbox {
     try {
       state = (await this.container.inspect()).State;
     } catch {
-      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} no longer exists`);
+      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} no longer exists`, { sandboxLost: true });
     }
     if (!state?.Running) {
       const why = state?.OOMKilled ? 'it was killed for running out of memory (OOM)' : `it is ${state?.Status ?? 'not running'} (exit code ${state?.ExitCode})`;
-      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} stopped: ${why}`, { oomKilled: Boolean(state?.OOMKilled) });
+      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} stopped: ${why}`, { oomKilled: Boolean(state?.OOMKilled), sandboxLost: true });
     }
   }
 
@@ -364,8 +364,9 @@ export class DockerSandbox implements Sandbox {
   }
 
   async writeFile(rel: string, data: string | Buffer): Promise<void> {
-    const r = await this.fileOp(rel, 'test -d "$p" && exit 94; mkdir -p -- "$(dirname -- "$p")" && cat > "$p"', { stdin: data });
+    const r = await this.fileOp(rel, 'test -d "$p" && exit 94; mkdir -p -- "$(dirname -- "$p")" 2>/dev/null || exit 96; cat > "$p"', { stdin: data });
     if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
+    if (r.exitCode === 96) throw new GymError('NOT_A_DIRECTORY', `a parent of '${rel}' is not a directory`);
     if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `writing '${rel}' failed: ${r.stderr.text()}`);
   }
 

@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { GymError } from '../../../src/errors.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
@@ -78,10 +79,16 @@ describe('docker sandbox under attack', async () => {
     const episode = gym.episode(id);
     const container = (episode.sandbox as unknown as { container: { kill(): Promise<void> } }).container;
     await container.kill();
-    for (const call of [() => gym.callTool('run_command', { command: 'true' }, testContext(), id), () => gym.callTool('view_file', { path: 'roman.py' }, testContext(), id)]) {
-      await assert.rejects(call(), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE' && /stopped|no longer exists/.test(err.message));
+    await assert.rejects(gym.callTool('run_command', { command: 'true' }, quiet(), id), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE' && /stopped/.test(err.message));
+    // The episode ends as an infrastructure failure: no verdict, nothing scored as wrong.
+    assert.equal(episode.state, 'ended');
+    assert.equal(episode.verdict, undefined);
+    for (const tool of ['view_file', 'submit']) {
+      await assert.rejects(gym.callTool(tool, tool === 'view_file' ? { path: 'roman.py' } : {}, quiet(), id), (err: unknown) => err instanceof GymError && err.code === 'EPISODE_ENDED');
     }
-    await assert.rejects(gym.callTool('submit', {}, testContext(), id), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE');
+    await episode.trajectory.flush();
+    const records = (await fs.readFile(episode.trajectory.file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    assert.ok(records.some((r) => r.type === 'end' && r.infraError?.code === 'SANDBOX_UNAVAILABLE'));
     id = await startExample(gym, 'roman-numerals');
   });
 

@@ -102,13 +102,19 @@ export async function dockerExec(container: Docker.Container, opts: RawExecOptio
     stream.on('error', finish);
     // The main process may end while a background child holds the pipe: then end them all.
     let exitedAt = 0;
+    let killedLeftovers = false;
     const poll = setInterval(async () => {
       try {
         const info = await exec.inspect();
         if (!info.Running) {
           exitedAt ||= Date.now();
-          if (Date.now() - exitedAt > 300) {
+          // Leftover writers are killed first, so what they wrote is still read; the stream
+          // is cut only if it stays open well after that.
+          if (Date.now() - exitedAt > 300 && !killedLeftovers) {
+            killedLeftovers = true;
             await killAll();
+          }
+          if (Date.now() - exitedAt > 5300) {
             (stream as unknown as { destroy(): void }).destroy();
             finish();
           }

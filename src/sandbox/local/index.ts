@@ -297,12 +297,16 @@ export class LocalSandbox implements Sandbox {
       child.on('exit', (c, s) => {
         exited = { code: c, signal: s };
         // Background children may hold the pipes open: give them a moment, then end them.
+        // Killing the writers closes the pipes after what they wrote is read, so no output
+        // is lost however slow the machine is; only a holder we cannot kill is cut off.
         drainTimer = setTimeout(() => {
           killGroup(child.pid, 'SIGKILL');
           void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
-          child.stdout!.destroy();
-          child.stderr!.destroy();
-          resolve(exited!);
+          drainTimer = setTimeout(() => {
+            child.stdout!.destroy();
+            child.stderr!.destroy();
+            resolve(exited!);
+          }, 5000);
         }, 300);
       });
       child.on('close', (c, s) => {

@@ -97,3 +97,6 @@ export interface SandboxCreateOptions {
   env?: { vars?: Record<string, string>; path?: string[]; readOnlyPaths?: string[]; image?: string };
   labels?: Record<string, string>;
 }
+
+/** The shell prompt in terminals: the workspace-relative directory, not the host path. */
+export const PTY_PROMPT = 'benchgym:\\W\\$ ';

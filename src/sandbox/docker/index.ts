@@ -5,7 +5,7 @@ import { GymError } from '../../errors.ts';
 import { ImageBuilder, START_STATE, type ImageBuilderOptions } from '../../env/images.ts';
 import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
-import type { DirEntry, ExecOptions, ExecResult, FileStat, PtySession, Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
+import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type SandboxFactory } from '../types.ts';
 import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
 import { dockerExec, killMarkedProcesses } from './exec.ts';
 import { packTar } from './tar.ts';
@@ -451,8 +451,8 @@ export class DockerSandbox implements Sandbox {
     let stream: NodeJS.ReadWriteStream;
     try {
       exec = await this.container.exec({
-        Cmd: ['bash', '-i'],
-        Env: this.env({ TERM: 'xterm-256color', ...opts.env, BENCHGYM_EXEC: marker }),
+        Cmd: ['bash', '--norc', '-i'],
+        Env: this.env({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env, BENCHGYM_EXEC: marker }),
         WorkingDir: WORKDIR,
         Tty: true,
         AttachStdin: true,

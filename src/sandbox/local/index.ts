@@ -12,7 +12,7 @@ import { resolveInWorkspace } from '../paths.ts';
 import { EnvBuilder } from '../../env/index.ts';
 import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
-import type { DirEntry, ExecOptions, ExecResult, FileStat, PtySession, Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
+import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type SandboxFactory } from '../types.ts';
 
 const execFileP = promisify(execFile);
 
@@ -192,9 +192,9 @@ export class LocalSandbox implements Sandbox {
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
     this.assertLive();
     const marker = `${this.id}-pty-${randomBytes(4).toString('hex')}`;
-    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', ...opts.env });
+    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env });
     env.BENCHGYM_PTY = marker;
-    const [file, ...args] = this.argv('', this.root, { shell: ['/bin/bash', '-i'], newSession: false });
+    const [file, ...args] = this.argv('', this.root, { shell: ['/bin/bash', '--norc', '-i'], newSession: false });
     let proc: IPty;
     try {
       proc = spawnPty(file!, args, { name: env.TERM ?? 'xterm-256color', cols: clampSize(opts.cols, 80), rows: clampSize(opts.rows, 24), cwd: this.root, env, encoding: null });

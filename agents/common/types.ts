@@ -12,6 +12,12 @@ export interface ModelConfig {
   maxTokens?: number;
   /** USD per 1M prompt / completion tokens, for cost accounting (0 when unknown). */
   pricing?: { prompt: number; completion: number };
+  /** Retries of a call that failed with 429, 5xx or a connection error, with exponential backoff (default 5). */
+  maxRetries?: number;
+  /** The first backoff delay in ms, doubled on each retry up to 60 s; a Retry-After header wins (default 1000). */
+  retryDelayMs?: number;
+  /** Per-request timeout in ms (default 600000). */
+  timeoutMs?: number;
 }
 
 export interface TokenUsage {
@@ -41,13 +47,15 @@ export interface AgentResult {
   /** The structuredContent submit returned (reward, status, tests, ...), or null when nothing was scored. */
   verdict: Record<string, unknown> | null;
   submitted: boolean;
-  /** Why the agent stopped: 'submitted' | 'step_limit' | 'cost_limit' | 'rounds_exhausted' | 'model_stopped' | 'error'. */
+  /** Why the agent stopped: 'submitted' | 'step_limit' | 'cost_limit' | 'context_limit' | 'rounds_exhausted' | 'model_stopped' | 'error'. */
   stopReason: string;
   steps: number;
   /** Feedback loops: rounds used and the round whose visible tests passed first (1-based). */
   rounds?: number;
   passedRound?: number;
   usage: TokenUsage;
+  /** What went wrong when stopReason is 'error' and it was not an infrastructure failure. */
+  error?: string;
   /** An infrastructure failure (model endpoint down, sandbox lost): the runner retries these. */
   infraError?: { code: string; message: string };
 }

@@ -1,0 +1,54 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Gym } from '../../src/episode/gym.ts';
+import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
+import { connectInProcess } from '../../agents/common/session.ts';
+import type { AgentContext, AgentDefinition, AgentResult, ModelConfig } from '../../agents/common/types.ts';
+import { startExample } from '../helpers.ts';
+
+export const EXAMPLES = path.join(PROJECT_ROOT, 'envs', 'examples', 'tasks');
+
+export function readExample(rel: string): Promise<string> {
+  return fs.readFile(path.join(EXAMPLES, rel), 'utf8');
+}
+
+/** A model config for the scripted endpoint: fast retries so failure tests stay short. */
+export function scriptedModel(baseURL: string, extra: Partial<ModelConfig> = {}): ModelConfig {
+  return { model: 'scripted-model', baseURL, apiKey: 'test', maxRetries: 2, retryDelayMs: 5, ...extra };
+}
+
+export interface AgentRun {
+  result: AgentResult;
+  events: Record<string, unknown>[];
+  episodeId: string;
+}
+
+/** Starts an example episode, connects in-process, runs the agent as the runner would. */
+export async function runAgent<S extends AgentDefinition>(
+  gym: Gym,
+  taskId: string,
+  def: S,
+  options: unknown,
+  model: ModelConfig,
+  extra: { start?: Record<string, unknown>; sample?: number; signal?: AbortSignal } = {},
+): Promise<AgentRun> {
+  const episodeId = await startExample(gym, taskId, extra.start);
+  const session = await connectInProcess(gym, episodeId);
+  const task = gym.episode(episodeId).task;
+  const events: Record<string, unknown>[] = [];
+  const ctx: AgentContext = {
+    client: session.client,
+    episodeId,
+    task: { suite: task.suite, id: task.id, prompt: gym.episode(episodeId).prompt, language: task.language, kind: task.kind, metadata: task.metadata },
+    model,
+    sample: extra.sample ?? 0,
+    signal: extra.signal ?? new AbortController().signal,
+    record: (e) => events.push(e),
+  };
+  try {
+    const agent = def.create(def.options.parse(options));
+    return { result: await agent.run(ctx), events, episodeId };
+  } finally {
+    await session.close();
+  }
+}

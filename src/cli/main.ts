@@ -1,4 +1,5 @@
 import { Gym, type GymOptions } from '../episode/gym.ts';
+import path from 'node:path';
 import { GymError, toGymError } from '../errors.ts';
 import { startHttpServer } from '../server/http.ts';
 import { runStdioServer } from '../server/stdio.ts';
@@ -12,7 +13,13 @@ import { dockerClient } from '../sandbox/docker/client.ts';
 import { buildBaseImage, type BaseImageSpec } from '../env/baseImages.ts';
 import { BASE_IMAGES, baseImageName } from '../env/images.ts';
 import { intFlag, parseFlags } from './options.ts';
+import { readManifest } from '../runner/manifest.ts';
+import { runExperiment } from '../runner/runner.ts';
+import { streamProgress } from '../runner/progress.ts';
+import { writeReport } from '../runner/report.ts';
+import { agentUnderTest, goldOptions } from '../runner/agents.ts';
 import { shell } from './shell.ts';
+import { score, SCORE_USAGE } from './score.ts';
 
 const USAGE = `benchgym: a gym server for code benchmarks
 
@@ -22,9 +29,19 @@ Usage:
   benchgym tasks [--suite ID[=PATH]]... [--json]      list the tasks of the served suites
   benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
                                                       gold passes, start state fails, for every task
+${SCORE_USAGE}
   benchgym shell EPISODE_ID|TASK_ID [--url http://127.0.0.1:7420] [--token T] [--suite ID]
                                                       a terminal into an episode on a running server
                                                       (a task id starts an episode first; Ctrl-] detaches)
+  benchgym run --suite ID[=PATH] [--dataset PATH] --agent NAME --model M [--base-url URL] --out DIR
+               [--samples n] [--temperature t] [--concurrency c] [--tasks a,b] [--max-steps N]
+               [--time-limit S] [--max-tokens N] [--pricing IN,OUT] [--retries N] [--agent-options JSON]
+               [--gold] [--resume] [--sandbox local|docker]
+                                                      an agent over a suite: DIR/run.json, DIR/results.jsonl,
+                                                      DIR/trajectories/ (--resume continues DIR)
+  benchgym report DIR [DIR...] [--out PATH] [--by key1,key2]
+                                                      report.md and report.html (pass@k, CIs, breakdowns,
+                                                      comparisons of several runs)
 
 Common options:
   --data-dir DIR     trajectories, scoring logs and sandboxes (default $BENCHGYM_HOME or ~/.cache/benchgym)
@@ -204,7 +221,161 @@ async function images(args: string[]): Promise<number> {
   return 0;
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, mcp, tasks, validate, images, shell };
+function numberFlag(value: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new GymError('INVALID_ARGUMENT', `invalid --${name}: '${value}' (a number from ${min} to ${max})`);
+  return n;
+}
+
+function listFlag(value: string | undefined): string[] | undefined {
+  const list = value?.split(',').map((s) => s.trim()).filter(Boolean);
+  return list?.length ? list : undefined;
+}
+
+/** An option given on the command line wins; on --resume one left out comes from run.json; else the default. */
+function pick<T>(given: T | undefined, previous: T | null | undefined, fallback: T): T {
+  if (given !== undefined) return given;
+  if (previous !== undefined && previous !== null) return previous;
+  return fallback;
+}
+
+async function runCmd(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, {
+    ...COMMON,
+    dataset: { type: 'string' },
+    agent: { type: 'string' },
+    model: { type: 'string' },
+    'base-url': { type: 'string' },
+    samples: { type: 'string' },
+    temperature: { type: 'string' },
+    concurrency: { type: 'string' },
+    tasks: { type: 'string' },
+    'max-steps': { type: 'string' },
+    'time-limit': { type: 'string' },
+    'max-tokens': { type: 'string' },
+    pricing: { type: 'string' },
+    retries: { type: 'string' },
+    'agent-options': { type: 'string' },
+    gold: { type: 'boolean' },
+    out: { type: 'string' },
+    resume: { type: 'boolean' },
+  });
+  if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out DIR (the run directory)');
+  const outDir = path.resolve(values.out);
+  const previous = values.resume ? await readManifest(outDir) : undefined;
+  const prev = previous?.options;
+
+  const suiteSpec = values.suite?.[0];
+  const suite = suiteSpec?.split('=')[0] ?? previous?.suite;
+  if (!suite) throw new GymError('INVALID_ARGUMENT', 'missing --suite (e.g. --suite examples)');
+  const givenDataset = values.dataset ?? (suiteSpec?.includes('=') ? suiteSpec.slice(suiteSpec.indexOf('=') + 1) : undefined);
+  const dataset = pick(givenDataset !== undefined ? path.resolve(givenDataset) : undefined, prev?.dataset as string | null | undefined, null);
+  const agentName = values.agent ?? previous?.agent;
+  if (!agentName) throw new GymError('INVALID_ARGUMENT', 'missing --agent NAME (e.g. --agent swe-agent)');
+  const model = values.model ?? previous?.model ?? (agentName === 'replay' ? 'none' : undefined);
+  if (!model) throw new GymError('INVALID_ARGUMENT', `missing --model (the model name the '${agentName}' agent calls)`);
+  let givenAgentOptions: Record<string, unknown> | undefined;
+  if (values['agent-options'] !== undefined) {
+    try {
+      givenAgentOptions = JSON.parse(values['agent-options']) as Record<string, unknown>;
+    } catch (err) {
+      throw new GymError('INVALID_ARGUMENT', `invalid --agent-options: ${(err as Error).message} (a JSON object)`);
+    }
+    if (!givenAgentOptions || typeof givenAgentOptions !== 'object' || Array.isArray(givenAgentOptions)) throw new GymError('INVALID_ARGUMENT', 'invalid --agent-options: a JSON object');
+  }
+  const agentOptions = pick(givenAgentOptions, prev?.agentOptions as Record<string, unknown> | undefined, {});
+  const gold = pick(values.gold, prev?.gold as boolean | undefined, false);
+  const sandbox = pick(values.sandbox, prev?.sandbox as string | undefined, 'local');
+  const samples = pick(values.samples !== undefined ? intFlag(values.samples, 'samples', 1, 1, 1000) : undefined, prev?.samples, 1);
+  const temperature = pick(numberFlag(values.temperature, 'temperature', 0, 2), prev?.temperature, null);
+  const maxSteps = pick(values['max-steps'] !== undefined ? intFlag(values['max-steps'], 'max-steps', 250, 1, 100_000) : undefined, prev?.maxSteps, null);
+  const timeLimitMs = pick(values['time-limit'] !== undefined ? intFlag(values['time-limit'], 'time-limit', 7200, 1, 7 * 24 * 3600) * 1000 : undefined, prev?.timeLimitMs, null);
+  const maxTokens = pick(values['max-tokens'] !== undefined ? intFlag(values['max-tokens'], 'max-tokens', 4096, 1, 10_000_000) : undefined, prev?.maxTokens, null);
+  let givenPricing: { prompt: number; completion: number } | undefined;
+  if (values.pricing !== undefined) {
+    const [a, b] = values.pricing.split(',');
+    const promptPrice = numberFlag(a, 'pricing', 0, 1e6);
+    const completionPrice = numberFlag(b, 'pricing', 0, 1e6);
+    if (promptPrice === undefined || completionPrice === undefined) throw new GymError('INVALID_ARGUMENT', `invalid --pricing: '${values.pricing}' (USD per 1M prompt and completion tokens, e.g. 0.15,0.60)`);
+    givenPricing = { prompt: promptPrice, completion: completionPrice };
+  }
+  const pricing = pick(givenPricing, prev?.pricing, null);
+  const baseURL = pick(values['base-url'], prev?.baseURL, null);
+  const taskIds = pick(listFlag(values.tasks), prev?.tasks, null);
+  const concurrency = intFlag(values.concurrency, 'concurrency', previous?.settings?.concurrency ?? 2, 1, 64);
+  const retries = intFlag(values.retries, 'retries', previous?.settings?.retries ?? 2, 0, 20);
+
+  const agent = await agentUnderTest(agentName, agentOptions, gold);
+  const gym = gymFrom({ ...values, sandbox, suite: [dataset ? `${suite}=${dataset}` : suite] });
+  const stop = new AbortController();
+  let interrupted = false;
+  const onSignal = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    process.stderr.write('\nbenchgym run: stopping (episodes in flight are not recorded; --resume runs them again); Ctrl-C again to quit at once\n');
+    stop.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await gym.sandboxes.init?.();
+    if (gold) {
+      const all = await gym.registry.tasks(suite);
+      for (const t of taskIds ? all.filter((x) => taskIds.includes(x.id)) : all) goldOptions(t);
+    }
+    const outcome = await runExperiment({
+      gym,
+      outDir,
+      suite,
+      agent,
+      model: {
+        model,
+        ...(baseURL ? { baseURL } : {}),
+        ...(temperature !== null ? { temperature } : {}),
+        ...(maxTokens !== null ? { maxTokens } : {}),
+        ...(pricing ? { pricing } : {}),
+        ...(process.env.OPENAI_API_KEY ?? process.env.BENCHGYM_API_KEY ? { apiKey: process.env.OPENAI_API_KEY ?? process.env.BENCHGYM_API_KEY } : {}),
+      },
+      samples,
+      tasks: taskIds ?? undefined,
+      concurrency,
+      retries,
+      maxSteps: maxSteps ?? undefined,
+      timeLimitMs: timeLimitMs ?? undefined,
+      resume: values.resume,
+      options: { dataset, sandbox, gold, agentOptions },
+      progress: streamProgress(process.stderr),
+      signal: stop.signal,
+    });
+    const scored = outcome.results.filter((r) => !r.infra);
+    const infra = outcome.results.length - scored.length;
+    const passed = scored.filter((r) => r.status === 'passed').length;
+    const total = outcome.manifest.taskIds.length * samples;
+    process.stdout.write(
+      `${outcome.manifest.runId}: ${outcome.results.length}/${total} results${outcome.skipped ? ` (${outcome.skipped} from before the resume)` : ''}; ` +
+        `${passed}/${scored.length} samples passed${infra ? `; ${infra} infrastructure failures (not counted)` : ''}\n` +
+        `  ${path.join(outDir, 'results.jsonl')}\n  report: benchgym report ${outDir}\n`,
+    );
+    if (outcome.aborted) return 130;
+    return infra > 0 ? 1 : 0;
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+    await gym.close();
+  }
+}
+
+async function report(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags(args, { out: { type: 'string' }, by: { type: 'string' } });
+  if (!positionals.length) throw new GymError('INVALID_ARGUMENT', 'give one or more run directories: benchgym report DIR [DIR...]');
+  const out = values.out ?? (positionals.length === 1 ? positionals[0]! : '.');
+  const written = await writeReport(positionals, out, { keys: listFlag(values.by) });
+  process.stdout.write(`${written.md}\n${written.html}\n`);
+  return 0;
+}
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, mcp, tasks, validate, images, shell, run: runCmd, report, score };
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

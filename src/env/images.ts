@@ -7,7 +7,7 @@ import { readFileTree } from '../tasks/files.ts';
 import type { Task } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey } from './lock.ts';
-import { PYTEST_PIN } from './python.ts';
+import { classifyPipFailure, PYTEST_PIN, pytestPinFor } from './python.ts';
 import type { PreparedEnv } from './types.ts';
 
 /** The base images benchgym knows how to build, by language and version. */
@@ -102,14 +102,28 @@ export class ImageBuilder {
       const base = await this.base('python', task.env.version, notes);
       const requirements = [...task.env.requirements].sort();
       const baseId = await this.imageId(base);
-      const tag = `benchgym/env:py-${contentKey({ IMAGE_FORMAT, baseId, requirements, PYTEST_PIN, trust })}`;
+      const runner = pytestPinFor(base.slice(base.lastIndexOf(':') + 1), requirements);
+      const afterInstall = task.env.afterInstall ?? [];
+      // Only what differs from the plain case joins the key, so existing images keep their tags.
+      const extra = { ...(runner !== PYTEST_PIN ? { runner } : {}), ...(afterInstall.length ? { afterInstall } : {}) };
+      const tag = `benchgym/env:py-${contentKey({ IMAGE_FORMAT, baseId, requirements, PYTEST_PIN, trust, ...extra })}`;
+      const pip = 'PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q';
       const dockerfile = [
         `FROM ${base}`,
         ...trust.lines,
-        `RUN python3 -m venv /opt/venv && PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q ${[PYTEST_PIN, ...requirements].map(shellArg).join(' ')}`,
+        `RUN python3 -m venv /opt/venv && ${pip} ${[...(runner ? [runner] : []), ...requirements].map(shellArg).join(' ')}`,
+        // Later stages may fail without failing the image, as TaskSchema's afterInstall says.
+        ...afterInstall.map((stage) => `RUN ${pip} ${stage.map(shellArg).join(' ')} || echo "benchgym: after-install failed: ${stage.join(' ')}"`),
         'ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       ].join('\n');
-      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files }, `env for Python ${task.env.version} ${requirements.join(' ')}`);
+      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files }, `env for Python ${task.env.version} ${requirements.join(' ')}`).catch((err: unknown) => {
+        // A pin that cannot exist on this interpreter and platform is unavailable, not a broken build.
+        if (err instanceof GymError && err.code === 'ENV_BUILD_FAILED') {
+          const failure = classifyPipFailure(String(err.details?.log ?? err.message));
+          if (failure.code === 'ENV_UNAVAILABLE') throw new GymError('ENV_UNAVAILABLE', `${failure.reason}\n${err.message}`, { ...err.details, reason: failure.reason });
+        }
+        throw err;
+      });
       command = '/opt/venv/bin/python';
     } else {
       const base = await this.base('java', task.env.jdk, notes);

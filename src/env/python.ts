@@ -12,6 +12,54 @@ import type { PreparedEnv } from './types.ts';
 export const PYTEST_PIN = 'pytest==8.3.5';
 const ENV_FORMAT = 1;
 
+/** pytest 8 needs Python 3.8; older interpreters get the last pytest that supports them. */
+const PYTEST_PIN_FOR_OLD_PYTHON: Record<string, string> = { '3.6': 'pytest==7.0.1', '3.7': 'pytest==7.4.4' };
+
+/**
+ * The test runner an env gets: PYTEST_PIN, or the last pytest for an old interpreter, or
+ * none when the requirements pin pytest themselves (a task about pytest's own API).
+ */
+export function pytestPinFor(version: string, requirements: string[]): string | null {
+  if (requirements.some((r) => /^pytest\s*(\[[^\]]*\])?\s*(==|===|~=|>=|<=|!=|<|>|@|$)/i.test(r.trim()))) return null;
+  return PYTEST_PIN_FOR_OLD_PYTHON[version] ?? PYTEST_PIN;
+}
+
+export interface PipFailure {
+  code: 'ENV_UNAVAILABLE' | 'ENV_BUILD_FAILED';
+  /** One line on why, naming the packages when pip does. */
+  reason: string;
+}
+
+const NETWORK_TROUBLE = /NewConnectionError|ConnectTimeout|ReadTimeout|Read timed out|ProxyError|SSLError|Temporary failure in name resolution|Network is unreachable|Connection refused|ConnectionResetError|RemoteDisconnected|HTTP error 5\d\d|Could not fetch URL/;
+
+/**
+ * Reads a failed pip install's log. Pins that cannot exist on this interpreter and platform
+ * (no such version or no wheel for it, a Requires-Python that excludes it, a source build
+ * that fails here) are ENV_UNAVAILABLE; conflicts, network trouble and anything else stay
+ * ENV_BUILD_FAILED, since they are not facts about the platform.
+ */
+export function classifyPipFailure(log: string): PipFailure {
+  const names = (re: RegExp) => [...new Set([...log.matchAll(re)].map((m) => m[1]!.trim().replace(/[,;]$/, '')))].join(', ');
+  if (NETWORK_TROUBLE.test(log)) return { code: 'ENV_BUILD_FAILED', reason: 'pip could not reach the package index' };
+  if (/ResolutionImpossible|conflicting dependencies|Cannot install .* because/.test(log)) {
+    return { code: 'ENV_BUILD_FAILED', reason: 'the pinned requirements conflict with each other' };
+  }
+  const python = names(/Package '([^']+)' requires a different Python/g);
+  if (python) return { code: 'ENV_UNAVAILABLE', reason: `${python} does not support this Python version (Requires-Python)` };
+  const missing = names(/No matching distribution found for (\S+)/g);
+  if (missing) {
+    const why = /require a different python version/i.test(log) ? ' (the versions that exist require a different Python)' : '';
+    return { code: 'ENV_UNAVAILABLE', reason: `no distribution of ${missing} for this Python and platform${why}` };
+  }
+  const wheel = names(/(\S+\.whl) is not a supported wheel on this platform/g);
+  if (wheel) return { code: 'ENV_UNAVAILABLE', reason: `${wheel} is not a supported wheel on this platform` };
+  const built = names(/(?:Failed to build|Could not build wheels for|Failed building wheel for) ([^\n]+?)(?:,? which is required.*)?$/gm);
+  if (built || /metadata-generation-failed|subprocess-exited-with-error|Command errored out with exit status/.test(log)) {
+    return { code: 'ENV_UNAVAILABLE', reason: `no wheel${built ? ` of ${built}` : ''} for this Python and platform, and building it from source failed here` };
+  }
+  return { code: 'ENV_BUILD_FAILED', reason: 'pip failed' };
+}
+
 /** Finds an interpreter for `3.X`: pyenv versions first, then the system's. */
 export async function findPython(version: string): Promise<string | null> {
   const roots = [process.env.PYENV_ROOT, path.join(os.homedir(), '.pyenv')].filter(Boolean) as string[];
@@ -52,11 +100,15 @@ export class PythonEnvBuilder {
       throw new GymError('ENV_UNAVAILABLE', `no Python ${spec.version} interpreter on this machine (looked in pyenv and /usr/bin)`, { python: spec.version });
     }
     const requirements = [...spec.requirements].sort();
-    const key = contentKey({ format: ENV_FORMAT, python: spec.version, requirements, runner: PYTEST_PIN });
+    const runner = pytestPinFor(spec.version, requirements);
+    const afterInstall = spec.afterInstall ?? [];
+    // afterInstall joins the key only when present, so existing envs keep their keys.
+    const key = contentKey({ format: ENV_FORMAT, python: spec.version, requirements, runner: runner ?? 'from requirements', ...(afterInstall.length ? { afterInstall } : {}) });
     const dir = path.join(this.cacheDir, 'envs', `py${spec.version}-${key}`);
     return this.once.run(key, () =>
       withDirLock(`${dir}.lock`, async () => {
-        if (!existsSync(path.join(dir, '.benchgym-ready'))) await this.build(dir, interpreter, requirements);
+        if (!existsSync(path.join(dir, '.benchgym-ready'))) await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall);
+        const notes = JSON.parse(await fs.readFile(path.join(dir, NOTES_FILE), 'utf8').catch(() => '[]')) as string[];
         return {
           key,
           kind: 'python' as const,
@@ -64,31 +116,44 @@ export class PythonEnvBuilder {
           vars: { VIRTUAL_ENV: dir },
           readOnlyPaths: [dir, path.dirname(path.dirname(interpreter))],
           command: path.join(dir, 'bin', 'python'),
-          notes: [],
+          notes,
         };
       }),
     );
   }
 
-  private async build(dir: string, interpreter: string, requirements: string[]): Promise<void> {
+  private async build(dir: string, interpreter: string, packages: string[], afterInstall: string[][]): Promise<void> {
     await fs.rm(dir, { recursive: true, force: true });
     await fs.mkdir(path.dirname(dir), { recursive: true });
     let log = '';
     const venv = await run(interpreter, ['-m', 'venv', dir], 120_000);
     log += venv.log;
+    let pipLog = '';
     if (venv.ok) {
-      const pip = await run(path.join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '-q', PYTEST_PIN, ...requirements], 20 * 60_000);
+      const pip = await run(path.join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '-q', ...packages], 20 * 60_000);
       log += pip.log;
+      pipLog = pip.log;
       if (pip.ok) {
+        const notes: string[] = [];
+        for (const stage of afterInstall) {
+          const later = await run(path.join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '-q', ...stage], 20 * 60_000);
+          log += later.log;
+          if (!later.ok) notes.push(`after-install \`pip install ${stage.join(' ')}\` failed (${classifyPipFailure(later.log).reason}); the env is used without it`);
+        }
         await fs.writeFile(path.join(dir, 'build.log'), log);
+        await fs.writeFile(path.join(dir, NOTES_FILE), JSON.stringify(notes));
         await fs.writeFile(path.join(dir, '.benchgym-ready'), new Date().toISOString());
         return;
       }
     }
     await fs.rm(dir, { recursive: true, force: true });
-    throw new GymError('ENV_BUILD_FAILED', `could not build the Python env (${requirements.join(' ') || 'no requirements'}):\n${log.slice(-4000)}`, {
-      requirements,
+    const failure = venv.ok ? classifyPipFailure(pipLog) : { code: 'ENV_BUILD_FAILED' as const, reason: 'python -m venv failed' };
+    throw new GymError(failure.code, `could not build the Python env (${packages.join(' ') || 'no requirements'}): ${failure.reason}\n${log.slice(-4000)}`, {
+      requirements: packages,
+      reason: failure.reason,
       log: log.slice(-20_000),
     });
   }
 }
+
+const NOTES_FILE = '.benchgym-notes.json';

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { GymError } from '../errors.ts';
 import type { Task } from './schema.ts';
 import { loadDirectorySuite } from './dirSuite.ts';
+import { gitchameleonSuite } from '../../envs/gitchameleon/index.ts';
 
 /** How a suite is found and read. Adapters (envs/<name>) provide one of these. */
 export interface SuiteDefinition {
@@ -42,6 +43,7 @@ export function directorySuite(id: string, description: string, defaultRoot?: st
 
 export const BUILTIN_SUITES: SuiteDefinition[] = [
   directorySuite('examples', 'benchgym\'s own small example suite (Python functions, a pinned package, a repo fix, Maven)', EXAMPLES_DIR),
+  gitchameleonSuite(),
 ];
 
 /** Loads suites by id, once each, and finds tasks in them. */

@@ -13,6 +13,12 @@ export const PythonEnvSpec = z.object({
   kind: z.literal('python'),
   version: z.string().regex(/^3\.\d+$/, 'a Python version such as "3.11"').default('3.11'),
   requirements: z.array(z.string()).default([]),
+  /**
+   * Later pip installs, one after another once `requirements` are in: each may change what
+   * the earlier ones installed, and a failing one is noted, not fatal. For harnesses that
+   * install in stages (GitChameleon pins numpy and scipy this way).
+   */
+  afterInstall: z.array(z.array(z.string()).min(1)).optional(),
 });
 
 export const JavaEnvSpec = z.object({

@@ -14,6 +14,7 @@ import { searchTool } from './search.ts';
 import { startEpisodeTool } from './start_episode.ts';
 import { submitTool } from './submit.ts';
 import { undoEditTool } from './undo_edit.ts';
+import { viewDocsTool } from './view_docs.ts';
 import { viewErrorLogTool } from './view_error_log.ts';
 import { viewFileTool } from './view_file.ts';
 import type { AnyTool, EpisodeTool, GymTool } from './types.ts';
@@ -33,6 +34,7 @@ export const EPISODE_TOOLS: EpisodeTool[] = [
   runCommandTool,
   runTestsTool,
   viewErrorLogTool,
+  viewDocsTool,
   getDiffTool,
   submitTool,
   endEpisodeTool,

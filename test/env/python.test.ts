@@ -119,3 +119,49 @@ test('OncePerKey runs once per key among concurrent callers, and again after it 
   assert.equal(b, 1);
   assert.equal(await once.run('k', fn), 2);
 });
+
+test('pytestPinFor: pytest 8.3.5, the last pytest an old Python supports, or none when the task pins pytest', async () => {
+  const { pytestPinFor, PYTEST_PIN } = await import('../../src/env/python.ts');
+  assert.equal(pytestPinFor('3.11', ['semver==2.13.0']), PYTEST_PIN);
+  assert.equal(pytestPinFor('3.7', []), 'pytest==7.4.4');
+  assert.equal(pytestPinFor('3.6', []), 'pytest==7.0.1');
+  assert.equal(pytestPinFor('3.10', ['pytest==7.0.0']), null);
+  assert.equal(pytestPinFor('3.10', ['Pytest >= 7']), null);
+  assert.equal(pytestPinFor('3.10', ['pytest-cov==4.1.0']), PYTEST_PIN, 'a plugin is not pytest');
+});
+
+test('classifyPipFailure: pins that cannot exist here are ENV_UNAVAILABLE; conflicts, network trouble and the rest ENV_BUILD_FAILED', async () => {
+  const { classifyPipFailure } = await import('../../src/env/python.ts');
+  const unavailable = [
+    'ERROR: Could not find a version that satisfies the requirement torch==1.9.0 (from versions: 1.13.0, 2.0.0)\nERROR: No matching distribution found for torch==1.9.0',
+    "ERROR: Package 'numpy' requires a different Python: 3.7.16 not in '>=3.8'",
+    'ERROR: numpy-1.16.0-cp37-cp37m-manylinux1_x86_64.whl is not a supported wheel on this platform.',
+    '  error: subprocess-exited-with-error\n  × Getting requirements to build wheel did not run successfully.\nerror: metadata-generation-failed',
+    'Building wheel for scipy (setup.py): finished with status \'error\'\nFailed to build scipy\nERROR: Could not build wheels for scipy, which is required to install pyproject.toml-based projects',
+  ];
+  for (const log of unavailable) assert.equal(classifyPipFailure(log).code, 'ENV_UNAVAILABLE', log);
+  assert.match(classifyPipFailure(unavailable[0]!).reason, /no distribution of torch==1\.9\.0 for this Python and platform/);
+  assert.match(classifyPipFailure(unavailable[4]!).reason, /no wheel of scipy/);
+  const failed = [
+    'ERROR: Cannot install semver==2.13.0 and semver==3.0.0 because these package versions have conflicting dependencies.\nERROR: ResolutionImpossible: for help visit ...',
+    "WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError(...)': /simple/tqdm/\nERROR: Could not find a version that satisfies the requirement tqdm==4.28.1 (from versions: none)\nERROR: No matching distribution found for tqdm==4.28.1",
+    'ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE.',
+    '',
+  ];
+  for (const log of failed) assert.equal(classifyPipFailure(log).code, 'ENV_BUILD_FAILED', log);
+});
+
+test('a pin with no distribution is ENV_UNAVAILABLE with pip\'s error; conflicting pins stay ENV_BUILD_FAILED; a failed after-install is a note', async () => {
+  const builder = new PythonEnvBuilder(cacheDir);
+  const missing = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['benchgym-no-such-package==0.0.1'] }).then(() => null, (e: unknown) => e as { code: string; message: string; details: { log: string } });
+  assert.equal(missing?.code, 'ENV_UNAVAILABLE');
+  assert.match(missing!.message, /no distribution of benchgym-no-such-package==0\.0\.1/);
+  assert.match(missing!.details.log, /No matching distribution found for benchgym-no-such-package==0\.0\.1/);
+  await assert.rejects(builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0', 'semver==3.0.0'] }), { code: 'ENV_BUILD_FAILED', message: /conflict/ });
+  const env = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0'], afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']] });
+  assert.equal(env.notes.length, 1);
+  assert.match(env.notes[0]!, /after-install `pip install benchgym-no-such-package==0\.0\.1` failed \(no distribution/);
+  // Stages run in order and may change what came before: semver 3 replaced 2.13.
+  assert.match(execFileSync(env.command, ['-c', 'import semver; print(semver.__version__)'], { encoding: 'utf8' }), /^3\.0\.0/);
+  assert.deepEqual((await new PythonEnvBuilder(cacheDir).prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0'], afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']] })).notes, env.notes, 'the notes outlive the build');
+});

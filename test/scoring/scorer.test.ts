@@ -237,12 +237,20 @@ describe('environments that cannot be had are errors, never wrong answers', () =
     assert.match(v.error!.message, /3\.2/);
   });
 
-  test('a requirement that cannot be installed: status error, ENV_BUILD_FAILED', async () => {
+  test('a requirement with no distribution for this Python: status error, ENV_UNAVAILABLE', async () => {
     const task = pythonTask({ files: { 'a.py': 'x = 1\n' }, env: { kind: 'python', version: '3.11', requirements: ['benchgym-no-such-package==0.0.1'] } });
     const v = await gym.score(task, '');
     assert.equal(v.status, 'error');
-    assert.equal(v.error?.code, 'ENV_BUILD_FAILED');
+    assert.equal(v.error?.code, 'ENV_UNAVAILABLE');
     assert.match(v.error!.message, /benchgym-no-such-package/);
+  });
+
+  test('requirements that cannot be installed together: status error, ENV_BUILD_FAILED', async () => {
+    const task = pythonTask({ files: { 'a.py': 'x = 1\n' }, env: { kind: 'python', version: '3.11', requirements: ['semver==2.13.0', 'semver==3.0.0'] } });
+    const v = await gym.score(task, '');
+    assert.equal(v.status, 'error');
+    assert.equal(v.error?.code, 'ENV_BUILD_FAILED');
+    assert.match(v.error!.message, /semver/);
   });
 });
 

@@ -1,0 +1,38 @@
+import type { AgentDefinition } from '../../agents/common/types.ts';
+import { GymError } from '../errors.ts';
+import type { Task } from '../tasks/schema.ts';
+import type { AgentUnderTest } from './runner.ts';
+
+/** The agents registry (agents/index.ts), loaded when a run needs it. */
+export async function agentRegistry(): Promise<Readonly<Record<string, AgentDefinition>>> {
+  const mod = (await import('../../agents/index.ts')) as { AGENTS: Readonly<Record<string, AgentDefinition>> };
+  return mod.AGENTS;
+}
+
+/** The task's reference solution in the replay agent's options (goldFiles, else goldPatch). */
+export function goldOptions(task: Task): { goldFiles: Record<string, string> } | { goldPatch: string } {
+  const files = task.solution?.files;
+  if (files && Object.keys(files).length) return { goldFiles: files };
+  if (task.solution?.patch) return { goldPatch: task.solution.patch };
+  throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution (--gold needs one)`);
+}
+
+/**
+ * A registered agent with validated options; with `gold`, each episode's agent also gets the
+ * task's reference solution (the replay agent submits it).
+ */
+export async function agentUnderTest(name: string, options: Record<string, unknown>, gold: boolean): Promise<AgentUnderTest> {
+  const registry = await agentRegistry();
+  const def = registry[name];
+  if (!def) throw new GymError('INVALID_ARGUMENT', `unknown agent '${name}' (known: ${Object.keys(registry).join(', ')})`);
+  if (gold && name !== 'replay') throw new GymError('INVALID_ARGUMENT', `--gold hands the reference solution to the replay agent; it does not apply to '${name}'`);
+  const parsed = def.options.safeParse(options);
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ');
+    throw new GymError('INVALID_ARGUMENT', `invalid --agent-options for '${name}': ${issues}`);
+  }
+  return {
+    name,
+    create: (task: Task) => def.create(gold ? def.options.parse({ ...options, ...goldOptions(task) }) : parsed.data),
+  };
+}

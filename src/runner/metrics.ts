@@ -1,0 +1,346 @@
+/**
+ * Benchmark metrics over per-(task, sample) outcomes: the unbiased pass@k estimator, CoderEval's
+ * Acc@k, the resolved rate, bootstrap confidence intervals over tasks and breakdowns by task
+ * metadata. Infrastructure failures are never outcomes: they leave the denominators and are
+ * counted apart.
+ */
+
+/**
+ * The unbiased pass@k estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained
+ * on Code", the Codex paper), used as is by CoderEval and GitChameleon: with n samples of which c
+ * pass, `1 - C(n-c, k) / C(n, k)`, computed as the paper's numerically stable
+ * `1 - prod(1 - k / arange(n - c + 1, n + 1))`.
+ * Returns undefined when n < k: the estimator needs at least k samples.
+ *
+ * @example passAtK(10, 3, 1) // 0.3
+ */
+export function passAtK(n: number, c: number, k: number): number | undefined {
+  if (!Number.isInteger(n) || !Number.isInteger(c) || !Number.isInteger(k) || n < 0 || c < 0 || c > n || k < 1) {
+    throw new RangeError(`passAtK needs whole numbers 0 <= c <= n and k >= 1 (got n=${n}, c=${c}, k=${k})`);
+  }
+  if (n < k) return undefined;
+  if (n - c < k) return 1;
+  let prod = 1;
+  for (let i = n - c + 1; i <= n; i++) prod *= 1 - k / i;
+  return 1 - prod;
+}
+
+/** One task's outcomes, infrastructure failures already removed. */
+export interface TaskOutcomes {
+  task: string;
+  /** Pass (true) or fail per scored sample, in sample order (sample 0 first). */
+  passed: boolean[];
+  metadata?: Record<string, unknown>;
+}
+
+/** pass@k per task (tasks with fewer than k scored samples are left out). */
+export function passAtKPerTask(tasks: TaskOutcomes[], k: number): { task: string; value: number }[] {
+  const out: { task: string; value: number }[] = [];
+  for (const t of tasks) {
+    const value = passAtK(t.passed.length, t.passed.filter(Boolean).length, k);
+    if (value !== undefined) out.push({ task: t.task, value });
+  }
+  return out;
+}
+
+/** The benchmark's pass@k: the mean of the per-task estimates; undefined when no task has k samples. */
+export function meanPassAtK(tasks: TaskOutcomes[], k: number): number | undefined {
+  return mean(passAtKPerTask(tasks, k).map((t) => t.value));
+}
+
+/**
+ * Acc@k as CoderEval defines it (Yu et al., "CoderEval: A Benchmark of Pragmatic Code Generation
+ * with Generative Pre-trained Models", ICSE 2024, arXiv:2302.00288, §4.3 "Evaluation Metric", p. 7): "the percentage of target
+ * functions whose individual oracle_context tokens appear in at least one of the top K generated
+ * samples". The unit is an oracle_context token (a type, variable or API the reference function
+ * uses) and it counts as hit when at least one of the first k samples contains it; the paper
+ * reports it per token category. It is about context tokens, not tests: the share of tasks with
+ * a passing sample among the first k is the plain, biased pass@k that the unbiased estimator above
+ * replaces (see {@link firstKPassRate}).
+ *
+ * `hits[u][i]`: whether sample i hit unit u. Units with fewer than k samples are left out.
+ */
+export function accAtK(hits: boolean[][], k: number): number | undefined {
+  if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a whole number >= 1 (got ${k})`);
+  const eligible = hits.filter((h) => h.length >= k);
+  if (!eligible.length) return undefined;
+  return eligible.filter((h) => h.slice(0, k).some(Boolean)).length / eligible.length;
+}
+
+/** Which oracle_context tokens each sample's code contains: `result[token][sample]`. */
+export function oracleContextHits(tokens: string[], sampleCode: string[]): boolean[][] {
+  return tokens.map((token) => sampleCode.map((code) => containsToken(code, token)));
+}
+
+/** CoderEval's Acc@k for one task's tokens and samples (samples in order). */
+export function oracleContextAccAtK(tokens: string[], sampleCode: string[], k: number): number | undefined {
+  return accAtK(oracleContextHits(tokens, sampleCode), k);
+}
+
+/** A token appears as a whole identifier (`Time` is not found in `TimeZone`); dotted names match as written. */
+export function containsToken(code: string, token: string): boolean {
+  if (!token) return false;
+  const escaped = token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`(?<![A-Za-z0-9_])${escaped}(?![A-Za-z0-9_])`).test(code);
+}
+
+/** The share of tasks where at least one of the first k samples passes (the naive, biased pass@k). */
+export function firstKPassRate(tasks: TaskOutcomes[], k: number): number | undefined {
+  return accAtK(tasks.map((t) => t.passed), k);
+}
+
+/**
+ * The resolved rate of single-sample, SWE-bench-style runs: the share of tasks whose (first
+ * scored) sample has reward 1.
+ */
+export function resolvedRate(tasks: TaskOutcomes[]): number | undefined {
+  return mean(tasks.filter((t) => t.passed.length > 0).map((t) => (t.passed[0] ? 1 : 0)));
+}
+
+export function mean(values: number[]): number | undefined {
+  if (!values.length) return undefined;
+  let sum = 0;
+  for (const v of values) sum += v;
+  return sum / values.length;
+}
+
+/** A small seeded PRNG (mulberry32): the same seed gives the same resamples on every machine. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** numpy.percentile's default ('linear') on sorted values, q in [0, 1]. */
+export function percentile(sorted: number[], q: number): number {
+  if (!sorted.length) return NaN;
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
+}
+
+export interface Interval {
+  estimate: number;
+  lo: number;
+  hi: number;
+}
+
+export interface BootstrapOptions {
+  resamples?: number;
+  confidence?: number;
+  seed?: number;
+}
+
+/**
+ * A percentile bootstrap interval over tasks: resample the per-task values with replacement
+ * (1000 times by default, seeded), take the statistic of each resample, and the 2.5th / 97.5th
+ * percentiles for 95%.
+ */
+export function bootstrapCI(values: number[], opts: BootstrapOptions = {}, statistic: (xs: number[]) => number = (xs) => mean(xs)!): Interval | undefined {
+  if (!values.length) return undefined;
+  const resamples = opts.resamples ?? 1000;
+  const confidence = opts.confidence ?? 0.95;
+  const random = seededRandom(opts.seed ?? 1);
+  const stats: number[] = new Array(resamples);
+  const sample: number[] = new Array(values.length);
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < values.length; i++) sample[i] = values[Math.floor(random() * values.length)]!;
+    stats[r] = statistic(sample);
+  }
+  stats.sort((a, b) => a - b);
+  const alpha = (1 - confidence) / 2;
+  return { estimate: statistic(values), lo: percentile(stats, alpha), hi: percentile(stats, 1 - alpha) };
+}
+
+/** A paired bootstrap of the difference b - a over the tasks both have, resampling tasks. */
+export function pairedBootstrapDiff(a: Map<string, number>, b: Map<string, number>, opts: BootstrapOptions = {}): (Interval & { tasks: number }) | undefined {
+  const common = [...a.keys()].filter((t) => b.has(t)).sort();
+  if (!common.length) return undefined;
+  const diffs = common.map((t) => b.get(t)! - a.get(t)!);
+  const ci = bootstrapCI(diffs, opts)!;
+  return { ...ci, tasks: common.length };
+}
+
+// ---------------------------------------------------------------------------
+// Summaries of a run's final results.
+
+/** The fields of a final result that metrics read (see src/runner/results.ts). */
+export interface OutcomeRecord {
+  task: string;
+  sample: number;
+  status: 'passed' | 'failed' | 'error';
+  infra: boolean;
+  metadata?: Record<string, unknown>;
+  oracleContext?: Record<string, boolean[]>;
+}
+
+export interface MetricSummary {
+  /** Tasks with at least one scored (non-infrastructure) sample. */
+  tasks: number;
+  /** Scored samples (infrastructure failures excluded). */
+  samples: number;
+  passedSamples: number;
+  /** Final infrastructure failures: not in any denominator. */
+  infraFailures: number;
+  /** Tasks whose every sample was an infrastructure failure. */
+  tasksAllInfra: number;
+  /** Samples per task: the smallest and the largest count among scored tasks. */
+  minSamples: number;
+  maxSamples: number;
+  passAtK: Record<number, (Interval & { tasks: number }) | undefined>;
+  /** Single-sample runs: the share of tasks resolved. */
+  resolved?: Interval & { tasks: number };
+  /** CoderEval's Acc@k over oracle_context tokens, per token category and 'all', when the tasks carry oracle_context. */
+  accAtK?: Record<number, Record<string, { value: number; tokens: number }>>;
+}
+
+export const DEFAULT_KS = [1, 5, 10, 20, 50, 100];
+
+/** Groups final results by task; infrastructure failures are counted and dropped. */
+export function taskOutcomes(records: OutcomeRecord[]): { tasks: TaskOutcomes[]; infraFailures: number; tasksAllInfra: number } {
+  const byTask = new Map<string, OutcomeRecord[]>();
+  for (const r of records) {
+    const list = byTask.get(r.task) ?? [];
+    list.push(r);
+    byTask.set(r.task, list);
+  }
+  const tasks: TaskOutcomes[] = [];
+  let infraFailures = 0;
+  let tasksAllInfra = 0;
+  for (const [task, list] of [...byTask].sort(([a], [b]) => a.localeCompare(b))) {
+    list.sort((a, b) => a.sample - b.sample);
+    const scored = list.filter((r) => !r.infra && r.status !== 'error');
+    infraFailures += list.length - scored.length;
+    if (!scored.length) {
+      tasksAllInfra++;
+      continue;
+    }
+    tasks.push({ task, passed: scored.map((r) => r.status === 'passed'), metadata: list[0]!.metadata });
+  }
+  return { tasks, infraFailures, tasksAllInfra };
+}
+
+/**
+ * pass@k with a 95% bootstrap interval for each k up to the samples drawn, the resolved rate
+ * for single-sample runs, and Acc@k when oracle_context hits were recorded.
+ */
+export function summarize(records: OutcomeRecord[], opts: BootstrapOptions & { ks?: number[] } = {}): MetricSummary {
+  const { tasks, infraFailures, tasksAllInfra } = taskOutcomes(records);
+  const counts = tasks.map((t) => t.passed.length);
+  const maxSamples = counts.length ? Math.max(...counts) : 0;
+  const minSamples = counts.length ? Math.min(...counts) : 0;
+  // The usual k values up to the samples drawn, and n itself (pass@n: any sample passed, exactly).
+  const ks = opts.ks ?? [...new Set([...DEFAULT_KS.filter((k) => k <= maxSamples), Math.max(1, maxSamples)])].sort((a, b) => a - b);
+  const passAt: MetricSummary['passAtK'] = {};
+  for (const k of ks) {
+    const per = passAtKPerTask(tasks, k);
+    const ci = bootstrapCI(per.map((p) => p.value), opts);
+    passAt[k] = ci ? { ...ci, tasks: per.length } : undefined;
+  }
+  const summary: MetricSummary = {
+    tasks: tasks.length,
+    samples: counts.reduce((a, b) => a + b, 0),
+    passedSamples: tasks.reduce((a, t) => a + t.passed.filter(Boolean).length, 0),
+    infraFailures,
+    tasksAllInfra,
+    minSamples,
+    maxSamples,
+    passAtK: passAt,
+  };
+  if (maxSamples === 1) {
+    const values = tasks.map((t) => (t.passed[0] ? 1 : 0));
+    const ci = bootstrapCI(values, opts);
+    if (ci) summary.resolved = { ...ci, tasks: values.length };
+  }
+  const acc = summarizeAccAtK(records, ks);
+  if (acc) summary.accAtK = acc;
+  return summary;
+}
+
+/** Acc@k per oracle_context category, from the per-sample hits the runner recorded. */
+function summarizeAccAtK(records: OutcomeRecord[], ks: number[]): MetricSummary['accAtK'] {
+  // hits[category] = one boolean[] (over samples) per token of every task.
+  const byTask = new Map<string, OutcomeRecord[]>();
+  for (const r of records) {
+    if (!r.oracleContext || r.infra || r.status === 'error') continue;
+    const list = byTask.get(r.task) ?? [];
+    list.push(r);
+    byTask.set(r.task, list);
+  }
+  if (!byTask.size) return undefined;
+  const units = new Map<string, boolean[][]>();
+  for (const list of byTask.values()) {
+    list.sort((a, b) => a.sample - b.sample);
+    for (const [category, tokenHits] of Object.entries(list[0]!.oracleContext!)) {
+      for (let tok = 0; tok < tokenHits.length; tok++) {
+        const overSamples = list.map((r) => Boolean(r.oracleContext?.[category]?.[tok]));
+        for (const key of [category, 'all']) {
+          const u = units.get(key) ?? [];
+          u.push(overSamples);
+          units.set(key, u);
+        }
+      }
+    }
+  }
+  const out: NonNullable<MetricSummary['accAtK']> = {};
+  for (const k of ks) {
+    const row: Record<string, { value: number; tokens: number }> = {};
+    for (const [category, hits] of units) {
+      const value = accAtK(hits, k);
+      if (value !== undefined) row[category] = { value, tokens: hits.filter((h) => h.length >= k).length };
+    }
+    out[k] = row;
+  }
+  return out;
+}
+
+/**
+ * The metadata keys worth a breakdown: present on some tasks, with at least two values, and
+ * grouping tasks (not one distinct value per task).
+ */
+export function breakdownKeys(records: OutcomeRecord[], preferred: string[] = []): string[] {
+  const values = new Map<string, Map<string, string>>();
+  const tasks = new Set<string>();
+  for (const r of records) {
+    tasks.add(r.task);
+    for (const [key, value] of Object.entries(r.metadata ?? {})) {
+      if (value === null || typeof value === 'object') continue;
+      const m = values.get(key) ?? new Map<string, string>();
+      m.set(r.task, String(value));
+      values.set(key, m);
+    }
+  }
+  const keys: string[] = [];
+  for (const [key, perTask] of values) {
+    const distinct = new Set(perTask.values()).size;
+    if (preferred.includes(key) || (distinct >= 2 && distinct < perTask.size && distinct <= 30)) keys.push(key);
+  }
+  return keys.sort((a, b) => rank(a, preferred) - rank(b, preferred) || a.localeCompare(b));
+}
+
+function rank(key: string, preferred: string[]): number {
+  const order = [...preferred, 'library', 'level', 'category', 'kind', 'language'];
+  const i = order.indexOf(key);
+  return i < 0 ? order.length : i;
+}
+
+/** Summaries per value of a metadata key; tasks without the key fall under '(none)'. */
+export function breakdown(records: OutcomeRecord[], key: string, opts: BootstrapOptions & { ks?: number[] } = {}): { value: string; summary: MetricSummary }[] {
+  const groups = new Map<string, OutcomeRecord[]>();
+  for (const r of records) {
+    const raw = r.metadata?.[key];
+    const value = raw === undefined || raw === null ? '(none)' : String(raw);
+    const list = groups.get(value) ?? [];
+    list.push(r);
+    groups.set(value, list);
+  }
+  return [...groups]
+    .sort(([a], [b]) => (a === '(none)' ? 1 : b === '(none)' ? -1 : a.localeCompare(b, undefined, { numeric: true })))
+    .map(([value, list]) => ({ value, summary: summarize(list, opts) }));
+}

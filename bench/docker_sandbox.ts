@@ -34,6 +34,17 @@ async function episode(gym: Gym): Promise<{ id: string; ms: number }> {
   return { id: (r.data as { episode_id: string }).episode_id, ms: ms(t) };
 }
 
+/** Round trips of `run_command 'true'` in one episode, in milliseconds. */
+async function timeTrue(gym: Gym, episodeId: string, n: number): Promise<number[]> {
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t = process.hrtime.bigint();
+    await gym.callTool('run_command', { command: 'true' }, noop, episodeId);
+    samples.push(ms(t));
+  }
+  return samples;
+}
+
 export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<DockerBenchResult> {
   const want = (c: DockerCase) => !opts.cases || opts.cases.size === 0 || opts.cases.has(c) || opts.cases.has('docker_sandbox');
   if (!(await dockerAvailable())) return { stats: [], skipped: 'no Docker daemon', extra: {} };
@@ -60,12 +71,7 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
         }
         if (want('docker_exec')) {
           const e = await episode(gym);
-          const samples: number[] = [];
-          for (let i = 0; i < (opts.quick ? 30 : 100); i++) {
-            const t = process.hrtime.bigint();
-            await gym.callTool('run_command', { command: 'true' }, noop, e.id);
-            samples.push(ms(t));
-          }
+          const samples = await timeTrue(gym, e.id, opts.quick ? 30 : 100);
           stats.push(summarize('docker_exec', "run_command 'true' in a Docker sandbox (exec create/start/inspect, timeout wrapper)", samples));
         }
       } finally {
@@ -95,12 +101,7 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
       const gym = new Gym({ dataDir, cacheDir });
       try {
         const e = await episode(gym);
-        const samples: number[] = [];
-        for (let i = 0; i < (opts.quick ? 30 : 100); i++) {
-          const t = process.hrtime.bigint();
-          await gym.callTool('run_command', { command: 'true' }, noop, e.id);
-          samples.push(ms(t));
-        }
+        const samples = await timeTrue(gym, e.id, opts.quick ? 30 : 100);
         stats.push(summarize('local_exec', `run_command 'true' in a local sandbox (${gym.episode(e.id).sandbox.isolation.split(':')[0]})`, samples));
       } finally {
         await gym.close();

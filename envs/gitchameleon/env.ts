@@ -17,12 +17,15 @@ export const V1_PYTHON = '3.10';
 
 /**
  * What the v2 harness installs into every venv after the problem's pins, in separate pip
- * calls whose failures it ignores (create_venvs.py `install_pinpointed_package`): numpy and
- * scipy at a version per Python, unless the library is that package or an additional
- * dependency mentions it (a substring test, as there). Its pytest / pytest-cov pins are
- * replaced by benchgym's own test runner.
+ * calls whose failures it ignores (create_venvs.py `install_pinpointed_package`), in its
+ * order: pytest, numpy and scipy at a version per Python, each unless the library is that
+ * package or a dependency mentions it (a substring test, as there). Its pytest is the one
+ * the hidden tests run under (benchgym's runner pin is installed first and stays only if
+ * this stage fails): tornado's test cases, for one, do not run under pytest 8. Its
+ * pytest-cov 4.1.0 is left out (it only measures coverage).
  */
 export const V2_AFTER_INSTALL: { pkg: string; byPython: Record<string, string> }[] = [
+  { pkg: 'pytest', byPython: { '3.7': 'pytest==6.2.5', '3.9': 'pytest==7.1.2', '3.10': 'pytest==7.2.0' } },
   { pkg: 'numpy', byPython: { '3.7': 'numpy==1.21.6', '3.9': 'numpy==1.21.6', '3.10': 'numpy==1.23' } },
   { pkg: 'scipy', byPython: { '3.7': 'scipy==1.7.1', '3.9': 'scipy==1.9.1', '3.10': 'scipy==1.10.1' } },
 ];

@@ -41,8 +41,18 @@ export async function loadGitChameleon(dir: string, suite = 'gitchameleon', opts
     const hiddenById = byExampleId(hidden, V2_FILES.hidden);
     const solutionById = byExampleId(solutions, V2_FILES.solutions);
     byExampleId(rows, V2_FILES.problems);
-    // hidden_tests.jsonl also holds a test for an example_id with no problem row; it is not a task.
+    // The v2 harness keys venvs by (Python, library, version, additional_dependencies) and
+    // builds each from the first problem with that key, extra_dependencies included; the
+    // later problems share that venv whatever their own extra_dependencies say (the librosa
+    // 0.8.0 rows differ in their joblib pin, and only the first one's can be installed).
+    const firstOfKey = new Map<string, V2Row>();
     for (const row of rows) {
+      const key = JSON.stringify([row.python_version, row.library, row.version, row.additional_dependencies ?? '']);
+      if (!firstOfKey.has(key)) firstOfKey.set(key, row);
+    }
+    // hidden_tests.jsonl also holds a test for an example_id with no problem row; it is not a task.
+    for (const original of rows) {
+      const row = { ...original, extra_dependencies: firstOfKey.get(JSON.stringify([original.python_version, original.library, original.version, original.additional_dependencies ?? '']))!.extra_dependencies };
       const v = visibleById.get(row.example_id);
       const h = hiddenById.get(row.example_id);
       const s = solutionById.get(row.example_id);

@@ -78,19 +78,26 @@ describe('GitChameleon v2', { skip: SKIP_WITHOUT_DATA }, () => {
     assert.match(gradio.promptVariants.instruct!, /\nDo not launch a gradio interface\.\n/);
   });
 
-  test('envs: the problem\'s Python, library==version and every additional and extra dependency; numpy/scipy after-installs as the v2 harness adds them', async () => {
+  test('envs: the problem\'s Python, library==version and every additional and extra dependency; pytest, numpy and scipy after-installs as the v2 harness adds them', async () => {
     const { tasks } = await loadGitChameleon(V2_DIR);
     const env = (id: string) => tasks.find((t) => t.id === id)!.env;
-    assert.deepEqual(env('0'), { kind: 'python', version: '3.7', requirements: ['torch==1.9.0', 'scipy==1.7.3', 'numpy==1.21.6'] });
-    assert.deepEqual(env('187'), { kind: 'python', version: '3.9', requirements: ['sympy==1.13'], afterInstall: [['numpy==1.21.6'], ['scipy==1.9.1']] });
-    assert.deepEqual(env('156'), { kind: 'python', version: '3.10', requirements: ['jinja2==3.1'], afterInstall: [['numpy==1.23'], ['scipy==1.10.1']] });
+    assert.deepEqual(env('0'), { kind: 'python', version: '3.7', requirements: ['torch==1.9.0', 'scipy==1.7.3', 'numpy==1.21.6'], afterInstall: [['pytest==6.2.5']] });
+    assert.deepEqual(env('187'), { kind: 'python', version: '3.9', requirements: ['sympy==1.13'], afterInstall: [['pytest==7.1.2'], ['numpy==1.21.6'], ['scipy==1.9.1']] });
+    assert.deepEqual(env('156'), { kind: 'python', version: '3.10', requirements: ['jinja2==3.1'], afterInstall: [['pytest==7.2.0'], ['numpy==1.23'], ['scipy==1.10.1']] });
+    assert.deepEqual(env('323'), { kind: 'python', version: '3.7', requirements: ['tqdm==4.28'], afterInstall: [['pytest==6.2.5'], ['numpy==1.21.6'], ['scipy==1.7.1']] });
     // numpy itself gets only scipy; a dependency mentioning scipy suppresses the scipy pin.
     const numpyTask = tasks.find((t) => t.metadata.library === 'numpy' && t.metadata.version === '1.25.0')!;
-    assert.deepEqual(numpyTask.env.kind === 'python' && numpyTask.env.afterInstall, [['scipy==1.10.1']]);
-    assert.deepEqual(env('175'), { kind: 'python', version: '3.9', requirements: ['sympy==1.9', 'scipy==1.8.0'], afterInstall: [['numpy==1.21.6']] });
+    assert.deepEqual(numpyTask.env.kind === 'python' && numpyTask.env.afterInstall, [['pytest==7.2.0'], ['scipy==1.10.1']]);
+    const pytestTask = tasks.find((t) => t.metadata.library === 'pytest')!;
+    assert.ok(pytestTask.env.kind === 'python' && pytestTask.env.afterInstall!.every((stage) => !stage[0]!.startsWith('pytest')), 'a problem about pytest keeps its own pytest');
+    assert.deepEqual(env('175'), { kind: 'python', version: '3.9', requirements: ['sympy==1.9', 'scipy==1.8.0'], afterInstall: [['pytest==7.1.2'], ['numpy==1.21.6']] });
     // extra_dependencies (librosa rows) are installed too, without duplicates.
     const librosa = tasks.find((t) => t.metadata.library === 'librosa')!;
     assert.ok(librosa.env.kind === 'python' && librosa.env.requirements.includes('numba==0.46') && librosa.env.requirements.filter((r) => r === 'numpy==1.16.0').length === 1);
+    // Problems the harness keys alike share the first one's env: 306 says joblib==0.12, but 304 came first with 0.14.
+    assert.deepEqual(env('306'), env('304'));
+    const shared = env('306');
+    assert.ok(shared.kind === 'python' && shared.requirements.includes('joblib==0.14'));
     // No remaps in v2: torch 1.9.0 is installed as written.
     assert.deepEqual(VERSION_REMAPS.v2, []);
   });
@@ -176,8 +183,8 @@ describe('dataset cells', () => {
     assert.deepEqual(parseAdditionalDependencies('pandas matplotlib'), ['pandas', 'matplotlib']);
     assert.deepEqual(parseAdditionalDependencies('pip=21.0 numpy==1.16'), ['numpy==1.16']);
     assert.deepEqual(parseAdditionalDependencies(['a==1', 'b==2 c']), ['a==1', 'b==2', 'c']);
-    assert.deepEqual(envSpecOf('v2', { library: 'numpy', version: '1.21.0', python_version: '3.10', additional_dependencies: '' }).afterInstall, [['scipy==1.10.1']]);
-    assert.deepEqual(envSpecOf('v2', { library: 'x', version: '1', python_version: '3.10', additional_dependencies: 'scipy==1.8.1 Werkzeug==2.0.0' }).afterInstall, [['numpy==1.23']]);
+    assert.deepEqual(envSpecOf('v2', { library: 'numpy', version: '1.21.0', python_version: '3.10', additional_dependencies: '' }).afterInstall, [['pytest==7.2.0'], ['scipy==1.10.1']]);
+    assert.deepEqual(envSpecOf('v2', { library: 'x', version: '1', python_version: '3.10', additional_dependencies: 'scipy==1.8.1 Werkzeug==2.0.0' }).afterInstall, [['pytest==7.2.0'], ['numpy==1.23']]);
   });
 
   test('release years in every format the data uses', () => {

@@ -1,20 +1,71 @@
-import { promises as fs } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 
+const FLOCK = ['/usr/bin/flock', '/bin/flock'].find((p) => existsSync(p));
+
 /**
- * A lock directory shared by processes: `mkdir` is atomic. A lock whose owner process is
- * gone is taken over, so a crash never blocks later builds.
+ * An exclusive lock shared by processes, held while `fn` runs. With util-linux's flock(1)
+ * (every Linux this project runs on) the kernel holds it: a holder that dies, however it
+ * dies (kill -9 included), releases it at once, and a reused pid cannot keep it. Without
+ * flock, a lock directory (`mkdir` is atomic) whose owner pid is gone is taken over.
  */
-export async function withDirLock<T>(lockDir: string, fn: () => Promise<T>, opts: { timeoutMs?: number } = {}): Promise<T> {
-  const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
-  await fs.mkdir(path.dirname(lockDir), { recursive: true });
+export async function withDirLock<T>(lockPath: string, fn: () => Promise<T>, opts: { timeoutMs?: number } = {}): Promise<T> {
+  const timeoutMs = opts.timeoutMs ?? 30 * 60_000;
+  await fs.mkdir(path.dirname(lockPath), { recursive: true });
+  const release = FLOCK ? await acquireFlock(FLOCK, lockPath, timeoutMs) : await acquireDir(lockPath, timeoutMs);
+  try {
+    return await fn();
+  } finally {
+    await release();
+  }
+}
+
+/**
+ * flock(1) takes the lock, then runs `cat` on our stdin: the lock lives as long as that
+ * pipe is open, which is until we close it or this process exits.
+ */
+function acquireFlock(flock: string, lockPath: string, timeoutMs: number): Promise<() => Promise<void>> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(flock, ['-x', '-w', String(Math.max(1, Math.ceil(timeoutMs / 1000))), lockPath, 'sh', '-c', 'echo locked; exec cat >/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let stderr = '';
+    let locked = false;
+    const exited = new Promise<void>((r) => child.once('close', () => r()));
+    child.stderr.on('data', (b: Buffer) => (stderr += b));
+    child.stdout.on('data', (b: Buffer) => {
+      if (locked || !b.toString().includes('locked')) return;
+      locked = true;
+      resolve(async () => {
+        child.stdin.end();
+        await exited;
+      });
+    });
+    child.once('error', reject);
+    child.once('close', (code) => {
+      if (!locked) reject(new Error(code === 1 ? `timed out after ${timeoutMs} ms waiting for lock ${lockPath}` : `flock ${lockPath} failed (exit ${code}): ${stderr.trim()}`));
+    });
+  });
+}
+
+async function acquireDir(lockDir: string, timeoutMs: number): Promise<() => Promise<void>> {
+  const deadline = Date.now() + timeoutMs;
   for (;;) {
+    // The pid is written before the directory appears under its name: a lock is never seen
+    // without its owner, even when the owner dies at once.
+    const staging = `${lockDir}.${process.pid}.${Math.random().toString(36).slice(2)}`;
+    await fs.mkdir(staging);
+    await fs.writeFile(`${staging}/pid`, String(process.pid));
     try {
-      await fs.mkdir(lockDir);
-      await fs.writeFile(`${lockDir}/pid`, String(process.pid));
-      break;
+      await fs.rename(staging, lockDir);
+      return async () => {
+        const gone = `${lockDir}.released.${process.pid}.${Math.random().toString(36).slice(2)}`;
+        await fs.rename(lockDir, gone).catch(() => {});
+        await fs.rm(gone, { recursive: true, force: true });
+      };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      await fs.rm(staging, { recursive: true, force: true });
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw err;
       const owner = Number(await fs.readFile(`${lockDir}/pid`, 'utf8').catch(() => '0'));
       if (owner && !processAlive(owner)) {
         await fs.rm(lockDir, { recursive: true, force: true });
@@ -23,11 +74,6 @@ export async function withDirLock<T>(lockDir: string, fn: () => Promise<T>, opts
       if (Date.now() > deadline) throw new Error(`timed out waiting for lock ${lockDir} (held by pid ${owner || 'unknown'})`);
       await new Promise((r) => setTimeout(r, 200));
     }
-  }
-  try {
-    return await fn();
-  } finally {
-    await fs.rm(lockDir, { recursive: true, force: true });
   }
 }
 

@@ -56,12 +56,14 @@ export class MavenEnvBuilder {
       command: 'mvn',
       notes,
     };
-    return this.once.run(key, () =>
-      withDirLock(`${marker}.lock`, async () => {
-        if (!existsSync(marker)) await this.build(seed, marker);
-        return env;
-      }),
-    );
+    return this.once.run(key, async () => {
+      if (!existsSync(marker)) {
+        await withDirLock(`${marker}.lock`, async () => {
+          if (!existsSync(marker)) await this.build(seed, marker);
+        });
+      }
+      return env;
+    });
   }
 
   private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string): Promise<void> {

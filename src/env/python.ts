@@ -105,21 +105,25 @@ export class PythonEnvBuilder {
     // afterInstall joins the key only when present, so existing envs keep their keys.
     const key = contentKey({ format: ENV_FORMAT, python: spec.version, requirements, runner: runner ?? 'from requirements', ...(afterInstall.length ? { afterInstall } : {}) });
     const dir = path.join(this.cacheDir, 'envs', `py${spec.version}-${key}`);
-    return this.once.run(key, () =>
-      withDirLock(`${dir}.lock`, async () => {
-        if (!existsSync(path.join(dir, '.benchgym-ready'))) await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall);
-        const notes = JSON.parse(await fs.readFile(path.join(dir, NOTES_FILE), 'utf8').catch(() => '[]')) as string[];
-        return {
-          key,
-          kind: 'python' as const,
-          path: [path.join(dir, 'bin')],
-          vars: { VIRTUAL_ENV: dir },
-          readOnlyPaths: [dir, path.dirname(path.dirname(interpreter))],
-          command: path.join(dir, 'bin', 'python'),
-          notes,
-        };
-      }),
-    );
+    // A built env is read without the lock: the ready marker is written last.
+    const ready = () => existsSync(path.join(dir, '.benchgym-ready'));
+    return this.once.run(key, async () => {
+      if (!ready()) {
+        await withDirLock(`${dir}.lock`, async () => {
+          if (!ready()) await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall);
+        });
+      }
+      const notes = JSON.parse(await fs.readFile(path.join(dir, NOTES_FILE), 'utf8').catch(() => '[]')) as string[];
+      return {
+        key,
+        kind: 'python' as const,
+        path: [path.join(dir, 'bin')],
+        vars: { VIRTUAL_ENV: dir },
+        readOnlyPaths: [dir, path.dirname(path.dirname(interpreter))],
+        command: path.join(dir, 'bin', 'python'),
+        notes,
+      };
+    });
   }
 
   private async build(dir: string, interpreter: string, packages: string[], afterInstall: string[][]): Promise<void> {

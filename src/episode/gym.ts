@@ -267,8 +267,10 @@ export class Gym {
   private async removeStaleSandboxDirs(): Promise<void> {
     const root = path.join(this.dataDir, 'sandboxes');
     const mine = path.join(root, this.instance);
-    await fs.mkdir(mine, { recursive: true });
+    // The pid file first: a folder is never seen without its owner's pid.
+    await fs.mkdir(root, { recursive: true });
     await fs.writeFile(path.join(root, `${this.instance}.pid`), String(process.pid));
+    await fs.mkdir(mine, { recursive: true });
     for (const name of await fs.readdir(root).catch(() => [] as string[])) {
       if (name === this.instance || name.endsWith('.pid')) continue;
       const pid = Number(await fs.readFile(path.join(root, `${name}.pid`), 'utf8').catch(() => '0'));

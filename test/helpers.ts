@@ -1,3 +1,4 @@
+import { after, before } from 'node:test';
 import os from 'node:os';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
@@ -124,4 +125,36 @@ export async function trajectoryRecords(dataDir: string, episodeId: string, type
   const text = await fs.readFile(path.join(dataDir, 'trajectories', `${episodeId}.jsonl`), 'utf8');
   const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   return type ? records.filter((r) => r.type === type) : records;
+}
+
+/**
+ * Hooks for a file of tool tests on one example episode: started before the tests, the gym
+ * cleaned up after. `call` runs an episode tool in it.
+ */
+export function exampleEpisode(taskId: string): {
+  readonly gym: Gym;
+  readonly id: string;
+  call: (name: string, args?: Record<string, unknown>) => ReturnType<Gym['callTool']>;
+} {
+  let gym: Gym | undefined;
+  let id: string | undefined;
+  let cleanup: (() => Promise<void>) | undefined;
+  before(async () => {
+    ({ gym, cleanup } = await makeGym());
+    id = await startExample(gym, taskId);
+  });
+  after(() => cleanup?.());
+  const ready = () => {
+    if (!gym || !id) throw new Error('exampleEpisode: the episode exists once the before hook has run');
+    return { gym, id };
+  };
+  return {
+    get gym() {
+      return ready().gym;
+    },
+    get id() {
+      return ready().id;
+    },
+    call: (name, args = {}) => ready().gym.callTool(name, args, testContext(), ready().id),
+  };
 }

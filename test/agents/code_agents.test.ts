@@ -1,11 +1,8 @@
-import { after, before, describe, test } from 'node:test';
+import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Gym } from '../../src/episode/gym.ts';
 import { feedbackAgent } from '../../agents/feedback/index.ts';
 import { singleShotAgent } from '../../agents/single-shot/index.ts';
-import { makeGym } from '../helpers.ts';
-import { readExample, runAgent, scriptedModel } from './harness.ts';
-import { startScriptedOpenAI, type ScriptedServer } from './scripted_openai.ts';
+import { agentTestBed, readExample, runAgent, scriptedModel } from './harness.ts';
 
 /** Passes nothing: to_roman counts in I's, from_roman counts letters. */
 const WRONG_ROMAN = `def to_roman(n: int) -> str:
@@ -21,32 +18,20 @@ function answer(code: string, label = 'python path=roman.py'): string {
 }
 
 describe('feedback and single-shot agents', () => {
-  let gym: Gym;
-  let cleanup: () => Promise<void>;
+  const bed = agentTestBed();
+  const endpoint = bed.endpoint;
   let gold: string;
-  const servers: ScriptedServer[] = [];
 
   before(async () => {
-    ({ gym, cleanup } = await makeGym());
     gold = await readExample('roman-numerals/solution/roman.py');
   });
-  after(async () => {
-    for (const s of servers) await s.close();
-    await cleanup();
-  });
-
-  async function endpoint(...args: Parameters<typeof startScriptedOpenAI>): Promise<ScriptedServer> {
-    const s = await startScriptedOpenAI(...args);
-    servers.push(s);
-    return s;
-  }
 
   test('feedback on roman-numerals: wrong in round 1, the error log goes back, gold in round 2 → passedRound 2, reward 1', async () => {
     const server = await endpoint([
       { content: answer(WRONG_ROMAN), usage: { prompt_tokens: 800, completion_tokens: 60 } },
       { content: answer(gold), usage: { prompt_tokens: 2400, completion_tokens: 700 } },
     ]);
-    const { result, events } = await runAgent(gym, 'roman-numerals', feedbackAgent, {}, scriptedModel(server.baseURL));
+    const { result, events } = await runAgent(bed.gym, 'roman-numerals', feedbackAgent, {}, scriptedModel(server.baseURL));
     assert.equal(result.infraError, undefined, JSON.stringify(result.infraError));
     assert.equal(result.stopReason, 'submitted');
     assert.equal(result.passedRound, 2);
@@ -83,7 +68,7 @@ describe('feedback and single-shot agents', () => {
       { content: answer(WRONG_ROMAN) },
       { content: 'I cannot see the problem; no code this time.' },
     ]);
-    const { result } = await runAgent(gym, 'roman-numerals', feedbackAgent, { rounds: 2 }, scriptedModel(server.baseURL));
+    const { result } = await runAgent(bed.gym, 'roman-numerals', feedbackAgent, { rounds: 2 }, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'rounds_exhausted');
     assert.equal(result.rounds, 2);
     assert.equal(result.passedRound, undefined);
@@ -95,7 +80,7 @@ describe('feedback and single-shot agents', () => {
   test('single-shot: the code of a markdown answer is written and scored (gold → 1)', async () => {
     const server = await endpoint([{ content: answer(gold) }]);
     const model = scriptedModel(server.baseURL, { temperature: 0.8, maxTokens: 2048 });
-    const { result } = await runAgent(gym, 'roman-numerals', singleShotAgent, {}, model, { sample: 3 });
+    const { result } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, model, { sample: 3 });
     assert.equal(result.stopReason, 'submitted');
     assert.equal(result.verdict?.reward, 1, JSON.stringify(result.verdict));
     assert.equal(server.requests.length, 1);
@@ -106,15 +91,15 @@ describe('feedback and single-shot agents', () => {
 
   test('single-shot: a wrong answer scores 0; an unlabelled single block is taken for the one file', async () => {
     const server = await endpoint([{ content: answer(WRONG_ROMAN, 'python') }]);
-    const { result, episodeId } = await runAgent(gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(server.baseURL));
+    const { result, episodeId } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'submitted');
     assert.equal(result.verdict?.reward, 0);
-    assert.match(gym.episode(episodeId).finalDiff ?? '', /return len\(s\)/);
+    assert.match(bed.gym.episode(episodeId).finalDiff ?? '', /return len\(s\)/);
   });
 
   test('single-shot: an answer without code is submitted unchanged (reward 0)', async () => {
     const server = await endpoint([{ content: 'Sorry, I cannot help with that.' }]);
-    const { result, events } = await runAgent(gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(server.baseURL));
+    const { result, events } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(server.baseURL));
     assert.equal(result.submitted, true);
     assert.equal(result.verdict?.reward, 0);
     assert.ok(events.some((e) => e.type === 'answer' && /no fenced code block/.test(String(e.problem))));

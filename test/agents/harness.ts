@@ -4,7 +4,9 @@ import type { Gym } from '../../src/episode/gym.ts';
 import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
 import { connectInProcess } from '../../agents/common/session.ts';
 import type { AgentContext, AgentDefinition, AgentResult, ModelConfig } from '../../agents/common/types.ts';
-import { startExample } from '../helpers.ts';
+import { after, before } from 'node:test';
+import { makeGym, startExample } from '../helpers.ts';
+import { startScriptedOpenAI, type ScriptedServer } from './scripted_openai.ts';
 
 export const EXAMPLES = path.join(PROJECT_ROOT, 'envs', 'examples', 'tasks');
 
@@ -51,4 +53,32 @@ export async function runAgent<S extends AgentDefinition>(
   } finally {
     await session.close();
   }
+}
+
+/**
+ * Hooks for a describe block of agent tests: a gym on the shared test cache before, and
+ * at the end every scripted endpoint closed and the gym cleaned up.
+ */
+export function agentTestBed(): { readonly gym: Gym; endpoint: (...args: Parameters<typeof startScriptedOpenAI>) => Promise<ScriptedServer> } {
+  let gym: Gym | undefined;
+  let cleanup: (() => Promise<void>) | undefined;
+  const servers: ScriptedServer[] = [];
+  before(async () => {
+    ({ gym, cleanup } = await makeGym());
+  });
+  after(async () => {
+    for (const s of servers) await s.close();
+    await cleanup?.();
+  });
+  return {
+    get gym() {
+      if (!gym) throw new Error('agentTestBed: the gym exists once the before hook has run');
+      return gym;
+    },
+    async endpoint(...args) {
+      const s = await startScriptedOpenAI(...args);
+      servers.push(s);
+      return s;
+    },
+  };
 }

@@ -1,15 +1,12 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Gym } from '../../src/episode/gym.ts';
 import { feedbackAgent } from '../../agents/feedback/index.ts';
 import { singleShotAgent } from '../../agents/single-shot/index.ts';
 import { sweAgent } from '../../agents/swe-agent/index.ts';
 import type { AgentDefinition } from '../../agents/common/types.ts';
-import { makeGym } from '../helpers.ts';
-import { readExample, runAgent, scriptedModel } from './harness.ts';
-import { startScriptedOpenAI, type ScriptedServer } from './scripted_openai.ts';
+import { agentTestBed, readExample, runAgent, scriptedModel } from './harness.ts';
 
 /** A port nothing listens on. */
 async function deadPort(): Promise<number> {
@@ -21,23 +18,8 @@ async function deadPort(): Promise<number> {
 }
 
 describe('model endpoint failures', () => {
-  let gym: Gym;
-  let cleanup: () => Promise<void>;
-  const servers: ScriptedServer[] = [];
-
-  before(async () => {
-    ({ gym, cleanup } = await makeGym());
-  });
-  after(async () => {
-    for (const s of servers) await s.close();
-    await cleanup();
-  });
-
-  async function endpoint(...args: Parameters<typeof startScriptedOpenAI>): Promise<ScriptedServer> {
-    const s = await startScriptedOpenAI(...args);
-    servers.push(s);
-    return s;
-  }
+  const bed = agentTestBed();
+  const endpoint = bed.endpoint;
 
   const agents: [string, AgentDefinition, string][] = [
     ['swe-agent', sweAgent, 'inventory-discount-bug'],
@@ -47,7 +29,7 @@ describe('model endpoint failures', () => {
   for (const [name, def, taskId] of agents) {
     test(`${name}: an endpoint answering 500 every time → infraError MODEL_UNAVAILABLE after bounded retries, nothing scored`, async () => {
       const server = await endpoint(() => ({ status: 500, errorMessage: 'the GPU caught fire' }));
-      const { result, events, episodeId } = await runAgent(gym, taskId, def, {}, scriptedModel(server.baseURL, { maxRetries: 2 }));
+      const { result, events, episodeId } = await runAgent(bed.gym, taskId, def, {}, scriptedModel(server.baseURL, { maxRetries: 2 }));
       assert.equal(result.infraError?.code, 'MODEL_UNAVAILABLE', JSON.stringify(result));
       assert.match(result.infraError!.message, /failed 3 times.*500/);
       assert.equal(result.verdict, null);
@@ -56,7 +38,7 @@ describe('model endpoint failures', () => {
       assert.equal(server.requests.length, 3);
       assert.equal(result.usage.calls, 0);
       // The episode was not scored: no wrong answer was recorded for it.
-      const episode = gym.episode(episodeId);
+      const episode = bed.gym.episode(episodeId);
       assert.equal(episode.state, 'running');
       assert.equal(episode.verdict, undefined);
       assert.equal(events.filter((e) => e.type === 'model_error' && e.retry === true).length, 2);
@@ -71,7 +53,7 @@ describe('model endpoint failures', () => {
       { content: `\`\`\`python path=roman.py\n${gold}\`\`\``, usage: { prompt_tokens: 321, completion_tokens: 123 } },
     ]);
     const model = scriptedModel(server.baseURL, { pricing: { prompt: 1, completion: 4 } });
-    const { result } = await runAgent(gym, 'roman-numerals', singleShotAgent, {}, model);
+    const { result } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, model);
     assert.equal(result.infraError, undefined);
     assert.equal(result.verdict?.reward, 1);
     assert.equal(server.requests.length, 3);
@@ -83,14 +65,14 @@ describe('model endpoint failures', () => {
 
   test('an endpoint that is not there (connection refused) → MODEL_UNAVAILABLE', async () => {
     const port = await deadPort();
-    const { result } = await runAgent(gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(`http://127.0.0.1:${port}/v1`, { maxRetries: 1 }));
+    const { result } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(`http://127.0.0.1:${port}/v1`, { maxRetries: 1 }));
     assert.equal(result.infraError?.code, 'MODEL_UNAVAILABLE');
     assert.equal(result.submitted, false);
   });
 
   test('401 is not retried: MODEL_UNAVAILABLE at once', async () => {
     const server = await endpoint(() => ({ status: 401, errorMessage: 'bad key' }));
-    const { result } = await runAgent(gym, 'roman-numerals', feedbackAgent, {}, scriptedModel(server.baseURL));
+    const { result } = await runAgent(bed.gym, 'roman-numerals', feedbackAgent, {}, scriptedModel(server.baseURL));
     assert.equal(result.infraError?.code, 'MODEL_UNAVAILABLE');
     assert.equal(server.requests.length, 1);
   });
@@ -100,7 +82,7 @@ describe('model endpoint failures', () => {
       { tool_calls: [{ name: 'list_dir', arguments: {} }] },
       { status: 400, errorMessage: "This model's maximum context length is 8192 tokens" },
     ]);
-    const { result } = await runAgent(gym, 'inventory-discount-bug', sweAgent, {}, scriptedModel(server.baseURL));
+    const { result } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, {}, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'context_limit');
     assert.equal(result.submitted, true);
     assert.equal(result.verdict?.reward, 0);
@@ -114,9 +96,9 @@ describe('model endpoint failures', () => {
       await new Promise((r) => setTimeout(r, 50));
       return { content: 'late' };
     });
-    const { result, episodeId } = await runAgent(gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(server.baseURL), { signal: controller.signal });
+    const { result, episodeId } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(server.baseURL), { signal: controller.signal });
     assert.equal(result.infraError?.code, 'CANCELLED');
     assert.equal(result.submitted, false);
-    assert.equal(gym.episode(episodeId).state, 'running');
+    assert.equal(bed.gym.episode(episodeId).state, 'running');
   });
 });

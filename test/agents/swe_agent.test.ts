@@ -1,11 +1,9 @@
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Gym } from '../../src/episode/gym.ts';
 import { sweAgent, NUDGE } from '../../agents/swe-agent/index.ts';
-import { makeGym } from '../helpers.ts';
 import { BUGGY, FIXED, REPRO_TEST } from '../server/scenario.ts';
-import { runAgent, scriptedModel } from './harness.ts';
-import { startScriptedOpenAI, type ChatRequest, type ScriptedServer } from './scripted_openai.ts';
+import { agentTestBed, runAgent, scriptedModel } from './harness.ts';
+import type { ChatRequest } from './scripted_openai.ts';
 
 /** The tool messages of a request, in order, with the name of the call they answer. */
 function toolMessages(req: ChatRequest): { name: string; content: string }[] {
@@ -15,23 +13,8 @@ function toolMessages(req: ChatRequest): { name: string; content: string }[] {
 }
 
 describe('swe-agent', () => {
-  let gym: Gym;
-  let cleanup: () => Promise<void>;
-  const servers: ScriptedServer[] = [];
-
-  before(async () => {
-    ({ gym, cleanup } = await makeGym());
-  });
-  after(async () => {
-    for (const s of servers) await s.close();
-    await cleanup();
-  });
-
-  async function endpoint(...args: Parameters<typeof startScriptedOpenAI>): Promise<ScriptedServer> {
-    const s = await startScriptedOpenAI(...args);
-    servers.push(s);
-    return s;
-  }
+  const bed = agentTestBed();
+  const endpoint = bed.endpoint;
 
   test('solves inventory-discount-bug by scripted tool calls → reward 1; tool results went back to the model', async () => {
     const server = await endpoint([
@@ -49,7 +32,7 @@ describe('swe-agent', () => {
       { content: 'All visible tests pass. Submitting.', tool_calls: [{ name: 'submit', arguments: {} }], usage: { prompt_tokens: 3000, completion_tokens: 10 } },
     ]);
     const model = scriptedModel(server.baseURL, { pricing: { prompt: 2, completion: 10 }, temperature: 0 });
-    const { result, events } = await runAgent(gym, 'inventory-discount-bug', sweAgent, {}, model);
+    const { result, events } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, {}, model);
 
     assert.equal(result.infraError, undefined, JSON.stringify(result.infraError));
     assert.equal(result.stopReason, 'submitted');
@@ -97,7 +80,7 @@ describe('swe-agent', () => {
 
   test('the step limit submits the current diff: unsolved → reward 0, stopReason step_limit', async () => {
     const server = await endpoint([{ content: 'Looking around.', tool_calls: [{ name: 'list_dir', arguments: { path: '.' } }] }], { repeatLast: true });
-    const { result, episodeId } = await runAgent(gym, 'inventory-discount-bug', sweAgent, { max_steps: 3 }, scriptedModel(server.baseURL));
+    const { result, episodeId } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, { max_steps: 3 }, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'step_limit');
     assert.equal(result.submitted, true);
     assert.equal(result.steps, 3);
@@ -105,7 +88,7 @@ describe('swe-agent', () => {
     assert.equal(result.verdict?.status, 'failed');
     assert.equal(result.infraError, undefined);
     assert.equal(server.requests.length, 3);
-    assert.equal(gym.episode(episodeId).state, 'submitted');
+    assert.equal(bed.gym.episode(episodeId).state, 'submitted');
     assert.match(String(server.requests[0]!.messages[0]!.content), /at most 3 actions/);
   });
 
@@ -113,11 +96,11 @@ describe('swe-agent', () => {
     const server = await endpoint([
       { tool_calls: [{ name: 'list_dir', arguments: {} }, { name: 'create_file', arguments: { path: 'never.txt', content: 'x' } }] },
     ]);
-    const { result, episodeId } = await runAgent(gym, 'inventory-discount-bug', sweAgent, { max_steps: 1 }, scriptedModel(server.baseURL));
+    const { result, episodeId } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, { max_steps: 1 }, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'step_limit');
     assert.equal(result.steps, 1);
     assert.equal(result.verdict?.reward, 0);
-    assert.doesNotMatch(gym.episode(episodeId).finalDiff ?? '', /never\.txt/);
+    assert.doesNotMatch(bed.gym.episode(episodeId).finalDiff ?? '', /never\.txt/);
   });
 
   test('a model that stops calling tools is nudged once, then its diff is submitted (model_stopped)', async () => {
@@ -125,7 +108,7 @@ describe('swe-agent', () => {
       { content: 'I think the bug is in cart.py.' },
       { content: 'I am done.' },
     ]);
-    const { result } = await runAgent(gym, 'inventory-discount-bug', sweAgent, {}, scriptedModel(server.baseURL));
+    const { result } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, {}, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'model_stopped');
     assert.equal(result.submitted, true);
     assert.equal(result.verdict?.reward, 0);
@@ -144,10 +127,10 @@ describe('swe-agent', () => {
       { tool_calls: [{ name: 'view_file', arguments: { path: 'nope.py' } }] },
       { tool_calls: [{ name: 'submit', arguments: {} }] },
     ]);
-    const { result, episodeId } = await runAgent(gym, 'inventory-discount-bug', sweAgent, {}, scriptedModel(server.baseURL));
+    const { result, episodeId } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, {}, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'submitted');
     assert.equal(result.verdict?.reward, 0);
-    assert.equal(gym.episode(episodeId).state, 'submitted');
+    assert.equal(bed.gym.episode(episodeId).state, 'submitted');
     assert.match(toolMessages(server.requests[1]!)[0]!.content, /not valid JSON/);
     assert.match(toolMessages(server.requests[2]!)[1]!.content, /there is no tool 'end_episode'/);
     assert.match(toolMessages(server.requests[3]!)[2]!.content, /Error FILE_NOT_FOUND/);
@@ -156,7 +139,7 @@ describe('swe-agent', () => {
   test('the cost limit submits once the spend reaches it', async () => {
     const server = await endpoint([{ tool_calls: [{ name: 'list_dir', arguments: {} }], usage: { prompt_tokens: 100_000, completion_tokens: 0 } }], { repeatLast: true });
     const model = scriptedModel(server.baseURL, { pricing: { prompt: 10, completion: 0 } });
-    const { result } = await runAgent(gym, 'inventory-discount-bug', sweAgent, { cost_limit_usd: 1.5 }, model);
+    const { result } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, { cost_limit_usd: 1.5 }, model);
     assert.equal(result.stopReason, 'cost_limit');
     assert.equal(result.submitted, true);
     assert.equal(result.usage.calls, 2);
@@ -169,7 +152,7 @@ describe('swe-agent', () => {
       { tool_calls: [{ name: 'run_command', arguments: { command: 'seq 1 5000' } }] },
       { tool_calls: [{ name: 'submit', arguments: {} }] },
     ]);
-    const { result } = await runAgent(gym, 'inventory-discount-bug', sweAgent, { max_observation_chars: 1000 }, scriptedModel(server.baseURL));
+    const { result } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, { max_observation_chars: 1000 }, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'submitted');
     const observation = toolMessages(server.requests[1]!)[0]!.content;
     assert.ok(observation.length < 1300, `${observation.length} characters`);

@@ -1,38 +1,16 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import os from 'node:os';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { PROJECT_ROOT, EXAMPLES_DIR } from '../../src/tasks/registry.ts';
-import { TEST_CACHE_DIR } from '../helpers.ts';
-
-const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
-
-function run(args: string[], timeoutMs = 300_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    child.stderr.on('data', (b) => (stderr += b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-async function tempDir(): Promise<string> {
-  return fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-cli-'));
-}
+import { EXAMPLES_DIR } from '../../src/tasks/registry.ts';
+import { TEST_CACHE_DIR, tempDir } from '../helpers.ts';
+import { BIN, runCli } from './cli.ts';
 
 test('benchgym validate --suite examples reports every task valid', async () => {
-  const dataDir = await tempDir();
+  const dataDir = await tempDir('benchgym-cli-');
   try {
-    const r = await run(['validate', '--suite', 'examples', '--json', '--data-dir', dataDir]);
+    const r = await runCli(['validate', '--suite', 'examples', '--json', '--data-dir', dataDir]);
     assert.equal(r.code, 0, r.stderr);
     const report = JSON.parse(r.stdout);
     assert.equal(report.suite, 'examples');
@@ -48,8 +26,8 @@ test('benchgym validate --suite examples reports every task valid', async () => 
 });
 
 test('benchgym validate exits 1 on an invalid task and lists ENV_UNAVAILABLE tasks apart', async () => {
-  const dataDir = await tempDir();
-  const suite = await tempDir();
+  const dataDir = await tempDir('benchgym-cli-');
+  const suite = await tempDir('benchgym-cli-');
   try {
     // A copy of roman-numerals whose "gold" is the start state: invalid.
     const bad = path.join(suite, 'tasks', 'bad-gold');
@@ -62,15 +40,15 @@ test('benchgym validate exits 1 on an invalid task and lists ENV_UNAVAILABLE tas
     await fs.cp(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals'), old, { recursive: true });
     await fs.writeFile(path.join(old, 'task.json'), JSON.stringify({ ...taskJson, id: 'old-python', env: { kind: 'python', version: '3.2' } }));
 
-    const r = await run(['validate', '--suite', `mine=${suite}`, '--data-dir', dataDir]);
+    const r = await runCli(['validate', '--suite', `mine=${suite}`, '--data-dir', dataDir]);
     assert.equal(r.code, 1, r.stdout + r.stderr);
     assert.match(r.stderr, /invalid\s+bad-gold.*gold solution fails/);
     assert.match(r.stdout, /ENV_UNAVAILABLE old-python: .*Python 3\.2/);
     assert.match(r.stdout, /0 valid, 1 invalid, 0 errors, 1 unavailable/);
 
-    const only = await run(['validate', '--suite', `mine=${suite}`, '--tasks', 'old-python', '--data-dir', dataDir]);
+    const only = await runCli(['validate', '--suite', `mine=${suite}`, '--tasks', 'old-python', '--data-dir', dataDir]);
     assert.equal(only.code, 0, 'an unavailable task alone is not a failure');
-    const unknown = await run(['validate', '--suite', `mine=${suite}`, '--tasks', 'nope', '--data-dir', dataDir]);
+    const unknown = await runCli(['validate', '--suite', `mine=${suite}`, '--tasks', 'nope', '--data-dir', dataDir]);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /TASK_NOT_FOUND.*'nope'/);
   } finally {
@@ -80,26 +58,26 @@ test('benchgym validate exits 1 on an invalid task and lists ENV_UNAVAILABLE tas
 });
 
 test('benchgym tasks, usage errors and unknown suites', async () => {
-  const listed = await run(['tasks']);
+  const listed = await runCli(['tasks']);
   assert.equal(listed.code, 0);
   assert.match(listed.stdout, /examples\/inventory-discount-bug\tpython\trepo-patch/);
   assert.match(listed.stdout, /examples\/java-bracket-matcher\tjava/);
-  const unknownCommand = await run(['frobnicate']);
+  const unknownCommand = await runCli(['frobnicate']);
   assert.equal(unknownCommand.code, 2);
   assert.match(unknownCommand.stderr, /unknown command 'frobnicate'/);
-  const badFlag = await run(['tasks', '--bogus']);
+  const badFlag = await runCli(['tasks', '--bogus']);
   assert.equal(badFlag.code, 2);
   assert.match(badFlag.stderr, /--bogus/);
-  const badSuite = await run(['tasks', '--suite', 'nope']);
+  const badSuite = await runCli(['tasks', '--suite', 'nope']);
   assert.equal(badSuite.code, 2);
   assert.match(badSuite.stderr, /SUITE_NOT_FOUND.*'nope'/);
-  const badPort = await run(['serve', '--port', 'eighty']);
+  const badPort = await runCli(['serve', '--port', 'eighty']);
   assert.equal(badPort.code, 2);
   assert.match(badPort.stderr, /--port/);
 });
 
 test('benchgym serve (npm start) serves MCP and stops cleanly on SIGTERM', async () => {
-  const dataDir = await tempDir();
+  const dataDir = await tempDir('benchgym-cli-');
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
   try {
     let stderr = '';

@@ -1,35 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { existsSync, promises as fs } from 'node:fs';
-import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
 import { TEST_CACHE_DIR, tempDir } from '../helpers.ts';
-
-const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
-
-interface Child {
-  pid: number;
-  done: Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>;
-  kill(signal: NodeJS.Signals): void;
-}
-
-function start(args: string[], timeoutMs = 300_000): Child {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (b) => (stdout += b));
-  child.stderr.on('data', (b) => (stderr += b));
-  const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      resolve({ code, signal, stdout, stderr });
-    });
-  });
-  return { pid: child.pid!, done, kill: (s) => child.kill(s) };
-}
+import { startCli } from './cli.ts';
 
 async function lines(file: string): Promise<string[]> {
   const text = await fs.readFile(file, 'utf8').catch(() => '');
@@ -44,7 +18,7 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
   const runArgs = ['run', '--suite', 'examples', '--agent', 'replay', '--gold', '--samples', '2', '--concurrency', '4', '--out', out, ...common];
   try {
     // The examples suite has 6 tasks: 12 (task, sample) pairs.
-    const first = start(runArgs);
+    const first = startCli(runArgs);
     const deadline = Date.now() + 120_000;
     let seen = 0;
     let exited = false;
@@ -64,14 +38,14 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
     await fs.appendFile(results, '{"runId":"run-x","suite":"examples","task":"roman-num');
 
     // Other options than the run was started with are refused.
-    const other = await start([...runArgs.filter((a, i) => !(runArgs[i - 1] === '--samples' || a === '--samples')), '--samples', '3', '--resume']).done;
+    const other = await startCli([...runArgs.filter((a, i) => !(runArgs[i - 1] === '--samples' || a === '--samples')), '--samples', '3', '--resume']).done;
     assert.equal(other.code, 2, other.stderr);
     assert.match(other.stderr, /benchgym run: INVALID_ARGUMENT: --resume with different options .*samples: 2 → 3/);
-    const noResume = await start(runArgs).done;
+    const noResume = await startCli(runArgs).done;
     assert.equal(noResume.code, 2);
     assert.match(noResume.stderr, /already holds a run .*--resume/);
 
-    const resumed = await start([...runArgs, '--resume']).done;
+    const resumed = await startCli([...runArgs, '--resume']).done;
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stdout, /12\/12 results \(\d+ from before the resume\); 12\/12 samples passed/);
     assert.match(resumed.stderr, /run: 12 episodes, \d+ already done \(resumed\)/);
@@ -89,12 +63,12 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
     assert.deepEqual((await lines(results)).slice(0, before.length), before);
 
     // Resuming a finished run with only --out: the options come from run.json; nothing runs.
-    const again = await start(['run', '--out', out, '--resume', ...common]).done;
+    const again = await startCli(['run', '--out', out, '--resume', ...common]).done;
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stdout, /12\/12 results \(12 from before the resume\)/);
     assert.equal((await lines(results)).length, records.length);
 
-    const report = await start(['report', out]).done;
+    const report = await startCli(['report', out]).done;
     assert.equal(report.code, 0, report.stderr);
     assert.ok(existsSync(path.join(out, 'report.md')) && existsSync(path.join(out, 'report.html')));
     const md = await fs.readFile(path.join(out, 'report.md'), 'utf8');
@@ -104,7 +78,7 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
     assert.match(html, /<svg[^>]*class="chart"/);
     assert.doesNotMatch(html, /<script|<link|https?:\/\/(?!www\.w3\.org)/, 'self-contained');
 
-    const missing = await start(['report', path.join(root, 'nope')]).done;
+    const missing = await startCli(['report', path.join(root, 'nope')]).done;
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /not a run directory/);
   } finally {
@@ -115,22 +89,22 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
 test('benchgym run refuses bad flags with a clear error', async () => {
   const root = await tempDir('benchgym-cli-run-');
   try {
-    const noOut = await start(['run', '--suite', 'examples', '--agent', 'replay']).done;
+    const noOut = await startCli(['run', '--suite', 'examples', '--agent', 'replay']).done;
     assert.equal(noOut.code, 2);
     assert.match(noOut.stderr, /missing --out/);
-    const noModel = await start(['run', '--suite', 'examples', '--agent', 'swe-agent', '--out', path.join(root, 'a')]).done;
+    const noModel = await startCli(['run', '--suite', 'examples', '--agent', 'swe-agent', '--out', path.join(root, 'a')]).done;
     assert.equal(noModel.code, 2);
     assert.match(noModel.stderr, /missing --model/);
-    const unknown = await start(['run', '--suite', 'examples', '--agent', 'nobody', '--model', 'm', '--out', path.join(root, 'b')]).done;
+    const unknown = await startCli(['run', '--suite', 'examples', '--agent', 'nobody', '--model', 'm', '--out', path.join(root, 'b')]).done;
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /unknown agent 'nobody' \(known: .*replay/);
-    const gold = await start(['run', '--suite', 'examples', '--agent', 'swe-agent', '--model', 'm', '--gold', '--out', path.join(root, 'c')]).done;
+    const gold = await startCli(['run', '--suite', 'examples', '--agent', 'swe-agent', '--model', 'm', '--gold', '--out', path.join(root, 'c')]).done;
     assert.equal(gold.code, 2);
     assert.match(gold.stderr, /--gold .* replay agent/);
-    const badTask = await start(['run', '--suite', 'examples', '--agent', 'replay', '--tasks', 'nope', '--out', path.join(root, 'd'), '--data-dir', path.join(root, 'data'), '--cache-dir', TEST_CACHE_DIR]).done;
+    const badTask = await startCli(['run', '--suite', 'examples', '--agent', 'replay', '--tasks', 'nope', '--out', path.join(root, 'd'), '--data-dir', path.join(root, 'data'), '--cache-dir', TEST_CACHE_DIR]).done;
     assert.equal(badTask.code, 2);
     assert.match(badTask.stderr, /TASK_NOT_FOUND: no task 'nope'/);
-    const badOptions = await start(['run', '--suite', 'examples', '--agent', 'replay', '--agent-options', '{"patch": 3}', '--out', path.join(root, 'e')]).done;
+    const badOptions = await startCli(['run', '--suite', 'examples', '--agent', 'replay', '--agent-options', '{"patch": 3}', '--out', path.join(root, 'e')]).done;
     assert.equal(badOptions.code, 2);
     assert.match(badOptions.stderr, /invalid --agent-options for 'replay': patch/);
   } finally {

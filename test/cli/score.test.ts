@@ -1,30 +1,11 @@
 /** benchgym score: published-format predictions scored like submissions, agreement and disagreements printed. */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
-import { TEST_CACHE_DIR, tempDir } from '../helpers.ts';
+import { tempDir } from '../helpers.ts';
+import { runCli } from './cli.ts';
 import { SKIP_WITHOUT_DATA, V2_DIR } from '../envs/gitchameleon/data.ts';
-
-const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
-
-function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    child.stderr.on('data', (b) => (stderr += b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 300_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
 
 test('benchgym score: agreement, every disagreement with its reason, --mode, --json', { skip: SKIP_WITHOUT_DATA }, async () => {
   const dir = await tempDir('benchgym-score-');
@@ -41,21 +22,21 @@ test('benchgym score: agreement, every disagreement with its reason, --mode, --j
       { example_id: '187', answer: '```python\nimport sympy\ndef custom_function(eq):\n    return (eq.lhs - eq.rhs) * 2 / 2\n```' },
     ].map((r) => JSON.stringify(r)).join('\n') + '\n');
 
-    const r = await run(['score', '--suite', 'gitchameleon', '--dataset', V2_DIR, '--predictions', predictions, '--data-dir', dir]);
+    const r = await runCli(['score', '--suite', 'gitchameleon', '--dataset', V2_DIR, '--predictions', predictions, '--data-dir', dir]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /gitchameleon: 3 predictions \(mode extract\): 3 passed, 0 failed \(100\.0% of 3 scored\); 0 unavailable here, 0 errors/);
     assert.match(r.stdout, /agreement with the published verdicts: 1\/2 \(50\.0%\); published 1 passed, ours 2 on the same rows/);
     assert.match(r.stdout, /^ {2}DISAGREE 187 \(line 2\): ours passed, theirs failed: \d+ passed$/m);
 
     // The v1 line filter drops every line with a "2": the third answer loses its return statement.
-    const json = await run(['score', '--suite', 'gitchameleon', '--dataset', V2_DIR, '--predictions', predictions, '--mode', 'authors-sanitizer', '--json', '--data-dir', dir]);
+    const json = await runCli(['score', '--suite', 'gitchameleon', '--dataset', V2_DIR, '--predictions', predictions, '--mode', 'authors-sanitizer', '--json', '--data-dir', dir]);
     assert.equal(json.code, 0, json.stderr);
     const report = JSON.parse(json.stdout) as { mode: string; results: { taskId: string; ours: string; reason: string }[] };
     assert.equal(report.mode, 'authors-sanitizer');
     assert.deepEqual(report.results.map((x) => x.ours), ['passed', 'passed', 'failed']);
     assert.match(json.stderr, /^$/, '--json prints no per-row lines');
 
-    const bad = await run(['score', '--suite', 'gitchameleon', '--dataset', V2_DIR, '--predictions', predictions, '--mode', 'loose']);
+    const bad = await runCli(['score', '--suite', 'gitchameleon', '--dataset', V2_DIR, '--predictions', predictions, '--mode', 'loose']);
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /INVALID_ARGUMENT: invalid --mode: 'loose' \(extract or authors-sanitizer\)/);
   } finally {

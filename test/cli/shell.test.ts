@@ -1,14 +1,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
-import { promises as fs } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { terminalExtension } from '../../src/server/pty.ts';
 import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
 import type { Gym } from '../../src/episode/gym.ts';
-import { makeGym, startExample, waitFor } from '../helpers.ts';
+import { makeGym, startExample, trajectoryRecords, waitFor } from '../helpers.ts';
 
 const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
 
@@ -28,10 +27,6 @@ function exited(term: IPty): Promise<number> {
   return new Promise((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)));
 }
 
-async function trajectoryInputs(dataDir: string, episodeId: string): Promise<Record<string, unknown>[]> {
-  const text = await fs.readFile(path.join(dataDir, 'trajectories', `${episodeId}.jsonl`), 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.type === 'terminal');
-}
 
 describe('benchgym shell', () => {
   let gym: Gym;
@@ -90,7 +85,7 @@ describe('benchgym shell', () => {
       // The shell is gone, the episode is not; the typed lines are in its trajectory.
       assert.equal(gym.episode(episodeId).state, 'running');
       await gym.episode(episodeId).trajectory.flush();
-      const records = await trajectoryInputs(dataDir, episodeId);
+      const records = await trajectoryRecords(dataDir, episodeId, 'terminal');
       const inputs = records.filter((r) => r.event === 'input').map((r) => r.input);
       assert.deepEqual(inputs.slice(0, 3), ['echo hi-shell', 'stty size; ls', 'stty size']);
       assert.equal(inputs.at(-1), 'exit 7');
@@ -118,12 +113,12 @@ describe('benchgym shell', () => {
       assert.match(out.slice(out.indexOf('[cli-exit=0]')), /(^|\s)icanon(\s|;|$)/m);
       assert.equal(gym.episode(episodeId).state, 'running');
       await gym.episode(episodeId).trajectory.flush();
-      const records = await trajectoryInputs(dataDir, episodeId);
+      const records = await trajectoryRecords(dataDir, episodeId, 'terminal');
       assert.ok(records.some((r) => r.event === 'input' && r.input === 'echo still-$((40+2))'));
       const deadline = Date.now() + 5000;
       for (;;) {
         await gym.episode(episodeId).trajectory.flush();
-        if ((await trajectoryInputs(dataDir, episodeId)).some((r) => r.event === 'close' && r.by === 'disconnect')) break;
+        if ((await trajectoryRecords(dataDir, episodeId, 'terminal')).some((r) => r.event === 'close' && r.by === 'disconnect')) break;
         assert.ok(Date.now() < deadline, 'the terminal close is recorded');
         await new Promise((r) => setTimeout(r, 100));
       }

@@ -1,12 +1,10 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import path from 'node:path';
-import { promises as fs } from 'node:fs';
 import { WebSocket } from 'ws';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { TERMINAL_CLOSE, TerminalLineRecorder, terminalExtension } from '../../src/server/pty.ts';
 import type { Gym } from '../../src/episode/gym.ts';
-import { makeGym, startExample, waitFor, processesWithMarker } from '../helpers.ts';
+import { makeGym, processesWithMarker, startExample, trajectoryRecords, waitFor } from '../helpers.ts';
 
 interface Terminal {
   ws: WebSocket;
@@ -38,11 +36,6 @@ function connect(base: string, episodeId: string, query = '', headers?: Record<s
   };
 }
 
-async function terminalRecords(dataDir: string, gym: Gym, episodeId: string): Promise<Record<string, unknown>[]> {
-  await gym.episode(episodeId).trajectory.flush();
-  const text = await fs.readFile(path.join(dataDir, 'trajectories', `${episodeId}.jsonl`), 'utf8');
-  return text.trim().split('\n').map((l) => JSON.parse(l)).filter((r) => r.type === 'terminal');
-}
 
 describe('the terminal WebSocket endpoint', () => {
   let gym: Gym;
@@ -94,7 +87,8 @@ describe('the terminal WebSocket endpoint', () => {
     assert.deepEqual(closed, { code: 1000, reason: 'exited' });
     assert.deepEqual(t.controls.at(-1), { type: 'exit', code: 5 });
 
-    const records = await terminalRecords(dataDir, gym, id);
+    await gym.episode(id).trajectory.flush();
+    const records = await trajectoryRecords(dataDir, id, 'terminal');
     const session = ready!.session;
     assert.ok(records.every((r) => r.episodeId === id && r.session === session && typeof r.at === 'string'));
     assert.deepEqual(records[0], { ...records[0], event: 'open', backend: 'local', cols: 100, rows: 30 });
@@ -137,7 +131,8 @@ describe('the terminal WebSocket endpoint', () => {
     await t.closed;
     const deadline = Date.now() + 5000;
     for (;;) {
-      const records = await terminalRecords(dataDir, gym, id);
+      await gym.episode(id).trajectory.flush();
+      const records = await trajectoryRecords(dataDir, id, 'terminal');
       const close = records.find((r) => r.event === 'close');
       if (close) {
         assert.equal(close.by, 'disconnect');

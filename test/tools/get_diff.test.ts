@@ -1,18 +1,9 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Gym } from '../../src/episode/gym.ts';
-import { makeGym, startExample, testContext } from '../helpers.ts';
+import { exampleEpisode } from '../helpers.ts';
 
-let gym: Gym;
-let cleanup: () => Promise<void>;
-let id: string;
-const call = (name: string, args: Record<string, unknown> = {}) => gym.callTool(name, args, testContext(), id);
-
-before(async () => {
-  ({ gym, cleanup } = await makeGym());
-  id = await startExample(gym, 'roman-numerals');
-});
-after(() => cleanup());
+const episode = exampleEpisode('roman-numerals');
+const call = episode.call;
 
 test('no changes at the start', async () => {
   const r = await call('get_diff');
@@ -44,7 +35,7 @@ test('a diff that undoes itself is empty again', async () => {
   await call('undo_edit', { path: 'roman.py' });
   await call('undo_edit', { path: 'helpers/util.py' });
   await call('run_command', { command: 'git --version >/dev/null; true' });
-  const task = gym.episode(id).task;
+  const task = episode.gym.episode(episode.id).task;
   const original = await import('node:fs').then((fs) => fs.promises.readFile(`${(task.workspace as { path: string }).path}/tests/test_roman.py`, 'utf8'));
   await call('create_file', { path: 'tests/test_roman.py', content: original });
   const r = await call('get_diff');

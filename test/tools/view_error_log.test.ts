@@ -1,18 +1,9 @@
-import { after, before, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Gym } from '../../src/episode/gym.ts';
-import { expectGymError, makeGym, startExample, testContext } from '../helpers.ts';
+import { exampleEpisode, expectGymError } from '../helpers.ts';
 
-let gym: Gym;
-let cleanup: () => Promise<void>;
-let id: string;
-const call = (name: string, args: Record<string, unknown> = {}) => gym.callTool(name, args, testContext(), id);
-
-before(async () => {
-  ({ gym, cleanup } = await makeGym());
-  id = await startExample(gym, 'roman-numerals');
-});
-after(() => cleanup());
+const episode = exampleEpisode('roman-numerals');
+const call = episode.call;
 
 test('before any test run: NO_TEST_RUN', async () => {
   await expectGymError(call('view_error_log'), 'NO_TEST_RUN', /run_tests/);

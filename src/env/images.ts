@@ -9,6 +9,7 @@ import { contentKey } from './key.ts';
 import { OncePerKey } from './lock.ts';
 import { classifyPipFailure, PYTEST_PIN, pytestPinFor } from './python.ts';
 import type { PreparedEnv } from './types.ts';
+import { imageUnavailable } from './index.ts';
 
 /** The base images benchgym knows how to build, by language and version. */
 export const BASE_IMAGES = {
@@ -125,6 +126,12 @@ export class ImageBuilder {
         throw err;
       });
       command = '/opt/venv/bin/python';
+    } else if (task.env.kind === 'image') {
+      // A user-supplied image: never pulled or built here, only used when loaded.
+      if (!task.env.image) throw imageUnavailable(task.env, 'no image was named');
+      if (!(await this.exists(task.env.image))) throw imageUnavailable(task.env, `the image ${task.env.image} is not loaded (docker load it first)`);
+      envImage = task.env.image;
+      command = task.env.command;
     } else {
       const base = await this.base('java', task.env.jdk, notes);
       const seed = await seedFiles(task);
@@ -150,7 +157,7 @@ export class ImageBuilder {
     // The start state waits outside /workspace: the workspace is a fresh tmpfs volume per container.
     const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, `WORKDIR ${WORKSPACE}`].join('\n');
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' }, `instance of ${task.id}`, { 'benchgym.task': task.id });
-    return { key: instance, kind: task.env.kind, path: [], vars: {}, readOnlyPaths: [], command, notes, image: instance };
+    return { key: instance, kind: task.language, path: [], vars: {}, readOnlyPaths: [], command, notes, image: instance };
   }
 
   private async imageId(tag: string): Promise<string> {

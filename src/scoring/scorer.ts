@@ -24,6 +24,12 @@ export interface ScoreOptions {
 /** Files every pytest task resets: they could otherwise rewrite how tests run. */
 const ALWAYS_RESET_PYTHON = ['**/conftest.py', 'pytest.ini', 'tox.ini'];
 
+/** Does the hidden test run pytest (so that conftest.py and pytest.ini decide how it runs)? A task whose answer is a conftest.py function (CoderEval) runs a plain script. */
+function runsPytest(task: Task): boolean {
+  const runner = task.tests.hidden.runner;
+  return runner.type === 'pytest' || (runner.type === 'script' && /pytest/.test(runner.command));
+}
+
 /**
  * Scores a patch the way the benchmarks do: a fresh sandbox from the untouched start state,
  * the patch applied, the task's test files reset, the hidden tests added, the hidden tests
@@ -51,7 +57,7 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
     notes.push(...env.notes);
     opts.progress?.('laying out a fresh sandbox');
     sandbox = await deps.sandboxes.create({ seed: seedOf(task), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
-    const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' ? ALWAYS_RESET_PYTHON : [])];
+    const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' && runsPytest(task) ? ALWAYS_RESET_PYTHON : [])];
     const originalTests = await snapshotMatching(sandbox, testGlobs);
     const pristineConfig = task.tests.hidden.runner.type === 'pytest' ? await pytestConfigOf(sandbox) : undefined;
 

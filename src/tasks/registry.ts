@@ -5,6 +5,7 @@ import { GymError } from '../errors.ts';
 import type { Task } from './schema.ts';
 import { loadDirectorySuite } from './dirSuite.ts';
 import { gitchameleonSuite } from '../../envs/gitchameleon/index.ts';
+import { coderevalSuite } from '../../envs/codereval/index.ts';
 
 /** How a suite is found and read. Adapters (envs/<name>) provide one of these. */
 export interface SuiteDefinition {
@@ -14,6 +15,11 @@ export interface SuiteDefinition {
   load(dataset?: string): Promise<Task[]>;
   /** Host paths holding hidden tests or solutions: sandboxes hide them from agents. */
   privatePaths(dataset?: string): string[];
+  /**
+   * A task the listing does not hold: the same task with options in its id (CoderEval's
+   * `<id>+human-label`, say). Undefined when the id means nothing to the suite.
+   */
+  resolveTask?(taskId: string, dataset?: string): Promise<Task | undefined>;
 }
 
 export interface SuiteInfo {
@@ -44,6 +50,7 @@ export function directorySuite(id: string, description: string, defaultRoot?: st
 export const BUILTIN_SUITES: SuiteDefinition[] = [
   directorySuite('examples', 'benchgym\'s own small example suite (Python functions, a pinned package, a repo fix, Maven)', EXAMPLES_DIR),
   gitchameleonSuite(),
+  coderevalSuite(),
 ];
 
 /** Loads suites by id, once each, and finds tasks in them. */
@@ -102,7 +109,7 @@ export class SuiteRegistry {
 
   async task(suiteId: string, taskId: string): Promise<Task> {
     const tasks = await this.tasks(suiteId);
-    const task = tasks.find((t) => t.id === taskId);
+    const task = tasks.find((t) => t.id === taskId) ?? (await this.definition(suiteId).resolveTask?.(taskId, this.enabled.get(suiteId)));
     if (!task) {
       const near = tasks.map((t) => t.id).filter((id) => id.includes(taskId) || taskId.includes(id)).slice(0, 5);
       throw new GymError('TASK_NOT_FOUND', `no task '${taskId}' in suite '${suiteId}'${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);

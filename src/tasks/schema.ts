@@ -27,7 +27,24 @@ export const JavaEnvSpec = z.object({
   build: z.enum(['maven']).default('maven'),
 });
 
-export const EnvSpec = z.discriminatedUnion('kind', [PythonEnvSpec, JavaEnvSpec]);
+/**
+ * A prebuilt image the user loads (a benchmark's published evaluation image, say): only the
+ * Docker backend can run it, and only when it is named and present. Without it the task's
+ * env is ENV_UNAVAILABLE, and the message says which option names the image.
+ */
+export const ImageEnvSpec = z.object({
+  kind: z.literal('image'),
+  /** The image's name, when the user gave one (through `option`). */
+  image: z.string().min(1).optional(),
+  /** How a user names the image, for the ENV_UNAVAILABLE message (e.g. an environment variable). */
+  option: z.string().min(1),
+  /** What the image is and why the task needs it. */
+  about: z.string().min(1),
+  /** The interpreter or build tool commands call inside the image. */
+  command: z.string().min(1).default('python'),
+});
+
+export const EnvSpec = z.discriminatedUnion('kind', [PythonEnvSpec, JavaEnvSpec, ImageEnvSpec]);
 
 export const RunnerSpec = z.discriminatedUnion('type', [
   /** `python -m pytest <args>` with a JUnit XML report. */
@@ -73,6 +90,7 @@ export type TaskInput = z.input<typeof TaskSchema>;
 export type EnvSpec = z.infer<typeof EnvSpec>;
 export type PythonEnvSpec = z.infer<typeof PythonEnvSpec>;
 export type JavaEnvSpec = z.infer<typeof JavaEnvSpec>;
+export type ImageEnvSpec = z.infer<typeof ImageEnvSpec>;
 export type RunnerSpec = z.infer<typeof RunnerSpec>;
 export type TestSpec = z.infer<typeof TestSpec>;
 export type WorkspaceSource = z.infer<typeof WorkspaceSource>;

@@ -1,0 +1,105 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { GymError } from '../../src/errors.ts';
+import type { SuiteDefinition } from '../../src/tasks/registry.ts';
+import type { Task } from '../../src/tasks/schema.ts';
+import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecords, readText, splitTestBlocks, testBlockKey } from './dataset.ts';
+import { platformNeeds } from './platform.ts';
+import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, parseTaskId, type TaskOptions, type TaskSource } from './tasks.ts';
+
+/** The scoring procedure run in every scoring sandbox (scorer.py, next to this file). */
+export const SCORER_SOURCE = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'scorer.py'), 'utf8');
+
+export interface LoadedCoderEval {
+  tasks: Task[];
+  sources: Map<string, TaskSource>;
+  /** Which files gave the official records (levels, oracle_context). */
+  recordSources: string[];
+  /** A task with options (`<_id>+human-label`, `+platform-test`). */
+  variant(id: string, options: TaskOptions): Task;
+}
+
+/** Reads a CoderEval (Python) dataset directory in place into tasks (default options). */
+export async function loadCoderEval(dir: string, suite = 'codereval', opts: { image?: string } = {}): Promise<LoadedCoderEval> {
+  const root = path.resolve(dir);
+  const file = (f: string) => path.join(root, f);
+  const [rows, raw, human, blocksText, official] = await Promise.all([
+    readJsonl(file(FILES.all), AllRow, FILES.all),
+    readJsonl(file(FILES.raw), PromptRow, FILES.raw).catch(() => [] as PromptRow[]),
+    readJsonl(file(FILES.humanLabel), PromptRow, FILES.humanLabel).catch(() => [] as PromptRow[]),
+    readText(file(FILES.tests), 'the platform test files'),
+    readOfficialRecords(root),
+  ]);
+  const blocks = splitTestBlocks(blocksText);
+  const rawById = new Map(raw.map((p) => [p.question_id, p.input]));
+  const humanById = new Map(human.map((p) => [p.question_id, p.input]));
+  const sources = new Map<string, TaskSource>();
+  for (const row of rows) {
+    const m = row.metadata;
+    const id = m.task_id.slice(m.task_id.lastIndexOf('/') + 1);
+    if (sources.has(id)) throw new GymError('TASK_INVALID', `${FILES.all}: task ${id} appears twice`);
+    const record = official.records.get(id);
+    const testKey = testBlockKey(blocks, { project: record?.project ?? m['lsp-repo'], filePath: record?.file_path ?? m['lsp-path'], name: m.function_name });
+    if (!testKey) throw new GymError('TASK_INVALID', `task ${id} (${m['lsp-repo']} ${m['lsp-path']} ${m.function_name}): no test file in ${FILES.tests}`);
+    const testSource = blocks.get(testKey)!;
+    sources.set(id, {
+      id,
+      row,
+      level: record?.level,
+      oracleContext: oracleContextOf(record?.oracle_context),
+      prompts: { raw: rawById.get(id), humanLabel: humanById.get(id) },
+      humanLabel: record?.human_label ?? m.human_label,
+      testKey,
+      testSource,
+      needs: platformNeeds(testSource),
+      image: opts.image,
+      scorer: SCORER_SOURCE,
+    });
+  }
+  const tasks = [...sources.values()].map((s) => buildTask(suite, s, DEFAULT_OPTIONS));
+  return {
+    tasks,
+    sources,
+    recordSources: official.source,
+    variant: (id, options) => {
+      const s = sources.get(id);
+      if (!s) throw new GymError('TASK_NOT_FOUND', `no task '${id}' in suite '${suite}'`);
+      return buildTask(suite, s, options);
+    },
+  };
+}
+
+/**
+ * The CoderEval suite: `--suite codereval=PATH`, PATH a CoderEval Python directory
+ * (CoderEval-ALL.jsonl, tests/savealltests.txt, input4models/, and the official records:
+ * CoderEval4Python.json or the published reference outputs). Tasks of the other levels run
+ * in CoderEval's Docker image, named by $BENCHGYM_CODEREVAL_IMAGE (Docker sandbox only).
+ */
+export function coderevalSuite(opts: { id?: string; image?: string } = {}): SuiteDefinition {
+  const id = opts.id ?? 'codereval';
+  const loaded = new Map<string, Promise<LoadedCoderEval>>();
+  const load = (dataset?: string) => {
+    if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs its dataset: --suite ${id}=PATH, PATH a CoderEval directory (CoderEval-ALL.jsonl, tests/savealltests.txt)`);
+    const key = path.resolve(dataset);
+    let p = loaded.get(key);
+    if (!p) {
+      p = loadCoderEval(key, id, { image: opts.image ?? (process.env[IMAGE_OPTION] || undefined) });
+      loaded.set(key, p);
+      p.catch(() => loaded.delete(key));
+    }
+    return p;
+  };
+  return {
+    id,
+    description: "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
+    load: async (dataset) => (await load(dataset)).tasks,
+    privatePaths: (dataset) => (dataset ? [path.resolve(dataset)] : []),
+    resolveTask: async (taskId, dataset) => {
+      const parsed = parseTaskId(taskId);
+      if (!parsed || parsed.base === taskId) return undefined;
+      const l = await load(dataset);
+      return l.sources.has(parsed.base) ? l.variant(parsed.base, parsed.options) : undefined;
+    },
+  };
+}

@@ -1,0 +1,171 @@
+import { GymError } from '../../src/errors.ts';
+import { TaskSchema, type EnvSpec, type Task, type TaskInput } from '../../src/tasks/schema.ts';
+import { describeIssues } from '../../src/validation.ts';
+import { STANDALONE_LEVELS, type AllRow, type Level } from './dataset.ts';
+import { HARNESS_REQUIREMENTS } from './platform.ts';
+import { functionBlock, joinLayout, replaceTarget, splitLayout, stubOf } from './pysource.ts';
+
+/** The platform's time limit for one test file (seconds). */
+export const TEST_TIMEOUT_S = 30;
+/** Where the scorer and the platform's test live in a sandbox (reset before scoring). */
+export const HARNESS_DIR = '.codereval';
+/** A raw completion, used verbatim instead of the function in the source file (replays write it). */
+export const CANDIDATE_FILE = '.codereval-candidate.py';
+/** The environment variable that names a loaded CoderEval image. */
+export const IMAGE_OPTION = 'BENCHGYM_CODEREVAL_IMAGE';
+
+/** What an episode of a task can vary: the docstring in the workspace, and whether the platform's test is visible. */
+export interface TaskOptions {
+  docstring: 'raw' | 'human-label';
+  visibleTest: 'none' | 'platform';
+}
+export const DEFAULT_OPTIONS: TaskOptions = { docstring: 'raw', visibleTest: 'none' };
+/** Task id suffixes that select options: `<_id>+human-label`, `<_id>+platform-test`, or both. */
+export const OPTION_SUFFIXES = { 'human-label': 'human-label', 'platform-test': 'platform-test' } as const;
+
+export function taskIdWith(id: string, o: TaskOptions): string {
+  return id + (o.docstring === 'human-label' ? '+human-label' : '') + (o.visibleTest === 'platform' ? '+platform-test' : '');
+}
+
+/** `<_id>[+human-label][+platform-test]` → the base id and the options; undefined when a suffix is unknown. */
+export function parseTaskId(id: string): { base: string; options: TaskOptions } | undefined {
+  const [base, ...suffixes] = id.split('+');
+  const options: TaskOptions = { ...DEFAULT_OPTIONS };
+  for (const s of suffixes) {
+    if (s === 'human-label') options.docstring = 'human-label';
+    else if (s === 'platform-test') options.visibleTest = 'platform';
+    else return undefined;
+  }
+  if (new Set(suffixes).size !== suffixes.length) return undefined;
+  return { base: base!, options };
+}
+
+/** Everything a task is made from, read once per dataset. */
+export interface TaskSource {
+  id: string;
+  row: AllRow;
+  level?: Level;
+  oracleContext?: Record<string, string[]>;
+  prompts: { raw?: string; humanLabel?: string };
+  humanLabel?: string;
+  testKey: string;
+  testSource: string;
+  /** Why the test cannot run on a plain interpreter (empty: it can). */
+  needs: string[];
+  /** A loaded CoderEval image, when one was named. */
+  image?: string;
+  scorer: string;
+}
+
+/** Can the task run on the plain interpreter here: a standalone level whose test needs only the standard library. */
+export function runnableHere(s: Pick<TaskSource, 'level' | 'needs'>): boolean {
+  return s.level !== undefined && STANDALONE_LEVELS.has(s.level) && s.needs.length === 0;
+}
+
+function envOf(s: TaskSource): EnvSpec {
+  if (runnableHere(s)) return { kind: 'python', version: '3.11', requirements: HARNESS_REQUIREMENTS };
+  const why = !s.level
+    ? 'its runnable level is unknown (no official record)'
+    : STANDALONE_LEVELS.has(s.level)
+      ? `its test file ${s.needs.join(' and ')}`
+      : `a ${s.level} task runs inside its project`;
+  return {
+    kind: 'image',
+    ...(s.image ? { image: s.image } : {}),
+    option: IMAGE_OPTION,
+    about: `CoderEval task ${s.id} needs CoderEval's Docker image (projects and their environments under /home/travis/builds/repos/): ${why}`,
+    command: 'python',
+  };
+}
+
+function note(file: string, name: string, o: TaskOptions, testFile: string): string {
+  return [
+    '',
+    `In this workspace the function \`${name}\` in \`${file}\` has only its signature and docstring; the rest of the file is the project's. Implement it there.`,
+    `Scoring takes the function \`${name}\` from that file (from its \`def\` line to its end), puts it in place of the original in the platform's test file and runs it (${TEST_TIMEOUT_S} s); the exit code decides. Code outside the function is not part of the answer.`,
+    o.visibleTest === 'platform'
+      ? `run_tests runs that test (\`${testFile}\`) with your current function.`
+      : 'There are no visible tests: write and run your own checks with run_command.',
+    'submit scores the function.',
+  ].join('\n');
+}
+
+/** A CoderEval task with the given options (see OPTION_SUFFIXES). */
+export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT_OPTIONS): Task {
+  const m = s.row.metadata;
+  const file = m['lsp-path'];
+  const name = m.function_name;
+  const label = s.humanLabel ?? m.human_label;
+  if (o.docstring === 'human-label' && !label) throw new GymError('TASK_INVALID', `task ${s.id} has no human-labelled docstring`);
+  const stub = stubOf(m.ground_truth, o.docstring === 'human-label' ? label : undefined);
+  const fill = (code: string) => m['lsp-context'].split('<PLACEHOLDER>').join(code);
+  const column = placeholderColumn(m['lsp-context']);
+  // The reference is the function as the platform's test file has it (the code the platform
+  // verified), in the real file's place; CoderEval-ALL's ground_truth when the test has none.
+  const gt = splitLayout(m.ground_truth, column);
+  const platformVersion = functionBlock(s.testSource, name);
+  const gold = platformVersion ? joinLayout(gt.decorators, platformVersion, column) : m.ground_truth;
+  const testName = s.testKey.slice(s.testKey.lastIndexOf('/') + 1);
+  const testPath = `${HARNESS_DIR}/${testName}`;
+  const command = `python ${HARNESS_DIR}/scorer.py --test ${testPath} --name ${name} --source ${shellArg(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}`;
+  const timeoutMs = (TEST_TIMEOUT_S + 60) * 1000;
+  let visible: TaskInput['tests']['visible'];
+  if (o.visibleTest === 'platform') {
+    // The platform's test holds the original function: the agent's copy has the stub instead.
+    const masked = replaceTarget(s.testSource, name, splitLayout(stub, column).block);
+    if (masked === undefined) throw new GymError('TASK_INVALID', `task ${s.id}: no function ${name} in its test file to mask`);
+    visible = { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: masked }, timeoutMs };
+  }
+  const officialPrompt = { raw: s.prompts.raw ?? s.row.prompt, 'human-label': s.prompts.humanLabel ?? s.prompts.raw ?? s.row.prompt };
+  const episodeNote = note(file, name, o, testPath);
+  const input: TaskInput = {
+    id: taskIdWith(s.id, o),
+    suite,
+    title: `${m['lsp-repo']}: ${name} (${s.level ?? 'level unknown'})`,
+    language: 'python',
+    kind: 'function',
+    prompt: officialPrompt[o.docstring] + episodeNote,
+    promptVariants: {
+      raw: officialPrompt.raw + episodeNote,
+      'human-label': officialPrompt['human-label'] + episodeNote,
+      'completion-raw': officialPrompt.raw,
+      'completion-human-label': officialPrompt['human-label'],
+    },
+    env: envOf(s),
+    workspace: { type: 'files', files: { [file]: fill(stub) } },
+    tests: {
+      ...(visible ? { visible } : {}),
+      hidden: { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: s.testSource }, timeoutMs },
+      testFiles: [`${HARNESS_DIR}/**`],
+    },
+    solution: { files: { [file]: fill(gold) } },
+    metadata: {
+      codereval_id: s.id,
+      project: m['lsp-repo'],
+      filePath: file,
+      name,
+      level: s.level ?? 'unknown',
+      standalone: s.level ? STANDALONE_LEVELS.has(s.level) : 'unknown',
+      runnableHere: runnableHere(s),
+      ...(s.needs.length ? { platformNeeds: s.needs } : {}),
+      docstring: o.docstring,
+      visibleTest: o.visibleTest,
+      options: Object.keys(OPTION_SUFFIXES).map((x) => `+${x}`),
+      ...(s.oracleContext ? { oracle_context: s.oracleContext } : {}),
+    },
+  };
+  const parsed = TaskSchema.safeParse(input);
+  if (!parsed.success) throw new GymError('TASK_INVALID', `task ${s.id}: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/** The column <PLACEHOLDER> sits at (the function's column in the file). */
+function placeholderColumn(context: string): number {
+  const at = context.indexOf('<PLACEHOLDER>');
+  const lineStart = context.lastIndexOf('\n', at) + 1;
+  return at - lineStart;
+}
+
+function shellArg(s: string): string {
+  return /^[\w./@+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}

@@ -6,10 +6,13 @@ import { SuiteRegistry } from '../tasks/registry.ts';
 import { EXTRACTION_MODES, type ExtractionMode } from '../../envs/gitchameleon/extract.ts';
 import { readPredictions, replayPredictions, summarize, type ReplayResult } from '../../envs/gitchameleon/replay.ts';
 import { intFlag, parseFlags } from './options.ts';
+import { scoreCli as scoreCoderEval } from '../../envs/codereval/replay.ts';
 
 export const SCORE_USAGE = `  benchgym score --suite gitchameleon --dataset PATH --predictions FILE [--mode extract|authors-sanitizer]
                  [--tasks a,b] [--concurrency N] [--json]
-                                                      score published model outputs; agreement with their verdicts`;
+                                                      score published model outputs; agreement with their verdicts
+  benchgym score --suite codereval --dataset PATH --predictions FILE_out.jsonl [--tasks a,b] [--concurrency N] [--json]
+                                                      CoderEval outputs: agreement with is_pass, Pass@k per level`;
 
 /**
  * `benchgym score`: replays a file of model outputs in the GitChameleon authors' format
@@ -37,7 +40,7 @@ export async function score(args: string[]): Promise<number> {
   const [suiteId, suitePath] = (values.suite ?? 'gitchameleon').split(/=(.*)/s) as [string, string | undefined];
   const dataset = values.dataset ?? suitePath;
   if (!dataset) throw new GymError('INVALID_ARGUMENT', `missing --dataset (the ${suiteId} dataset directory)`);
-  if (!values.predictions) throw new GymError('INVALID_ARGUMENT', 'missing --predictions (a JSON Lines file: example_id, answer[, passed])');
+  if (!values.predictions) throw new GymError('INVALID_ARGUMENT', `missing --predictions (a JSON Lines file: ${suiteId === 'codereval' ? '_id, generate_results[{generate_code, is_pass}]' : 'example_id, answer[, passed]'})`);
   const mode = (values.mode ?? 'extract') as ExtractionMode;
   if (!EXTRACTION_MODES.includes(mode)) throw new GymError('INVALID_ARGUMENT', `invalid --mode: '${values.mode}' (${EXTRACTION_MODES.join(' or ')})`);
   const isolation = values.isolation ?? 'auto';
@@ -51,6 +54,10 @@ export async function score(args: string[]): Promise<number> {
   if (backend === 'docker') opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32 });
   const gym = new Gym(opts);
   try {
+    if (suiteId === 'codereval') {
+      const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
+      return await scoreCoderEval(gym, suiteId, { predictions: path.resolve(values.predictions), tasks: values.tasks, concurrency, json: values.json, dataset: path.resolve(dataset) });
+    }
     const all = await registry.tasks(suiteId);
     if (!all.every((t) => t.metadata.form === 'v1' || t.metadata.form === 'v2')) {
       throw new GymError('INVALID_ARGUMENT', `score replays GitChameleon predictions; suite '${suiteId}' is not a GitChameleon suite`);

@@ -344,3 +344,42 @@ export function breakdown(records: OutcomeRecord[], key: string, opts: Bootstrap
     .sort(([a], [b]) => (a === '(none)' ? 1 : b === '(none)' ? -1 : a.localeCompare(b, undefined, { numeric: true })))
     .map(([value, list]) => ({ value, summary: summarize(list, opts) }));
 }
+
+// ---------------------------------------------------------------------------
+// CoderEval's splits: by runnable level, and standalone vs non-standalone (RQ1).
+
+/** CoderEval's standalone levels: functions that use only built-ins and the standard library (§3.2.3, RQ1). */
+export const STANDALONE_LEVELS: ReadonlySet<string> = new Set(['self_contained', 'slib_runnable']);
+/** CoderEval's runnable levels in the paper's order. */
+export const RUNNABLE_LEVELS = ['self_contained', 'slib_runnable', 'plib_runnable', 'class_runnable', 'file_runnable', 'project_runnable'];
+
+/** 'standalone' or 'non-standalone' by a task's runnable `level`; '(none)' without one. */
+export function standaloneOf(metadata: Record<string, unknown> | undefined): string {
+  const level = metadata?.level;
+  if (typeof level !== 'string' || !RUNNABLE_LEVELS.includes(level)) return '(none)';
+  return STANDALONE_LEVELS.has(level) ? 'standalone' : 'non-standalone';
+}
+
+/** Summaries (pass@k, and Acc@k per oracle_context category when recorded) per group of tasks. */
+export function breakdownBy(records: OutcomeRecord[], groupOf: (r: OutcomeRecord) => string, order: string[] = [], opts: BootstrapOptions & { ks?: number[] } = {}): { value: string; summary: MetricSummary }[] {
+  const groups = new Map<string, OutcomeRecord[]>();
+  for (const r of records) {
+    const value = groupOf(r);
+    groups.set(value, [...(groups.get(value) ?? []), r]);
+  }
+  const rankOf = (v: string) => (order.includes(v) ? order.indexOf(v) : v === '(none)' ? order.length + 1 : order.length);
+  return [...groups]
+    .sort(([a], [b]) => rankOf(a) - rankOf(b) || a.localeCompare(b))
+    .map(([value, list]) => ({ value, summary: summarize(list, opts) }));
+}
+
+/**
+ * CoderEval's splits of a run: per runnable level and standalone vs non-standalone, each with
+ * pass@k and Acc@k per oracle_context category (TypeReference, APIInvocation, VarReference).
+ */
+export function runnableLevelSplits(records: OutcomeRecord[], opts: BootstrapOptions & { ks?: number[] } = {}): { byLevel: { value: string; summary: MetricSummary }[]; byStandalone: { value: string; summary: MetricSummary }[] } {
+  return {
+    byLevel: breakdownBy(records, (r) => (typeof r.metadata?.level === 'string' ? r.metadata.level : '(none)'), RUNNABLE_LEVELS, opts),
+    byStandalone: breakdownBy(records, (r) => standaloneOf(r.metadata), ['standalone', 'non-standalone'], opts),
+  };
+}

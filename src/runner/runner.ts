@@ -175,9 +175,11 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
 async function selectTasks(gym: Gym, suite: string, ids?: string[]): Promise<Task[]> {
   const all = await gym.registry.tasks(suite);
   if (!ids?.length) return all;
-  const unknown = ids.filter((id) => !all.some((t) => t.id === id));
+  // Ids the listing does not hold may name a task with options (CoderEval's `<id>+platform-test`).
+  const extra = await Promise.all(ids.filter((id) => !all.some((t) => t.id === id)).map((id) => gym.registry.task(suite, id).catch(() => id)));
+  const unknown = extra.filter((t): t is string => typeof t === 'string');
   if (unknown.length) throw new GymError('TASK_NOT_FOUND', `no task ${unknown.map((u) => `'${u}'`).join(', ')} in suite '${suite}'`);
-  return all.filter((t) => ids.includes(t.id));
+  return [...all.filter((t) => ids.includes(t.id)), ...(extra as Task[])];
 }
 
 /** `concurrency` workers taking jobs in order; the first thrown error stops the others from taking more. */

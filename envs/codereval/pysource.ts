@@ -141,9 +141,10 @@ export const STUB_BODY = 'raise NotImplementedError';
 /**
  * The target function reduced to its decorators, signature and docstring. `code` is the
  * function as CoderEval stores it (first line unindented, the others at their column in the
- * file); the stub keeps that layout. `docstring` replaces the original docstring when given.
+ * file); the stub keeps that layout. `docstring` replaces the original docstring when given;
+ * `fallback` is used when the code has none (CoderEval's record keeps it apart then).
  */
-export function stubOf(code: string, docstring?: string): string {
+export function stubOf(code: string, docstring?: string, fallback?: string): string {
   const lines = code.split('\n');
   const info = scanLines(code);
   const defLine = lines.findIndex((l, i) => !info[i]!.continuation && /^\s*(async\s+)?def\s/.test(l));
@@ -153,7 +154,7 @@ export function stubOf(code: string, docstring?: string): string {
   const column = defLine === 0 ? 0 : info[defLine]!.indent;
   const bodyIndent = firstBody !== undefined ? firstBody.slice(0, firstBody.length - firstBody.trimStart().length) : ' '.repeat(column + 4);
   const original = docstringLines(lines, info, span.bodyStart);
-  const doc = docstring !== undefined ? docstringLiteral(docstring, bodyIndent) : (original ?? []);
+  const doc = docstring !== undefined ? docstringLiteral(docstring, bodyIndent) : (original ?? (fallback?.trim() ? docstringLiteral(fallback, bodyIndent) : []));
   return [...lines.slice(0, span.bodyStart), ...doc, `${bodyIndent}${STUB_BODY}`].join('\n');
 }
 

@@ -97,7 +97,7 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   const name = m.function_name;
   const label = s.humanLabel ?? m.human_label;
   if (o.docstring === 'human-label' && !label) throw new GymError('TASK_INVALID', `task ${s.id} has no human-labelled docstring`);
-  const stub = stubOf(m.ground_truth, o.docstring === 'human-label' ? label : undefined);
+  const stub = stubOf(m.ground_truth, o.docstring === 'human-label' ? label : undefined, m.docstring);
   const fill = (code: string) => m['lsp-context'].split('<PLACEHOLDER>').join(code);
   const column = placeholderColumn(m['lsp-context']);
   // The reference is the function as the platform's test file has it (the code the platform

@@ -16,6 +16,8 @@ import {
   seededRandom,
   summarize,
   type OutcomeRecord,
+  runnableLevelSplits,
+  standaloneOf,
 } from '../../src/runner/metrics.ts';
 
 /** The Codex paper's numpy code, transcribed: 1 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)). */
@@ -220,5 +222,55 @@ describe('summaries', () => {
     assert.equal(s.accAtK?.[2]?.apis?.value, 1);
     assert.equal(s.accAtK?.[2]?.vars?.value, 0);
     assert.equal(s.accAtK?.[2]?.all?.value, 2 / 3);
+  });
+});
+
+describe("CoderEval's splits: Acc@k per token category, by runnable level and standalone", () => {
+  // Hand-made: task s (self_contained) has 1 TypeReference token hit by sample 1 only and 1
+  // APIInvocation token hit by sample 0; task f (file_runnable) has 2 VarReference tokens, one
+  // never hit and one hit by sample 1, and 1 APIInvocation token never hit.
+  const records: OutcomeRecord[] = [
+    { task: 's', sample: 0, status: 'passed', infra: false, metadata: { level: 'self_contained' }, oracleContext: { TypeReference: [false], APIInvocation: [true] } },
+    { task: 's', sample: 1, status: 'failed', infra: false, metadata: { level: 'self_contained' }, oracleContext: { TypeReference: [true], APIInvocation: [false] } },
+    { task: 'f', sample: 0, status: 'failed', infra: false, metadata: { level: 'file_runnable' }, oracleContext: { VarReference: [false, false], APIInvocation: [false] } },
+    { task: 'f', sample: 1, status: 'failed', infra: false, metadata: { level: 'file_runnable' }, oracleContext: { VarReference: [false, true], APIInvocation: [false] } },
+    { task: 'x', sample: 0, status: 'failed', infra: false, metadata: {} },
+    { task: 'x', sample: 1, status: 'failed', infra: false, metadata: {} },
+  ];
+
+  test('standaloneOf reads the runnable level', () => {
+    assert.equal(standaloneOf({ level: 'slib_runnable' }), 'standalone');
+    assert.equal(standaloneOf({ level: 'plib_runnable' }), 'non-standalone');
+    assert.equal(standaloneOf({ level: 'somewhere' }), '(none)');
+    assert.equal(standaloneOf(undefined), '(none)');
+  });
+
+  test('per category over all tasks: the known shares of tokens hit within the first k samples', () => {
+    const acc = summarize(records, { ks: [1, 2] }).accAtK!;
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(acc[1]!).map(([c, v]) => [c, [v.value, v.tokens]])),
+      { TypeReference: [0, 1], APIInvocation: [0.5, 2], VarReference: [0, 2], all: [0.2, 5] },
+    );
+    assert.deepEqual(
+      Object.fromEntries(Object.entries(acc[2]!).map(([c, v]) => [c, v.value])),
+      { TypeReference: 1, APIInvocation: 0.5, VarReference: 0.5, all: 0.6 },
+    );
+  });
+
+  test('by level (in the paper\'s order) and standalone vs non-standalone, each with pass@k and Acc@k', () => {
+    const { byLevel, byStandalone } = runnableLevelSplits(records, { ks: [1, 2] });
+    assert.deepEqual(byLevel.map((g) => g.value), ['self_contained', 'file_runnable', '(none)']);
+    const self = byLevel[0]!.summary;
+    assert.equal(self.passAtK[1]?.estimate, 0.5);
+    assert.equal(self.accAtK?.[2]?.TypeReference?.value, 1);
+    assert.equal(self.accAtK?.[1]?.APIInvocation?.value, 1);
+    const file = byLevel[1]!.summary;
+    assert.equal(file.passAtK[2]?.estimate, 0);
+    assert.equal(file.accAtK?.[2]?.VarReference?.value, 0.5);
+    assert.equal(file.accAtK?.[2]?.APIInvocation?.value, 0);
+    assert.equal(byLevel[2]!.summary.accAtK, undefined, 'tasks without oracle_context have no Acc@k');
+    assert.deepEqual(byStandalone.map((g) => [g.value, g.summary.tasks]), [['standalone', 1], ['non-standalone', 1], ['(none)', 1]]);
+    assert.equal(byStandalone[0]!.summary.accAtK?.[2]?.all?.value, 1);
+    assert.equal(byStandalone[1]!.summary.accAtK?.[2]?.all?.value, 1 / 3);
   });
 });

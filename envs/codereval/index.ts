@@ -6,7 +6,7 @@ import type { SuiteDefinition } from '../../src/tasks/registry.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecords, readText, splitTestBlocks, testBlockKey } from './dataset.ts';
 import { platformNeeds } from './platform.ts';
-import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, parseTaskId, type TaskOptions, type TaskSource } from './tasks.ts';
+import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTaskId, type TaskOptions, type TaskSource } from './tasks.ts';
 
 /** The scoring procedure run in every scoring sandbox (scorer.py, next to this file). */
 export const SCORER_SOURCE = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'scorer.py'), 'utf8');
@@ -21,7 +21,7 @@ export interface LoadedCoderEval {
 }
 
 /** Reads a CoderEval (Python) dataset directory in place into tasks (default options). */
-export async function loadCoderEval(dir: string, suite = 'codereval', opts: { image?: string } = {}): Promise<LoadedCoderEval> {
+export async function loadCoderEval(dir: string, suite = 'codereval', opts: { image?: string; imagePython?: string } = {}): Promise<LoadedCoderEval> {
   const root = path.resolve(dir);
   const file = (f: string) => path.join(root, f);
   const [rows, raw, human, blocksText, official] = await Promise.all([
@@ -54,6 +54,7 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
       testSource,
       needs: platformNeeds(testSource),
       image: opts.image,
+      imagePython: opts.imagePython,
       scorer: SCORER_SOURCE,
     });
   }
@@ -84,7 +85,7 @@ export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suit
     const key = path.resolve(dataset);
     let p = loaded.get(key);
     if (!p) {
-      p = loadCoderEval(key, id, { image: opts.image ?? (process.env[IMAGE_OPTION] || undefined) });
+      p = loadCoderEval(key, id, { image: opts.image ?? (process.env[IMAGE_OPTION] || undefined), imagePython: process.env[IMAGE_PYTHON_OPTION] || undefined });
       loaded.set(key, p);
       p.catch(() => loaded.delete(key));
     }

@@ -13,6 +13,8 @@ export const HARNESS_DIR = '.codereval';
 export const CANDIDATE_FILE = '.codereval-candidate.py';
 /** The environment variable that names a loaded CoderEval image. */
 export const IMAGE_OPTION = 'BENCHGYM_CODEREVAL_IMAGE';
+/** The environment variable that names the interpreter inside that image (default `python`). */
+export const IMAGE_PYTHON_OPTION = 'BENCHGYM_CODEREVAL_PYTHON';
 
 /** What an episode of a task can vary: the docstring in the workspace, and whether the platform's test is visible. */
 export interface TaskOptions {
@@ -54,6 +56,8 @@ export interface TaskSource {
   needs: string[];
   /** A loaded CoderEval image, when one was named. */
   image?: string;
+  /** The interpreter inside that image (default `python`). */
+  imagePython?: string;
   scorer: string;
 }
 
@@ -74,7 +78,7 @@ function envOf(s: TaskSource): EnvSpec {
     ...(s.image ? { image: s.image } : {}),
     option: IMAGE_OPTION,
     about: `CoderEval task ${s.id} needs CoderEval's Docker image (projects and their environments under /home/travis/builds/repos/): ${why}`,
-    command: 'python',
+    command: s.imagePython ?? 'python',
   };
 }
 
@@ -107,7 +111,9 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   const gold = platformVersion ? joinLayout(gt.decorators, platformVersion, column) : m.ground_truth;
   const testName = s.testKey.slice(s.testKey.lastIndexOf('/') + 1);
   const testPath = `${HARNESS_DIR}/${testName}`;
-  const command = `python ${HARNESS_DIR}/scorer.py --test ${testPath} --name ${name} --source ${shellArg(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}`;
+  const env = envOf(s);
+  const python = env.kind === 'image' ? env.command : 'python';
+  const command = `${python} ${HARNESS_DIR}/scorer.py --test ${testPath} --name ${name} --source ${shellArg(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}`;
   const timeoutMs = (TEST_TIMEOUT_S + 60) * 1000;
   let visible: TaskInput['tests']['visible'];
   if (o.visibleTest === 'platform') {
@@ -131,7 +137,7 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
       'completion-raw': officialPrompt.raw,
       'completion-human-label': officialPrompt['human-label'],
     },
-    env: envOf(s),
+    env,
     workspace: { type: 'files', files: { [file]: fill(stub) } },
     tests: {
       ...(visible ? { visible } : {}),

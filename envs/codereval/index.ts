@@ -6,6 +6,7 @@ import type { SuiteDefinition } from '../../src/tasks/registry.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecords, readText, splitTestBlocks, testBlockKey } from './dataset.ts';
 import { platformNeeds } from './platform.ts';
+import { findFunctions } from './pysource.ts';
 import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTaskId, type TaskOptions, type TaskSource } from './tasks.ts';
 
 /** The scoring procedure run in every scoring sandbox (scorer.py, next to this file). */
@@ -53,6 +54,7 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
       testKey,
       testSource,
       needs: platformNeeds(testSource),
+      testHasFunction: findFunctions(testSource, m.function_name).length > 0,
       image: opts.image,
       imagePython: opts.imagePython,
       scorer: SCORER_SOURCE,

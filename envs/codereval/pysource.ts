@@ -177,26 +177,26 @@ function dedent(lines: string[], column: number): Block {
   return lines.map((l) => (l.slice(0, column).trim() === '' ? l.slice(column) : l.trimStart()));
 }
 
-function indent(block: Block, column: number): string[] {
-  return block.map((l) => (l.trim() ? ' '.repeat(column) + l : l));
+function indent(block: Block, prefix: string): string[] {
+  return block.map((l) => (l.trim() ? prefix + l : l));
 }
 
 /**
  * Code in CoderEval's layout (first line unindented, the others at their column in the file,
  * as `ground_truth` and the file's <PLACEHOLDER> expect) as decorators and a block.
  */
-export function splitLayout(code: string, column: number): { decorators: string[]; block: Block } {
+export function splitLayout(code: string, prefix: string): { decorators: string[]; block: Block } {
   const lines = code.split('\n');
   const info = scanLines(code);
   const d = lines.findIndex((l, i) => !info[i]!.continuation && /^\s*(async\s+)?def\s/.test(l));
   if (d < 0) throw new Error('no def line in the function');
-  const block = [lines[d]!.trimStart(), ...dedent(lines.slice(d + 1), column)];
+  const block = [lines[d]!.trimStart(), ...lines.slice(d + 1).map((l) => (l.startsWith(prefix) ? l.slice(prefix.length) : l.trimStart()))];
   return { decorators: lines.slice(0, d), block };
 }
 
-/** The inverse of splitLayout. */
-export function joinLayout(decorators: string[], block: Block, column: number): string {
-  const body = indent(block, column);
+/** The inverse of splitLayout. `prefix` is the function's indentation in the file (spaces or tabs). */
+export function joinLayout(decorators: string[], block: Block, prefix: string): string {
+  const body = indent(block, prefix);
   if (!decorators.length) body[0] = body[0]!.trimStart();
   return [...decorators, ...body].join('\n');
 }
@@ -210,6 +210,6 @@ export function replaceTarget(src: string, name: string, block: Block): string |
   const span = targetFunction(src, name);
   if (!span) return undefined;
   const lines = src.split('\n');
-  lines.splice(span.def, span.end - span.def, ...indent(block, span.column));
+  lines.splice(span.def, span.end - span.def, ...indent(block, lines[span.def]!.slice(0, span.column)));
   return lines.join('\n');
 }

@@ -54,6 +54,8 @@ export interface TaskSource {
   testSource: string;
   /** Why the test cannot run on a plain interpreter (empty: it can). */
   needs: string[];
+  /** Does the test file define the target function (the scorer replaces it there)? */
+  testHasFunction: boolean;
   /** A loaded CoderEval image, when one was named. */
   image?: string;
   /** The interpreter inside that image (default `python`). */
@@ -62,12 +64,17 @@ export interface TaskSource {
 }
 
 /** Can the task run on the plain interpreter here: a standalone level whose test needs only the standard library. */
-export function runnableHere(s: Pick<TaskSource, 'level' | 'needs'>): boolean {
-  return s.level !== undefined && STANDALONE_LEVELS.has(s.level) && s.needs.length === 0;
+export function runnableHere(s: Pick<TaskSource, 'level' | 'needs' | 'testHasFunction'>): boolean {
+  return s.testHasFunction && s.level !== undefined && STANDALONE_LEVELS.has(s.level) && s.needs.length === 0;
 }
 
 function envOf(s: TaskSource): EnvSpec {
   if (runnableHere(s)) return { kind: 'python', version: '3.11', requirements: HARNESS_REQUIREMENTS };
+  if (!s.testHasFunction) {
+    // The platform put the candidate into the project itself; its test file only calls it.
+    // benchgym's scorer replaces the function in the test file, so it cannot score this task.
+    return { kind: 'image', option: IMAGE_OPTION, about: `CoderEval task ${s.id} cannot be scored by benchgym: its platform test file does not define ${s.row.metadata.function_name} (the platform replaced it inside the project), even with CoderEval's image`, command: 'python', unsupported: true };
+  }
   const why = !s.level
     ? 'its runnable level is unknown (no official record)'
     : STANDALONE_LEVELS.has(s.level)
@@ -103,12 +110,12 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   if (o.docstring === 'human-label' && !label) throw new GymError('TASK_INVALID', `task ${s.id} has no human-labelled docstring`);
   const stub = stubOf(m.ground_truth, o.docstring === 'human-label' ? label : undefined, m.docstring);
   const fill = (code: string) => m['lsp-context'].split('<PLACEHOLDER>').join(code);
-  const column = placeholderColumn(m['lsp-context']);
+  const prefix = placeholderIndent(m['lsp-context']);
   // The reference is the function as the platform's test file has it (the code the platform
   // verified), in the real file's place; CoderEval-ALL's ground_truth when the test has none.
-  const gt = splitLayout(m.ground_truth, column);
+  const gt = splitLayout(m.ground_truth, prefix);
   const platformVersion = functionBlock(s.testSource, name);
-  const gold = platformVersion ? joinLayout(gt.decorators, platformVersion, column) : m.ground_truth;
+  const gold = platformVersion ? joinLayout(gt.decorators, platformVersion, prefix) : m.ground_truth;
   const testName = s.testKey.slice(s.testKey.lastIndexOf('/') + 1);
   const testPath = `${HARNESS_DIR}/${testName}`;
   const env = envOf(s);
@@ -118,7 +125,7 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   let visible: TaskInput['tests']['visible'];
   if (o.visibleTest === 'platform') {
     // The platform's test holds the original function: the agent's copy has the stub instead.
-    const masked = replaceTarget(s.testSource, name, splitLayout(stub, column).block);
+    const masked = replaceTarget(s.testSource, name, splitLayout(stub, prefix).block);
     if (masked === undefined) throw new GymError('TASK_INVALID', `task ${s.id}: no function ${name} in its test file to mask`);
     visible = { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: masked }, timeoutMs };
   }
@@ -153,6 +160,7 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
       level: s.level ?? 'unknown',
       standalone: s.level ? STANDALONE_LEVELS.has(s.level) : 'unknown',
       runnableHere: runnableHere(s),
+      testHasFunction: s.testHasFunction,
       ...(s.needs.length ? { platformNeeds: s.needs } : {}),
       docstring: o.docstring,
       visibleTest: o.visibleTest,
@@ -165,11 +173,10 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   return parsed.data;
 }
 
-/** The column <PLACEHOLDER> sits at (the function's column in the file). */
-function placeholderColumn(context: string): number {
+/** The indentation <PLACEHOLDER> sits at (the function's, in the file: spaces or tabs). */
+function placeholderIndent(context: string): string {
   const at = context.indexOf('<PLACEHOLDER>');
-  const lineStart = context.lastIndexOf('\n', at) + 1;
-  return at - lineStart;
+  return context.slice(context.lastIndexOf('\n', at) + 1, at);
 }
 
 function shellArg(s: string): string {

@@ -128,7 +128,7 @@ export class ImageBuilder {
       command = '/opt/venv/bin/python';
     } else if (task.env.kind === 'image') {
       // A user-supplied image: never pulled or built here, only used when loaded.
-      if (!task.env.image) throw imageUnavailable(task.env, 'no image was named');
+      if (!task.env.image || task.env.unsupported) throw imageUnavailable(task.env, 'no image was named');
       if (!(await this.exists(task.env.image))) throw imageUnavailable(task.env, `the image ${task.env.image} is not loaded (docker load it first)`);
       envImage = task.env.image;
       command = task.env.command;

@@ -8,6 +8,7 @@ export type { PreparedEnv } from './types.ts';
 
 /** ENV_UNAVAILABLE for a task that needs a user-supplied image, naming the option that supplies it. */
 export function imageUnavailable(spec: ImageEnvSpec, why: string): GymError {
+  if (spec.unsupported) return new GymError('ENV_UNAVAILABLE', spec.about, { option: spec.option });
   return new GymError('ENV_UNAVAILABLE', `${spec.about}; ${why}${spec.image ? '' : ` (name a loaded image with ${spec.option})`}`, { option: spec.option, ...(spec.image ? { image: spec.image } : {}) });
 }
 

@@ -42,6 +42,8 @@ export const ImageEnvSpec = z.object({
   about: z.string().min(1),
   /** The interpreter or build tool commands call inside the image. */
   command: z.string().min(1).default('python'),
+  /** Set when no image can make this task run here (`about` says why): always ENV_UNAVAILABLE. */
+  unsupported: z.boolean().optional(),
 });
 
 export const EnvSpec = z.discriminatedUnion('kind', [PythonEnvSpec, JavaEnvSpec, ImageEnvSpec]);

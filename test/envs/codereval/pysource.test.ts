@@ -51,11 +51,11 @@ describe('Python source cutting', () => {
   });
 
   test('CoderEval\'s layout (first line unindented, the others at their column) round-trips', () => {
-    const { decorators, block } = splitLayout(METHOD, 4);
+    const { decorators, block } = splitLayout(METHOD, '    ');
     assert.deepEqual(decorators, ['@classmethod']);
     assert.equal(block[0], 'def make(cls, a,');
     // Lines left of the function's column (inside strings and brackets) come back at the column.
-    assert.equal(joinLayout(decorators, block, 4), METHOD.replace('\nUnindented', '\n    Unindented').replace('\n  b)', '\n    b)'));
+    assert.equal(joinLayout(decorators, block, '    '), METHOD.replace('\nUnindented', '\n    Unindented').replace('\n  b)', '\n    b)'));
   });
 });
 

@@ -108,6 +108,9 @@ export function publicTaskInfo(task: Task): Record<string, unknown> {
     env: task.env,
     hasVisibleTests: Boolean(task.tests.visible),
     promptVariants: Object.keys(task.promptVariants),
-    metadata: task.metadata,
+    metadata: Object.fromEntries(Object.entries(task.metadata).filter(([k]) => !PRIVATE_METADATA.has(k))),
   };
 }
+
+/** Metadata derived from the reference solution (CoderEval's oracle_context: the names it uses): for metrics, never for agents. */
+export const PRIVATE_METADATA: ReadonlySet<string> = new Set(['oracle_context', 'oracleContext']);

@@ -6,7 +6,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { loadCoderEval, type LoadedCoderEval } from '../../../envs/codereval/index.ts';
 import { oracleContextOf, pythonList, readOfficialRecords } from '../../../envs/codereval/dataset.ts';
-import { parseTaskId, taskIdWith } from '../../../envs/codereval/tasks.ts';
+import { buildTask, parseTaskId, taskIdWith } from '../../../envs/codereval/tasks.ts';
+import { publicTaskInfo } from '../../../src/tasks/schema.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { CODEREVAL_DIR, SKIP_WITHOUT_DATA } from './data.ts';
 import { execFileSync } from 'node:child_process';
@@ -152,5 +153,15 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
     assert.equal(t.metadata.testHasFunction, false);
     assert.deepEqual([t.env.kind, (t.env as { unsupported?: boolean }).unsupported], ['image', true]);
     assert.match((t.env as { about: string }).about, /does not define parse/);
+  });
+
+  test('oracle_context goes into metadata for Acc@k, and never into what agents see of a task', () => {
+    const source = loaded.sources.get('62ece4982e6aefcf4aabbd68')!;
+    const t = buildTask('codereval', { ...source, oracleContext: { APIInvocation: ['divmod', 'len'], VarReference: [] } });
+    assert.deepEqual(t.metadata.oracle_context, { APIInvocation: ['divmod', 'len'], VarReference: [] });
+    const shown = publicTaskInfo(t);
+    assert.equal((shown.metadata as Record<string, unknown>).oracle_context, undefined);
+    assert.equal((shown.metadata as Record<string, unknown>).level, 'self_contained');
+    assert.equal(JSON.stringify(shown).includes('divmod'), false);
   });
 });

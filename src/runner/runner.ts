@@ -6,7 +6,7 @@ import type { Episode } from '../episode/episode.ts';
 import type { Gym } from '../episode/gym.ts';
 import { GymError, INFRA_CODES, toGymError } from '../errors.ts';
 import type { Verdict } from '../scoring/verdict.ts';
-import type { Task } from '../tasks/schema.ts';
+import { publicTaskInfo, type Task } from '../tasks/schema.ts';
 import { identityDifferences, MANIFEST_FILE, newManifest, readManifest, RESULTS_FILE, writeManifest, type RunIdentity, type RunManifest } from './manifest.ts';
 import { containsToken } from './metrics.ts';
 import { silentProgress, type ProgressSink } from './progress.ts';
@@ -256,7 +256,7 @@ async function runAttempt(ctx: AttemptContext, job: Job, attempt: number): Promi
     const agentCtx: AgentContext = {
       client: session.client,
       episodeId: episode.id,
-      task: { suite: job.task.suite, id: job.task.id, prompt: episode.prompt, language: job.task.language, kind: job.task.kind, metadata: job.task.metadata },
+      task: { suite: job.task.suite, id: job.task.id, prompt: episode.prompt, language: job.task.language, kind: job.task.kind, metadata: publicTaskInfo(job.task).metadata as Record<string, unknown> },
       model: opts.model,
       sample: job.sample,
       signal: episodeSignal.signal,

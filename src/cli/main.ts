@@ -7,7 +7,8 @@ import { wsGymExtension } from '../server/ws_gym.ts';
 import { wsMcpExtension } from '../server/ws_mcp.ts';
 import { terminalExtension } from '../server/pty.ts';
 import { validateTasks, type TaskValidation } from '../scoring/validate.ts';
-import { SuiteRegistry } from '../tasks/registry.ts';
+import { builtinSuites, SuiteRegistry } from '../tasks/registry.ts';
+import { existsSync } from 'node:fs';
 import { DockerSandboxFactory } from '../sandbox/docker/index.ts';
 import { dockerClient } from '../sandbox/docker/client.ts';
 import { buildBaseImage, type BaseImageSpec } from '../env/baseImages.ts';
@@ -46,6 +47,8 @@ ${SCORE_USAGE}
 Common options:
   --data-dir DIR     trajectories, scoring logs and sandboxes (default $BENCHGYM_HOME or ~/.cache/benchgym)
   --cache-dir DIR    built envs: venvs and the Maven repository (default $BENCHGYM_CACHE or the data dir)
+  --repos-dir DIR    local git mirrors of repositories (bare or not: owner/name, owner__name, owner+name, ...) for
+                     repository suites (swe-bench-java); else they are cloned from GitHub
   --isolation MODE   auto | bwrap | none: bubblewrap for the local sandbox (default auto)
   --sandbox docker   one hardened container per episode; with --pool N (ready containers per
                      hot image, default 1), --max-containers N (default 32), --server-id ID,
@@ -64,6 +67,7 @@ const COMMON = {
   pool: { type: 'string' },
   'max-containers': { type: 'string' },
   'exact-python': { type: 'boolean' },
+  'repos-dir': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -77,6 +81,7 @@ interface CommonValues {
   pool?: string;
   'max-containers'?: string;
   'exact-python'?: boolean;
+  'repos-dir'?: string;
 }
 
 function gymFrom(values: CommonValues): Gym {
@@ -84,15 +89,18 @@ function gymFrom(values: CommonValues): Gym {
   if (backend !== 'local' && backend !== 'docker') throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${backend}' (local or docker)`);
   const isolation = values.isolation ?? 'auto';
   if (!['auto', 'bwrap', 'none'].includes(isolation)) throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
-  const registry = new SuiteRegistry();
+  const reposDir = values['repos-dir'];
+  if (reposDir !== undefined && !existsSync(reposDir)) throw new GymError('INVALID_ARGUMENT', `invalid --repos-dir: ${reposDir} does not exist`);
+  const registry = new SuiteRegistry(builtinSuites({ reposDir }));
   for (const spec of values.suite?.length ? values.suite : ['examples']) registry.enable(spec);
-  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir: values['cache-dir'] ?? process.env.BENCHGYM_CACHE, isolation: isolation as GymOptions['isolation'] };
+  const cacheDir = values['cache-dir'] ?? process.env.BENCHGYM_CACHE;
+  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation: isolation as GymOptions['isolation'] };
   if (backend === 'docker') {
     opts.sandboxes = new DockerSandboxFactory({
       serverId: values['server-id'] ?? 'default',
       poolSize: intFlag(values.pool, 'pool', 1, 0, 64),
       maxContainers: intFlag(values['max-containers'], 'max-containers', 32, 1, 4096),
-      images: { exactPython: values['exact-python'] ?? false },
+      images: { exactPython: values['exact-python'] ?? false, ...(cacheDir ? { cacheDir } : {}) },
     });
   }
   return new Gym(opts);

@@ -10,6 +10,9 @@ import { OncePerKey } from './lock.ts';
 import { classifyPipFailure, PYTEST_PIN, pytestPinFor } from './python.ts';
 import type { PreparedEnv } from './types.ts';
 import { imageUnavailable } from './index.ts';
+import { buildFiles, gitStartState } from './workspace.ts';
+import { git } from '../repo/index.ts';
+import os from 'node:os';
 
 /** The base images benchgym knows how to build, by language and version. */
 export const BASE_IMAGES = {
@@ -33,6 +36,8 @@ export interface ImageBuilderOptions {
   hostCAs?: boolean;
   /** Called with build output lines (for logs and progress). */
   onLog?: (line: string) => void;
+  /** Where checkouts of `git` workspaces are cached (default: $BENCHGYM_CACHE, else <tmp>/benchgym-cache). */
+  cacheDir?: string;
 }
 
 /**
@@ -94,6 +99,10 @@ export class ImageBuilder {
     return { lines: ['COPY ca/ /usr/local/share/ca-certificates/benchgym/', 'RUN update-ca-certificates >/dev/null 2>&1 || true'], files };
   }
 
+  private get cacheDir(): string {
+    return this.opts.cacheDir ?? process.env.BENCHGYM_CACHE ?? path.join(os.tmpdir(), 'benchgym-cache');
+  }
+
   async prepare(task: Task): Promise<PreparedEnv> {
     const notes: string[] = [];
     const trust = await this.trustLines();
@@ -132,6 +141,34 @@ export class ImageBuilder {
       if (!(await this.exists(task.env.image))) throw imageUnavailable(task.env, `the image ${task.env.image} is not loaded (docker load it first)`);
       envImage = task.env.image;
       command = task.env.command;
+    } else if (task.workspace.type === 'git') {
+      // A repository at its base commit: env = dependencies and plugins resolved and the
+      // project compiled and tested once (keyed by the build files, so instances with the
+      // same poms share it); instance = the checkout, .git included, as the start state.
+      const base = await this.base('java', task.env.jdk, notes);
+      const dir = await gitStartState(this.cacheDir, task.workspace);
+      const tree = await readTreeBinary(dir);
+      const sources = Object.fromEntries(Object.entries(tree).filter(([rel]) => !rel.startsWith('.git/')));
+      const baseId = await this.imageId(base);
+      const gradle = task.env.build === 'gradle';
+      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust })}`;
+      const args = task.env.args.map(shellArg).join(' ');
+      const run = gradle
+        ? `(${tree['gradlew'] ? 'sh ./gradlew' : 'gradle'} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
+        : `(mvn -B -Dmaven.test.failure.ignore=true --fail-never ${args} test > /tmp/envbuild.log 2>&1; true)`;
+      const dockerfile = [
+        `FROM ${base}`,
+        ...trust.lines,
+        ...(gradle ? ['ENV GRADLE_USER_HOME=/opt/gradle-home'] : []),
+        'COPY seed/ /tmp/envbuild/',
+        `RUN cd /tmp/envbuild && ${run} \\`,
+        ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable|Could not download|Could not install Gradle" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\',
+        ' && if grep -E "COMPILATION ERROR|Compilation failure|Compilation failed|Fatal error compiling|Failed to execute goal" /tmp/envbuild.log; then grep "^\\[ERROR\\]" /tmp/envbuild.log | head -30; exit 1; fi \\',
+        ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
+      ].join('\n');
+      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...prefixed('seed/', sources) }, `${gradle ? 'Gradle' : 'Maven'} env of ${task.workspace.repo}`);
+      command = gradle ? (tree['gradlew'] ? './gradlew' : 'gradle') : 'mvn';
+      return { ...(await this.gitInstance(task, envImage, dir, tree)), kind: 'java', vars: gradle ? { GRADLE_USER_HOME: '/opt/gradle-home' } : {}, command, notes };
     } else {
       const base = await this.base('java', task.env.jdk, notes);
       const seed = await seedFiles(task);
@@ -151,6 +188,10 @@ export class ImageBuilder {
       envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...prefixed('seed/', seed) }, 'Maven env');
       command = 'mvn';
     }
+    if (task.workspace.type === 'git') {
+      const dir = await gitStartState(this.cacheDir, task.workspace);
+      return { ...(await this.gitInstance(task, envImage, dir, await readTreeBinary(dir))), kind: task.language, vars: {}, command, notes };
+    }
     const seed = await seedFiles(task);
     const envId = await this.imageId(envImage);
     const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, seed })}`;
@@ -158,6 +199,19 @@ export class ImageBuilder {
     const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, `WORKDIR ${WORKSPACE}`].join('\n');
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' }, `instance of ${task.id}`, { 'benchgym.task': task.id });
     return { key: instance, kind: task.language, path: [], vars: {}, readOnlyPaths: [], command, notes, image: instance };
+  }
+
+  /** The instance image of a git workspace: the checkout, .git included, as the start state. */
+  private async gitInstance(task: Task, envImage: string, dir: string, tree: Record<string, Buffer>): Promise<Pick<PreparedEnv, 'key' | 'image' | 'path' | 'readOnlyPaths'>> {
+    if (task.workspace.type !== 'git') throw new GymError('INTERNAL', 'not a git workspace');
+    const envId = await this.imageId(envImage);
+    // The tar carries files only: git's empty directories are made again, and `git reset --hard`
+    // gives tracked files their modes back (gradlew, mvnw); its reflog entry is dropped.
+    const gitDirs = ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ');
+    const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, `RUN mkdir -p ${gitDirs} && git -C ${START_STATE} reset -q --hard && rm -rf ${START_STATE}/.git/logs`, `WORKDIR ${WORKSPACE}`].join('\n');
+    const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, repo: task.workspace.repo, head: await headOf(dir), dockerfile })}`;
+    await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', tree) }, `instance of ${task.id}`, { 'benchgym.task': task.id });
+    return { key: instance, image: instance, path: [], readOnlyPaths: [] };
   }
 
   private async imageId(tag: string): Promise<string> {
@@ -201,10 +255,31 @@ export class ImageBuilder {
 }
 
 async function seedFiles(task: Task): Promise<Record<string, string>> {
+  if (task.workspace.type === 'git') throw new GymError('INTERNAL', 'git workspaces are laid out by their own image recipe');
   return task.workspace.type === 'dir' ? readFileTree(task.workspace.path) : task.workspace.files;
 }
 
-function prefixed(prefix: string, files: Record<string, string>): Record<string, string> {
+/** Every regular file under `dir` as bytes (binary-safe: git packs), `target/` and `build/` output skipped. */
+async function readTreeBinary(dir: string): Promise<Record<string, Buffer>> {
+  const out: Record<string, Buffer> = {};
+  const walk = async (rel: string): Promise<void> => {
+    for (const e of await fs.readdir(path.join(dir, rel), { withFileTypes: true })) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (e.name === 'target' || (e.name === 'build' && !rel.startsWith('.git'))) continue;
+        await walk(r);
+      } else if (e.isFile()) out[r] = await fs.readFile(path.join(dir, r));
+    }
+  };
+  await walk('');
+  return out;
+}
+
+async function headOf(dir: string): Promise<string> {
+  return (await fs.readFile(path.join(dir, '.git', 'HEAD'), 'utf8')).trim() + (await git(['rev-parse', 'HEAD'], { cwd: dir })).trim();
+}
+
+function prefixed<T extends string | Buffer>(prefix: string, files: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(files).map(([k, v]) => [prefix + k, v]));
 }
 

@@ -1,8 +1,10 @@
 import { GymError } from '../errors.ts';
 import type { ImageEnvSpec, Task } from '../tasks/schema.ts';
+import { GradleEnvBuilder } from './gradle.ts';
 import { MavenEnvBuilder } from './maven.ts';
 import { PythonEnvBuilder } from './python.ts';
 import type { PreparedEnv } from './types.ts';
+import { gitStartState } from './workspace.ts';
 
 export type { PreparedEnv } from './types.ts';
 
@@ -16,16 +18,22 @@ export function imageUnavailable(spec: ImageEnvSpec, why: string): GymError {
 export class EnvBuilder {
   private readonly python: PythonEnvBuilder;
   private readonly maven: MavenEnvBuilder;
+  private readonly gradle: GradleEnvBuilder;
 
   constructor(readonly cacheDir: string) {
     this.python = new PythonEnvBuilder(cacheDir);
     this.maven = new MavenEnvBuilder(cacheDir);
+    this.gradle = new GradleEnvBuilder(cacheDir);
   }
 
   async prepare(task: Task): Promise<PreparedEnv> {
-    if (task.env.kind === 'python') return this.python.prepare(task.env);
+    // A git workspace is a cached checkout with no future; its directory is the sandbox seed.
     if (task.env.kind === 'image') throw imageUnavailable(task.env, 'the local sandbox cannot run a Docker image: use --sandbox docker');
-    const seed = task.workspace.type === 'dir' ? { dir: task.workspace.path } : { files: task.workspace.files };
-    return this.maven.prepare(task.env, seed);
+    const seedDir = task.workspace.type === 'git' ? await gitStartState(this.cacheDir, task.workspace) : undefined;
+    const withSeed = (env: PreparedEnv): PreparedEnv => (seedDir ? { ...env, seedDir } : env);
+    if (task.env.kind === 'python') return withSeed(await this.python.prepare(task.env));
+    const seed = seedDir ? { dir: seedDir } : task.workspace.type === 'dir' ? { dir: task.workspace.path } : { files: task.workspace.type === 'files' ? task.workspace.files : {} };
+    if (task.env.build === 'gradle') return withSeed(await this.gradle.prepare(task.env, seed));
+    return withSeed(await this.maven.prepare(task.env, seed, { requireCompile: Boolean(seedDir) }));
   }
 }

@@ -7,6 +7,7 @@ import type { JavaEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
 import type { PreparedEnv } from './types.ts';
+import { buildFiles } from './workspace.ts';
 
 const ENV_FORMAT = 1;
 
@@ -38,14 +39,21 @@ export class MavenEnvBuilder {
     return path.join(this.cacheDir, 'm2');
   }
 
-  async prepare(spec: JavaEnvSpec, seed: { dir?: string; files?: Record<string, string> }): Promise<PreparedEnv> {
+  /**
+   * `requireCompile`: a compilation failure fails the env (ENV_BUILD_FAILED) instead of being
+   * left to the tests; repositories at a base commit must compile, exercise stubs need not.
+   */
+  async prepare(spec: JavaEnvSpec, seed: { dir?: string; files?: Record<string, string> }, opts: { requireCompile?: boolean } = {}): Promise<PreparedEnv> {
     const jdk = await hostJdkMajor();
     if (!jdk) throw new GymError('ENV_UNAVAILABLE', 'no JDK on this machine (java not found)');
     if (!(await onPath('mvn'))) throw new GymError('ENV_UNAVAILABLE', 'no Maven on this machine (mvn not found)');
     const notes = jdk === spec.jdk ? [] : [`JDK ${spec.jdk} asked for, JDK ${jdk} used`];
     const pom = seed.files?.['pom.xml'] ?? (seed.dir ? await fs.readFile(path.join(seed.dir, 'pom.xml'), 'utf8').catch(() => null) : null);
     if (pom === null) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');
-    const key = contentKey({ format: ENV_FORMAT, jdk, pom });
+    // Module poms and -D overrides join the key only when there are any, so single-pom envs keep their keys.
+    const modules = seed.dir ? Object.fromEntries(Object.entries(await buildFiles(seed.dir)).filter(([rel]) => rel !== 'pom.xml')) : {};
+    const extra = { ...(Object.keys(modules).length ? { modules } : {}), ...(spec.args.length ? { args: spec.args } : {}) };
+    const key = contentKey({ format: ENV_FORMAT, jdk, pom, ...extra });
     const marker = path.join(this.cacheDir, 'envs', `maven-${key}.ready`);
     const env: PreparedEnv = {
       key,
@@ -59,14 +67,14 @@ export class MavenEnvBuilder {
     return this.once.run(key, async () => {
       if (!existsSync(marker)) {
         await withDirLock(`${marker}.lock`, async () => {
-          if (!existsSync(marker)) await this.build(seed, marker);
+          if (!existsSync(marker)) await this.build(seed, marker, spec.args, opts.requireCompile ?? false);
         });
       }
       return env;
     });
   }
 
-  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string): Promise<void> {
+  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[] = [], requireCompile = false): Promise<void> {
     const work = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-maven-'));
     try {
       if (seed.dir) await fs.cp(seed.dir, work, { recursive: true });
@@ -75,7 +83,7 @@ export class MavenEnvBuilder {
         await fs.writeFile(path.join(work, rel), content);
       }
       // Running the build once resolves every plugin, provider and dependency the tests need.
-      const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', 'test'];
+      const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, 'test'];
       const result = await new Promise<{ ok: boolean; log: string }>((resolve) => {
         execFile('mvn', args, { cwd: work, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
           resolve({ ok: !err, log: `$ mvn ${args.join(' ')}\n${stdout}${stderr}` }),
@@ -84,10 +92,20 @@ export class MavenEnvBuilder {
       if (!result.ok || /Could not resolve|Could not transfer|Non-resolvable/.test(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
       }
+      // Test failures are ignored by this build; any other failed goal (javac, a plugin) means the project does not build here.
+      if (requireCompile && /COMPILATION ERROR|Compilation failure|Fatal error compiling|Failed to execute goal/.test(result.log)) {
+        throw new GymError('ENV_BUILD_FAILED', `the project does not build here:\n${compileErrorExcerpt(result.log)}`, { log: result.log.slice(-20_000) });
+      }
       await fs.mkdir(path.dirname(marker), { recursive: true });
       await fs.writeFile(marker, new Date().toISOString());
     } finally {
       await fs.rm(work, { recursive: true, force: true });
     }
   }
+}
+
+/** The first compiler errors of a Maven log, for ENV_BUILD_FAILED messages. */
+export function compileErrorExcerpt(log: string): string {
+  const lines = log.split('\n').filter((l) => /^\[ERROR\]/.test(l) && !/^\[ERROR\] *(->|$|Re-run|To see|For more|\[Help)/.test(l));
+  return lines.slice(0, 12).join('\n') || log.slice(-2000);
 }

@@ -13,6 +13,8 @@ export interface PreparedEnv {
   notes: string[];
   /** Docker backend: the image holding this env (and, for instance images, the start state). */
   image?: string;
+  /** Local backend, `git` workspaces: the host directory holding the start state (a cached checkout). */
+  seedDir?: string;
 }
 
 /** The part of a prepared env a sandbox is created with. */

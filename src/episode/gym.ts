@@ -103,7 +103,7 @@ export class Gym {
     ctx?.progress(1, 3, 'laying out the workspace');
     const id = `ep-${randomBytes(8).toString('hex')}`;
     const sandbox = await this.sandboxes.create({
-      seed: seedOf(task),
+      seed: seedOf(task, env),
       env: sandboxEnv(env),
       labels: { 'benchgym.episode': id, 'benchgym.task': task.id },
     });
@@ -242,7 +242,9 @@ export class Gym {
   }
 
   score(task: Task, patch: string, opts: { signal?: AbortSignal; progress?: (m: string) => void } = {}): Promise<Verdict> {
-    return scorePatch(task, patch, { sandboxes: this.sandboxes, logDir: path.join(this.dataDir, 'logs') }, opts);
+    const deps = { sandboxes: this.sandboxes, logDir: path.join(this.dataDir, 'logs') };
+    const suiteScorer = this.registry.scorerOf(task.suite);
+    return suiteScorer ? suiteScorer(task, patch, deps, opts) : scorePatch(task, patch, deps, opts);
   }
 
   async endEpisode(episode: Episode, state: 'ended' | 'expired' = 'ended'): Promise<void> {

@@ -9,7 +9,8 @@ export async function goldPatch(task: Task, sandboxes: SandboxFactory): Promise<
   if (task.solution?.patch) return task.solution.patch;
   const files = task.solution?.files;
   if (!files || !Object.keys(files).length) throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution`);
-  const sandbox = await sandboxes.create({ seed: seedOf(task), env: sandboxEnv(await sandboxes.prepare(task)) });
+  const env = await sandboxes.prepare(task);
+  const sandbox = await sandboxes.create({ seed: seedOf(task, env), env: sandboxEnv(env) });
   try {
     await sandbox.commitBaseline();
     for (const [rel, content] of Object.entries(files)) await sandbox.writeFile(rel, content);

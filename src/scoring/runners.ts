@@ -10,6 +10,8 @@ export interface TestRun {
   tests: TestCaseResult[];
   /** The runner's own output, stdout then stderr. */
   log: string;
+  /** Java runners: the report files read (written by this run: earlier ones are removed first). */
+  reports?: string[];
 }
 
 export interface RunTestsOptions {
@@ -60,17 +62,11 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
     // the code or config under test, so they count against it, never as harness errors.
     return { command: `python -m pytest ${args}`, exec, tests, log: joinLog(exec) };
   }
-  if (spec.type === 'maven') {
-    const select = spec.tests.length ? [`-Dtest=${shellQuote(spec.tests.join(','))}`, '-Dsurefire.failIfNoSpecifiedTests=false'] : [];
-    const command = ['rm -rf target/surefire-reports &&', shellQuote(env.command), '-o', '-B', '-Dstyle.color=never', ...select, 'test'].join(' ');
-    const exec = await sandbox.exec(command, execOpts);
-    const tests: TestCaseResult[] = [];
-    const listing = await sandbox.list('target/surefire-reports', { depth: 1 }).catch(() => ({ entries: [] }));
-    for (const entry of listing.entries.filter((e) => /\/TEST-.*\.xml$/.test(e.path))) {
-      const xml = (await sandbox.readFile(entry.path)).toString('utf8');
-      for (const c of parseJUnitXml(xml)) tests.push(toResult(junitTestId(c.attrs), c));
-    }
-    return { command, exec, tests, log: joinLog(exec) };
+  if (spec.type === 'maven' || spec.type === 'gradle') {
+    const command = spec.type === 'maven' ? mavenCommand(env.command, spec.tests, spec.args) : gradleCommand(env.command, spec.tests, spec.args);
+    const exec = await sandbox.exec(`${REMOVE_REPORTS} && ${command}`, execOpts);
+    const { tests, reports } = await readJavaReports(sandbox);
+    return { command, exec, tests, log: joinLog(exec), reports };
   }
   const exec = await sandbox.exec(spec.command, execOpts);
   const status = exec.exitCode === 0 && !exec.timedOut ? 'passed' : 'failed';
@@ -90,4 +86,57 @@ function toResult(name: string, c: { attrs: Record<string, string>; status: Test
 
 function joinLog(exec: ExecResult): string {
   return exec.stderr ? `${exec.stdout}\n--- stderr ---\n${exec.stderr}` : exec.stdout;
+}
+
+/** A Java test id: `Class`, `Class#method` or `module:Class[#method]` (module = its directory, `.` for the root). */
+export function parseJavaTestId(id: string): { module?: string; pattern: string } {
+  const colon = id.indexOf(':');
+  if (colon <= 0) return { pattern: id };
+  const module = id.slice(0, colon).replace(/\/+$/, '');
+  return module === '.' ? { pattern: id.slice(colon + 1) } : { module, pattern: id.slice(colon + 1) };
+}
+
+/** Surefire and Gradle report folders are removed before every run: only this run's reports count. */
+const REMOVE_REPORTS =
+  "find . \\( -path '*/target/surefire-reports' -o -path '*/build/test-results' \\) -prune -exec rm -rf {} + 2>/dev/null; true";
+
+/**
+ * `mvn -o test` over the modules the tests name (`-pl m -am`: their upstream modules are built
+ * too) or the whole reactor, with `-Dtest` when tests are chosen. Patterns for modules that
+ * hold none of them are allowed to match nothing.
+ */
+export function mavenCommand(mvn: string, tests: string[], args: string[] = []): string {
+  const ids = tests.map(parseJavaTestId);
+  const modules = [...new Set(ids.map((t) => t.module).filter((m): m is string => Boolean(m)))];
+  const select = ids.length ? [`-Dtest=${shellQuote(ids.map((t) => t.pattern).join(','))}`, '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'] : [];
+  const pl = modules.length && modules.length === ids.length ? ['-pl', shellQuote(modules.join(',')), '-am'] : [];
+  return [shellQuote(mvn), '-o', '-B', '-Dstyle.color=never', ...args.map(shellQuote), ...pl, ...select, 'test'].join(' ');
+}
+
+/** `gradle --offline test` per module (`:m:test`) with `--tests` filters (`Class#method` becomes `Class.method`). */
+export function gradleCommand(gradle: string, tests: string[], args: string[] = []): string {
+  const ids = tests.map(parseJavaTestId);
+  const tasks = ids.length && ids.every((t) => t.module) ? [...new Set(ids.map((t) => `:${t.module!.replace(/\//g, ':')}:test`))] : ['test'];
+  const filters = ids.flatMap((t) => ['--tests', shellQuote(t.pattern.replace('#', '.'))]);
+  return [shellQuote(gradle), '--offline', '--no-daemon', '--continue', '--console=plain', ...args.map(shellQuote), ...tasks, ...filters].join(' ');
+}
+
+/**
+ * Every Surefire (`<module>/target/surefire-reports/TEST-*.xml`) and Gradle
+ * (`<module>/build/test-results/<task>/TEST-*.xml`) report in the workspace, parsed. Test
+ * names are `Class#method`, prefixed with `module:` outside the root module.
+ */
+export async function readJavaReports(sandbox: Sandbox): Promise<{ tests: TestCaseResult[]; reports: string[] }> {
+  const found = await sandbox.exec(
+    "find . \\( -path '*/target/surefire-reports/TEST-*.xml' -o -path '*/build/test-results/*/TEST-*.xml' \\) -type f 2>/dev/null | sort",
+    { timeoutMs: 60_000 },
+  );
+  const reports = found.stdout.split('\n').map((l) => l.trim().replace(/^\.\//, '')).filter(Boolean);
+  const tests: TestCaseResult[] = [];
+  for (const rel of reports) {
+    const module = rel.replace(/\/?(target\/surefire-reports|build\/test-results\/[^/]+)\/TEST-[^/]*$/, '');
+    const xml = (await sandbox.readFile(rel).catch(() => Buffer.from(''))).toString('utf8');
+    for (const c of parseJUnitXml(xml)) tests.push(toResult(`${module ? `${module}:` : ''}${junitTestId(c.attrs)}`, c));
+  }
+  return { tests, reports };
 }

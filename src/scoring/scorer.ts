@@ -56,7 +56,7 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
     const env = await deps.sandboxes.prepare(task);
     notes.push(...env.notes);
     opts.progress?.('laying out a fresh sandbox');
-    sandbox = await deps.sandboxes.create({ seed: seedOf(task), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
+    sandbox = await deps.sandboxes.create({ seed: seedOf(task, env), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
     const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' && runsPytest(task) ? ALWAYS_RESET_PYTHON : [])];
     const originalTests = await snapshotMatching(sandbox, testGlobs);
     const pristineConfig = task.tests.hidden.runner.type === 'pytest' ? await pytestConfigOf(sandbox) : undefined;

@@ -6,6 +6,9 @@ import type { Task } from './schema.ts';
 import { loadDirectorySuite } from './dirSuite.ts';
 import { gitchameleonSuite } from '../../envs/gitchameleon/index.ts';
 import { coderevalSuite } from '../../envs/codereval/index.ts';
+import { swebenchSuite } from '../../envs/swebench/index.ts';
+import type { ScoreDeps, ScoreOptions } from '../scoring/scorer.ts';
+import type { Verdict } from '../scoring/verdict.ts';
 
 /** How a suite is found and read. Adapters (envs/<name>) provide one of these. */
 export interface SuiteDefinition {
@@ -20,6 +23,8 @@ export interface SuiteDefinition {
    * `<id>+human-label`, say). Undefined when the id means nothing to the suite.
    */
   resolveTask?(taskId: string, dataset?: string): Promise<Task | undefined>;
+  /** The suite's own scorer, when the generic `scorePatch` is not how its benchmark scores (SWE-bench). */
+  score?(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions): Promise<Verdict>;
 }
 
 export interface SuiteInfo {
@@ -47,11 +52,22 @@ export function directorySuite(id: string, description: string, defaultRoot?: st
   };
 }
 
-export const BUILTIN_SUITES: SuiteDefinition[] = [
-  directorySuite('examples', 'benchgym\'s own small example suite (Python functions, a pinned package, a repo fix, Maven)', EXAMPLES_DIR),
-  gitchameleonSuite(),
-  coderevalSuite(),
-];
+/** Options of the built-in suites that read repositories (`--repos-dir`). */
+export interface BuiltinSuiteOptions {
+  reposDir?: string;
+}
+
+/** The built-in suites, with repository options for those that check out repositories. */
+export function builtinSuites(opts: BuiltinSuiteOptions = {}): SuiteDefinition[] {
+  return [
+    directorySuite('examples', 'benchgym\'s own small example suite (Python functions, a pinned package, a repo fix, Maven)', EXAMPLES_DIR),
+    gitchameleonSuite(),
+    coderevalSuite(),
+    swebenchSuite({ ...(opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {}) }),
+  ];
+}
+
+export const BUILTIN_SUITES: SuiteDefinition[] = builtinSuites();
 
 /** Loads suites by id, once each, and finds tasks in them. */
 export class SuiteRegistry {
@@ -94,6 +110,12 @@ export class SuiteRegistry {
       throw new GymError('SUITE_NOT_FOUND', `suite '${id}' is not served (served: ${this.suiteIds().join(', ') || 'none'})`);
     }
     return def;
+  }
+
+  /** The suite's own scorer, if it has one (else the generic scorePatch applies). */
+  scorerOf(suiteId: string): SuiteDefinition['score'] {
+    const def = this.definitions.get(suiteId);
+    return def?.score?.bind(def);
   }
 
   async tasks(suiteId: string): Promise<Task[]> {

@@ -7,6 +7,20 @@ export const WorkspaceSource = z.discriminatedUnion('type', [
   z.object({ type: z.literal('files'), files: FileMap }),
   /** A directory on the host copied as the start state. */
   z.object({ type: z.literal('dir'), path: z.string() }),
+  /**
+   * A git repository at a base commit with no future (src/repo): from the repository's
+   * mirror in `reposDir`, else from GitHub when `allowNetwork`. `edits` are build-setup
+   * rewrites (e.g. a Java release level a newer JDK still accepts), committed on top of the
+   * base as one "benchgym: build setup" commit so that resetting to HEAD keeps them.
+   */
+  z.object({
+    type: z.literal('git'),
+    repo: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*\/[A-Za-z0-9_.-]+$/, "a repository as 'owner/name'"),
+    commit: z.string().regex(/^[0-9a-f]{40}$/, 'a full 40-hex commit hash'),
+    reposDir: z.string().optional(),
+    allowNetwork: z.boolean().default(true),
+    edits: z.array(z.object({ file: z.string().min(1), find: z.string().min(1), replace: z.string() })).default([]),
+  }),
 ]);
 
 export const PythonEnvSpec = z.object({
@@ -24,7 +38,9 @@ export const PythonEnvSpec = z.object({
 export const JavaEnvSpec = z.object({
   kind: z.literal('java'),
   jdk: z.string().default('17'),
-  build: z.enum(['maven']).default('maven'),
+  build: z.enum(['maven', 'gradle']).default('maven'),
+  /** Extra arguments of every build and test command (`-D` overrides such as `-Djava.version=1.7`). */
+  args: z.array(z.string()).default([]),
 });
 
 /**
@@ -51,8 +67,13 @@ export const EnvSpec = z.discriminatedUnion('kind', [PythonEnvSpec, JavaEnvSpec,
 export const RunnerSpec = z.discriminatedUnion('type', [
   /** `python -m pytest <args>` with a JUnit XML report. */
   z.object({ type: z.literal('pytest'), args: z.array(z.string()).default([]) }),
-  /** `mvn -o test [-Dtest=...]`, Surefire XML reports. */
-  z.object({ type: z.literal('maven'), tests: z.array(z.string()).default([]) }),
+  /**
+   * `mvn -o test [-pl modules -am] [-Dtest=...]`, Surefire XML reports of every module.
+   * Tests are `Class`, `Class#method` or `module:Class[#method]` (module = its directory).
+   */
+  z.object({ type: z.literal('maven'), tests: z.array(z.string()).default([]), args: z.array(z.string()).default([]) }),
+  /** `gradle --offline test [--tests ...]` (the wrapper when the project has one), Gradle XML reports. */
+  z.object({ type: z.literal('gradle'), tests: z.array(z.string()).default([]), args: z.array(z.string()).default([]) }),
   /** Any command; the exit code decides. */
   z.object({ type: z.literal('script'), command: z.string().min(1) }),
 ]);
@@ -61,6 +82,8 @@ export const TestSpec = z.object({
   runner: RunnerSpec,
   /** Extra test files written into the workspace before running (hidden tests live here). */
   files: FileMap.default({}),
+  /** A patch adding the hidden tests (SWE-bench's `test_patch`); applied by suite scorers that know how. */
+  patch: z.string().optional(),
   timeoutMs: z.number().int().positive().default(300_000),
 });
 

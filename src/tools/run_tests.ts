@@ -7,7 +7,7 @@ import { episodeTool } from './types.ts';
 function select(spec: RunnerSpec, tests: string[] | undefined): RunnerSpec {
   if (!tests?.length) return spec;
   if (spec.type === 'pytest') return { ...spec, args: tests };
-  if (spec.type === 'maven') return { ...spec, tests };
+  if (spec.type === 'maven' || spec.type === 'gradle') return { ...spec, tests };
   return spec;
 }
 
@@ -15,7 +15,7 @@ export const runTestsTool = episodeTool({
   name: 'run_tests',
   title: 'Run the visible tests',
   description:
-    "Run the task's visible tests and report each test's status (passed / failed / error / skipped) with the first lines of each failure. Optionally run only some tests (pytest node ids such as tests/test_x.py::test_y, or Maven patterns such as FooTest#bar). Then use view_error_log for full tracebacks and compiler errors. Hidden tests decide the final score.",
+    "Run the task's visible tests and report each test's status (passed / failed / error / skipped) with the first lines of each failure. Optionally run only some tests (pytest node ids such as tests/test_x.py::test_y, or Java tests such as FooTest, FooTest#bar or module:com.pkg.FooTest#bar in multi-module builds). Then use view_error_log for full tracebacks and compiler errors. Hidden tests decide the final score.",
   input: z.object({
     tests: z.array(z.string().min(1)).optional().describe('run only these tests'),
   }),

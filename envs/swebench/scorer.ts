@@ -1,0 +1,261 @@
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { GymError, INFRA_CODES, toGymError } from '../../src/errors.ts';
+import { sandboxEnv, type PreparedEnv } from '../../src/env/types.ts';
+import type { Sandbox } from '../../src/sandbox/types.ts';
+import { matchesAny } from '../../src/sandbox/glob.ts';
+import { parseJavaTestId, runTests, type TestRun } from '../../src/scoring/runners.ts';
+import type { ScoreDeps, ScoreOptions } from '../../src/scoring/scorer.ts';
+import type { TestCaseResult } from '../../src/scoring/junit.ts';
+import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
+import type { RunnerSpec, Task } from '../../src/tasks/schema.ts';
+import { seedOf } from '../../src/tasks/seed.ts';
+import { diffFiles } from './patches.ts';
+import { isBuildFile, isTestInfraFile, testConfigLines } from './tamper.ts';
+
+/**
+ * Applies a candidate patch the way the SWE-bench harness does, in order, resetting the
+ * work tree between tries: `git apply`, `git apply --3way`, `patch --fuzz=5`. The patch
+ * arrives on stdin and lives only in the command's own temporary file.
+ */
+const APPLY_SCRIPT = `set -u
+p=$(mktemp); cat > "$p"
+reset() { git reset -q --hard HEAD && git clean -fdqx -e '.benchgym-*'; }
+if [ ! -s "$p" ] || ! grep -q '[^[:space:]]' "$p"; then echo "BENCHGYM_APPLIED empty"; exit 0; fi
+echo '$ git apply --verbose'; if git apply --verbose --whitespace=nowarn "$p" 2>&1; then echo "BENCHGYM_APPLIED git apply"; exit 0; fi
+reset
+echo '$ git apply --verbose --3way'; if git apply --verbose --3way --whitespace=nowarn "$p" 2>&1; then echo "BENCHGYM_APPLIED git apply --3way"; exit 0; fi
+reset
+echo '$ patch --batch --fuzz=5 -p1'; if patch --batch --fuzz=5 -p1 --no-backup-if-mismatch -i "$p" 2>&1; then echo "BENCHGYM_APPLIED patch --fuzz=5"; exit 0; fi
+reset
+echo "BENCHGYM_APPLIED none"; exit 1`;
+
+export interface SwebenchScoreOptions {
+  /** Globs of test files (the spec's): the candidate's changes to them are undone. */
+  testFiles: string[];
+}
+
+/**
+ * Scores a candidate patch for a SWE-bench instance in a fresh sandbox, step by step as the
+ * paper's harness does, without its known holes:
+ *
+ * 1. apply the patch (`git apply` → `--3way` → `patch --fuzz=5`, reset between tries);
+ * 2. undo the candidate's changes to test files and test infrastructure (JUnit Platform
+ *    properties, service registrations, wrappers), and revert build-file changes that
+ *    skip, filter or ignore tests, each one noted in the verdict;
+ * 3. reset every file the test patch touches to its base version, delete the files it
+ *    adds (a candidate may have put its own there), apply the test patch;
+ * 4. run the FAIL_TO_PASS and PASS_TO_PASS tests in one build that does not stop at the
+ *    first failing module, with earlier reports removed and a run id the reports must carry;
+ * 5. resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed in this run's reports and
+ *    the build itself succeeded (exit code 0).
+ */
+export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions & Partial<SwebenchScoreOptions> = {}): Promise<Verdict> {
+  const started = Date.now();
+  const notes: string[] = [];
+  const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
+  let sandbox: Sandbox | undefined;
+  const finish = async (v: Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'>): Promise<Verdict> => {
+    const verdict: Verdict = { taskId: task.id, suite: task.suite, ...v, durationMs: Date.now() - started };
+    if (deps.logDir) {
+      const file = path.join(deps.logDir, `${task.suite}-${task.id.replace(/[^\w.-]+/g, '_')}-${randomBytes(4).toString('hex')}.log`);
+      await fs.mkdir(deps.logDir, { recursive: true });
+      await fs.writeFile(file, log.join('\n') + '\n');
+      verdict.logRef = file;
+    }
+    return verdict;
+  };
+  try {
+    const testPatch = task.tests.hidden.patch;
+    if (!testPatch) throw new GymError('TASK_INVALID', `task '${task.id}' has no test patch`);
+    opts.progress?.('preparing the environment');
+    const env = await deps.sandboxes.prepare(task);
+    notes.push(...env.notes);
+    opts.progress?.('laying out a fresh sandbox');
+    sandbox = await deps.sandboxes.create({ seed: seedOf(task, env), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
+    const sh = (command: string, stdin?: string) => sandbox!.exec(command, { timeoutMs: 300_000, signal: opts.signal, ...(stdin !== undefined ? { stdin } : {}) });
+
+    const head = await sh('git rev-parse HEAD && git status --porcelain --untracked-files=all | head -5');
+    if (head.exitCode !== 0) throw new GymError('ENV_BUILD_FAILED', `the start state is not a git work tree: ${head.stderr.trim()}`);
+    log.push(`start state: ${head.stdout.trim()}`);
+
+    // 1. The candidate patch.
+    const applied = await sh(APPLY_SCRIPT, patch);
+    const method = /BENCHGYM_APPLIED (.+)$/m.exec(applied.stdout)?.[1] ?? 'none';
+    log.push(`apply (${method}):\n${applied.stdout}${applied.stderr}`);
+    if (method === 'none') {
+      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, 'PATCH_APPLY_FAILED: the patch does not apply to the base commit (git apply, git apply --3way, patch --fuzz=5)'] });
+    }
+    if (method !== 'empty' && method !== 'git apply') notes.push(`patch applied with ${method}`);
+
+    // 2. Test files and test infrastructure stay as they were.
+    const changed = await changedPaths(sandbox);
+    const testGlobs = opts.testFiles ?? task.tests.testFiles;
+    const undo: string[] = [];
+    for (const c of changed) {
+      if (matchesAny(c.path, testGlobs)) {
+        undo.push(c.path);
+        notes.push(`test file reset to its base version: ${c.path}`);
+      } else if (isTestInfraFile(c.path)) {
+        undo.push(c.path);
+        notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reset to its base version`);
+      } else if (isBuildFile(c.path) && c.tracked) {
+        const diff = await sh(`git diff HEAD -- ${shellQuote(c.path)}`);
+        const lines = testConfigLines(diff.stdout);
+        if (lines.length) {
+          undo.push(c.path);
+          notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reverted (a build-file change that configures tests: ${lines.slice(0, 3).join(' | ')})`);
+        }
+      }
+    }
+    if (undo.length) await restore(sh, undo, changed);
+
+    // 3. The test patch, on a clean slate for every file it touches.
+    const touched = diffFiles(testPatch);
+    const resetPaths = [...new Set(touched.flatMap((f) => [f.oldPath, f.newPath]).filter((p): p is string => Boolean(p)))];
+    const reset = await sh(
+      resetPaths
+        .map((p) => `if git cat-file -e HEAD:${shellQuote(p)} 2>/dev/null; then rm -rf -- ${shellQuote(p)}; git checkout -q HEAD -- ${shellQuote(p)}; else rm -rf -- ${shellQuote(p)}; fi`)
+        .join('\n') + '\ntrue',
+    );
+    log.push(`reset ${resetPaths.length} test-patch file(s): exit ${reset.exitCode} ${reset.stderr}`);
+    const tp = await sh('p=$(mktemp); cat > "$p"; git apply --verbose --whitespace=nowarn "$p" 2>&1', testPatch);
+    log.push(`test patch:\n${tp.stdout}`);
+    if (tp.exitCode !== 0) throw new GymError('TASK_INVALID', `the test patch does not apply to the base commit:\n${tp.stdout.slice(-2000)}`);
+
+    // 4. FAIL_TO_PASS and PASS_TO_PASS, this run's reports only.
+    const runId = randomBytes(8).toString('hex');
+    const runner = withRunId(task.tests.hidden.runner, runId);
+    opts.progress?.('running FAIL_TO_PASS and PASS_TO_PASS');
+    const run = await runTests(sandbox, env, runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
+    log.push(`$ ${run.command}\nexit ${run.exec.exitCode}${run.exec.timedOut ? ' (timed out)' : ''}\n${run.log}`);
+    const tests = await ownReports(sandbox, run, runId, runner, notes);
+    return await finish(decideSwebench({ ...run, tests }, task.tests, notes));
+  } catch (err) {
+    const e = toGymError(err);
+    if (e.code === 'CANCELLED') throw e;
+    log.push(`error ${e.code}: ${e.message}`);
+    return await finish({ reward: 0, status: 'error', tests: [], notes, error: { code: INFRA_CODES.has(e.code) || e.code === 'TASK_INVALID' ? e.code : 'INTERNAL', message: e.message } });
+  } finally {
+    await sandbox?.destroy().catch(() => {});
+  }
+}
+
+/** Paths that differ from HEAD (tracked changes, deletions, untracked files), NUL-safe. */
+async function changedPaths(sandbox: Sandbox): Promise<{ path: string; tracked: boolean }[]> {
+  const r = await sandbox.exec('git status --porcelain=v1 -z --untracked-files=all --no-renames', { timeoutMs: 120_000 });
+  if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git status failed in the scoring sandbox: ${r.stderr}`);
+  return r.stdout
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => ({ path: entry.slice(3), tracked: !entry.startsWith('??') }));
+}
+
+async function restore(sh: (c: string) => Promise<{ exitCode: number | null; stderr: string }>, paths: string[], changed: { path: string; tracked: boolean }[]): Promise<void> {
+  const tracked = new Map(changed.map((c) => [c.path, c.tracked]));
+  const script = paths
+    .map((p) => (tracked.get(p) ? `rm -rf -- ${shellQuote(p)}; git checkout -q HEAD -- ${shellQuote(p)}` : `rm -rf -- ${shellQuote(p)}`))
+    .join('\n');
+  const r = await sh(`${script}\ntrue`);
+  if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not restore test files: ${r.stderr}`);
+}
+
+/**
+ * The scoring run's arguments: the run id the reports must carry, and failures that do not
+ * stop the reactor (a failing fail-to-pass test in `core` must not leave `app`'s
+ * pass-to-pass tests unrun). The exit code then speaks for the build, not for the tests.
+ */
+function withRunId(spec: RunnerSpec, runId: string): RunnerSpec {
+  if (spec.type === 'maven') return { ...spec, args: [...spec.args, `-Dbenchgym.run=${runId}`, '-Dmaven.test.failure.ignore=true'] };
+  if (spec.type === 'gradle') return { ...spec, args: [...spec.args, '--continue'] };
+  return spec;
+}
+
+/**
+ * Keeps the results of reports written by this run: Surefire records the command line's
+ * properties in every report, so each must carry the run id. Reports without it (written
+ * by code under test, say) are dropped and noted. A Surefire that records no properties at
+ * all leaves every report without the id: then the reports are kept (they were removed
+ * before the run, so they are still this run's) and that is noted.
+ */
+async function ownReports(sandbox: Sandbox, run: TestRun, runId: string, spec: RunnerSpec, notes: string[]): Promise<TestCaseResult[]> {
+  if (spec.type !== 'maven' || !run.reports?.length) return run.tests;
+  const foreign: string[] = [];
+  for (const rel of run.reports) {
+    const xml = (await sandbox.readFile(rel).catch(() => Buffer.from(''))).toString('utf8');
+    if (!xml.includes(runId)) foreign.push(rel);
+  }
+  if (!foreign.length) return run.tests;
+  if (foreign.length === run.reports.length) {
+    notes.push('the reports carry no run id (this Surefire records no properties); reports removed before the run were relied on');
+    return run.tests;
+  }
+  notes.push(`REPORT_TAMPERING: ${foreign.length} report(s) not written by this run were ignored: ${foreign.slice(0, 5).join(', ')}`);
+  const moduleOf = (rel: string) => rel.replace(/\/?target\/surefire-reports\/TEST-[^/]*$/, '');
+  const dropped = new Set(foreign.map((rel) => `${moduleOf(rel)}|${rel.slice(rel.lastIndexOf('/TEST-') + 6, -4)}`));
+  return run.tests.filter((t) => {
+    const { module, pattern } = parseJavaTestId(t.name);
+    return !dropped.has(`${module ?? ''}|${pattern.split('#')[0]}`);
+  });
+}
+
+/** True when result `name` (`[module:]Class#method`) is covered by listed id `id` (`[module:]Class[#method]`). */
+export function covers(id: string, name: string): boolean {
+  const want = parseJavaTestId(id);
+  const got = parseJavaTestId(name);
+  if (want.module && want.module !== got.module) return false;
+  const [wc, wm] = want.pattern.split('#') as [string, string | undefined];
+  const [gc, gm] = got.pattern.split('#') as [string, string | undefined];
+  if (gc !== wc && !gc.startsWith(`${wc}$`)) return false;
+  if (!wm) return true;
+  return gm === wm || (gm !== undefined && (gm.startsWith(`${wm}[`) || gm.startsWith(`${wm}(`)));
+}
+
+/**
+ * SWE-bench's rule on this run's results: a listed test (a class or a method) passes when
+ * at least one of its test cases passed and none failed; one that did not run fails.
+ * Resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passes, and then the build must
+ * have exited 0 as well (a passing report from a failing build is not believed: test
+ * failures do not fail the scoring build, so a non-zero exit is a build or harness error
+ * such as a module that does not compile).
+ */
+export function decideSwebench(run: TestRun, lists: { failToPass: string[]; passToPass: string[] }, notes: string[]): Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'> {
+  const outcome = (ids: string[]): Outcome => {
+    const passed: string[] = [];
+    const failed: string[] = [];
+    for (const id of ids) {
+      const cases = run.tests.filter((t) => covers(id, t.name));
+      const ok = cases.some((t) => t.status === 'passed') && cases.every((t) => t.status === 'passed' || t.status === 'skipped');
+      (ok ? passed : failed).push(id);
+    }
+    return { passed, failed };
+  };
+  const out = [...notes];
+  const f2p = outcome(lists.failToPass);
+  const p2p = outcome(lists.passToPass);
+  const notRun = [...f2p.failed, ...p2p.failed].filter((id) => !run.tests.some((t) => covers(id, t.name)));
+  if (notRun.length) out.push(`did not run (no report): ${notRun.slice(0, 10).join(', ')}`);
+  if (run.exec.timedOut) out.push('the test run hit its time limit: counted against the solution');
+  let resolved = f2p.failed.length === 0 && p2p.failed.length === 0 && !run.exec.timedOut;
+  if (resolved && run.exec.exitCode !== 0) {
+    resolved = false;
+    out.push(`EXIT_CODE_MISMATCH: every listed test passed in the reports but the build exited ${run.exec.exitCode}`);
+  }
+  return {
+    reward: resolved ? 1 : 0,
+    status: resolved ? 'passed' : 'failed',
+    tests: run.tests,
+    failToPass: f2p,
+    passToPass: p2p,
+    notes: out,
+    exitCode: run.exec.exitCode,
+    timedOut: run.exec.timedOut,
+  };
+}
+
+function shellQuote(s: string): string {
+  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export type { PreparedEnv };

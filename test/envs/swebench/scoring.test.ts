@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { promises as fs } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import type { Gym } from '../../../src/episode/gym.ts';
+import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
+import type { Verdict } from '../../../src/scoring/verdict.ts';
+import { builtinSuites, SuiteRegistry } from '../../../src/tasks/registry.ts';
+import type { Task } from '../../../src/tasks/schema.ts';
+import { makeGym, tempDir, TEST_CACHE_DIR, testContext } from '../../helpers.ts';
+import { dockerSkipReason } from '../../sandbox/docker/skip.ts';
+import { assertNoFutureVisible, badPatches, buildSwebenchFixture, historyInEpisode, type SwebenchFixture } from './fixture.ts';
+import { git } from '../../../src/repo/index.ts';
+
+/**
+ * The fixture instance scored on both backends with real Maven and JUnit: the gold patch
+ * resolves; the empty patch, a patch that edits or deletes the failing test, one that puts
+ * its own file where the test patch adds one, and one that skips tests in the pom do not.
+ * Every scoring is one `mvn -o` run; the Docker backend builds one env image and one
+ * instance image for all of them.
+ */
+const CASES = ['edits the failing test', 'deletes the failing test', 'adds a file where the test patch adds one', 'skips tests in the pom'];
+
+async function scoreAll(gym: Gym, task: Task, patches: Record<string, string>): Promise<Map<string, Verdict>> {
+  const out = new Map<string, Verdict>();
+  const names = Object.keys(patches);
+  // Two at a time: the machine has two cores.
+  for (let i = 0; i < names.length; i += 2) {
+    await Promise.all(names.slice(i, i + 2).map(async (n) => out.set(n, await gym.score(task, patches[n]!))));
+  }
+  return out;
+}
+
+/**
+ * The Docker backend scores gold, empty and the pom case by default (one env image, three
+ * container runs); BENCHGYM_SWEBENCH_FULL=1 scores every case there too.
+ */
+const full = process.env.BENCHGYM_SWEBENCH_FULL === '1';
+
+function pick(patches: Record<string, string>, names: string[]): Record<string, string> {
+  return Object.fromEntries(names.map((n) => [n, patches[n]!]));
+}
+
+function check(verdicts: Map<string, Verdict>, fx: SwebenchFixture, all = true): void {
+  const show = (v: Verdict) => JSON.stringify({ status: v.status, f2p: v.failToPass, p2p: v.passToPass, notes: v.notes, error: v.error, tests: v.tests.map((t) => `${t.name} ${t.status}`) }, null, 1);
+  const gold = verdicts.get('gold')!;
+  assert.equal(gold.reward, 1, show(gold));
+  assert.deepEqual(gold.failToPass, { passed: fx.failToPass, failed: [] });
+  assert.deepEqual(gold.passToPass, { passed: fx.passToPass, failed: [] });
+  // Results come from this run's reports: every F2P class ran in module core.
+  assert.ok(gold.tests.some((t) => t.name === 'core:com.acme.core.WordsEdgeTest#emptyTextHasNoWords' && t.status === 'passed'), show(gold));
+  assert.ok(!gold.notes.some((n) => /REPORT_TAMPERING|run id/.test(n)), show(gold));
+
+  const empty = verdicts.get('empty')!;
+  assert.equal(empty.status, 'failed', show(empty));
+  assert.deepEqual(empty.failToPass?.passed, []);
+  assert.deepEqual(empty.passToPass?.failed, [], 'pass-to-pass tests pass at the base');
+
+  for (const name of CASES) {
+    const v = verdicts.get(name);
+    if (!v && !all) continue;
+    assert.ok(v, `no verdict for '${name}'`);
+    assert.equal(v.status, 'failed', `${name}: ${show(v)}`);
+    assert.equal(v.reward, 0);
+    assert.ok(v.failToPass!.failed.length > 0, `${name}: ${show(v)}`);
+  }
+  if (all) {
+    assert.ok(verdicts.get('edits the failing test')!.notes.some((n) => /test file reset to its base version: core\/src\/test\/java\/com\/acme\/core\/WordsTest\.java/.test(n)));
+    assert.ok(verdicts.get('adds a file where the test patch adds one')!.notes.some((n) => /WordsEdgeTest\.java/.test(n)));
+  }
+  const pom = verdicts.get('skips tests in the pom')!;
+  assert.ok(pom.notes.some((n) => /TEST_INFRA_TAMPERING neutralised: core\/pom\.xml reverted .*skipTests/.test(n)), show(pom));
+  // Neutralised, the tests ran: the failure is the bug's, not a missing report.
+  assert.ok(pom.tests.some((t) => t.name.startsWith('core:com.acme.core.WordsEdgeTest#') && t.status === 'failed'), show(pom));
+}
+
+describe('swe-bench-java: scoring the fixture instance', () => {
+  let root: string;
+  let fx: SwebenchFixture;
+  let patches: Record<string, string>;
+  before(async () => {
+    root = await tempDir('benchgym-swebench-');
+    fx = await buildSwebenchFixture(root);
+    patches = { gold: fx.goldPatch, empty: '', ...(await badPatches(fx)) };
+  });
+  after(() => fs.rm(root, { recursive: true, force: true }));
+
+  const registryFor = () => {
+    const registry = new SuiteRegistry(builtinSuites({ reposDir: fx.reposDir }));
+    registry.enable(`swe-bench-java=${fx.dataset}`);
+    return registry;
+  };
+
+  it('local backend: gold resolves; empty, test edits, a planted test file and skipped tests do not', { timeout: 15 * 60_000 }, async () => {
+    const { gym, cleanup } = await makeGym({ registry: registryFor() });
+    try {
+      const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+      check(await scoreAll(gym, task, patches), fx);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it(`docker backend: ${full ? 'the same verdicts' : 'gold, empty and skipped tests (BENCHGYM_SWEBENCH_FULL=1: every case)'} from one env image; no future in the episode`, { timeout: 20 * 60_000 }, async (t) => {
+    const skip = await dockerSkipReason();
+    if (skip) return t.skip(skip);
+    const sandboxes = new DockerSandboxFactory({ serverId: `test-swebench-${randomBytes(4).toString('hex')}`, images: { cacheDir: TEST_CACHE_DIR } });
+    const { gym, cleanup } = await makeGym({ registry: registryFor(), sandboxes });
+    try {
+      const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+      const env = await sandboxes.prepare(task);
+      assert.match(env.image!, /^benchgym\/instance:/);
+      check(await scoreAll(gym, task, full ? patches : pick(patches, ['gold', 'empty', 'skips tests in the pom'])), fx, full);
+      // The episode container's repository has no future either.
+      const started = await gym.callTool('start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId }, testContext());
+      const id = (started.data as { episode_id: string }).episode_id;
+      const baseHistory = (await git(['log', '--format=%H', fx.base], { cwd: fx.origin })).trim().split('\n');
+      assertNoFutureVisible(await historyInEpisode(gym, id), fx, baseHistory);
+      await gym.callTool('end_episode', {}, testContext(), id);
+    } finally {
+      await cleanup();
+    }
+  });
+});

@@ -25,19 +25,14 @@ export interface SweInstance {
 }
 
 /** A JSON list, or a string holding one (SWE-bench stores FAIL_TO_PASS as a JSON string). */
-const TestList = z.union([
-  z.array(z.string()),
-  z.string().transform((s, ctx) => {
-    try {
-      const v = JSON.parse(s || '[]');
-      if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return v as string[];
-    } catch {
-      /* reported below */
-    }
-    ctx.addIssue({ code: 'custom', message: 'expected a JSON list of test ids' });
-    return z.NEVER;
-  }),
-]);
+const TestList = z.preprocess((v) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v || '[]');
+  } catch {
+    return v;
+  }
+}, z.array(z.string(), { error: 'expected a JSON list of test ids' }));
 
 /** The SWE-bench schema (SWE-bench, SWE-bench-java, SWE-bench Multilingual). */
 export const SweBenchRow = z.object({

@@ -205,6 +205,8 @@ export function covers(id: string, name: string): boolean {
   const want = parseJavaTestId(id);
   const got = parseJavaTestId(name);
   if (want.module && want.module !== got.module) return false;
+  // Multi-SWE-bench names Gradle modules' whole test tasks (`jib-cli:test`): every test of the module.
+  if (want.module && want.pattern === 'test') return true;
   const [wc, wm] = want.pattern.split('#') as [string, string | undefined];
   const [gc, gm] = got.pattern.split('#') as [string, string | undefined];
   if (gc !== wc && !gc.startsWith(`${wc}$`)) return false;

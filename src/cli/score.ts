@@ -2,17 +2,23 @@ import path from 'node:path';
 import { Gym, type GymOptions } from '../episode/gym.ts';
 import { GymError } from '../errors.ts';
 import { DockerSandboxFactory } from '../sandbox/docker/index.ts';
-import { SuiteRegistry } from '../tasks/registry.ts';
+import { builtinSuites, SuiteRegistry } from '../tasks/registry.ts';
 import { EXTRACTION_MODES, type ExtractionMode } from '../../envs/gitchameleon/extract.ts';
 import { readPredictions, replayPredictions, summarize, type ReplayResult } from '../../envs/gitchameleon/replay.ts';
 import { intFlag, parseFlags } from './options.ts';
 import { scoreCli as scoreCoderEval } from '../../envs/codereval/replay.ts';
+import { scoreCli as scoreSwebench } from '../../envs/swebench/replay.ts';
+import { existsSync } from 'node:fs';
 
 export const SCORE_USAGE = `  benchgym score --suite gitchameleon --dataset PATH --predictions FILE [--mode extract|authors-sanitizer]
                  [--tasks a,b] [--concurrency N] [--json]
                                                       score published model outputs; agreement with their verdicts
   benchgym score --suite codereval --dataset PATH --predictions FILE_out.jsonl [--tasks a,b] [--concurrency N] [--json]
-                                                      CoderEval outputs: agreement with is_pass, Pass@k per level`;
+                                                      CoderEval outputs: agreement with is_pass, Pass@k per level
+  benchgym score --suite swe-bench-java --dataset FILE.jsonl --predictions all_preds.jsonl [--repos-dir DIR] [--out DIR]
+                 [--tasks a,b] [--concurrency N] [--json]
+                                                      SWE-bench predictions (instance_id, model_patch): OUT/results.json
+                                                      (resolved ids) and OUT/logs/<instance_id>/ (default OUT ./swebench-run)`;
 
 /**
  * `benchgym score`: replays a file of model outputs in the GitChameleon authors' format
@@ -35,12 +41,17 @@ export async function score(args: string[]): Promise<number> {
     sandbox: { type: 'string' },
     isolation: { type: 'string' },
     'server-id': { type: 'string' },
+    'repos-dir': { type: 'string' },
+    out: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
   const [suiteId, suitePath] = (values.suite ?? 'gitchameleon').split(/=(.*)/s) as [string, string | undefined];
   const dataset = values.dataset ?? suitePath;
   if (!dataset) throw new GymError('INVALID_ARGUMENT', `missing --dataset (the ${suiteId} dataset directory)`);
-  if (!values.predictions) throw new GymError('INVALID_ARGUMENT', `missing --predictions (a JSON Lines file: ${suiteId === 'codereval' ? '_id, generate_results[{generate_code, is_pass}]' : 'example_id, answer[, passed]'})`);
+  const expected = suiteId === 'codereval' ? '_id, generate_results[{generate_code, is_pass}]' : suiteId === 'swe-bench-java' ? 'instance_id, model_patch' : 'example_id, answer[, passed]';
+  if (!values.predictions) throw new GymError('INVALID_ARGUMENT', `missing --predictions (a JSON Lines file: ${expected})`);
+  const reposDir = values['repos-dir'];
+  if (reposDir !== undefined && !existsSync(reposDir)) throw new GymError('INVALID_ARGUMENT', `invalid --repos-dir: ${reposDir} does not exist`);
   const mode = (values.mode ?? 'extract') as ExtractionMode;
   if (!EXTRACTION_MODES.includes(mode)) throw new GymError('INVALID_ARGUMENT', `invalid --mode: '${values.mode}' (${EXTRACTION_MODES.join(' or ')})`);
   const isolation = values.isolation ?? 'auto';
@@ -48,12 +59,17 @@ export async function score(args: string[]): Promise<number> {
   const backend = values.sandbox ?? 'local';
   if (backend !== 'local' && backend !== 'docker') throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${backend}' (local or docker)`);
 
-  const registry = new SuiteRegistry();
+  const registry = new SuiteRegistry(builtinSuites({ reposDir }));
   registry.enable(`${suiteId}=${path.resolve(dataset)}`);
-  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir: values['cache-dir'] ?? process.env.BENCHGYM_CACHE, isolation: isolation as GymOptions['isolation'] };
-  if (backend === 'docker') opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32 });
+  const cacheDir = values['cache-dir'] ?? process.env.BENCHGYM_CACHE;
+  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation: isolation as GymOptions['isolation'] };
+  if (backend === 'docker') opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32, ...(cacheDir ? { images: { cacheDir } } : {}) });
   const gym = new Gym(opts);
   try {
+    if (suiteId === 'swe-bench-java') {
+      const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
+      return await scoreSwebench(gym, suiteId, { predictions: path.resolve(values.predictions), out: path.resolve(values.out ?? 'swebench-run'), tasks: values.tasks, concurrency, json: values.json });
+    }
     if (suiteId === 'codereval') {
       const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
       return await scoreCoderEval(gym, suiteId, { predictions: path.resolve(values.predictions), tasks: values.tasks, concurrency, json: values.json, dataset: path.resolve(dataset) });

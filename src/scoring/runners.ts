@@ -117,7 +117,8 @@ export function mavenCommand(mvn: string, tests: string[], args: string[] = []):
 export function gradleCommand(gradle: string, tests: string[], args: string[] = []): string {
   const ids = tests.map(parseJavaTestId);
   const tasks = ids.length && ids.every((t) => t.module) ? [...new Set(ids.map((t) => `:${t.module!.replace(/\//g, ':')}:test`))] : ['test'];
-  const filters = ids.flatMap((t) => ['--tests', shellQuote(t.pattern.replace('#', '.'))]);
+  // `module:test` (Multi-SWE-bench's form for a Gradle module's whole test task) needs no filter.
+  const filters = ids.filter((t) => !(t.module && t.pattern === 'test')).flatMap((t) => ['--tests', shellQuote(t.pattern.replace('#', '.'))]);
   return [shellQuote(gradle), '--offline', '--no-daemon', '--continue', '--console=plain', ...args.map(shellQuote), ...tasks, ...filters].join(' ');
 }
 

@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { tempDir } from '../../helpers.ts';
+import { runCli } from '../../cli/cli.ts';
+import { buildSwebenchFixture, type SwebenchFixture } from './fixture.ts';
+
+/**
+ * `benchgym score --suite swe-bench-java`: predictions in the harness's format replayed,
+ * results.json in the harness's run-report shape, logs per instance. One mvn run (the gold
+ * patch); the empty, unappliable and unknown predictions are decided before any build.
+ */
+describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
+  let root: string;
+  let fx: SwebenchFixture;
+  before(async () => {
+    root = await tempDir('benchgym-swebench-replay-');
+    fx = await buildSwebenchFixture(root);
+  });
+  after(() => fs.rm(root, { recursive: true, force: true }));
+
+  test('results.json: resolved, empty, unappliable and unknown ids; per-instance report.json, patch.diff, test_output.txt', { timeout: 10 * 60_000 }, async () => {
+    // Three instances of the fixture under different ids.
+    const row = JSON.parse((await fs.readFile(fx.dataset, 'utf8')).trim());
+    const dataset = path.join(root, 'data', 'three.jsonl');
+    const ids = ['acme__calc-7', 'acme__calc-8', 'acme__calc-9'];
+    await fs.writeFile(dataset, ids.map((id) => JSON.stringify({ ...row, instance_id: id })).join('\n') + '\n');
+    const predictions = path.join(root, 'all_preds.jsonl');
+    const noApply = fx.goldPatch.replace(/split\(" "\)/g, 'split("nothing like this")');
+    await fs.writeFile(
+      predictions,
+      [
+        { instance_id: 'acme__calc-7', model_patch: 'an earlier line for the same instance is replaced', model_name_or_path: 'm' },
+        { instance_id: 'acme__calc-7', model_patch: fx.goldPatch, model_name_or_path: 'm' },
+        { instance_id: 'acme__calc-8', model_patch: '', model_name_or_path: 'm' },
+        { instance_id: 'acme__calc-9', model_patch: noApply, model_name_or_path: 'm' },
+        { instance_id: 'nobody__else-1', model_patch: fx.goldPatch, model_name_or_path: 'm' },
+      ].map((r) => JSON.stringify(r)).join('\n') + '\n',
+    );
+    const out = path.join(root, 'run');
+    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', path.join(root, 'data-dir')]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /swe-bench-java: 1\/3 resolved \(3 submitted, 2 completed, 1 empty, 0 errors, 1 unknown ids\)/);
+    const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8'));
+    assert.deepEqual(results, {
+      total_instances: 3,
+      submitted_instances: 3,
+      completed_instances: 2,
+      resolved_instances: 1,
+      unresolved_instances: 1,
+      empty_patch_instances: 1,
+      error_instances: 0,
+      completed_ids: ['acme__calc-7', 'acme__calc-9'],
+      incomplete_ids: ['acme__calc-8'],
+      empty_patch_ids: ['acme__calc-8'],
+      submitted_ids: ids,
+      resolved_ids: ['acme__calc-7'],
+      unresolved_ids: ['acme__calc-9'],
+      error_ids: [],
+      unknown_ids: ['nobody__else-1'],
+      schema_version: 2,
+    });
+    const report = JSON.parse(await fs.readFile(path.join(out, 'logs', 'acme__calc-7', 'report.json'), 'utf8'))['acme__calc-7'];
+    assert.equal(report.resolved, true);
+    assert.equal(report.patch_successfully_applied, true);
+    assert.deepEqual(report.tests_status.FAIL_TO_PASS, { success: fx.failToPass, failure: [] });
+    assert.equal(await fs.readFile(path.join(out, 'logs', 'acme__calc-7', 'patch.diff'), 'utf8'), fx.goldPatch);
+    assert.match(await fs.readFile(path.join(out, 'logs', 'acme__calc-7', 'test_output.txt'), 'utf8'), /BENCHGYM_APPLIED git apply[\s\S]*mvn -o/);
+    const failed = JSON.parse(await fs.readFile(path.join(out, 'logs', 'acme__calc-9', 'report.json'), 'utf8'))['acme__calc-9'];
+    assert.equal(failed.patch_successfully_applied, false);
+    assert.equal(failed.resolved, false);
+    assert.ok(failed.notes.some((n: string) => /PATCH_APPLY_FAILED/.test(n)));
+  });
+
+  test('bad predictions and options are named', async () => {
+    const predictions = path.join(root, 'bad.jsonl');
+    await fs.writeFile(predictions, '{"model_patch": ""}\n');
+    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', fx.dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', path.join(root, 'bad'), '--data-dir', path.join(root, 'data-dir')]);
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /bad\.jsonl:1: invalid prediction: 'instance_id'/);
+    const noRepos = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', fx.dataset, '--repos-dir', path.join(root, 'nowhere'), '--predictions', predictions]);
+    assert.match(noRepos.stderr, /invalid --repos-dir: .*nowhere does not exist/);
+  });
+});

@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { existsSync, promises as fs } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { covers, decideSwebench, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
+import { datasetFiles } from '../../../envs/swebench/index.ts';
+import { diffFiles } from '../../../envs/swebench/patches.ts';
+import { isBuildFile, isTestInfraFile, testConfigLines } from '../../../envs/swebench/tamper.ts';
+import { gradleCommand, mavenCommand, parseJavaTestId, type TestRun } from '../../../src/scoring/runners.ts';
+import { PROJECT_ROOT } from '../../../src/tasks/registry.ts';
+import { expectGymError, tempDir } from '../../helpers.ts';
+
+const DATA = path.resolve(PROJECT_ROOT, '..', 'shared', 'datasets', 'swe-bench-java');
+const GSON = path.join(DATA, 'google__gson_swe-bench-java_reconstructed.jsonl');
+const MULTI = path.join(DATA, 'multi-swe-bench-bytedance-java');
+const NO_DATA = existsSync(GSON) ? false : `the SWE-bench-java data is not at ${DATA}`;
+
+describe('swe-bench-java: the adapter', () => {
+  test('reads the SWE-bench schema: the 5 gson instances, FAIL_TO_PASS from JSON strings, spec and build setup', { skip: NO_DATA }, async () => {
+    const tasks = await swebenchSuite({ reposDir: '/nowhere', allowNetwork: false }).load(GSON);
+    assert.deepEqual(tasks.map((t) => t.id), ['google__gson-1093', 'google__gson-1391', 'google__gson-1555', 'google__gson-1703', 'google__gson-1787']);
+    const t = tasks[0]!;
+    assert.deepEqual(t.tests.failToPass, ['gson:com.google.gson.stream.JsonWriterTest']);
+    assert.deepEqual(t.workspace, { type: 'git', repo: 'google/gson', commit: '0aaef0fd1bb1b9729543dc40168adfb829eb75a4', reposDir: '/nowhere', allowNetwork: false, edits: [] });
+    assert.deepEqual(t.env, { kind: 'java', jdk: '11', build: 'maven', args: ['-Djava.version=1.7'] });
+    assert.match(t.prompt, /^<issue>\nJsonWriter#value\(java\.lang\.Number\) can be lenient/);
+    assert.ok(t.tests.hidden.patch?.startsWith('diff --git a/gson/src/test/java/com/google/gson/stream/JsonWriterTest.java'));
+    assert.ok(!JSON.stringify(t.metadata).includes('diff --git'), 'no patch in the public metadata');
+    const t1555 = tasks.find((x) => x.id === 'google__gson-1555')!;
+    assert.equal(t1555.workspace.type === 'git' && t1555.workspace.edits.length, 2);
+  });
+
+  test('reads the Multi-SWE-bench record schema: 50 records of 8 repositories, f2p/s2p/n2p as fail-to-pass', { skip: NO_DATA }, async () => {
+    const files = await datasetFiles(MULTI);
+    assert.equal(files.length, 8);
+    const all = (await Promise.all(files.map((f) => readInstances(f)))).flat();
+    assert.equal(all.length, 50);
+    assert.ok(all.every((i) => i.schema === 'multi-swe-bench' && i.failToPass.length > 0 && /^[0-9a-f]{40}$/.test(i.baseCommit)));
+    const gson = all.find((i) => i.instanceId === 'google__gson-1787')!;
+    assert.equal(gson.repo, 'google/gson');
+    assert.equal(gson.baseCommit, 'e614e71ee43ca7bc1cb466bd1eaf4d85499900d9');
+    assert.match(gson.problemStatement, /^TypeAdapterRuntimeTypeWrapper prefers cyclic adapter/);
+    const jib = all.find((i) => i.repo === 'googlecontainertools/jib')!;
+    assert.equal(specFor(jib.repo, jib.version, jib.instanceId).language === 'java' && (specFor(jib.repo, '', '') as { build: string }).build, 'gradle');
+  });
+
+  test('bad rows are refused naming the row and the field', async () => {
+    const dir = await tempDir('benchgym-swb-rows-');
+    try {
+      const file = path.join(dir, 'bad.jsonl');
+      await fs.writeFile(file, JSON.stringify({ instance_id: 'x', repo: 'a/b', base_commit: 'abc', patch: '', test_patch: 'd', problem_statement: 'p', FAIL_TO_PASS: '[]' }) + '\n');
+      await expectGymError(readInstances(file), 'TASK_INVALID', /bad\.jsonl:1: invalid SWE-bench row: 'base_commit': a full commit hash/);
+      await fs.writeFile(file, JSON.stringify({ instance_id: 'x', repo: 'a/b', base_commit: 'a'.repeat(40), patch: '', test_patch: 'd', problem_statement: 'p', FAIL_TO_PASS: 'not json' }) + '\n');
+      await expectGymError(readInstances(file), 'TASK_INVALID', /'FAIL_TO_PASS': expected a JSON list of test ids/);
+      await fs.writeFile(file, JSON.stringify({ org: 'a', repo: 'b', number: 1, base: { sha: 'a'.repeat(40) }, fix_patch: '', test_patch: 'd' }) + '\n');
+      await expectGymError(readInstances(file), 'TASK_INVALID', /instance a__b-1 has no fail-to-pass tests/);
+      await expectGymError(swebenchSuite().load(path.join(dir, 'missing.jsonl')), 'SUITE_NOT_FOUND', /does not exist/);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('specs: repository and version, instance overrides, a default for unknown repositories', () => {
+    assert.equal(specFor('google/gson', '0.1', 'google__gson-1093').known, true);
+    assert.equal(specFor('google/gson', '0.1', 'google__gson-1555').edits[0]!.replace, '<release>7</release>');
+    const unknown = specFor('someone/else', '1', 'x');
+    assert.equal(unknown.known, false);
+    assert.equal(unknown.language === 'java' && unknown.jdk, '17');
+  });
+});
+
+describe('swe-bench-java: the scorer\'s parts', () => {
+  test('diffFiles: modified, added, deleted, renamed; git and plain headers', () => {
+    const patch = [
+      'diff --git a/a/M.java b/a/M.java', 'index 1..2 100644', '--- a/a/M.java', '+++ b/a/M.java', '@@ -1 +1 @@', '-x', '+y',
+      'diff --git a/N.java b/N.java', 'new file mode 100644', '--- /dev/null', '+++ b/N.java', '@@ -0,0 +1 @@', '+n',
+      'diff --git a/D.java b/D.java', 'deleted file mode 100644', '--- a/D.java', '+++ /dev/null', '@@ -1 +0,0 @@', '-d',
+      'diff --git a/old.txt b/new.txt', 'similarity index 100%', 'rename from old.txt', 'rename to new.txt',
+      '--- plain/P.java\t2024-01-01', '+++ plain/P.java\t2024-01-01', '@@ -1 +1 @@', '-p', '+q',
+    ].join('\n');
+    assert.deepEqual(diffFiles(patch), [
+      { oldPath: 'a/M.java', newPath: 'a/M.java', status: 'modified' },
+      { oldPath: null, newPath: 'N.java', status: 'added' },
+      { oldPath: 'D.java', newPath: null, status: 'deleted' },
+      { oldPath: 'old.txt', newPath: 'new.txt', status: 'renamed' },
+      { oldPath: 'plain/P.java', newPath: 'plain/P.java', status: 'modified' },
+    ]);
+  });
+
+  test('test infrastructure and test configuration in build files are recognised', () => {
+    for (const f of ['src/test/resources/junit-platform.properties', 'core/src/main/resources/META-INF/services/org.junit.platform.launcher.TestExecutionListener', '.mvn/maven.config', 'mvnw', 'gradle/wrapper/gradle-wrapper.properties']) assert.ok(isTestInfraFile(f), f);
+    for (const f of ['src/main/java/Foo.java', 'src/main/resources/META-INF/services/com.acme.Plugin']) assert.ok(!isTestInfraFile(f), f);
+    assert.ok(isBuildFile('core/pom.xml') && isBuildFile('pom.xml') && isBuildFile('app/build.gradle.kts'));
+    assert.deepEqual(testConfigLines('--- a/pom.xml\n+++ b/pom.xml\n+    <skipTests>true</skipTests>\n+    <dependency>x</dependency>\n-    <testFailureIgnore>false</testFailureIgnore>\n'), ['+    <skipTests>true</skipTests>', '-    <testFailureIgnore>false</testFailureIgnore>']);
+    assert.deepEqual(testConfigLines('+    <artifactId>guava</artifactId>\n+    <version>33.0</version>\n'), []);
+    assert.ok(testConfigLines('+test { exclude \'**/FooTest*\' }\n').length === 1);
+    assert.ok(testConfigLines('+        <argLine>-javaagent:x.jar</argLine>\n').length === 1);
+  });
+
+  test('covers: classes, methods, parameterised and nested tests, modules, Gradle module tasks', () => {
+    assert.ok(covers('gson:com.g.FooTest', 'gson:com.g.FooTest#testA'));
+    assert.ok(covers('com.g.FooTest', 'gson:com.g.FooTest#testA'), 'an id without a module matches any module');
+    assert.ok(!covers('extras:com.g.FooTest', 'gson:com.g.FooTest#testA'));
+    assert.ok(covers('com.g.FooTest', 'com.g.FooTest$Inner#testA'));
+    assert.ok(!covers('com.g.FooTest', 'com.g.FooTestMore#testA'));
+    assert.ok(covers('com.g.FooTest#testA', 'com.g.FooTest#testA[1]'));
+    assert.ok(covers('com.g.FooTest#testA', 'com.g.FooTest#testA(String)[2]'));
+    assert.ok(!covers('com.g.FooTest#testA', 'com.g.FooTest#testAB'));
+    assert.ok(covers('jib-cli:test', 'jib-cli:com.g.CliTest#x'));
+  });
+
+  test('the decision: listed tests from the reports, not-run tests fail, a failing build is not believed', () => {
+    const run = (tests: [string, 'passed' | 'failed' | 'skipped'][], exitCode = 0, timedOut = false): TestRun => ({
+      command: 'mvn',
+      exec: { exitCode, stdout: '', stderr: '', timedOut, truncated: { stdout: 0, stderr: 0 }, totalBytes: { stdout: 0, stderr: 0 }, durationMs: 1 },
+      tests: tests.map(([name, status]) => ({ name, status })),
+      log: '',
+    });
+    const lists = { failToPass: ['m:a.T#x'], passToPass: ['m:a.U'] };
+    const ok = decideSwebench(run([['m:a.T#x', 'passed'], ['m:a.U#y', 'passed'], ['m:a.U#z', 'skipped']]), lists, []);
+    assert.equal(ok.reward, 1);
+    const mismatch = decideSwebench(run([['m:a.T#x', 'passed'], ['m:a.U#y', 'passed']], 1), lists, []);
+    assert.equal(mismatch.reward, 0);
+    assert.ok(mismatch.notes.some((n) => n.startsWith('EXIT_CODE_MISMATCH')));
+    const missing = decideSwebench(run([['m:a.T#x', 'passed']]), lists, []);
+    assert.deepEqual(missing.passToPass, { passed: [], failed: ['m:a.U'] });
+    assert.ok(missing.notes.some((n) => /did not run \(no report\): m:a\.U/.test(n)));
+    const onlySkipped = decideSwebench(run([['m:a.T#x', 'skipped'], ['m:a.U#y', 'passed']]), lists, []);
+    assert.equal(onlySkipped.reward, 0, 'a skipped fail-to-pass test did not pass');
+    assert.equal(decideSwebench(run([['m:a.T#x', 'passed'], ['m:a.U#y', 'passed']], 0, true), lists, []).reward, 0);
+  });
+
+  test('test selection: Maven -pl/-am and -Dtest, Gradle tasks and --tests', () => {
+    assert.deepEqual(parseJavaTestId('gson:com.g.FooTest#a'), { module: 'gson', pattern: 'com.g.FooTest#a' });
+    assert.deepEqual(parseJavaTestId('com.g.FooTest'), { pattern: 'com.g.FooTest' });
+    assert.equal(
+      mavenCommand('mvn', ['core:a.T#x', 'app:b.U'], ['-Djava.version=1.7']),
+      "mvn -o -B -Dstyle.color=never -Djava.version=1.7 -pl core,app -am -Dtest='a.T#x,b.U' -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false test",
+    );
+    assert.equal(mavenCommand('mvn', ['a.T', 'core:b.U']), 'mvn -o -B -Dstyle.color=never -Dtest=a.T,b.U -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false test', 'a test without a module runs the whole reactor');
+    assert.equal(mavenCommand('mvn', []), 'mvn -o -B -Dstyle.color=never test');
+    assert.equal(gradleCommand('./gradlew', ['jib-cli:test', 'core:a.T#x']), "./gradlew --offline --no-daemon --continue --console=plain :jib-cli:test :core:test --tests a.T.x");
+  });
+});

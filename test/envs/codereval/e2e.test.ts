@@ -16,7 +16,11 @@ import { validateTasks } from '../../../src/scoring/validate.ts';
 import { startHttpServer, type RunningServer } from '../../../src/server/http.ts';
 import { PROJECT_ROOT, SuiteRegistry } from '../../../src/tasks/registry.ts';
 import type { Task } from '../../../src/tasks/schema.ts';
-import { makeGym, TEST_CACHE_DIR } from '../../helpers.ts';
+import { makeGym, TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
+import { runExperiment } from '../../../src/runner/runner.ts';
+import { runnableLevelSplits } from '../../../src/runner/metrics.ts';
+import type { AgentContext, AgentResult } from '../../../agents/common/types.ts';
+import { promises as fs } from 'node:fs';
 import { call, data, text } from '../../server/scenario.ts';
 import { CHATGPT_DIR, CODEREVAL_DIR, SKIP_WITHOUT_DATA, SMALL } from './data.ts';
 
@@ -126,6 +130,37 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
     } finally {
       await client.close();
       await server.close();
+    }
+  });
+
+  test('benchgym run over a task and its +platform-test variant: results record the mode; splits by level', async () => {
+    const dir = await tempDir('codereval-run-');
+    try {
+      const ids = ['62ece4982e6aefcf4aabbd68', '62ece4982e6aefcf4aabbd68+platform-test'];
+      const seen: Record<string, unknown>[] = [];
+      const agent = {
+        name: 'gold-writer',
+        create: (task: Task) => ({
+          run: async (ctx: AgentContext): Promise<AgentResult> => {
+            seen.push(ctx.task.metadata);
+            for (const [file, content] of Object.entries(task.solution!.files!)) await ctx.client.callTool({ name: 'create_file', arguments: { path: file, content, overwrite: true } });
+            const r = await ctx.client.callTool({ name: 'submit', arguments: {} });
+            return { verdict: (r.structuredContent ?? null) as Record<string, unknown> | null, submitted: !r.isError, stopReason: 'submitted', steps: 2, usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 } };
+          },
+        }),
+      };
+      const outcome = await runExperiment({ gym, outDir: dir, suite: 'codereval', agent, model: { model: 'none' }, tasks: ids, retryDelayMs: () => 0 });
+      const byTask = new Map(outcome.results.map((r) => [r.task, r]));
+      assert.deepEqual([...byTask.keys()].sort(), [...ids].sort());
+      for (const r of outcome.results) assert.equal(r.status, 'passed', JSON.stringify(r));
+      assert.equal(byTask.get(ids[0]!)!.metadata.visibleTest, 'none');
+      assert.equal(byTask.get(ids[1]!)!.metadata.visibleTest, 'platform');
+      assert.ok(seen.every((m) => m.level === 'self_contained' && !('oracle_context' in m)));
+      const { byLevel, byStandalone } = runnableLevelSplits(outcome.results);
+      assert.deepEqual(byLevel.map((g) => [g.value, g.summary.tasks, g.summary.passAtK[1]?.estimate]), [['self_contained', 2, 1]]);
+      assert.deepEqual(byStandalone.map((g) => g.value), ['standalone']);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
     }
   });
 });

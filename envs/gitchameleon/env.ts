@@ -1,4 +1,6 @@
 import type { PythonEnvSpec } from '../../src/tasks/schema.ts';
+import { eraConstraintsOf } from './era.ts';
+import { nltkSetup } from './nltk.ts';
 
 /**
  * The authors' version remaps, applied before installing. The v1 harness
@@ -53,14 +55,16 @@ export function remappedVersion(form: 'v1' | 'v2', library: string, version: str
 export function envSpecOf(form: 'v1' | 'v2', row: { library: string; version: string; additional_dependencies?: unknown; python_version?: string }): PythonEnvSpec {
   const deps = parseAdditionalDependencies(row.additional_dependencies);
   const requirements = [`${row.library}==${remappedVersion(form, row.library, row.version)}`, ...deps];
-  if (form === 'v1') return { kind: 'python', version: V1_PYTHON, requirements };
-  const python = row.python_version ?? '3.10';
+  const python = form === 'v1' ? V1_PYTHON : (row.python_version ?? '3.10');
+  const era = eraConstraintsOf(form, row.library, python, requirements);
+  const extras = { ...(era ? { constraints: era.constraints } : {}), ...(row.library.toLowerCase() === 'nltk' ? { setup: nltkSetup() } : {}) };
+  if (form === 'v1') return { kind: 'python', version: V1_PYTHON, requirements, ...extras };
   const depsLower = deps.map((d) => d.toLowerCase());
   const afterInstall = V2_AFTER_INSTALL.filter(({ pkg }) => row.library.toLowerCase() !== pkg && depsLower.every((d) => !d.includes(pkg)))
     .map(({ byPython }) => byPython[python])
     .filter((pin): pin is string => Boolean(pin))
     .map((pin) => [pin]);
-  return { kind: 'python', version: python, requirements, ...(afterInstall.length ? { afterInstall } : {}) };
+  return { kind: 'python', version: python, requirements, ...(afterInstall.length ? { afterInstall } : {}), ...extras };
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Task } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey } from './lock.ts';
 import { classifyPipFailure, PYTEST_PIN, pytestPinFor } from './python.ts';
+import { readBinaryTree, setupFailure, setupInput, setupKey, SETUP_UNAVAILABLE_MARKER } from './setup.ts';
 import type { PreparedEnv } from './types.ts';
 import { imageUnavailable } from './index.ts';
 import { buildFiles, gitStartState } from './workspace.ts';
@@ -16,7 +17,7 @@ import os from 'node:os';
 
 /** The base images benchgym knows how to build, by language and version. */
 export const BASE_IMAGES = {
-  python: { '3.9': 'bullseye', '3.11': 'bookworm', '3.13': 'trixie' } as Record<string, string>,
+  python: { '3.7': 'bookworm', '3.9': 'bullseye', '3.10': 'bookworm', '3.11': 'bookworm', '3.13': 'trixie' } as Record<string, string>,
   java: { '17': 'bookworm' } as Record<string, string>,
 };
 
@@ -114,19 +115,26 @@ export class ImageBuilder {
       const baseId = await this.imageId(base);
       const runner = pytestPinFor(base.slice(base.lastIndexOf(':') + 1), requirements);
       const afterInstall = task.env.afterInstall ?? [];
+      const constraints = [...(task.env.constraints ?? [])].sort();
       // Only what differs from the plain case joins the key, so existing images keep their tags.
-      const extra = { ...(runner !== PYTEST_PIN ? { runner } : {}), ...(afterInstall.length ? { afterInstall } : {}) };
+      const extra = { ...(runner !== PYTEST_PIN ? { runner } : {}), ...(afterInstall.length ? { afterInstall } : {}), ...(constraints.length ? { constraints } : {}), ...setupKey(task.env.setup) };
+      const setup = task.env.setup ? { script: task.env.setup.script, input: setupInput(task.env.setup) } : undefined;
+      const setupFiles: Record<string, string | Buffer> = setup ? { 'setup/setup.py': setup.script, ...prefixed('setup/input/', setup.input ? await readBinaryTree(setup.input) : {}) } : {};
       const tag = `benchgym/env:py-${contentKey({ IMAGE_FORMAT, baseId, requirements, PYTEST_PIN, trust, ...extra })}`;
       const pip = 'PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q';
       const dockerfile = [
         `FROM ${base}`,
         ...trust.lines,
-        `RUN python3 -m venv /opt/venv && ${pip} ${[...(runner ? [runner] : []), ...requirements].map(shellArg).join(' ')}`,
+        ...(constraints.length ? ['COPY constraints.txt /opt/benchgym/constraints.txt'] : []),
+        `RUN python3 -m venv /opt/venv && ${pip} ${constraints.length ? '-c /opt/benchgym/constraints.txt ' : ''}${[...(runner ? [runner] : []), ...requirements].map(shellArg).join(' ')}`,
         // Later stages may fail without failing the image, as TaskSchema's afterInstall says.
         ...afterInstall.map((stage) => `RUN ${pip} ${stage.map(shellArg).join(' ')} || echo "benchgym: after-install failed: ${stage.join(' ')}"`),
+        ...(setup ? ['COPY setup/ /opt/benchgym/setup/', `RUN ${setup.input ? 'BENCHGYM_SETUP_INPUT=/opt/benchgym/setup/input ' : ''}/opt/venv/bin/python /opt/benchgym/setup/setup.py && rm -rf /opt/benchgym/setup/input`] : []),
         'ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       ].join('\n');
-      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files }, `env for Python ${task.env.version} ${requirements.join(' ')}`).catch((err: unknown) => {
+      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...(constraints.length ? { 'constraints.txt': constraints.join('\n') + '\n' } : {}), ...setupFiles }, `env for Python ${task.env.version} ${requirements.join(' ')}`).catch((err: unknown) => {
+        const log = err instanceof GymError ? String(err.details?.log ?? err.message) : '';
+        if (task.env.kind === 'python' && task.env.setup && log.includes(SETUP_UNAVAILABLE_MARKER)) throw setupFailure(task.env.setup, log);
         // A pin that cannot exist on this interpreter and platform is unavailable, not a broken build.
         if (err instanceof GymError && err.code === 'ENV_BUILD_FAILED') {
           const failure = classifyPipFailure(String(err.details?.log ?? err.message));

@@ -6,6 +6,7 @@ import { GymError } from '../errors.ts';
 import type { PythonEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
+import { setupFailure, setupInput, setupKey } from './setup.ts';
 import type { PreparedEnv } from './types.ts';
 
 /** Every Python env gets the same test runner, so results do not depend on the task. */
@@ -80,9 +81,9 @@ export async function findPython(version: string): Promise<string | null> {
   return null;
 }
 
-function run(file: string, args: string[], timeoutMs: number): Promise<{ ok: boolean; log: string }> {
+function run(file: string, args: string[], timeoutMs: number, vars: Record<string, string> = {}): Promise<{ ok: boolean; log: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1' } }, (err, stdout, stderr) => {
+    execFile(file, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', ...vars } }, (err, stdout, stderr) => {
       resolve({ ok: !err, log: `$ ${file} ${args.join(' ')}\n${stdout}${stderr}${err && !stderr ? err.message : ''}` });
     });
   });
@@ -102,15 +103,20 @@ export class PythonEnvBuilder {
     const requirements = [...spec.requirements].sort();
     const runner = pytestPinFor(spec.version, requirements);
     const afterInstall = spec.afterInstall ?? [];
-    // afterInstall joins the key only when present, so existing envs keep their keys.
-    const key = contentKey({ format: ENV_FORMAT, python: spec.version, requirements, runner: runner ?? 'from requirements', ...(afterInstall.length ? { afterInstall } : {}) });
+    const constraints = [...(spec.constraints ?? [])].sort();
+    // afterInstall and constraints join the key only when present, so existing envs keep their keys.
+    const key = contentKey({ format: ENV_FORMAT, python: spec.version, requirements, runner: runner ?? 'from requirements', ...(afterInstall.length ? { afterInstall } : {}), ...(constraints.length ? { constraints } : {}), ...setupKey(spec.setup) });
     const dir = path.join(this.cacheDir, 'envs', `py${spec.version}-${key}`);
     // A built env is read without the lock: the ready marker is written last.
-    const ready = () => existsSync(path.join(dir, '.benchgym-ready'));
+    const ready = () => existsSync(path.join(dir, READY_FILE));
     return this.once.run(key, async () => {
       if (!ready()) {
         await withDirLock(`${dir}.lock`, async () => {
-          if (!ready()) await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall);
+          if (ready()) return;
+          // A venv whose packages are in but whose setup step failed (data not to be had then) only retries the step.
+          if (!existsSync(path.join(dir, INSTALLED_FILE))) await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall, constraints);
+          if (spec.setup) await this.runSetup(dir, spec.setup);
+          await fs.writeFile(path.join(dir, READY_FILE), new Date().toISOString());
         });
       }
       const notes = JSON.parse(await fs.readFile(path.join(dir, NOTES_FILE), 'utf8').catch(() => '[]')) as string[];
@@ -126,7 +132,7 @@ export class PythonEnvBuilder {
     });
   }
 
-  private async build(dir: string, interpreter: string, packages: string[], afterInstall: string[][]): Promise<void> {
+  private async build(dir: string, interpreter: string, packages: string[], afterInstall: string[][], constraints: string[]): Promise<void> {
     await fs.rm(dir, { recursive: true, force: true });
     await fs.mkdir(path.dirname(dir), { recursive: true });
     let log = '';
@@ -134,7 +140,12 @@ export class PythonEnvBuilder {
     log += venv.log;
     let pipLog = '';
     if (venv.ok) {
-      const pip = await run(path.join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '-q', ...packages], 20 * 60_000);
+      const constraintArgs: string[] = [];
+      if (constraints.length) {
+        await fs.writeFile(path.join(dir, CONSTRAINTS_FILE), constraints.join('\n') + '\n');
+        constraintArgs.push('-c', path.join(dir, CONSTRAINTS_FILE));
+      }
+      const pip = await run(path.join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '-q', ...constraintArgs, ...packages], 20 * 60_000);
       log += pip.log;
       pipLog = pip.log;
       if (pip.ok) {
@@ -146,7 +157,7 @@ export class PythonEnvBuilder {
         }
         await fs.writeFile(path.join(dir, 'build.log'), log);
         await fs.writeFile(path.join(dir, NOTES_FILE), JSON.stringify(notes));
-        await fs.writeFile(path.join(dir, '.benchgym-ready'), new Date().toISOString());
+        await fs.writeFile(path.join(dir, INSTALLED_FILE), new Date().toISOString());
         return;
       }
     }
@@ -158,6 +169,21 @@ export class PythonEnvBuilder {
       log: log.slice(-20_000),
     });
   }
+
+  /** Runs an env's setup step (data it needs) with the env's interpreter; the venv stays when it fails. */
+  private async runSetup(dir: string, setup: NonNullable<PythonEnvSpec['setup']>): Promise<void> {
+    const script = path.join(dir, SETUP_FILE);
+    await fs.writeFile(script, setup.script);
+    const input = setupInput(setup);
+    const step = await run(path.join(dir, 'bin', 'python'), [script], 20 * 60_000, input ? { BENCHGYM_SETUP_INPUT: input } : {});
+    await fs.appendFile(path.join(dir, 'build.log'), step.log);
+    if (!step.ok) throw setupFailure(setup, step.log);
+  }
 }
 
 const NOTES_FILE = '.benchgym-notes.json';
+const READY_FILE = '.benchgym-ready';
+/** The packages are installed; a setup step may still be to run. */
+const INSTALLED_FILE = '.benchgym-installed';
+const CONSTRAINTS_FILE = 'benchgym-constraints.txt';
+const SETUP_FILE = 'benchgym-setup.py';

@@ -33,6 +33,31 @@ export const PythonEnvSpec = z.object({
    * install in stages (GitChameleon pins numpy and scipy this way).
    */
   afterInstall: z.array(z.array(z.string()).min(1)).optional(),
+  /**
+   * pip constraints (`-c`) for the `requirements` install: the versions dependencies take
+   * if they are installed, not installed themselves. For pinning what an exact pin pulls
+   * in to its era (GitChameleon's dependency-drift table).
+   */
+  constraints: z.array(z.string().min(1)).optional(),
+  /**
+   * A step after the installs that puts data the env needs into it (corpora, models): a
+   * Python script run by the env's interpreter. It fails by exiting non-zero; its line
+   * `benchgym-setup-unavailable: <reason>` makes the env ENV_UNAVAILABLE with that reason
+   * (the data cannot be had here), anything else ENV_BUILD_FAILED.
+   */
+  setup: z
+    .object({
+      /** What the step provides, for messages ("nltk data punkt, wordnet, omw-1.4"). */
+      description: z.string().min(1),
+      script: z.string().min(1),
+      /**
+       * An environment variable of the host naming a local folder to take the data from
+       * instead (no network): the script sees it as `BENCHGYM_SETUP_INPUT`; in Docker builds
+       * the folder is copied into the build.
+       */
+      inputEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+    })
+    .optional(),
 });
 
 export const JavaEnvSpec = z.object({

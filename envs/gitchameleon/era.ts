@@ -1,0 +1,148 @@
+import { execFile } from 'node:child_process';
+import { readFileSync, promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import { GymError } from '../../src/errors.ts';
+import type { DatasetForm } from './dataset.ts';
+
+/**
+ * Dependency drift. An exact pin (`gradio==3.24.0`) says nothing of what it pulls in: pip
+ * resolves today's newest compatible releases (a `gradio_client` without
+ * `gradio_client.serializing`, a Werkzeug without what flask 3.0.0 code calls), so
+ * problems that passed with the authors' envs fail. For the libraries listed here, the
+ * env's dependencies are constrained to what PyPI held when the pin was uploaded: a pip
+ * constraints file per env, computed once by `uv pip compile --exclude-newer CUTOFF` and
+ * stored in `era-constraints.json` (pip has no upload-date cut-off; uv is only needed to
+ * regenerate the table, never to build envs).
+ */
+export const ERA_CONSTRAINED: Record<DatasetForm, Set<string>> = {
+  v1: new Set(['geopandas', 'matplotlib']),
+  v2: new Set(['gradio', 'flask']),
+};
+
+/**
+ * The cut-off of an env: the pinned library's upload time, but never before wheels for its
+ * Python were common (a 2021 library on Python 3.10 would otherwise get dependencies that
+ * only have source distributions for it), plus a day.
+ */
+export const PYTHON_WHEEL_ERA: Record<string, string> = { '3.7': '2018-10-01', '3.9': '2021-01-01', '3.10': '2022-01-01' };
+
+export const EraEntry = z.object({
+  python: z.string(),
+  /** The env's requirements, sorted: the key. */
+  requirements: z.array(z.string()),
+  library: z.string(),
+  cutoff: z.string(),
+  constraints: z.array(z.string()),
+});
+export type EraEntry = z.infer<typeof EraEntry>;
+
+export const ERA_FILE = fileURLToPath(new URL('./era-constraints.json', import.meta.url));
+
+function eraKey(python: string, requirements: string[]): string {
+  return JSON.stringify([python, [...requirements].sort()]);
+}
+
+let table: Map<string, EraEntry> | undefined;
+
+/** The stored table, keyed by (Python, sorted requirements); read once. */
+export function eraTable(): Map<string, EraEntry> {
+  if (!table) {
+    const raw = JSON.parse(readFileSync(ERA_FILE, 'utf8')) as unknown;
+    const parsed = z.array(EraEntry).safeParse(raw);
+    if (!parsed.success) throw new GymError('TASK_INVALID', `${ERA_FILE}: not an era constraints table (${parsed.error.issues[0]?.message})`);
+    table = new Map(parsed.data.map((e) => [eraKey(e.python, e.requirements), e]));
+  }
+  return table;
+}
+
+/** The era constraints of an env, when its library is listed and the table has its requirements. */
+export function eraConstraintsOf(form: DatasetForm, library: string, python: string, requirements: string[]): EraEntry | undefined {
+  if (!ERA_CONSTRAINED[form].has(library.toLowerCase())) return undefined;
+  return eraTable().get(eraKey(python, requirements));
+}
+
+/** When PyPI received `name==version` (its earliest file), from the simple index's JSON form (PEP 691/700). */
+export async function uploadTime(name: string, version: string): Promise<Date> {
+  const res = await fetch(`https://pypi.org/simple/${name.toLowerCase()}/`, { headers: { Accept: 'application/vnd.pypi.simple.v1+json' } });
+  if (!res.ok) throw new GymError('ENV_BUILD_FAILED', `PyPI simple index for ${name}: HTTP ${res.status}`);
+  const body = (await res.json()) as { files: { filename: string; 'upload-time'?: string }[] };
+  const release = (v: string) => v.toLowerCase().replace(/(\.0+)+$/, '');
+  const versionOf = (file: string) => (file.endsWith('.whl') ? file.split('-')[1] : /-([^-]+)\.(?:tar\.gz|tar\.bz2|zip|tgz)$/.exec(file)?.[1]);
+  const times = body.files
+    .filter((f) => versionOf(f.filename) !== undefined && release(versionOf(f.filename)!) === release(version))
+    .map((f) => f['upload-time'])
+    .filter((t): t is string => Boolean(t))
+    .sort();
+  if (!times.length) throw new GymError('ENV_BUILD_FAILED', `no files of ${name}==${version} on PyPI`);
+  return new Date(times[0]!);
+}
+
+export function eraCutoff(upload: Date, python: string): string {
+  const floor = PYTHON_WHEEL_ERA[python] ? new Date(PYTHON_WHEEL_ERA[python]!) : upload;
+  const at = new Date(Math.max(upload.getTime(), floor.getTime()) + 24 * 3600_000);
+  return at.toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+function uvCompile(uv: string, python: string, cutoff: string, requirements: string[]): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const dir = path.join(os.tmpdir(), `benchgym-era-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    void fs.mkdir(dir, { recursive: true }).then(async () => {
+      const input = path.join(dir, 'requirements.in');
+      await fs.writeFile(input, requirements.join('\n') + '\n');
+      // The problem's own exact pins are taken as they are, whatever their upload date.
+      const exempt = requirements.filter((r) => r.includes('==')).flatMap((r) => ['--exclude-newer-package', `${r.split('==')[0]}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`]);
+      execFile(uv, ['pip', 'compile', '-q', '--no-header', '--no-annotate', '--python-version', python, '--exclude-newer', cutoff, ...exempt, input], { env: { ...process.env, UV_NATIVE_TLS: '1' } }, (err, stdout, stderr) => {
+        void fs.rm(dir, { recursive: true, force: true });
+        if (err) return reject(new GymError('ENV_BUILD_FAILED', `uv pip compile ${requirements.join(' ')} (Python ${python}, before ${cutoff}): ${stderr.trim()}`));
+        resolve(stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')));
+      });
+    });
+  });
+}
+
+/**
+ * Regenerates the table for every env of the listed libraries in a dataset:
+ * `node --import tsx envs/gitchameleon/era.ts --dataset DIR [--uv PATH]` (uv from PyPI:
+ * `pip install uv`). Entries for other datasets' envs are kept.
+ */
+async function main(): Promise<void> {
+  const { parseArgs } = await import('node:util');
+  const { values } = parseArgs({ options: { dataset: { type: 'string', multiple: true }, uv: { type: 'string', default: 'uv' } } });
+  const { loadGitChameleon } = await import('./index.ts');
+  const entries = new Map<string, EraEntry>();
+  try {
+    for (const e of eraTable().values()) entries.set(eraKey(e.python, e.requirements), e);
+  } catch {
+    // no table yet
+  }
+  for (const dataset of values.dataset ?? []) {
+    const { form, tasks } = await loadGitChameleon(dataset);
+    for (const task of tasks) {
+      const library = String(task.metadata.library);
+      if (task.env.kind !== 'python' || !ERA_CONSTRAINED[form].has(library.toLowerCase())) continue;
+      const requirements = [...task.env.requirements].sort();
+      const key = eraKey(task.env.version, requirements);
+      if (entries.has(key)) continue;
+      const pin = requirements.find((r) => r.toLowerCase().startsWith(`${library.toLowerCase()}==`))!;
+      const cutoff = eraCutoff(await uploadTime(library, pin.split('==')[1]!), task.env.version);
+      const names = new Set(requirements.map((r) => r.split(/[=<>!~ ]/)[0]!.toLowerCase().replace(/_/g, '-')));
+      const lock = await uvCompile(values.uv!, task.env.version, cutoff, requirements);
+      const constraints = lock.filter((l) => !names.has(l.split('==')[0]!.toLowerCase().replace(/_/g, '-')));
+      entries.set(key, { python: task.env.version, requirements, library, cutoff, constraints });
+      process.stderr.write(`${form} ${task.id}: ${requirements.join(' ')} before ${cutoff}: ${constraints.length} constraints\n`);
+    }
+  }
+  const sorted = [...entries.values()].sort((a, b) => a.library.localeCompare(b.library) || a.python.localeCompare(b.python) || a.requirements.join(' ').localeCompare(b.requirements.join(' '), undefined, { numeric: true }));
+  await fs.writeFile(ERA_FILE, '[\n' + sorted.map((e) => JSON.stringify(e)).join(',\n') + '\n]\n');
+  process.stderr.write(`${ERA_FILE}: ${sorted.length} envs\n`);
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  main().catch((err: unknown) => {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  });
+}

@@ -6,8 +6,12 @@ import type { DocsEntry } from './docs.ts';
 import { envSpecOf, importNameOf, isHeavy, remappedVersion } from './env.ts';
 import { completionPrompt, docsPrompt, episodeNote, instructPrompt, type PromptFields } from './prompts.ts';
 
-/** The v2 harness's time limit for one pytest run (constants.py TIMEOUT_SEC). */
-export const V2_TIMEOUT_MS = 240_000;
+/**
+ * The time limit of one hidden pytest run: 120 s, the limit the v2 authors' published
+ * results were produced with (their rows cut at 120 s, e.g. problem 312 for GPT-4o; the
+ * harness's constants.py says 240 s today). A run cut by it fails, as there.
+ */
+export const V2_TIMEOUT_MS = 120_000;
 /** The v1 harness's time limit for one script (evaluate.py `run_script`). */
 export const V1_TIMEOUT_MS = 30_000;
 
@@ -93,7 +97,8 @@ export function v2Task(
         visible: definesTests(files.visible.test_file)
           ? { runner: { type: 'pytest', args: [visiblePath] }, timeoutMs: V2_TIMEOUT_MS }
           : { runner: { type: 'script', command: `python ${visiblePath}` }, timeoutMs: V2_TIMEOUT_MS },
-        hidden: { runner: { type: 'pytest', args: [hiddenPath] }, files: { [hiddenPath]: files.hidden.test_file }, timeoutMs: V2_TIMEOUT_MS },
+        // The v2 harness passes a problem iff pytest returns 0 (a file whose tests all skip passes).
+        hidden: { runner: { type: 'pytest', args: [hiddenPath] }, files: { [hiddenPath]: files.hidden.test_file }, timeoutMs: V2_TIMEOUT_MS, passWhen: 'exit-code' },
         testFiles: [`${visiblePath.split('/')[0]}/**`, `${hiddenPath.split('/')[0]}/**`],
       },
       solution: { files: { [file]: files.solution } },

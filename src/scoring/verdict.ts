@@ -37,9 +37,9 @@ function outcome(ids: string[], byName: Map<string, TestCaseResult>): Outcome {
  * The decision rule. With FAIL_TO_PASS / PASS_TO_PASS lists (SWE-bench style) the task is
  * resolved iff every listed test passes; a listed test that did not run counts as failed.
  * Without lists, every test that ran must pass, at least one must have run, and the runner
- * must exit 0.
+ * must exit 0; with `passWhen: 'exit-code'` the exit code alone decides.
  */
-export function decide(run: TestRun, lists: { failToPass: string[]; passToPass: string[] }, notes: string[]): Pick<Verdict, 'reward' | 'status' | 'tests' | 'failToPass' | 'passToPass' | 'notes' | 'exitCode' | 'timedOut'> {
+export function decide(run: TestRun, lists: { failToPass: string[]; passToPass: string[]; passWhen?: 'tests' | 'exit-code' }, notes: string[]): Pick<Verdict, 'reward' | 'status' | 'tests' | 'failToPass' | 'passToPass' | 'notes' | 'exitCode' | 'timedOut'> {
   const tests = run.tests;
   const byName = new Map(tests.map((t) => [t.name, t]));
   const base = { tests, exitCode: run.exec.exitCode, timedOut: run.exec.timedOut, notes: [...notes] };
@@ -51,7 +51,8 @@ export function decide(run: TestRun, lists: { failToPass: string[]; passToPass: 
     return { ...base, reward: resolved ? 1 : 0, status: resolved ? 'passed' : 'failed', failToPass: f2p, passToPass: p2p };
   }
   const allPassed = tests.length > 0 && tests.every((t) => t.status === 'passed' || t.status === 'skipped') && tests.some((t) => t.status === 'passed');
-  const ok = allPassed && run.exec.exitCode === 0 && !run.exec.timedOut;
+  const ok = (lists.passWhen === 'exit-code' || allPassed) && run.exec.exitCode === 0 && !run.exec.timedOut;
+  if (ok && !allPassed) base.notes.push(`exit code 0 with ${tests.length ? 'no test passed (all skipped)' : 'no test reported'}: passes by the exit code, as the benchmark's harness decides`);
   if (!tests.length && !run.exec.timedOut) base.notes.push('no test results were reported (the code under test may break collection or compilation)');
   return { ...base, reward: ok ? 1 : 0, status: ok ? 'passed' : 'failed' };
 }

@@ -110,6 +110,13 @@ export const TestSpec = z.object({
   /** A patch adding the hidden tests (SWE-bench's `test_patch`); applied by suite scorers that know how. */
   patch: z.string().optional(),
   timeoutMs: z.number().int().positive().default(300_000),
+  /**
+   * What passes a run without FAIL_TO_PASS lists: `tests` (default) needs exit code 0, every
+   * reported test passed or skipped and at least one passed; `exit-code` needs exit code 0
+   * alone, as harnesses that read pytest's return code decide (a file whose tests are all
+   * skipped passes there; nothing collected, pytest's exit 5, still fails).
+   */
+  passWhen: z.enum(['tests', 'exit-code']).default('tests'),
 });
 
 export const TaskSchema = z.object({

@@ -1,8 +1,8 @@
-import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { GymError, toGymError } from '../../src/errors.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
+import { readJsonlRows } from './dataset.ts';
 import { authorsUnescape, candidateCode, type ExtractionMode } from './extract.ts';
 import { solutionFile } from './tasks.ts';
 
@@ -35,27 +35,13 @@ export const PredictionRow = z
 export type Prediction = z.infer<typeof PredictionRow> & { line: number };
 
 export async function readPredictions(file: string): Promise<Prediction[]> {
-  let content: string;
-  try {
-    content = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    throw new GymError('INVALID_ARGUMENT', `cannot read the predictions file ${file}: ${(err as Error).message}`);
-  }
-  const out: Prediction[] = [];
-  const lines = content.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (!lines[i]!.trim()) continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(lines[i]!);
-    } catch (err) {
-      throw new GymError('INVALID_ARGUMENT', `${file}:${i + 1}: not JSON (${(err as Error).message})`);
-    }
-    const parsed = PredictionRow.safeParse(raw);
-    if (!parsed.success) throw new GymError('INVALID_ARGUMENT', `${file}:${i + 1}: ${parsed.error.issues.map((x) => x.message).join('; ')}`);
-    out.push({ ...parsed.data, line: i + 1 });
-  }
-  return out;
+  const rows = await readJsonlRows(file, PredictionRow, {
+    code: 'INVALID_ARGUMENT',
+    unreadable: 'INVALID_ARGUMENT',
+    what: 'the predictions file',
+    describe: (error) => error.issues.map((x) => x.message).join('; '),
+  });
+  return rows.map(({ row, line }) => ({ ...row, line }));
 }
 
 function lines(text: string): { lines: string[]; endsWithNewline: boolean } {

@@ -54,7 +54,7 @@ export function remappedVersion(form: 'v1' | 'v2', library: string, version: str
 /** The env spec of a problem, as the authors' harness for that dataset form builds it. */
 export function envSpecOf(form: 'v1' | 'v2', row: { library: string; version: string; additional_dependencies?: unknown; python_version?: string }): PythonEnvSpec {
   const deps = parseAdditionalDependencies(row.additional_dependencies);
-  const requirements = [`${row.library}==${remappedVersion(form, row.library, row.version)}`, ...deps];
+  const requirements = [...new Set([`${row.library}==${remappedVersion(form, row.library, row.version)}`, ...deps])];
   const python = form === 'v1' ? V1_PYTHON : (row.python_version ?? '3.10');
   const era = eraConstraintsOf(form, row.library, python, requirements);
   const extras = { ...(era ? { constraints: era.constraints } : {}), ...(row.library.toLowerCase() === 'nltk' ? { setup: nltkSetup() } : {}) };

@@ -46,6 +46,38 @@ export function docsPrompt(f: PromptFields, docs: string): string {
   return `${head(f)}Here is the documentation for the function to be used:\n\`\`\`\n${cut}\n\`\`\`\n\n${starter(f)}`;
 }
 
+/**
+ * The system message of the v2 authors' published runs (reference/v2_self_debug, the
+ * `messages` of every row: one system text for all problems).
+ */
+export const V2_CHAT_SYSTEM_PROMPT =
+  'You are a skilled Python programmer tasked with solving a coding problem. Your goal is to provide a clear, efficient, and correct solution that meets all the specified requirements.\n\n' +
+  'Please provide your solution following these guidelines:\n\n' +
+  '1. Use the required library in your solution.\n' +
+  '2. Incorporate the provided starter code correctly.\n' +
+  '3. Write your solution in Python.\n' +
+  '4. Format your solution within a markdown code block.\n' +
+  '5. Ensure your code is clean and efficient.\n' +
+  '6. Output only the code block and nothing else. Do not add any in-line comments, documentations, references or usage examples.\n' +
+  '7. Make sure your code is executable in a non-interactive environment. For example, do not write code which requires building a Django project or deploying a web-app.\n\n' +
+  'Example output format:\n\n```python\n# [Your code here, incorporating the starter code]\n```\n\n' +
+  'After writing your solution, please review it to ensure all requirements are met and the code is correct and efficient.\n\n' +
+  'Here are the key elements for this task: ';
+
+/**
+ * The user message of the v2 authors' published runs: tagged sections for the pinned
+ * library, the Python version, the problem and the starter code (their numbering, "2."
+ * twice, kept). With V2_CHAT_SYSTEM_PROMPT as the system message it is their prompt.
+ */
+export function chatPrompt(f: PromptFields & { python: string }): string {
+  return (
+    `1. Required Library:\n<library>\n${f.library}==${f.version}\n</library>\n\n` +
+    `2. Python version:\n<python>\n${f.python}\n</python>\n\n` +
+    `2. Coding Problem:\n<coding_problem>\n${f.problem}\n</coding_problem>\n\n` +
+    `3. Starter Code:\n<starter_code>\n${f.startingCode}\n</starter_code>`
+  );
+}
+
 /** The base-model form: the starter code, which the model continues. */
 export function completionPrompt(f: PromptFields): string {
   return f.startingCode;

@@ -4,7 +4,7 @@ import { describeIssues } from '../../src/validation.ts';
 import { cleanLabel, releaseYear, type V1Row, type V2Row } from './dataset.ts';
 import type { DocsEntry } from './docs.ts';
 import { envSpecOf, importNameOf, isHeavy, remappedVersion } from './env.ts';
-import { completionPrompt, docsPrompt, episodeNote, instructPrompt, type PromptFields } from './prompts.ts';
+import { chatPrompt, completionPrompt, docsPrompt, episodeNote, instructPrompt, V2_CHAT_SYSTEM_PROMPT, type PromptFields } from './prompts.ts';
 
 /**
  * The time limit of one hidden pytest run: 120 s, the limit the v2 authors' published
@@ -35,8 +35,10 @@ function workspacePath(p: string, what: string): string {
   return rel;
 }
 
-function prompts(fields: PromptFields, note: string, docs?: DocsEntry): { prompt: string; promptVariants: Record<string, string> } {
+function prompts(fields: PromptFields, note: string, docs?: DocsEntry, chat?: { python: string; problem: string }): { prompt: string; promptVariants: Record<string, string> } {
   const variants: Record<string, string> = { instruct: instructPrompt(fields), completion: completionPrompt(fields) };
+  // The v2 authors' chat form: `chat-system` is the system message, `chat` the user message.
+  if (chat) Object.assign(variants, { chat: chatPrompt({ ...fields, ...chat }), 'chat-system': V2_CHAT_SYSTEM_PROMPT });
   if (docs) {
     variants['instruct-with-docs'] = docsPrompt(fields, docs.docs);
     variants['with-docs'] = docsPrompt(fields, docs.docs) + note;
@@ -77,7 +79,6 @@ export function v2Task(
   const hiddenPath = workspacePath(files.hidden.path, `hidden test of ${id}`);
   if (visiblePath === file || hiddenPath === file || visiblePath === hiddenPath) throw new GymError('TASK_INVALID', `problem ${id}: test paths collide with ${file}`);
   const env = envSpecOf('v2', { ...row, additional_dependencies: [row.additional_dependencies, row.extra_dependencies] });
-  env.requirements = [...new Set(env.requirements)];
   const fields: PromptFields = { library: row.library, version: row.version, problem: row.problem.trim(), startingCode: row.starting_code };
   const note = episodeNote({ file, visibleTest: visiblePath, timeoutS: V2_TIMEOUT_MS / 1000 });
   const importName = importNameOf(row.library);
@@ -88,7 +89,8 @@ export function v2Task(
       title: title(row.library, row.version, row.problem),
       language: 'python',
       kind: 'function',
-      ...prompts(fields, note, docsFor(docs, row.library, row.version, row.python_version)),
+      // The chat form shows the problem as written (the paper's prompt trims it).
+      ...prompts(fields, note, docsFor(docs, row.library, row.version, row.python_version), { python: row.python_version, problem: row.problem }),
       env,
       workspace: { type: 'files', files: { [file]: row.starting_code, [visiblePath]: files.visible.test_file } },
       tests: {

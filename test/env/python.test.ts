@@ -177,3 +177,39 @@ test('a pin with no distribution is ENV_UNAVAILABLE with pip\'s error; conflicti
   assert.match(execFileSync(env.command, ['-c', 'import semver; print(semver.__version__)'], { encoding: 'utf8' }), /^3\.0\.0/);
   assert.deepEqual((await new PythonEnvBuilder(cacheDir).prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0'], afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']] })).notes, env.notes, 'the notes outlive the build');
 });
+
+test('constraints pin what the requirements pull in; a setup step that cannot get its data is ENV_UNAVAILABLE with its reason, and succeeds from a local folder', async () => {
+  const builder = new PythonEnvBuilder(cacheDir);
+  // iniconfig is a dependency of the runner (pytest), not a requirement: the constraint decides its version.
+  const constrained = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0'], constraints: ['iniconfig==1.1.1'] });
+  assert.match(execFileSync(constrained.command, ['-c', 'import importlib.metadata as m; print(m.version("iniconfig"))'], { encoding: 'utf8' }), /^1\.1\.1/);
+
+  const script = [
+    'import os, sys, shutil',
+    'src = os.environ.get("BENCHGYM_SETUP_INPUT")',
+    'if not src:',
+    '    print("benchgym-setup-unavailable: corpus missing (no network); set BENCHGYM_TEST_CORPUS")',
+    '    sys.exit(3)',
+    'shutil.copytree(src, os.path.join(sys.prefix, "corpus"))',
+  ].join('\n');
+  const spec = { kind: 'python' as const, version: '3.11', requirements: ['semver==2.13.0'], setup: { description: 'test corpus', script, inputEnv: 'BENCHGYM_TEST_CORPUS' } };
+  delete process.env.BENCHGYM_TEST_CORPUS;
+  const counter = counting(builder);
+  await assert.rejects(builder.prepare(spec), { code: 'ENV_UNAVAILABLE', message: /^test corpus: corpus missing \(no network\); set BENCHGYM_TEST_CORPUS/ });
+  await assert.rejects(builder.prepare(spec), { code: 'ENV_UNAVAILABLE' });
+  assert.equal(counter.builds(), 1, 'a second try re-runs the setup step only: the packages stay installed');
+  await assert.rejects(builder.prepare({ ...spec, setup: { ...spec.setup, script: 'import sys; sys.exit(1)' } }), { code: 'ENV_BUILD_FAILED', message: /setup step \(test corpus\) failed/ });
+
+  const corpus = await tempDir('benchgym-corpus-');
+  await fs.writeFile(path.join(corpus, 'words.txt'), 'hello\n');
+  process.env.BENCHGYM_TEST_CORPUS = corpus;
+  try {
+    const env = await builder.prepare(spec);
+    assert.equal(execFileSync(env.command, ['-c', 'import sys, os; print(open(os.path.join(sys.prefix, "corpus", "words.txt")).read().strip())'], { encoding: 'utf8' }).trim(), 'hello');
+    process.env.BENCHGYM_TEST_CORPUS = path.join(corpus, 'nowhere');
+    await assert.rejects(builder.prepare(spec), { code: 'INVALID_ARGUMENT', message: /BENCHGYM_TEST_CORPUS=.*nowhere: no such folder \(test corpus\)/ });
+  } finally {
+    delete process.env.BENCHGYM_TEST_CORPUS;
+    await fs.rm(corpus, { recursive: true, force: true });
+  }
+});

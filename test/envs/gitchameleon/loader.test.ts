@@ -1,17 +1,19 @@
 /** The GitChameleon adapter's loader: both dataset forms read in place, as the authors' harnesses lay problems out. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { gitchameleonSuite, loadGitChameleon } from '../../../envs/gitchameleon/index.ts';
 import { envSpecOf, parseAdditionalDependencies, remappedVersion, VERSION_REMAPS } from '../../../envs/gitchameleon/env.ts';
-import { definesTests } from '../../../envs/gitchameleon/tasks.ts';
+import { definesTests, V2_TIMEOUT_MS } from '../../../envs/gitchameleon/tasks.ts';
+import { ERA_CONSTRAINED, eraTable } from '../../../envs/gitchameleon/era.ts';
+import { NLTK_DATA_ENV, NLTK_DATA_PACKAGES } from '../../../envs/gitchameleon/nltk.ts';
 import { releaseYear } from '../../../envs/gitchameleon/dataset.ts';
 import { writeDocsStore } from '../../../envs/gitchameleon/docs.ts';
 import { publicTaskInfo, type Task } from '../../../src/tasks/schema.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { expectGymError, tempDir } from '../../helpers.ts';
-import { GITCHAMELEON_DIR, LIGHT_V2, SKIP_WITHOUT_DATA, V1_DIR, V2_DIR } from './data.ts';
+import { GITCHAMELEON_DIR, LIGHT_V2, REFERENCE_DIR, REFERENCE_FILES, SKIP_WITHOUT_DATA, V1_DIR, V2_DIR } from './data.ts';
 
 /** Every text an agent can see in an episode of the task: the workspace, the prompts, the listing. */
 function visibleText(task: Task): string {
@@ -33,7 +35,7 @@ describe('GitChameleon v2', { skip: SKIP_WITHOUT_DATA }, () => {
       assert.deepEqual(Object.keys(ws).sort(), [file, `visible_tests/test_sample_${t.id}.py`].sort(), t.id);
       assert.deepEqual(Object.keys(t.tests.hidden.files), [`hidden_tests/test_sample_${t.id}.py`]);
       assert.deepEqual(t.tests.hidden.runner, { type: 'pytest', args: [`hidden_tests/test_sample_${t.id}.py`] });
-      assert.equal(t.tests.hidden.timeoutMs, 240_000);
+      assert.equal(t.tests.hidden.timeoutMs, 120_000);
       assert.ok(t.tests.visible, `${t.id} has a visible test`);
       assert.deepEqual(Object.keys(t.solution?.files ?? {}), [file]);
       assert.equal(t.env.kind, 'python');
@@ -100,6 +102,59 @@ describe('GitChameleon v2', { skip: SKIP_WITHOUT_DATA }, () => {
     assert.ok(shared.kind === 'python' && shared.requirements.includes('joblib==0.14'));
     // No remaps in v2: torch 1.9.0 is installed as written.
     assert.deepEqual(VERSION_REMAPS.v2, []);
+  });
+
+  test('dependency drift: gradio and flask envs carry the era constraints of the stored table; other libraries none; nltk envs a data setup step', async () => {
+    const { tasks } = await loadGitChameleon(V2_DIR);
+    const table = eraTable();
+    for (const t of tasks) {
+      const env = t.env;
+      assert.ok(env.kind === 'python');
+      const library = String(t.metadata.library);
+      if (ERA_CONSTRAINED.v2.has(library)) {
+        const entry = [...table.values()].find((e) => e.python === env.version && JSON.stringify(e.requirements) === JSON.stringify([...env.requirements].sort()));
+        assert.ok(entry, `no era entry for problem ${t.id} (${library}): regenerate with envs/gitchameleon/era.ts`);
+        assert.deepEqual(env.constraints, entry.constraints, t.id);
+        // A constraint never overrides the problem's own pins.
+        for (const c of env.constraints!) assert.ok(!env.requirements.some((r) => r.split('==')[0]!.toLowerCase() === c.split('==')[0]!.toLowerCase()), `${t.id}: ${c}`);
+      } else assert.equal(env.constraints, undefined, t.id);
+      if (library === 'nltk') {
+        assert.equal(env.setup?.inputEnv, NLTK_DATA_ENV);
+        for (const pkg of NLTK_DATA_PACKAGES) assert.match(env.setup!.script, new RegExp(pkg));
+      } else assert.equal(env.setup, undefined, t.id);
+    }
+    const gradio = tasks.find((t) => t.id === '36')!.env;
+    assert.ok(gradio.kind === 'python' && gradio.constraints!.includes('gradio-client==0.0.5'), 'gradio 3.24.0 gets the gradio_client of its day (with gradio_client.serializing)');
+    const flask = tasks.find((t) => t.id === '173')!.env;
+    assert.ok(flask.kind === 'python' && flask.constraints!.includes('werkzeug==3.0.0'));
+    for (const e of table.values()) assert.ok(new Date(e.cutoff).getTime() > Date.parse('2018-01-01'), e.cutoff);
+  });
+
+  test('hidden tests: 120 s, and pytest\'s exit code decides, as the v2 harness (a file whose tests all skip passes there)', async () => {
+    const { tasks } = await loadGitChameleon(V2_DIR);
+    for (const t of tasks) {
+      assert.equal(t.tests.hidden.timeoutMs, 120_000, t.id);
+      assert.equal(t.tests.hidden.passWhen, 'exit-code', t.id);
+    }
+    assert.equal(V2_TIMEOUT_MS, 120_000);
+  });
+
+  test('the v2 authors\' chat prompt: their system message and tagged user message, as in every published row', { skip: existsSync(path.join(REFERENCE_DIR, REFERENCE_FILES[0]!)) ? false : `no ${REFERENCE_FILES[0]} in ${REFERENCE_DIR}` }, async () => {
+    const { tasks } = await loadGitChameleon(V2_DIR);
+    const byId = new Map(tasks.map((t) => [t.id, t]));
+    const published = (await fs.readFile(path.join(REFERENCE_DIR, REFERENCE_FILES[0]!), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { example_id: string; messages: { role: string; content: string }[]; starting_code: string; problem: string });
+    let same = 0;
+    for (const row of published) {
+      const task = byId.get(String(row.example_id))!;
+      assert.equal(task.promptVariants['chat-system'], row.messages[0]!.content);
+      assert.equal(row.messages[0]!.role, 'system');
+      // A row whose problem or starter code the dataset has changed since cannot match.
+      const ws = task.workspace.type === 'files' ? task.workspace.files[`sample_${task.id}.py`] : undefined;
+      if (ws === undefined || !row.messages[1]!.content.includes(`<starter_code>\n${ws}\n</starter_code>`)) continue;
+      assert.equal(task.promptVariants.chat, row.messages[1]!.content, `problem ${task.id}`);
+      same++;
+    }
+    assert.ok(same >= 320, `${same} of ${published.length} rows compared`);
   });
 
   test('heavy libraries are marked; the default test subset has none', async () => {

@@ -114,9 +114,11 @@ export class PythonEnvBuilder {
         await withDirLock(`${dir}.lock`, async () => {
           if (ready()) return;
           // A venv whose packages are in but whose setup step failed (data not to be had then) only retries the step.
-          if (!existsSync(path.join(dir, INSTALLED_FILE))) await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall, constraints);
-          if (spec.setup) await this.runSetup(dir, spec.setup);
-          await fs.writeFile(path.join(dir, READY_FILE), new Date().toISOString());
+          if (!existsSync(path.join(dir, INSTALLED_FILE))) await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall, constraints, !spec.setup);
+          if (spec.setup) {
+            await this.runSetup(dir, spec.setup);
+            await fs.writeFile(path.join(dir, READY_FILE), new Date().toISOString());
+          }
         });
       }
       const notes = JSON.parse(await fs.readFile(path.join(dir, NOTES_FILE), 'utf8').catch(() => '[]')) as string[];
@@ -132,7 +134,7 @@ export class PythonEnvBuilder {
     });
   }
 
-  private async build(dir: string, interpreter: string, packages: string[], afterInstall: string[][], constraints: string[]): Promise<void> {
+  private async build(dir: string, interpreter: string, packages: string[], afterInstall: string[][], constraints: string[], markReady: boolean): Promise<void> {
     await fs.rm(dir, { recursive: true, force: true });
     await fs.mkdir(path.dirname(dir), { recursive: true });
     let log = '';
@@ -158,6 +160,7 @@ export class PythonEnvBuilder {
         await fs.writeFile(path.join(dir, 'build.log'), log);
         await fs.writeFile(path.join(dir, NOTES_FILE), JSON.stringify(notes));
         await fs.writeFile(path.join(dir, INSTALLED_FILE), new Date().toISOString());
+        if (markReady) await fs.writeFile(path.join(dir, READY_FILE), new Date().toISOString());
         return;
       }
     }

@@ -6,7 +6,7 @@ import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
 import { replaceFilePatch } from '../gitchameleon/replay.ts';
-import { LEVELS } from './dataset.ts';
+import { LEVELS, STANDALONE_LEVELS } from './dataset.ts';
 import { CANDIDATE_FILE } from './tasks.ts';
 
 /**
@@ -217,28 +217,46 @@ export function summarize(results: SampleResult[], ks = KS): ReplaySummary {
   };
 }
 
+/** Acc@k by group (each runnable level, standalone, non-standalone, all), then token category (and 'all'), then k. */
+export type AccTable = Record<string, Record<string, Record<number, number | undefined>>>;
+
 /**
- * Acc@k of the published samples (CoderEval §4.3) per oracle_context category, when the
- * tasks carry oracle_context: undefined otherwise.
+ * Acc@k of the published samples (CoderEval §4.3) per oracle_context category, overall and
+ * per runnable level and standalone / non-standalone, when the tasks carry oracle_context:
+ * undefined otherwise. Every task of the file counts (no execution is needed).
  */
-export function outputsAccAtK(tasks: Map<string, Task>, rows: OutputRow[], ks = KS): Record<string, Record<number, number | undefined>> | undefined {
-  const units = new Map<string, boolean[][]>();
+export function outputsAccAtK(tasks: Map<string, Task>, rows: OutputRow[], ks = KS): AccTable | undefined {
+  const units = new Map<string, Map<string, boolean[][]>>();
+  const add = (group: string, category: string, hits: boolean[][]) => {
+    const g = units.get(group) ?? new Map<string, boolean[][]>();
+    g.set(category, [...(g.get(category) ?? []), ...hits]);
+    units.set(group, g);
+  };
   for (const row of rows) {
-    const ctx = tasks.get(row._id)?.metadata.oracle_context as Record<string, string[]> | undefined;
-    if (!ctx) continue;
+    const task = tasks.get(row._id);
+    const ctx = task?.metadata.oracle_context as Record<string, string[]> | undefined;
+    if (!task || !ctx) continue;
+    const level = String(task.metadata.level ?? row.level ?? 'unknown');
+    const groups = [level, STANDALONE_LEVELS.has(level) ? 'standalone' : 'non-standalone', 'all'];
     const code = row.generate_results.map((g) => g.generate_code);
     for (const [category, tokens] of Object.entries(ctx)) {
-      for (const key of [category, 'all']) units.set(key, [...(units.get(key) ?? []), ...oracleContextHits(tokens, code)]);
+      const hits = oracleContextHits(tokens, code);
+      for (const group of groups) for (const c of [category, 'all']) add(group, c, hits);
     }
   }
   if (!units.size) return undefined;
-  return Object.fromEntries([...units].map(([c, hits]) => [c, Object.fromEntries(ks.map((k) => [k, accAtK(hits, k)]))]));
+  const order = [...LEVELS, 'standalone', 'non-standalone', 'all'] as string[];
+  return Object.fromEntries(
+    [...units]
+      .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
+      .map(([group, cats]) => [group, Object.fromEntries([...cats].map(([c, hits]) => [c, Object.fromEntries(ks.map((k) => [k, accAtK(hits, k)]))]))]),
+  );
 }
 
 const pct = (v: number | undefined) => (v === undefined ? '   n/a' : `${(100 * v).toFixed(1).padStart(5)}%`);
 
 /** The replay's report as text: counts, agreement, each disagreement with its reason, Pass@k per level. */
-export function formatReplay(results: SampleResult[], summary: ReplaySummary, acc?: Record<string, Record<number, number | undefined>>, ks = KS): string {
+export function formatReplay(results: SampleResult[], summary: ReplaySummary, acc?: AccTable, ks = KS): string {
   const out: string[] = [];
   const decided = summary.passed + summary.failed;
   out.push(`${summary.samples} samples: ${summary.passed} passed, ${summary.failed} failed (${decided} scored here); ${summary.unavailable} unavailable here (their env needs CoderEval's image), ${summary.errors} errors`);
@@ -256,8 +274,10 @@ export function formatReplay(results: SampleResult[], summary: ReplaySummary, ac
     out.push([f.level.padEnd(16), String(f.tasks).padStart(5), ...ks.map((k) => pct(f.ours[k]).padStart(8)), ...ks.map((k) => pct(f.theirs[k]).padStart(10)), String(f.tasksAll).padStart(4), ...ks.map((k) => pct(f.theirsAll[k]).padStart(13))].join(' '));
   }
   if (acc) {
-    out.push('', 'Acc@k of the published samples (oracle_context tokens found in at least one of the first k):');
-    for (const [c, row] of Object.entries(acc)) out.push(`  ${c.padEnd(14)} ${ks.map((k) => `Acc@${k} ${pct(row[k])}`).join('  ')}`);
+    out.push('', 'Acc@k of the published samples, every task of the file (oracle_context tokens found in at least one of the first k samples):');
+    for (const [group, cats] of Object.entries(acc)) {
+      for (const [c, row] of Object.entries(cats)) out.push(`  ${group.padEnd(16)} ${c.padEnd(14)} ${ks.map((k) => `Acc@${k} ${pct(row[k])}`).join('  ')}`);
+    }
   } else {
     out.push('', 'Acc@k: the records carry no oracle_context (put CoderEval4Python.json in the dataset directory for it).');
   }

@@ -21,6 +21,7 @@ import { writeReport } from '../runner/report.ts';
 import { agentUnderTest, goldOptions } from '../runner/agents.ts';
 import { shell } from './shell.ts';
 import { score, SCORE_USAGE } from './score.ts';
+import { buildTasksCmd, BUILD_TASKS_USAGE } from './build_tasks.ts';
 
 const USAGE = `benchgym: a gym server for code benchmarks
 
@@ -31,13 +32,14 @@ Usage:
   benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
                                                       gold passes, start state fails, for every task
 ${SCORE_USAGE}
+${BUILD_TASKS_USAGE}
   benchgym shell EPISODE_ID|TASK_ID [--url http://127.0.0.1:7420] [--token T] [--suite ID]
                                                       a terminal into an episode on a running server
                                                       (a task id starts an episode first; Ctrl-] detaches)
   benchgym run --suite ID[=PATH] [--dataset PATH] --agent NAME --model M [--base-url URL] --out DIR
                [--samples n] [--temperature t] [--concurrency c] [--tasks a,b] [--max-steps N]
                [--time-limit S] [--max-tokens N] [--pricing IN,OUT] [--retries N] [--agent-options JSON]
-               [--gold] [--resume] [--sandbox local|docker]
+               [--gold] [--resume] [--sandbox local|docker] [--context NAME] [--prompt-variant NAME]
                                                       an agent over a suite: DIR/run.json, DIR/results.jsonl,
                                                       DIR/trajectories/ (--resume continues DIR)
   benchgym report DIR [DIR...] [--out PATH] [--by key1,key2]
@@ -268,6 +270,8 @@ async function runCmd(args: string[]): Promise<number> {
     gold: { type: 'boolean' },
     out: { type: 'string' },
     resume: { type: 'boolean' },
+    context: { type: 'string' },
+    'prompt-variant': { type: 'string' },
   });
   if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out DIR (the run directory)');
   const outDir = path.resolve(values.out);
@@ -311,6 +315,8 @@ async function runCmd(args: string[]): Promise<number> {
   const pricing = pick(givenPricing, prev?.pricing, null);
   const baseURL = pick(values['base-url'], prev?.baseURL, null);
   const taskIds = pick(listFlag(values.tasks), prev?.tasks, null);
+  const context = pick(values.context, prev?.context as string | undefined, null);
+  const promptVariant = pick(values['prompt-variant'], prev?.promptVariant as string | undefined, null);
   const concurrency = intFlag(values.concurrency, 'concurrency', previous?.settings?.concurrency ?? 2, 1, 64);
   const retries = intFlag(values.retries, 'retries', previous?.settings?.retries ?? 2, 0, 20);
 
@@ -351,6 +357,8 @@ async function runCmd(args: string[]): Promise<number> {
       retries,
       maxSteps: maxSteps ?? undefined,
       timeLimitMs: timeLimitMs ?? undefined,
+      context: context ?? undefined,
+      promptVariant: promptVariant ?? undefined,
       resume: values.resume,
       options: { dataset, sandbox, gold, agentOptions },
       progress: streamProgress(process.stderr),
@@ -383,7 +391,7 @@ async function report(args: string[]): Promise<number> {
   return 0;
 }
 
-const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, mcp, tasks, validate, images, shell, run: runCmd, report, score };
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, mcp, tasks, validate, images, shell, run: runCmd, report, score, 'build-tasks': buildTasksCmd };
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;

@@ -67,7 +67,9 @@ async function acquireDir(lockDir: string, timeoutMs: number): Promise<() => Pro
       const code = (err as NodeJS.ErrnoException).code;
       if (code !== 'EEXIST' && code !== 'ENOTEMPTY') throw err;
       const owner = Number(await fs.readFile(`${lockDir}/pid`, 'utf8').catch(() => '0'));
-      if (owner && !processAlive(owner)) {
+      // No pid after a minute: the owner died between mkdir and writing it.
+      const orphaned = !owner && Date.now() - ((await fs.stat(lockDir).catch(() => null))?.mtimeMs ?? Date.now()) > 60_000;
+      if ((owner && !processAlive(owner)) || orphaned) {
         await fs.rm(lockDir, { recursive: true, force: true });
         continue;
       }

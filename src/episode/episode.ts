@@ -34,6 +34,8 @@ export class Episode {
   lastTestRun?: TestRun & { at: string };
   verdict?: Verdict;
   finalDiff?: string;
+  /** The start state the episode runs in (the task's own, `task.defaultContext`, unless another was chosen). */
+  context: string;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -45,7 +47,9 @@ export class Episode {
     readonly trajectory: Trajectory,
     readonly prompt: string,
     readonly lifecycle: EpisodeLifecycle,
-  ) {}
+  ) {
+    this.context = task.defaultContext;
+  }
 
   get sandboxFacts(): { backend: string; workdir: string; isolation: string } {
     return { backend: this.sandbox.backend, workdir: this.sandbox.workdir, isolation: this.sandbox.isolation };

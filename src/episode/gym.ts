@@ -43,6 +43,8 @@ export interface StartEpisodeRequest {
   suite: string;
   taskId: string;
   promptVariant?: string;
+  /** A start state the task offers besides its own (`task.contexts`); default: the task's own. */
+  context?: string;
   maxSteps?: number;
   timeLimitMs?: number;
 }
@@ -97,13 +99,14 @@ export class Gym {
   async startEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress' | 'signal'>): Promise<Episode> {
     this.assertCapacity();
     const task = await this.registry.task(req.suite, req.taskId);
-    const prompt = promptFor(task, req.promptVariant);
+    const context = contextFor(task, req.context);
+    const prompt = promptFor(task, req.promptVariant, context.name);
     ctx?.progress(0, 3, 'preparing the environment');
     const env = await this.sandboxes.prepare(task);
     ctx?.progress(1, 3, 'laying out the workspace');
     const id = `ep-${randomBytes(8).toString('hex')}`;
     const sandbox = await this.sandboxes.create({
-      seed: seedOf(task, env),
+      seed: seedOf(context.workspace ? { ...task, workspace: context.workspace } : task, env),
       env: sandboxEnv(env),
       labels: { 'benchgym.episode': id, 'benchgym.task': task.id },
     });
@@ -114,6 +117,7 @@ export class Gym {
         suite: task.suite,
         taskId: task.id,
         promptVariant: req.promptVariant ?? 'default',
+        context: context.name,
         sandbox: sandbox.backend,
       });
       const episode = new Episode(
@@ -126,6 +130,7 @@ export class Gym {
         prompt,
         this.lifecycle,
       );
+      episode.context = context.name;
       this.episodes.set(id, episode);
       if (ctx?.signal?.aborted) {
         // The client gave up while the env was built: nothing should be left waiting.
@@ -158,10 +163,12 @@ export class Gym {
         taskId: source.task.id,
         forkedFrom: source.id,
         atStep: source.steps,
+        context: source.context,
         sandbox: sandbox.backend,
       });
       const episode = new Episode(id, source.task, sandbox, source.env, { ...source.budgets }, trajectory, source.prompt, this.lifecycle);
       episode.steps = source.steps;
+      episode.context = source.context;
       for (const [file, stack] of source.editHistory) episode.editHistory.set(file, [...stack]);
       episode.lastTestRun = source.lastTestRun;
       this.episodes.set(id, episode);
@@ -233,12 +240,28 @@ export class Gym {
     if (episode.verdict) return episode.verdict;
     const diff = await episode.sandbox.diff();
     episode.finalDiff = diff;
-    const verdict = await this.score(episode.task, diff, { signal: ctx.signal, progress: (m) => ctx.progress(0, undefined, m) });
+    const scored = await this.submissionFor(episode, diff);
+    const verdict = await this.score(scored.task, scored.patch, { signal: ctx.signal, progress: (m) => ctx.progress(0, undefined, m) });
+    if (scored.note) verdict.notes.push(scored.note);
     episode.verdict = verdict;
     episode.state = 'submitted';
     episode.trajectory.append({ type: 'verdict', verdict, diff });
     await this.release(episode);
     return verdict;
+  }
+
+  /**
+   * What an episode's work is scored as. In the task's own start state: its diff. In another
+   * context: the suite maps the work onto the task's start state (HumanEvo carries the
+   * target function over); a suite without that mapping scores the diff against the
+   * context's own start state.
+   */
+  private async submissionFor(episode: Episode, diff: string): Promise<{ task: Task; patch: string; note?: string }> {
+    const { task } = episode;
+    if (episode.context === task.defaultContext) return { task, patch: diff };
+    const mapped = await this.registry.contextPatch(task, episode.context, { diff, read: (rel) => episode.sandbox.readFile(rel).then((b) => b.toString('utf8')).catch(() => null) });
+    if (mapped) return { task, patch: mapped.patch, note: mapped.note };
+    return { task: { ...task, workspace: task.contexts[episode.context]!.workspace }, patch: diff };
   }
 
   score(task: Task, patch: string, opts: { signal?: AbortSignal; progress?: (m: string) => void } = {}): Promise<Verdict> {
@@ -324,11 +347,22 @@ async function withHeartbeat<T>(ctx: ToolContext, name: string, fn: () => Promis
   }
 }
 
-function promptFor(task: Task, variant?: string): string {
-  if (!variant || variant === 'default') return task.prompt;
-  const text = task.promptVariants[variant];
+/** The start state an episode asked for: the task's own, or one of its other contexts. */
+function contextFor(task: Task, name?: string): { name: string; workspace?: Task['workspace'] } {
+  if (!name || name === task.defaultContext) return { name: task.defaultContext };
+  const ctx = task.contexts[name];
+  if (!ctx) throw new GymError('INVALID_ARGUMENT', `invalid 'context': '${name}' (this task has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`);
+  return { name, workspace: ctx.workspace };
+}
+
+function promptFor(task: Task, variant?: string, context?: string): string {
+  const ctx = context && context !== task.defaultContext ? task.contexts[context] : undefined;
+  const prompt = ctx?.prompt ?? task.prompt;
+  const variants = { ...task.promptVariants, ...ctx?.promptVariants };
+  if (!variant || variant === 'default') return prompt;
+  const text = variants[variant];
   if (text === undefined) {
-    const known = ['default', ...Object.keys(task.promptVariants)];
+    const known = ['default', ...Object.keys(variants)];
     throw new GymError('INVALID_ARGUMENT', `invalid 'prompt_variant': '${variant}' (this task has ${known.join(', ')})`);
   }
   return text;

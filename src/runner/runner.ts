@@ -34,6 +34,10 @@ export interface RunExperimentOptions {
   concurrency?: number;
   maxSteps?: number;
   timeLimitMs?: number;
+  /** The start state every episode asks for (`start_episode {context}`, e.g. HumanEvo's aware or ignored); recorded in each result's metadata. */
+  context?: string;
+  /** The prompt variant every episode asks for (e.g. HumanEvo's brief or detailed docstring); recorded in each result's metadata. */
+  promptVariant?: string;
   /** Retries of an infrastructure failure (wrong answers are never retried); default 2. */
   retries?: number;
   /** Wait before retry number `attempt - 1`; default 5 s times the attempt number. */
@@ -100,6 +104,8 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
     tasks: opts.tasks?.length ? [...opts.tasks] : null,
     maxSteps: opts.maxSteps ?? null,
     timeLimitMs: opts.timeLimitMs ?? null,
+    ...(opts.context ? { context: opts.context } : {}),
+    ...(opts.promptVariant ? { promptVariant: opts.promptVariant } : {}),
     baseURL: opts.model.baseURL ?? null,
     temperature: opts.model.temperature ?? null,
     maxTokens: opts.model.maxTokens ?? null,
@@ -249,7 +255,7 @@ async function runAttempt(ctx: AttemptContext, job: Job, attempt: number): Promi
   const watchdog = { fired: false };
   try {
     const t0 = Date.now();
-    episode = await gym.startEpisode({ suite: manifest.suite, taskId: job.task.id, maxSteps: opts.maxSteps, timeLimitMs: opts.timeLimitMs }, { progress: () => {}, signal: episodeSignal.signal });
+    episode = await gym.startEpisode({ suite: manifest.suite, taskId: job.task.id, promptVariant: opts.promptVariant, context: opts.context, maxSteps: opts.maxSteps, timeLimitMs: opts.timeLimitMs }, { progress: () => {}, signal: episodeSignal.signal });
     startMs = Date.now() - t0;
     trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: episode.id, gymTrajectory: episode.trajectory.file, startedAt: startedAt.toISOString() });
     session = await (opts.connect ?? connectInProcess)(gym, episode.id);
@@ -379,7 +385,7 @@ function baseRecord(
     startedAt: startedAt.toISOString(),
     endedAt: endedAt.toISOString(),
     durations: { ...durations, totalMs: endedAt.getTime() - startedAt.getTime() },
-    metadata: reportMetadata(job.task),
+    metadata: { ...reportMetadata(job.task), context: episode?.context ?? ctx.opts.context ?? job.task.defaultContext, promptVariant: ctx.opts.promptVariant ?? 'default' },
     trajectory,
     gymTrajectory: episode?.trajectory.file ?? null,
   };

@@ -9,6 +9,7 @@ import { coderevalSuite } from '../../envs/codereval/index.ts';
 import { swebenchSuite } from '../../envs/swebench/index.ts';
 import type { ScoreDeps, ScoreOptions } from '../scoring/scorer.ts';
 import type { Verdict } from '../scoring/verdict.ts';
+import { humanevoSuite } from '../../envs/humanevo/index.ts';
 
 /** How a suite is found and read. Adapters (envs/<name>) provide one of these. */
 export interface SuiteDefinition {
@@ -25,6 +26,18 @@ export interface SuiteDefinition {
   resolveTask?(taskId: string, dataset?: string): Promise<Task | undefined>;
   /** The suite's own scorer, when the generic `scorePatch` is not how its benchmark scores (SWE-bench). */
   score?(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions): Promise<Verdict>;
+  /**
+   * Maps work done in another start state (`task.contexts[context]`) onto the task's own
+   * start state, as a patch to score; null to score the diff against the context's state.
+   */
+  contextPatch?(task: Task, context: string, work: ContextWork): Promise<{ patch: string; note?: string } | null>;
+}
+
+/** What an episode in another context leaves: its diff, and its files. */
+export interface ContextWork {
+  diff: string;
+  /** A workspace file's text, or null when it does not exist. */
+  read(rel: string): Promise<string | null>;
 }
 
 export interface SuiteInfo {
@@ -64,6 +77,7 @@ export function builtinSuites(opts: BuiltinSuiteOptions = {}): SuiteDefinition[]
     gitchameleonSuite(),
     coderevalSuite(),
     swebenchSuite({ ...(opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {}) }),
+    humanevoSuite({ ...(opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {}) }),
   ];
 }
 
@@ -147,6 +161,12 @@ export class SuiteRegistry {
         return { id, description: def.description, ...(dataset ? { dataset } : {}), taskCount: (await this.tasks(id)).length };
       }),
     );
+  }
+
+  /** The suite's mapping of work in another context onto the task's start state (see SuiteDefinition.contextPatch). */
+  async contextPatch(task: Task, context: string, work: ContextWork): Promise<{ patch: string; note?: string } | null> {
+    const def = this.definitions.get(task.suite);
+    return def?.contextPatch ? def.contextPatch(task, context, work) : null;
   }
 
   /** Every host path a sandbox must hide: where hidden tests and solutions live. */

@@ -119,6 +119,19 @@ export const TestSpec = z.object({
   passWhen: z.enum(['tests', 'exit-code']).default('tests'),
 });
 
+/**
+ * Another start state an episode may choose (`start_episode {context}`): HumanEvo's
+ * evolving-ignored repository beside its evolving-aware one. It replaces the workspace and,
+ * when given, the prompts; scoring still happens against the task's own start state (the
+ * suite maps the episode's work onto it).
+ */
+export const TaskContext = z.object({
+  description: z.string(),
+  workspace: WorkspaceSource,
+  prompt: z.string().min(1).optional(),
+  promptVariants: z.record(z.string(), z.string()).default({}),
+});
+
 export const TaskSchema = z.object({
   id: z.string().min(1).regex(/^[A-Za-z0-9._\/@+-]+$/, 'letters, digits and ._/@+- only'),
   suite: z.string().min(1),
@@ -139,6 +152,9 @@ export const TaskSchema = z.object({
     passToPass: z.array(z.string()).default([]),
   }),
   solution: z.object({ files: FileMap.optional(), patch: z.string().optional() }).optional(),
+  /** Other start states an episode may choose, by name; `defaultContext` names the task's own. */
+  contexts: z.record(z.string(), TaskContext).default({}),
+  defaultContext: z.string().min(1).default('default'),
   metadata: z.record(z.string(), z.unknown()).default({}),
 });
 
@@ -151,6 +167,7 @@ export type ImageEnvSpec = z.infer<typeof ImageEnvSpec>;
 export type RunnerSpec = z.infer<typeof RunnerSpec>;
 export type TestSpec = z.infer<typeof TestSpec>;
 export type WorkspaceSource = z.infer<typeof WorkspaceSource>;
+export type TaskContext = z.infer<typeof TaskContext>;
 
 /** The public face of a task: what an agent or a listing may see (never hidden tests or the solution). */
 export function publicTaskInfo(task: Task): Record<string, unknown> {
@@ -163,6 +180,7 @@ export function publicTaskInfo(task: Task): Record<string, unknown> {
     env: task.env,
     hasVisibleTests: Boolean(task.tests.visible),
     promptVariants: Object.keys(task.promptVariants),
+    contexts: [task.defaultContext, ...Object.keys(task.contexts)],
     metadata: Object.fromEntries(Object.entries(task.metadata).filter(([k]) => !PRIVATE_METADATA.has(k))),
   };
 }

@@ -15,6 +15,7 @@ import { startEpisodeTool } from './start_episode.ts';
 import { submitTool } from './submit.ts';
 import { undoEditTool } from './undo_edit.ts';
 import { viewDocsTool } from './view_docs.ts';
+import { retrieveContextTool } from './retrieve_context.ts';
 import { viewErrorLogTool } from './view_error_log.ts';
 import { viewFileTool } from './view_file.ts';
 import type { AnyTool, EpisodeTool, GymTool } from './types.ts';
@@ -35,6 +36,7 @@ export const EPISODE_TOOLS: EpisodeTool[] = [
   runTestsTool,
   viewErrorLogTool,
   viewDocsTool,
+  retrieveContextTool,
   getDiffTool,
   submitTool,
   endEpisodeTool,

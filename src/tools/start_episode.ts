@@ -10,13 +10,14 @@ export const startEpisodeTool = gymTool({
     task_id: z.string().min(1).describe('task id (see list_tasks)'),
     suite: z.string().min(1).optional().describe('suite id (default: the first served suite)'),
     prompt_variant: z.string().optional().describe('another rendering of the problem statement, if the task has one'),
+    context: z.string().min(1).optional().describe("another start state the task offers (HumanEvo: 'aware', the repository as the developer saw it, or 'ignored', its newest version); see list_tasks"),
     max_steps: z.number().int().min(1).max(10_000).optional().describe('tool calls allowed before only submit remains'),
     time_limit_s: z.number().positive().max(86_400).optional().describe('seconds allowed before only submit remains'),
   }),
   annotations: { readOnlyHint: false },
   async run(gym, args, ctx) {
     const episode = await gym.startEpisode(
-      { suite: args.suite ?? gym.registry.defaultSuite(), taskId: args.task_id, promptVariant: args.prompt_variant, maxSteps: args.max_steps, timeLimitMs: args.time_limit_s ? args.time_limit_s * 1000 : undefined },
+      { suite: args.suite ?? gym.registry.defaultSuite(), taskId: args.task_id, promptVariant: args.prompt_variant, context: args.context, maxSteps: args.max_steps, timeLimitMs: args.time_limit_s ? args.time_limit_s * 1000 : undefined },
       ctx,
     );
     const { entries } = await episode.sandbox.list('.', { depth: 2, limit: 200 });
@@ -30,6 +31,7 @@ export const startEpisodeTool = gymTool({
       language: episode.task.language,
       kind: episode.task.kind,
       prompt: episode.prompt,
+      context: episode.context,
       workdir: episode.sandbox.workdir,
       files: layout,
       has_visible_tests: Boolean(visible),

@@ -1,0 +1,341 @@
+import { promises as fs } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { sandboxEnv } from '../../src/env/types.ts';
+import type { PreparedEnv } from '../../src/env/types.ts';
+import { GymError } from '../../src/errors.ts';
+import { runTests } from '../../src/scoring/runners.ts';
+import type { SandboxFactory } from '../../src/sandbox/types.ts';
+import { TaskSchema, type EnvSpec, type RunnerSpec, type Task } from '../../src/tasks/schema.ts';
+import { briefOf, isSourcePath, isTestPath, listFunctions, projectNames, stubFunction, type Language, type SourceFunction } from './functions.ts';
+import { changedFiles, exportTree, fileAt, filesAt, gitIn, listChanges, overlay, resolveRev, type Change } from './history.ts';
+import { BUILT_FORMAT, BuiltTaskRecord } from './record.ts';
+
+/** Why a change or a candidate function did not become a task. */
+export type RejectReason =
+  | 'no-test-change'
+  | 'no-added-function'
+  | 'parse-error'
+  | 'constructor'
+  | 'trivial-body'
+  | 'no-docstring'
+  | 'no-test-results'
+  | 'breaks-passing-tests'
+  | 'change-tests-fail'
+  | 'no-fail-to-pass';
+
+export const CHANGE_REASONS: RejectReason[] = ['no-test-change', 'no-added-function', 'parse-error'];
+
+export interface Rejection {
+  commit: string;
+  reason: RejectReason;
+  function?: string;
+  file?: string;
+  detail?: string;
+}
+
+export interface BuildOptions {
+  /** The repository (bare or a work tree). */
+  repo: string;
+  language: Language;
+  /** Exclusive start of the walk (default: the first commit). */
+  from?: string;
+  /** Last commit walked (default HEAD); also the evolving-ignored context. */
+  to?: string;
+  /** Stop after this many validated tasks. */
+  limit?: number;
+  /** Display name of the repository (default: the folder's name). */
+  repoName?: string;
+  /** The environment tests run in (Python: version and requirements; Java: JDK and Maven). */
+  env: EnvSpec;
+  /** How the project's tests are run (default: pytest / maven over the whole suite). */
+  runner?: RunnerSpec;
+  testTimeoutMs?: number;
+  sandboxes: SandboxFactory;
+  /** Where the validation trees are laid out (default: a temporary folder, removed at the end). */
+  workDir?: string;
+  /** Called with each validated task, as it is found. */
+  onTask?: (record: BuiltTaskRecord) => void | Promise<void>;
+  onReject?: (r: Rejection) => void;
+  progress?: (message: string) => void;
+  signal?: AbortSignal;
+}
+
+export interface BuildReport {
+  repo: string;
+  language: Language;
+  latestCommit: string;
+  changes: number;
+  candidates: number;
+  validated: number;
+  rejected: Partial<Record<RejectReason, number>>;
+  rejections: Rejection[];
+  testRuns: number;
+  durationMs: number;
+  stoppedAtLimit: boolean;
+}
+
+export interface Candidate {
+  file: string;
+  fn: SourceFunction;
+  source: string;
+}
+
+type TestStatus = Map<string, 'passed' | 'failed' | 'error' | 'skipped'>;
+
+export function defaultRunner(language: Language): RunnerSpec {
+  return language === 'python' ? { type: 'pytest', args: [] } : { type: 'maven', tests: [], args: [] };
+}
+
+/** The JUnit class a Java test file holds (`src/test/java/a/B.java` → `a.B`). */
+function javaTestClass(file: string): string {
+  return file.replace(/^.*?src\/test\/java\//, '').replace(/\.java$/, '').split('/').join('.');
+}
+
+/** Does a test id belong to one of these test files? */
+export function testInFiles(language: Language, id: string, files: string[]): boolean {
+  if (language === 'python') return files.some((f) => id === f || id.startsWith(`${f}::`));
+  const cls = id.split('#')[0]!;
+  return files.some((f) => {
+    const c = javaTestClass(f);
+    return cls === c || cls.startsWith(`${c}$`);
+  });
+}
+
+function slug(s: string): string {
+  return s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
+}
+
+/**
+ * Mines HumanEvo-style tasks from a repository's history (paper §3.2): each change that adds
+ * a function or method and adds or changes tests gives candidates (constructors,
+ * initialisers and trivial bodies left out), and each candidate is kept only if execution
+ * agrees: with the function stubbed at least one of the change's tests fails, with the
+ * original body those tests pass, and no test that passed before the change breaks.
+ */
+export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
+  const started = Date.now();
+  const repo = path.resolve(opts.repo);
+  const lang = opts.language;
+  const runner = opts.runner ?? defaultRunner(lang);
+  const latest = await resolveRev(repo, opts.to ?? 'HEAD');
+  const changes = await listChanges(repo, { from: opts.from, to: latest });
+  const repoName = opts.repoName ?? path.basename(repo.replace(/\/(repo|\.git)\/?$/, '').replace(/\.git$/, ''));
+  const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, durationMs: 0, stoppedAtLimit: false };
+  const reject = (r: Rejection) => {
+    report.rejected[r.reason] = (report.rejected[r.reason] ?? 0) + 1;
+    report.rejections.push(r);
+    opts.onReject?.(r);
+  };
+  const ownWorkDir = !opts.workDir;
+  const workDir = opts.workDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-build-')));
+  let envCache: PreparedEnv | undefined;
+  const runs = new Map<string, TestStatus>();
+  try {
+    for (const [index, change] of changes.entries()) {
+      if (opts.signal?.aborted) throw new GymError('CANCELLED', 'build-tasks was cancelled');
+      if (opts.limit !== undefined && report.validated >= opts.limit) {
+        report.stoppedAtLimit = true;
+        break;
+      }
+      opts.progress?.(`[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}`);
+      const files = await changedFiles(repo, change.parent, change.commit);
+      // The change's test edits (data files under a test folder included) become the hidden tests.
+      const tests = files.filter((f) => f.status !== 'D' && isTestPath(lang, f.path)).map((f) => f.path);
+      const sources = files.filter((f) => f.status !== 'D' && isSourcePath(lang, f.path) && !isTestPath(lang, f.path));
+      if (!tests.some((t) => isSourcePath(lang, t))) {
+        reject({ commit: change.commit, reason: 'no-test-change' });
+        continue;
+      }
+      const candidates = await addedFunctions(repo, lang, change, sources.map((s) => s.path), reject);
+      if (!candidates.length) {
+        reject({ commit: change.commit, reason: 'no-added-function' });
+        continue;
+      }
+      const viable: Candidate[] = [];
+      for (const c of candidates) {
+        report.candidates++;
+        const base = { commit: change.commit, function: c.fn.qualname, file: c.file };
+        if (c.fn.isConstructor) reject({ ...base, reason: 'constructor' });
+        else if (c.fn.trivial) reject({ ...base, reason: 'trivial-body' });
+        else if (!c.fn.docstring?.trim()) reject({ ...base, reason: 'no-docstring' });
+        else viable.push(c);
+      }
+      if (!viable.length) continue;
+      envCache ??= await prepareEnv(opts, repo, change.commit, workDir);
+      const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: envCache, runner, reject, report, runs });
+      for (const record of validated) {
+        if (opts.limit !== undefined && report.validated >= opts.limit) break;
+        const parsed = BuiltTaskRecord.parse({ ...record, repo: repoName, repo_path: repo, latest_commit: latest });
+        report.validated++;
+        await opts.onTask?.(parsed);
+      }
+    }
+  } finally {
+    if (ownWorkDir) await fs.rm(workDir, { recursive: true, force: true }).catch(() => {});
+  }
+  report.durationMs = Date.now() - started;
+  return report;
+}
+
+/** Functions that exist after the change and not before it, in the change's source files. */
+export async function addedFunctions(repo: string, lang: Language, change: Change, sources: string[], reject: (r: Rejection) => void): Promise<Candidate[]> {
+  if (!sources.length) return [];
+  const after: Record<string, string> = {};
+  const before: Record<string, string> = {};
+  for (const f of sources) {
+    after[f] = (await fileAt(repo, change.commit, f)) ?? '';
+    const old = await fileAt(repo, change.parent, f);
+    if (old !== undefined) before[f] = old;
+  }
+  const tree = await filesAt(repo, change.commit);
+  const project = projectNames(lang, tree, (p) => after[p]);
+  if (lang === 'java') {
+    // Type names from the whole tree, read only when not already at hand.
+    for (const p of tree) if (p.endsWith('.java') && !isTestPath(lang, p)) project.classes.push(p.split('/').pop()!.replace(/\.java$/, ''));
+  }
+  const [newFns, oldFns] = await Promise.all([listFunctions(lang, after, project), listFunctions(lang, before, project)]);
+  const out: Candidate[] = [];
+  for (const f of sources) {
+    const now = newFns.get(f);
+    if (typeof now === 'string') {
+      reject({ commit: change.commit, reason: 'parse-error', file: f, detail: now });
+      continue;
+    }
+    const was = oldFns.get(f);
+    const known = new Set(Array.isArray(was) ? was.map((fn) => fn.qualname) : []);
+    for (const fn of now ?? []) if (!known.has(fn.qualname)) out.push({ file: f, fn, source: after[f]! });
+  }
+  return out;
+}
+
+async function prepareEnv(opts: BuildOptions, repo: string, commit: string, workDir: string): Promise<PreparedEnv> {
+  // Maven envs are keyed by the pom of the start state: the first candidate's tree stands in.
+  const dir = path.join(workDir, 'env-seed');
+  await fs.rm(dir, { recursive: true, force: true });
+  await exportTree(repo, commit, dir);
+  return opts.sandboxes.prepare(provisionalTask(opts, dir));
+}
+
+function provisionalTask(opts: BuildOptions, dir: string): Task {
+  return TaskSchema.parse({
+    id: 'build-tasks-candidate',
+    suite: 'humanevo-build',
+    language: opts.language,
+    kind: 'function',
+    prompt: 'validation of a candidate',
+    env: opts.env,
+    workspace: { type: 'dir', path: dir },
+    tests: { hidden: { runner: opts.runner ?? defaultRunner(opts.language) } },
+  });
+}
+
+interface ChangeContext {
+  repo: string;
+  change: Change;
+  files: { status: 'A' | 'M' | 'D'; path: string }[];
+  tests: string[];
+  viable: Candidate[];
+  workDir: string;
+  env: PreparedEnv;
+  runner: RunnerSpec;
+  reject: (r: Rejection) => void;
+  report: BuildReport;
+  /** Results by tree id: a change's parent is usually the previous change, whose tree was run already. */
+  runs: Map<string, TestStatus>;
+}
+
+async function runTree(opts: BuildOptions, ctx: ChangeContext, commit: string, dir: string): Promise<TestStatus> {
+  const tree = (await gitIn(ctx.repo, ['rev-parse', `${commit}^{tree}`])).trim();
+  const known = ctx.runs.get(tree);
+  if (known) return known;
+  const result = await runSuite(opts, ctx, dir);
+  ctx.runs.set(tree, result);
+  return result;
+}
+
+async function runSuite(opts: BuildOptions, ctx: ChangeContext, dir: string): Promise<TestStatus> {
+  const sandbox = await opts.sandboxes.create({ seed: { dir }, env: sandboxEnv(ctx.env), labels: { 'benchgym.role': 'build-tasks' } });
+  try {
+    const run = await runTests(sandbox, ctx.env, ctx.runner, { timeoutMs: opts.testTimeoutMs ?? 600_000, signal: opts.signal });
+    ctx.report.testRuns++;
+    return new Map(run.tests.map((t) => [t.name, t.status]));
+  } finally {
+    await sandbox.destroy().catch(() => {});
+  }
+}
+
+/**
+ * Fail-to-pass / pass-to-pass as the paper validates them: the suite at the parent, at the
+ * change, and at the change with each candidate stubbed.
+ */
+async function validateChange(opts: BuildOptions, ctx: ChangeContext): Promise<Omit<BuiltTaskRecord, 'repo' | 'repo_path' | 'latest_commit'>[]> {
+  const { repo, change, lang } = { ...ctx, lang: opts.language };
+  const dir = (name: string) => path.join(ctx.workDir, `${change.commit.slice(0, 12)}-${name}`);
+  const original = dir('change');
+  const parent = dir('parent');
+  await exportTree(repo, change.commit, original);
+  await exportTree(repo, change.parent, parent);
+  try {
+    const before = await runTree(opts, ctx, change.parent, parent);
+    const after = await runTree(opts, ctx, change.commit, original);
+    const changeTests = [...after.keys()].filter((id) => testInFiles(lang, id, ctx.tests));
+    const rejectAll = (reason: RejectReason, detail: string) => {
+      for (const c of ctx.viable) ctx.reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason, detail });
+      return [];
+    };
+    if (!after.size) return rejectAll('no-test-results', 'the test suite reported no results at the change');
+    const broken = [...before].filter(([id, s]) => s === 'passed' && after.has(id) && after.get(id) !== 'passed').map(([id]) => id);
+    if (broken.length) return rejectAll('breaks-passing-tests', `${broken.length} test(s) passing before the change fail after it: ${broken.slice(0, 5).join(', ')}`);
+    const changePassing = changeTests.filter((id) => after.get(id) === 'passed');
+    if (!changePassing.length) return rejectAll('change-tests-fail', `none of the change's ${changeTests.length} test(s) pass with the original code`);
+    const passToPass = [...before].filter(([id, s]) => s === 'passed' && after.get(id) === 'passed').map(([id]) => id).sort();
+    const out: Omit<BuiltTaskRecord, 'repo' | 'repo_path' | 'latest_commit'>[] = [];
+    for (const c of ctx.viable) {
+      const stubbed = dir(`stub-${slug(c.fn.qualname)}`);
+      await fs.cp(original, stubbed, { recursive: true });
+      await overlay(stubbed, { [c.file]: stubFunction(lang, c.source, c.fn) });
+      let withStub: TestStatus;
+      try {
+        withStub = await runSuite(opts, ctx, stubbed);
+      } finally {
+        await fs.rm(stubbed, { recursive: true, force: true });
+      }
+      // A test of the change that the stub makes fail (or that vanishes: a collection or compile error).
+      const failToPass = changePassing.filter((id) => withStub.get(id) !== 'passed' && withStub.get(id) !== 'skipped').sort();
+      if (!failToPass.length) {
+        ctx.reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason: 'no-fail-to-pass', detail: `all ${changePassing.length} passing test(s) of the change still pass with the function stubbed` });
+        continue;
+      }
+      const docstring = c.fn.docstring!.trim();
+      out.push({
+        format: BUILT_FORMAT,
+        instance_id: slug(`${change.commit.slice(0, 10)}-${c.fn.qualname}`),
+        language: lang,
+        commit: change.commit,
+        base_commit: change.parent,
+        date: change.date,
+        subject: change.subject,
+        merge: change.merge,
+        target: { file: c.file, qualname: c.fn.qualname, name: c.fn.name, cls: c.fn.cls, lines: c.fn.lines },
+        signature: c.fn.signature,
+        docstring_detailed: docstring,
+        docstring_brief: briefOf(docstring),
+        dependency_level: c.fn.dependency,
+        references: { project: c.fn.projectRefs, class: c.fn.classRefs },
+        test_files: ctx.tests,
+        production_files: ctx.files.filter((f) => !isTestPath(lang, f.path)),
+        fail_to_pass: failToPass,
+        // The change's other tests that pass either way guard against breaking what works.
+        pass_to_pass: [...new Set([...passToPass, ...changePassing.filter((id) => !failToPass.includes(id))])].sort(),
+        env: opts.env,
+        test_runner: ctx.runner,
+        test_timeout_ms: opts.testTimeoutMs ?? 600_000,
+      });
+    }
+    return out;
+  } finally {
+    await fs.rm(original, { recursive: true, force: true });
+    await fs.rm(parent, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * build-tasks on the fixture repositories: exactly the planted tasks come out, with their
+ * dependency levels, and the planted non-tasks are rejected for the right reasons.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { addedFunctions } from '../../../envs/humanevo/builder.ts';
+import { changedFiles, listChanges } from '../../../envs/humanevo/history.ts';
+import { isSourcePath, isTestPath } from '../../../envs/humanevo/functions.ts';
+import { main } from '../../../src/cli/main.ts';
+import { buildTasksCmd } from '../../../src/cli/build_tasks.ts';
+import { expectGymError, TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
+import { buildJavaFixture } from './fixtures.ts';
+import { buildFixture, SKIP_JAVA_BUILD, type BuiltFixture } from './setup.ts';
+
+function levels(f: BuiltFixture): Record<string, string> {
+  return Object.fromEntries(f.records.map((r) => [r.target.qualname, r.dependency_level]));
+}
+
+describe('build-tasks on the Python fixture', () => {
+  let f: BuiltFixture;
+  before(async () => {
+    f = await buildFixture('python');
+  });
+  after(() => f.cleanup());
+
+  test('yields exactly the planted tasks, with their dependency levels', () => {
+    assert.deepEqual(levels(f), f.expect.tasks);
+    assert.equal(f.report.validated, 3);
+  });
+
+  test('rejects the planted non-tasks, each for its reason', () => {
+    assert.deepEqual({ ...f.report.rejected }, f.expect.rejected);
+    const why = Object.fromEntries(f.report.rejections.filter((r) => r.function).map((r) => [r.function, r.reason]));
+    assert.deepEqual(why, {
+      'Tokenizer.__init__': 'constructor',
+      version: 'trivial-body',
+      title_case: 'no-docstring',
+      count_vowels: 'no-fail-to-pass',
+      reverse_words: 'breaks-passing-tests',
+    });
+    const byCommit = Object.fromEntries(f.report.rejections.filter((r) => !r.function).map((r) => [r.commit, r.reason]));
+    assert.equal(byCommit[f.commits.futureCopy!], 'no-test-change');
+    assert.equal(byCommit[f.commits.deleteHelper!], 'no-added-function');
+  });
+
+  test('records carry the change, its parent, fail-to-pass from the change tests and pass-to-pass from before it', () => {
+    const slugify = f.records.find((r) => r.target.qualname === 'slugify')!;
+    assert.equal(slugify.commit, f.commits.slugify);
+    assert.equal(slugify.base_commit, f.commits.initial);
+    assert.equal(slugify.latest_commit, f.commits.deleteHelper);
+    assert.deepEqual(slugify.fail_to_pass, ['tests/test_strings.py::test_slugify']);
+    assert.ok(slugify.pass_to_pass.includes('tests/test_bag.py::test_total'));
+    assert.ok(!slugify.pass_to_pass.includes('tests/test_strings.py::test_slugify'));
+    assert.deepEqual(slugify.test_files, ['tests/test_strings.py']);
+    assert.equal(slugify.docstring_brief, 'Turn a title into a URL slug.');
+    assert.match(slugify.docstring_detailed, /separators at either end are dropped/);
+    assert.equal(slugify.signature, 'def slugify(title, sep="-"):');
+    // The inter-class task came through a pull request's merge commit, compared with its first parent.
+    const headline = f.records.find((r) => r.target.qualname === 'headline_slug')!;
+    assert.equal(headline.merge, true);
+    assert.equal(headline.base_commit, f.commits.mostCommon);
+    assert.deepEqual(headline.references.project.sort(), ['WordBag', 'slugify']);
+  });
+
+  test('--limit stops after that many validated tasks; the CLI writes a file the suite loads', async () => {
+    const out = path.join(await tempDir(), 'tasks.jsonl');
+    const code = await main(['build-tasks', '--repo', f.repo, '--language', 'python', '--limit', '1', '--out', out, '--cache-dir', TEST_CACHE_DIR]);
+    assert.equal(code, 0);
+    const lines = (await fs.readFile(out, 'utf8')).trim().split('\n');
+    assert.equal(lines.length, 1);
+    assert.equal(JSON.parse(lines[0]!).target.qualname, 'slugify');
+  });
+
+  test('bad arguments are errors that name the flag', async () => {
+    await expectGymError(buildTasksCmd(['--repo', f.repo, '--language', 'rust', '--out', 'x.jsonl']), 'INVALID_ARGUMENT', /--language: 'rust'/);
+    await expectGymError(buildTasksCmd(['--language', 'python', '--out', 'x.jsonl']), 'INVALID_ARGUMENT', /--repo/);
+    await expectGymError(buildTasksCmd(['--repo', f.repo, '--language', 'python']), 'INVALID_ARGUMENT', /--out/);
+    await expectGymError(buildTasksCmd(['--repo', f.repo, '--language', 'python', '--out', 'x.jsonl', '--limit', '0']), 'INVALID_ARGUMENT', /--limit/);
+    await expectGymError(buildTasksCmd(['--repo', path.join(f.dir, 'nope'), '--language', 'python', '--out', 'x.jsonl']), 'INVALID_ARGUMENT', /does not exist/);
+  });
+});
+
+describe('the Java fixture', () => {
+  test('the history walk finds the added methods with their levels; constructors and trivial bodies are flagged', async () => {
+    const dir = await tempDir();
+    const fx = await buildJavaFixture(path.join(dir, 'repo'));
+    const found: Record<string, { level: string; ctor: boolean; trivial: boolean }> = {};
+    for (const change of await listChanges(fx.repo)) {
+      const files = await changedFiles(fx.repo, change.parent, change.commit);
+      if (!files.some((x) => isTestPath('java', x.path) && isSourcePath('java', x.path))) continue;
+      const sources = files.filter((x) => x.status !== 'D' && isSourcePath('java', x.path) && !isTestPath('java', x.path)).map((x) => x.path);
+      for (const c of await addedFunctions(fx.repo, 'java', change, sources, () => {})) found[c.fn.qualname] = { level: c.fn.dependency, ctor: c.fn.isConstructor, trivial: c.fn.trivial };
+    }
+    for (const [name, level] of Object.entries(fx.expect.tasks)) assert.deepEqual(found[name], { level, ctor: false, trivial: false }, name);
+    assert.equal(Object.values(found).filter((x) => x.ctor).length, fx.expect.rejected.constructor);
+    assert.deepEqual(found['Text.version'], { level: 'standalone', ctor: false, trivial: true });
+    // The later commits are there: the near-copy added, the look-alike deleted.
+    assert.match(execFileSync('git', ['-C', fx.repo, 'show', 'HEAD:src/main/java/org/benchgym/fixture/Text.java'], { encoding: 'utf8' }), /slugifyHeading/);
+  });
+
+  test('build-tasks validates by Maven runs: exactly the planted tasks and rejections', { skip: SKIP_JAVA_BUILD }, async () => {
+    const f = await buildFixture('java');
+    try {
+      assert.deepEqual(levels(f), f.expect.tasks);
+      assert.deepEqual({ ...f.report.rejected }, f.expect.rejected);
+      const slugify = f.records.find((r) => r.target.qualname === 'Text.slugify')!;
+      assert.deepEqual(slugify.fail_to_pass, ['org.benchgym.fixture.TextTest#slugify']);
+    } finally {
+      await f.cleanup();
+    }
+  });
+});

@@ -65,7 +65,9 @@ export interface BuildReport {
   repo: string;
   language: Language;
   latestCommit: string;
+  /** Changes in the range, and how many were walked before --limit stopped the walk. */
   changes: number;
+  walked: number;
   candidates: number;
   validated: number;
   rejected: Partial<Record<RejectReason, number>>;
@@ -121,7 +123,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   const latest = await resolveRev(repo, opts.to ?? 'HEAD');
   const changes = await listChanges(repo, { from: opts.from, to: latest });
   const repoName = opts.repoName ?? path.basename(repo.replace(/\/(repo|\.git)\/?$/, '').replace(/\.git$/, ''));
-  const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, durationMs: 0, stoppedAtLimit: false };
+  const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, walked: 0, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, durationMs: 0, stoppedAtLimit: false };
   const reject = (r: Rejection) => {
     report.rejected[r.reason] = (report.rejected[r.reason] ?? 0) + 1;
     report.rejections.push(r);
@@ -138,6 +140,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
         report.stoppedAtLimit = true;
         break;
       }
+      report.walked++;
       opts.progress?.(`[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}`);
       const files = await changedFiles(repo, change.parent, change.commit);
       // The change's test edits (data files under a test folder included) become the hidden tests.

@@ -100,7 +100,7 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
   } else {
     const reasons = Object.entries(report.rejected).map(([k, v]) => `${k}: ${v}`).join(', ');
     process.stdout.write(
-      `${report.repo}: ${report.validated} validated task(s) from ${report.changes} change(s) (${report.candidates} candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} s\n` +
+      `${report.repo}: ${report.validated} validated task(s) from ${report.walked} of ${report.changes} change(s) (${report.candidates} candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} s\n` +
         `rejected: ${reasons || 'none'}\n${out}\n`,
     );
   }

@@ -4,6 +4,7 @@ import { GymError } from '../errors.ts';
 import { MANIFEST_FILE, readManifest, RESULTS_FILE, type RunManifest } from './manifest.ts';
 import { breakdown, breakdownKeys, mean, pairedBootstrapDiff, passAtKPerTask, summarize, taskOutcomes, type Interval, type MetricSummary } from './metrics.ts';
 import { duration } from './progress.ts';
+import { EVOLVING_NOTE, evolvingTables } from '../../envs/humanevo/report.ts';
 import { finalResults, readResults, type ResultRecord } from './results.ts';
 
 /** One run directory, read back. */
@@ -294,6 +295,14 @@ export function renderMarkdown(data: ReportData): string {
     out.push('');
   }
   for (const key of data.keys) out.push(`## By ${key}`, '', mdTable(breakdownTable(data, key)), '');
+  const evo = evolvingTables(data.runs.flatMap((r) => r.run.results));
+  if (evo) {
+    out.push('## Evolving-aware vs evolving-ignored (HumanEvo)', '', EVOLVING_NOTE, '');
+    out.push('### Table 2: Pass@1 by setting', '', mdTable(evo.table2), '');
+    out.push('### Table 4: tasks solved in one setting, the other, or both', '', mdTable(evo.table4), '');
+    out.push('### Table 5: by dependency level', '', mdTable(evo.table5), '');
+    out.push('### Table 6: by docstring style', '', mdTable(evo.table6), '');
+  }
   const rounds = roundsTable(data);
   if (rounds) out.push('## Feedback rounds', '', mdTable(rounds), '');
   const acc = accTable(data);
@@ -450,6 +459,15 @@ export function renderHtml(data: ReportData): string {
     parts.push(section(comparisonTitle(data), `<ul>${data.deltas.map((d) => `<li>${d.diff ? `pass@1 of <b>${esc(d.b)}</b> minus <b>${esc(d.a)}</b>: ${esc(signedPp(d.diff))} over the ${d.diff.tasks} tasks both scored (paired bootstrap over tasks).` : `<b>${esc(d.b)}</b> and <b>${esc(d.a)}</b> scored no task in common.`}</li>`).join('')}</ul>`));
   }
   for (const key of data.keys) parts.push(section(`By ${key}`, htmlTable(breakdownTable(data, key))));
+  const evo = evolvingTables(data.runs.flatMap((r) => r.run.results));
+  if (evo) {
+    parts.push(
+      section(
+        'Evolving-aware vs evolving-ignored (HumanEvo)',
+        `<p class="note">${esc(EVOLVING_NOTE)}</p><h3>Table 2: Pass@1 by setting</h3>${htmlTable(evo.table2)}<h3>Table 4: tasks solved in one setting, the other, or both</h3>${htmlTable(evo.table4)}<h3>Table 5: by dependency level</h3>${htmlTable(evo.table5)}<h3>Table 6: by docstring style</h3>${htmlTable(evo.table6)}`,
+      ),
+    );
+  }
   const rounds = roundsTable(data);
   if (rounds) parts.push(section('Feedback rounds', htmlTable(rounds)));
   const acc = accTable(data);

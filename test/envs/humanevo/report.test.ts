@@ -1,0 +1,105 @@
+/**
+ * The aware vs ignored report on hand-made runs: one run directory per (model, setting,
+ * docstring style), as `benchgym run --context ... --prompt-variant ...` writes them.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { evolvingTables } from '../../../envs/humanevo/report.ts';
+import { newManifest, writeManifest } from '../../../src/runner/manifest.ts';
+import { writeReport } from '../../../src/runner/report.ts';
+import type { ResultRecord } from '../../../src/runner/results.ts';
+import { tempDir } from '../../helpers.ts';
+
+interface Spec {
+  model: string;
+  context: 'aware' | 'ignored';
+  variant: 'default' | 'brief';
+  /** task → [language, level, passed] */
+  outcomes: Record<string, ['python' | 'java', string, boolean]>;
+}
+
+function records(s: Spec): ResultRecord[] {
+  return Object.entries(s.outcomes).map(([task, [language, level, passed]]) => ({
+    runId: `${s.model}-${s.context}-${s.variant}`,
+    suite: 'humanevo',
+    task,
+    sample: 0,
+    attempt: 1,
+    final: true,
+    agent: 'single-shot',
+    model: s.model,
+    episodeId: null,
+    status: passed ? 'passed' : 'failed',
+    reward: passed ? 1 : 0,
+    infra: false,
+    verdict: null,
+    submitted: true,
+    stopReason: 'submitted',
+    steps: 3,
+    tokens: { prompt: 0, completion: 0, total: 0, calls: 1 },
+    costUsd: 0,
+    startedAt: '2026-01-01T00:00:00Z',
+    endedAt: '2026-01-01T00:00:01Z',
+    durations: { startMs: 1, agentMs: 1, scoringMs: 1, totalMs: 3 },
+    metadata: { language, kind: 'function', dependencyLevel: level, context: s.context, promptVariant: s.variant },
+    trajectory: 't.jsonl',
+    gymTrajectory: null,
+  }));
+}
+
+// Model m: Python EI 3/4, aware 1/4; Java EI 1/2, aware 1/2. Brief: Python EI 2/4, aware 1/4.
+const TASKS = { p1: ['python', 'standalone'], p2: ['python', 'intra-class'], p3: ['python', 'inter-class'], p4: ['python', 'inter-class'], j1: ['java', 'inter-class'], j2: ['java', 'intra-class'] } as const;
+function outcomes(passed: string[]): Spec['outcomes'] {
+  return Object.fromEntries(Object.entries(TASKS).map(([t, [l, lv]]) => [t, [l, lv, passed.includes(t)]])) as Spec['outcomes'];
+}
+const SPECS: Spec[] = [
+  { model: 'm', context: 'ignored', variant: 'default', outcomes: outcomes(['p1', 'p3', 'p4', 'j1']) },
+  { model: 'm', context: 'aware', variant: 'default', outcomes: outcomes(['p1', 'j1']) },
+  { model: 'm', context: 'ignored', variant: 'brief', outcomes: outcomes(['p1', 'p3']) },
+  { model: 'm', context: 'aware', variant: 'brief', outcomes: outcomes(['p3']) },
+];
+
+test('Tables 2, 4, 5 and 6 in the paper\'s shape, with the relative change', () => {
+  const t = evolvingTables(SPECS.flatMap(records))!;
+  assert.deepEqual(t.table2, [
+    ['Model', 'Python EI', 'Python HumanEvo', 'Java EI', 'Java HumanEvo'],
+    ['m', '75.0%', '25.0% (↓66.7%)', '50.0%', '50.0%'],
+  ]);
+  assert.deepEqual(t.table5, [
+    ['Dependency level', 'Model', 'Python EI', 'Python HumanEvo', 'Java EI', 'Java HumanEvo'],
+    ['standalone', 'm', '100.0%', '100.0%', '—', '—'],
+    ['intra-class', 'm', '0.0%', '0.0%', '0.0%', '0.0%'],
+    ['inter-class', 'm', '100.0%', '0.0% (↓100.0%)', '100.0%', '100.0%'],
+  ]);
+  assert.deepEqual(t.table6.slice(1), [
+    ['m', 'Detailed', '75.0%', '25.0% (↓66.7%)', '50.0%', '50.0%'],
+    ['m', 'Brief', '50.0%', '25.0% (↓50.0%)', '0.0%', '0.0%'],
+  ]);
+  // EA✓EI✗: none; both: p1 (python), j1 (java); EI only: p3, p4.
+  assert.deepEqual(t.table4.slice(1), [
+    ['m', 'Python', '0', '1', '2', '4'],
+    ['m', 'Java', '0', '1', '0', '2'],
+  ]);
+  assert.equal(evolvingTables(records(SPECS[0]!).map((r) => ({ ...r, metadata: { language: 'python' } }))), null);
+});
+
+test('benchgym report puts the tables in report.md and report.html when runs carry the settings', async () => {
+  const root = await tempDir();
+  const dirs: string[] = [];
+  for (const s of SPECS) {
+    const dir = path.join(root, `${s.context}-${s.variant}`);
+    const recs = records(s);
+    await writeManifest(dir, newManifest({ suite: 'humanevo', agent: 'single-shot', model: s.model, options: { context: s.context, promptVariant: s.variant }, taskIds: recs.map((r) => r.task), settings: { concurrency: 1, retries: 0 } }));
+    await fs.writeFile(path.join(dir, 'results.jsonl'), recs.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    dirs.push(dir);
+  }
+  const out = await writeReport(dirs, path.join(root, 'report'));
+  const md = await fs.readFile(out.md, 'utf8');
+  assert.match(md, /## Evolving-aware vs evolving-ignored \(HumanEvo\)/);
+  assert.match(md, /\| m \| 75\.0% \| 25\.0% \(↓66\.7%\) \| 50\.0% \| 50\.0% \|/);
+  assert.match(md, /### Table 6: by docstring style/);
+  assert.match(await fs.readFile(out.html, 'utf8'), /Table 5: by dependency level/);
+  await fs.rm(root, { recursive: true, force: true });
+});

@@ -64,7 +64,7 @@ export function importedFiles(language: Language, local: string, src: string, fi
   if (language === 'python') {
     const pkgDir = path.posix.dirname(local);
     const candidates = (mod: string): string[] => [`${mod.split('.').join('/')}.py`, `${mod.split('.').join('/')}/__init__.py`, `src/${mod.split('.').join('/')}.py`, `src/${mod.split('.').join('/')}/__init__.py`];
-    for (const m of src.matchAll(/^\s*from\s+(\.*)([\w.]*)\s+import\s+([\w\s,().*]+)/gm)) {
+    for (const m of src.matchAll(/^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+([\w \t,().*]+)/gm)) {
       const dots = m[1]!.length;
       const mod = m[2]!;
       const names = m[3]!.replace(/[()]/g, '').split(',').map((s) => s.trim().split(/\s+/)[0]!).filter(Boolean);
@@ -77,7 +77,7 @@ export function importedFiles(language: Language, local: string, src: string, fi
       } else bases = [...candidates(mod), ...names.flatMap((n) => candidates(`${mod}.${n}`))];
       for (const b of bases) if (set.has(b.replace(/^\.\//, '')) && b !== local) out.add(b.replace(/^\.\//, ''));
     }
-    for (const m of src.matchAll(/^\s*import\s+([\w.]+(?:\s*,\s*[\w.]+)*)/gm)) {
+    for (const m of src.matchAll(/^[ \t]*import[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)/gm)) {
       for (const mod of m[1]!.split(',').map((s) => s.trim())) for (const b of candidates(mod)) if (set.has(b) && b !== local) out.add(b);
     }
   } else {

@@ -91,7 +91,7 @@ test('benchgym report puts the tables in report.md and report.html when runs car
   for (const s of SPECS) {
     const dir = path.join(root, `${s.context}-${s.variant}`);
     const recs = records(s);
-    await writeManifest(dir, newManifest({ suite: 'humanevo', agent: 'single-shot', model: s.model, options: { context: s.context, promptVariant: s.variant }, taskIds: recs.map((r) => r.task), settings: { concurrency: 1, retries: 0 } }));
+    await writeManifest(dir, newManifest({ suite: 'humanevo', agent: 'single-shot', model: s.model, options: { dataset: null, samples: 1, tasks: null, maxSteps: null, timeLimitMs: null, baseURL: null, temperature: null, maxTokens: null, pricing: null, context: s.context, promptVariant: s.variant }, taskIds: recs.map((r) => r.task), settings: { concurrency: 1, retries: 0 } }));
     await fs.writeFile(path.join(dir, 'results.jsonl'), recs.map((r) => JSON.stringify(r)).join('\n') + '\n');
     dirs.push(dir);
   }

@@ -96,7 +96,7 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
   if (!Number.isInteger(retries) || retries < 0) throw new GymError('INVALID_ARGUMENT', `retries must be a whole number >= 0 (got ${retries})`);
 
   const outDir = path.resolve(opts.outDir);
-  const tasks = await selectTasks(gym, opts.suite, opts.tasks);
+  const tasks = offering(await selectTasks(gym, opts.suite, opts.tasks), opts.context, Boolean(opts.tasks?.length));
   const identity: RunIdentity = {
     dataset: null,
     ...opts.options,
@@ -186,6 +186,21 @@ async function selectTasks(gym: Gym, suite: string, ids?: string[]): Promise<Tas
   const unknown = extra.filter((t): t is string => typeof t === 'string');
   if (unknown.length) throw new GymError('TASK_NOT_FOUND', `no task ${unknown.map((u) => `'${u}'`).join(', ')} in suite '${suite}'`);
   return [...all.filter((t) => ids.includes(t.id)), ...(extra as Task[])];
+}
+
+/**
+ * The tasks that offer the start state a run asks for: a task without it (a HumanEvo task
+ * whose function is gone at the newest commit has no `ignored` context) is left out of a
+ * whole-suite run, and named in an error when the run lists it.
+ */
+export function offering(tasks: Task[], context: string | undefined, listed: boolean): Task[] {
+  if (!context) return tasks;
+  const has = (t: Task) => t.defaultContext === context || context in t.contexts;
+  const missing = tasks.filter((t) => !has(t));
+  if (listed && missing.length) throw new GymError('INVALID_ARGUMENT', `invalid --context '${context}': task${missing.length > 1 ? 's' : ''} ${missing.map((t) => `'${t.id}'`).join(', ')} do${missing.length > 1 ? '' : 'es'} not offer it`);
+  const kept = tasks.filter(has);
+  if (!kept.length) throw new GymError('INVALID_ARGUMENT', `invalid --context '${context}': no task of the suite offers it`);
+  return kept;
 }
 
 /** `concurrency` workers taking jobs in order; the first thrown error stops the others from taking more. */

@@ -103,3 +103,27 @@ test('benchgym report puts the tables in report.md and report.html when runs car
   assert.match(await fs.readFile(out.html, 'utf8'), /Table 5: by dependency level/);
   await fs.rm(root, { recursive: true, force: true });
 });
+
+test('a run asking for a context keeps the tasks that offer it', async () => {
+  const { offering } = await import('../../../src/runner/runner.ts');
+  const { TaskSchema } = await import('../../../src/tasks/schema.ts');
+  const task = (id: string, contexts: string[]) =>
+    TaskSchema.parse({
+      id,
+      suite: 'humanevo',
+      language: 'python',
+      kind: 'function',
+      prompt: 'p',
+      env: { kind: 'python' },
+      workspace: { type: 'files', files: {} },
+      defaultContext: 'aware',
+      contexts: Object.fromEntries(contexts.map((c) => [c, { description: c, workspace: { type: 'files', files: {} } }])),
+      tests: { hidden: { runner: { type: 'pytest' } } },
+    });
+  const tasks = [task('a', ['ignored']), task('b', [])];
+  assert.deepEqual(offering(tasks, 'ignored', false).map((t) => t.id), ['a']);
+  assert.deepEqual(offering(tasks, 'aware', false).map((t) => t.id), ['a', 'b']);
+  assert.deepEqual(offering(tasks, undefined, false).map((t) => t.id), ['a', 'b']);
+  assert.throws(() => offering(tasks, 'ignored', true), /task 'b' does not offer it/);
+  assert.throws(() => offering(tasks, 'future', false), /no task of the suite offers it/);
+});

@@ -8,6 +8,7 @@ import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
 import type { PreparedEnv } from './types.ts';
 import { buildFiles } from './workspace.ts';
+import { chooseJdk, installedJdks } from './jdk.ts';
 
 /**
  * A Gradle env: the wrapper's distribution and the project's dependencies fetched once into
@@ -30,16 +31,18 @@ export class GradleEnvBuilder {
     const wrapper = existsSync(path.join(dir, 'gradlew'));
     if (!wrapper && !(await onPath('gradle'))) throw new GymError('ENV_UNAVAILABLE', 'the project has no gradlew and there is no gradle on this machine');
     const command = wrapper ? './gradlew' : 'gradle';
-    const key = contentKey({ format: 1, build: await buildFiles(dir), args: spec.args, command });
+    const jdk = chooseJdk(spec.jdk, await installedJdks());
+    const javaVars: Record<string, string> = jdk ? { JAVA_HOME: jdk.home } : {};
+    const key = contentKey({ format: 1, build: await buildFiles(dir), args: spec.args, command, jdk: jdk?.major });
     const marker = path.join(this.cacheDir, 'envs', `gradle-${key}.ready`);
     const env: PreparedEnv = {
       key,
       kind: 'java',
-      path: [],
-      vars: { GRADLE_USER_HOME: this.userHome, GRADLE_OPTS: '-Dorg.gradle.daemon=false' },
-      readOnlyPaths: [this.userHome],
+      path: jdk ? [path.join(jdk.home, 'bin')] : [],
+      vars: { GRADLE_USER_HOME: this.userHome, GRADLE_OPTS: '-Dorg.gradle.daemon=false', ...javaVars },
+      readOnlyPaths: [this.userHome, ...(jdk ? [jdk.home] : [])],
       command,
-      notes: [],
+      notes: jdk && jdk.major !== spec.jdk ? [`JDK ${spec.jdk} asked for, JDK ${jdk.major} used`] : [],
     };
     return this.once.run(key, () =>
       withDirLock(`${marker}.lock`, async () => {
@@ -49,7 +52,7 @@ export class GradleEnvBuilder {
           await fs.cp(dir, work, { recursive: true });
           const args = ['--no-daemon', '--continue', ...spec.args, 'test'];
           const log = await new Promise<{ ok: boolean; text: string }>((resolve) =>
-            execFile(command, args, { cwd: work, timeout: 30 * 60_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, GRADLE_USER_HOME: this.userHome } }, (err, out, errOut) =>
+            execFile(command, args, { cwd: work, timeout: 30 * 60_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, GRADLE_USER_HOME: this.userHome, ...javaVars } }, (err, out, errOut) =>
               resolve({ ok: !err, text: `$ ${command} ${args.join(' ')}\n${out}${errOut}` }),
             ),
           );

@@ -8,6 +8,7 @@ import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
 import type { PreparedEnv } from './types.ts';
 import { buildFiles } from './workspace.ts';
+import { chooseJdk, installedJdks } from './jdk.ts';
 
 const ENV_FORMAT = 1;
 
@@ -44,7 +45,9 @@ export class MavenEnvBuilder {
    * left to the tests; repositories at a base commit must compile, exercise stubs need not.
    */
   async prepare(spec: JavaEnvSpec, seed: { dir?: string; files?: Record<string, string> }, opts: { requireCompile?: boolean } = {}): Promise<PreparedEnv> {
-    const jdk = await hostJdkMajor();
+    // The spec's JDK when installed (/usr/lib/jvm), else the nearest newer one; else the host's java.
+    const chosen = chooseJdk(spec.jdk, await installedJdks());
+    const jdk = chosen?.major ?? (await hostJdkMajor());
     if (!jdk) throw new GymError('ENV_UNAVAILABLE', 'no JDK on this machine (java not found)');
     if (!(await onPath('mvn'))) throw new GymError('ENV_UNAVAILABLE', 'no Maven on this machine (mvn not found)');
     const notes = jdk === spec.jdk ? [] : [`JDK ${spec.jdk} asked for, JDK ${jdk} used`];
@@ -58,23 +61,23 @@ export class MavenEnvBuilder {
     const env: PreparedEnv = {
       key,
       kind: 'java',
-      path: [],
-      vars: { MAVEN_OPTS: `-Dmaven.repo.local=${this.repository}`, JAVA_TOOL_OPTIONS: '-Xss4m' },
-      readOnlyPaths: [this.repository],
+      path: chosen ? [path.join(chosen.home, 'bin')] : [],
+      vars: { MAVEN_OPTS: `-Dmaven.repo.local=${this.repository}`, JAVA_TOOL_OPTIONS: '-Xss4m', ...(chosen ? { JAVA_HOME: chosen.home } : {}) },
+      readOnlyPaths: [this.repository, ...(chosen ? [chosen.home] : [])],
       command: 'mvn',
       notes,
     };
     return this.once.run(key, async () => {
       if (!existsSync(marker)) {
         await withDirLock(`${marker}.lock`, async () => {
-          if (!existsSync(marker)) await this.build(seed, marker, spec.args, opts.requireCompile ?? false);
+          if (!existsSync(marker)) await this.build(seed, marker, spec.args, opts.requireCompile ?? false, chosen?.home);
         });
       }
       return env;
     });
   }
 
-  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[] = [], requireCompile = false): Promise<void> {
+  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[] = [], requireCompile = false, javaHome?: string): Promise<void> {
     const work = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-maven-'));
     try {
       if (seed.dir) await fs.cp(seed.dir, work, { recursive: true });
@@ -85,7 +88,7 @@ export class MavenEnvBuilder {
       // Running the build once resolves every plugin, provider and dependency the tests need.
       const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, 'test'];
       const result = await new Promise<{ ok: boolean; log: string }>((resolve) => {
-        execFile('mvn', args, { cwd: work, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
+        execFile('mvn', args, { cwd: work, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024, env: javaHome ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env }, (err, stdout, stderr) =>
           resolve({ ok: !err, log: `$ mvn ${args.join(' ')}\n${stdout}${stderr}` }),
         );
       });

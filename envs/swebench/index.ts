@@ -41,8 +41,12 @@ export function swebenchSuite(opts: RepoOptions & { id?: string } = {}): SuiteDe
       for (const file of await datasetFiles(dataset)) for (const inst of await readInstances(file)) tasks.push(instanceTask(id, inst, opts));
       return tasks;
     },
-    // The dataset holds the gold and test patches; the whole folder it lies in is private.
-    privatePaths: (dataset) => (dataset ? [existsSync(dataset) && !dataset.endsWith('.jsonl') && !dataset.endsWith('.json') ? path.resolve(dataset) : path.dirname(path.resolve(dataset))] : []),
+    // The dataset holds the gold and test patches (its whole folder is private); the mirrors
+    // hold the future (the fixing commits): sandboxes must not reach either.
+    privatePaths: (dataset) => [
+      ...(dataset ? [/\.jsonl?$/.test(dataset) ? path.dirname(path.resolve(dataset)) : path.resolve(dataset)] : []),
+      ...(opts.reposDir ? [path.resolve(opts.reposDir)] : []),
+    ],
     score: (task, patch, deps, scoreOpts) => scoreSwebench(task, patch, deps, scoreOpts),
   };
 }

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { git } from '../../../src/repo/index.ts';
+import { bubblewrapAvailable } from '../../../src/sandbox/local/index.ts';
 import { startHttpServer, type RunningServer } from '../../../src/server/http.ts';
 import { builtinSuites, SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { makeGym, tempDir, testContext } from '../../helpers.ts';
@@ -17,9 +19,12 @@ describe('swe-bench-java: episodes on the fixture', () => {
   let gym: Gym;
   let cleanup: () => Promise<void>;
   let baseHistory: string[];
+  let mirrors: string | undefined;
   before(async () => {
     root = await tempDir('benchgym-swebench-ep-');
-    fx = await buildSwebenchFixture(root);
+    // Mirrors outside /tmp (which bubblewrap replaces anyway), so hiding them is the suite's doing.
+    mirrors = await fs.mkdtemp('/var/tmp/benchgym-swebench-mirrors-').catch(() => undefined);
+    fx = await buildSwebenchFixture(root, { ...(mirrors ? { reposDir: mirrors } : {}) });
     baseHistory = (await git(['log', '--format=%H', fx.base], { cwd: fx.origin })).trim().split('\n');
     const registry = new SuiteRegistry(builtinSuites({ reposDir: fx.reposDir }));
     registry.enable(`swe-bench-java=${fx.dataset}`);
@@ -28,15 +33,21 @@ describe('swe-bench-java: episodes on the fixture', () => {
   after(async () => {
     await cleanup();
     await fs.rm(root, { recursive: true, force: true });
+    if (mirrors) await fs.rm(mirrors, { recursive: true, force: true });
   });
 
   test('git log --all, git tag, git reflog, git branch -a show nothing after the base commit', async () => {
     // The mirror has the future: the fix, a tag on it, a later branch.
-    assert.match(await git(['log', '--all', '--format=%H'], { cwd: `${fx.reposDir}/acme+calc.git` }), new RegExp(fx.fix));
+    assert.match(await git(['log', '--all', '--format=%H'], { cwd: path.join(fx.reposDir, 'acme+calc.git') }), new RegExp(fx.fix));
     const started = await gym.callTool('start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId }, testContext());
     const id = (started.data as { episode_id: string }).episode_id;
     assert.equal(baseHistory[0], fx.base);
     assertNoFutureVisible(await historyInEpisode(gym, id), fx, baseHistory);
+    // Under bubblewrap the mirrors (which hold the fix) are out of reach as well.
+    if (await bubblewrapAvailable()) {
+      const peek = await gym.callTool('run_command', { command: `git --git-dir=${fx.reposDir}/acme+calc.git log --all --format=%H 2>&1; ls -A ${fx.reposDir}` }, testContext(), id);
+      assert.ok(!JSON.stringify(peek.data).includes(fx.fix), JSON.stringify(peek.data));
+    }
     const words = await gym.callTool('view_file', { path: 'core/src/main/java/com/acme/core/Words.java' }, testContext(), id);
     assert.match(words.text, /text\.split\(" "\)\.length/, 'the workspace is the base commit');
     await gym.callTool('end_episode', {}, testContext(), id);

@@ -236,7 +236,7 @@ export const ISSUE = `Words.count miscounts text with repeated or surrounding sp
 Leading and trailing spaces are counted as words too: \`Words.count("  word  ")\` should be 1.`;
 
 /** Builds the fixture under `root` (a fresh directory) with real git. */
-export async function buildSwebenchFixture(root: string): Promise<SwebenchFixture> {
+export async function buildSwebenchFixture(root: string, opts: { reposDir?: string } = {}): Promise<SwebenchFixture> {
   const origin = path.join(root, 'origin');
   await fs.mkdir(origin, { recursive: true });
   const g = (args: string[]) => git(args, { cwd: origin, env: { GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z' } });
@@ -282,7 +282,7 @@ export async function buildSwebenchFixture(root: string): Promise<SwebenchFixtur
 
   const goldPatch = await g(['diff', base, fix, '--', 'core/src/main']);
   const testPatch = await g(['diff', base, fix, '--', 'core/src/test']);
-  const reposDir = path.join(root, 'mirrors');
+  const reposDir = opts.reposDir ?? path.join(root, 'mirrors');
   await fs.mkdir(reposDir, { recursive: true });
   await git(['clone', '-q', '--mirror', origin, path.join(reposDir, 'acme+calc.git')]);
 

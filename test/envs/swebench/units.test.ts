@@ -26,7 +26,9 @@ describe('swe-bench-java: the adapter', () => {
     assert.match(t.prompt, /^<issue>\nJsonWriter#value\(java\.lang\.Number\) can be lenient/);
     assert.ok(t.tests.hidden.patch?.startsWith('diff --git a/gson/src/test/java/com/google/gson/stream/JsonWriterTest.java'));
     assert.ok(!JSON.stringify(t.metadata).includes('diff --git'), 'no patch in the public metadata');
-    const t1555 = tasks.find((x) => x.id === 'google__gson-1555')!;
+    // Sandboxes hide the dataset's folder (gold and test patches) and the mirrors (the future).
+    assert.deepEqual(swebenchSuite({ reposDir: '/mirrors' }).privatePaths(GSON), [DATA, '/mirrors']);
+        const t1555 = tasks.find((x) => x.id === 'google__gson-1555')!;
     assert.equal(t1555.workspace.type === 'git' && t1555.workspace.edits.length, 2);
   });
 

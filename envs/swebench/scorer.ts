@@ -46,10 +46,11 @@ export interface SwebenchScoreOptions {
  *    skip, filter or ignore tests, each one noted in the verdict;
  * 3. reset every file the test patch touches to its base version, delete the files it
  *    adds (a candidate may have put its own there), apply the test patch;
- * 4. run the FAIL_TO_PASS and PASS_TO_PASS tests in one build that does not stop at the
- *    first failing module, with earlier reports removed and a run id the reports must carry;
+ * 4. run the FAIL_TO_PASS and PASS_TO_PASS tests in one build (`--fail-at-end`, skipping and
+ *    ignored failures switched off), with earlier reports removed and a run id the reports
+ *    must carry;
  * 5. resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed in this run's reports and
- *    the build itself succeeded (exit code 0).
+ *    the build agrees (exit code 0: Maven fails the build on any failing test).
  */
 export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions & Partial<SwebenchScoreOptions> = {}): Promise<Verdict> {
   const started = Date.now();
@@ -144,12 +145,13 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
 
 /** Paths that differ from HEAD (tracked changes, deletions, untracked files), NUL-safe. */
 async function changedPaths(sandbox: Sandbox): Promise<{ path: string; tracked: boolean }[]> {
-  const r = await sandbox.exec('git status --porcelain=v1 -z --untracked-files=all --no-renames', { timeoutMs: 120_000 });
+  // --ignored: a patch that also edits .gitignore cannot hide the files it adds.
+  const r = await sandbox.exec('git status --porcelain=v1 -z --untracked-files=all --ignored=matching --no-renames', { timeoutMs: 120_000 });
   if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git status failed in the scoring sandbox: ${r.stderr}`);
   return r.stdout
     .split('\0')
     .filter(Boolean)
-    .map((entry) => ({ path: entry.slice(3), tracked: !entry.startsWith('??') }));
+    .map((entry) => ({ path: entry.slice(3), tracked: !entry.startsWith('??') && !entry.startsWith('!!') }));
 }
 
 async function restore(sh: (c: string) => Promise<{ exitCode: number | null; stderr: string }>, paths: string[], changed: { path: string; tracked: boolean }[]): Promise<void> {
@@ -162,12 +164,17 @@ async function restore(sh: (c: string) => Promise<{ exitCode: number | null; std
 }
 
 /**
- * The scoring run's arguments: the run id the reports must carry, and failures that do not
- * stop the reactor (a failing fail-to-pass test in `core` must not leave `app`'s
- * pass-to-pass tests unrun). The exit code then speaks for the build, not for the tests.
+ * The scoring run's arguments: the run id the reports must carry; test skipping and ignored
+ * failures switched off wherever a property decides them; `--fail-at-end`, so modules that
+ * do not depend on a failing one still run. A failing test then fails the build, and the exit
+ * code, computed by Maven from the test events and not from files in the workspace, can
+ * check the reports.
  */
 function withRunId(spec: RunnerSpec, runId: string): RunnerSpec {
-  if (spec.type === 'maven') return { ...spec, args: [...spec.args, `-Dbenchgym.run=${runId}`, '-Dmaven.test.failure.ignore=true'] };
+  if (spec.type === 'maven') {
+    const strict = ['-DskipTests=false', '-Dmaven.test.skip=false', '-Dmaven.test.failure.ignore=false', '-DtestFailureIgnore=false'];
+    return { ...spec, args: [...spec.args, ...strict, `-Dbenchgym.run=${runId}`, '--fail-at-end'] };
+  }
   if (spec.type === 'gradle') return { ...spec, args: [...spec.args, '--continue'] };
   return spec;
 }
@@ -218,9 +225,8 @@ export function covers(id: string, name: string): boolean {
  * SWE-bench's rule on this run's results: a listed test (a class or a method) passes when
  * at least one of its test cases passed and none failed; one that did not run fails.
  * Resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passes, and then the build must
- * have exited 0 as well (a passing report from a failing build is not believed: test
- * failures do not fail the scoring build, so a non-zero exit is a build or harness error
- * such as a module that does not compile).
+ * have exited 0 as well: a passing report from a failing build is not believed (a test
+ * failed that the reports do not show, or a module did not build).
  */
 export function decideSwebench(run: TestRun, lists: { failToPass: string[]; passToPass: string[] }, notes: string[]): Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'> {
   const outcome = (ids: string[]): Outcome => {

@@ -35,6 +35,7 @@ const TEST_CONFIG = [
   /<excludes?>|<includes?>|<test>|<groups>|<excludedGroups>|<testSourceDirectory>|<testResources?>|<testClassesDirectory>/i,
   /\btest\s*\{|tasks\.(named|withType)\s*\(?\s*["']?[Tt]est|useJUnit|onlyIf|enabled\s*=\s*false|exclude\s*['"(]|filter\s*\{|testLogging|systemPropert/,
   /maven\.test\.|surefire\.|junit\.jupiter\.|junit\.platform\./i,
+  /<extensions?>|<extension>/i,
 ];
 
 /** The changed lines (`+`/`-`, not headers) of a unified diff that configure tests, if any. */

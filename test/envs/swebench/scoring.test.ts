@@ -54,7 +54,10 @@ function check(verdicts: Map<string, Verdict>, fx: SwebenchFixture, all = true):
   const empty = verdicts.get('empty')!;
   assert.equal(empty.status, 'failed', show(empty));
   assert.deepEqual(empty.failToPass?.passed, []);
-  assert.deepEqual(empty.passToPass?.failed, [], 'pass-to-pass tests pass at the base');
+  // core's pass-to-pass tests pass at the base; app (which depends on core) is not built once core's tests fail.
+  assert.deepEqual(empty.passToPass?.passed, ['core:com.acme.core.WordsTest#countsASimpleSentence', 'core:com.acme.core.CalcTest']);
+  assert.ok(empty.notes.some((n) => /did not run \(no report\): .*app:com\.acme\.app\.ReportTest/.test(n)), show(empty));
+  assert.notEqual(empty.exitCode, 0, 'a failing test fails the scoring build');
 
   for (const name of CASES) {
     const v = verdicts.get(name);

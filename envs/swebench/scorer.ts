@@ -82,9 +82,8 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
     log.push(`start state: ${head.stdout.trim()}`);
 
     // 1. The candidate patch.
-    const applied = await sh(APPLY_SCRIPT, patch);
-    const method = /BENCHGYM_APPLIED (.+)$/m.exec(applied.stdout)?.[1] ?? 'none';
-    log.push(`apply (${method}):\n${applied.stdout}${applied.stderr}`);
+    const { method, log: applyLog } = await applyCandidatePatch(sandbox, patch, opts.signal);
+    log.push(`apply (${method}):\n${applyLog}`);
     if (method === 'none') {
       return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, 'PATCH_APPLY_FAILED: the patch does not apply to the base commit (git apply, git apply --3way, patch --fuzz=5)'] });
     }
@@ -141,6 +140,16 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
   } finally {
     await sandbox?.destroy().catch(() => {});
   }
+}
+
+/**
+ * Applies a candidate patch in the sandbox's git work tree with the harness's fallbacks
+ * (`git apply`, `git apply --3way`, `patch --fuzz=5`), the tree reset to HEAD between tries
+ * and after a last failure. `method` is the one that applied, `empty`, or `none`.
+ */
+export async function applyCandidatePatch(sandbox: Sandbox, patch: string, signal?: AbortSignal): Promise<{ method: string; log: string }> {
+  const r = await sandbox.exec(APPLY_SCRIPT, { stdin: patch, timeoutMs: 300_000, ...(signal ? { signal } : {}) });
+  return { method: /BENCHGYM_APPLIED (.+)$/m.exec(r.stdout)?.[1] ?? 'none', log: `${r.stdout}${r.stderr}` };
 }
 
 /** Paths that differ from HEAD (tracked changes, deletions, untracked files), NUL-safe. */

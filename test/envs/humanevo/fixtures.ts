@@ -460,7 +460,7 @@ public final class Headline {
     commits,
     expect: {
       tasks: { 'Text.slugify': 'standalone', 'WordBag.mostCommon': 'intra-class', 'Headline.anchor': 'inter-class' },
-      rejected: { constructor: 2, 'trivial-body': 1, 'no-test-change': 1, 'no-added-function': 1 },
+      rejected: { constructor: 3, 'trivial-body': 1, 'no-test-change': 1, 'no-added-function': 1 },
       retrieval: { target: 'Text.slugify', deletedHelper: 'Text.normalizeTitle', futureCopy: 'Text.slugifyHeading' },
     },
   };

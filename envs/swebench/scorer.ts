@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { GymError, INFRA_CODES, toGymError } from '../../src/errors.ts';
-import { sandboxEnv, type PreparedEnv } from '../../src/env/types.ts';
+import { sandboxEnv } from '../../src/env/types.ts';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { matchesAny } from '../../src/sandbox/glob.ts';
 import { parseJavaTestId, runTests, type TestRun } from '../../src/scoring/runners.ts';
@@ -275,4 +275,3 @@ function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-export type { PreparedEnv };

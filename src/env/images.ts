@@ -1,5 +1,6 @@
 import type Docker from 'dockerode';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { GymError } from '../errors.ts';
 import { packTar } from '../sandbox/docker/tar.ts';
@@ -182,7 +183,7 @@ export class ImageBuilder {
       const seed = await seedFiles(task);
       if (!seed['pom.xml']) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');
       const baseId = await this.imageId(base);
-      const tag = `benchgym/env:maven-${contentKey({ IMAGE_FORMAT, baseId, pom: seed['pom.xml'], trust })}`;
+      const tag = `benchgym/env:maven-${contentKey({ IMAGE_FORMAT, baseId, pom: String(seed['pom.xml']), trust })}`;
       // Running the build once resolves every plugin and dependency; tests then run with `mvn -o`.
       const dockerfile = [
         `FROM ${base}`,
@@ -202,9 +203,11 @@ export class ImageBuilder {
     }
     const seed = await seedFiles(task);
     const envId = await this.imageId(envImage);
-    const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, seed })}`;
+    const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, seed: seedDigest(seed) })}`;
     // The start state waits outside /workspace: the workspace is a fresh tmpfs volume per container.
-    const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, `WORKDIR ${WORKSPACE}`].join('\n');
+    // A .git of the start state gets back the empty directories the tar cannot carry.
+    const gitDirs = seed['.git/HEAD'] ? ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ') : '';
+    const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, ...(gitDirs ? [`RUN mkdir -p ${gitDirs}`] : []), `WORKDIR ${WORKSPACE}`].join('\n');
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' }, `instance of ${task.id}`, { 'benchgym.task': task.id });
     return { key: instance, kind: task.language, path: [], vars: {}, readOnlyPaths: [], command, notes, image: instance };
   }
@@ -262,9 +265,13 @@ export class ImageBuilder {
   }
 }
 
-async function seedFiles(task: Task): Promise<Record<string, string>> {
+async function seedFiles(task: Task): Promise<Record<string, string | Buffer>> {
   if (task.workspace.type === 'git') throw new GymError('INTERNAL', 'git workspaces are laid out by their own image recipe');
-  return task.workspace.type === 'dir' ? readFileTree(task.workspace.path) : task.workspace.files;
+  if (task.workspace.type === 'files') return task.workspace.files;
+  // A start state that carries its own repository (HumanEvo's history cut at the change's
+  // parent) is read binary-safe: git's packs are not text.
+  if (existsSync(path.join(task.workspace.path, '.git', 'HEAD'))) return readTreeBinary(task.workspace.path);
+  return readFileTree(task.workspace.path);
 }
 
 /** Every regular file under `dir` as bytes (binary-safe: git packs), `target/` and `build/` output skipped. */
@@ -281,6 +288,11 @@ async function readTreeBinary(dir: string): Promise<Record<string, Buffer>> {
   };
   await walk('');
   return out;
+}
+
+/** The seed as hashed into an instance tag: text as it is (tags of text seeds stay what they were), binary files by digest. */
+function seedDigest(seed: Record<string, string | Buffer>): Record<string, string> {
+  return Object.fromEntries(Object.entries(seed).map(([k, v]) => [k, typeof v === 'string' ? v : `sha256:${createHash('sha256').update(v).digest('hex')}`]));
 }
 
 async function headOf(dir: string): Promise<string> {

@@ -102,7 +102,8 @@ export class Gym {
     const context = contextFor(task, req.context);
     const prompt = promptFor(task, req.promptVariant, context.name);
     ctx?.progress(0, 3, 'preparing the environment');
-    const env = await this.sandboxes.prepare(task);
+    // The Docker backend bakes the start state into an instance image: a context's own.
+    const env = await this.sandboxes.prepare(context.workspace ? { ...task, workspace: context.workspace } : task);
     ctx?.progress(1, 3, 'laying out the workspace');
     const id = `ep-${randomBytes(8).toString('hex')}`;
     const sandbox = await this.sandboxes.create({

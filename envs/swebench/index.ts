@@ -9,7 +9,7 @@ import { instanceTask, type RepoOptions } from './tasks.ts';
 export { readInstances, type SweInstance } from './dataset.ts';
 export { scoreSwebench, decideSwebench, covers } from './scorer.ts';
 export { instanceTask, promptOf } from './tasks.ts';
-export { specFor, SPECS, INSTANCE_SPECS } from './specs.ts';
+export { specFor, SPECS, INSTANCE_SPECS, type RepoSpec, type JavaSpec, type PythonSpec } from './specs.ts';
 
 export const SWEBENCH_SUITE = 'swe-bench-java';
 

@@ -131,7 +131,7 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
     const run = await runTests(sandbox, env, runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
     log.push(`$ ${run.command}\nexit ${run.exec.exitCode}${run.exec.timedOut ? ' (timed out)' : ''}\n${run.log}`);
     const tests = await ownReports(sandbox, run, runId, runner, notes);
-    return await finish(decideSwebench({ ...run, tests }, task.tests, notes));
+    return await finish(decideSwebench({ ...run, tests }, task.tests, notes, task.language));
   } catch (err) {
     const e = toGymError(err);
     if (e.code === 'CANCELLED') throw e;
@@ -216,8 +216,14 @@ async function ownReports(sandbox: Sandbox, run: TestRun, runId: string, spec: R
   });
 }
 
-/** True when result `name` (`[module:]Class#method`) is covered by listed id `id` (`[module:]Class[#method]`). */
-export function covers(id: string, name: string): boolean {
+/**
+ * True when result `name` is covered by listed id `id`. Java: `[module:]Class#method` by
+ * `[module:]Class[#method]` (nested classes and parameterised methods included). Python: a
+ * pytest node id by itself, or by a prefix ending at `::` or `[` (a file, a class, a
+ * parametrised function).
+ */
+export function covers(id: string, name: string, language: 'java' | 'python' = 'java'): boolean {
+  if (language === 'python') return name === id || name.startsWith(`${id}::`) || name.startsWith(`${id}[`);
   const want = parseJavaTestId(id);
   const got = parseJavaTestId(name);
   if (want.module && want.module !== got.module) return false;
@@ -237,12 +243,12 @@ export function covers(id: string, name: string): boolean {
  * have exited 0 as well: a passing report from a failing build is not believed (a test
  * failed that the reports do not show, or a module did not build).
  */
-export function decideSwebench(run: TestRun, lists: { failToPass: string[]; passToPass: string[] }, notes: string[]): Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'> {
+export function decideSwebench(run: TestRun, lists: { failToPass: string[]; passToPass: string[] }, notes: string[], language: 'java' | 'python' = 'java'): Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'> {
   const outcome = (ids: string[]): Outcome => {
     const passed: string[] = [];
     const failed: string[] = [];
     for (const id of ids) {
-      const cases = run.tests.filter((t) => covers(id, t.name));
+      const cases = run.tests.filter((t) => covers(id, t.name, language));
       const ok = cases.some((t) => t.status === 'passed') && cases.every((t) => t.status === 'passed' || t.status === 'skipped');
       (ok ? passed : failed).push(id);
     }
@@ -251,7 +257,7 @@ export function decideSwebench(run: TestRun, lists: { failToPass: string[]; pass
   const out = [...notes];
   const f2p = outcome(lists.failToPass);
   const p2p = outcome(lists.passToPass);
-  const notRun = [...f2p.failed, ...p2p.failed].filter((id) => !run.tests.some((t) => covers(id, t.name)));
+  const notRun = [...f2p.failed, ...p2p.failed].filter((id) => !run.tests.some((t) => covers(id, t.name, language)));
   if (notRun.length) out.push(`did not run (no report): ${notRun.slice(0, 10).join(', ')}`);
   if (run.exec.timedOut) out.push('the test run hit its time limit: counted against the solution');
   let resolved = f2p.failed.length === 0 && p2p.failed.length === 0 && !run.exec.timedOut;

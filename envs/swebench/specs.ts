@@ -94,9 +94,14 @@ export const INSTANCE_SPECS: Record<string, Partial<RepoSpec>> = {
 /** The spec used for a repository the table does not know: Maven on the default JDK. */
 export const DEFAULT_SPEC: JavaSpec = maven('17', { note: 'no spec for this repository: Maven with JDK 17 assumed' });
 
-/** The spec of one instance: instance override over repository version over repository `*` over the default. */
-export function specFor(repo: string, version: string, instanceId: string): RepoSpec & { known: boolean } {
-  const byVersion = SPECS[repo.toLowerCase()] ?? Object.entries(SPECS).find(([k]) => k.toLowerCase() === repo.toLowerCase())?.[1];
+/**
+ * The spec of one instance: instance override over repository version over repository `*`
+ * over the default; `extra` (a table in the same shape, e.g. a user's own repositories)
+ * is consulted before the built-in one.
+ */
+export function specFor(repo: string, version: string, instanceId: string, extra: Record<string, Record<string, RepoSpec>> = {}): RepoSpec & { known: boolean } {
+  const find = (table: Record<string, Record<string, RepoSpec>>) => table[repo] ?? Object.entries(table).find(([k]) => k.toLowerCase() === repo.toLowerCase())?.[1];
+  const byVersion = find(extra) ?? find(SPECS);
   const base = byVersion?.[version] ?? byVersion?.['*'];
   const override = INSTANCE_SPECS[instanceId] ?? {};
   return { ...(base ?? DEFAULT_SPEC), ...override, known: Boolean(base) } as RepoSpec & { known: boolean };

@@ -19,10 +19,15 @@ export const TEST_INFRA_FILES = [
   'gradlew.bat',
   'gradle/wrapper/**',
   '**/surefire*.properties',
+  // pytest: hooks and configuration files that decide what runs and what passes.
+  '**/conftest.py',
+  'pytest.ini',
+  '.pytest.ini',
+  'tox.ini',
 ];
 
 /** Build files, whose changes are allowed unless they touch how tests run. */
-export const BUILD_FILES = ['**/pom.xml', 'pom.xml', '**/*.gradle', '*.gradle', '**/*.gradle.kts', '*.gradle.kts', '**/gradle.properties', 'gradle.properties'];
+export const BUILD_FILES = ['**/pom.xml', 'pom.xml', '**/*.gradle', '*.gradle', '**/*.gradle.kts', '*.gradle.kts', '**/gradle.properties', 'gradle.properties', 'setup.cfg', 'pyproject.toml'];
 
 /**
  * Changed build-file lines that skip, filter or ignore tests, or reconfigure the test runner:
@@ -36,6 +41,7 @@ const TEST_CONFIG = [
   /\btest\s*\{|tasks\.(named|withType)\s*\(?\s*["']?[Tt]est|useJUnit|onlyIf|enabled\s*=\s*false|exclude\s*['"(]|filter\s*\{|testLogging|systemPropert/,
   /maven\.test\.|surefire\.|junit\.jupiter\.|junit\.platform\./i,
   /<extensions?>|<extension>/i,
+  /\[tool\.pytest|\[tool:pytest\]|\baddopts\b|\btestpaths\b|\bpython_(files|classes|functions)\b|norecursedirs|-p\s+no:/,
 ];
 
 /** The changed lines (`+`/`-`, not headers) of a unified diff that configure tests, if any. */

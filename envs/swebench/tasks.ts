@@ -1,13 +1,15 @@
 import type { Task, TaskInput } from '../../src/tasks/schema.ts';
 import { TaskSchema } from '../../src/tasks/schema.ts';
 import type { SweInstance } from './dataset.ts';
-import { specFor } from './specs.ts';
+import { specFor, type RepoSpec } from './specs.ts';
 
 export interface RepoOptions {
   /** Local mirrors, searched before GitHub. */
   reposDir?: string;
   /** Clone from GitHub when there is no mirror (default true). */
   allowNetwork?: boolean;
+  /** More specs (repository → version → spec), consulted before the built-in table. */
+  specs?: Record<string, Record<string, RepoSpec>>;
 }
 
 /** The SWE-agent-style task text: the issue, the repository, what is expected. */
@@ -24,7 +26,7 @@ export function promptOf(inst: SweInstance, withHints: boolean): string {
 
 /** One instance as a task: the repository at its base commit, the test patch held back, its spec's env. */
 export function instanceTask(suite: string, inst: SweInstance, repos: RepoOptions = {}): Task {
-  const spec = specFor(inst.repo, inst.version, inst.instanceId);
+  const spec = specFor(inst.repo, inst.version, inst.instanceId, repos.specs);
   const tests = [...inst.failToPass, ...inst.passToPass.filter((t) => !inst.failToPass.includes(t))];
   const common = {
     id: inst.instanceId,

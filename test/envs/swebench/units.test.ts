@@ -97,6 +97,9 @@ describe('swe-bench-java: the scorer\'s parts', () => {
     assert.deepEqual(testConfigLines('+    <artifactId>guava</artifactId>\n+    <version>33.0</version>\n'), []);
     assert.ok(testConfigLines('+test { exclude \'**/FooTest*\' }\n').length === 1);
     assert.ok(testConfigLines('+        <argLine>-javaagent:x.jar</argLine>\n').length === 1);
+    assert.ok(isTestInfraFile('conftest.py') && isTestInfraFile('src/pkg/conftest.py') && isTestInfraFile('tox.ini'));
+    assert.ok(isBuildFile('pyproject.toml') && isBuildFile('setup.cfg'));
+    assert.equal(testConfigLines('+[tool.pytest.ini_options]\n+addopts = "-p no:warnings"\n+requires = ["x"]\n').length, 2);
   });
 
   test('covers: classes, methods, parameterised and nested tests, modules, Gradle module tasks', () => {
@@ -109,6 +112,11 @@ describe('swe-bench-java: the scorer\'s parts', () => {
     assert.ok(covers('com.g.FooTest#testA', 'com.g.FooTest#testA(String)[2]'));
     assert.ok(!covers('com.g.FooTest#testA', 'com.g.FooTest#testAB'));
     assert.ok(covers('jib-cli:test', 'jib-cli:com.g.CliTest#x'));
+    // Python: pytest node ids, by themselves or by a file / class / parametrised prefix.
+    assert.ok(covers('tests/test_a.py', 'tests/test_a.py::test_x', 'python'));
+    assert.ok(covers('tests/test_a.py::TestC', 'tests/test_a.py::TestC::test_x', 'python'));
+    assert.ok(covers('tests/test_a.py::test_x', 'tests/test_a.py::test_x[1-2]', 'python'));
+    assert.ok(!covers('tests/test_a.py::test_x', 'tests/test_a.py::test_xy', 'python'));
   });
 
   test('the decision: listed tests from the reports, not-run tests fail, a failing build is not believed', () => {

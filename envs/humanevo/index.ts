@@ -5,7 +5,7 @@ import { GymError } from '../../src/errors.ts';
 import type { ContextWork, SuiteDefinition } from '../../src/tasks/registry.ts';
 import { TaskSchema, type Task, type TaskInput } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
-import { functionSource, isTestPath } from './functions.ts';
+import { functionSource } from './functions.ts';
 import { fileAt } from './history.ts';
 import { adaptHumanEvoRecords, isHumanEvoRecord } from './humanevo_format.ts';
 import { STATIC_CONTEXTS, staticContextPrompt, taskPrompt, type Docstrings } from './prompts.ts';
@@ -190,5 +190,4 @@ function repoPathsOf(dataset: string, reposDir?: string): string[] {
   }
 }
 
-export { isTestPath };
 export { buildTasks, type BuildReport, type BuildOptions } from './builder.ts';

@@ -187,7 +187,8 @@ async function validate(args: string[]): Promise<number> {
     }
     const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
     const results = await validateTasks(gym, list, concurrency, (v) => {
-      if (!values.json) process.stderr.write(`${v.status.padEnd(11)} ${v.taskId} (${(v.durationMs / 1000).toFixed(1)} s)${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`);
+      // Progress on stderr in both modes: a long --json run shows how far it is.
+      process.stderr.write(`${v.status.padEnd(11)} ${v.taskId} (${(v.durationMs / 1000).toFixed(1)} s)${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`);
     });
     const by = (s: TaskValidation['status']) => results.filter((r) => r.status === s);
     if (values.json) process.stdout.write(JSON.stringify({ suite, results }, null, 2) + '\n');

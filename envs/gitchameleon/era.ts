@@ -188,8 +188,10 @@ async function main(): Promise<void> {
       if (entries.has(key)) continue;
       const pin = requirements.find((r) => r.toLowerCase().startsWith(`${library.toLowerCase()}==`))!;
       const { cutoff, lock } = await eraLock(values.uv!, task.env.version, eraCutoff(await uploadTime(library, pin.split('==')[1]!), task.env.version), requirements);
-      // The problem's exact pins stay as they are; an unpinned requirement ("numpy") is constrained too.
-      const names = new Set(requirements.filter((r) => r.includes('==')).map((r) => r.split('==')[0]!.toLowerCase().replace(/_/g, '-')));
+      // The problem's own requirements are taken as written: an unpinned one ("rtree") gets
+      // today's release, as the authors' harness got the one of its day (rtree 0.9 would need
+      // libspatialindex installed; rtree 1.x wheels bundle it).
+      const names = new Set(requirements.map((r) => r.split(/[=<>!~ ]/)[0]!.toLowerCase().replace(/_/g, '-')));
       const constraints = lock.filter((l) => !names.has(l.split('==')[0]!.toLowerCase().replace(/_/g, '-')));
       entries.set(key, { python: task.env.version, requirements, library, cutoff, constraints });
       process.stderr.write(`${form} ${task.id}: ${requirements.join(' ')} before ${cutoff}: ${constraints.length} constraints\n`);

@@ -28,6 +28,13 @@ export const ERA_CONSTRAINED: Record<DatasetForm, Set<string>> = {
  * dependencies that only have source distributions for it), plus a day. `eraLock` moves
  * it on while some dependency still has no wheel for the Python.
  */
+/**
+ * Distributions never constrained: their releases of the era need a system library the
+ * envs do not have (rtree before 1.0 loads libspatialindex from the system; the 1.x wheels
+ * bundle it), so they resolve to today's release, as when the authors built their envs.
+ */
+export const UNCONSTRAINED = new Set(['rtree']);
+
 export const PYTHON_WHEEL_ERA: Record<string, string> = { '3.7': '2018-10-01', '3.9': '2021-01-01', '3.10': '2022-01-01' };
 
 export const EraEntry = z.object({
@@ -188,10 +195,9 @@ async function main(): Promise<void> {
       if (entries.has(key)) continue;
       const pin = requirements.find((r) => r.toLowerCase().startsWith(`${library.toLowerCase()}==`))!;
       const { cutoff, lock } = await eraLock(values.uv!, task.env.version, eraCutoff(await uploadTime(library, pin.split('==')[1]!), task.env.version), requirements);
-      // The problem's own requirements are taken as written: an unpinned one ("rtree") gets
-      // today's release, as the authors' harness got the one of its day (rtree 0.9 would need
-      // libspatialindex installed; rtree 1.x wheels bundle it).
-      const names = new Set(requirements.map((r) => r.split(/[=<>!~ ]/)[0]!.toLowerCase().replace(/_/g, '-')));
+      // The problem's exact pins stay as they are; an unpinned requirement ("numpy") is
+      // constrained too, unless its era release cannot work here (UNCONSTRAINED).
+      const names = new Set([...requirements.filter((r) => r.includes('==')).map((r) => r.split('==')[0]!.toLowerCase().replace(/_/g, '-')), ...UNCONSTRAINED]);
       const constraints = lock.filter((l) => !names.has(l.split('==')[0]!.toLowerCase().replace(/_/g, '-')));
       entries.set(key, { python: task.env.version, requirements, library, cutoff, constraints });
       process.stderr.write(`${form} ${task.id}: ${requirements.join(' ')} before ${cutoff}: ${constraints.length} constraints\n`);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import { describeIssues } from '../../src/validation.ts';
+import { readJsonl as readSharedJsonl } from '../../src/tasks/jsonl.ts';
 
 /** The files of a CoderEval (Python) dataset directory, relative to it. */
 export const FILES = {
@@ -66,23 +67,9 @@ export async function readText(file: string, what: string): Promise<string> {
   }
 }
 
-export async function readJsonl<T extends z.ZodType>(file: string, schema: T, what = path.basename(file)): Promise<z.infer<T>[]> {
-  const text = await readText(file, what);
-  const out: z.infer<T>[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (!lines[i]!.trim()) continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(lines[i]!);
-    } catch (err) {
-      throw new GymError('TASK_INVALID', `${what}:${i + 1}: not JSON (${(err as Error).message})`);
-    }
-    const parsed = schema.safeParse(raw);
-    if (!parsed.success) throw new GymError('TASK_INVALID', `${what}:${i + 1}: ${describeIssues(parsed.error)}`);
-    out.push(parsed.data);
-  }
-  return out;
+/** The rows of one of the dataset's JSON Lines files; errors name the file (as `what`) and line. */
+export function readJsonl<T extends z.ZodType>(file: string, schema: T, what = path.basename(file)): Promise<z.infer<T>[]> {
+  return readSharedJsonl(file, schema, { what });
 }
 
 /** The official records by _id: CoderEval4Python.json when present, else the rows of the published outputs. */

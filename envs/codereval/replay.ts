@@ -4,6 +4,7 @@ import { GymError, toGymError } from '../../src/errors.ts';
 import { meanPassAtK, oracleContextHits, accAtK, type TaskOutcomes } from '../../src/runner/metrics.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
+import { readJsonl } from '../../src/tasks/jsonl.ts';
 import { describeIssues } from '../../src/validation.ts';
 import { replaceFilePatch } from '../gitchameleon/replay.ts';
 import { LEVELS, STANDALONE_LEVELS } from './dataset.ts';
@@ -27,28 +28,13 @@ export const OutputRow = z.looseObject({
 });
 export type OutputRow = z.infer<typeof OutputRow>;
 
-export async function readOutputs(file: string): Promise<OutputRow[]> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    throw new GymError('INVALID_ARGUMENT', `cannot read the predictions file ${file}: ${(err as Error).message}`);
-  }
-  const out: OutputRow[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    if (!lines[i]!.trim()) continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(lines[i]!);
-    } catch (err) {
-      throw new GymError('INVALID_ARGUMENT', `${file}:${i + 1}: not JSON (${(err as Error).message})`);
-    }
-    const parsed = OutputRow.safeParse(raw);
-    if (!parsed.success) throw new GymError('INVALID_ARGUMENT', `${file}:${i + 1}: ${describeIssues(parsed.error)} (expected CoderEval's output format: _id, generate_results[{generate_code, is_pass}])`);
-    out.push(parsed.data);
-  }
-  return out;
+export function readOutputs(file: string): Promise<OutputRow[]> {
+  return readJsonl(file, OutputRow, {
+    code: 'INVALID_ARGUMENT',
+    unreadable: 'INVALID_ARGUMENT',
+    what: 'the predictions file',
+    describe: (error) => `${describeIssues(error)} (expected CoderEval's output format: _id, generate_results[{generate_code, is_pass}])`,
+  });
 }
 
 export type Outcome = 'passed' | 'failed' | 'unavailable' | 'error';

@@ -1,6 +1,9 @@
 import type Docker from 'dockerode';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
+import { processAlive } from '../../env/lock.ts';
 import { GymError } from '../../errors.ts';
 import { ImageBuilder, START_STATE, type ImageBuilderOptions } from '../../env/images.ts';
 import type { PreparedEnv } from '../../env/types.ts';
@@ -77,7 +80,7 @@ export class DockerSandboxFactory implements SandboxFactory {
   }
 
   get labels(): Record<string, string> {
-    return { 'benchgym.server': this.serverId, 'benchgym.instance': this.instanceId };
+    return { 'benchgym.server': this.serverId, 'benchgym.instance': this.instanceId, ...OWNER_LABELS };
   }
 
   /** Checks the daemon and removes everything an earlier instance of this server left. */
@@ -236,13 +239,41 @@ export class DockerSandboxFactory implements SandboxFactory {
   }
 }
 
-/** Removes every container and volume labelled by an earlier instance of this server, in any state. */
+/** Who made a container: this host and process (its start time guards against pid reuse). */
+const OWNER_LABELS: Record<string, string> = { 'benchgym.host': os.hostname(), 'benchgym.pid': String(process.pid), 'benchgym.started': processStart(process.pid) ?? '' };
+
+/** A process's start time in clock ticks since boot (/proc/PID/stat, field 22), or null. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Is the process that labelled this object still running here? Two servers (or a server and
+ * a `benchgym validate`) that share a server id must not reap each other's live episodes.
+ * Objects from another host, or from before owners were labelled, count as not alive.
+ */
+function ownerAlive(labels: Record<string, string> | undefined): boolean {
+  const pid = Number(labels?.['benchgym.pid']);
+  if (!labels || labels['benchgym.host'] !== os.hostname() || !pid || !processAlive(pid)) return false;
+  return !labels['benchgym.started'] || processStart(pid) === labels['benchgym.started'];
+}
+
+/**
+ * Removes every container and volume labelled by an earlier instance of this server, in any
+ * state, unless the process that made it is still running on this host.
+ */
 export async function reapStale(docker: Docker, serverId: string, keepInstance?: string): Promise<{ containers: number; volumes: number }> {
   const filters = JSON.stringify({ label: [`benchgym.server=${serverId}`] });
-  const containers = (await docker.listContainers({ all: true, filters })).filter((c) => c.Labels['benchgym.instance'] !== keepInstance);
+  const stale = (labels: Record<string, string> | undefined) => labels?.['benchgym.instance'] !== keepInstance && !ownerAlive(labels);
+  const containers = (await docker.listContainers({ all: true, filters })).filter((c) => stale(c.Labels));
   await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {})));
   const { Volumes } = await docker.listVolumes({ filters });
-  const volumes = (Volumes ?? []).filter((v) => v.Labels?.['benchgym.instance'] !== keepInstance);
+  const volumes = (Volumes ?? []).filter((v) => stale(v.Labels ?? undefined));
   await Promise.all(volumes.map((v) => docker.getVolume(v.Name).remove({ force: true }).catch(() => {})));
   return { containers: containers.length, volumes: volumes.length };
 }

@@ -50,6 +50,26 @@ test('kill -9 of the server with 5 live episodes, then a restart, leaves no cont
     }
     const live = await ours(serverId);
     assert.ok(live.containers >= 5, `${live.containers} containers live`);
+
+    // A second process with the same server id, started while the first lives, leaves the
+    // first's episodes alone (two `benchgym` commands on one engine must not reap each other).
+    const neighbour = serve(serverId, await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-reap-')));
+    try {
+      const other = new Client({ name: 'reaper-test-2', version: '0' });
+      await other.connect(new StreamableHTTPClientTransport(new URL(`${await neighbour.url}/mcp`)));
+      const r = await other.callTool({ name: 'start_episode', arguments: { task_id: 'roman-numerals' } }, undefined, { timeout: 300_000 });
+      assert.equal(r.isError, undefined, JSON.stringify(r.content));
+      assert.ok((await ours(serverId)).containers >= live.containers + 1, 'the live server\'s containers are still there');
+      const answered = await client.callTool({ name: 'list_tasks', arguments: {} });
+      assert.equal(answered.isError, undefined);
+      await other.close().catch(() => {});
+    } finally {
+      const gone = new Promise((r) => neighbour.child.once('exit', r));
+      neighbour.child.kill('SIGTERM');
+      await gone;
+    }
+    assert.ok((await ours(serverId)).containers >= 5, 'the neighbour removed only its own');
+
     first.child.kill('SIGKILL');
     await new Promise((r) => first.child.once('exit', r));
     await client.close().catch(() => {});

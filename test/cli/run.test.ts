@@ -47,7 +47,8 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
 
     const resumed = await startCli([...runArgs, '--resume']).done;
     assert.equal(resumed.code, 0, resumed.stderr);
-    assert.match(resumed.stdout, /12\/12 results \(\d+ from before the resume\); 12\/12 samples passed/);
+    const failedLines = (await lines(results)).filter((l) => l.includes('"reward":0') || l.includes('"infraError"'));
+    assert.match(resumed.stdout, /12\/12 results \(\d+ from before the resume\); 12\/12 samples passed/, `results that did not pass:\n${failedLines.join('\n').slice(0, 6000)}`);
     assert.match(resumed.stderr, /run: 12 episodes, \d+ already done \(resumed\)/);
 
     const records = (await lines(results)).map((l) => JSON.parse(l) as { task: string; sample: number; attempt: number; final: boolean; status: string; runId: string });

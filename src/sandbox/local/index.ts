@@ -7,7 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import { GymError } from '../../errors.ts';
 import { CappedOutput } from '../output.ts';
-import { killByEnvMarker, killGroup } from '../processes.ts';
+import { killByEnvMarker, killGroup, killGroupIfMarked } from '../processes.ts';
 import { resolveInWorkspace } from '../paths.ts';
 import { EnvBuilder } from '../../env/index.ts';
 import type { PreparedEnv } from '../../env/types.ts';
@@ -237,7 +237,8 @@ export class LocalSandbox implements Sandbox {
           // A hangup first (bash passes it on to its jobs), then nothing survives.
           killGroup(proc.pid, 'SIGHUP');
           await Promise.race([exited, new Promise((r) => setTimeout(r, 300))]);
-          killGroup(proc.pid, 'SIGKILL');
+          // Only while the shell lives: an exited leader's group number may be someone else's now.
+          if (exitCode === undefined) killGroup(proc.pid, 'SIGKILL');
         }
         await killByEnvMarker('BENCHGYM_PTY', marker);
         await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
@@ -272,10 +273,15 @@ export class LocalSandbox implements Sandbox {
     let timedOut = false;
     let cancelled = false;
     let killTimer: NodeJS.Timeout | undefined;
+    // Until the command's leader exits, its group is surely ours; after that the group is
+    // signalled only while a member of it still carries this sandbox's marker (see
+    // killGroupIfMarked: a freed group number can lead someone else's group a moment later).
+    let leaderExited = false;
+    const killOurGroup = (signal: NodeJS.Signals) => (leaderExited ? void killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id, signal) : killGroup(child.pid, signal));
     const terminate = () => {
-      killGroup(child.pid, 'SIGTERM');
+      killOurGroup('SIGTERM');
       killTimer ??= setTimeout(() => {
-        killGroup(child.pid, 'SIGKILL');
+        killOurGroup('SIGKILL');
         void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
       }, this.limits.killGraceMs);
     };
@@ -296,11 +302,12 @@ export class LocalSandbox implements Sandbox {
       child.on('error', (e) => reject(new GymError('SANDBOX_UNAVAILABLE', `could not start the command: ${e.message}`)));
       child.on('exit', (c, s) => {
         exited = { code: c, signal: s };
+        leaderExited = true;
         // Background children may hold the pipes open: give them a moment, then end them.
         // Killing the writers closes the pipes after what they wrote is read, so no output
         // is lost however slow the machine is; only a holder we cannot kill is cut off.
         drainTimer = setTimeout(() => {
-          killGroup(child.pid, 'SIGKILL');
+          killOurGroup('SIGKILL');
           void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
           drainTimer = setTimeout(() => {
             child.stdout!.destroy();
@@ -319,7 +326,7 @@ export class LocalSandbox implements Sandbox {
       opts.signal?.removeEventListener('abort', onAbort);
       // Nothing a command started outlives it: not its process group, and not what left
       // the group with setsid() and let go of the pipes (found by the inherited marker).
-      killGroup(child.pid, 'SIGKILL');
+      await killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id);
       await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
     });
     if (cancelled && !timedOut) throw new GymError('CANCELLED', 'the command was cancelled');

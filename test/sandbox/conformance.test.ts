@@ -132,6 +132,17 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test('loopback inside the sandbox works and `localhost` resolves (tests may serve to themselves)', async () => {
+      const episode = gym.episode(id);
+      if (backend.name === 'local' && !/bubblewrap/.test(episode.sandbox.isolation)) return;
+      const r = await run(`python -c "
+import socket, threading
+srv = socket.socket(); srv.bind(('localhost', 0)); srv.listen(1)
+threading.Thread(target=lambda: srv.accept()[0].sendall(b'pong'), daemon=True).start()
+print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).recv(4).decode())"`);
+      assert.equal(r.stdout.trim(), 'pong', r.stderr);
+    });
+
     test('visible tests report per-test status, submit scores gold 1 and the start state 0', async () => {
       const tests = (await gym.callTool('run_tests', {}, ctx(), id)).data as { counts: Record<string, number> };
       assert.equal(tests.counts.passed, 0);

@@ -189,8 +189,10 @@ export class DockerSandboxFactory implements SandboxFactory {
         WorkingDir: WORKDIR,
         Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'TERM=dumb'],
         Labels: { ...this.labels, ...labels },
-        NetworkDisabled: true,
         HostConfig: {
+          // Its own network namespace with loopback only: nothing outside is reachable, and
+          // Docker still writes /etc/hosts, so `localhost` resolves (NetworkDisabled would
+          // leave it empty: tests that bind "localhost" failed).
           NetworkMode: 'none',
           Memory: l.memoryBytes,
           MemorySwap: l.memoryBytes,

@@ -6,6 +6,9 @@ import type { DocsEntry } from './docs.ts';
 import { envSpecOf, importNameOf, isHeavy, remappedVersion } from './env.ts';
 import { chatPrompt, completionPrompt, docsPrompt, episodeNote, instructPrompt, V2_CHAT_SYSTEM_PROMPT, type PromptFields } from './prompts.ts';
 
+/** Docker memory for heavy problems (torch, tensorflow...): torch 15's reference needs more than 2 GiB. */
+export const HEAVY_MEMORY_MB = 4096;
+
 /**
  * The time limit of one hidden pytest run: 120 s, the limit the v2 authors' published
  * results were produced with (their rows cut at 120 s, e.g. problem 312 for GPT-4o; the
@@ -104,6 +107,8 @@ export function v2Task(
         testFiles: [`${visiblePath.split('/')[0]}/**`, `${hiddenPath.split('/')[0]}/**`],
       },
       solution: { files: { [file]: files.solution } },
+      // torch and the like: their reference runs need more than a container's default 2 GiB.
+      resources: isHeavy(env) ? { memoryMb: HEAVY_MEMORY_MB } : {},
       metadata: {
         form: 'v2',
         library: row.library,
@@ -167,6 +172,8 @@ export function v1Task(suite: string, row: V1Row, docs?: DocsEntry): Task {
       },
       // "complete_code = starter_code + expected_output + test" (A.3): the solution continues the starter code.
       solution: { files: { [file]: starter + unescapeV1(row.solution) } },
+      // torch and the like: their reference runs need more than a container's default 2 GiB.
+      resources: isHeavy(env) ? { memoryMb: HEAVY_MEMORY_MB } : {},
       metadata: {
         form: 'v1',
         library: row.library,

@@ -209,7 +209,7 @@ export class ImageBuilder {
     const gitDirs = seed['.git/HEAD'] ? ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ') : '';
     const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, ...(gitDirs ? [`RUN mkdir -p ${gitDirs}`] : []), `WORKDIR ${WORKSPACE}`].join('\n');
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' }, `instance of ${task.id}`, { 'benchgym.task': task.id });
-    return { key: instance, kind: task.language, path: [], vars: {}, readOnlyPaths: [], command, notes, image: instance };
+    return { key: instance, kind: task.language, path: [], vars: {}, readOnlyPaths: [], command, notes, image: instance, ...(task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {}) };
   }
 
   /** The instance image of a git workspace: the checkout, .git included, as the start state. */

@@ -13,11 +13,13 @@ export interface PreparedEnv {
   notes: string[];
   /** Docker backend: the image holding this env (and, for instance images, the start state). */
   image?: string;
+  /** Docker backend: the memory this task's containers need, when above the server's limit. */
+  memoryBytes?: number;
   /** Local backend, `git` workspaces: the host directory holding the start state (a cached checkout). */
   seedDir?: string;
 }
 
 /** The part of a prepared env a sandbox is created with. */
-export function sandboxEnv(env: PreparedEnv): { path: string[]; vars: Record<string, string>; readOnlyPaths: string[]; image?: string } {
-  return { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths, ...(env.image ? { image: env.image } : {}) };
+export function sandboxEnv(env: PreparedEnv): { path: string[]; vars: Record<string, string>; readOnlyPaths: string[]; image?: string; memoryBytes?: number } {
+  return { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths, ...(env.image ? { image: env.image } : {}), ...(env.memoryBytes ? { memoryBytes: env.memoryBytes } : {}) };
 }

@@ -156,6 +156,11 @@ export const TaskSchema = z.object({
   contexts: z.record(z.string(), TaskContext).default({}),
   defaultContext: z.string().min(1).default('default'),
   metadata: z.record(z.string(), z.unknown()).default({}),
+  /**
+   * What the task needs beyond the defaults. Docker backend: a container gets
+   * max(memoryMb, the server's limit) of memory (the local sandbox has no memory limit).
+   */
+  resources: z.object({ memoryMb: z.number().int().min(64).max(262_144).optional() }).default({}),
 });
 
 export type Task = z.infer<typeof TaskSchema>;

@@ -104,7 +104,9 @@ export class DockerSandboxFactory implements SandboxFactory {
     if (!image) throw new GymError('INTERNAL', 'a Docker sandbox needs an image: prepare() the task first');
     await this.acquireSlot();
     try {
-      const started = this.pool.take(image) ?? (await this.startContainer(image, create.labels ?? {}));
+      // A task that needs more memory than the pool's containers have gets a container of its own.
+      const memory = Math.max(create.env?.memoryBytes ?? 0, this.limits.memoryBytes);
+      const started = (memory === this.limits.memoryBytes ? this.pool.take(image) : undefined) ?? (await this.startContainer(image, create.labels ?? {}, memory));
       const sandbox = this.wrap(started, image, create);
       this.pool.refill(image);
       return sandbox;
@@ -174,7 +176,7 @@ export class DockerSandboxFactory implements SandboxFactory {
   }
 
   /** Creates and starts a container (and its tmpfs workspace volume) from an instance image. */
-  async startContainer(image: string, labels: Record<string, string>): Promise<{ container: Docker.Container; volume: string }> {
+  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes): Promise<{ container: Docker.Container; volume: string }> {
     const l = this.limits;
     const volume = `benchgym-ws-${randomBytes(8).toString('hex')}`;
     try {
@@ -194,8 +196,8 @@ export class DockerSandboxFactory implements SandboxFactory {
           // Docker still writes /etc/hosts, so `localhost` resolves (NetworkDisabled would
           // leave it empty: tests that bind "localhost" failed).
           NetworkMode: 'none',
-          Memory: l.memoryBytes,
-          MemorySwap: l.memoryBytes,
+          Memory: memoryBytes,
+          MemorySwap: memoryBytes,
           NanoCpus: l.nanoCpus,
           PidsLimit: l.pids,
           CapDrop: ['ALL'],

@@ -49,3 +49,26 @@ test('the warm pool hands out started containers and refills; the container budg
     await small.close();
   }
 });
+
+test('a task that needs more memory gets a container of its own with that much; the others the default, from the pool', async (t) => {
+  const skip = await dockerSkipReason();
+  if (skip) return t.skip(skip);
+  const plain = await exampleTask('roman-numerals');
+  const big = { ...plain, resources: { memoryMb: 3072 } };
+  const factory = new DockerSandboxFactory({ serverId: `test-mem-${randomBytes(4).toString('hex')}`, poolSize: 1 });
+  try {
+    const bigEnv = await factory.prepare(big);
+    assert.equal(bigEnv.memoryBytes, 3072 * 1024 ** 2);
+    const plainEnv = await factory.prepare(plain);
+    await factory.warm(plainEnv.image!);
+    const a = (await factory.create({ seed: seedOf(big), env: sandboxEnv(bigEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+    assert.equal((await a.container.inspect()).HostConfig.Memory, 3072 * 1024 ** 2);
+    assert.equal(factory.stats().pooled, 1, 'the pooled container (default memory) was not handed out');
+    const b = (await factory.create({ seed: seedOf(plain), env: sandboxEnv(plainEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+    assert.equal((await b.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
+    await a.destroy();
+    await b.destroy();
+  } finally {
+    await factory.close();
+  }
+});

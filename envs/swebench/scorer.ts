@@ -1,12 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
 import { GymError, INFRA_CODES, toGymError } from '../../src/errors.ts';
 import { sandboxEnv } from '../../src/env/types.ts';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { matchesAny } from '../../src/sandbox/glob.ts';
 import { parseJavaTestId, runTests, type TestRun } from '../../src/scoring/runners.ts';
-import type { ScoreDeps, ScoreOptions } from '../../src/scoring/scorer.ts';
+import { verdictWriter, type ScoreDeps, type ScoreOptions } from '../../src/scoring/scorer.ts';
 import type { TestCaseResult } from '../../src/scoring/junit.ts';
 import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
 import type { RunnerSpec, Task } from '../../src/tasks/schema.ts';
@@ -57,16 +55,7 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
   const notes: string[] = [];
   const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
   let sandbox: Sandbox | undefined;
-  const finish = async (v: Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'>): Promise<Verdict> => {
-    const verdict: Verdict = { taskId: task.id, suite: task.suite, ...v, durationMs: Date.now() - started };
-    if (deps.logDir) {
-      const file = path.join(deps.logDir, `${task.suite}-${task.id.replace(/[^\w.-]+/g, '_')}-${randomBytes(4).toString('hex')}.log`);
-      await fs.mkdir(deps.logDir, { recursive: true });
-      await fs.writeFile(file, log.join('\n') + '\n');
-      verdict.logRef = file;
-    }
-    return verdict;
-  };
+  const finish = verdictWriter(task, deps, log, started);
   try {
     const testPatch = task.tests.hidden.patch;
     if (!testPatch) throw new GymError('TASK_INVALID', `task '${task.id}' has no test patch`);

@@ -30,6 +30,20 @@ function runsPytest(task: Task): boolean {
   return runner.type === 'pytest' || (runner.type === 'script' && /pytest/.test(runner.command));
 }
 
+/** Completes a verdict (task, suite, duration) and, with a log directory, keeps the scoring log and points to it. */
+export function verdictWriter(task: Task, deps: ScoreDeps, log: string[], started: number): (v: Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'>) => Promise<Verdict> {
+  return async (v) => {
+    const verdict: Verdict = { taskId: task.id, suite: task.suite, ...v, durationMs: Date.now() - started };
+    if (deps.logDir) {
+      const file = path.join(deps.logDir, `${task.suite}-${task.id.replace(/[^\w.-]+/g, '_')}-${randomBytes(4).toString('hex')}.log`);
+      await fs.mkdir(deps.logDir, { recursive: true });
+      await fs.writeFile(file, log.join('\n') + '\n');
+      verdict.logRef = file;
+    }
+    return verdict;
+  };
+}
+
 /**
  * Scores a patch the way the benchmarks do: a fresh sandbox from the untouched start state,
  * the patch applied, the task's test files reset, the hidden tests added, the hidden tests
@@ -41,16 +55,7 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
   const notes: string[] = [];
   const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
   let sandbox: Sandbox | undefined;
-  const finish = async (v: Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'>): Promise<Verdict> => {
-    const verdict: Verdict = { taskId: task.id, suite: task.suite, ...v, durationMs: Date.now() - started };
-    if (deps.logDir) {
-      const file = path.join(deps.logDir, `${task.suite}-${task.id.replace(/[^\w.-]+/g, '_')}-${randomBytes(4).toString('hex')}.log`);
-      await fs.mkdir(deps.logDir, { recursive: true });
-      await fs.writeFile(file, log.join('\n') + '\n');
-      verdict.logRef = file;
-    }
-    return verdict;
-  };
+  const finish = verdictWriter(task, deps, log, started);
   try {
     opts.progress?.('preparing the environment');
     const env = await deps.sandboxes.prepare(task);

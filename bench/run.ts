@@ -3,6 +3,8 @@
  *
  * Runs the benchmarks, prints a table and writes bench/results/latest.json. `--only` takes a
  * benchmark name (mcp_latency) or case names (ping, view_file, view_file_scoped, ...).
+ * Opt-in benchmarks (isolation: bombs, about 5 min) run only when named with `--only`; run
+ * alone, they write only their own file (bench/results/isolation.json), not latest.json.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -12,13 +14,16 @@ import { parseArgs } from 'node:util';
 import { MCP_LATENCY_CASES, runMcpLatency, type McpLatencyCase, type McpLatencyResult, type MemoryPoint } from './mcp_latency.ts';
 import type { LatencyStats } from './stats.ts';
 import { DOCKER_CASES, runDockerBench, type DockerBenchResult } from './docker_sandbox.ts';
+import { ISOLATION_CASES, runIsolation, type IsolationResult } from './isolation.ts';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
 
 interface Benchmark {
   name: string;
   cases: readonly string[];
-  run(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<McpLatencyResult | DockerBenchResult>;
+  /** Not part of a bare `npm run bench`: runs only when named (or a case of it) with --only. */
+  optIn?: boolean;
+  run(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<McpLatencyResult | DockerBenchResult | IsolationResult>;
 }
 
 const BENCHMARKS: Benchmark[] = [
@@ -32,10 +37,16 @@ const BENCHMARKS: Benchmark[] = [
     cases: DOCKER_CASES,
     run: (opts) => runDockerBench(opts),
   },
+  {
+    name: 'isolation',
+    cases: ISOLATION_CASES,
+    optIn: true,
+    run: (opts) => runIsolation(opts),
+  },
 ];
 
 function usage(): string {
-  const names = BENCHMARKS.map((b) => `${b.name} (${b.cases.join(', ')})`).join('; ');
+  const names = BENCHMARKS.map((b) => `${b.name}${b.optIn ? ' [opt-in]' : ''} (${b.cases.join(', ')})`).join('; ');
   return `usage: npm run bench -- [--quick] [--only <benchmark|case>[,...]]\nbenchmarks: ${names}`;
 }
 
@@ -94,10 +105,11 @@ async function main(): Promise<number> {
   const info = machine();
   log(`${info.cpus} cpus (${info.cpuModel}), ${info.memoryGiB} GiB, node ${info.node}, load ${info.loadAvg1m}${quick ? ', --quick' : ''}`);
 
-  const results: Record<string, McpLatencyResult | DockerBenchResult> = {};
+  const results: Record<string, McpLatencyResult | DockerBenchResult | IsolationResult> = {};
   const allStats: LatencyStats[] = [];
   for (const bench of BENCHMARKS) {
     let cases: Set<string> | undefined;
+    if (!only.size && bench.optIn) continue;
     if (only.size && !only.has(bench.name)) {
       cases = new Set(bench.cases.filter((c) => only.has(c)));
       if (cases.size === 0) continue;
@@ -114,6 +126,10 @@ async function main(): Promise<number> {
   console.log(table(allStats));
   for (const [name, r] of Object.entries(results)) {
     console.log('');
+    if ('table' in r) {
+      console.log(`${name}:${r.skipped ? ` skipped: ${r.skipped}` : ''}\n${r.table}`);
+      continue;
+    }
     if (!('context' in r)) {
       console.log(`${name}: ${r.skipped ? `skipped (${r.skipped})` : JSON.stringify(r.extra)}`);
       continue;
@@ -131,6 +147,8 @@ async function main(): Promise<number> {
     options: { quick, only: [...only] },
     benchmarks: results,
   };
+  // An opt-in benchmark alone keeps its own file (isolation.json): latest.json keeps the latency run.
+  if (Object.keys(results).every((name) => BENCHMARKS.find((b) => b.name === name)?.optIn)) return 0;
   await fs.mkdir(path.dirname(RESULTS_FILE), { recursive: true });
   await fs.writeFile(RESULTS_FILE, JSON.stringify(report, null, 2) + '\n');
   console.log(`\nwrote ${path.relative(process.cwd(), RESULTS_FILE)}`);

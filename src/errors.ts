@@ -14,6 +14,7 @@ export type GymErrorCode =
   | 'FILE_EXISTS'
   | 'BINARY_FILE'
   | 'FILE_TOO_LARGE'
+  | 'DIFF_TOO_LARGE'
   | 'EDIT_NO_MATCH'
   | 'EDIT_AMBIGUOUS'
   | 'NOTHING_TO_UNDO'

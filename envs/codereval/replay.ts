@@ -1,3 +1,4 @@
+import { formatModeDifferences, strictOutcome, type ReplayVerdict, type StrictOutcome } from '../../src/scoring/compare.ts';
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { GymError, toGymError } from '../../src/errors.ts';
@@ -49,6 +50,8 @@ export interface SampleResult {
   /** Why ours is what it is: the last error line of the test run, or the infrastructure error. */
   reason: string;
   durationMs: number;
+  /** `--scoring both`: what strict mode made of a faithful pass. */
+  strict?: StrictOutcome;
 }
 
 /** The candidate as a patch: the raw completion in CANDIDATE_FILE, used verbatim by the scorer. */
@@ -91,15 +94,17 @@ export async function replayOutputs(tasks: Map<string, Task>, rows: OutputRow[],
     const level = String(task.metadata.level ?? row.level ?? 'unknown');
     let ours: Outcome;
     let reason: string;
+    let strict: StrictOutcome | undefined;
     const known = unavailable.get(row._id);
     if (known) {
       ours = 'unavailable';
       reason = known;
     } else {
       try {
-        const verdict = await score(task, candidatePatch(g.generate_code));
+        const verdict: ReplayVerdict = await score(task, candidatePatch(g.generate_code));
         ours = verdict.status === 'error' ? (verdict.error?.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error') : verdict.status;
         reason = await failureLine(verdict);
+        strict = await strictOutcome(verdict, failureLine);
       } catch (err) {
         const e = toGymError(err);
         if (e.code === 'CANCELLED') throw e;
@@ -109,7 +114,7 @@ export async function replayOutputs(tasks: Map<string, Task>, rows: OutputRow[],
       if (ours === 'unavailable') unavailable.set(row._id, reason);
     }
     const comparable = theirs !== undefined && (ours === 'passed' || ours === 'failed');
-    return { taskId: row._id, sample, level, ours, ...(theirs ? { theirs } : {}), ...(comparable ? { agree: ours === theirs } : {}), reason, durationMs: Date.now() - started };
+    return { taskId: row._id, sample, level, ours, ...(theirs ? { theirs } : {}), ...(comparable ? { agree: ours === theirs } : {}), reason, durationMs: Date.now() - started, ...(strict ? { strict } : {}) };
   };
   // Samples of one task run one after another (the first tells whether its env exists); tasks run in parallel.
   const byTask = new Map<string, number[]>();
@@ -274,7 +279,7 @@ export function formatReplay(results: SampleResult[], summary: ReplaySummary, ac
 export async function scoreCli(
   gym: { registry: { tasks(suite: string): Promise<Task[]> }; score(task: Task, patch: string): Promise<Verdict> },
   suiteId: string,
-  o: { predictions: string; tasks?: string; concurrency: number; json?: boolean; dataset: string },
+  o: { predictions: string; tasks?: string; concurrency: number; json?: boolean; dataset: string; score?: (task: Task, patch: string) => Promise<ReplayVerdict> },
 ): Promise<number> {
   const all = await gym.registry.tasks(suiteId);
   const byId = new Map(all.map((t) => [t.id, t]));
@@ -286,7 +291,7 @@ export async function scoreCli(
     if (unknown.length) throw new GymError('TASK_NOT_FOUND', `no task ${unknown.map((u) => `'${u}'`).join(', ')} in suite '${suiteId}'`);
     rows = rows.filter((r) => wanted.has(r._id));
   }
-  const results = await replayOutputs(byId, rows, (task, patch) => gym.score(task, patch), {
+  const results = await replayOutputs(byId, rows, o.score ?? ((task, patch) => gym.score(task, patch)), {
     concurrency: o.concurrency,
     onResult: (r) => {
       if (!o.json && r.ours !== 'unavailable') process.stderr.write(`${r.ours.padEnd(8)} ${r.taskId} #${r.sample}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}${r.ours === 'passed' ? '' : `: ${r.reason}`}\n`);
@@ -295,6 +300,9 @@ export async function scoreCli(
   const summary = summarize(results);
   const acc = outputsAccAtK(byId, rows);
   if (o.json) process.stdout.write(JSON.stringify({ suite: suiteId, dataset: o.dataset, predictions: o.predictions, summary, ...(acc ? { accAtK: acc } : {}), results }, null, 2) + '\n');
-  else process.stdout.write(`\n${suiteId}: ${formatReplay(results, summary, acc)}\n`);
+  else {
+    process.stdout.write(`\n${suiteId}: ${formatReplay(results, summary, acc)}\n`);
+    if (results.some((r) => r.strict)) process.stdout.write(formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))).join('\n') + '\n');
+  }
   return summary.errors > 0 ? 1 : 0;
 }

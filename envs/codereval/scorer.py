@@ -12,6 +12,12 @@ from its `def` line to its last line, as `ast` sees it).
 
 Exit codes: the test's own (0 passes), 1 for a timeout or a candidate that cannot be read,
 2 for a broken harness call.
+
+Strict mode (BENCHGYM_SCORING=strict, benchgym's default outside replays): the file runs under
+a small runner that is handed a nonce through a pipe (read and closed before the test starts)
+and writes it to a second pipe only once the test file has run to its end. An exit 0 without
+it (os._exit in the function), or a SystemExit raised from the candidate's own lines, fails
+with `TAMPER_SUSPECTED: exited before the test's end` on stderr.
 """
 import argparse
 import ast
@@ -42,6 +48,85 @@ def candidate_from_source(path, name):
         raise SystemExit(f"CANDIDATE: no function {name} in {path}")
     lines = source.splitlines()
     return "\n".join(lines[node.lineno - 1 : node.end_lineno])
+
+
+# Runs the test file as `python FILE` would, then reports its end with the nonce (strict mode).
+RUNNER = r"""
+import os, runpy, sys, traceback
+
+
+def main():
+    r, w, path, lo, hi = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
+    nonce = os.read(r, 256).decode()
+    os.close(r)
+    write, real = os.write, os.path.realpath(path)
+    sys.argv = [path]
+    sys.path[0] = os.path.dirname(real)
+
+    def from_candidate(tb):
+        while tb is not None:
+            if os.path.realpath(tb.tb_frame.f_code.co_filename) == real and lo <= tb.tb_lineno <= hi:
+                return True
+            tb = tb.tb_next
+        return False
+
+    try:
+        runpy.run_path(path, run_name="__main__")
+        code = 0
+    except SystemExit as e:
+        if from_candidate(e.__traceback__):
+            write(w, ("candidate-exit " + nonce + "\n").encode())
+            os.close(w)
+            raise
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+        if not isinstance(e.code, (int, type(None))):
+            print(e.code, file=sys.stderr)
+    except BaseException:
+        traceback.print_exc()
+        code = 1
+    write(w, ("end " + nonce + " " + str(code) + "\n").encode())
+    os.close(w)
+    return code
+
+
+sys.exit(main())
+"""
+
+
+def run_strict(out, timeout, lo, hi):
+    """The test file under RUNNER: its exit code, and whether it reached its end by itself."""
+    import secrets
+
+    nonce = secrets.token_hex(16)
+    from_parent, to_child = os.pipe()
+    from_child, to_parent = os.pipe()
+    os.write(to_child, nonce.encode())
+    os.close(to_child)
+    try:
+        proc = subprocess.run([sys.executable, "-c", RUNNER, str(from_parent), str(to_parent), out, str(lo), str(hi)], pass_fds=(from_parent, to_parent), timeout=timeout)
+    finally:
+        os.close(from_parent)
+        os.close(to_parent)
+    os.set_blocking(from_child, False)
+    said = b""
+    while True:
+        try:
+            chunk = os.read(from_child, 4096)
+        except BlockingIOError:
+            break
+        if not chunk:
+            break
+        said += chunk
+    os.close(from_child)
+    lines = said.decode(errors="replace").split("\n")
+    if "candidate-exit " + nonce in lines and proc.returncode == 0:
+        return proc.returncode, "exited before the test's end (SystemExit raised in the function)"
+    ended = [l for l in lines if l.startswith("end " + nonce + " ")]
+    if not ended:
+        return proc.returncode, "exited before the test's end (the process ended without the runner's record)" if proc.returncode == 0 else None
+    if int(ended[-1].split()[-1]) != proc.returncode:
+        return proc.returncode, "exited before the test's end (exit code %d where the test ended with %s)" % (proc.returncode, ended[-1].split()[-1])
+    return proc.returncode, None
 
 
 def reindent(code, column):
@@ -82,13 +167,21 @@ def main():
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.test)), "run_" + os.path.basename(args.test))
     with open(out, "w", encoding="utf-8") as f:
         f.write(combined)
+    strict = os.environ.get("BENCHGYM_SCORING") == "strict"
     try:
-        proc = subprocess.run([sys.executable, out], timeout=args.timeout)
+        if strict:
+            code = reindent(candidate, target.col_offset)
+            returncode, tamper = run_strict(out, args.timeout, start + 1, start + code.count("\n") + 1)
+        else:
+            returncode, tamper = subprocess.run([sys.executable, out], timeout=args.timeout).returncode, None
     except subprocess.TimeoutExpired:
         print(f"TIMEOUT: the test did not finish within {args.timeout:g} s", file=sys.stderr)
         return 1
-    print(f"exit code {proc.returncode}", file=sys.stderr)
-    return 0 if proc.returncode == 0 else (proc.returncode if 0 < proc.returncode < 126 else 1)
+    print(f"exit code {returncode}", file=sys.stderr)
+    if tamper:
+        print(f"TAMPER_SUSPECTED: {tamper}", file=sys.stderr)
+        return 1
+    return 0 if returncode == 0 else (returncode if 0 < returncode < 126 else 1)
 
 
 if __name__ == "__main__":

@@ -1,3 +1,4 @@
+import { strictOutcome, type ReplayVerdict, type StrictOutcome } from '../../src/scoring/compare.ts';
 import { z } from 'zod';
 import { GymError, toGymError } from '../../src/errors.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
@@ -92,6 +93,8 @@ export interface ReplayResult {
   /** One line from our verdict: the first failing test and its message, or the error. */
   reason: string;
   durationMs: number;
+  /** `--scoring both`: what strict mode made of a faithful pass. */
+  strict?: StrictOutcome;
 }
 
 /** The short reason a verdict gives: why it failed, or the error. */
@@ -129,10 +132,12 @@ export async function replayPredictions(
     const theirs = p.passed === undefined ? undefined : p.passed ? ('passed' as const) : ('failed' as const);
     let ours: ReplayOutcome;
     let reason: string;
+    let strict: StrictOutcome | undefined;
     try {
-      const verdict = await score(task, predictionPatch(task, p.answer, opts.mode).patch);
+      const verdict: ReplayVerdict = await score(task, predictionPatch(task, p.answer, opts.mode).patch);
       ours = verdict.status === 'error' ? (verdict.error?.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error') : verdict.status;
       reason = verdictReason(verdict);
+      strict = await strictOutcome(verdict, verdictReason);
     } catch (err) {
       const e = toGymError(err);
       if (e.code === 'CANCELLED') throw e;
@@ -140,7 +145,7 @@ export async function replayPredictions(
       reason = `${e.code}: ${e.message.split('\n')[0]}`;
     }
     const comparable = theirs !== undefined && (ours === 'passed' || ours === 'failed');
-    return { taskId: p.taskId, line: p.line, ours, ...(theirs ? { theirs } : {}), ...(comparable ? { agree: ours === theirs } : {}), reason, durationMs: Date.now() - started };
+    return { taskId: p.taskId, line: p.line, ours, ...(theirs ? { theirs } : {}), ...(comparable ? { agree: ours === theirs } : {}), reason, durationMs: Date.now() - started, ...(strict ? { strict } : {}) };
   };
   await Promise.all(
     Array.from({ length: Math.max(1, Math.min(opts.concurrency, predictions.length)) }, async () => {

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GymError } from '../../src/errors.ts';
+import { isolatedGitEnv, ISOLATED_GIT_FLAGS } from '../../src/sandbox/git_isolation.ts';
 
 /** A unified diff of one file's two versions, with `a/<file>` and `b/<file>` headers (git diff --no-index). */
 export async function unifiedDiff(file: string, before: string, after: string): Promise<string> {
@@ -12,7 +13,7 @@ export async function unifiedDiff(file: string, before: string, after: string): 
     await fs.writeFile(path.join(dir, 'a'), before);
     await fs.writeFile(path.join(dir, 'b'), after);
     const out = await new Promise<string>((resolve, reject) =>
-      execFile('git', ['diff', '--no-index', '--no-color', '--no-ext-diff', 'a', 'b'], { cwd: dir, maxBuffer: 1 << 28 }, (err, stdout, stderr) => {
+      execFile('git', [...ISOLATED_GIT_FLAGS, 'diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', 'a', 'b'], { cwd: dir, env: isolatedGitEnv(dir), maxBuffer: 1 << 28 }, (err, stdout, stderr) => {
         // Exit code 1 means "the files differ".
         if (err && (err as { code?: number }).code !== 1) reject(new GymError('INTERNAL', `git diff --no-index failed: ${stderr}`));
         else resolve(String(stdout));

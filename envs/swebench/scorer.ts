@@ -5,6 +5,7 @@ import type { Sandbox } from '../../src/sandbox/types.ts';
 import { matchesAny } from '../../src/sandbox/glob.ts';
 import { parseJavaTestId, runTests, type TestRun } from '../../src/scoring/runners.ts';
 import { verdictWriter, type ScoreDeps, type ScoreOptions } from '../../src/scoring/scorer.ts';
+import { candidateNote, clearForHarness, refusedNote } from '../../src/scoring/candidate_files.ts';
 import type { TestCaseResult } from '../../src/scoring/junit.ts';
 import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
 import type { RunnerSpec, Task } from '../../src/tasks/schema.ts';
@@ -55,6 +56,7 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
   const notes: string[] = [];
   const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
   let sandbox: Sandbox | undefined;
+  let applied = false;
   const finish = verdictWriter(task, deps, log, started);
   try {
     const testPatch = task.tests.hidden.patch;
@@ -77,6 +79,12 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
       return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, 'PATCH_APPLY_FAILED: the patch does not apply to the base commit (git apply, git apply --3way, patch --fuzz=5)'] });
     }
     if (method !== 'empty' && method !== 'git apply') notes.push(`patch applied with ${method}`);
+    applied = true;
+
+    // From here on the work tree is the candidate's: what its files make the harness's own
+    // steps fail on (links out on the way to a test file, say) is a wrong answer, never an error.
+    const startLinks = await trackedLinks(sandbox);
+    const clearWay = async (paths: string[]) => notes.push(...(await clearForHarness(sandbox!, paths, { startLinks, signal: opts.signal })).map(refusedNote));
 
     // 2. Test files and test infrastructure stay as they were.
     const changed = await changedPaths(sandbox);
@@ -98,11 +106,15 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
         }
       }
     }
-    if (undo.length) await restore(sh, undo, changed);
+    if (undo.length) {
+      await clearWay(undo);
+      await restore(sh, undo, changed);
+    }
 
     // 3. The test patch, on a clean slate for every file it touches.
     const touched = diffFiles(testPatch);
     const resetPaths = [...new Set(touched.flatMap((f) => [f.oldPath, f.newPath]).filter((p): p is string => Boolean(p)))];
+    await clearWay(resetPaths);
     const reset = await sh(
       resetPaths
         .map((p) => `if git cat-file -e HEAD:${shellQuote(p)} 2>/dev/null; then rm -rf -- ${shellQuote(p)}; git checkout -q HEAD -- ${shellQuote(p)}; else rm -rf -- ${shellQuote(p)}; fi`)
@@ -125,6 +137,8 @@ export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, 
     const e = toGymError(err);
     if (e.code === 'CANCELLED') throw e;
     log.push(`error ${e.code}: ${e.message}`);
+    const note = applied ? candidateNote(e) : null;
+    if (note) return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, note] });
     return await finish({ reward: 0, status: 'error', tests: [], notes, error: { code: INFRA_CODES.has(e.code) || e.code === 'TASK_INVALID' ? e.code : 'INTERNAL', message: e.message } });
   } finally {
     await sandbox?.destroy().catch(() => {});
@@ -150,6 +164,16 @@ async function changedPaths(sandbox: Sandbox): Promise<{ path: string; tracked: 
     .split('\0')
     .filter(Boolean)
     .map((entry) => ({ path: entry.slice(3), tracked: !entry.startsWith('??') && !entry.startsWith('!!') }));
+}
+
+/** The symbolic links the base commit tracks (path → target): the start state's own, left in place. */
+async function trackedLinks(sandbox: Sandbox): Promise<Map<string, string>> {
+  const r = await sandbox.exec(`git ls-files -s -z | while IFS= read -r -d '' e; do case "$e" in 120000\\ *) s=\${e#120000 }; printf '%s\\0' "\${e#*$'\\t'}"; git cat-file blob "\${s%% *}"; printf '\\0';; esac; done; true`, { timeoutMs: 120_000 });
+  if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `listing the base commit's symbolic links failed: ${r.stderr}`);
+  const fields = r.stdout.split('\0');
+  const out = new Map<string, string>();
+  for (let i = 0; i + 1 < fields.length; i += 2) out.set(fields[i]!, fields[i + 1]!);
+  return out;
 }
 
 async function restore(sh: (c: string) => Promise<{ exitCode: number | null; stderr: string }>, paths: string[], changed: { path: string; tracked: boolean }[]): Promise<void> {

@@ -14,6 +14,8 @@ import { dockerClient } from '../sandbox/docker/client.ts';
 import { buildBaseImage, type BaseImageSpec } from '../env/baseImages.ts';
 import { BASE_IMAGES, baseImageName } from '../env/images.ts';
 import { intFlag, parseFlags } from './options.ts';
+import { onShutdownSignals } from './shutdown.ts';
+import { SESSION_DEFAULTS } from '../server/sessions.ts';
 import { readManifest } from '../runner/manifest.ts';
 import { runExperiment } from '../runner/runner.ts';
 import { streamProgress } from '../runner/progress.ts';
@@ -22,11 +24,13 @@ import { agentUnderTest, goldOptions } from '../runner/agents.ts';
 import { shell } from './shell.ts';
 import { score, SCORE_USAGE } from './score.ts';
 import { buildTasksCmd, BUILD_TASKS_USAGE } from './build_tasks.ts';
+import { scoringFlag } from '../scoring/mode.ts';
 
 const USAGE = `benchgym: a gym server for code benchmarks
 
 Usage:
   benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker] [--suite ID[=PATH]]... [--token T]
+                 [--allow-origin NAME]... [--allow-host NAME]... [--session-idle S] [--max-sessions N]
   benchgym mcp [--suite ID[=PATH]]...                 MCP over stdio (for Claude Desktop / Claude Code)
   benchgym tasks [--suite ID[=PATH]]... [--json]      list the tasks of the served suites
   benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
@@ -52,6 +56,9 @@ Common options:
   --repos-dir DIR    local git mirrors of repositories (bare or not: owner/name, owner__name, owner+name, ...) for
                      repository suites (swe-bench-java); else they are cloned from GitHub
   --isolation MODE   auto | bwrap | none: bubblewrap for the local sandbox (default auto)
+  --scoring MODE     strict | faithful (serve, mcp, validate, run; default strict): strict turns each known
+                     scoring trick into reward 0 with a TAMPER_SUSPECTED note, faithful is the benchmark's
+                     own harness (docs/ARCHITECTURE.md#scoring-modes)
   --sandbox docker   one hardened container per episode; with --pool N (ready containers per
                      hot image, default 1), --max-containers N (default 32), --server-id ID,
                      --exact-python (refuse the nearest Python base image)
@@ -70,6 +77,7 @@ const COMMON = {
   'max-containers': { type: 'string' },
   'exact-python': { type: 'boolean' },
   'repos-dir': { type: 'string' },
+  scoring: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -84,6 +92,7 @@ interface CommonValues {
   'max-containers'?: string;
   'exact-python'?: boolean;
   'repos-dir'?: string;
+  scoring?: string;
 }
 
 function gymFrom(values: CommonValues): Gym {
@@ -96,7 +105,7 @@ function gymFrom(values: CommonValues): Gym {
   const registry = new SuiteRegistry(builtinSuites({ reposDir }));
   for (const spec of values.suite?.length ? values.suite : ['examples']) registry.enable(spec);
   const cacheDir = values['cache-dir'] ?? process.env.BENCHGYM_CACHE;
-  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation: isolation as GymOptions['isolation'] };
+  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation: isolation as GymOptions['isolation'], scoring: scoringFlag(values.scoring, 'strict') };
   if (backend === 'docker') {
     opts.sandboxes = new DockerSandboxFactory({
       serverId: values['server-id'] ?? 'default',
@@ -108,19 +117,26 @@ function gymFrom(values: CommonValues): Gym {
   return new Gym(opts);
 }
 
+/** Stops on SIGINT / SIGTERM within SHUTDOWN_DEADLINE_MS, even when something hangs (shutdown.ts). */
 function onSignals(stop: () => Promise<void>): void {
-  let stopping = false;
-  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(sig, () => {
-      if (stopping) process.exit(1);
-      stopping = true;
-      void stop().finally(() => process.exit(0));
-    });
-  }
+  onShutdownSignals(stop);
 }
 
 async function serve(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, { ...COMMON, host: { type: 'string' }, port: { type: 'string' }, token: { type: 'string' } });
+  const { values } = parseFlags(args, {
+    ...COMMON,
+    host: { type: 'string' },
+    port: { type: 'string' },
+    token: { type: 'string' },
+    'allow-origin': { type: 'string', multiple: true },
+    'allow-host': { type: 'string', multiple: true },
+    'session-idle': { type: 'string' },
+    'max-sessions': { type: 'string' },
+  });
+  const sessions = {
+    sessionIdleMs: intFlag(values['session-idle'], 'session-idle', SESSION_DEFAULTS.idleMs / 1000, 1, 7 * 24 * 3600) * 1000,
+    maxSessions: intFlag(values['max-sessions'], 'max-sessions', SESSION_DEFAULTS.max, 1, 100_000),
+  };
   const gym = gymFrom(values);
   // A missing Docker daemon is reported now and on every call; the server stays up.
   await gym.sandboxes.init?.().catch((err) => process.stderr.write(`benchgym: ${toGymError(err).message}\n`));
@@ -128,7 +144,10 @@ async function serve(args: string[]): Promise<number> {
     host: values.host ?? '127.0.0.1',
     port: intFlag(values.port, 'port', 7420, 0, 65535),
     token: values.token ?? process.env.BENCHGYM_TOKEN,
-    extensions: [wsGymExtension(), wsMcpExtension(), terminalExtension()],
+    allowedOrigins: values['allow-origin'],
+    allowedHosts: values['allow-host'],
+    ...sessions,
+    extensions: [wsGymExtension(), wsMcpExtension(sessions), terminalExtension()],
   });
   const suites = await gym.registry.list();
   const ws = server.url.replace(/^http/, 'ws');
@@ -300,6 +319,9 @@ async function runCmd(args: string[]): Promise<number> {
   const agentOptions = pick(givenAgentOptions, prev?.agentOptions as Record<string, unknown> | undefined, {});
   const gold = pick(values.gold, prev?.gold as boolean | undefined, false);
   const sandbox = pick(values.sandbox, prev?.sandbox as string | undefined, 'local');
+  // A run recorded before scoring modes existed was scored as faithful is now; it resumes so.
+  const legacyRun = prev !== undefined && prev !== null && !('scoring' in prev);
+  const scoring = legacyRun ? scoringFlag(values.scoring, 'faithful') : scoringFlag(values.scoring ?? (prev?.scoring as string | undefined), 'strict');
   const samples = pick(values.samples !== undefined ? intFlag(values.samples, 'samples', 1, 1, 1000) : undefined, prev?.samples, 1);
   const temperature = pick(numberFlag(values.temperature, 'temperature', 0, 2), prev?.temperature, null);
   const maxSteps = pick(values['max-steps'] !== undefined ? intFlag(values['max-steps'], 'max-steps', 250, 1, 100_000) : undefined, prev?.maxSteps, null);
@@ -322,7 +344,7 @@ async function runCmd(args: string[]): Promise<number> {
   const retries = intFlag(values.retries, 'retries', previous?.settings?.retries ?? 2, 0, 20);
 
   const agent = await agentUnderTest(agentName, agentOptions, gold);
-  const gym = gymFrom({ ...values, sandbox, suite: [dataset ? `${suite}=${dataset}` : suite] });
+  const gym = gymFrom({ ...values, sandbox, scoring, suite: [dataset ? `${suite}=${dataset}` : suite] });
   const stop = new AbortController();
   let interrupted = false;
   const onSignal = () => {
@@ -361,7 +383,7 @@ async function runCmd(args: string[]): Promise<number> {
       context: context ?? undefined,
       promptVariant: promptVariant ?? undefined,
       resume: values.resume,
-      options: { dataset, sandbox, gold, agentOptions },
+      options: { dataset, sandbox, gold, agentOptions, ...(legacyRun ? {} : { scoring }) },
       progress: streamProgress(process.stderr),
       signal: stop.signal,
     });

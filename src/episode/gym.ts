@@ -4,11 +4,13 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { GymError, toGymError } from '../errors.ts';
 import { sandboxEnv } from '../env/types.ts';
-import { processAlive } from '../env/lock.ts';
 import { LocalSandboxFactory } from '../sandbox/local/index.ts';
+import { claimSandboxDir, removeStaleSandboxDirs } from '../sandbox/local/stale.ts';
 import type { SandboxFactory } from '../sandbox/types.ts';
-import { scorePatch } from '../scoring/scorer.ts';
+import { scorePatch, type ScoreOptions } from '../scoring/scorer.ts';
+import type { ScoringMode } from '../scoring/mode.ts';
 import type { Verdict } from '../scoring/verdict.ts';
+import { readableDiff } from '../scoring/candidate_files.ts';
 import { PROJECT_ROOT, SuiteRegistry } from '../tasks/registry.ts';
 import type { Task } from '../tasks/schema.ts';
 import { seedOf } from '../tasks/seed.ts';
@@ -17,6 +19,7 @@ import type { AnyTool, EpisodeTool, ToolContext, ToolResult } from '../tools/typ
 import { parseInput } from '../validation.ts';
 import { Episode } from './episode.ts';
 import { Trajectory } from './trajectory.ts';
+import { PathRedactor } from './redact.ts';
 
 export interface GymOptions {
   registry?: SuiteRegistry;
@@ -27,6 +30,8 @@ export interface GymOptions {
   sandboxes?: SandboxFactory;
   isolation?: 'auto' | 'bwrap' | 'none';
   defaults?: Partial<EpisodeDefaults>;
+  /** How submissions and `score()` are scored unless a call says otherwise (default strict; see src/scoring/mode.ts). */
+  scoring?: ScoringMode;
 }
 
 export interface EpisodeDefaults {
@@ -69,13 +74,20 @@ export class Gym {
   readonly registry: SuiteRegistry;
   readonly sandboxes: SandboxFactory;
   readonly dataDir: string;
+  /** The scoring mode of submissions and of `score()` calls that name none. */
+  readonly scoring: ScoringMode;
   readonly defaults: EpisodeDefaults;
   private readonly episodes = new Map<string, Episode>();
   private readonly sweeper: NodeJS.Timeout;
   private readonly instance = randomBytes(4).toString('hex');
+  /** The start-up sweep of dead instances' sandboxes folders (await it to know it is done). */
+  readonly staleSwept: Promise<void> = Promise.resolve();
+  /** What the agent sees of infrastructure errors: no server paths (the trajectory keeps them). */
+  private readonly redactor: PathRedactor;
 
   constructor(opts: GymOptions = {}) {
     this.dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
+    this.scoring = opts.scoring ?? 'strict';
     this.registry = opts.registry ?? defaultRegistry();
     this.defaults = { ...DEFAULTS, ...opts.defaults };
     this.sandboxes =
@@ -88,8 +100,15 @@ export class Gym {
         // (other sandboxes, logs, trajectories) and the checkout (its git history holds the suites).
         privatePaths: [...this.registry.privatePaths(), this.dataDir, PROJECT_ROOT],
       });
+    this.redactor = new PathRedactor([
+      { root: path.join(this.dataDir, 'sandboxes'), placeholder: '<sandboxes>' },
+      { root: path.resolve(opts.cacheDir ?? this.dataDir), placeholder: '<cache>' },
+      { root: this.dataDir, placeholder: '<data>' },
+      { root: PROJECT_ROOT, placeholder: '<benchgym>' },
+      ...this.registry.privatePaths().map((root) => ({ root, placeholder: '<suite>' })),
+    ]);
     this.sweeper = setInterval(() => void this.sweep(), Math.min(30_000, this.defaults.idleTtlMs)).unref();
-    if (!opts.sandboxes) void this.removeStaleSandboxDirs();
+    if (!opts.sandboxes) this.staleSwept = this.removeStaleSandboxDirs().catch(() => {});
   }
 
   get tools(): AnyTool[] {
@@ -148,7 +167,7 @@ export class Gym {
   }
 
   private get lifecycle() {
-    return { submit: (ep: Episode, c: Pick<ToolContext, 'signal' | 'progress'>) => this.submit(ep, c), end: (ep: Episode) => this.endEpisode(ep), fork: (ep: Episode) => this.forkEpisode(ep) };
+    return { submit: async (ep: Episode, c: Pick<ToolContext, 'signal' | 'progress'>) => this.redactedVerdict(ep, await this.submit(ep, c)), end: (ep: Episode) => this.endEpisode(ep), fork: (ep: Episode) => this.forkEpisode(ep) };
   }
 
   /** A copy of a running episode: same task, workspace, edit history and budgets left; its own trajectory. */
@@ -197,7 +216,13 @@ export class Gym {
   async callTool(name: string, rawArgs: unknown, ctx: ToolContext, episodeId?: string): Promise<ToolResult> {
     const tool = ALL_TOOLS.find((t) => t.name === name);
     if (!tool) throw new GymError('INVALID_ARGUMENT', `unknown tool '${name}'`);
-    if (tool.scope === 'gym') return withHeartbeat(ctx, name, () => tool.run(this, parseInput(tool.input, rawArgs, `arguments for ${name}`), ctx));
+    if (tool.scope === 'gym') {
+      try {
+        return await withHeartbeat(ctx, name, () => tool.run(this, parseInput(tool.input, rawArgs, `arguments for ${name}`), ctx));
+      } catch (err) {
+        throw this.redactor.error(toGymError(err));
+      }
+    }
     if (!episodeId) throw new GymError('INVALID_ARGUMENT', `'episode_id' is required for ${name}`);
     return this.callEpisodeTool(this.episode(episodeId), tool, rawArgs, ctx);
   }
@@ -229,20 +254,27 @@ export class Gym {
           episode.trajectory.append({ type: 'end', state: 'ended', infraError: e.toJSON(), at: new Date().toISOString() });
           await this.release(episode);
         }
-        throw e;
+        throw this.redactor.error(e, [episode.sandbox.workdir]);
       } finally {
         episode.lastActiveAt = Date.now();
       }
     });
   }
 
+  /** The verdict as the submit tool shows it: its infrastructure error and notes without server paths. */
+  private redactedVerdict(episode: Episode, v: Verdict): Verdict {
+    const keep = [episode.sandbox.workdir];
+    return { ...v, notes: v.notes.map((n) => this.redactor.redact(n, keep)), ...(v.error ? { error: { ...v.error, message: this.redactor.redact(v.error.message, keep) } } : {}) };
+  }
+
   /** Scores the episode's diff in a fresh sandbox and ends the episode. */
   async submit(episode: Episode, ctx: Pick<ToolContext, 'signal' | 'progress'>): Promise<Verdict> {
     if (episode.verdict) return episode.verdict;
-    const diff = await episode.sandbox.diff();
+    const { diff, notes } = await readableDiff(episode.sandbox);
     episode.finalDiff = diff;
     const scored = await this.submissionFor(episode, diff);
     const verdict = await this.score(scored.task, scored.patch, { signal: ctx.signal, progress: (m) => ctx.progress(0, undefined, m) });
+    verdict.notes.push(...notes);
     if (scored.note) verdict.notes.push(scored.note);
     episode.verdict = verdict;
     episode.state = 'submitted';
@@ -265,10 +297,11 @@ export class Gym {
     return { task: { ...task, workspace: task.contexts[episode.context]!.workspace }, patch: diff };
   }
 
-  score(task: Task, patch: string, opts: { signal?: AbortSignal; progress?: (m: string) => void } = {}): Promise<Verdict> {
+  score(task: Task, patch: string, opts: ScoreOptions = {}): Promise<Verdict> {
     const deps = { sandboxes: this.sandboxes, logDir: path.join(this.dataDir, 'logs') };
     const suiteScorer = this.registry.scorerOf(task.suite);
-    return suiteScorer ? suiteScorer(task, patch, deps, opts) : scorePatch(task, patch, deps, opts);
+    const o = { ...opts, scoring: opts.scoring ?? this.scoring };
+    return suiteScorer ? suiteScorer(task, patch, deps, o) : scorePatch(task, patch, deps, o);
   }
 
   async endEpisode(episode: Episode, state: 'ended' | 'expired' = 'ended'): Promise<void> {
@@ -289,21 +322,11 @@ export class Gym {
     return [...this.episodes.values()];
   }
 
-  /** Sandbox folders of servers that died without cleaning up (their pid is gone). */
+  /** Claims this instance's sandboxes folder, then removes those of servers and runs that died without cleaning up. */
   private async removeStaleSandboxDirs(): Promise<void> {
     const root = path.join(this.dataDir, 'sandboxes');
-    const mine = path.join(root, this.instance);
-    // The pid file first: a folder is never seen without its owner's pid.
-    await fs.mkdir(root, { recursive: true });
-    await fs.writeFile(path.join(root, `${this.instance}.pid`), String(process.pid));
-    await fs.mkdir(mine, { recursive: true });
-    for (const name of await fs.readdir(root).catch(() => [] as string[])) {
-      if (name === this.instance || name.endsWith('.pid')) continue;
-      const pid = Number(await fs.readFile(path.join(root, `${name}.pid`), 'utf8').catch(() => '0'));
-      if (pid && processAlive(pid)) continue;
-      await fs.rm(path.join(root, name), { recursive: true, force: true });
-      await fs.rm(path.join(root, `${name}.pid`), { force: true });
-    }
+    await claimSandboxDir(root, this.instance);
+    await removeStaleSandboxDirs(root, this.instance);
   }
 
   private async sweep(): Promise<void> {

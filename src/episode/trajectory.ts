@@ -15,6 +15,42 @@ export interface TrajectoryStep {
 }
 
 const MAX_OBSERVATION_CHARS = 64 * 1024;
+/** Any other string (a tool's arguments, a verdict's diff) is kept up to this many characters. */
+export const MAX_FIELD_CHARS = 2 * 1024 * 1024;
+/** A whole line: past it, strings are cut shorter until it fits, so no record costs the server (or a reader) hundreds of MB. */
+export const MAX_LINE_CHARS = 4 * 1024 * 1024;
+
+function cutString(s: string, limit: number): string {
+  return s.length > limit ? `${s.slice(0, limit)}\n[... cut at ${limit} of ${s.length} characters in the trajectory]` : s;
+}
+
+/** A copy with every string longer than `limit` cut, through plain objects and arrays. */
+function cutStrings(value: unknown, limit: number): unknown {
+  if (typeof value === 'string') return cutString(value, limit);
+  if (Array.isArray(value)) return value.map((v) => cutStrings(v, limit));
+  if (value && typeof value === 'object') {
+    const proto = Object.getPrototypeOf(value);
+    if (proto === Object.prototype || proto === null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutStrings(v, limit)]));
+  }
+  return value;
+}
+
+/** The JSON line of a record, at most MAX_LINE_CHARS long (plus the newline). */
+export function trajectoryLine(record: Record<string, unknown>): string {
+  const r = { ...record };
+  if (typeof r.observation === 'string' && r.observation.length > MAX_OBSERVATION_CHARS) {
+    r.observation = `${r.observation.slice(0, MAX_OBSERVATION_CHARS)}\n[... cut at ${MAX_OBSERVATION_CHARS} characters in the trajectory]`;
+  }
+  let line = JSON.stringify(cutStrings(r, MAX_FIELD_CHARS));
+  for (const limit of [64 * 1024, 4096]) {
+    if (line.length <= MAX_LINE_CHARS) return line;
+    line = JSON.stringify(cutStrings(r, limit));
+  }
+  if (line.length <= MAX_LINE_CHARS) return line;
+  // Still too long (a huge array of small values): keep what identifies the record.
+  const kept = Object.fromEntries(Object.entries(r).filter(([, v]) => v === null || ['string', 'number', 'boolean'].includes(typeof v)).map(([k, v]) => [k, typeof v === 'string' ? cutString(v, 4096) : v]));
+  return JSON.stringify({ ...kept, truncated: `the record was ${line.length} characters after cutting, over the trajectory's ${MAX_LINE_CHARS} per line: only its scalar fields are kept` });
+}
 
 /** Every call of an episode, appended as JSON lines as it happens, so a crash loses nothing. */
 export class Trajectory {
@@ -31,11 +67,7 @@ export class Trajectory {
   }
 
   append(record: Record<string, unknown>): void {
-    const r = { ...record };
-    if (typeof r.observation === 'string' && r.observation.length > MAX_OBSERVATION_CHARS) {
-      r.observation = `${r.observation.slice(0, MAX_OBSERVATION_CHARS)}\n[... cut at ${MAX_OBSERVATION_CHARS} characters in the trajectory]`;
-    }
-    const line = JSON.stringify(r) + '\n';
+    const line = trajectoryLine(record) + '\n';
     this.chain = this.chain.then(() => fs.appendFile(this.file, line)).catch(() => {});
   }
 

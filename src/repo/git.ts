@@ -39,7 +39,8 @@ export function runGit(args: string[], opts: GitOptions = {}): Promise<GitResult
   return new Promise((resolve, reject) => {
     const child = execFile(
       'git',
-      args,
+      // No hooks or fsmonitor: a repository's own files never make the server run a program.
+      ['-c', 'core.fsmonitor=false', '-c', 'core.hooksPath=/dev/null', ...args],
       { cwd: opts.cwd, env, timeout: opts.timeoutMs ?? 10 * 60_000, maxBuffer: 256 * 1024 * 1024, signal: opts.signal },
       (err, stdout, stderr) => {
         if (err && (err as NodeJS.ErrnoException).code === 'ENOENT') {

@@ -3,6 +3,9 @@ import type { PreparedEnv } from '../env/types.ts';
 import type { Sandbox, ExecResult } from '../sandbox/types.ts';
 import type { RunnerSpec } from '../tasks/schema.ts';
 import { junitTestId, parseJUnitXml, pytestNodeId, type TestCaseResult } from './junit.ts';
+import type { ScoringMode } from './mode.ts';
+import { STRICT_PYTEST_LAUNCHER, StrictRecord, type StrictEvidence } from './strict.ts';
+import { createHash } from 'node:crypto';
 
 export interface TestRun {
   command: string;
@@ -12,6 +15,8 @@ export interface TestRun {
   log: string;
   /** Java runners: the report files read (written by this run: earlier ones are removed first). */
   reports?: string[];
+  /** Strict pytest runs: the launcher's record of the session, for the cross-checks (strict.ts). */
+  strict?: StrictEvidence;
 }
 
 export interface RunTestsOptions {
@@ -21,7 +26,12 @@ export interface RunTestsOptions {
   maxOutputBytes?: number;
   /** pytest: read the configuration from this file (relative to the workspace) instead of discovering it. */
   pytestConfig?: string;
+  /** strict: pytest through STRICT_PYTEST_LAUNCHER (no autoloaded plugin, no bytecode, a record of the session); default faithful. */
+  scoring?: ScoringMode;
 }
+
+/** What strict runs set for every runner: no plugin autoloading, no bytecode written; BENCHGYM_SCORING tells exit-code harnesses (CoderEval's scorer.py). */
+export const STRICT_ENV: Record<string, string> = { PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1', PYTHONDONTWRITEBYTECODE: '1', BENCHGYM_SCORING: 'strict' };
 
 const REPORT_DIR = '.benchgym-reports';
 
@@ -48,7 +58,19 @@ function shellQuote(s: string): string {
 
 /** Runs a task's tests with its runner and parses per-test results from its reports. */
 export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerSpec, opts: RunTestsOptions): Promise<TestRun> {
-  const execOpts = { timeoutMs: opts.timeoutMs, signal: opts.signal, onOutput: opts.onOutput, maxOutputBytes: opts.maxOutputBytes ?? 512 * 1024 };
+  const strict = opts.scoring === 'strict';
+  const execOpts = { timeoutMs: opts.timeoutMs, signal: opts.signal, onOutput: opts.onOutput, maxOutputBytes: opts.maxOutputBytes ?? 512 * 1024, ...(strict ? { env: STRICT_ENV } : {}) };
+  if (spec.type === 'pytest' && strict) {
+    const report = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.xml`;
+    const config = opts.pytestConfig ? ['-c', opts.pytestConfig, '--rootdir=.'] : [];
+    const args = [...config, '-p', 'no:cacheprovider', '-o', 'junit_family=xunit1', `--junitxml=${report}`, '-rfE', ...spec.args];
+    const session = await strictPytest(sandbox, env, args, execOpts);
+    const xml = await sandbox.readFile(report).catch(() => null);
+    await sandbox.remove(REPORT_DIR).catch(() => {});
+    const tests = parseJUnitXml(xml?.toString('utf8') ?? '').map((c) => toResult(pytestNodeId(c.attrs), c));
+    const evidence = { ...session.evidence, junitSha256: xml ? createHash('sha256').update(xml).digest('hex') : null };
+    return { command: `python -m pytest ${args.map(shellQuote).join(' ')} (strict)`, exec: session.exec, tests, log: joinLog(session.exec), strict: evidence };
+  }
   if (spec.type === 'pytest') {
     // An unguessable report name: code under test cannot pre-write a passing report.
     const report = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.xml`;
@@ -71,6 +93,38 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
   const exec = await sandbox.exec(spec.command, execOpts);
   const status = exec.exitCode === 0 && !exec.timedOut ? 'passed' : 'failed';
   return { command: spec.command, exec, tests: [{ name: 'script', status, durationMs: exec.durationMs }], log: joinLog(exec) };
+}
+
+/** pytest through the strict launcher: a control file (nonce, record path) it reads and deletes before any workspace code runs, then its record. */
+async function strictPytest(sandbox: Sandbox, env: PreparedEnv, args: string[], execOpts: Parameters<Sandbox['exec']>[1]): Promise<{ exec: ExecResult; evidence: Omit<StrictEvidence, 'junitSha256'> }> {
+  const id = randomBytes(8).toString('hex');
+  const nonce = randomBytes(16).toString('hex');
+  const control = `${REPORT_DIR}/${id}.control.json`;
+  const out = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.record.json`;
+  await sandbox.writeFile(control, JSON.stringify({ nonce, out }));
+  const exec = await sandbox.exec(`${shellQuote(env.command)} -B -c ${shellQuote(STRICT_PYTEST_LAUNCHER)} ${[control, ...args].map(shellQuote).join(' ')}`, execOpts);
+  const text = await sandbox.readFile(out).then((b) => b.toString('utf8')).catch(() => '');
+  let record: StrictRecord | null = null;
+  try {
+    const parsed = StrictRecord.safeParse(JSON.parse(text));
+    if (parsed.success) record = parsed.data;
+  } catch {
+    // No record, or not one the launcher wrote: the cross-checks say so.
+  }
+  return { exec, evidence: { record, nonce } };
+}
+
+/**
+ * The test ids pytest collects from the hidden tests as they are (no candidate patch), by the
+ * strict launcher; undefined when collection fails there (the start state may not import).
+ */
+export async function collectPytestIds(sandbox: Sandbox, env: PreparedEnv, spec: RunnerSpec, opts: RunTestsOptions): Promise<string[] | undefined> {
+  if (spec.type !== 'pytest') return undefined;
+  const config = opts.pytestConfig ? ['-c', opts.pytestConfig, '--rootdir=.'] : [];
+  const { exec, evidence } = await strictPytest(sandbox, env, [...config, '-p', 'no:cacheprovider', '--collect-only', '-q', ...spec.args], { timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: 256 * 1024, env: STRICT_ENV });
+  await sandbox.remove(REPORT_DIR).catch(() => {});
+  const r = evidence.record;
+  return exec.exitCode === 0 && r?.nonce === evidence.nonce && r.collected?.length ? r.collected : undefined;
 }
 
 function toResult(name: string, c: { attrs: Record<string, string>; status: TestCaseResult['status']; message?: string; details?: string }): TestCaseResult {

@@ -3,10 +3,13 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { INFRA_CODES, toGymError } from '../errors.ts';
 import { matchesAny } from '../sandbox/glob.ts';
-import type { Sandbox, SandboxFactory } from '../sandbox/types.ts';
+import type { DirEntry, Sandbox, SandboxFactory } from '../sandbox/types.ts';
+import { candidateNote, clearForHarness, readLinks, REFUSED, refusedNote } from './candidate_files.ts';
 import type { Task } from '../tasks/schema.ts';
-import { runTests } from './runners.ts';
+import { collectPytestIds, runTests } from './runners.ts';
 import { decide, type Verdict } from './verdict.ts';
+import { TAMPER, type ScoringMode } from './mode.ts';
+import { REMOVE_BYTECODE, pytestEntryPoints, pytestFindings, scriptFindings, stripCompiled } from './strict.ts';
 import { seedOf } from '../tasks/seed.ts';
 import { sandboxEnv } from '../env/types.ts';
 
@@ -19,6 +22,8 @@ export interface ScoreDeps {
 export interface ScoreOptions {
   signal?: AbortSignal;
   progress?: (message: string) => void;
+  /** strict (default): known tricks give reward 0 with a TAMPER_SUSPECTED note; faithful: the benchmark's own harness. */
+  scoring?: ScoringMode;
 }
 
 /** Files every pytest task resets: they could otherwise rewrite how tests run. */
@@ -63,28 +68,69 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
     opts.progress?.('laying out a fresh sandbox');
     sandbox = await deps.sandboxes.create({ seed: seedOf(task, env), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
     const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' && runsPytest(task) ? ALWAYS_RESET_PYTHON : [])];
-    const originalTests = await snapshotMatching(sandbox, testGlobs);
+    const originalTests = await snapshotMatching(sandbox, testGlobs, opts.signal);
     const pristineConfig = task.tests.hidden.runner.type === 'pytest' ? await pytestConfigOf(sandbox) : undefined;
+    const strict = (opts.scoring ?? 'strict') === 'strict';
+    log.push(`scoring: ${strict ? 'strict' : 'faithful'}`);
+    const tamper: string[] = [];
+    let expectedIds: string[] | undefined;
+    if (strict && task.language === 'python') {
+      // Bytecode or an extension module in the diff would run instead of the source it shows.
+      const stripped = stripCompiled(patch);
+      if (stripped.removed.length) {
+        patch = stripped.patch;
+        tamper.push(`compiled Python files (bytecode, extension modules) in the patch, removed: ${stripped.removed.slice(0, 5).join(', ')}`);
+      }
+      const plugins = pytestEntryPoints(patch);
+      if (plugins.length) tamper.push(`the patch declares a pytest plugin entry point (not loaded: autoloading is off): ${plugins.slice(0, 5).join(', ')}`);
+      if (pristineConfig && !task.tests.failToPass.length && !task.tests.passToPass.length) {
+        expectedIds = await collectInStartState(sandbox, env, task, pristineConfig, opts);
+        log.push(`hidden tests collected in the start state: ${expectedIds ? expectedIds.length : 'none (collection fails there)'}`);
+      }
+    }
 
     const applied = await sandbox.applyPatch(patch);
     log.push(`apply (${applied.method ?? 'failed'}):\n${applied.log}`);
     if (!applied.ok) {
       return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, 'PATCH_APPLY_FAILED: the patch does not apply to the start state'] });
     }
-    for (const reset of await resetTestFiles(sandbox, testGlobs, originalTests)) notes.push(`test file reset to its start state: ${reset}`);
-    for (const [rel, content] of Object.entries(task.tests.hidden.files)) await sandbox.writeFile(rel, content);
     let pytestConfig: string | undefined;
-    if (pristineConfig) {
-      // pytest reads its configuration as it was at the start: a patch that adds addopts or
-      // plugins to pyproject.toml / setup.cfg changes the code, not how it is tested.
-      pytestConfig = `${PRISTINE_DIR}/${pristineConfig.name}`;
-      await sandbox.writeFile(pytestConfig, pristineConfig.content);
+    // From here on the work tree is the candidate's: what its files make the harness's own file
+    // operations fail on (links out, directories, FIFOs) is a wrong answer, never an error.
+    try {
+      for (const reset of await resetTestFiles(sandbox, testGlobs, originalTests, notes, opts.signal)) notes.push(`test file reset to its start state: ${reset}`);
+      const harnessFiles: Record<string, string> = { ...task.tests.hidden.files };
+      if (pristineConfig) {
+        // pytest reads its configuration as it was at the start: a patch that adds addopts or
+        // plugins to pyproject.toml / setup.cfg changes the code, not how it is tested.
+        pytestConfig = `${PRISTINE_DIR}/${pristineConfig.name}`;
+        harnessFiles[pytestConfig] = pristineConfig.content;
+      }
+      notes.push(...(await clearForHarness(sandbox, Object.keys(harnessFiles), { startLinks: originalTests.links, signal: opts.signal })).map(refusedNote));
+      for (const [rel, content] of Object.entries(harnessFiles)) await sandbox.writeFile(rel, content);
+    } catch (err) {
+      const note = candidateNote(err);
+      if (!note) throw err;
+      log.push(note);
+      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, note] });
     }
 
+    if (strict && task.language === 'python') await sandbox.exec(REMOVE_BYTECODE, { timeoutMs: 60_000 });
+
     opts.progress?.('running the hidden tests');
-    const run = await runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig });
+    const run = await runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig, scoring: strict ? 'strict' : 'faithful' });
     log.push(`$ ${run.command}\nexit ${run.exec.exitCode}${run.exec.timedOut ? ' (timed out)' : ''}\n${run.log}`);
-    return await finish(decide(run, task.tests, notes));
+    const decided = decide(run, { ...task.tests, passWhen: task.tests.hidden.passWhen }, notes);
+    if (strict) {
+      if (run.strict && decided.reward === 1) tamper.push(...pytestFindings(run, run.strict, expectedIds));
+      if (task.tests.hidden.runner.type === 'script') tamper.push(...scriptFindings(run));
+      if (run.strict?.record?.notes.length) decided.notes.push(...run.strict.record.notes);
+    }
+    if (tamper.length) {
+      log.push(...tamper.map((t) => `${TAMPER}: ${t}`));
+      return await finish({ ...decided, reward: 0, status: 'failed', notes: [...decided.notes, ...tamper.map((t) => `${TAMPER}: ${t}`)] });
+    }
+    return await finish(decided);
   } catch (err) {
     const e = toGymError(err);
     if (e.code === 'CANCELLED') throw e;
@@ -97,6 +143,27 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
 }
 
 const PRISTINE_DIR = '.benchgym-pristine';
+
+/**
+ * The ids pytest collects from the hidden tests in the start state (before the patch), with
+ * the start state's configuration; the hidden files and the configuration copy are then
+ * taken away again so the patch applies to the start state as it was.
+ */
+async function collectInStartState(sandbox: Sandbox, env: Awaited<ReturnType<SandboxFactory['prepare']>>, task: Task, config: { name: string; content: string }, opts: ScoreOptions): Promise<string[] | undefined> {
+  const hidden = Object.entries(task.tests.hidden.files);
+  const before = new Map<string, Buffer | null>();
+  for (const [rel] of hidden) before.set(rel, (await sandbox.stat(rel))?.type === 'file' ? await sandbox.readFile(rel) : null);
+  try {
+    for (const [rel, content] of hidden) await sandbox.writeFile(rel, content);
+    const pytestConfig = `${PRISTINE_DIR}/${config.name}`;
+    await sandbox.writeFile(pytestConfig, config.content);
+    return await collectPytestIds(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig });
+  } finally {
+    for (const [rel, content] of before) await (content ? sandbox.writeFile(rel, content) : sandbox.remove(rel)).catch(() => {});
+    await sandbox.remove(PRISTINE_DIR).catch(() => {});
+    await sandbox.exec(REMOVE_BYTECODE, { timeoutMs: 60_000 });
+  }
+}
 
 /**
  * The configuration file pytest would use in the start state, by pytest's own precedence
@@ -120,39 +187,60 @@ async function pytestConfigOf(sandbox: Sandbox): Promise<{ name: string; content
   return { name: 'pytest.ini', content: '[pytest]\n' };
 }
 
-async function listFiles(sandbox: Sandbox): Promise<string[]> {
-  const { entries } = await sandbox.list('.', { depth: 64, limit: 200_000 });
-  return entries.filter((e) => e.type === 'file' || e.type === 'symlink').map((e) => e.path);
+/** The start state's test files (by content) and every symbolic link it has (by target): what a reset puts back. */
+interface StartState {
+  files: Map<string, Buffer>;
+  links: Map<string, string>;
 }
 
-async function snapshotMatching(sandbox: Sandbox, globs: string[]): Promise<Map<string, Buffer>> {
-  const out = new Map<string, Buffer>();
-  if (!globs.length) return out;
-  for (const rel of await listFiles(sandbox)) if (matchesAny(rel, globs)) out.set(rel, await sandbox.readFile(rel));
-  return out;
+async function listEntries(sandbox: Sandbox): Promise<DirEntry[]> {
+  return (await sandbox.list('.', { depth: 64, limit: 200_000 })).entries;
 }
 
-/** Puts every test file back as it was at the start; removes test files the patch added. */
-async function resetTestFiles(sandbox: Sandbox, globs: string[], original: Map<string, Buffer>): Promise<string[]> {
+async function snapshotMatching(sandbox: Sandbox, globs: string[], signal?: AbortSignal): Promise<StartState> {
+  const entries = await listEntries(sandbox);
+  const files = new Map<string, Buffer>();
+  for (const e of entries) if (e.type === 'file' && globs.length && matchesAny(e.path, globs)) files.set(e.path, await sandbox.readFile(e.path));
+  return { files, links: await readLinks(sandbox, entries.filter((e) => e.type === 'symlink').map((e) => e.path), signal) };
+}
+
+/**
+ * Puts every test file back as it was at the start and removes test files the patch added,
+ * reading only plain files the listing shows: links, directories, FIFOs and unreadable files
+ * the candidate left at a test path are removed unopened (`clearForHarness`) and noted.
+ */
+async function resetTestFiles(sandbox: Sandbox, globs: string[], start: StartState, notes: string[], signal?: AbortSignal): Promise<string[]> {
   if (!globs.length) return [];
-  const changed: string[] = [];
-  const now = new Set((await listFiles(sandbox)).filter((rel) => matchesAny(rel, globs)));
-  for (const rel of now) {
-    const before = original.get(rel);
-    if (!before) {
-      await sandbox.remove(rel);
-      changed.push(rel);
-    } else if (!before.equals(await sandbox.readFile(rel))) {
-      await sandbox.writeFile(rel, before);
-      changed.push(rel);
+  const now = (await listEntries(sandbox)).filter((e) => matchesAny(e.path, globs));
+  const present = new Set(now.map((e) => e.path));
+  const nowLinks = await readLinks(sandbox, now.filter((e) => e.type === 'symlink' && start.links.has(e.path)).map((e) => e.path), signal);
+  const added: string[] = [];
+  const write = new Map<string, Buffer>();
+  const relink = new Map<string, string>();
+  for (const e of now) {
+    const before = start.files.get(e.path);
+    const target = start.links.get(e.path);
+    if (before) {
+      if (e.type === 'file') {
+        const same = await sandbox.readFile(e.path).then(
+          (b) => b.equals(before),
+          (err) => (notes.push(`${REFUSED}: ${e.path} cannot be read (${toGymError(err).message}); reset without being read`), false),
+        );
+        if (same) continue;
+      }
+      write.set(e.path, before);
+    } else if (target !== undefined) {
+      if (e.type !== 'symlink' || nowLinks.get(e.path) !== target) relink.set(e.path, target);
+    } else if (e.type !== 'dir') {
+      // A directory of added test files: its files are removed one by one.
+      added.push(e.path);
     }
   }
-  for (const [rel, content] of original) {
-    if (!now.has(rel)) {
-      await sandbox.writeFile(rel, content);
-      changed.push(rel);
-    }
-  }
-  return changed;
+  for (const [rel, content] of start.files) if (!present.has(rel)) write.set(rel, content);
+  for (const [rel, target] of start.links) if (matchesAny(rel, globs) && !present.has(rel)) relink.set(rel, target);
+  const refused = await clearForHarness(sandbox, [...added, ...write.keys()], { startLinks: start.links, links: relink, signal });
+  notes.push(...refused.map(refusedNote));
+  for (const [rel, content] of write) await sandbox.writeFile(rel, content);
+  return [...added, ...write.keys(), ...relink.keys()];
 }
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express, Request, Response, NextFunction } from 'express';
-import { isLoopback, refuseReason, type AccessPolicy } from './access.ts';
+import { isLoopbackHost, loopbackHostNames, refuseReason, type AccessPolicy } from './access.ts';
+import { SESSION_DEFAULTS, SessionTable } from './sessions.ts';
 import { UpgradeRouter } from './upgrade.ts';
 import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -17,8 +18,14 @@ export interface HttpServerOptions {
   port?: number;
   /** Bearer token; required when binding to anything but loopback. */
   token?: string;
-  /** Extra Origin hosts allowed (browsers); loopback origins always are. */
+  /** Extra Origins allowed (browsers): host names or whole origins; loopback origins always are. */
   allowedOrigins?: string[];
+  /** Extra Host header names accepted besides the loopback ones (a loopback bind), or the only ones (any other bind). */
+  allowedHosts?: string[];
+  /** Streamable HTTP sessions with no request for this long are closed (default 30 min). */
+  sessionIdleMs?: number;
+  /** Streamable HTTP sessions open at once; a new one past this gets CAPACITY (default 512). */
+  maxSessions?: number;
   /** More endpoints on the same server: WebSocket protocols, terminal pages. */
   extensions?: ServerExtension[];
 }
@@ -34,6 +41,8 @@ export interface RunningServer {
   host: string;
   port: number;
   http: Server;
+  /** Streamable HTTP MCP sessions open now. */
+  mcpSessions(): number;
   close(): Promise<void>;
 }
 
@@ -45,27 +54,31 @@ function jsonRpcError(res: Response, status: number, message: string, code = -32
 export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? 7420;
-  if (!isLoopback(host) && !opts.token) {
+  const loopback = isLoopbackHost(host);
+  if (!loopback && !opts.token) {
     throw new GymError('UNAUTHORIZED', `binding to ${host} exposes the server beyond this machine: give a token (--token or BENCHGYM_TOKEN)`);
   }
-  // DNS-rebinding protection: on loopback only loopback names are valid Host headers.
-  const app = createMcpExpressApp(isLoopback(host) ? { host, allowedHosts: [...new Set([host, '127.0.0.1', 'localhost', '[::1]'])] } : { host });
+  // DNS-rebinding protection: on loopback only loopback (or configured) names are valid Host headers.
+  const allowedHosts = loopback ? loopbackHostNames(host, opts.allowedHosts) : opts.allowedHosts?.length ? opts.allowedHosts.map((h) => h.toLowerCase()) : undefined;
+  const app = createMcpExpressApp(allowedHosts ? { host, allowedHosts } : { host });
 
-  const policy: AccessPolicy = { token: opts.token, allowedOrigins: opts.allowedOrigins };
+  const policy: AccessPolicy = { token: opts.token, allowedOrigins: opts.allowedOrigins, allowedHosts };
   app.use((req: Request, res: Response, next: NextFunction) => {
     const reason = refuseReason(req, policy);
     if (reason) return jsonRpcError(res, reason.status, reason.message);
     next();
   });
-  const loopbackHosts = isLoopback(host) ? [...new Set([host, '127.0.0.1', 'localhost', '[::1]', '::1'])] : undefined;
-  const upgrades = new UpgradeRouter(policy, loopbackHosts);
+  const upgrades = new UpgradeRouter(policy);
   const disposers: (() => void | Promise<void>)[] = [];
   for (const extension of opts.extensions ?? []) {
     const dispose = extension({ gym, app, upgrades });
     if (typeof dispose === 'function') disposers.push(dispose);
   }
 
-  const sessions = new Map<string, { transport: StreamableHTTPServerTransport; server: McpServer; scope: string }>();
+  const sessions = new SessionTable<{ transport: StreamableHTTPServerTransport; server: McpServer; scope: string }>(
+    { idleMs: opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max },
+    (s) => s.server.close(),
+  );
 
   const handle = (scope: () => string, makeServer: () => McpServer) => async (req: Request, res: Response) => {
     try {
@@ -73,23 +86,30 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
       const id = Array.isArray(sessionId) ? sessionId[0] : sessionId;
       if (id) {
         const session = sessions.get(id);
-        if (!session || session.scope !== scope()) return jsonRpcError(res, 404, `unknown MCP session '${id}'`, -32001);
+        if (!session || session.scope !== scope()) return jsonRpcError(res, 404, `unknown MCP session '${id}' (it may have been closed after ${Math.round(sessions.limits.idleMs / 1000)} s idle: initialize a new one)`, -32001);
+        // A request still running (an SSE stream, a long tool call) keeps the session from idling out.
+        res.on('close', sessions.begin(id));
         return await session.transport.handleRequest(req, res, req.body);
       }
       if (req.method !== 'POST' || !isInitializeRequest(req.body)) return jsonRpcError(res, 400, 'no session: send an initialize request first');
-      const server = makeServer();
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sid) => void sessions.set(sid, { transport, server, scope: scope() }),
-      });
-      transport.onclose = () => {
-        if (transport.sessionId) sessions.delete(transport.sessionId);
-      };
-      await server.connect(transport);
-      await transport.handleRequest(req, res, req.body);
+      const release = sessions.reserve();
+      try {
+        const server = makeServer();
+        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: () => randomUUID(),
+          onsessioninitialized: (sid): void => sessions.add(sid, { transport, server, scope: scope() }),
+        });
+        transport.onclose = () => {
+          if (transport.sessionId) sessions.delete(transport.sessionId);
+        };
+        await server.connect(transport);
+        await transport.handleRequest(req, res, req.body);
+      } finally {
+        release();
+      }
     } catch (err) {
       const e = toGymError(err);
-      if (!res.headersSent) jsonRpcError(res, e.code === 'EPISODE_NOT_FOUND' ? 404 : 500, `${e.code}: ${e.message}`);
+      if (!res.headersSent) jsonRpcError(res, e.code === 'EPISODE_NOT_FOUND' ? 404 : e.code === 'CAPACITY' ? 503 : 500, `${e.code}: ${e.message}`);
     }
   };
 
@@ -115,11 +135,12 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     host: address.address,
     port: address.port,
     http,
+    mcpSessions: () => sessions.size,
     async close() {
-      await Promise.all(disposers.map(async (d) => d()).map((p) => p.catch(() => {})));
-      await Promise.all([...sessions.values()].map((s) => s.transport.close().catch(() => {})));
-      sessions.clear();
+      // Stop accepting first: nothing new starts while the rest shuts down.
       const closed = new Promise<void>((resolve) => http.close(() => resolve()));
+      await Promise.all(disposers.map(async (d) => d()).map((p) => p.catch(() => {})));
+      await sessions.close();
       http.closeAllConnections();
       await closed;
     },

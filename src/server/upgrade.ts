@@ -5,16 +5,13 @@ import { refuseReason, type AccessPolicy } from './access.ts';
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>) => void;
 
 /**
- * Routes HTTP upgrades (WebSocket) by path, after the same Origin / token / Host checks
- * as plain requests. Each WebSocket endpoint registers a pattern such as `/ws/episodes/:id/pty`.
+ * Routes HTTP upgrades (WebSocket) by path, after the same Host / Origin / token checks
+ * as plain requests (refuseReason). Each WebSocket endpoint registers a pattern such as `/ws/episodes/:id/pty`.
  */
 export class UpgradeRouter {
   private readonly routes: { pattern: RegExp; keys: string[]; handler: UpgradeHandler }[] = [];
 
-  constructor(
-    private readonly policy: AccessPolicy,
-    private readonly allowedHosts?: string[],
-  ) {}
+  constructor(private readonly policy: AccessPolicy) {}
 
   add(path: string, handler: UpgradeHandler): void {
     const keys: string[] = [];
@@ -30,8 +27,6 @@ export class UpgradeRouter {
     const refuse = (status: number, message: string) => {
       socket.end(`HTTP/1.1 ${status} ${status === 401 ? 'Unauthorized' : status === 403 ? 'Forbidden' : 'Not Found'}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${message}\n`);
     };
-    const host = (req.headers.host ?? '').replace(/:\d+$/, '');
-    if (this.allowedHosts && !this.allowedHosts.includes(host)) return refuse(403, `Invalid Host: ${host}`);
     const reason = refuseReason(req, this.policy);
     if (reason) return refuse(reason.status, reason.message);
     const path = new URL(req.url ?? '/', 'http://x').pathname;

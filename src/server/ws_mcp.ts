@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -5,6 +6,7 @@ import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol
 import { toGymError } from '../errors.ts';
 import type { ServerExtension } from './http.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
+import { SESSION_DEFAULTS, SessionTable } from './sessions.ts';
 import { WS_DEFAULTS, closeWebSocketServer, startHeartbeat } from './ws_gym.ts';
 
 /** The WebSocket subprotocol of MCP, as the SDK's WebSocketClientTransport asks for it. */
@@ -79,6 +81,10 @@ export interface WsMcpOptions {
   maxPayload?: number;
   /** Ping interval in ms; a client that missed the previous pong is dropped (default 30 s; 0 turns it off). */
   heartbeatMs?: number;
+  /** A connection with no message and no call running for this long is closed (default 30 min). */
+  sessionIdleMs?: number;
+  /** Connections (MCP sessions) open at once; more are refused with 503 (default 512). */
+  maxSessions?: number;
 }
 
 /**
@@ -94,19 +100,34 @@ export function wsMcpExtension(opts: WsMcpOptions = {}): ServerExtension {
       handleProtocols: (protocols) => (protocols.has(MCP_SUBPROTOCOL) ? MCP_SUBPROTOCOL : false),
     });
     const stopHeartbeat = startHeartbeat(wss, opts.heartbeatMs ?? WS_DEFAULTS.heartbeatMs);
+    const idleMs = opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs;
+    const sessions = new SessionTable<WebSocket>({ idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max }, (ws) => ws.close(1000, `idle for ${Math.round(idleMs / 1000)} s`));
     const accept = (makeServer: () => McpServer): Parameters<typeof upgrades.add>[1] => (req, socket, head) => {
       let server: McpServer;
+      let release: () => void;
       try {
-        server = makeServer();
+        release = sessions.reserve();
+        try {
+          server = makeServer();
+        } catch (err) {
+          release();
+          throw err;
+        }
       } catch (err) {
         const e = toGymError(err);
-        const status = e.code === 'EPISODE_NOT_FOUND' ? '404 Not Found' : '500 Internal Server Error';
+        const status = e.code === 'EPISODE_NOT_FOUND' ? '404 Not Found' : e.code === 'CAPACITY' ? '503 Service Unavailable' : '500 Internal Server Error';
         socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${e.code}: ${e.message}\n`);
         return;
       }
+      socket.once('close', release);
       wss.handleUpgrade(req, socket, head, (ws) => {
+        release();
+        const id = randomUUID();
+        sessions.add(id, ws);
+        ws.once('close', () => sessions.delete(id));
         wss.emit('connection', ws, req);
         const transport = new WebSocketServerTransport(ws);
+        trackCalls(transport, () => sessions.begin(id));
         // The SDK's Protocol cleans up (and aborts the connection's in-flight calls) on close.
         server.connect(transport).catch(() => ws.terminate());
       });
@@ -116,7 +137,39 @@ export function wsMcpExtension(opts: WsMcpOptions = {}): ServerExtension {
     return async () => {
       stopHeartbeat();
       await closeWebSocketServer(wss);
+      await sessions.close().catch(() => {});
     };
   };
+}
+
+/** Marks the session busy from each request until its response, so a long call is not taken for idleness. */
+function trackCalls(transport: WebSocketServerTransport, begin: () => () => void): void {
+  const running = new Map<string | number, () => void>();
+  const send = transport.send.bind(transport);
+  transport.send = (message: JSONRPCMessage) => {
+    const m = message as { id?: string | number; method?: string };
+    if (m.id !== undefined && m.method === undefined) {
+      running.get(m.id)?.();
+      running.delete(m.id);
+    }
+    return send(message);
+  };
+  // The SDK sets onmessage in connect(), after this: wrap it through a property.
+  let handler: ((message: JSONRPCMessage) => void) | undefined;
+  Object.defineProperty(transport, 'onmessage', {
+    configurable: true,
+    get: () => handler,
+    set: (fn: ((message: JSONRPCMessage) => void) | undefined) => {
+      handler = fn
+        ? (message) => {
+            const m = message as { id?: string | number; method?: string };
+            const done = begin();
+            if (m.id !== undefined && m.method !== undefined && !running.has(m.id)) running.set(m.id, done);
+            else done();
+            fn(message);
+          }
+        : undefined;
+    },
+  });
 }
 

@@ -101,3 +101,42 @@ test('benchgym serve (npm start) serves MCP and stops cleanly on SIGTERM', async
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test('benchgym serve exits within seconds of SIGTERM while episodes run sleep 1000 and read FIFOs', async () => {
+  const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+  const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+  const dataDir = await tempDir('benchgym-cli-');
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+  const client = new Client({ name: 'sigterm-test', version: '0' });
+  try {
+    let stderr = '';
+    const url = await new Promise<string>((resolve, reject) => {
+      child.stderr.on('data', (b) => {
+        stderr += b;
+        const m = /MCP \(Streamable HTTP\): (http:\/\/\S+)\/mcp/.exec(stderr);
+        if (m) resolve(m[1]!);
+      });
+      child.on('exit', () => reject(new Error(`serve exited: ${stderr}`)));
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
+    const start = async () => ((await call('start_episode', { task_id: 'roman-numerals' })).structuredContent as { episode_id: string }).episode_id;
+    const episodes = [await start(), await start(), await start(), await start(), await start()];
+    for (const ep of episodes) await call('run_command', { episode_id: ep, command: 'mkfifo pipe' });
+    void call('run_command', { episode_id: episodes[0], command: 'sleep 1000', timeout_s: 600 }).catch(() => {});
+    // FIFO reads with no writer: each may hold a thread of libuv's pool of four, which fs calls at shutdown need.
+    for (const ep of episodes.slice(1)) void call('view_file', { episode_id: ep, path: 'pipe' }).catch(() => {});
+    await new Promise((r) => setTimeout(r, 1000));
+    const t0 = Date.now();
+    child.kill('SIGTERM');
+    const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    const { at } = await exited;
+    clearTimeout(guard);
+    assert.ok(at - t0 < 8000, `serve exited ${at - t0} ms after SIGTERM`);
+  } finally {
+    child.kill('SIGKILL');
+    await client.close().catch(() => {});
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});

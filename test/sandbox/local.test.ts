@@ -85,6 +85,8 @@ for (const mode of MODES) {
 
     it('runs in the workspace (or cwd below it), with stdin, extra env and the env PATH first', async () => {
       const binDir = await tempDir('benchgym-envbin-');
+      // Readable by everyone, as env directories are (commands may run as an unprivileged uid).
+      await fs.chmod(binDir, 0o755);
       await fs.writeFile(path.join(binDir, 'envtool'), '#!/bin/sh\necho from-env-path\n', { mode: 0o755 });
       const sb = await create({ env: { path: [binDir], vars: { FROM_ENV: 'env-var' }, readOnlyPaths: [binDir] } });
       try {
@@ -430,6 +432,9 @@ describe('bubblewrap isolation', () => {
     probeDir = await hostDir('benchgym-ro-');
     secretDir = await hostDir('benchgym-private-');
     await fs.writeFile(path.join(probeDir, 'existing.txt'), 'original\n');
+    // Open to every uid, so that only the read-only mount stops the writes below.
+    await fs.chmod(probeDir, 0o777);
+    await fs.chmod(path.join(probeDir, 'existing.txt'), 0o666);
     await fs.writeFile(path.join(secretDir, 'answers.txt'), 'the hidden answer\n');
     const opts = { baseDir, privatePaths: [secretDir] };
     if (usable) bwrap = new LocalSandboxFactory({ ...opts, isolation: 'bwrap' });

@@ -199,3 +199,45 @@ describe('bearer token', () => {
     }
   });
 });
+
+describe('abandoned MCP sessions', () => {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  /** An initialize and nothing more: a client that never closes its session. */
+  const open = async (url: string) => {
+    const res = await fetch(`${url}/mcp`, { method: 'POST', body, headers });
+    const text = await res.text();
+    return { status: res.status, session: res.headers.get('mcp-session-id'), text };
+  };
+
+  test('expire when idle and are capped with a clear error', async () => {
+    const { gym, cleanup } = await makeGym();
+    const server = await startHttpServer(gym, { port: 0, sessionIdleMs: 1500, maxSessions: 5 });
+    try {
+      const sessions = [];
+      for (let i = 0; i < 5; i++) sessions.push(await open(server.url));
+      assert.ok(sessions.every((s) => s.status === 200 && s.session), JSON.stringify(sessions));
+      const refused = await open(server.url);
+      assert.equal(refused.status, 503);
+      assert.match(refused.text, /CAPACITY: 5 MCP sessions are open, the most this server allows \(5\)/);
+      assert.equal(server.mcpSessions(), 5);
+      // A session in use stays: a request on it resets its idle clock.
+      await new Promise((r) => setTimeout(r, 1000));
+      const ping = await fetch(`${server.url}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }), headers: { ...headers, 'mcp-session-id': sessions[0]!.session!, 'mcp-protocol-version': '2025-06-18' } });
+      assert.equal(ping.status, 200, await ping.text());
+      const deadline = Date.now() + 10_000;
+      while (server.mcpSessions() > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(server.mcpSessions(), 1, 'the idle sessions were closed, the used one kept');
+      while (server.mcpSessions() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      assert.equal(server.mcpSessions(), 0, 'every abandoned session is freed');
+      const gone = await fetch(`${server.url}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }), headers: { ...headers, 'mcp-session-id': sessions[1]!.session! } });
+      assert.equal(gone.status, 404);
+      assert.match(await gone.text(), /idle/);
+      const again = await open(server.url);
+      assert.equal(again.status, 200, 'room again once idle sessions are gone');
+    } finally {
+      await server.close();
+      await cleanup();
+    }
+  });
+});

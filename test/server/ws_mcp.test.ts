@@ -105,3 +105,43 @@ describe('MCP over WebSocket (/mcp/ws)', () => {
     assert.equal(status, 403);
   });
 });
+
+describe('MCP over WebSocket: idle connections and the cap', () => {
+  test('idle connections are closed, a call in progress is not idleness, past the cap a new one gets 503 CAPACITY', async () => {
+    const { gym, cleanup } = await makeGym();
+    const server = await startHttpServer(gym, { port: 0, extensions: [wsMcpExtension({ sessionIdleMs: 1500, maxSessions: 3 })] });
+    const base = server.url.replace(/^http/, 'ws');
+    const open: WebSocket[] = [];
+    try {
+      for (let i = 0; i < 3; i++) {
+        const ws = new WebSocket(`${base}/mcp/ws`, 'mcp');
+        await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+        open.push(ws);
+      }
+      const refused = new WebSocket(`${base}/mcp/ws`, 'mcp');
+      const { status, body } = await new Promise<{ status: number; body: string }>((resolve) => {
+        refused.once('unexpected-response', (_req, res) => {
+          let b = '';
+          res.on('data', (c: Buffer) => (b += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: b }));
+        });
+        refused.once('open', () => resolve({ status: 101, body: '' }));
+        refused.once('error', () => {});
+      });
+      assert.equal(status, 503);
+      assert.match(body, /CAPACITY: 3 MCP sessions are open/);
+      const closed = await Promise.all(open.map((ws) => new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)))));
+      assert.deepEqual(closed, [1000, 1000, 1000], 'idle connections are closed');
+      // Room again, and an SDK client whose connection was idle in between still works when it is in use.
+      const client = await connect(`${base}/mcp/ws`);
+      const started = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episode_id as string;
+      const slow = await call(client, 'run_command', { episode_id: started, command: 'sleep 3; echo slept' });
+      assert.match(text(slow), /slept/, 'a call longer than the idle timeout finishes');
+      await client.close();
+    } finally {
+      for (const ws of open) ws.terminate();
+      await server.close();
+      await cleanup();
+    }
+  });
+});

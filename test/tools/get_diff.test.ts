@@ -41,3 +41,21 @@ test('a diff that undoes itself is empty again', async () => {
   const r = await call('get_diff');
   assert.equal(r.text, 'No changes.');
 });
+
+test('a 60 MB file makes get_diff and submit fail with DIFF_TOO_LARGE naming the size and the limit; the episode goes on', async () => {
+  const { expectGymError } = await import('../helpers.ts');
+  await call('run_command', { command: "yes 'a line of text that makes a big file, sixty megabytes of it' | head -c 60000000 > big.txt" });
+  const err = await expectGymError(call('get_diff'), 'DIFF_TOO_LARGE', /diff is 6\d{7} bytes \(\d+\.\d MiB\), over the limit of 16777216 bytes \(16\.0 MiB\)/);
+  assert.equal(err.details?.limit, 16 * 1024 * 1024);
+  assert.ok(Number(err.details?.bytes) > 60_000_000);
+  const gym = episode.gym;
+  await expectGymError(call('submit'), 'DIFF_TOO_LARGE');
+  assert.equal(gym.episode(episode.id).state, 'running', 'a refused submit leaves the episode running');
+  assert.match((await call('view_file', { path: 'roman.py' })).text, /def to_roman/);
+  await call('run_command', { command: 'rm big.txt' });
+  await call('create_file', { path: 'small.txt', content: 'small\n' });
+  const r = await call('get_diff');
+  assert.deepEqual((r.data as { files: string[] }).files, ['small.txt']);
+  const verdict = (await call('submit')).data as { reward: number };
+  assert.equal(verdict.reward, 0);
+});

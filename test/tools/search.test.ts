@@ -68,3 +68,40 @@ test('an invalid regular expression is an invalid argument naming the query', as
   await expectGymError(search({ query: '(unclosed', regex: true }), 'INVALID_ARGUMENT', /'query'/);
   await expectGymError(search({ query: '' }), 'INVALID_ARGUMENT', /'query'/);
 });
+
+test('a catastrophic regex (^(a+)+$) neither blocks the event loop nor other episodes', async () => {
+  await gym.episode(id).sandbox.writeFile('redos.txt', `${'a'.repeat(30)}b\n`);
+  const other = await startExample(gym, 'roman-numerals');
+  // The largest gap between ticks of a 10 ms timer while the search runs: what every other episode waits.
+  let last = Date.now();
+  let worstGap = 0;
+  const ticker = setInterval(() => {
+    const now = Date.now();
+    worstGap = Math.max(worstGap, now - last);
+    last = now;
+  }, 10);
+  const started = Date.now();
+  const searching = search({ query: '^(a+)+$', regex: true, glob: 'redos.txt' }).then(
+    (r) => ({ ok: true as const, r }),
+    (err: unknown) => ({ ok: false as const, err }),
+  );
+  try {
+    await new Promise((r) => setTimeout(r, 200));
+    const t0 = Date.now();
+    const view = await gym.callTool('view_file', { path: 'roman.py' }, testContext(), other);
+    const viewMs = Date.now() - t0;
+    assert.match(view.text, /def to_roman/);
+    const outcome = await searching;
+    const searchMs = Date.now() - started;
+    assert.ok(searchMs < 15_000, `search returned after ${searchMs} ms`);
+    if (!outcome.ok) assert.match(String((outcome.err as Error).message), /regular expression ran for more than/);
+    assert.ok(viewMs < 1000, `view_file of another episode took ${viewMs} ms during the search`);
+    // Idle, the gap stays near 10 ms; the bound leaves room for a loaded CI machine (matched on the event loop, it is the whole search).
+    assert.ok(worstGap < 500, `the event loop was blocked for ${worstGap} ms`);
+  } finally {
+    clearInterval(ticker);
+    await searching;
+  }
+  // The episode goes on: the next search works.
+  assert.equal((await search({ query: 'aaab', glob: 'redos.txt' })).total, 1);
+});

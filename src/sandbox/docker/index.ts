@@ -10,9 +10,12 @@ import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
 import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type SandboxFactory } from '../types.ts';
 import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
-import { dockerExec, killMarkedProcesses } from './exec.ts';
+import { dockerExec, killLeftovers, killMarkedProcesses, trackMarker } from './exec.ts';
 import { packTar } from './tar.ts';
+import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from './files.ts';
+import { applyPatchScript, isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { WarmPool } from './pool.ts';
+import { DEFAULT_MAX_DIFF_BYTES, diffTooLarge } from '../diff_limit.ts';
 
 export const WORKDIR = '/workspace';
 const STATE_DIR = '/tmp/.benchgym';
@@ -29,6 +32,8 @@ export interface DockerLimits {
   tmpBytes: number;
   defaultTimeoutMs: number;
   maxOutputBytes: number;
+  /** The largest diff() returns; a bigger one is DIFF_TOO_LARGE. */
+  maxDiffBytes: number;
 }
 
 export const DEFAULT_DOCKER_LIMITS: DockerLimits = {
@@ -40,6 +45,7 @@ export const DEFAULT_DOCKER_LIMITS: DockerLimits = {
   tmpBytes: 512 * 1024 ** 2,
   defaultTimeoutMs: 120_000,
   maxOutputBytes: 256 * 1024,
+  maxDiffBytes: DEFAULT_MAX_DIFF_BYTES,
 };
 
 export interface DockerSandboxOptions {
@@ -371,6 +377,7 @@ export class DockerSandbox implements Sandbox {
         maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
         signal: opts.signal,
         onOutput: opts.onOutput,
+        reapLeftovers: true,
       });
     } catch (err) {
       await this.assertAlive();
@@ -391,16 +398,18 @@ export class DockerSandbox implements Sandbox {
   }
 
   async readFile(rel: string): Promise<Buffer> {
-    const r = await this.fileOp(rel, 'test -e "$p" || exit 93; test -d "$p" && exit 94; cat -- "$p"', { raw: true, maxBytes: 256 * 1024 * 1024 });
+    const r = await this.fileOp(rel, readScript(256 * 1024 * 1024), { raw: true, maxBytes: 256 * 1024 * 1024 });
     if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
     if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
+    if (r.exitCode === SPECIAL_FILE_EXIT) throw specialFileError(rel, r.stderr.text());
     if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `reading '${rel}' failed: ${r.stderr.text()}`);
     return r.raw ?? Buffer.alloc(0);
   }
 
   async writeFile(rel: string, data: string | Buffer): Promise<void> {
-    const r = await this.fileOp(rel, 'test -d "$p" && exit 94; mkdir -p -- "$(dirname -- "$p")" 2>/dev/null || exit 96; cat > "$p"', { stdin: data });
+    const r = await this.fileOp(rel, WRITE_SCRIPT, { stdin: data });
     if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
+    if (r.exitCode === SPECIAL_FILE_EXIT) throw specialFileError(rel, r.stderr.text());
     if (r.exitCode === 96) throw new GymError('NOT_A_DIRECTORY', `a parent of '${rel}' is not a directory`);
     if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `writing '${rel}' failed: ${r.stderr.text()}`);
   }
@@ -438,15 +447,17 @@ export class DockerSandbox implements Sandbox {
     return { entries: rows.slice(0, limit).map((x) => x.entry), truncated };
   }
 
+  /** git over the workspace with the host's isolation: the agent's HOME (/tmp) and .gitattributes cannot change the diff. */
   private git(args: string): string {
-    return `git -c core.autocrlf=false -c core.quotepath=false -c user.name=benchgym -c user.email=benchgym@localhost --git-dir=${BASELINE} --work-tree=${WORKDIR} ${args}`;
+    return `${isolatedGitShell()} -c user.name=benchgym -c user.email=benchgym@localhost --git-dir=${BASELINE} --work-tree=${WORKDIR} ${args}`;
   }
 
   async commitBaseline(): Promise<void> {
     const script = [
       `mkdir -p ${STATE_DIR}`,
-      `git init -q --bare ${BASELINE} >/dev/null`,
+      `${isolatedGitShell()} init -q --bare ${BASELINE} >/dev/null`,
       `printf '%s\\n' ${BASELINE_EXCLUDES.map(shq).join(' ')} > ${BASELINE}/info/exclude`,
+      `printf '%s' ${shq(NEUTRAL_ATTRIBUTES)} > ${BASELINE}/info/attributes`,
       this.git('add -A .'),
       this.git("commit -q --allow-empty --no-verify -m 'start state'"),
     ].join(' && ');
@@ -455,7 +466,12 @@ export class DockerSandbox implements Sandbox {
   }
 
   async diff(): Promise<string> {
-    const r = await this.run(['bash', '-c', `${this.git('add -A .')} && ${this.git('diff --cached --binary --no-color --no-ext-diff HEAD')}`], { raw: true, maxBytes: 256 * 1024 * 1024, timeoutMs: 300_000 });
+    const diff = this.git('diff --cached --binary --no-color --no-ext-diff --no-textconv HEAD');
+    const max = this.limits.maxDiffBytes;
+    // Counted in the container first: only a diff within the limit crosses into server memory.
+    const script = `set -o pipefail; ${this.git('add -A .')} && n=$(${diff} | wc -c) || exit 1; if [ "$n" -gt ${max} ]; then echo "$n" >&2; exit 97; fi; ${diff}`;
+    const r = await this.run(['bash', '-c', script], { raw: true, maxBytes: max + 1024 * 1024, timeoutMs: 300_000 });
+    if (r.exitCode === 97) throw diffTooLarge(Number(r.stderr.text().trim()) || max + 1, max);
     if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git diff failed: ${r.stderr.text()}`);
     return (r.raw ?? Buffer.alloc(0)).toString('utf8');
   }
@@ -463,14 +479,7 @@ export class DockerSandbox implements Sandbox {
   async applyPatch(patch: string): Promise<{ ok: boolean; method?: string; log: string }> {
     if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
     const file = `${STATE_DIR}/patch-${randomBytes(4).toString('hex')}.diff`;
-    const script = [
-      `mkdir -p ${STATE_DIR} && cat > ${file}`,
-      `if GIT_DIR=/nonexistent git apply --whitespace=nowarn --verbose ${file} 2>&1; then echo '@@method git apply'`,
-      `elif GIT_DIR=/nonexistent git apply --whitespace=nowarn --recount --verbose ${file} 2>&1; then echo '@@method git apply --recount'`,
-      `elif patch --batch --forward -p1 --fuzz=3 -i ${file} 2>&1; then echo '@@method patch --fuzz=3'`,
-      'else rc=1; fi',
-      `rm -f ${file}; exit \${rc:-0}`,
-    ].join('\n');
+    const script = [`mkdir -p ${STATE_DIR} && cat > ${file}`, applyPatchScript(file)].join('\n');
     const r = await this.run(['bash', '-c', script], { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000 });
     const log = r.stdout.text();
     const method = /@@method (.+)/.exec(log)?.[1];
@@ -482,6 +491,8 @@ export class DockerSandbox implements Sandbox {
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
     if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
     const marker = randomBytes(6).toString('hex');
+    // While it is open, its processes are no command's leftovers (see killLeftovers).
+    const untrack = trackMarker(this.container.id, marker);
     let exec: Docker.Exec;
     let stream: NodeJS.ReadWriteStream;
     try {
@@ -497,6 +508,7 @@ export class DockerSandbox implements Sandbox {
       stream = (await exec.start({ hijack: true, stdin: true, Tty: true })) as unknown as NodeJS.ReadWriteStream;
       await exec.resize({ h: opts.rows, w: opts.cols }).catch(() => {});
     } catch (err) {
+      untrack();
       await this.assertAlive();
       throw dockerError(err, 'could not open a terminal in the sandbox');
     }
@@ -505,6 +517,10 @@ export class DockerSandbox implements Sandbox {
     const onEnd = async () => {
       if (exited) return;
       exited = true;
+      untrack();
+      // What the shell left in the background (its jobs, reparented to init) goes with it.
+      await killMarkedProcesses(this.container, marker);
+      await killLeftovers(this.container);
       const info = await exec.inspect().catch(() => null);
       for (const l of exitListeners) l(info?.ExitCode ?? null);
     };

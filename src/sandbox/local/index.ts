@@ -8,7 +8,10 @@ import { spawn as spawnPty, type IPty } from 'node-pty';
 import { GymError } from '../../errors.ts';
 import { CappedOutput } from '../output.ts';
 import { killByEnvMarker, killGroup, killGroupIfMarked } from '../processes.ts';
-import { resolveInWorkspace } from '../paths.ts';
+import { WorkspaceFiles } from './files.ts';
+import { DEFAULT_MAX_DIFF_BYTES, diffTooLarge } from '../diff_limit.ts';
+import { CgroupDriver, type Cgroup, type CgroupMode } from './cgroup.ts';
+import { applyPatchScript, isolatedGitEnv, ISOLATED_GIT_FLAGS, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { EnvBuilder } from '../../env/index.ts';
 import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
@@ -26,6 +29,10 @@ export interface LocalSandboxOptions {
   limits?: Partial<LocalLimits>;
   /** Where venvs and the Maven repository are cached (needed by prepare()). */
   cacheDir?: string;
+  /** Per-sandbox cgroups for pids and memory and for finding every process ('auto': v2, else v1, else none). */
+  cgroups?: CgroupMode;
+  /** The unprivileged uid/gid commands run as under bubblewrap when the server is root (default nobody). */
+  sandboxUser?: { uid: number; gid: number };
 }
 
 export interface LocalLimits {
@@ -37,6 +44,14 @@ export interface LocalLimits {
   maxOutputBytes: number;
   /** Between SIGTERM and SIGKILL at a timeout. */
   killGraceMs: number;
+  /** The largest diff() returns; a bigger one is DIFF_TOO_LARGE. */
+  maxDiffBytes: number;
+  /** Processes and threads of one sandbox at once (cgroup pids.max; RLIMIT_NPROC is per uid, not per sandbox). */
+  pids: number;
+  /** Memory of one sandbox (cgroup), unless its task asks for more. */
+  memoryBytes: number;
+  /** Size of the private /tmp under bubblewrap (a tmpfs, charged to the sandbox's memory). */
+  tmpBytes: number;
 }
 
 const DEFAULT_LIMITS: LocalLimits = {
@@ -47,7 +62,25 @@ const DEFAULT_LIMITS: LocalLimits = {
   defaultTimeoutMs: 120_000,
   maxOutputBytes: 256 * 1024,
   killGraceMs: 1000,
+  maxDiffBytes: DEFAULT_MAX_DIFF_BYTES,
+  pids: 1024,
+  memoryBytes: 2 * 1024 ** 3,
+  tmpBytes: 512 * 1024 ** 2,
 };
+
+/** What confines one sandbox's commands besides bubblewrap: its cgroup and the uid they run as. */
+export interface Confinement {
+  cgroup?: Cgroup;
+  /** Set when the server is root: commands drop to this uid inside bubblewrap, the workspace is theirs. */
+  user?: { uid: number; gid: number };
+  /** The cgroup bounds its pids (then RLIMIT_NPROC, shared by every process of the uid, is not set). */
+  pidsBounded?: boolean;
+  /** The sentence for Sandbox.isolation on processes and limits. */
+  describe: string;
+}
+
+/** Writes the shell's pid to each cgroup.procs given before `--`, then execs the rest. */
+const JOIN_CGROUP = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
 
 const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
 /** Build and cache output that never belongs in a diff. */
@@ -68,9 +101,24 @@ export class LocalSandboxFactory implements SandboxFactory {
   private readonly limits: LocalLimits;
   private readonly live = new Set<LocalSandbox>();
   private envs?: EnvBuilder;
+  private ready?: Promise<void>;
+  private cgroups: CgroupDriver | null = null;
 
   constructor(private readonly opts: LocalSandboxOptions) {
     this.limits = { ...DEFAULT_LIMITS, ...opts.limits };
+  }
+
+  /**
+   * Finds the cgroups this server may use and kills and removes what servers that are gone
+   * left in them (a kill -9, a crash): every process of theirs, whatever it did to its session
+   * or environment. Run by `benchgym serve` at start, else by the first create().
+   */
+  init(): Promise<void> {
+    this.ready ??= (async () => {
+      this.cgroups = await CgroupDriver.detect(this.opts.cgroups ?? 'auto');
+      await this.cgroups?.reapStale();
+    })();
+    return this.ready;
   }
 
   async prepare(task: Task): Promise<PreparedEnv> {
@@ -85,12 +133,17 @@ export class LocalSandboxFactory implements SandboxFactory {
     if (mode === 'bwrap' && !(await bubblewrapAvailable())) {
       throw new GymError('SANDBOX_UNAVAILABLE', 'bubblewrap isolation was asked for but bwrap is missing or cannot create namespaces');
     }
+    await this.init();
     const id = `lsb-${randomBytes(6).toString('hex')}`;
     const dir = path.join(this.opts.baseDir, id);
     await fs.mkdir(path.join(dir, 'workspace'), { recursive: true });
     await fs.mkdir(path.join(dir, 'home'), { recursive: true });
     await fs.mkdir(path.join(dir, 'tmp'), { recursive: true });
-    const sandbox = new LocalSandbox(id, dir, useBwrap, this.limits, create, [this.opts.baseDir, ...(this.opts.privatePaths ?? [])], () => this.live.delete(sandbox), (from) => this.fork(from, create));
+    const confinement = await this.confinement(id, useBwrap, create).catch(async (err) => {
+      await fs.rm(dir, { recursive: true, force: true });
+      throw new GymError('SANDBOX_UNAVAILABLE', `could not make the sandbox's cgroup: ${(err as Error).message}`);
+    });
+    const sandbox = new LocalSandbox(id, dir, useBwrap, this.limits, create, [this.opts.baseDir, ...(this.opts.privatePaths ?? [])], () => this.live.delete(sandbox), (from) => this.fork(from, create), confinement);
     try {
       if (create.seed.dir) {
         await fs.cp(create.seed.dir, sandbox.root, {
@@ -100,12 +153,24 @@ export class LocalSandboxFactory implements SandboxFactory {
         });
       }
       for (const [rel, content] of Object.entries(create.seed.files ?? {})) await sandbox.writeFile(rel, content);
+      await sandbox.handOver();
     } catch (err) {
       await sandbox.destroy();
       throw err instanceof GymError ? err : new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${(err as Error).message}`);
     }
     this.live.add(sandbox);
     return sandbox;
+  }
+
+  /** The sandbox's cgroup (with its limits) and, for a root server under bubblewrap, the uid it runs as. */
+  private async confinement(id: string, bwrap: boolean, create: SandboxCreateOptions): Promise<Confinement> {
+    const l = this.limits;
+    const user = bwrap && process.getuid?.() === 0 ? (this.opts.sandboxUser ?? sandboxUserFromEnv()) : undefined;
+    const who = user ? `commands as uid ${user.uid} without capabilities` : bwrap ? `commands as the server's uid ${process.getuid?.()} without capabilities` : "commands as the server's user";
+    if (!this.cgroups) return { user, describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)` };
+    const limits = { pids: l.pids, memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes) };
+    const cgroup = await this.cgroups.createSandbox(id, limits);
+    return { cgroup, user, pidsBounded: this.cgroups.limitsPids, describe: `${who}; ${this.cgroups.describe(limits)}` };
   }
 
   /** A new sandbox seeded with another's workspace, its baseline copied beside it. */
@@ -123,11 +188,16 @@ export class LocalSandboxFactory implements SandboxFactory {
 export class LocalSandbox implements Sandbox {
   readonly backend = 'local' as const;
   readonly root: string;
+  private readonly files: WorkspaceFiles;
   readonly workdir: string;
   readonly isolation: string;
   private destroyed = false;
   /** Open terminals: destroy() ends them (their processes carry their own marker, not the sandbox's). */
   private readonly ptys = new Set<PtySession>();
+  /** Commands running now: while any runs (or a terminal is open), handOver() freezes the sandbox. */
+  private running = 0;
+  /** Host directories bubblewrap must cover for the sandbox's uid to reach its binds (computed once). */
+  private traversal?: Promise<string[]>;
 
   constructor(
     readonly id: string,
@@ -138,12 +208,68 @@ export class LocalSandbox implements Sandbox {
     private readonly hiddenPaths: string[],
     private readonly onDestroy: () => void,
     private readonly forkFrom: (from: LocalSandbox) => Promise<Sandbox>,
+    private readonly confinement: Confinement = { describe: '' },
   ) {
     this.root = path.join(dir, 'workspace');
+    this.files = new WorkspaceFiles(this.root);
     this.workdir = this.root;
-    this.isolation = bwrap
-      ? 'local + bubblewrap: no network, read-only system, only the workspace writable'
-      : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)';
+    this.isolation = `${
+      bwrap
+        ? 'local + bubblewrap: no network, read-only system, only the workspace writable'
+        : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)'
+    }${confinement.describe ? `; ${confinement.describe}` : ''}`;
+  }
+
+  /**
+   * Gives the workspace and home to the sandbox's uid (a root server writes files as root: the
+   * seed, write_file, a fork's copy). Only entries not yet the uid's are changed, links
+   * themselves (-h) and never followed (-P); while commands of the sandbox run, the sandbox
+   * is frozen meanwhile, so none of them can swap a directory for a link under the chown.
+   */
+  async handOver(): Promise<void> {
+    const user = this.confinement.user;
+    if (!user) return;
+    const cgroup = this.confinement.cgroup;
+    const busy = this.running > 0 || this.ptys.size > 0;
+    if (busy && !cgroup) return;
+    const owner = `${user.uid}:${user.gid}`;
+    const sweep = () =>
+      execFileP('find', ['-P', this.root, path.join(this.dir, 'home'), '(', '!', '-uid', String(user.uid), '-o', '!', '-gid', String(user.gid), ')', '-exec', 'chown', '-h', owner, '{}', '+'], { maxBuffer: 16 * 1024 * 1024 }).catch(() => {});
+    if (!busy) return void (await sweep());
+    await cgroup!.freeze(true);
+    try {
+      await sweep();
+    } finally {
+      await cgroup!.freeze(false);
+    }
+  }
+
+  /**
+   * The directories bubblewrap mounts an empty tmpfs on so that the sandbox's uid can reach
+   * its workspace, home and env paths: the nearest ancestor it may not traverse (a root
+   * server's data dir under /root, mode 0700). What is below stays hidden, as it was.
+   */
+  private untraversable(): Promise<string[]> {
+    const user = this.confinement.user;
+    if (!user) return Promise.resolve([]);
+    this.traversal ??= (async () => {
+      const cover = new Set<string>();
+      for (const target of [this.root, path.join(this.dir, 'home'), ...(this.create.env?.readOnlyPaths ?? [])]) {
+        const parts = path.resolve(target).split(path.sep).filter(Boolean);
+        for (let i = 1; i < parts.length; i++) {
+          const dir = '/' + parts.slice(0, i).join('/');
+          const st = await fs.stat(dir).catch(() => null);
+          if (!st) break;
+          const x = st.mode & 0o001 || (st.uid === user.uid && st.mode & 0o100) || (st.gid === user.gid && st.mode & 0o010);
+          if (!x) {
+            cover.add(dir);
+            break;
+          }
+        }
+      }
+      return [...cover].sort((a, b) => a.split('/').length - b.split('/').length);
+    })();
+    return this.traversal;
   }
 
   get gitDir(): string {
@@ -172,15 +298,56 @@ export class LocalSandbox implements Sandbox {
    * --new-session, against TIOCSTI injection into the server's terminal) is off for PTYs:
    * there the controlling terminal is the sandbox's own, and job control needs it.
    */
-  private argv(command: string, cwd: string, { shell = ['/bin/bash', '-c', command], newSession = true }: { shell?: string[]; newSession?: boolean } = {}): string[] {
+  private async argv(command: string, cwd: string, { shell = ['/bin/bash', '-c', command], newSession = true, cgroup }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup } = {}): Promise<string[]> {
     const l = this.limits;
-    const prlimit = ['prlimit', `--cpu=${l.cpuSeconds}`, `--fsize=${l.fileSizeBytes}`, `--nofile=${l.openFiles}`, `--nproc=${l.processes}`, '--'];
-    if (!this.bwrap) return [...prlimit, ...shell];
-    const binds: string[] = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-    for (const hidden of this.hiddenPaths) if (existsSync(hidden)) binds.push('--tmpfs', hidden);
-    for (const ro of this.create.env?.readOnlyPaths ?? []) if (existsSync(ro)) binds.push('--ro-bind', ro, ro);
-    binds.push('--bind', this.root, this.root, '--bind', path.join(this.dir, 'home'), path.join(this.dir, 'home'));
-    return [...prlimit, 'bwrap', '--unshare-all', '--die-with-parent', ...(newSession ? ['--new-session'] : []), ...binds, '--chdir', cwd, ...shell];
+    const c = this.confinement;
+    // RLIMIT_NPROC counts every process of the uid (all sandboxes, the server): only a fallback.
+    const nproc = c.pidsBounded ? [] : [`--nproc=${l.processes}`];
+    const prlimit = ['prlimit', `--cpu=${l.cpuSeconds}`, `--fsize=${l.fileSizeBytes}`, `--nofile=${l.openFiles}`, ...nproc, '--'];
+    // Into its cgroup before anything runs: what it starts is born there and cannot leave.
+    const join = cgroup ? ['/bin/sh', '-c', JOIN_CGROUP, 'benchgym-cgroup', ...cgroup.procsFiles, '--'] : [];
+    if (!this.bwrap) return [...join, ...prlimit, ...shell];
+    const user = c.user;
+    const binds: string[] = ['--ro-bind', '/', '/'];
+    const covered = await this.untraversable();
+    for (const d of covered) binds.push('--perms', '0755', '--tmpfs', d);
+    // Disk: /tmp is a capped tmpfs (charged to the memory cgroup); the workspace stays on the
+    // host disk, bounded per file by RLIMIT_FSIZE only: a tmpfs per sandbox would hold whole
+    // checkouts in memory, and loop-mounted images need root-only mounts a crash leaves behind.
+    binds.push('--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--size', String(l.tmpBytes), '--tmpfs', '/tmp');
+    const mounts = [...covered, '/tmp'];
+    for (const hidden of this.hiddenPaths) {
+      if (!existsSync(hidden)) continue;
+      binds.push('--tmpfs', hidden);
+      mounts.push(hidden);
+    }
+    // Directories bubblewrap makes inside those tmpfs mounts are 0700: the uid must pass them.
+    const made = new Set<string>();
+    const parents = (target: string) => {
+      if (!user) return;
+      const parts = target.split('/').filter(Boolean);
+      for (let i = 1; i < parts.length; i++) {
+        const dir = '/' + parts.slice(0, i).join('/');
+        if (made.has(dir) || mounts.includes(dir) || !mounts.some((m) => dir.startsWith(m + '/'))) continue;
+        made.add(dir);
+        binds.push('--perms', '0755', '--dir', dir);
+      }
+    };
+    for (const ro of this.create.env?.readOnlyPaths ?? []) {
+      if (!existsSync(ro)) continue;
+      parents(path.resolve(ro));
+      binds.push('--ro-bind', ro, ro);
+    }
+    for (const rw of [this.root, path.join(this.dir, 'home')]) {
+      parents(rw);
+      binds.push('--bind', rw, rw);
+    }
+    // A root server runs bubblewrap without a user namespace, so that the command can drop to
+    // a real unprivileged host uid (a uid mapped in a namespace would still be host root,
+    // reading root's 0600 files); an unprivileged server is that uid already.
+    const namespaces = user ? ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try'] : ['--unshare-all', '--cap-drop', 'ALL'];
+    const drop = user ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'] : [];
+    return [...join, ...prlimit, 'bwrap', ...namespaces, '--die-with-parent', ...(newSession ? ['--new-session'] : []), ...binds, '--chdir', cwd, ...drop, ...shell];
   }
 
   /**
@@ -194,11 +361,15 @@ export class LocalSandbox implements Sandbox {
     const marker = `${this.id}-pty-${randomBytes(4).toString('hex')}`;
     const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env });
     env.BENCHGYM_PTY = marker;
-    const [file, ...args] = this.argv('', this.root, { shell: ['/bin/bash', '--norc', '-i'], newSession: false });
+    await this.handOver();
+    // A cgroup of its own: commands ending do not touch it, its kill() and destroy() end all of it.
+    const cgroup = await this.confinement.cgroup?.child(`pty-${randomBytes(4).toString('hex')}`);
+    const [file, ...args] = await this.argv('', this.root, { shell: ['/bin/bash', '--norc', '-i'], newSession: false, cgroup });
     let proc: IPty;
     try {
       proc = spawnPty(file!, args, { name: env.TERM ?? 'xterm-256color', cols: clampSize(opts.cols, 80), rows: clampSize(opts.rows, 24), cwd: this.root, env, encoding: null });
     } catch (err) {
+      await cgroup?.remove();
       throw new GymError('SANDBOX_UNAVAILABLE', `could not open a terminal in the sandbox: ${(err as Error).message}`);
     }
     const exitListeners: ((code: number | null) => void)[] = [];
@@ -209,6 +380,7 @@ export class LocalSandbox implements Sandbox {
         this.ptys.delete(session);
         // What the shell left running in the background goes with it.
         void killByEnvMarker('BENCHGYM_PTY', marker);
+        void cgroup?.remove();
         for (const l of exitListeners) l(exitCode);
         resolve();
       });
@@ -240,6 +412,7 @@ export class LocalSandbox implements Sandbox {
           // Only while the shell lives: an exited leader's group number may be someone else's now.
           if (exitCode === undefined) killGroup(proc.pid, 'SIGKILL');
         }
+        await cgroup?.killAll();
         await killByEnvMarker('BENCHGYM_PTY', marker);
         await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
       },
@@ -253,7 +426,12 @@ export class LocalSandbox implements Sandbox {
     const cwd = opts.cwd ? await this.directory(opts.cwd) : this.root;
     const timeoutMs = opts.timeoutMs ?? this.limits.defaultTimeoutMs;
     const cap = opts.maxOutputBytes ?? this.limits.maxOutputBytes;
-    const [file, ...args] = this.argv(command, cwd);
+    await this.handOver();
+    // Each command in a leaf cgroup of its own: at its end, everything it started is killed.
+    const cgroup = await this.confinement.cgroup?.child();
+    const oomBefore = (await this.confinement.cgroup?.oomKills()) ?? 0;
+    const [file, ...args] = await this.argv(command, cwd, { cgroup });
+    this.running++;
     const started = Date.now();
     const child = spawn(file!, args, { cwd, env: this.environment(opts.env), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     const out = new CappedOutput(cap);
@@ -282,6 +460,7 @@ export class LocalSandbox implements Sandbox {
       killOurGroup('SIGTERM');
       killTimer ??= setTimeout(() => {
         killOurGroup('SIGKILL');
+        void cgroup?.killAll();
         void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
       }, this.limits.killGraceMs);
     };
@@ -308,6 +487,7 @@ export class LocalSandbox implements Sandbox {
         // is lost however slow the machine is; only a holder we cannot kill is cut off.
         drainTimer = setTimeout(() => {
           killOurGroup('SIGKILL');
+          void cgroup?.killAll();
           void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
           drainTimer = setTimeout(() => {
             child.stdout!.destroy();
@@ -327,14 +507,18 @@ export class LocalSandbox implements Sandbox {
       // Nothing a command started outlives it: not its process group, and not what left
       // the group with setsid() and let go of the pipes (found by the inherited marker).
       await killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id);
+      // The cgroup finds the rest, whatever they did to their session, environment or parent.
+      await cgroup?.remove();
       await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
+      this.running--;
     });
     if (cancelled && !timedOut) throw new GymError('CANCELLED', 'the command was cancelled');
+    const oom = ((await this.confinement.cgroup?.oomKills()) ?? 0) > oomBefore;
     return {
       exitCode: code,
       signal,
       stdout: out.text(),
-      stderr: err.text(),
+      stderr: err.text() + (oom ? `\nbenchgym: a process was killed by the sandbox's memory limit\n` : ''),
       timedOut,
       truncated: { stdout: out.dropped, stderr: err.dropped },
       totalBytes: { stdout: out.total, stderr: err.total },
@@ -348,90 +532,44 @@ export class LocalSandbox implements Sandbox {
 
   /** A working directory for a command: inside the workspace, existing, a directory. */
   private async directory(rel: string): Promise<string> {
-    const abs = (await resolveInWorkspace(this.root, rel)).abs;
-    const st = await fs.stat(abs).catch(() => null);
-    if (!st) throw new GymError('FILE_NOT_FOUND', `invalid 'cwd': no such directory '${rel}'`);
-    if (!st.isDirectory()) throw new GymError('NOT_A_DIRECTORY', `invalid 'cwd': '${rel}' is not a directory`);
-    return abs;
-  }
-
-  private async resolve(rel: string): Promise<string> {
     this.assertLive();
-    return (await resolveInWorkspace(this.root, rel)).abs;
+    return this.files.directory(rel);
   }
 
+  // File operations walk each path without following links and use what they opened (files.ts).
   async readFile(rel: string): Promise<Buffer> {
-    const abs = await this.resolve(rel);
-    try {
-      return await fs.readFile(abs);
-    } catch (err) {
-      throw fileError(err, rel);
-    }
+    this.assertLive();
+    return this.files.readFile(rel);
   }
 
   async writeFile(rel: string, data: string | Buffer): Promise<void> {
-    const abs = await this.resolve(rel);
-    try {
-      await fs.mkdir(path.dirname(abs), { recursive: true });
-      // Re-check after mkdir: the parent chain now exists and must still be inside.
-      await resolveInWorkspace(this.root, rel);
-      await fs.writeFile(abs, data);
-    } catch (err) {
-      throw fileError(err, rel);
-    }
+    this.assertLive();
+    return this.files.writeFile(rel, data);
   }
 
   async remove(rel: string): Promise<void> {
-    const abs = await this.resolve(rel);
-    if (abs === this.root) throw new GymError('INVALID_ARGUMENT', 'refusing to remove the workspace root');
-    await fs.rm(abs, { recursive: true, force: true });
+    this.assertLive();
+    return this.files.remove(rel);
   }
 
   async stat(rel: string): Promise<FileStat | null> {
-    const abs = await this.resolve(rel);
-    try {
-      const st = await fs.lstat(abs);
-      return { type: st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'other', size: st.size };
-    } catch {
-      return null;
-    }
+    this.assertLive();
+    return this.files.stat(rel);
   }
 
   async list(rel: string, opts: { depth?: number; limit?: number } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
-    const abs = await this.resolve(rel);
-    const depth = opts.depth ?? 1;
-    const limit = opts.limit ?? 1000;
-    const st = await fs.stat(abs).catch((e) => {
-      throw fileError(e, rel);
-    });
-    if (!st.isDirectory()) throw new GymError('NOT_A_DIRECTORY', `'${rel}' is not a directory`);
-    const entries: DirEntry[] = [];
-    let queue: { abs: string; rel: string }[] = [{ abs, rel: path.relative(this.root, abs).split(path.sep).join('/') }];
-    for (let level = 0; level < depth && queue.length; level++) {
-      const next: typeof queue = [];
-      for (const dir of queue) {
-        const children = await fs.readdir(dir.abs, { withFileTypes: true }).catch(() => []);
-        children.sort((a, b) => a.name.localeCompare(b.name));
-        for (const c of children) {
-          if (c.name === '.git' || c.name === '__pycache__') continue;
-          if (entries.length >= limit) return { entries, truncated: true };
-          const childRel = dir.rel ? `${dir.rel}/${c.name}` : c.name;
-          const childAbs = path.join(dir.abs, c.name);
-          const type = c.isFile() ? 'file' : c.isDirectory() ? 'dir' : c.isSymbolicLink() ? 'symlink' : 'other';
-          const size = type === 'file' ? (await fs.stat(childAbs).catch(() => ({ size: 0 }))).size : 0;
-          entries.push({ path: childRel, type, size });
-          if (type === 'dir') next.push({ abs: childAbs, rel: childRel });
-        }
-      }
-      queue = next;
-    }
-    return { entries, truncated: false };
+    this.assertLive();
+    return this.files.list(rel, opts);
   }
 
+  /** Host git over the workspace, isolated from everything the agent can write (see git_isolation.ts). */
   private async git(args: string[], input?: string): Promise<string> {
-    const env = { ...process.env, GIT_DIR: this.gitDir, GIT_WORK_TREE: this.root, GIT_CONFIG_NOSYSTEM: '1', HOME: path.join(this.dir, 'home') };
+    // HOME: beside the baseline, out of the sandbox's reach under bubblewrap (never its home/).
+    const home = path.join(this.dir, 'git-home');
+    await fs.mkdir(home, { recursive: true });
+    const env = isolatedGitEnv(home, { GIT_DIR: this.gitDir, GIT_WORK_TREE: this.root });
     return new Promise((resolve, reject) => {
-      const child = execFile('git', ['-c', 'core.autocrlf=false', '-c', 'core.quotepath=false', ...args], { cwd: this.root, env, maxBuffer: 512 * 1024 * 1024 }, (error, stdout, stderr) => {
+      const child = execFile('git', [...ISOLATED_GIT_FLAGS, ...args], { cwd: this.root, env, maxBuffer: 512 * 1024 * 1024 }, (error, stdout, stderr) => {
         if (error) reject(new GymError('SANDBOX_UNAVAILABLE', `git ${args[0]} failed: ${stderr || error.message}`));
         else resolve(stdout);
       });
@@ -454,6 +592,7 @@ export class LocalSandbox implements Sandbox {
     this.assertLive();
     await this.git(['init', '-q']);
     await fs.writeFile(path.join(this.gitDir, 'info', 'exclude'), BASELINE_EXCLUDES.join('\n') + '\n');
+    await fs.writeFile(path.join(this.gitDir, 'info', 'attributes'), NEUTRAL_ATTRIBUTES);
     await this.git(['add', '-A', '-f', '.']).catch(() => this.git(['add', '-A', '.']));
     await this.git(['-c', 'user.name=benchgym', '-c', 'user.email=benchgym@localhost', 'commit', '-q', '--allow-empty', '--no-verify', '-m', 'start state']);
   }
@@ -461,56 +600,50 @@ export class LocalSandbox implements Sandbox {
   async diff(): Promise<string> {
     this.assertLive();
     await this.git(['add', '-A', '.']);
-    return this.git(['diff', '--cached', '--binary', '--no-color', '--no-ext-diff', 'HEAD']);
+    // Into a file, not a pipe: its size is known before any of it is in memory.
+    const out = path.join(this.dir, `diff-${randomBytes(4).toString('hex')}.patch`);
+    try {
+      await this.git(['diff', '--cached', '--binary', '--no-color', '--no-ext-diff', '--no-textconv', `--output=${out}`, 'HEAD']);
+      const { size } = await fs.stat(out);
+      if (size > this.limits.maxDiffBytes) throw diffTooLarge(size, this.limits.maxDiffBytes);
+      return await fs.readFile(out, 'utf8');
+    } finally {
+      await fs.rm(out, { force: true });
+    }
   }
 
+  /** Applied by a command in the sandbox: nothing the patch creates (a symlink out, say) is followed by a host process. */
   async applyPatch(patch: string): Promise<{ ok: boolean; method?: string; log: string }> {
     this.assertLive();
     if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
-    const file = path.join(this.dir, `patch-${randomBytes(4).toString('hex')}.diff`);
-    await fs.writeFile(file, patch.endsWith('\n') ? patch : patch + '\n');
-    const attempts: [string, string, string[]][] = [
-      ['git apply', 'git', ['apply', '--whitespace=nowarn', '--verbose', file]],
-      ['git apply --recount', 'git', ['apply', '--whitespace=nowarn', '--recount', '--verbose', file]],
-      ['patch --fuzz=3', 'patch', ['--batch', '--forward', '-p1', '--fuzz=3', '-i', file]],
-    ];
-    let log = '';
-    try {
-      for (const [method, cmd, args] of attempts) {
-        try {
-          const { stdout, stderr } = await execFileP(cmd, args, { cwd: this.root, env: { ...process.env, GIT_DIR: path.join(this.dir, 'no-repo') }, maxBuffer: 64 * 1024 * 1024 });
-          return { ok: true, method, log: log + stdout + stderr };
-        } catch (err) {
-          const e = err as { stdout?: string; stderr?: string; message: string };
-          log += `$ ${method}\n${e.stdout ?? ''}${e.stderr ?? e.message}\n`;
-        }
-      }
-      return { ok: false, log };
-    } finally {
-      await fs.rm(file, { force: true });
-    }
+    const script = ['set -u', 'f=$(mktemp "${TMPDIR:-/tmp}/benchgym-patch-XXXXXX") || exit 1', 'cat > "$f"', applyPatchScript('"$f"')].join('\n');
+    const r = await this.exec(script, { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000, maxOutputBytes: 1024 * 1024, env: { PATH: SYSTEM_PATH.join(':') } });
+    const log = r.stdout + r.stderr;
+    const method = /^@@method (.+)$/m.exec(log)?.[1];
+    return { ok: r.exitCode === 0 && Boolean(method), ...(method ? { method } : {}), log };
   }
 
   async destroy(): Promise<void> {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.all([...this.ptys].map((p) => p.kill().catch(() => {})));
+    await this.confinement.cgroup?.remove();
     await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
     await fs.rm(this.dir, { recursive: true, force: true, maxRetries: 3 });
     this.onDestroy();
   }
 }
 
+/** BENCHGYM_SANDBOX_UID=uid[:gid] (gid defaults to the uid), else nobody (65534). */
+function sandboxUserFromEnv(): { uid: number; gid: number } {
+  const m = /^(\d+)(?::(\d+))?$/.exec(process.env.BENCHGYM_SANDBOX_UID ?? '');
+  const uid = m ? Number(m[1]) : 65534;
+  const gid = m?.[2] !== undefined ? Number(m[2]) : m ? uid : 65534;
+  // Never root: that would undo the point of dropping privileges.
+  return uid === 0 || gid === 0 ? { uid: 65534, gid: 65534 } : { uid, gid };
+}
+
 /** A terminal dimension: a whole number from 1 to 1000 (else the default). */
 function clampSize(n: number, fallback: number): number {
   return Number.isInteger(n) && n >= 1 ? Math.min(n, 1000) : fallback;
-}
-
-function fileError(err: unknown, rel: string): GymError {
-  if (err instanceof GymError) return err;
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'ENOENT') return new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
-  if (code === 'EISDIR') return new GymError('NOT_A_FILE', `'${rel}' is a directory`);
-  if (code === 'ENOTDIR' || code === 'EEXIST') return new GymError('NOT_A_DIRECTORY', `a parent of '${rel}' is not a directory`);
-  return new GymError('SANDBOX_UNAVAILABLE', `file operation on '${rel}' failed: ${(err as Error).message}`);
 }

@@ -1,0 +1,101 @@
+import { GymError } from '../errors.ts';
+
+export interface SessionLimits {
+  /** A session with no request for this long (and none running) is closed. */
+  idleMs: number;
+  /** Sessions open at once; a new one past this is refused with CAPACITY. */
+  max: number;
+}
+
+/** 30 minutes, as an episode's idle TTL; 512 sessions hold about 80 MB. */
+export const SESSION_DEFAULTS: SessionLimits = { idleMs: 30 * 60_000, max: 512 };
+
+interface Entry<T> {
+  value: T;
+  lastActiveAt: number;
+  busy: number;
+}
+
+/**
+ * The MCP sessions of one endpoint: clients that never close theirs would otherwise keep
+ * an McpServer each forever. Idle ones are closed by a sweep; past `max`, `reserve` refuses.
+ */
+export class SessionTable<T> {
+  private readonly entries = new Map<string, Entry<T>>();
+  private readonly sweeper: NodeJS.Timeout;
+  private pending = 0;
+
+  constructor(
+    readonly limits: SessionLimits,
+    private readonly closeOne: (value: T) => Promise<void> | void,
+    private readonly what = 'MCP sessions',
+  ) {
+    this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(30_000, Math.ceil(limits.idleMs / 2)))).unref();
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Room for one more session, or CAPACITY; call the returned function when it is added or given up. */
+  reserve(): () => void {
+    if (this.entries.size + this.pending >= this.limits.max) {
+      throw new GymError(
+        'CAPACITY',
+        `${this.entries.size} ${this.what} are open, the most this server allows (${this.limits.max}); close one (an MCP client's close(), or DELETE with its Mcp-Session-Id) or wait for idle ones to expire after ${Math.round(this.limits.idleMs / 1000)} s`,
+        { sessions: this.entries.size, limit: this.limits.max, idleMs: this.limits.idleMs },
+      );
+    }
+    this.pending++;
+    let released = false;
+    return () => {
+      if (!released) this.pending--;
+      released = true;
+    };
+  }
+
+  add(id: string, value: T): void {
+    this.entries.set(id, { value, lastActiveAt: Date.now(), busy: 0 });
+  }
+
+  get(id: string): T | undefined {
+    return this.entries.get(id)?.value;
+  }
+
+  delete(id: string): void {
+    this.entries.delete(id);
+  }
+
+  /** Marks a request of the session as running; the returned function marks it done. */
+  begin(id: string): () => void {
+    const entry = this.entries.get(id);
+    if (!entry) return () => {};
+    entry.busy++;
+    entry.lastActiveAt = Date.now();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      entry.busy--;
+      entry.lastActiveAt = Date.now();
+    };
+  }
+
+  /** Closes sessions idle past the limit; a session with a request running is never idle. */
+  sweep(now = Date.now()): void {
+    for (const [id, entry] of this.entries) {
+      if (entry.busy > 0 || now - entry.lastActiveAt < this.limits.idleMs) continue;
+      this.entries.delete(id);
+      void Promise.resolve()
+        .then(() => this.closeOne(entry.value))
+        .catch(() => {});
+    }
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    await Promise.all(all.map((e) => Promise.resolve().then(() => this.closeOne(e.value)).catch(() => {})));
+  }
+}

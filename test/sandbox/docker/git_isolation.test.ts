@@ -1,0 +1,70 @@
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import type { Gym } from '../../../src/episode/gym.ts';
+import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
+import type { Sandbox } from '../../../src/sandbox/types.ts';
+import { makeGym, startExample } from '../../helpers.ts';
+import { plantScript, WORK } from '../git_plant.ts';
+import { dockerSkipReason } from './skip.ts';
+
+/**
+ * git runs inside the container, but with the same isolation as on the host: the agent's
+ * HOME (/tmp), its .gitattributes, and even hooks and config it writes into the baseline
+ * repository (under /tmp, writable in the container) neither run its scripts nor change
+ * what the diff says.
+ */
+describe('docker sandbox: git over the workspace takes no orders from the agent', async () => {
+  const skip = await dockerSkipReason();
+  if (skip) {
+    test(`skipped: ${skip}`, { skip }, () => {});
+    return;
+  }
+  let gym: Gym;
+  let cleanup: () => Promise<void>;
+  const MARKS = '/tmp/marks';
+  const SETUP = `mkdir -p ${MARKS} && printf 'one\\ntwo\\nthree\\n' > a.txt && ${plantScript(MARKS)}
+git config --file /tmp/.benchgym/baseline.git/config core.fsmonitor "$HOME/evil"
+git config --file /tmp/.benchgym/baseline.git/config core.hooksPath "$HOME/hooks"
+cp "$HOME/evil" /tmp/.benchgym/baseline.git/hooks/post-index-change
+cp "$HOME/evil" /tmp/.benchgym/baseline.git/hooks/pre-commit
+`;
+
+  before(async () => {
+    const factory = new DockerSandboxFactory({ serverId: `test-gitiso-${randomBytes(4).toString('hex')}`, poolSize: 0 });
+    ({ gym, cleanup } = await makeGym({ sandboxes: factory }));
+  });
+  after(async () => cleanup());
+
+  const sandboxOf = async (): Promise<Sandbox> => gym.episode(await startExample(gym, 'roman-numerals')).sandbox;
+  const ran = async (sb: Sandbox) => (await sb.exec(`cat ${MARKS}/ran 2>/dev/null || true`)).stdout.trim();
+
+  test('commitBaseline, diff and applyPatch run none of the planted scripts, and the diff is what changed', async () => {
+    const source = await sandboxOf();
+    const planted = await source.exec(SETUP);
+    assert.equal(planted.exitCode, 0, planted.stderr);
+    await source.commitBaseline();
+    const work = await source.exec(WORK);
+    assert.equal(work.exitCode, 0, work.stderr);
+    const diff = await source.diff();
+    assert.equal(await ran(source), '', 'a planted script ran');
+    assert.match(diff, /^diff --git a\/a\.txt b\/a\.txt$/m);
+    assert.match(diff, /^-two$/m);
+    assert.match(diff, /^\+2$/m);
+    assert.match(diff, /^diff --git a\/new\.txt b\/new\.txt\nnew file mode/m);
+    assert.match(diff, /^diff --git a\/secret\.txt b\/secret\.txt\nnew file mode/m, 'the planted ignore rules hid a file from the diff');
+    assert.doesNotMatch(diff, /^diff --git a\/\.git\//m);
+
+    const target = await sandboxOf();
+    const plantedTarget = await target.exec(SETUP);
+    assert.equal(plantedTarget.exitCode, 0, plantedTarget.stderr);
+    const applied = await target.applyPatch(diff);
+    assert.equal(applied.ok, true, applied.log);
+    assert.equal(applied.method, 'git apply');
+    assert.equal((await target.readFile('a.txt')).toString(), 'one\n2\nthree\n');
+    assert.equal((await target.readFile('secret.txt')).toString(), 'not a secret\n');
+    assert.equal((await target.readFile('win.crlf')).toString(), 'x\r\ny\r\n');
+    assert.equal((await target.readFile('raw.utf16')).toString(), 'abc');
+    assert.equal(await ran(target), '', 'a planted script ran');
+  });
+});

@@ -1,0 +1,44 @@
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Gym } from '../../src/episode/gym.ts';
+import { validateTask } from '../../src/scoring/validate.ts';
+import { makeGym, pythonTask } from '../helpers.ts';
+
+let gym: Gym;
+let cleanup: () => Promise<void>;
+before(async () => ({ gym, cleanup } = await makeGym()));
+after(() => cleanup());
+
+const TESTS = { 'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n' };
+const GOLD = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
+
+test('a task whose start state passes is invalid, with the reason', async () => {
+  // The check cannot fail: the test catches what the stub raises.
+  const task = pythonTask({ id: 'no-check', files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' }, hidden: { 'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    try:\n        add(2, 3)\n    except Exception:\n        pass\n' }, solution: { files: GOLD } });
+  const v = await validateTask(gym, task);
+  assert.equal(v.status, 'invalid');
+  assert.match(v.reasons.join('; '), /the untouched start state already passes the hidden tests \(strict scoring\)/);
+});
+
+test("a task whose start state passes only under the benchmark's own harness (faithful) is invalid too", async () => {
+  // The stub ends the process with 0 before pytest's session ends: the exit code decides for the harness.
+  const task = pythonTask({
+    id: 'stub-exits',
+    files: { 'calc.py': 'def add(a, b):\n    import os\n    os._exit(0)\n' },
+    tests: { hidden: { runner: { type: 'pytest', args: ['tests'] }, files: TESTS, passWhen: 'exit-code' }, testFiles: ['tests/**'] },
+    solution: { files: GOLD },
+  });
+  const v = await validateTask(gym, task);
+  assert.equal(v.startState?.reward, 0, 'strict mode gives the start state 0');
+  assert.equal(v.status, 'invalid', v.reasons.join('; '));
+  assert.match(v.reasons.join('; '), /start state passes the hidden tests under faithful scoring/);
+  assert.equal(v.startStateOtherMode?.scoring, 'faithful');
+  assert.equal(v.startStateOtherMode?.reward, 1);
+});
+
+test('a sound task is valid: gold 1, start state 0 in both modes', async () => {
+  const task = pythonTask({ id: 'sound', files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' }, hidden: TESTS, solution: { files: GOLD } });
+  const v = await validateTask(gym, task);
+  assert.equal(v.status, 'valid', v.reasons.join('; '));
+  assert.equal(v.startStateOtherMode?.reward, 0);
+});

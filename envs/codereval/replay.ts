@@ -294,7 +294,7 @@ export async function scoreCli(
   const results = await replayOutputs(byId, rows, o.score ?? ((task, patch) => gym.score(task, patch)), {
     concurrency: o.concurrency,
     onResult: (r) => {
-      if (!o.json && r.ours !== 'unavailable') process.stderr.write(`${r.ours.padEnd(8)} ${r.taskId} #${r.sample}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}${r.ours === 'passed' ? '' : `: ${r.reason}`}\n`);
+      if (!o.json && r.ours !== 'unavailable') process.stderr.write(`${r.ours.padEnd(8)} ${r.taskId} #${r.sample}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict && r.strict.status !== 'passed' ? `; strict: ${r.strict.status} (${r.strict.reason})` : ''}\n`);
     },
   });
   const summary = summarize(results);

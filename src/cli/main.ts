@@ -30,7 +30,7 @@ const USAGE = `benchgym: a gym server for code benchmarks
 
 Usage:
   benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker] [--suite ID[=PATH]]... [--token T]
-                 [--allow-origin NAME]... [--allow-host NAME]... [--session-idle S] [--max-sessions N]
+                 [--allow-origin NAME]... [--allow-host NAME]... [--session-idle S] [--max-sessions N] [--session-rate N]
   benchgym mcp [--suite ID[=PATH]]...                 MCP over stdio (for Claude Desktop / Claude Code)
   benchgym tasks [--suite ID[=PATH]]... [--json]      list the tasks of the served suites
   benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
@@ -132,10 +132,12 @@ async function serve(args: string[]): Promise<number> {
     'allow-host': { type: 'string', multiple: true },
     'session-idle': { type: 'string' },
     'max-sessions': { type: 'string' },
+    'session-rate': { type: 'string' },
   });
   const sessions = {
     sessionIdleMs: intFlag(values['session-idle'], 'session-idle', SESSION_DEFAULTS.idleMs / 1000, 1, 7 * 24 * 3600) * 1000,
     maxSessions: intFlag(values['max-sessions'], 'max-sessions', SESSION_DEFAULTS.max, 1, 100_000),
+    sessionsPerSecond: intFlag(values['session-rate'], 'session-rate', SESSION_DEFAULTS.newPerSecond, 1, 100_000),
   };
   const gym = gymFrom(values);
   // A missing Docker daemon is reported now and on every call; the server stays up.

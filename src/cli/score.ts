@@ -95,7 +95,7 @@ export async function score(args: string[]): Promise<number> {
     }
     const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
     const line = (r: ReplayResult) =>
-      `${r.ours.padEnd(11)} ${r.taskId}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''} ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}\n`;
+      `${r.ours.padEnd(11)} ${r.taskId}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''} ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict ? `; strict: ${r.strict.status}${r.strict.status === 'passed' ? '' : ` (${r.strict.reason})`}` : ''}\n`;
     const results = await replayPredictions(new Map(all.map((t) => [t.id, t])), predictions, scoreOne, {
       mode,
       concurrency,

@@ -23,7 +23,7 @@ export function checkRepoName(repo: string): void {
 /**
  * The candidate folder names of `owner/name`'s mirror inside a repos dir, in the order they
  * are tried: `owner/name`, `owner__name` (SWE-bench's instance prefix), `owner+name` (the
- * layout of /work/.mirror), `owner-name`, `name`; each with and without `.git`, and each
+ * layout the `fetch` tool writes), `owner-name`, `name`; each with and without `.git`, and each
  * either a git dir itself or holding one in `repo/` or `.git/`.
  */
 export function mirrorCandidates(repo: string): string[] {
@@ -49,7 +49,7 @@ export async function isGitRepository(dir: string): Promise<boolean> {
 /**
  * The local mirror of `repo` under `reposDir`, or null when there is none.
  *
- * @example await locateMirror('google/gson', '/work/.mirror') // '/work/.mirror/google+gson/repo'
+ * @example await locateMirror('google/gson', 'MIRRORS') // 'MIRRORS/google+gson/repo'
  */
 export async function locateMirror(repo: string, reposDir: string): Promise<string | null> {
   checkRepoName(repo);

@@ -56,7 +56,7 @@ export async function clearForHarness(
   for (const p of paths) records.push(`C${p}`);
   for (const [p, target] of opts.links ?? []) records.push(`L${p}`, target);
   if (!paths.length && !opts.links?.size) return [];
-  const r = await sandbox.exec(CLEAR_SCRIPT, { stdin: records.map((x) => `${x}\0`).join(''), timeoutMs: 120_000, ...(opts.signal ? { signal: opts.signal } : {}) });
+  const r = await sandbox.exec(CLEAR_SCRIPT, { stdin: records.map((x) => `${x}\0`).join(''), timeoutMs: 120_000, maxOutputBytes: 64 * 1024 * 1024, ...(opts.signal ? { signal: opts.signal } : {}) });
   if (r.timedOut || r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `clearing the way for the harness's files failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}): ${r.stderr.slice(-500)}`);
   const fields = r.stdout.split('\0');
   const out: Refused[] = [];
@@ -93,6 +93,7 @@ export async function readLinks(sandbox: Sandbox, paths: string[], signal?: Abor
   const r = await sandbox.exec(`while IFS= read -r -d '' p; do t=$(readlink -- "$p") && printf '%s\\0%s\\0' "$p" "$t"; done; true`, {
     stdin: paths.map((p) => `${p}\0`).join(''),
     timeoutMs: 120_000,
+    maxOutputBytes: 64 * 1024 * 1024,
     ...(signal ? { signal } : {}),
   });
   if (r.timedOut || r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `reading the start state's symbolic links failed: ${r.stderr.slice(-500)}`);

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { PreparedEnv } from '../env/types.ts';
 import type { Sandbox, ExecResult } from '../sandbox/types.ts';
 import type { RunnerSpec } from '../tasks/schema.ts';
 import { junitTestId, parseJUnitXml, pytestNodeId, type TestCaseResult } from './junit.ts';
 import type { ScoringMode } from './mode.ts';
 import { STRICT_PYTEST_LAUNCHER, StrictRecord, type StrictEvidence } from './strict.ts';
-import { createHash } from 'node:crypto';
 
 export interface TestRun {
   command: string;
@@ -56,10 +55,19 @@ function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/**
+ * The report folder is the harness's: whatever the candidate left at its name (a link out of
+ * the workspace, a file) is removed inside the sandbox, where `rm` never follows a link.
+ */
+async function clearReportDir(sandbox: Sandbox): Promise<void> {
+  await sandbox.exec(`rm -rf -- ${REPORT_DIR}`, { timeoutMs: 60_000 });
+}
+
 /** Runs a task's tests with its runner and parses per-test results from its reports. */
 export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerSpec, opts: RunTestsOptions): Promise<TestRun> {
   const strict = opts.scoring === 'strict';
   const execOpts = { timeoutMs: opts.timeoutMs, signal: opts.signal, onOutput: opts.onOutput, maxOutputBytes: opts.maxOutputBytes ?? 512 * 1024, ...(strict ? { env: STRICT_ENV } : {}) };
+  if (spec.type === 'pytest') await clearReportDir(sandbox);
   if (spec.type === 'pytest' && strict) {
     const report = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.xml`;
     const config = opts.pytestConfig ? ['-c', opts.pytestConfig, '--rootdir=.'] : [];
@@ -100,6 +108,7 @@ async function strictPytest(sandbox: Sandbox, env: PreparedEnv, args: string[], 
   const id = randomBytes(8).toString('hex');
   const nonce = randomBytes(16).toString('hex');
   const control = `${REPORT_DIR}/${id}.control.json`;
+  await clearReportDir(sandbox);
   const out = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.record.json`;
   await sandbox.writeFile(control, JSON.stringify({ nonce, out }));
   const exec = await sandbox.exec(`${shellQuote(env.command)} -B -c ${shellQuote(STRICT_PYTEST_LAUNCHER)} ${[control, ...args].map(shellQuote).join(' ')}`, execOpts);

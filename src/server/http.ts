@@ -26,6 +26,8 @@ export interface HttpServerOptions {
   sessionIdleMs?: number;
   /** Streamable HTTP sessions open at once; a new one past this gets CAPACITY (default 512). */
   maxSessions?: number;
+  /** New sessions a second after a burst of 64 (default 20): initialize floods cost CPU every episode needs. */
+  sessionsPerSecond?: number;
   /** More endpoints on the same server: WebSocket protocols, terminal pages. */
   extensions?: ServerExtension[];
 }
@@ -76,7 +78,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   }
 
   const sessions = new SessionTable<{ transport: StreamableHTTPServerTransport; server: McpServer; scope: string }>(
-    { idleMs: opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max },
+    { idleMs: opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max, newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond },
     (s) => s.server.close(),
   );
 

@@ -5,10 +5,14 @@ export interface SessionLimits {
   idleMs: number;
   /** Sessions open at once; a new one past this is refused with CAPACITY. */
   max: number;
+  /** New sessions per second in the long run (a token bucket): a flood of initialize requests costs the server CPU every other episode needs. */
+  newPerSecond?: number;
+  /** New sessions allowed at once before the rate applies (a runner starting its agents together). */
+  burst?: number;
 }
 
-/** 30 minutes, as an episode's idle TTL; 512 sessions hold about 80 MB. */
-export const SESSION_DEFAULTS: SessionLimits = { idleMs: 30 * 60_000, max: 512 };
+/** 30 minutes, as an episode's idle TTL; 512 sessions hold about 80 MB; 20 new a second after a burst of 64. */
+export const SESSION_DEFAULTS: Required<SessionLimits> = { idleMs: 30 * 60_000, max: 512, newPerSecond: 20, burst: 64 };
 
 interface Entry<T> {
   value: T;
@@ -24,12 +28,15 @@ export class SessionTable<T> {
   private readonly entries = new Map<string, Entry<T>>();
   private readonly sweeper: NodeJS.Timeout;
   private pending = 0;
+  private tokens: number;
+  private refilledAt = Date.now();
 
   constructor(
     readonly limits: SessionLimits,
     private readonly closeOne: (value: T) => Promise<void> | void,
     private readonly what = 'MCP sessions',
   ) {
+    this.tokens = this.burst;
     this.sweeper = setInterval(() => this.sweep(), Math.max(10, Math.min(30_000, Math.ceil(limits.idleMs / 2)))).unref();
   }
 
@@ -37,8 +44,21 @@ export class SessionTable<T> {
     return this.entries.size;
   }
 
+  private get burst(): number {
+    return this.limits.burst ?? SESSION_DEFAULTS.burst;
+  }
+
   /** Room for one more session, or CAPACITY; call the returned function when it is added or given up. */
-  reserve(): () => void {
+  reserve(now = Date.now()): () => void {
+    const rate = this.limits.newPerSecond ?? SESSION_DEFAULTS.newPerSecond;
+    this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * rate);
+    this.refilledAt = now;
+    if (this.tokens < 1) {
+      throw new GymError('CAPACITY', `too many new ${this.what}: at most ${rate} a second after a burst of ${this.burst}; retry in ${Math.ceil(((1 - this.tokens) / rate) * 1000)} ms`, {
+        newPerSecond: rate,
+        burst: this.burst,
+      });
+    }
     if (this.entries.size + this.pending >= this.limits.max) {
       throw new GymError(
         'CAPACITY',
@@ -46,6 +66,7 @@ export class SessionTable<T> {
         { sessions: this.entries.size, limit: this.limits.max, idleMs: this.limits.idleMs },
       );
     }
+    this.tokens -= 1;
     this.pending++;
     let released = false;
     return () => {

@@ -85,6 +85,8 @@ export interface WsMcpOptions {
   sessionIdleMs?: number;
   /** Connections (MCP sessions) open at once; more are refused with 503 (default 512). */
   maxSessions?: number;
+  /** New sessions a second after a burst of 64 (default 20): initialize floods cost CPU every episode needs. */
+  sessionsPerSecond?: number;
 }
 
 /**
@@ -101,7 +103,7 @@ export function wsMcpExtension(opts: WsMcpOptions = {}): ServerExtension {
     });
     const stopHeartbeat = startHeartbeat(wss, opts.heartbeatMs ?? WS_DEFAULTS.heartbeatMs);
     const idleMs = opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs;
-    const sessions = new SessionTable<WebSocket>({ idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max }, (ws) => ws.close(1000, `idle for ${Math.round(idleMs / 1000)} s`));
+    const sessions = new SessionTable<WebSocket>({ idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max, newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond }, (ws) => ws.close(1000, `idle for ${Math.round(idleMs / 1000)} s`));
     const accept = (makeServer: () => McpServer): Parameters<typeof upgrades.add>[1] => (req, socket, head) => {
       let server: McpServer;
       let release: () => void;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { globToRegExp } from '../sandbox/glob.ts';
+import { compileGlob } from '../sandbox/glob.ts';
 import { episodeTool } from './types.ts';
 
 const MAX_RESULTS = 200;
@@ -14,7 +14,7 @@ export const findFilesTool = episodeTool({
   }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(episode, args) {
-    const re = globToRegExp(args.pattern);
+    const re = compileGlob(args.pattern);
     const { entries, truncated: walkCut } = await episode.sandbox.list(args.path, { depth: 64, limit: 100_000 });
     const nameOnly = !args.pattern.includes('/');
     const matches = entries

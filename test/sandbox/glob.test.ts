@@ -72,3 +72,12 @@ test('matchesAny: a glob without a slash also matches the base name anywhere', (
   assert.ok(matchesAny('src/main/A.java', ['*.py', 'src/**']));
   assert.ok(!matchesAny('src/main/A.java', []));
 });
+
+test('an agent-written glob cannot stall the event loop: *a*a…b on a long name answers at once', () => {
+  const t0 = Date.now();
+  assert.ok(!matches('*a*a*a*a*a*a*a*a*a*a*a*a*b', 'a'.repeat(60)));
+  assert.ok(!matches('**/**/**/**/**/**/**/**/**/**/x', 'a/'.repeat(40) + 'y'));
+  assert.ok(matches('*a*a*a*a*a*a*a*a*a*a*a*a*b', `${'a'.repeat(60)}b`));
+  assert.ok(Date.now() - t0 < 1000, `took ${Date.now() - t0} ms`);
+  assert.throws(() => globToRegExp('{a,b'), /INVALID_ARGUMENT|not closed/);
+});

@@ -188,6 +188,14 @@ for (const backend of BACKENDS) {
       await outsideUntouched();
     });
 
+    it('a symbolic link out of the workspace where pytest writes its report: removed before the run, nothing written outside', async () => {
+      const v = await score(await patchOf((dir) => fs.symlink(outside, path.join(dir, '.benchgym-reports'))));
+      assert.equal(v.status, 'failed', show(v));
+      assert.equal(v.error, undefined, show(v));
+      assertHiddenRan(v);
+      await outsideUntouched();
+    });
+
     it('the fix plus a symbolic link out at a conftest path still passes: the link is neutralised, not the answer', async () => {
       const patch = await patchOf(async (dir) => {
         await fs.writeFile(path.join(dir, 'calc.py'), FIXED);

@@ -94,8 +94,7 @@ export class WorkspaceFiles {
     });
     try {
       if (!w.target || w.name === null) return;
-      if (w.st!.isDirectory()) await removeTree(w.parent, w.name);
-      else await fs.unlink(at(w.parent, w.name)).catch(ignoreMissing);
+      await removeEntry(w.parent, w.name);
     } catch (err) {
       throw fileError(err, rel);
     } finally {
@@ -235,23 +234,38 @@ function kindOf(st: Stats): FileStat['type'] {
   return st.isFile() ? 'file' : st.isDirectory() ? 'dir' : st.isSymbolicLink() ? 'symlink' : 'other';
 }
 
-/** Removes `name` in `parent` and everything below it, each directory opened without following links. */
-async function removeTree(parent: FileHandle, name: string): Promise<void> {
+/**
+ * Removes `name` in `parent` and, for a directory, everything below it: each directory is
+ * opened without following links and its entries removed relative to it, so a directory
+ * swapped for a link meanwhile loses only the link. What changes under it is looked at again.
+ */
+async function removeEntry(parent: FileHandle, name: string): Promise<void> {
   for (let tries = 0; ; tries++) {
+    const retry = (err: unknown) => {
+      if (tries >= 8) throw err;
+    };
     const dir = await fs.open(at(parent, name), O_PATH | C.O_DIRECTORY | C.O_NOFOLLOW).catch((err: NodeJS.ErrnoException) => {
-      // Not a directory (any more): a link or a file, removed as a name.
-      if (err.code === 'ENOTDIR' || err.code === 'ELOOP') return null;
       if (err.code === 'ENOENT') return undefined;
+      if (err.code === 'ENOTDIR' || err.code === 'ELOOP') return null;
       throw err;
     });
     if (dir === undefined) return;
-    if (dir === null) return fs.unlink(at(parent, name)).catch(ignoreMissing);
-    try {
-      for (const child of await fs.readdir(at(dir))) {
-        const st = await fs.lstat(at(dir, child)).catch(() => null);
-        if (st?.isDirectory()) await removeTree(dir, child);
-        else if (st) await fs.unlink(at(dir, child)).catch(ignoreMissing);
+    if (dir === null) {
+      // Not a directory: removed as a name (a link goes, never what it points to).
+      try {
+        await fs.unlink(at(parent, name));
+        return;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return;
+        // A directory again (EISDIR): go round.
+        if (code !== 'EISDIR' && code !== 'EPERM') throw err;
+        retry(err);
+        continue;
       }
+    }
+    try {
+      for (const child of await fs.readdir(at(dir))) await removeEntry(dir, child);
     } finally {
       await dir.close().catch(() => {});
     }
@@ -261,14 +275,11 @@ async function removeTree(parent: FileHandle, name: string): Promise<void> {
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') return;
-      // Something was added meanwhile (a command still running): go again, a few times.
-      if ((code !== 'ENOTEMPTY' && code !== 'EEXIST') || tries >= 3) throw err;
+      // Swapped for a link or a file (ENOTDIR), or added to by a running command: go round.
+      if (code !== 'ENOTDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw err;
+      retry(err);
     }
   }
-}
-
-function ignoreMissing(err: NodeJS.ErrnoException): void {
-  if (err.code !== 'ENOENT') throw err;
 }
 
 /** A GymError naming the client's path only (Node's messages hold /proc/self/fd paths). */

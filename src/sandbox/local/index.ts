@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { StringDecoder } from 'node:string_decoder';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import { GymError } from '../../errors.ts';
+import { formatBytes, watchDisk } from './disk_guard.ts';
 import { CappedOutput } from '../output.ts';
 import { killByEnvMarker, killGroup, killGroupIfMarked } from '../processes.ts';
 import { WorkspaceFiles } from './files.ts';
@@ -52,6 +53,10 @@ export interface LocalLimits {
   memoryBytes: number;
   /** Size of the private /tmp under bubblewrap (a tmpfs, charged to the sandbox's memory). */
   tmpBytes: number;
+  /** Bytes the workspace and home may hold; a command that grows them past it is stopped (disk_guard.ts). */
+  diskBytes: number;
+  /** How often a running command's disk use is measured. */
+  diskCheckMs: number;
 }
 
 const DEFAULT_LIMITS: LocalLimits = {
@@ -66,6 +71,8 @@ const DEFAULT_LIMITS: LocalLimits = {
   pids: 1024,
   memoryBytes: 2 * 1024 ** 3,
   tmpBytes: 512 * 1024 ** 2,
+  diskBytes: 4 * 1024 ** 3,
+  diskCheckMs: 1000,
 };
 
 /** What confines one sandbox's commands besides bubblewrap: its cgroup and the uid they run as. */
@@ -468,6 +475,11 @@ export class LocalSandbox implements Sandbox {
       timedOut = true;
       terminate();
     }, timeoutMs);
+    let diskExceeded: number | undefined;
+    const stopDiskWatch = watchDisk([this.root, path.join(this.dir, 'home')], this.limits.diskBytes, this.limits.diskCheckMs, (bytes) => {
+      diskExceeded = bytes;
+      terminate();
+    });
     const onAbort = () => {
       cancelled = true;
       terminate();
@@ -502,6 +514,7 @@ export class LocalSandbox implements Sandbox {
       });
     }).finally(async () => {
       clearTimeout(timer);
+      stopDiskWatch();
       if (killTimer) clearTimeout(killTimer);
       opts.signal?.removeEventListener('abort', onAbort);
       // Nothing a command started outlives it: not its process group, and not what left
@@ -518,7 +531,10 @@ export class LocalSandbox implements Sandbox {
       exitCode: code,
       signal,
       stdout: out.text(),
-      stderr: err.text() + (oom ? `\nbenchgym: a process was killed by the sandbox's memory limit\n` : ''),
+      stderr:
+        err.text() +
+        (oom ? `\nbenchgym: a process was killed by the sandbox's memory limit\n` : '') +
+        (diskExceeded !== undefined ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n` : ''),
       timedOut,
       truncated: { stdout: out.dropped, stderr: err.dropped },
       totalBytes: { stdout: out.total, stderr: err.total },

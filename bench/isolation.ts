@@ -22,6 +22,7 @@
  * together with the default benchmarks).
  */
 import os from 'node:os';
+import { Worker } from 'node:worker_threads';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -57,6 +58,29 @@ const RECOVERED_MS = 1_000;
 const ATTACK_SLACK_MS = 20_000;
 const SESSIONS = 2_000;
 const SESSION_CONCURRENCY = 16;
+/** The session flood, run in a worker thread: plain JavaScript, posts its counts back. */
+const SESSION_FLOOD = `
+const { parentPort, workerData: w } = require('node:worker_threads');
+let next = 0, opened = 0;
+const refused = new Map();
+const note = (k) => refused.set(k, (refused.get(k) || 0) + 1);
+(async () => {
+  await Promise.all(Array.from({ length: w.concurrency }, async () => {
+    while (next < w.sessions && Date.now() < w.deadline) {
+      next++;
+      try {
+        const res = await fetch(w.url, { method: 'POST', headers: w.headers, body: w.body, signal: AbortSignal.timeout(Math.max(100, Math.floor(Math.min(10000, w.deadline - Date.now())))) });
+        const text = await res.text();
+        if (res.ok && res.headers.get('mcp-session-id')) opened++;
+        else note('HTTP ' + res.status + ': ' + text);
+      } catch (err) {
+        note(err.name === 'TimeoutError' ? 'no answer (client gave up)' : String(err.message));
+      }
+    }
+  }));
+  parentPort.postMessage({ next, opened, refused: [...refused] });
+})();
+`;
 const FIFO_EPISODES = 8;
 /** The fork bomb doubles to depth 11: at most 4,095 processes (pid_max may be only 32,768). */
 const FORK_DEPTH = 11;
@@ -436,34 +460,24 @@ const BOMBS: Record<IsolationCase, Bomb> = {
     windowMs: (base) => base * 2,
     async setup() {},
     async attack(ctx, deadline) {
-      // Raw initialize requests: 2,000 sessions opened and never closed (no DELETE).
+      // Raw initialize requests: 2,000 sessions opened and never closed (no DELETE). The flood
+      // runs in a worker thread: on the victim's event loop it would delay the victim's own
+      // client, and the figure would measure the bench, not the server.
       const url = `${ctx.server.url}/mcp`;
       const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'flood', version: '0' } } });
       const headers = { Authorization: `Bearer ${ctx.token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
-      let next = 0;
-      let opened = 0;
-      const refused = new Map<string, number>();
       const rssBefore = ctx.server.rssMiB();
-      await Promise.all(
-        Array.from({ length: SESSION_CONCURRENCY }, async () => {
-          while (next < SESSIONS && now() < deadline) {
-            next++;
-            ctx.calls++;
-            try {
-              const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(Math.max(100, Math.floor(Math.min(10_000, deadline - now())))) });
-              const text = await res.text();
-              if (res.ok && res.headers.get('mcp-session-id')) opened++;
-              else {
-                const key = `HTTP ${res.status}: ${oneLine(jsonRpcMessage(text), 80)}`;
-                refused.set(key, (refused.get(key) ?? 0) + 1);
-              }
-            } catch (err) {
-              const key = (err as Error).name === 'TimeoutError' ? 'no answer (client gave up)' : oneLine((err as Error).message, 60);
-              refused.set(key, (refused.get(key) ?? 0) + 1);
-            }
-          }
-        }),
-      );
+      const flood = new Worker(SESSION_FLOOD, { eval: true, workerData: { url, body, headers, sessions: SESSIONS, concurrency: SESSION_CONCURRENCY, deadline: Date.now() + (deadline - now()) } });
+      const { next, opened, refused: refusedList } = await new Promise<{ next: number; opened: number; refused: [string, number][] }>((resolve, reject) => {
+        flood.once('message', resolve);
+        flood.once('error', reject);
+      });
+      await flood.terminate();
+      const refused = new Map<string, number>();
+      for (const [text, n] of refusedList) {
+        const key = text.startsWith('HTTP ') ? `${text.slice(0, text.indexOf(':') + 1)} ${oneLine(jsonRpcMessage(text.slice(text.indexOf(':') + 2)), 80)}` : oneLine(text, 60);
+        refused.set(key, (refused.get(key) ?? 0) + n);
+      }
       const rssAfter = ctx.server.rssMiB();
       const refusals = [...refused].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} ${k}`);
       const tried = Math.min(next, SESSIONS);

@@ -1,7 +1,7 @@
 import { after, before } from 'node:test';
 import os from 'node:os';
 import path from 'node:path';
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import { Gym, type GymOptions } from '../src/episode/gym.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 
@@ -157,4 +157,14 @@ export function exampleEpisode(taskId: string): {
     },
     call: (name, args = {}) => ready().gym.callTool(name, args, testContext(), ready().id),
   };
+}
+
+/** Whether a process is running (not a zombie waiting for its new parent to reap it). */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return false;
+  }
 }

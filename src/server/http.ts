@@ -5,7 +5,8 @@ import type { Express, Request, Response, NextFunction } from 'express';
 import { isLoopbackHost, loopbackHostNames, refuseReason, type AccessPolicy } from './access.ts';
 import { SESSION_DEFAULTS, SessionTable } from './sessions.ts';
 import { UpgradeRouter } from './upgrade.ts';
-import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
+import express from 'express';
+import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -62,7 +63,10 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   }
   // DNS-rebinding protection: on loopback only loopback (or configured) names are valid Host headers.
   const allowedHosts = loopback ? loopbackHostNames(host, opts.allowedHosts) : opts.allowedHosts?.length ? opts.allowedHosts.map((h) => h.toLowerCase()) : undefined;
-  const app = createMcpExpressApp(allowedHosts ? { host, allowedHosts } : { host });
+  // The SDK's Host validation, then ours, then the session rate, and only then the body is
+  // read: a refused request (a flood of initialize requests) costs no JSON parsing.
+  const app = express();
+  if (allowedHosts) app.use(hostHeaderValidation(allowedHosts));
 
   const policy: AccessPolicy = { token: opts.token, allowedOrigins: opts.allowedOrigins, allowedHosts };
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -70,6 +74,10 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     if (reason) return jsonRpcError(res, reason.status, reason.message);
     next();
   });
+  // JSON bodies for every route but the MCP endpoints, which read theirs after the session check.
+  const json = express.json();
+  const isMcpPath = (p: string) => p === '/mcp' || /^\/episodes\/[^/]+\/mcp$/.test(p);
+  app.use((req: Request, res: Response, next: NextFunction) => (isMcpPath(req.path) ? next() : json(req, res, next)));
   const upgrades = new UpgradeRouter(policy);
   const disposers: (() => void | Promise<void>)[] = [];
   for (const extension of opts.extensions ?? []) {
@@ -81,6 +89,20 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     { idleMs: opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max, newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond },
     (s) => s.server.close(),
   );
+
+  // A new session (no Mcp-Session-Id) that the rate or the cap would refuse is refused before its body is read.
+  const refuseNewSession = (req: Request, res: Response, next: NextFunction) => {
+    const refusal = req.method === 'POST' && !req.headers['mcp-session-id'] ? sessions.refusal() : undefined;
+    if (refusal) return jsonRpcError(res, 503, `${refusal.code}: ${refusal.message}`);
+    next();
+  };
+
+  let creationTurn: Promise<void> = Promise.resolve();
+  const nextCreationTurn = (): Promise<void> => {
+    const turn = creationTurn.then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+    creationTurn = turn;
+    return turn;
+  };
 
   const handle = (scope: () => string, makeServer: () => McpServer) => async (req: Request, res: Response) => {
     try {
@@ -96,6 +118,9 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
       if (req.method !== 'POST' || !isInitializeRequest(req.body)) return jsonRpcError(res, 400, 'no session: send an initialize request first');
       const release = sessions.reserve();
       try {
+        // New sessions are made one at a time, each after a turn of the event loop: a burst of
+        // initialize requests then interleaves with the calls of the sessions already open.
+        await nextCreationTurn();
         const server = makeServer();
         const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
           sessionIdGenerator: () => randomUUID(),
@@ -115,8 +140,8 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     }
   };
 
-  app.all('/mcp', handle(() => 'gym', () => createGymMcpServer(gym)));
-  app.all('/episodes/:id/mcp', (req: Request, res: Response) => {
+  app.all('/mcp', refuseNewSession, json, handle(() => 'gym', () => createGymMcpServer(gym)));
+  app.all('/episodes/:id/mcp', refuseNewSession, json, (req: Request, res: Response) => {
     const episodeId = String(req.params.id);
     return handle(() => `episode:${episodeId}`, () => createEpisodeMcpServer(gym, episodeId))(req, res);
   });

@@ -1,5 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import { toGymError } from '../errors.ts';
 import type { Gym } from '../episode/gym.ts';
@@ -7,6 +8,9 @@ import { EPISODE_TOOLS, GYM_TOOLS } from '../tools/index.ts';
 import type { AnyTool, ToolContext, ToolResult } from '../tools/types.ts';
 
 export const SERVER_INFO = { name: 'benchgym', version: '0.1.0' };
+
+/** One JSON-schema validator for every session: the SDK otherwise compiles a new Ajv per McpServer, most of what an initialize costs. */
+const SHARED_VALIDATOR = new AjvJsonSchemaValidator();
 
 interface Extra {
   signal: AbortSignal;
@@ -58,7 +62,7 @@ function register(server: McpServer, tool: AnyTool, input: z.ZodObject, handler:
  * taking an `episode_id`.
  */
 export function createGymMcpServer(gym: Gym): McpServer {
-  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: GYM_INSTRUCTIONS });
+  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: GYM_INSTRUCTIONS, jsonSchemaValidator: SHARED_VALIDATOR });
   for (const tool of GYM_TOOLS) register(server, tool, tool.input, (args, ctx) => gym.callTool(tool.name, args, ctx));
   for (const tool of EPISODE_TOOLS) {
     const input = tool.input.extend({ episode_id: z.string().min(1).describe('the episode id start_episode returned') });
@@ -72,6 +76,7 @@ export function createEpisodeMcpServer(gym: Gym, episodeId: string): McpServer {
   const episode = gym.episode(episodeId);
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {} },
+    jsonSchemaValidator: SHARED_VALIDATOR,
     instructions: `You are working on ${episode.task.suite}/${episode.task.id}.\n\n${episode.prompt}\n\nPaths are relative to the workspace root. Call submit when done.`,
   });
   for (const tool of EPISODE_TOOLS) register(server, tool, tool.input, (args, ctx) => gym.callEpisodeTool(gym.episode(episodeId), tool, args, ctx));

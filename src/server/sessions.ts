@@ -48,24 +48,31 @@ export class SessionTable<T> {
     return this.limits.burst ?? SESSION_DEFAULTS.burst;
   }
 
-  /** Room for one more session, or CAPACITY; call the returned function when it is added or given up. */
-  reserve(now = Date.now()): () => void {
+  /** Why a new session would be refused now (the rate, then the cap), or undefined; takes nothing. */
+  refusal(now = Date.now()): GymError | undefined {
     const rate = this.limits.newPerSecond ?? SESSION_DEFAULTS.newPerSecond;
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * rate);
-    this.refilledAt = now;
+    this.refilledAt = Math.max(this.refilledAt, now);
     if (this.tokens < 1) {
-      throw new GymError('CAPACITY', `too many new ${this.what}: at most ${rate} a second after a burst of ${this.burst}; retry in ${Math.ceil(((1 - this.tokens) / rate) * 1000)} ms`, {
+      return new GymError('CAPACITY', `too many new ${this.what}: at most ${rate} a second after a burst of ${this.burst}; retry in ${Math.ceil(((1 - this.tokens) / rate) * 1000)} ms`, {
         newPerSecond: rate,
         burst: this.burst,
       });
     }
     if (this.entries.size + this.pending >= this.limits.max) {
-      throw new GymError(
+      return new GymError(
         'CAPACITY',
         `${this.entries.size} ${this.what} are open, the most this server allows (${this.limits.max}); close one (an MCP client's close(), or DELETE with its Mcp-Session-Id) or wait for idle ones to expire after ${Math.round(this.limits.idleMs / 1000)} s`,
         { sessions: this.entries.size, limit: this.limits.max, idleMs: this.limits.idleMs },
       );
     }
+    return undefined;
+  }
+
+  /** Room for one more session, or CAPACITY; call the returned function when it is added or given up. */
+  reserve(now = Date.now()): () => void {
+    const refused = this.refusal(now);
+    if (refused) throw refused;
     this.tokens -= 1;
     this.pending++;
     let released = false;

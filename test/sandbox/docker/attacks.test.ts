@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
@@ -7,15 +7,10 @@ import { GymError } from '../../../src/errors.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import { dockerAvailable } from '../../../src/sandbox/docker/client.ts';
 import { makeGym, startExample, testContext } from '../../helpers.ts';
-import { dockerSkipReason } from './skip.ts';
+import { describeDocker } from './skip.ts';
 
 /** Hostile commands inside a sandbox, each bounded in time; the host and the episode survive. */
-describe('docker sandbox under attack', async () => {
-  const skip = await dockerSkipReason();
-  if (skip) {
-    test(`skipped: ${skip}`, { skip }, () => {});
-    return;
-  }
+describeDocker('docker sandbox under attack', async () => {
   let gym: Gym;
   let cleanup: () => Promise<void>;
   let factory: DockerSandboxFactory;

@@ -1,18 +1,13 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import { expectGymError, makeGym, startExample, testContext } from '../../helpers.ts';
-import { dockerSkipReason } from './skip.ts';
+import { describeDocker } from './skip.ts';
 
 /** The diff is measured inside the container: one over the limit never crosses into server memory. */
-describe('docker sandbox: a diff over the limit is DIFF_TOO_LARGE', async () => {
-  const skip = await dockerSkipReason();
-  if (skip) {
-    test(`skipped: ${skip}`, { skip }, () => {});
-    return;
-  }
+describeDocker('docker sandbox: a diff over the limit is DIFF_TOO_LARGE', async () => {
   let gym: Gym;
   let cleanup: () => Promise<void>;
   before(async () => {

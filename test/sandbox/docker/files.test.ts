@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Gym } from '../../../src/episode/gym.ts';
@@ -6,19 +6,14 @@ import { GymError } from '../../../src/errors.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import type { Sandbox } from '../../../src/sandbox/types.ts';
 import { expectGymError, makeGym, startExample } from '../../helpers.ts';
-import { dockerSkipReason } from './skip.ts';
+import { describeDocker } from './skip.ts';
 
 /** Within `ms`, or a rejection naming what hung (an old `cat` on a FIFO waited for the exec's timeout). */
 function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   return Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} took more than ${ms} ms`)), ms))]);
 }
 
-describe('docker file operations on special files', async () => {
-  const skip = await dockerSkipReason();
-  if (skip) {
-    test(`skipped: ${skip}`, { skip }, () => {});
-    return;
-  }
+describeDocker('docker file operations on special files', async () => {
   let gym: Gym;
   let cleanup: () => Promise<void>;
   let sb: Sandbox;

@@ -1,4 +1,4 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Gym } from '../../../src/episode/gym.ts';
@@ -6,7 +6,7 @@ import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import type { Sandbox } from '../../../src/sandbox/types.ts';
 import { makeGym, startExample } from '../../helpers.ts';
 import { plantScript, WORK } from '../git_plant.ts';
-import { dockerSkipReason } from './skip.ts';
+import { describeDocker } from './skip.ts';
 
 /**
  * git runs inside the container, but with the same isolation as on the host: the agent's
@@ -14,12 +14,7 @@ import { dockerSkipReason } from './skip.ts';
  * repository (under /tmp, writable in the container) neither run its scripts nor change
  * what the diff says.
  */
-describe('docker sandbox: git over the workspace takes no orders from the agent', async () => {
-  const skip = await dockerSkipReason();
-  if (skip) {
-    test(`skipped: ${skip}`, { skip }, () => {});
-    return;
-  }
+describeDocker('docker sandbox: git over the workspace takes no orders from the agent', async () => {
   let gym: Gym;
   let cleanup: () => Promise<void>;
   const MARKS = '/tmp/marks';

@@ -1,19 +1,14 @@
-import { after, before, describe, test } from 'node:test';
+import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import type { Sandbox } from '../../../src/sandbox/types.ts';
 import { makeGym, startExample, waitFor } from '../../helpers.ts';
-import { dockerSkipReason } from './skip.ts';
+import { describeDocker } from './skip.ts';
 
 /** What a command leaves running in the background is killed when it ends; terminals and other commands are not touched. */
-describe('docker sandbox: leftover processes', async () => {
-  const skip = await dockerSkipReason();
-  if (skip) {
-    test(`skipped: ${skip}`, { skip }, () => {});
-    return;
-  }
+describeDocker('docker sandbox: leftover processes', async () => {
   let gym: Gym;
   let cleanup: () => Promise<void>;
   let sandbox: Sandbox;

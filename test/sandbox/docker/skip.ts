@@ -1,3 +1,4 @@
+import { describe, test } from 'node:test';
 import { dockerAvailable, dockerClient } from '../../../src/sandbox/docker/client.ts';
 import { baseImageName } from '../../../src/env/images.ts';
 
@@ -29,4 +30,16 @@ export async function dockerSkipReason(images: string[] = [baseImageName('python
   }
   await sweepOldTestLeftovers();
   return null;
+}
+
+/** A describe block for the Docker backend: one skipped test naming the reason when Docker cannot be tested here. */
+export function describeDocker(name: string, body: () => void | Promise<void>): void {
+  describe(name, async () => {
+    const skip = await dockerSkipReason();
+    if (skip) {
+      test(`skipped: ${skip}`, { skip }, () => {});
+      return;
+    }
+    await body();
+  });
 }

@@ -2,18 +2,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { CgroupDriver, ownerDead, ownerPrefix } from '../../../src/sandbox/local/cgroup.ts';
+import { processAlive } from '../../helpers.ts';
 
-/** Running, not a zombie waiting for its new parent to reap it. */
-const alive = (pid: number) => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
+const alive = processAlive;
 
 test('owner names: this server is alive, a dead pid or another start time is not, foreign names are left alone', () => {
   assert.equal(ownerDead(`${ownerPrefix()}lsb-1`), false);

@@ -1,24 +1,16 @@
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { promises as fs, readFileSync } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { bubblewrapAvailable, LocalSandbox, LocalSandboxFactory } from '../../../src/sandbox/local/index.ts';
 import { CgroupDriver } from '../../../src/sandbox/local/cgroup.ts';
-import { tempDir } from '../../helpers.ts';
+import { processAlive, tempDir } from '../../helpers.ts';
 
 /** Commands as an unprivileged user, bounded by the kernel; every process of a sandbox found and killed. */
 
-/** Running, not a zombie waiting for its new parent to reap it. */
-const alive = (pid: number) => {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
-};
+const alive = processAlive;
 
 async function waitDead(pids: number[], ms = 3000): Promise<number[]> {
   const deadline = Date.now() + ms;

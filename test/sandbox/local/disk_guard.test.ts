@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { bubblewrapAvailable, LocalSandboxFactory } from '../../../src/sandbox/local/index.ts';
+import { bubblewrapAvailable, LocalSandboxFactory, type LocalSandbox } from '../../../src/sandbox/local/index.ts';
 import { diskUsage } from '../../../src/sandbox/local/disk_guard.ts';
 import { tempDir } from '../../helpers.ts';
 
@@ -9,7 +9,7 @@ for (const isolation of ['none', 'bwrap'] as const) {
   test(`a command that fills the workspace is stopped past the disk limit (${isolation})`, { skip: isolation === 'bwrap' && !(await bubblewrapAvailable()) ? 'bubblewrap is not available' : false }, async () => {
     const base = await tempDir();
     const factory = new LocalSandboxFactory({ baseDir: base, isolation, limits: { diskBytes: 40 * 1024 ** 2, diskCheckMs: 100 } });
-    const sb = await factory.create({ seed: { files: { 'keep.txt': 'kept\n' } } });
+    const sb = (await factory.create({ seed: { files: { 'keep.txt': 'kept\n' } } })) as LocalSandbox;
     try {
       // 60 files of 5 MB (300 MB) unless stopped; a pause between them so the watch can see it.
       const r = await sb.exec('for i in $(seq 1 60); do head -c 5000000 /dev/zero > "fill$i"; sleep 0.05; done; echo finished', { timeoutMs: 60_000 });

@@ -151,8 +151,8 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   });
 
   const http = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(port, host, () => resolve(s));
-    s.on('error', reject);
+    // Express 5 calls back on errors too: a port in use must be said as such, naming the port.
+    const s = app.listen(port, host, (err?: Error) => (err ? reject(listenError(err, host, port)) : resolve(s)));
   });
   upgrades.attach(http);
   const address = http.address() as AddressInfo;
@@ -172,4 +172,13 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
       await closed;
     },
   };
+}
+
+/** Why the server could not listen, in words that name the address. */
+function listenError(err: Error, host: string, port: number): GymError {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE') return new GymError('INVALID_ARGUMENT', `port ${port} on ${host} is already in use: stop what listens there or choose another with --port`);
+  if (code === 'EACCES') return new GymError('INVALID_ARGUMENT', `no permission to listen on ${host}:${port} (ports below 1024 need privileges): choose another with --port`);
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new GymError('INVALID_ARGUMENT', `cannot listen on ${host}: no such address on this machine (--host)`);
+  return new GymError('INTERNAL', `could not listen on ${host}:${port}: ${err.message}`);
 }

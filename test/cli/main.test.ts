@@ -140,3 +140,20 @@ test('benchgym serve exits within seconds of SIGTERM while episodes run sleep 10
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test('benchgym serve on a port in use says so, naming the port, and exits 2', async () => {
+  const net = await import('node:net');
+  const holder = net.createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const port = (holder.address() as { port: number }).port;
+  const dataDir = await tempDir('benchgym-cli-');
+  try {
+    const r = await runCli(['serve', '--port', String(port), '--data-dir', dataDir]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`port ${port} on 127\\.0\\.0\\.1 is already in use`));
+    assert.doesNotMatch(r.stderr, /Cannot read properties/);
+  } finally {
+    holder.close();
+    await fs.rm(dataDir, { recursive: true, force: true });
+  }
+});

@@ -241,3 +241,20 @@ describe('abandoned MCP sessions', () => {
     }
   });
 });
+
+describe('listening', () => {
+  test('a port in use is said as such, naming the port, and the server that holds it goes on', async () => {
+    const { gym, cleanup } = await makeGym();
+    const first = await startHttpServer(gym, { port: 0 });
+    try {
+      await assert.rejects(
+        startHttpServer(gym, { port: first.port }),
+        (err: unknown) => err instanceof Error && (err as { code?: string }).code === 'INVALID_ARGUMENT' && err.message.includes(`port ${first.port} on 127.0.0.1 is already in use`),
+      );
+      assert.equal((await fetch(`${first.url}/health`)).status, 200);
+    } finally {
+      await first.close();
+      await cleanup();
+    }
+  });
+});

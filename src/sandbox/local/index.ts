@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { StringDecoder } from 'node:string_decoder';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import { GymError } from '../../errors.ts';
-import { formatBytes, watchDisk } from './disk_guard.ts';
+import { diskUsage, formatBytes, watchDisk } from './disk_guard.ts';
 import { CappedOutput } from '../output.ts';
 import { killByEnvMarker, killGroup, killGroupIfMarked } from '../processes.ts';
 import { WorkspaceFiles } from './files.ts';
@@ -199,6 +199,8 @@ export class LocalSandbox implements Sandbox {
   readonly workdir: string;
   readonly isolation: string;
   private destroyed = false;
+  /** The workspace and home's size when a running command's disk watch last measured it. */
+  private diskUsed = 0;
   /** Open terminals: destroy() ends them (their processes carry their own marker, not the sandbox's). */
   private readonly ptys = new Set<PtySession>();
   /** Commands running now: while any runs (or a terminal is open), handOver() freezes the sandbox. */
@@ -476,10 +478,12 @@ export class LocalSandbox implements Sandbox {
       terminate();
     }, timeoutMs);
     let diskExceeded: number | undefined;
-    const stopDiskWatch = watchDisk([this.root, path.join(this.dir, 'home')], this.limits.diskBytes, this.limits.diskCheckMs, (bytes) => {
+    // A workspace already over the limit (the command before was stopped there) may shrink: only growth past it stops this one.
+    const allowed = Math.max(this.limits.diskBytes, this.diskUsed);
+    const stopDiskWatch = watchDisk([this.root, path.join(this.dir, 'home')], allowed, this.limits.diskCheckMs, (bytes) => {
       diskExceeded = bytes;
       terminate();
-    });
+    }, (bytes) => (this.diskUsed = bytes));
     const onAbort = () => {
       cancelled = true;
       terminate();
@@ -515,6 +519,8 @@ export class LocalSandbox implements Sandbox {
     }).finally(async () => {
       clearTimeout(timer);
       stopDiskWatch();
+      // What a stopped writer had in flight is on disk now: the next command's allowance starts there.
+      if (diskExceeded !== undefined) this.diskUsed = await diskUsage([this.root, path.join(this.dir, 'home')]);
       if (killTimer) clearTimeout(killTimer);
       opts.signal?.removeEventListener('abort', onAbort);
       // Nothing a command started outlives it: not its process group, and not what left

@@ -18,8 +18,12 @@ for (const isolation of ['none', 'bwrap'] as const) {
       assert.match(r.stderr, /past the sandbox's disk limit of 40 MiB/);
       const used = await diskUsage([sb.root]);
       assert.ok(used < 200 * 1024 ** 2, `the workspace holds ${used} bytes: stopped well before 300 MB`);
-      // The sandbox goes on: the agent can clean up and work.
-      const after = await sb.exec('rm -f fill*; cat keep.txt');
+      // Over the limit already, growing further is stopped again.
+      const more = await sb.exec('for i in $(seq 61 90); do head -c 5000000 /dev/zero > "fill$i"; sleep 0.05; done; echo finished', { timeoutMs: 60_000 });
+      assert.doesNotMatch(more.stdout, /finished/);
+      assert.match(more.stderr, /past the sandbox's disk limit/);
+      // The sandbox goes on: the agent can clean up and work, even while the workspace is still over the limit.
+      const after = await sb.exec('sleep 0.5; rm -f fill*; cat keep.txt');
       assert.equal(after.exitCode, 0);
       assert.equal(after.stdout, 'kept\n');
     } finally {

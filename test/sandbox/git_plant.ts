@@ -1,4 +1,6 @@
 // What an agent plants to make git on the server run its code or misreport the diff (shared by the local and Docker tests).
+import assert from 'node:assert/strict';
+import type { Sandbox } from '../../src/sandbox/types.ts';
 
 /**
  * What an agent plants with its commands: a script that records being run in `marks`, and
@@ -46,3 +48,24 @@ cp "$HOME/evil" .git/hooks/post-index-change
 
 /** The agent's work after the plant: a changed file, a new one, and one the planted ignore rules would hide. */
 export const WORK = `printf 'one\\n2\\nthree\\n' > a.txt && echo new > new.txt && echo 'not a secret' > secret.txt && printf 'x\\r\\ny\\r\\n' > win.crlf && printf 'abc' > raw.utf16`;
+
+/** The diff WORK makes, whatever was planted: every change there, nothing of a .git, nothing hidden. */
+export function assertWorkDiff(diff: string): void {
+  assert.match(diff, /^diff --git a\/a\.txt b\/a\.txt$/m);
+  assert.match(diff, /^-two$/m);
+  assert.match(diff, /^\+2$/m);
+  assert.match(diff, /^diff --git a\/new\.txt b\/new\.txt\nnew file mode/m);
+  assert.match(diff, /^diff --git a\/secret\.txt b\/secret\.txt\nnew file mode/m, 'the planted ignore rules hid a file from the diff');
+  assert.doesNotMatch(diff, /^diff --git a\/\.git\//m);
+}
+
+/** The diff applied to a planted sandbox arrives byte for byte: the workspace's .gitattributes convert nothing. */
+export async function assertWorkApplied(target: Sandbox, diff: string): Promise<void> {
+  const applied = await target.applyPatch(diff);
+  assert.equal(applied.ok, true, applied.log);
+  assert.equal(applied.method, 'git apply');
+  assert.equal((await target.readFile('a.txt')).toString(), 'one\n2\nthree\n');
+  assert.equal((await target.readFile('secret.txt')).toString(), 'not a secret\n');
+  assert.equal((await target.readFile('win.crlf')).toString(), 'x\r\ny\r\n');
+  assert.equal((await target.readFile('raw.utf16')).toString(), 'abc');
+}

@@ -1,5 +1,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { FORCE_PASS_PLUGIN } from './force_pass.ts';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Gym } from '../../src/episode/gym.ts';
@@ -30,15 +31,7 @@ async function patchFor(task: Task, changes: Record<string, string | null>): Pro
 }
 
 /** A conftest that turns every test outcome into a pass. */
-const FORCE_PASS_CONFTEST = `import pytest
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-`;
+const FORCE_PASS_CONFTEST = FORCE_PASS_PLUGIN;
 
 before(async () => {
   ({ gym, cleanup } = await makeGym());

@@ -14,6 +14,7 @@ import { TaskSchema, type Task } from '../../src/tasks/schema.ts';
 import { seedOf } from '../../src/tasks/seed.ts';
 import { dockerSkipReason } from '../sandbox/docker/skip.ts';
 import { makeGym, pythonTask } from '../helpers.ts';
+import { FORCE_PASS_PLUGIN } from './force_pass.ts';
 
 /**
  * Candidate patches that win reward 1 without a solution (issue 12, finding 3), scored in
@@ -32,17 +33,6 @@ function calcTask(passWhen: 'tests' | 'exit-code' = 'tests'): Task {
   });
 }
 
-/** A forced-pass plugin: every report of every phase says passed. */
-const FORCE_PASS_PLUGIN = `import pytest
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    report = outcome.get_result()
-    report.outcome = "passed"
-    report.longrepr = None
-`;
 
 const ATTACKS: Record<string, Record<string, string>> = {
   'a [pytest11] entry point in a *.dist-info of the workspace': {

@@ -5,7 +5,7 @@ import type { Gym } from '../../../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import type { Sandbox } from '../../../src/sandbox/types.ts';
 import { makeGym, startExample } from '../../helpers.ts';
-import { plantScript, WORK } from '../git_plant.ts';
+import { assertWorkApplied, assertWorkDiff, plantScript, WORK } from '../git_plant.ts';
 import { describeDocker } from './skip.ts';
 
 /**
@@ -43,23 +43,12 @@ cp "$HOME/evil" /tmp/.benchgym/baseline.git/hooks/pre-commit
     assert.equal(work.exitCode, 0, work.stderr);
     const diff = await source.diff();
     assert.equal(await ran(source), '', 'a planted script ran');
-    assert.match(diff, /^diff --git a\/a\.txt b\/a\.txt$/m);
-    assert.match(diff, /^-two$/m);
-    assert.match(diff, /^\+2$/m);
-    assert.match(diff, /^diff --git a\/new\.txt b\/new\.txt\nnew file mode/m);
-    assert.match(diff, /^diff --git a\/secret\.txt b\/secret\.txt\nnew file mode/m, 'the planted ignore rules hid a file from the diff');
-    assert.doesNotMatch(diff, /^diff --git a\/\.git\//m);
+    assertWorkDiff(diff);
 
     const target = await sandboxOf();
     const plantedTarget = await target.exec(SETUP);
     assert.equal(plantedTarget.exitCode, 0, plantedTarget.stderr);
-    const applied = await target.applyPatch(diff);
-    assert.equal(applied.ok, true, applied.log);
-    assert.equal(applied.method, 'git apply');
-    assert.equal((await target.readFile('a.txt')).toString(), 'one\n2\nthree\n');
-    assert.equal((await target.readFile('secret.txt')).toString(), 'not a secret\n');
-    assert.equal((await target.readFile('win.crlf')).toString(), 'x\r\ny\r\n');
-    assert.equal((await target.readFile('raw.utf16')).toString(), 'abc');
+    await assertWorkApplied(target, diff);
     assert.equal(await ran(target), '', 'a planted script ran');
   });
 });

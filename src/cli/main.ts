@@ -1,3 +1,4 @@
+import { VERSION } from '../version.ts';
 import { Gym, type GymOptions } from '../episode/gym.ts';
 import path from 'node:path';
 import { GymError, toGymError } from '../errors.ts';
@@ -29,6 +30,7 @@ import { scoringFlag } from '../scoring/mode.ts';
 const USAGE = `benchgym: a gym server for code benchmarks
 
 Usage:
+  benchgym --version                                  print the version
   benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker] [--suite ID[=PATH]]... [--token T]
                  [--allow-origin NAME]... [--allow-host NAME]... [--session-idle S] [--max-sessions N] [--session-rate N]
   benchgym mcp [--suite ID[=PATH]]...                 MCP over stdio (for Claude Desktop / Claude Code)
@@ -420,6 +422,10 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = { serve, m
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === '--version' || command === '-V' || command === 'version') {
+    process.stdout.write(`benchgym ${VERSION}\n`);
+    return 0;
+  }
   if (!command || command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(USAGE);
     return command ? 0 : 2;

@@ -3,11 +3,12 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import { toGymError } from '../errors.ts';
+import { VERSION } from '../version.ts';
 import type { Gym } from '../episode/gym.ts';
 import { EPISODE_TOOLS, GYM_TOOLS } from '../tools/index.ts';
 import type { AnyTool, ToolContext, ToolResult } from '../tools/types.ts';
 
-export const SERVER_INFO = { name: 'benchgym', version: '0.1.0' };
+export const SERVER_INFO = { name: 'benchgym', version: VERSION };
 
 /** One JSON-schema validator for every session: the SDK otherwise compiles a new Ajv per McpServer, most of what an initialize costs. */
 const SHARED_VALIDATOR = new AjvJsonSchemaValidator();

@@ -157,3 +157,12 @@ test('benchgym serve on a port in use says so, naming the port, and exits 2', as
     await fs.rm(dataDir, { recursive: true, force: true });
   }
 });
+
+test('benchgym --version prints the version package.json holds', async () => {
+  const pkg = JSON.parse(await fs.readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+  for (const flag of ['--version', '-V']) {
+    const r = await runCli([flag]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `benchgym ${pkg.version}\n`);
+  }
+});

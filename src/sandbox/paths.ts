@@ -51,6 +51,8 @@ export interface WalkOptions {
   followLast: boolean;
   /** Make missing directories on the way (write); otherwise a missing component ends the walk. */
   makeDirs?: boolean;
+  /** Who the directories made belong to (the sandbox's uid when a root server runs commands as another). */
+  owner?: { uid: number; gid: number };
 }
 
 /** `/proc/self/fd/<fd>/<name>`: resolves `name` inside the directory the descriptor holds, whatever its path is now. */
@@ -125,9 +127,14 @@ export async function walkWorkspace(roots: { root: string; realRoot: string }, u
         if (code !== 'ENOENT') throw err;
         if (last || !opts.makeDirs) return done(name, null, null);
         if (++hops > MAX_LINK_HOPS) throw new GymError('SANDBOX_UNAVAILABLE', `'${userPath}' keeps changing while its directories are made`);
-        await fs.mkdir(at(here(), name)).catch((e: NodeJS.ErrnoException) => {
-          if (e.code !== 'EEXIST') throw e;
-        });
+        const made = await fs.mkdir(at(here(), name)).then(
+          () => true,
+          (e: NodeJS.ErrnoException) => {
+            if (e.code !== 'EEXIST') throw e;
+            return false;
+          },
+        );
+        if (made && opts.owner) await fs.lchown(at(here(), name), opts.owner.uid, opts.owner.gid);
         todo.unshift(name);
         continue;
       }

@@ -21,12 +21,16 @@ const CREATE_TRIES = 8;
 export class WorkspaceFiles {
   private realRoot?: Promise<string>;
 
-  constructor(readonly root: string) {}
+  /** `owner`: who what these tools create belongs to (the sandbox's uid, so commands may change it). */
+  constructor(
+    readonly root: string,
+    private readonly owner?: { uid: number; gid: number },
+  ) {}
 
   private async walk(rel: string, opts: { followLast: boolean; makeDirs?: boolean }): Promise<Walked> {
     const parts = workspaceParts(this.root, rel);
     this.realRoot ??= fs.realpath(this.root);
-    return walkWorkspace({ root: this.root, realRoot: await this.realRoot }, rel, parts, opts);
+    return walkWorkspace({ root: this.root, realRoot: await this.realRoot }, rel, parts, { ...opts, ...(this.owner ? { owner: this.owner } : {}) });
   }
 
   async readFile(rel: string): Promise<Buffer> {
@@ -62,6 +66,7 @@ export class WorkspaceFiles {
           try {
             // O_EXCL: a name that appeared since the walk (a link, a FIFO) is looked at again, never opened.
             fh = await fs.open(at(w.parent, w.name), C.O_WRONLY | C.O_CREAT | C.O_EXCL | C.O_NOFOLLOW | C.O_NONBLOCK | C.O_NOCTTY, 0o666);
+            if (this.owner) await fh.chown(this.owner.uid, this.owner.gid);
           } catch (err) {
             if ((err as NodeJS.ErrnoException).code === 'EEXIST' && tries < CREATE_TRIES) continue;
             throw err;

@@ -203,8 +203,6 @@ export class LocalSandbox implements Sandbox {
   private diskUsed = 0;
   /** Open terminals: destroy() ends them (their processes carry their own marker, not the sandbox's). */
   private readonly ptys = new Set<PtySession>();
-  /** Commands running now: while any runs (or a terminal is open), handOver() freezes the sandbox. */
-  private running = 0;
   /** Host directories bubblewrap must cover for the sandbox's uid to reach its binds (computed once). */
   private traversal?: Promise<string[]>;
 
@@ -220,7 +218,7 @@ export class LocalSandbox implements Sandbox {
     private readonly confinement: Confinement = { describe: '' },
   ) {
     this.root = path.join(dir, 'workspace');
-    this.files = new WorkspaceFiles(this.root);
+    this.files = new WorkspaceFiles(this.root, confinement.user);
     this.workdir = this.root;
     this.isolation = `${
       bwrap
@@ -230,27 +228,14 @@ export class LocalSandbox implements Sandbox {
   }
 
   /**
-   * Gives the workspace and home to the sandbox's uid (a root server writes files as root: the
-   * seed, write_file, a fork's copy). Only entries not yet the uid's are changed, links
-   * themselves (-h) and never followed (-P); while commands of the sandbox run, the sandbox
-   * is frozen meanwhile, so none of them can swap a directory for a link under the chown.
+   * Gives the seeded workspace and home to the sandbox's uid, once, before any command runs (a
+   * root server copies the seed as root; later files the file tools create are the uid's from
+   * the start). Links themselves are changed (-h), never followed (-P).
    */
   async handOver(): Promise<void> {
     const user = this.confinement.user;
     if (!user) return;
-    const cgroup = this.confinement.cgroup;
-    const busy = this.running > 0 || this.ptys.size > 0;
-    if (busy && !cgroup) return;
-    const owner = `${user.uid}:${user.gid}`;
-    const sweep = () =>
-      execFileP('find', ['-P', this.root, path.join(this.dir, 'home'), '(', '!', '-uid', String(user.uid), '-o', '!', '-gid', String(user.gid), ')', '-exec', 'chown', '-h', owner, '{}', '+'], { maxBuffer: 16 * 1024 * 1024 }).catch(() => {});
-    if (!busy) return void (await sweep());
-    await cgroup!.freeze(true);
-    try {
-      await sweep();
-    } finally {
-      await cgroup!.freeze(false);
-    }
+    await execFileP('find', ['-P', this.root, path.join(this.dir, 'home'), '(', '!', '-uid', String(user.uid), '-o', '!', '-gid', String(user.gid), ')', '-exec', 'chown', '-h', `${user.uid}:${user.gid}`, '{}', '+'], { maxBuffer: 16 * 1024 * 1024 }).catch(() => {});
   }
 
   /**
@@ -370,7 +355,6 @@ export class LocalSandbox implements Sandbox {
     const marker = `${this.id}-pty-${randomBytes(4).toString('hex')}`;
     const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env });
     env.BENCHGYM_PTY = marker;
-    await this.handOver();
     // A cgroup of its own: commands ending do not touch it, its kill() and destroy() end all of it.
     const cgroup = await this.confinement.cgroup?.child(`pty-${randomBytes(4).toString('hex')}`);
     const [file, ...args] = await this.argv('', this.root, { shell: ['/bin/bash', '--norc', '-i'], newSession: false, cgroup });
@@ -435,12 +419,10 @@ export class LocalSandbox implements Sandbox {
     const cwd = opts.cwd ? await this.directory(opts.cwd) : this.root;
     const timeoutMs = opts.timeoutMs ?? this.limits.defaultTimeoutMs;
     const cap = opts.maxOutputBytes ?? this.limits.maxOutputBytes;
-    await this.handOver();
     // Each command in a leaf cgroup of its own: at its end, everything it started is killed.
     const cgroup = await this.confinement.cgroup?.child();
     const oomBefore = (await this.confinement.cgroup?.oomKills()) ?? 0;
     const [file, ...args] = await this.argv(command, cwd, { cgroup });
-    this.running++;
     const started = Date.now();
     const child = spawn(file!, args, { cwd, env: this.environment(opts.env), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     const out = new CappedOutput(cap);
@@ -529,7 +511,6 @@ export class LocalSandbox implements Sandbox {
       // The cgroup finds the rest, whatever they did to their session, environment or parent.
       await cgroup?.remove();
       await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
-      this.running--;
     });
     if (cancelled && !timedOut) throw new GymError('CANCELLED', 'the command was cancelled');
     const oom = ((await this.confinement.cgroup?.oomKills()) ?? 0) > oomBefore;

@@ -1,5 +1,5 @@
 /** The agents the runner can run, by name. */
-import type { Agent, AgentDefinition } from './common/types.ts';
+import type { Agent, AgentDefinition } from '../src/agent/types.ts';
 import { feedbackAgent } from './feedback/index.ts';
 import { replayAgent } from './replay/index.ts';
 import { singleShotAgent } from './single-shot/index.ts';
@@ -34,4 +34,4 @@ export function createAgent(name: string, options: unknown = {}): Agent {
   return def.create(parsed.data);
 }
 
-export type { Agent, AgentContext, AgentDefinition, AgentResult, ModelConfig, TokenUsage } from './common/types.ts';
+export type { Agent, AgentContext, AgentDefinition, AgentResult, ModelConfig, TokenUsage } from '../src/agent/types.ts';

@@ -3,8 +3,8 @@
  * the source files shown to the model, and the files taken back from its markdown answer.
  */
 import type { EpisodeHandle } from './episode.ts';
-import { resultText } from './session.ts';
-import type { AgentContext } from './types.ts';
+import { resultText } from '../../src/agent/session.ts';
+import type { AgentContext } from '../../src/agent/types.ts';
 
 export interface SourceFile {
   path: string;

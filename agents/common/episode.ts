@@ -5,8 +5,8 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { RunAborted, ModelRequestError, ModelUnavailableError } from './openai.ts';
-import { callTool, resultErrorCode, resultText } from './session.ts';
-import type { AgentContext, AgentResult, TokenUsage } from './types.ts';
+import { callTool, resultErrorCode, resultText } from '../../src/agent/session.ts';
+import type { AgentContext, AgentResult, TokenUsage } from '../../src/agent/types.ts';
 
 /** The MCP connection itself failed (closed, timed out): infrastructure, not the agent's doing. */
 export class GymUnavailableError extends Error {

@@ -12,8 +12,8 @@ import type {
   ChatCompletionToolMessageParam,
 } from 'openai/resources/chat/completions';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ModelConfig, TokenUsage } from './types.ts';
-import { resultText, withCallSignal } from './session.ts';
+import type { ModelConfig, TokenUsage } from '../../src/agent/types.ts';
+import { resultText, withCallSignal } from '../../src/agent/session.ts';
 
 export type { ChatCompletionMessage, ChatCompletionMessageParam, ChatCompletionFunctionTool };
 

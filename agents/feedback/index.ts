@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { CODE_SYSTEM_PROMPT, codeTaskPrompt, filesFromAnswer, gatherSourceFiles } from '../common/code.ts';
 import { EpisodeHandle, infraErrorOf, resultFromError, type SubmitOutcome } from '../common/episode.ts';
 import { ChatModel, truncateObservation, type ChatCompletionMessageParam } from '../common/openai.ts';
-import { resultErrorCode, resultText } from '../common/session.ts';
-import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../common/types.ts';
+import { resultErrorCode, resultText } from '../../src/agent/session.ts';
+import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../src/agent/types.ts';
 
 export const options = z.object({
   rounds: z.number().int().min(1).default(3).describe('attempts: the first answer plus rounds-1 corrections after failing visible tests'),

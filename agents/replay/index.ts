@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import { EpisodeHandle, infraErrorOf, resultFromError } from '../common/episode.ts';
 import { emptyUsage } from '../common/openai.ts';
-import { resultText } from '../common/session.ts';
-import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../common/types.ts';
+import { resultText } from '../../src/agent/session.ts';
+import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../src/agent/types.ts';
 
 const FileMap = z.record(z.string(), z.string());
 const Prediction = z.union([z.string().describe('a unified diff'), z.object({ patch: z.string() }), z.object({ files: FileMap })]);

@@ -7,8 +7,8 @@ import { z } from 'zod';
 import { CODE_SYSTEM_PROMPT, codeTaskPrompt, filesFromAnswer, gatherSourceFiles } from '../common/code.ts';
 import { EpisodeHandle, infraErrorOf, resultFromError } from '../common/episode.ts';
 import { ChatModel } from '../common/openai.ts';
-import { resultText } from '../common/session.ts';
-import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../common/types.ts';
+import { resultText } from '../../src/agent/session.ts';
+import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../src/agent/types.ts';
 
 export const options = z.object({
   files: z.array(z.string()).optional().describe('the files shown to the model (default: the workspace source files of the task language that are not tests)'),

@@ -8,8 +8,8 @@ import { z } from 'zod';
 import type { ChatCompletionMessageParam } from '../common/openai.ts';
 import { ChatModel, ModelRequestError, assistantParam, parseToolArguments, toOpenAITools, toolMessage, truncateObservation } from '../common/openai.ts';
 import { EpisodeHandle, infraErrorOf, resultFromError, type SubmitOutcome } from '../common/episode.ts';
-import { resultErrorCode, resultText } from '../common/session.ts';
-import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../common/types.ts';
+import { resultErrorCode, resultText } from '../../src/agent/session.ts';
+import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../src/agent/types.ts';
 
 export const options = z.object({
   max_steps: z.number().int().min(1).default(50).describe('the most tool calls (actions) the model may make before its diff is submitted'),

@@ -1,4 +1,4 @@
-import type { AgentDefinition } from '../../agents/common/types.ts';
+import type { AgentDefinition } from '../agent/types.ts';
 import { GymError } from '../errors.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { AgentUnderTest } from './runner.ts';

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { connectInProcess, type EpisodeSession } from '../../agents/common/session.ts';
-import type { Agent, AgentContext, AgentResult, ModelConfig } from '../../agents/common/types.ts';
+import { connectInProcess, type EpisodeSession } from '../agent/session.ts';
+import type { Agent, AgentContext, AgentResult, ModelConfig } from '../agent/types.ts';
 import type { Episode } from '../episode/episode.ts';
 import type { Gym } from '../episode/gym.ts';
 import { GymError, INFRA_CODES, toGymError } from '../errors.ts';
@@ -49,7 +49,7 @@ export interface RunExperimentOptions {
   progress?: ProgressSink;
   /** Aborting stops the run: episodes in flight are cancelled and not written (a resume runs them again). */
   signal?: AbortSignal;
-  /** How the agent's MCP client reaches an episode (default: in-process, agents/common/session.ts). */
+  /** How the agent's MCP client reaches an episode (default: in-process, src/agent/session.ts). */
   connect?: (gym: Gym, episodeId: string) => Promise<EpisodeSession>;
   /**
    * How long an agent may overrun the episode's time limit before its signal is aborted (default

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { feedbackAgent } from '../../agents/feedback/index.ts';
 import { singleShotAgent } from '../../agents/single-shot/index.ts';
 import { sweAgent } from '../../agents/swe-agent/index.ts';
-import type { AgentDefinition } from '../../agents/common/types.ts';
+import type { AgentDefinition } from '../../src/agent/types.ts';
 import { agentTestBed, readExample, runAgent, scriptedModel } from './harness.ts';
 
 /** A port nothing listens on. */

@@ -6,8 +6,8 @@ import path from 'node:path';
 import type { Gym } from '../../src/episode/gym.ts';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { replayAgent } from '../../agents/replay/index.ts';
-import { callTool, connectHttp, connectInProcess, resultText, spawnStdioEpisode, startHttpEpisode, type EpisodeSession } from '../../agents/common/session.ts';
-import type { AgentContext, AgentResult } from '../../agents/common/types.ts';
+import { callTool, connectHttp, connectInProcess, resultText, spawnStdioEpisode, startHttpEpisode, type EpisodeSession } from '../../src/agent/session.ts';
+import type { AgentContext, AgentResult } from '../../src/agent/types.ts';
 import { TEST_CACHE_DIR, makeGym, startExample } from '../helpers.ts';
 import { readExample } from './harness.ts';
 

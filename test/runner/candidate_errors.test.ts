@@ -2,7 +2,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
-import type { AgentContext, AgentResult } from '../../agents/common/types.ts';
+import type { AgentContext, AgentResult } from '../../src/agent/types.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { readResults } from '../../src/runner/results.ts';
 import { runExperiment } from '../../src/runner/runner.ts';

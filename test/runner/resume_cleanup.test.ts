@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import type { AgentContext } from '../../agents/common/types.ts';
+import type { AgentContext } from '../../src/agent/types.ts';
 import { Gym } from '../../src/episode/gym.ts';
 import { runExperiment } from '../../src/runner/runner.ts';
 import type { Task } from '../../src/tasks/schema.ts';

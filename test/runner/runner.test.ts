@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { existsSync, promises as fs } from 'node:fs';
-import type { Agent, AgentContext, AgentResult } from '../../agents/common/types.ts';
+import type { Agent, AgentContext, AgentResult } from '../../src/agent/types.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { GymError } from '../../src/errors.ts';
 import { summarize } from '../../src/runner/metrics.ts';

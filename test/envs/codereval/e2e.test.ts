@@ -19,7 +19,7 @@ import type { Task } from '../../../src/tasks/schema.ts';
 import { makeGym, TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
 import { runExperiment } from '../../../src/runner/runner.ts';
 import { runnableLevelSplits } from '../../../src/runner/metrics.ts';
-import type { AgentContext, AgentResult } from '../../../agents/common/types.ts';
+import type { AgentContext, AgentResult } from '../../../src/agent/types.ts';
 import { promises as fs } from 'node:fs';
 import { call, data, text } from '../../server/scenario.ts';
 import { CHATGPT_DIR, CODEREVAL_DIR, SKIP_WITHOUT_DATA, SMALL } from './data.ts';

@@ -11,9 +11,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolRequest, CallToolResult, ListToolsRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { Gym } from '../../src/episode/gym.ts';
-import { createEpisodeMcpServer } from '../../src/server/mcp.ts';
-import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
+import type { Gym } from '../episode/gym.ts';
+import { createEpisodeMcpServer } from '../server/mcp.ts';
+import { PROJECT_ROOT } from '../tasks/registry.ts';
 
 export const CLIENT_INFO = { name: 'benchgym-agent', version: '0.1.0' };
 

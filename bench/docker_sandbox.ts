@@ -11,6 +11,7 @@ import { Gym } from '../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../src/sandbox/docker/index.ts';
 import { dockerAvailable } from '../src/sandbox/docker/client.ts';
 import { summarize, type LatencyStats } from './stats.ts';
+import { builtinRegistry } from '../bin/builtins.ts';
 
 export const DOCKER_CASES = ['docker_start_cold', 'docker_start_warm', 'docker_exec', 'local_exec', 'docker_concurrent16'] as const;
 export type DockerCase = (typeof DOCKER_CASES)[number];
@@ -57,7 +58,7 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
   try {
     if (want('docker_start_cold') || want('docker_exec')) {
       const cold = new DockerSandboxFactory({ serverId, poolSize: 0 });
-      const gym = new Gym({ dataDir, cacheDir, sandboxes: cold });
+      const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, sandboxes: cold });
       try {
         await gym.callTool('end_episode', {}, noop, (await episode(gym)).id); // builds / checks the images once
         if (want('docker_start_cold')) {
@@ -80,7 +81,7 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
     }
     if (want('docker_start_warm')) {
       const warm = new DockerSandboxFactory({ serverId, poolSize: 2 });
-      const gym = new Gym({ dataDir, cacheDir, sandboxes: warm });
+      const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, sandboxes: warm });
       try {
         const first = await episode(gym);
         const image = gym.episode(first.id).env.image!;
@@ -98,7 +99,7 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
       }
     }
     if (want('local_exec')) {
-      const gym = new Gym({ dataDir, cacheDir });
+      const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir });
       try {
         const e = await episode(gym);
         const samples = await timeTrue(gym, e.id, opts.quick ? 30 : 100);
@@ -109,7 +110,7 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
     }
     if (want('docker_concurrent16')) {
       const factory = new DockerSandboxFactory({ serverId, poolSize: 0, maxContainers: 40 });
-      const gym = new Gym({ dataDir, cacheDir, sandboxes: factory });
+      const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, sandboxes: factory });
       try {
         await gym.callTool('end_episode', {}, noop, (await episode(gym)).id);
         const count = opts.quick ? 8 : 16;

@@ -20,6 +20,7 @@ import { Gym } from '../src/episode/gym.ts';
 import { startHttpServer, type RunningServer } from '../src/server/http.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 import { mib, round, summarize, timed, type LatencyStats } from './stats.ts';
+import { builtinRegistry } from '../bin/builtins.ts';
 
 export const MCP_LATENCY_CASES = ['ping', 'view_file_direct', 'view_file', 'view_file_scoped', 'run_command_direct', 'run_command', 'start_episode'] as const;
 export type McpLatencyCase = (typeof MCP_LATENCY_CASES)[number];
@@ -103,7 +104,7 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
   const stats: LatencyStats[] = [];
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-'));
   const cacheDir = envCacheDir();
-  const gym = new Gym({ dataDir, cacheDir });
+  const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir });
   let server: RunningServer | undefined;
   const clients: Client[] = [];
   try {

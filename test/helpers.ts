@@ -4,6 +4,9 @@ import path from 'node:path';
 import { promises as fs, readFileSync } from 'node:fs';
 import { Gym, type GymOptions } from '../src/episode/gym.ts';
 import type { ToolContext } from '../src/tools/types.ts';
+import { builtinRegistry } from '../bin/builtins.ts';
+
+export { builtinRegistry };
 
 /**
  * Env caches (venvs, the Maven repository) shared by every test process, so each env is
@@ -13,7 +16,7 @@ export const TEST_CACHE_DIR = process.env.BENCHGYM_TEST_CACHE ?? path.join(os.tm
 
 export async function makeGym(opts: Partial<GymOptions> = {}): Promise<{ gym: Gym; dataDir: string; cleanup: () => Promise<void> }> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-test-'));
-  const gym = new Gym({ dataDir, cacheDir: TEST_CACHE_DIR, ...opts });
+  const gym = new Gym({ dataDir, cacheDir: TEST_CACHE_DIR, registry: builtinRegistry(), ...opts });
   return {
     gym,
     dataDir,

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GymError } from '../../src/errors.ts';
-import type { SuiteDefinition } from '../../src/tasks/registry.ts';
+import type { Suite } from '../../src/tasks/suite.ts';
+import { CODEREVAL_PRIVATE_METADATA, CoderEvalMetadata } from './metadata.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecords, readText, splitTestBlocks, testBlockKey } from './dataset.ts';
 import { platformNeeds } from './platform.ts';
@@ -79,7 +80,7 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
  * CoderEval4Python.json or the published reference outputs). Tasks of the other levels run
  * in CoderEval's Docker image, named by $BENCHGYM_CODEREVAL_IMAGE (Docker sandbox only).
  */
-export function coderevalSuite(opts: { id?: string; image?: string } = {}): SuiteDefinition {
+export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suite {
   const id = opts.id ?? 'codereval';
   const loaded = new Map<string, Promise<LoadedCoderEval>>();
   const load = (dataset?: string) => {
@@ -96,6 +97,8 @@ export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suit
   return {
     id,
     description: "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
+    metadata: CoderEvalMetadata,
+    privateMetadata: CODEREVAL_PRIVATE_METADATA,
     load: async (dataset) => (await load(dataset)).tasks,
     privatePaths: (dataset) => (dataset ? [path.resolve(dataset)] : []),
     resolveTask: async (taskId, dataset) => {

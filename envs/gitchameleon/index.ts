@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { GymError } from '../../src/errors.ts';
-import type { SuiteDefinition } from '../../src/tasks/registry.ts';
+import type { Suite } from '../../src/tasks/suite.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { byExampleId, detectForm, readJsonl, SolutionRow, TestFileRow, V1_FILE, V1Row, V2_FILES, V2Row, type DatasetForm } from './dataset.ts';
 import { defaultDocsFile, docSymbolCandidates, readDocsStore } from './docs.ts';
 import { importNameOf } from './env.ts';
+import { GitChameleonMetadata } from './metadata.ts';
+import { viewDocsTool } from './tools/view_docs.ts';
 import { v1Task, v2Task } from './tasks.ts';
 
 export interface GitChameleonOptions {
@@ -89,7 +91,7 @@ function privatePathsOf(dataset: string): string[] {
  * (dataset.jsonl, visible_tests.jsonl, hidden_tests.jsonl, ground_truth_solutions.jsonl)
  * or a v1 directory (combined_dataset.jsonl).
  */
-export function gitchameleonSuite(opts: GitChameleonOptions = {}): SuiteDefinition {
+export function gitchameleonSuite(opts: GitChameleonOptions = {}): Suite {
   const id = opts.id ?? 'gitchameleon';
   const need = (dataset?: string): string => {
     if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs its dataset: --suite ${id}=PATH, PATH a GitChameleon v2 or v1 directory`);
@@ -98,8 +100,11 @@ export function gitchameleonSuite(opts: GitChameleonOptions = {}): SuiteDefiniti
   return {
     id,
     description: 'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
+    metadata: GitChameleonMetadata,
     load: async (dataset) => (await loadGitChameleon(need(dataset), id, { docsFile: opts.docsFile })).tasks,
     privatePaths: (dataset) => (dataset ? privatePathsOf(dataset) : []),
+    // The paper's setting is a model that can read the pinned version's documentation.
+    tools: [viewDocsTool],
   };
 }
 

@@ -2,7 +2,9 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
-import type { ContextWork, SuiteDefinition } from '../../src/tasks/registry.ts';
+import { suiteMetadata, type ContextWork, type Suite } from '../../src/tasks/suite.ts';
+import { HumanEvoMetadata } from './metadata.ts';
+import { retrieveContextTool } from './tools/retrieve_context.ts';
 import { TaskSchema, type Task, type TaskInput } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
 import { functionSource } from './functions.ts';
@@ -140,8 +142,7 @@ function parseBuilt(raw: unknown, where: string): BuiltTaskRecord {
  * repository at the change, whichever context the model saw).
  */
 export async function transplantTarget(task: Task, work: ContextWork): Promise<{ patch: string; note: string }> {
-  const file = String(task.metadata.targetFile);
-  const symbol = String(task.metadata.targetSymbol);
+  const { targetFile: file, targetSymbol: symbol } = suiteMetadata(HumanEvoMetadata, task);
   const start = task.workspace.type === 'dir' ? await fs.readFile(path.join(task.workspace.path, file), 'utf8') : task.workspace.type === 'files' ? task.workspace.files[file] : undefined;
   if (start === undefined) throw new GymError('TASK_INVALID', `${task.id}: ${file} is not in the start state`);
   const edited = await work.read(file);
@@ -158,7 +159,7 @@ export async function transplantTarget(task: Task, work: ContextWork): Promise<{
  * The HumanEvo suite: `--suite humanevo=FILE.jsonl`, FILE written by `benchgym build-tasks`
  * (or HumanEvo's own records, with their repositories under `--repos-dir` or $BENCHGYM_REPOS_DIR).
  */
-export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): SuiteDefinition {
+export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): Suite {
   const id = opts.id ?? 'humanevo';
   const need = (dataset?: string): string => {
     if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a task file: --suite ${id}=FILE.jsonl (from benchgym build-tasks)`);
@@ -167,10 +168,13 @@ export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): Su
   return {
     id,
     description: 'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
+    metadata: HumanEvoMetadata,
     load: (dataset) => loadHumanEvo(need(dataset), id, { reposDir: opts.reposDir }),
     // The task file, the repositories (their later history holds the answers) and the materialised workspaces.
     privatePaths: (dataset) => (dataset ? [path.resolve(dataset), ...repoPathsOf(dataset, opts.reposDir), workspaceCacheDir()] : []),
     contextPatch: async (task, context, work) => (context === IGNORED ? transplantTarget(task, work) : null),
+    // The paper's retrieval-augmented setting (§4.3.1): similar code of the repository as the model saw it.
+    tools: [retrieveContextTool],
   };
 }
 

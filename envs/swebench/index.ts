@@ -1,7 +1,8 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { GymError } from '../../src/errors.ts';
-import type { SuiteDefinition } from '../../src/tasks/registry.ts';
+import type { Suite } from '../../src/tasks/suite.ts';
+import { SwebenchMetadata } from './metadata.ts';
 import { readInstances } from './dataset.ts';
 import { scoreSwebench } from './scorer.ts';
 import { instanceTask, type RepoOptions } from './tasks.ts';
@@ -30,11 +31,12 @@ export async function datasetFiles(dataset: string): Promise<string[]> {
  * SWE-bench-java (and any SWE-bench or Multi-SWE-bench file): each instance an episode on its
  * repository at the base commit, scored by `scoreSwebench`. The dataset is read in place.
  */
-export function swebenchSuite(opts: RepoOptions & { id?: string } = {}): SuiteDefinition {
+export function swebenchSuite(opts: RepoOptions & { id?: string } = {}): Suite {
   const id = opts.id ?? SWEBENCH_SUITE;
   return {
     id,
     description: 'SWE-bench-java / Multi-SWE-bench: resolve a GitHub issue in a real repository; scored by FAIL_TO_PASS and PASS_TO_PASS tests',
+    metadata: SwebenchMetadata,
     async load(dataset) {
       if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a dataset: --suite ${id}=FILE.jsonl (or --dataset)`);
       const tasks = [];

@@ -13,7 +13,7 @@ import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.j
 import type { CallToolRequest, CallToolResult, ListToolsRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Gym } from '../episode/gym.ts';
 import { createEpisodeMcpServer } from '../server/mcp.ts';
-import { PROJECT_ROOT } from '../tasks/registry.ts';
+import { PROJECT_ROOT } from '../project.ts';
 
 export const CLIENT_INFO = { name: 'benchgym-agent', version: '0.1.0' };
 

@@ -268,7 +268,7 @@ export class ImageBuilder {
 async function seedFiles(task: Task): Promise<Record<string, string | Buffer>> {
   if (task.workspace.type === 'git') throw new GymError('INTERNAL', 'git workspaces are laid out by their own image recipe');
   if (task.workspace.type === 'files') return task.workspace.files;
-  // A start state that carries its own repository (HumanEvo's history cut at the change's
+  // A start state that carries its own repository (a history cut at the change's
   // parent) is read binary-safe: git's packs are not text.
   if (existsSync(path.join(task.workspace.path, '.git', 'HEAD'))) return readTreeBinary(task.workspace.path);
   return readFileTree(task.workspace.path);

@@ -11,10 +11,11 @@ import { scorePatch, type ScoreOptions } from '../scoring/scorer.ts';
 import type { ScoringMode } from '../scoring/mode.ts';
 import type { Verdict } from '../scoring/verdict.ts';
 import { readableDiff } from '../scoring/candidate_files.ts';
-import { PROJECT_ROOT, SuiteRegistry } from '../tasks/registry.ts';
+import { PROJECT_ROOT } from '../project.ts';
+import { SuiteRegistry } from '../tasks/registry.ts';
 import type { Task } from '../tasks/schema.ts';
 import { seedOf } from '../tasks/seed.ts';
-import { ALL_TOOLS } from '../tools/index.ts';
+import { EPISODE_TOOLS, GYM_TOOLS } from '../tools/index.ts';
 import type { AnyTool, EpisodeTool, ToolContext, ToolResult } from '../tools/types.ts';
 import { parseInput } from '../validation.ts';
 import { Episode } from './episode.ts';
@@ -111,8 +112,15 @@ export class Gym {
     if (!opts.sandboxes) this.staleSwept = this.removeStaleSandboxDirs().catch(() => {});
   }
 
+  /** Every tool this gym serves: the gym tools, the core episode tools and the served suites' own. */
   get tools(): AnyTool[] {
-    return ALL_TOOLS;
+    const suiteTools = this.registry.servedSuites().flatMap((s) => s.tools ?? []);
+    return [...GYM_TOOLS, ...EPISODE_TOOLS, ...suiteTools.filter((t, i) => suiteTools.findIndex((u) => u.name === t.name) === i)];
+  }
+
+  /** The tools one episode offers: the core episode tools and its suite's. */
+  episodeTools(episode: Episode): EpisodeTool[] {
+    return [...EPISODE_TOOLS, ...this.registry.toolsOf(episode.task.suite)];
   }
 
   async startEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress' | 'signal'>): Promise<Episode> {
@@ -214,7 +222,7 @@ export class Gym {
 
   /** Validates and runs any tool by name; episode tools need `episodeId`. */
   async callTool(name: string, rawArgs: unknown, ctx: ToolContext, episodeId?: string): Promise<ToolResult> {
-    const tool = ALL_TOOLS.find((t) => t.name === name);
+    const tool = this.tools.find((t) => t.name === name);
     if (!tool) throw new GymError('INVALID_ARGUMENT', `unknown tool '${name}'`);
     if (tool.scope === 'gym') {
       try {
@@ -224,7 +232,12 @@ export class Gym {
       }
     }
     if (!episodeId) throw new GymError('INVALID_ARGUMENT', `'episode_id' is required for ${name}`);
-    return this.callEpisodeTool(this.episode(episodeId), tool, rawArgs, ctx);
+    const episode = this.episode(episodeId);
+    const offered = this.episodeTools(episode);
+    // A suite's tool is served gym-wide (the union), but only its suite's episodes offer it.
+    const own = offered.find((t) => t.name === name);
+    if (!own) throw new GymError('TOOL_NOT_AVAILABLE', `'${name}' is not a tool of suite '${episode.task.suite}' episodes (its own tools: ${offered.slice(EPISODE_TOOLS.length).map((t) => t.name).join(', ') || 'none'})`);
+    return this.callEpisodeTool(episode, own, rawArgs, ctx);
   }
 
   async callEpisodeTool(episode: Episode, tool: EpisodeTool, rawArgs: unknown, ctx: ToolContext): Promise<ToolResult> {
@@ -285,8 +298,8 @@ export class Gym {
 
   /**
    * What an episode's work is scored as. In the task's own start state: its diff. In another
-   * context: the suite maps the work onto the task's start state (HumanEvo carries the
-   * target function over); a suite without that mapping scores the diff against the
+   * context: the suite maps the work onto the task's start state (Suite.contextPatch: carrying
+   * the target function over, say); a suite without that mapping scores the diff against the
    * context's own start state.
    */
   private async submissionFor(episode: Episode, diff: string): Promise<{ task: Task; patch: string; note?: string }> {
@@ -351,10 +364,9 @@ export class Gym {
   }
 }
 
+/** With no registry given, a gym serves no suite (the composition root, bin/builtins.ts, knows the built-in ones). */
 export function defaultRegistry(): SuiteRegistry {
-  const registry = new SuiteRegistry();
-  registry.enable('examples');
-  return registry;
+  return new SuiteRegistry([]);
 }
 
 /** Progress every 5 s while a call runs, so clients that reset their timeout on progress wait for long calls. */

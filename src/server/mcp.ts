@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { toGymError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import type { Gym } from '../episode/gym.ts';
-import { EPISODE_TOOLS, GYM_TOOLS } from '../tools/index.ts';
+import type { EpisodeTool } from '../tools/types.ts';
 import type { AnyTool, ToolContext, ToolResult } from '../tools/types.ts';
 
 export const SERVER_INFO = { name: 'benchgym', version: VERSION };
@@ -64,8 +64,8 @@ function register(server: McpServer, tool: AnyTool, input: z.ZodObject, handler:
  */
 export function createGymMcpServer(gym: Gym): McpServer {
   const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: GYM_INSTRUCTIONS, jsonSchemaValidator: SHARED_VALIDATOR });
-  for (const tool of GYM_TOOLS) register(server, tool, tool.input, (args, ctx) => gym.callTool(tool.name, args, ctx));
-  for (const tool of EPISODE_TOOLS) {
+  for (const tool of gym.tools.filter((t) => t.scope === 'gym')) register(server, tool, tool.input, (args, ctx) => gym.callTool(tool.name, args, ctx));
+  for (const tool of gym.tools.filter((t): t is EpisodeTool => t.scope === 'episode')) {
     const input = tool.input.extend({ episode_id: z.string().min(1).describe('the episode id start_episode returned') });
     register(server, tool, input, ({ episode_id, ...args }, ctx) => gym.callTool(tool.name, args, ctx, String(episode_id)));
   }
@@ -80,7 +80,7 @@ export function createEpisodeMcpServer(gym: Gym, episodeId: string): McpServer {
     jsonSchemaValidator: SHARED_VALIDATOR,
     instructions: `You are working on ${episode.task.suite}/${episode.task.id}.\n\n${episode.prompt}\n\nPaths are relative to the workspace root. Call submit when done.`,
   });
-  for (const tool of EPISODE_TOOLS) register(server, tool, tool.input, (args, ctx) => gym.callEpisodeTool(gym.episode(episodeId), tool, args, ctx));
+  for (const tool of gym.episodeTools(episode)) register(server, tool, tool.input, (args, ctx) => gym.callEpisodeTool(gym.episode(episodeId), tool, args, ctx));
   return server;
 }
 

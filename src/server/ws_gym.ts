@@ -2,7 +2,6 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { z } from 'zod';
 import { GymError, toGymError, type GymErrorCode } from '../errors.ts';
 import type { Gym } from '../episode/gym.ts';
-import { EPISODE_TOOLS } from '../tools/index.ts';
 import type { ToolContext, ToolResult } from '../tools/types.ts';
 import { parseInput } from '../validation.ts';
 import type { ServerExtension } from './http.ts';
@@ -263,9 +262,11 @@ class GymConnection {
    */
   private async step(episodeId: string, toolName: string, args: Record<string, unknown>, ctx: ToolContext): Promise<StepResult> {
     const episode = this.gym.episode(episodeId);
-    if (!EPISODE_TOOLS.some((t) => t.name === toolName)) {
+    const tools = this.gym.episodeTools(episode);
+    // Another suite's tool is not unknown: the gym refuses it as an observation (TOOL_NOT_AVAILABLE).
+    if (!this.gym.tools.some((t) => t.scope === 'episode' && t.name === toolName)) {
       const hint = ['list_suites', 'list_tasks', 'start_episode'].includes(toolName) ? `; '${toolName}' is a method of its own (start_episode is reset)` : '';
-      throw new GymError('INVALID_ARGUMENT', `unknown episode tool '${toolName}'${hint} (tools: ${EPISODE_TOOLS.map((t) => t.name).join(', ')})`);
+      throw new GymError('INVALID_ARGUMENT', `unknown episode tool '${toolName}'${hint} (tools: ${tools.map((t) => t.name).join(', ')})`);
     }
     let observation: ToolResult;
     let error: ReturnType<GymError['toJSON']> | undefined;

@@ -1,44 +1,13 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
 import { GymError } from '../errors.ts';
-import type { Task } from './schema.ts';
-import { loadDirectorySuite } from './dirSuite.ts';
-import { gitchameleonSuite } from '../../envs/gitchameleon/index.ts';
-import { coderevalSuite } from '../../envs/codereval/index.ts';
-import { swebenchSuite } from '../../envs/swebench/index.ts';
-import type { ScoreDeps, ScoreOptions } from '../scoring/scorer.ts';
-import type { Verdict } from '../scoring/verdict.ts';
-import { humanevoSuite } from '../../envs/humanevo/index.ts';
+import type { EpisodeTool } from '../tools/types.ts';
+import { loadDirectorySuite } from './directory_suite.ts';
+import { publicTaskInfo, type Task } from './schema.ts';
+import type { ContextWork, Suite } from './suite.ts';
 
-/** How a suite is found and read. Adapters (envs/<name>) provide one of these. */
-export interface SuiteDefinition {
-  id: string;
-  description: string;
-  /** Reads the suite's tasks; `dataset` is the path given with `--suite ID=PATH`, if any. */
-  load(dataset?: string): Promise<Task[]>;
-  /** Host paths holding hidden tests or solutions: sandboxes hide them from agents. */
-  privatePaths(dataset?: string): string[];
-  /**
-   * A task the listing does not hold: the same task with options in its id (CoderEval's
-   * `<id>+human-label`, say). Undefined when the id means nothing to the suite.
-   */
-  resolveTask?(taskId: string, dataset?: string): Promise<Task | undefined>;
-  /** The suite's own scorer, when the generic `scorePatch` is not how its benchmark scores (SWE-bench). */
-  score?(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions): Promise<Verdict>;
-  /**
-   * Maps work done in another start state (`task.contexts[context]`) onto the task's own
-   * start state, as a patch to score; null to score the diff against the context's state.
-   */
-  contextPatch?(task: Task, context: string, work: ContextWork): Promise<{ patch: string; note?: string } | null>;
-}
-
-/** What an episode in another context leaves: its diff, and its files. */
-export interface ContextWork {
-  diff: string;
-  /** A workspace file's text, or null when it does not exist. */
-  read(rel: string): Promise<string | null>;
-}
+export type { ContextWork, Suite } from './suite.ts';
 
 export interface SuiteInfo {
   id: string;
@@ -47,11 +16,16 @@ export interface SuiteInfo {
   taskCount: number;
 }
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const EXAMPLES_DIR = path.join(PROJECT_ROOT, 'envs', 'examples');
+export { PROJECT_ROOT } from '../project.ts';
 
-/** A suite of directories in the examples layout, at a fixed path or at the given dataset path. */
-export function directorySuite(id: string, description: string, defaultRoot?: string): SuiteDefinition {
+/** What a directory suite's tasks carry in metadata: whatever their task.json says. */
+const AnyMetadata = z.record(z.string(), z.unknown());
+
+/**
+ * A suite of directories in the examples layout (docs/ARCHITECTURE.md#directory-suites), at a
+ * fixed path or at the dataset path given with `--suite ID=PATH`.
+ */
+export function directorySuite(id: string, description: string, defaultRoot?: string, extra: Pick<Suite, 'tools'> = {}): Suite {
   const rootOf = (dataset?: string) => {
     const root = dataset ?? defaultRoot;
     if (!root) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a path: --suite ${id}=PATH`);
@@ -60,40 +34,28 @@ export function directorySuite(id: string, description: string, defaultRoot?: st
   return {
     id,
     description,
+    metadata: AnyMetadata,
     load: (dataset) => loadDirectorySuite(rootOf(dataset), id),
     privatePaths: (dataset) => [rootOf(dataset)],
+    ...extra,
   };
 }
 
-/** Options of the built-in suites that read repositories (`--repos-dir`). */
-export interface BuiltinSuiteOptions {
-  reposDir?: string;
-}
-
-/** The built-in suites, with repository options for those that check out repositories. */
-export function builtinSuites(opts: BuiltinSuiteOptions = {}): SuiteDefinition[] {
-  return [
-    directorySuite('examples', 'benchgym\'s own small example suite (Python functions, a pinned package, a repo fix, Maven)', EXAMPLES_DIR),
-    gitchameleonSuite(),
-    coderevalSuite(),
-    swebenchSuite({ ...(opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {}) }),
-    humanevoSuite({ ...(opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {}) }),
-  ];
-}
-
-export const BUILTIN_SUITES: SuiteDefinition[] = builtinSuites();
-
 /** Loads suites by id, once each, and finds tasks in them. */
 export class SuiteRegistry {
-  private readonly definitions = new Map<string, SuiteDefinition>();
+  private readonly definitions = new Map<string, Suite>();
   private readonly enabled = new Map<string, string | undefined>();
   private readonly loaded = new Map<string, Promise<Task[]>>();
 
-  constructor(definitions: SuiteDefinition[] = BUILTIN_SUITES) {
-    for (const def of definitions) this.definitions.set(def.id, def);
+  /** The suites this registry knows (the composition root's); `enable` chooses which are served. */
+  constructor(definitions: readonly Suite[]) {
+    for (const def of definitions) {
+      if (this.definitions.has(def.id)) throw new GymError('INVALID_ARGUMENT', `two suites are registered as '${def.id}'`);
+      this.definitions.set(def.id, def);
+    }
   }
 
-  /** Enables a suite: `examples`, `gitchameleon=/data/gc`, or `mine=/path/to/directory-suite`. */
+  /** Enables a suite: `examples`, `mysuite=/data/set`, or `mine=/path/to/directory-suite`. */
   enable(spec: string): void {
     const eq = spec.indexOf('=');
     const id = eq < 0 ? spec : spec.slice(0, eq);
@@ -118,7 +80,27 @@ export class SuiteRegistry {
     return [...this.enabled.keys()];
   }
 
-  private definition(id: string): SuiteDefinition {
+  /** The Suite object of a known suite id (served or not), or undefined. */
+  suite(id: string): Suite | undefined {
+    return this.definitions.get(id);
+  }
+
+  /** The served suites' objects, in the order they were enabled. */
+  servedSuites(): Suite[] {
+    return this.suiteIds().map((id) => this.definition(id));
+  }
+
+  /** The episode tools a suite adds to the core ones (none for an unknown id). */
+  toolsOf(suiteId: string): readonly EpisodeTool[] {
+    return this.definitions.get(suiteId)?.tools ?? [];
+  }
+
+  /** What agents may see of a task: publicTaskInfo without the suite's private metadata keys. */
+  publicTaskInfo(task: Task): Record<string, unknown> {
+    return publicTaskInfo(task, this.definitions.get(task.suite)?.privateMetadata ?? []);
+  }
+
+  private definition(id: string): Suite {
     const def = this.definitions.get(id);
     if (!def || !this.enabled.has(id)) {
       throw new GymError('SUITE_NOT_FOUND', `suite '${id}' is not served (served: ${this.suiteIds().join(', ') || 'none'})`);
@@ -127,7 +109,7 @@ export class SuiteRegistry {
   }
 
   /** The suite's own scorer, if it has one (else the generic scorePatch applies). */
-  scorerOf(suiteId: string): SuiteDefinition['score'] {
+  scorerOf(suiteId: string): Suite['score'] {
     const def = this.definitions.get(suiteId);
     return def?.score?.bind(def);
   }
@@ -136,7 +118,7 @@ export class SuiteRegistry {
     const def = this.definition(suiteId);
     let pending = this.loaded.get(suiteId);
     if (!pending) {
-      pending = def.load(this.enabled.get(suiteId));
+      pending = def.load(this.enabled.get(suiteId)).then((tasks) => checkMetadata(def, tasks));
       this.loaded.set(suiteId, pending);
       pending.catch(() => this.loaded.delete(suiteId));
     }
@@ -145,7 +127,9 @@ export class SuiteRegistry {
 
   async task(suiteId: string, taskId: string): Promise<Task> {
     const tasks = await this.tasks(suiteId);
-    const task = tasks.find((t) => t.id === taskId) ?? (await this.definition(suiteId).resolveTask?.(taskId, this.enabled.get(suiteId)));
+    const def = this.definition(suiteId);
+    const resolved = tasks.find((t) => t.id === taskId) ?? (await def.resolveTask?.(taskId, this.enabled.get(suiteId)));
+    const task = resolved && checkMetadata(def, [resolved])[0];
     if (!task) {
       const near = tasks.map((t) => t.id).filter((id) => id.includes(taskId) || taskId.includes(id)).slice(0, 5);
       throw new GymError('TASK_NOT_FOUND', `no task '${taskId}' in suite '${suiteId}'${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);
@@ -163,7 +147,7 @@ export class SuiteRegistry {
     );
   }
 
-  /** The suite's mapping of work in another context onto the task's start state (see SuiteDefinition.contextPatch). */
+  /** The suite's mapping of work in another context onto the task's start state (see Suite.contextPatch). */
   async contextPatch(task: Task, context: string, work: ContextWork): Promise<{ patch: string; note?: string } | null> {
     const def = this.definitions.get(task.suite);
     return def?.contextPatch ? def.contextPatch(task, context, work) : null;
@@ -173,4 +157,16 @@ export class SuiteRegistry {
   privatePaths(): string[] {
     return this.suiteIds().flatMap((id) => this.definition(id).privatePaths(this.enabled.get(id)));
   }
+}
+
+/** A suite's tasks, each checked against the suite's metadata schema: a renamed key fails here, named. */
+function checkMetadata(suite: Suite, tasks: Task[]): Task[] {
+  for (const task of tasks) {
+    const parsed = suite.metadata.safeParse(task.metadata);
+    if (!parsed.success) {
+      const issues = parsed.error.issues.map((i) => `metadata.${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
+      throw new GymError('TASK_INVALID', `task '${task.id}' of suite '${suite.id}' does not carry the metadata the suite declares: ${issues}`);
+    }
+  }
+  return tasks;
 }

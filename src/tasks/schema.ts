@@ -30,13 +30,13 @@ export const PythonEnvSpec = z.object({
   /**
    * Later pip installs, one after another once `requirements` are in: each may change what
    * the earlier ones installed, and a failing one is noted, not fatal. For harnesses that
-   * install in stages (GitChameleon pins numpy and scipy this way).
+   * install in stages (one pins numpy and scipy this way).
    */
   afterInstall: z.array(z.array(z.string()).min(1)).optional(),
   /**
    * pip constraints (`-c`) for the `requirements` install: the versions dependencies take
    * if they are installed, not installed themselves. For pinning what an exact pin pulls
-   * in to its era (GitChameleon's dependency-drift table).
+   * in to its era (a dependency-drift table).
    */
   constraints: z.array(z.string().min(1)).optional(),
   /**
@@ -120,8 +120,8 @@ export const TestSpec = z.object({
 });
 
 /**
- * Another start state an episode may choose (`start_episode {context}`): HumanEvo's
- * evolving-ignored repository beside its evolving-aware one. It replaces the workspace and,
+ * Another start state an episode may choose (`start_episode {context}`): an
+ * evolving-ignored repository beside the evolving-aware one, say. It replaces the workspace and,
  * when given, the prompts; scoring still happens against the task's own start state (the
  * suite maps the episode's work onto it).
  */
@@ -174,8 +174,11 @@ export type TestSpec = z.infer<typeof TestSpec>;
 export type WorkspaceSource = z.infer<typeof WorkspaceSource>;
 export type TaskContext = z.infer<typeof TaskContext>;
 
-/** The public face of a task: what an agent or a listing may see (never hidden tests or the solution). */
-export function publicTaskInfo(task: Task): Record<string, unknown> {
+/**
+ * The public face of a task: what an agent or a listing may see (never hidden tests or the
+ * solution); `privateMetadata` are the suite's keys agents never see (Suite.privateMetadata).
+ */
+export function publicTaskInfo(task: Task, privateMetadata: readonly string[] = []): Record<string, unknown> {
   return {
     id: task.id,
     suite: task.suite,
@@ -186,9 +189,7 @@ export function publicTaskInfo(task: Task): Record<string, unknown> {
     hasVisibleTests: Boolean(task.tests.visible),
     promptVariants: Object.keys(task.promptVariants),
     contexts: [task.defaultContext, ...Object.keys(task.contexts)],
-    metadata: Object.fromEntries(Object.entries(task.metadata).filter(([k]) => !PRIVATE_METADATA.has(k))),
+    metadata: Object.fromEntries(Object.entries(task.metadata).filter(([k]) => !privateMetadata.includes(k))),
   };
 }
 
-/** Metadata derived from the reference solution (CoderEval's oracle_context: the names it uses): for metrics, never for agents. */
-export const PRIVATE_METADATA: ReadonlySet<string> = new Set(['oracle_context', 'oracleContext']);

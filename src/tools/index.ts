@@ -14,15 +14,13 @@ import { searchTool } from './search.ts';
 import { startEpisodeTool } from './start_episode.ts';
 import { submitTool } from './submit.ts';
 import { undoEditTool } from './undo_edit.ts';
-import { viewDocsTool } from './view_docs.ts';
-import { retrieveContextTool } from './retrieve_context.ts';
 import { viewErrorLogTool } from './view_error_log.ts';
 import { viewFileTool } from './view_file.ts';
 import type { AnyTool, EpisodeTool, GymTool } from './types.ts';
 
 export const GYM_TOOLS: GymTool[] = [listSuitesTool, listTasksTool, startEpisodeTool];
 
-/** The episode tool table: every protocol exposes exactly these. */
+/** The core episode tools, offered in every episode; a suite adds its own (Suite.tools). */
 export const EPISODE_TOOLS: EpisodeTool[] = [
   viewFileTool,
   editFileTool,
@@ -35,14 +33,11 @@ export const EPISODE_TOOLS: EpisodeTool[] = [
   runCommandTool,
   runTestsTool,
   viewErrorLogTool,
-  viewDocsTool,
-  retrieveContextTool,
   getDiffTool,
   submitTool,
   endEpisodeTool,
   forkEpisodeTool,
 ];
 
-export const ALL_TOOLS: AnyTool[] = [...GYM_TOOLS, ...EPISODE_TOOLS];
 
 export type { AnyTool, EpisodeTool, GymTool, ToolContext, ToolResult } from './types.ts';

@@ -10,7 +10,7 @@ export const startEpisodeTool = gymTool({
     task_id: z.string().min(1).describe('task id (see list_tasks)'),
     suite: z.string().min(1).optional().describe('suite id (default: the first served suite)'),
     prompt_variant: z.string().optional().describe('another rendering of the problem statement, if the task has one'),
-    context: z.string().min(1).optional().describe("another start state the task offers (HumanEvo: 'aware', the repository as the developer saw it, or 'ignored', its newest version); see list_tasks"),
+    context: z.string().min(1).optional().describe("another start state the task offers (e.g. 'aware', the repository as the developer saw it, or 'ignored', its newest version); see list_tasks"),
     max_steps: z.number().int().min(1).max(10_000).optional().describe('tool calls allowed before only submit remains'),
     time_limit_s: z.number().positive().max(86_400).optional().describe('seconds allowed before only submit remains'),
   }),

@@ -8,9 +8,9 @@ import type { Gym } from '../../src/episode/gym.ts';
 import { GymError } from '../../src/errors.ts';
 import { DockerSandboxFactory } from '../../src/sandbox/docker/index.ts';
 import { dockerSkipReason } from './docker/skip.ts';
-import { EXAMPLES_DIR } from '../../src/tasks/registry.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { makeGym, startExample, testContext } from '../helpers.ts';
+import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 
 const BACKENDS: { name: string; skip: () => Promise<string | null>; factory: () => SandboxFactory | undefined }[] = [
   { name: 'local', skip: async () => null, factory: () => undefined },

@@ -2,14 +2,16 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { EXAMPLES_DIR, SuiteRegistry } from '../../src/tasks/registry.ts';
+import { SuiteRegistry } from '../../src/tasks/registry.ts';
 import { publicTaskInfo } from '../../src/tasks/schema.ts';
 import { expectGymError, tempDir } from '../helpers.ts';
+import { BUILTIN_SUITES } from '../../bin/builtins.ts';
+import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 
 const EXAMPLE_IDS = ['inventory-discount-bug', 'java-bracket-matcher', 'median-edge-cases', 'parse-duration', 'roman-numerals', 'semver-pinned'];
 
 function examples(): SuiteRegistry {
-  const registry = new SuiteRegistry();
+  const registry = new SuiteRegistry(BUILTIN_SUITES);
   registry.enable('examples');
   return registry;
 }
@@ -89,18 +91,18 @@ describe('the examples suite', () => {
 describe('suite lookup errors', () => {
   test('a suite that is not enabled: SUITE_NOT_FOUND', async () => {
     await expectGymError(examples().tasks('nope'), 'SUITE_NOT_FOUND', /nope/);
-    await expectGymError(new SuiteRegistry().tasks('examples'), 'SUITE_NOT_FOUND');
+    await expectGymError(new SuiteRegistry(BUILTIN_SUITES).tasks('examples'), 'SUITE_NOT_FOUND');
   });
 
   test('enabling an unknown suite without a path, or with a missing path: SUITE_NOT_FOUND', async () => {
-    await expectGymError(Promise.resolve().then(() => new SuiteRegistry().enable('nope')), 'SUITE_NOT_FOUND', /nope/);
-    await expectGymError(Promise.resolve().then(() => new SuiteRegistry().enable('nope=/no/such/benchgym/dir')), 'SUITE_NOT_FOUND', /does not exist/);
+    await expectGymError(Promise.resolve().then(() => new SuiteRegistry(BUILTIN_SUITES).enable('nope')), 'SUITE_NOT_FOUND', /nope/);
+    await expectGymError(Promise.resolve().then(() => new SuiteRegistry(BUILTIN_SUITES).enable('nope=/no/such/benchgym/dir')), 'SUITE_NOT_FOUND', /does not exist/);
   });
 
   test('a directory without tasks/: SUITE_NOT_FOUND', async () => {
     const root = await tempDir('benchgym-suite-');
     try {
-      const registry = new SuiteRegistry();
+      const registry = new SuiteRegistry(BUILTIN_SUITES);
       registry.enable(`empty=${root}`);
       await expectGymError(registry.tasks('empty'), 'SUITE_NOT_FOUND', /tasks/);
     } finally {
@@ -126,7 +128,7 @@ describe('directory suites', () => {
         files: { 'workspace/mod.py': 'x = 1\n', 'hidden/tests/test_h.py': 'def test(): pass\n', 'solution/mod.py': 'x = 2\n' },
       },
     });
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`mine=${dir}`);
     const [task] = await registry.tasks('mine');
     assert.equal(task!.id, 'my-task');
@@ -141,7 +143,7 @@ describe('directory suites', () => {
   test('an invalid task.json: TASK_INVALID naming the file and the field', async () => {
     const dir = path.join(root, 'bad-field');
     await writeSuite(dir, { broken: { json: { ...validJson('broken'), language: 'cobol' } } });
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`bad=${dir}`);
     const err = await expectGymError(registry.tasks('bad'), 'TASK_INVALID');
     assert.ok(err.message.includes(path.join(dir, 'tasks', 'broken', 'task.json')), err.message);
@@ -152,7 +154,7 @@ describe('directory suites', () => {
     const dir = path.join(root, 'bad-nested');
     const json = validJson('nested');
     await writeSuite(dir, { nested: { json: { ...json, tests: { hidden: { runner: { type: 'script' } } } } } });
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`bad=${dir}`);
     const err = await expectGymError(registry.tasks('bad'), 'TASK_INVALID');
     assert.match(err.message, /'tests\.hidden\.runner\.command'/);
@@ -161,7 +163,7 @@ describe('directory suites', () => {
   test('task.json that is not JSON: TASK_INVALID naming the file', async () => {
     const dir = path.join(root, 'bad-json');
     await writeSuite(dir, { garbled: { json: '{ "id": "garbled", ' } });
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`bad=${dir}`);
     const err = await expectGymError(registry.tasks('bad'), 'TASK_INVALID');
     assert.ok(err.message.includes(path.join(dir, 'tasks', 'garbled', 'task.json')), err.message);
@@ -170,7 +172,7 @@ describe('directory suites', () => {
   test('an id that differs from its directory: TASK_INVALID', async () => {
     const dir = path.join(root, 'bad-id');
     await writeSuite(dir, { here: { json: validJson('elsewhere') } });
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`bad=${dir}`);
     await expectGymError(registry.tasks('bad'), 'TASK_INVALID', /'elsewhere' differs from its directory 'here'/);
   });
@@ -178,7 +180,7 @@ describe('directory suites', () => {
   test('a failed load is not cached: fixing the file fixes the suite', async () => {
     const dir = path.join(root, 'fixable');
     await writeSuite(dir, { t: { json: { ...validJson('t'), kind: 'nonsense' } } });
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`fix=${dir}`);
     await expectGymError(registry.tasks('fix'), 'TASK_INVALID', /'kind'/);
     await writeSuite(dir, { t: { json: validJson('t') } });

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Gym } from '../../src/episode/gym.ts';
-import { EXAMPLES_DIR } from '../../src/tasks/registry.ts';
 import { expectGymError, makeGym, testContext } from '../helpers.ts';
+import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 
 let gym: Gym;
 let cleanup: () => Promise<void>;

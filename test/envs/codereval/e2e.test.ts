@@ -23,6 +23,7 @@ import type { AgentContext, AgentResult } from '../../../src/agent/types.ts';
 import { promises as fs } from 'node:fs';
 import { call, data, text } from '../../server/scenario.ts';
 import { CHATGPT_DIR, CODEREVAL_DIR, SKIP_WITHOUT_DATA, SMALL } from './data.ts';
+import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 
 /** setdefault (mixed published verdicts) and int_to_string (mixed). */
 const REPLAYED = ['62b8d22a48ba5a41d1c3f47e', '62ece4982e6aefcf4aabbd68'];
@@ -33,7 +34,7 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
   let tasks: Map<string, Task>;
 
   before(async () => {
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`codereval=${CODEREVAL_DIR}`);
     ({ gym, cleanup } = await makeGym({ registry }));
     tasks = new Map((await registry.tasks('codereval')).map((t) => [t.id, t]));

@@ -13,6 +13,7 @@ import { CODEREVAL_DIR, SKIP_WITHOUT_DATA } from './data.ts';
 import { execFileSync } from 'node:child_process';
 import { findPython } from '../../../src/env/python.ts';
 import { targetFunction } from '../../../envs/codereval/pysource.ts';
+import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 
 describe('official records', () => {
   test('oracle_context by the paper\'s categories, from JSON or the text of Python lists', () => {
@@ -99,7 +100,7 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
   });
 
   test('the registry resolves option ids; unknown suffixes are not tasks', async () => {
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`codereval=${CODEREVAL_DIR}`);
     assert.equal((await registry.task('codereval', '62ece4982e6aefcf4aabbd68+platform-test')).tests.visible?.runner.type, 'script');
     await assert.rejects(registry.task('codereval', '62ece4982e6aefcf4aabbd68+verbose'), (e: Error & { code?: string }) => e.code === 'TASK_NOT_FOUND');

@@ -14,6 +14,7 @@ import { publicTaskInfo, type Task } from '../../../src/tasks/schema.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { expectGymError, tempDir } from '../../helpers.ts';
 import { GITCHAMELEON_DIR, LIGHT_V2, REFERENCE_DIR, REFERENCE_FILES, SKIP_WITHOUT_DATA, V1_DIR, V2_DIR } from './data.ts';
+import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 
 /** Every text an agent can see in an episode of the task: the workspace, the prompts, the listing. */
 function visibleText(task: Task): string {
@@ -252,7 +253,7 @@ describe('dataset cells', () => {
 
 describe('the suite', { skip: SKIP_WITHOUT_DATA }, () => {
   test('built in as gitchameleon=PATH; the form is detected by the files; private paths cover the shared folder', async () => {
-    const registry = new SuiteRegistry();
+    const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable(`gitchameleon=${V2_DIR}`);
     assert.equal((await registry.tasks('gitchameleon')).length, 328);
     assert.ok(registry.privatePaths().includes(path.resolve(V2_DIR)));

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { humanevoSuite } from '../../../envs/humanevo/index.ts';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { agentUnderTest } from '../../../src/runner/agents.ts';
+import { AGENTS } from '../../../agents/index.ts';
 import { readResults } from '../../../src/runner/results.ts';
 import { runExperiment } from '../../../src/runner/runner.ts';
 import { writeReport } from '../../../src/runner/report.ts';
@@ -36,7 +37,7 @@ test('results record the context each episode ran in; the report compares the se
   const dirs: string[] = [];
   for (const context of ['aware', 'ignored']) {
     const outDir = path.join(f.dir, `run-${context}`);
-    const outcome = await runExperiment({ gym, outDir, suite: 'humanevo', agent: await agentUnderTest('replay', {}, true), model: { model: 'gold' }, context });
+    const outcome = await runExperiment({ gym, outDir, suite: 'humanevo', agent: agentUnderTest(AGENTS, 'replay', {}, true), model: { model: 'gold' }, context });
     assert.equal(outcome.results.length, 1);
     const [r] = (await readResults(path.join(outDir, 'results.jsonl'))).records;
     assert.equal(r!.metadata.context, context);

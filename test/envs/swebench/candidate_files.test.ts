@@ -4,9 +4,10 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { git } from '../../../src/repo/index.ts';
 import { bubblewrapAvailable } from '../../../src/sandbox/local/index.ts';
-import { builtinSuites, SuiteRegistry } from '../../../src/tasks/registry.ts';
+import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { makeGym, tempDir } from '../../helpers.ts';
 import { buildSwebenchFixture, type SwebenchFixture } from './fixture.ts';
+import { builtinSuites } from '../../../bin/builtins.ts';
 
 /**
  * The SWE-bench scorer on the fixture instance: a candidate that replaces `core/src` with a

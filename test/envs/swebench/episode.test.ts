@@ -8,10 +8,11 @@ import type { Gym } from '../../../src/episode/gym.ts';
 import { git } from '../../../src/repo/index.ts';
 import { bubblewrapAvailable } from '../../../src/sandbox/local/index.ts';
 import { startHttpServer, type RunningServer } from '../../../src/server/http.ts';
-import { builtinSuites, SuiteRegistry } from '../../../src/tasks/registry.ts';
+import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { makeGym, tempDir, testContext } from '../../helpers.ts';
 import { call, data, text } from '../../server/scenario.ts';
 import { assertNoFutureVisible, buildSwebenchFixture, historyInEpisode, type SwebenchFixture } from './fixture.ts';
+import { builtinSuites } from '../../../bin/builtins.ts';
 
 describe('swe-bench-java: episodes on the fixture', () => {
   let root: string;

@@ -7,9 +7,10 @@ import { sandboxEnv } from '../../../src/env/types.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { seedOf } from '../../../src/tasks/seed.ts';
 import { dockerSkipReason } from './skip.ts';
+import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 
 async function exampleTask(id: string) {
-  const registry = new SuiteRegistry();
+  const registry = new SuiteRegistry(BUILTIN_SUITES);
   registry.enable('examples');
   return registry.task('examples', id);
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type Docker from 'dockerode';
 import { GymError } from '../errors.ts';
-import { PROJECT_ROOT } from '../tasks/registry.ts';
+import { PROJECT_ROOT } from '../project.ts';
 import { BASE_IMAGES, baseImageName } from './images.ts';
 import { findPython } from './python.ts';
 
@@ -22,8 +22,7 @@ export const HOST_INTERPRETER_PYTHONS = new Set(['3.7', '3.10']);
  * The run-time libraries of a CPython built from source on bookworm (ssl, ctypes, sqlite3,
  * bz2, lzma, readline, curses, dbm, uuid), a C toolchain, since old pins often only have
  * source distributions for these interpreters (pip builds them, as in the local backend),
- * and libsndfile, which soundfile before 0.11 loads from the system (GitChameleon's
- * librosa problems; the host has it, so the local backend does too).
+ * and libsndfile, which soundfile before 0.11 loads from the system (librosa problems; the host has it, so the local backend does too).
  */
 const HOST_PYTHON_PACKAGES = ['libssl3', 'libffi8', 'libsqlite3-0', 'libbz2-1.0', 'liblzma5', 'libreadline8', 'libncursesw6', 'zlib1g', 'libuuid1', 'libgdbm6', 'libexpat1', 'libsndfile1', 'gcc', 'g++', 'make', 'libc6-dev'];
 

@@ -1,6 +1,8 @@
 import { z } from 'zod';
-import { GymError } from '../errors.ts';
-import { episodeTool } from './types.ts';
+import { GymError } from '../../../src/errors.ts';
+import { suiteMetadata } from '../../../src/tasks/suite.ts';
+import { episodeTool } from '../../../src/tools/types.ts';
+import { GitChameleonMetadata } from '../metadata.ts';
 
 const DEFAULT_CHARS = 12_000;
 const MAX_CHARS = 60_000;
@@ -96,6 +98,9 @@ export function docCandidates(symbol: string, importName?: string): string[] {
   return out;
 }
 
+/** What view_docs reads of a task: the library's import name, when the task names one (the examples suite's do not). */
+const DocsMetadata = GitChameleonMetadata.pick({ importName: true }).partial();
+
 export const viewDocsTool = episodeTool({
   name: 'view_docs',
   title: 'View library documentation',
@@ -108,7 +113,7 @@ export const viewDocsTool = episodeTool({
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(episode, args, ctx) {
     if (episode.task.env.kind !== 'python') throw new GymError('INVALID_ARGUMENT', 'view_docs works for Python tasks; this task is not one');
-    const importName = typeof episode.task.metadata.importName === 'string' ? episode.task.metadata.importName : undefined;
+    const { importName } = suiteMetadata(DocsMetadata, episode.task);
     const candidates = docCandidates(args.symbol, importName);
     const result = await episode.sandbox.exec(pydocCommand(episode.env.command, candidates), { timeoutMs: 120_000, signal: ctx.signal, maxOutputBytes: 2 * MAX_CHARS });
     if (result.exitCode !== 0) {

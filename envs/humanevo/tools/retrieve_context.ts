@@ -1,8 +1,10 @@
 import { z } from 'zod';
-import { GymError } from '../errors.ts';
-import { javaMethods } from '../../envs/humanevo/java.ts';
-import { episodeTool } from './types.ts';
-import { looksBinary } from './text.ts';
+import { GymError } from '../../../src/errors.ts';
+import { suiteMetadata } from '../../../src/tasks/suite.ts';
+import { javaMethods } from '../java.ts';
+import { HumanEvoMetadata } from '../metadata.ts';
+import { episodeTool } from '../../../src/tools/types.ts';
+import { looksBinary } from '../../../src/tools/text.ts';
 
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 /** Lines of code outside functions are cut into windows this long. */
@@ -125,10 +127,8 @@ export const retrieveContextTool = episodeTool({
   }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(episode, args) {
-    const meta = episode.task.metadata;
-    const targetFile = typeof meta.targetFile === 'string' ? meta.targetFile : undefined;
-    const targetSymbol = typeof meta.targetSymbol === 'string' ? meta.targetSymbol : undefined;
-    const query = args.query ?? (typeof meta.docstring === 'string' && meta.docstring.trim() ? meta.docstring : undefined);
+    const { targetFile, targetSymbol, docstring } = suiteMetadata(HumanEvoMetadata, episode.task);
+    const query = args.query ?? (docstring?.trim() ? docstring : undefined);
     if (!query) throw new GymError('INVALID_ARGUMENT', "invalid 'query': this task has no target description to default to; give a query");
     const language = episode.task.language;
     const ext = language === 'python' ? '.py' : '.java';

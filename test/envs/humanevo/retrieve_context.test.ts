@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { jaccard, javaSnippets, pythonSnippets, rankSnippets, tokenSet } from '../../src/tools/retrieve_context.ts';
+import { jaccard, javaSnippets, pythonSnippets, rankSnippets, tokenSet } from '../../../envs/humanevo/tools/retrieve_context.ts';
 
 test('tokenSet splits identifiers at underscores and camel case, lower-cased', () => {
   assert.deepEqual([...tokenSet('def slugifyTitle(title_text): return URLSlug 42')].sort(), ['42', 'def', 'return', 'slugify', 'text', 'title', 'urlslug']);

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { debootstrapRecipe, HOST_INTERPRETER_PYTHONS } from '../../src/env/baseImages.ts';
+import { debootstrapRecipe, HOST_INTERPRETER_PYTHONS } from '../../src/env/base_images.ts';
 import { BASE_IMAGES, baseImageName } from '../../src/env/images.ts';
 import { findPython } from '../../src/env/python.ts';
 import { dockerSkipReason } from '../sandbox/docker/skip.ts';

@@ -1,0 +1,81 @@
+/**
+ * A fifth suite plugs in through the public contract alone (test/fixtures/kata_suite.ts: its
+ * own metadata schema, one suite tool, a replay adapter, a report section): served next to
+ * the examples, it runs an episode, a replay and a report, and no core file names it.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { examplesSuite } from '../../envs/examples/index.ts';
+import type { Gym } from '../../src/episode/gym.ts';
+import { createGymMcpServer } from '../../src/server/mcp.ts';
+import { SuiteRegistry } from '../../src/tasks/registry.ts';
+import { expectGymError, makeGym, testContext } from '../helpers.ts';
+import { KATA_SUITE, kataSuite } from '../fixtures/kata_suite.ts';
+
+function registry(suites = [examplesSuite(), kataSuite()]): SuiteRegistry {
+  const r = new SuiteRegistry(suites);
+  for (const s of suites) r.enable(s.id);
+  return r;
+}
+
+async function gymClient(gym: Gym): Promise<Client> {
+  const [a, b] = InMemoryTransport.createLinkedPair();
+  await createGymMcpServer(gym).connect(a);
+  const client = new Client({ name: 'fifth-suite', version: '0' });
+  await client.connect(b);
+  return client;
+}
+
+describe('a fifth suite through the public contract', () => {
+  let gym: Gym;
+  let cleanup: () => Promise<void>;
+  before(async () => {
+    ({ gym, cleanup } = await makeGym({ registry: registry() }));
+  });
+  after(() => cleanup());
+
+  test('listed and loaded; its private metadata is not shown', async () => {
+    const suites = await gym.callTool('list_suites', {}, testContext());
+    assert.ok((suites.data.suites as { id: string }[]).some((s) => s.id === KATA_SUITE));
+    const tasks = (await gym.callTool('list_tasks', { suite: KATA_SUITE }, testContext())).data.tasks as { id: string; metadata: Record<string, unknown> }[];
+    assert.deepEqual(tasks.map((t) => t.id), ['double', 'square']);
+    assert.deepEqual(tasks[0]!.metadata, { belt: 'white' }, 'hint is private');
+  });
+
+  test('a task whose metadata the suite does not declare fails at load, naming the key', async () => {
+    const strict = { ...kataSuite(), load: async () => (await kataSuite().load()).map((t) => ({ ...t, metadata: { belt: 'purple', hint: 'x' } })) };
+    await expectGymError(registry([strict]).tasks(KATA_SUITE), 'TASK_INVALID', /task 'double' of suite 'katas'.*metadata\.belt/);
+  });
+
+  test('its tool is offered in its episodes only; the gym-wide endpoint lists the union and refuses it elsewhere', async () => {
+    const kata = (await gym.startEpisode({ suite: KATA_SUITE, taskId: 'double' })).id;
+    const example = (await gym.startEpisode({ suite: 'examples', taskId: 'roman-numerals' })).id;
+    const hint = await gym.callTool('kata_hint', {}, testContext(), kata);
+    assert.equal(hint.text, 'Hint (white belt): multiply by two');
+    await expectGymError(gym.callTool('kata_hint', {}, testContext(), example), 'TOOL_NOT_AVAILABLE', /'kata_hint' is not a tool of suite 'examples' episodes \(its own tools: view_docs\)/);
+    await expectGymError(gym.callTool('view_docs', { symbol: 'os' }, testContext(), kata), 'TOOL_NOT_AVAILABLE', /its own tools: kata_hint/);
+    assert.deepEqual(gym.episodeTools(gym.episode(kata)).map((t) => t.name).filter((n) => ['kata_hint', 'view_docs'].includes(n)), ['kata_hint']);
+    assert.deepEqual(gym.episodeTools(gym.episode(example)).map((t) => t.name).filter((n) => ['kata_hint', 'view_docs'].includes(n)), ['view_docs']);
+
+    const client = await gymClient(gym);
+    const listed = (await client.listTools()).tools.map((t) => t.name);
+    assert.ok(listed.includes('kata_hint') && listed.includes('view_docs'), 'the gym-wide endpoint lists every served suite\'s tools');
+    const refused = await client.callTool({ name: 'kata_hint', arguments: { episode_id: example } });
+    assert.equal(refused.isError, true);
+    assert.equal((refused.structuredContent as { error: { code: string } }).error.code, 'TOOL_NOT_AVAILABLE');
+    await client.close();
+    await gym.endEpisode(gym.episode(example));
+  });
+
+  test('an episode is solved and scored by the suite\'s hidden tests', async () => {
+    const id = (await gym.startEpisode({ suite: KATA_SUITE, taskId: 'square' })).id;
+    await gym.callTool('create_file', { path: 'kata.py', content: 'def square(x):\n    return x * x\n', overwrite: true }, testContext(), id);
+    const verdict = await gym.callTool('submit', {}, testContext(), id);
+    assert.equal(verdict.data.reward, 1, verdict.text);
+    const id2 = (await gym.startEpisode({ suite: KATA_SUITE, taskId: 'square' })).id;
+    await gym.callTool('create_file', { path: 'kata.py', content: 'def square(x):\n    return x + x\n', overwrite: true }, testContext(), id2);
+    assert.equal((await gym.callTool('submit', {}, testContext(), id2)).data.reward, 0);
+  });
+});

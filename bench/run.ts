@@ -15,6 +15,7 @@ import { MCP_LATENCY_CASES, runMcpLatency, type McpLatencyCase, type McpLatencyR
 import type { LatencyStats } from './stats.ts';
 import { DOCKER_CASES, runDockerBench, type DockerBenchResult } from './docker_sandbox.ts';
 import { ISOLATION_CASES, runIsolation, type IsolationResult } from './isolation.ts';
+import { EXECUTOR_CASES, runExecutorBench } from './executor.ts';
 
 const RESULTS_FILE = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'latest.json');
 
@@ -37,6 +38,7 @@ const BENCHMARKS: Benchmark[] = [
     cases: DOCKER_CASES,
     run: (opts) => runDockerBench(opts),
   },
+  { name: 'executor', cases: EXECUTOR_CASES, run: (opts) => runExecutorBench(opts) },
   {
     name: 'isolation',
     cases: ISOLATION_CASES,

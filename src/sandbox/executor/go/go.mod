@@ -1,0 +1,3 @@
+module benchgym/executor
+
+go 1.22

@@ -4,6 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { GymError } from '../../src/errors.ts';
 import type { Suite } from '../../src/tasks/suite.ts';
 import { CODEREVAL_PRIVATE_METADATA, CoderEvalMetadata } from './metadata.ts';
+import { annotateCoderEvalResult } from './metrics.ts';
+import { coderevalReportSections } from './report.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecords, readText, splitTestBlocks, testBlockKey } from './dataset.ts';
 import { platformNeeds } from './platform.ts';
@@ -101,6 +103,9 @@ export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suit
     privateMetadata: CODEREVAL_PRIVATE_METADATA,
     load: async (dataset) => (await load(dataset)).tasks,
     privatePaths: (dataset) => (dataset ? [path.resolve(dataset)] : []),
+    // Acc@k (§4.3) counts the oracle_context tokens each sample's code uses.
+    annotateResult: annotateCoderEvalResult,
+    reportSections: coderevalReportSections,
     resolveTask: async (taskId, dataset) => {
       const parsed = parseTaskId(taskId);
       if (!parsed || parsed.base === taskId) return undefined;

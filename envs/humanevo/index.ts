@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import { suiteMetadata, type ContextWork, type Suite } from '../../src/tasks/suite.ts';
 import { HumanEvoMetadata } from './metadata.ts';
+import { humanevoReportSections } from './report.ts';
 import { retrieveContextTool } from './tools/retrieve_context.ts';
 import { TaskSchema, type Task, type TaskInput } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
@@ -175,6 +176,8 @@ export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): Su
     contextPatch: async (task, context, work) => (context === IGNORED ? transplantTarget(task, work) : null),
     // The paper's retrieval-augmented setting (§4.3.1): similar code of the repository as the model saw it.
     tools: [retrieveContextTool],
+    // The paper's Tables 2, 4, 5 and 6: aware vs ignored, by dependency level and docstring style.
+    reportSections: humanevoReportSections,
   };
 }
 

@@ -1,4 +1,5 @@
 import { meanPassAtK, taskOutcomes } from '../../src/runner/metrics.ts';
+import { esc, htmlTable, mdTable, type ReportData, type ReportSection } from '../../src/runner/report.ts';
 import type { ResultRecord } from '../../src/runner/results.ts';
 
 /**
@@ -117,3 +118,34 @@ export function evolvingTables(results: ResultRecord[]): EvolvingTables | null {
 
 export const EVOLVING_NOTE =
   'EI: evolving-ignored (the repository at its newest commit as context); HumanEvo: evolving-aware (the repository as the developer saw it). Pass@1 over tasks; in brackets the change of HumanEvo relative to EI, as in the paper. Tables 2, 4 and 5 use the detailed docstrings (the default prompt); Table 6 compares the docstring styles.';
+
+/** The tables' headings, in the paper's numbering. */
+const TITLES: Record<keyof EvolvingTables, string> = {
+  table2: 'Table 2: Pass@1 by setting',
+  table4: 'Table 4: tasks solved in one setting, the other, or both',
+  table5: 'Table 5: by dependency level',
+  table6: 'Table 6: by docstring style',
+};
+const ORDER = ['table2', 'table4', 'table5', 'table6'] as const;
+
+function tablesOf(data: ReportData): EvolvingTables | null {
+  return evolvingTables(data.runs.flatMap((r) => r.run.results));
+}
+
+/** HumanEvo's section of `benchgym report`, after the breakdowns: present when results carry HumanEvo's settings. */
+export const humanevoReportSections: readonly ReportSection[] = [
+  {
+    title: 'Evolving-aware vs evolving-ignored (HumanEvo)',
+    placement: 'after-breakdowns',
+    markdown(data) {
+      const evo = tablesOf(data);
+      if (!evo) return undefined;
+      return [EVOLVING_NOTE, ...ORDER.flatMap((t) => ['', `### ${TITLES[t]}`, '', mdTable(evo[t])])].join('\n');
+    },
+    html(data) {
+      const evo = tablesOf(data);
+      if (!evo) return undefined;
+      return `<p class="note">${esc(EVOLVING_NOTE)}</p>${ORDER.map((t) => `<h3>${TITLES[t]}</h3>${htmlTable(evo[t])}`).join('')}`;
+    },
+  },
+];

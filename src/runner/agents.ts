@@ -3,12 +3,6 @@ import { GymError } from '../errors.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { AgentUnderTest } from './runner.ts';
 
-/** The agents registry (agents/index.ts), loaded when a run needs it. */
-export async function agentRegistry(): Promise<Readonly<Record<string, AgentDefinition>>> {
-  const mod = (await import('../../agents/index.ts')) as { AGENTS: Readonly<Record<string, AgentDefinition>> };
-  return mod.AGENTS;
-}
-
 /** The task's reference solution in the replay agent's options (goldFiles, else goldPatch). */
 export function goldOptions(task: Task): { goldFiles: Record<string, string> } | { goldPatch: string } {
   const files = task.solution?.files;
@@ -18,11 +12,10 @@ export function goldOptions(task: Task): { goldFiles: Record<string, string> } |
 }
 
 /**
- * A registered agent with validated options; with `gold`, each episode's agent also gets the
+ * An agent of the table the composition root registered, with validated options; with `gold`, each episode's agent also gets the
  * task's reference solution (the replay agent submits it).
  */
-export async function agentUnderTest(name: string, options: Record<string, unknown>, gold: boolean): Promise<AgentUnderTest> {
-  const registry = await agentRegistry();
+export function agentUnderTest(registry: Readonly<Record<string, AgentDefinition>>, name: string, options: Record<string, unknown>, gold: boolean): AgentUnderTest {
   const def = registry[name];
   if (!def) throw new GymError('INVALID_ARGUMENT', `unknown agent '${name}' (known: ${Object.keys(registry).join(', ')})`);
   if (gold && name !== 'replay') throw new GymError('INVALID_ARGUMENT', `--gold hands the reference solution to the replay agent; it does not apply to '${name}'`);

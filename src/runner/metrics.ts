@@ -1,13 +1,13 @@
 /**
- * Benchmark metrics over per-(task, sample) outcomes: the unbiased pass@k estimator, CoderEval's
- * Acc@k, the resolved rate, bootstrap confidence intervals over tasks and breakdowns by task
- * metadata. Infrastructure failures are never outcomes: they leave the denominators and are
- * counted apart.
+ * Benchmark metrics over per-(task, sample) outcomes: the unbiased pass@k estimator, the
+ * resolved rate, bootstrap confidence intervals over tasks and breakdowns by task metadata or
+ * any grouping. Infrastructure failures are never outcomes: they leave the denominators and are
+ * counted apart. A suite's own metrics (over the annotations it records) live with the suite.
  */
 
 /**
  * The unbiased pass@k estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained
- * on Code", the Codex paper), used as is by CoderEval and GitChameleon: with n samples of which c
+ * on Code", the Codex paper), used as is by most code benchmarks: with n samples of which c
  * pass, `1 - C(n-c, k) / C(n, k)`, computed as the paper's numerically stable
  * `1 - prod(1 - k / arange(n - c + 1, n + 1))`.
  * Returns undefined when n < k: the estimator needs at least k samples.
@@ -48,49 +48,16 @@ export function meanPassAtK(tasks: TaskOutcomes[], k: number): number | undefine
   return mean(passAtKPerTask(tasks, k).map((t) => t.value));
 }
 
-/**
- * Acc@k as CoderEval defines it (Yu et al., "CoderEval: A Benchmark of Pragmatic Code Generation
- * with Generative Pre-trained Models", ICSE 2024, arXiv:2302.00288, §4.3 "Evaluation Metric", p. 7): "the percentage of target
- * functions whose individual oracle_context tokens appear in at least one of the top K generated
- * samples". The unit is an oracle_context token (a type, variable or API the reference function
- * uses) and it counts as hit when at least one of the first k samples contains it; the paper
- * reports it per token category. It is about context tokens, not tests: the share of tasks with
- * a passing sample among the first k is the plain, biased pass@k that the unbiased estimator above
- * replaces (see {@link firstKPassRate}).
- *
- * `hits[u][i]`: whether sample i hit unit u. Units with fewer than k samples are left out.
- */
-export function accAtK(hits: boolean[][], k: number): number | undefined {
-  if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a whole number >= 1 (got ${k})`);
-  const eligible = hits.filter((h) => h.length >= k);
-  if (!eligible.length) return undefined;
-  return eligible.filter((h) => h.slice(0, k).some(Boolean)).length / eligible.length;
-}
-
-/** Which oracle_context tokens each sample's code contains: `result[token][sample]`. */
-export function oracleContextHits(tokens: string[], sampleCode: string[]): boolean[][] {
-  return tokens.map((token) => sampleCode.map((code) => containsToken(code, token)));
-}
-
-/** CoderEval's Acc@k for one task's tokens and samples (samples in order). */
-export function oracleContextAccAtK(tokens: string[], sampleCode: string[], k: number): number | undefined {
-  return accAtK(oracleContextHits(tokens, sampleCode), k);
-}
-
-/** A token appears as a whole identifier (`Time` is not found in `TimeZone`); dotted names match as written. */
-export function containsToken(code: string, token: string): boolean {
-  if (!token) return false;
-  const escaped = token.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`(?<![A-Za-z0-9_])${escaped}(?![A-Za-z0-9_])`).test(code);
-}
-
 /** The share of tasks where at least one of the first k samples passes (the naive, biased pass@k). */
 export function firstKPassRate(tasks: TaskOutcomes[], k: number): number | undefined {
-  return accAtK(tasks.map((t) => t.passed), k);
+  if (!Number.isInteger(k) || k < 1) throw new RangeError(`k must be a whole number >= 1 (got ${k})`);
+  const eligible = tasks.filter((t) => t.passed.length >= k);
+  if (!eligible.length) return undefined;
+  return eligible.filter((t) => t.passed.slice(0, k).some(Boolean)).length / eligible.length;
 }
 
 /**
- * The resolved rate of single-sample, SWE-bench-style runs: the share of tasks whose (first
+ * The resolved rate of single-sample runs (issue-resolving benchmarks): the share of tasks whose (first
  * scored) sample has reward 1.
  */
 export function resolvedRate(tasks: TaskOutcomes[]): number | undefined {
@@ -177,7 +144,6 @@ export interface OutcomeRecord {
   status: 'passed' | 'failed' | 'error';
   infra: boolean;
   metadata?: Record<string, unknown>;
-  oracleContext?: Record<string, boolean[]>;
 }
 
 export interface MetricSummary {
@@ -196,8 +162,6 @@ export interface MetricSummary {
   passAtK: Record<number, (Interval & { tasks: number }) | undefined>;
   /** Single-sample runs: the share of tasks resolved. */
   resolved?: Interval & { tasks: number };
-  /** CoderEval's Acc@k over oracle_context tokens, per token category and 'all', when the tasks carry oracle_context. */
-  accAtK?: Record<number, Record<string, { value: number; tokens: number }>>;
 }
 
 export const DEFAULT_KS = [1, 5, 10, 20, 50, 100];
@@ -227,16 +191,15 @@ export function taskOutcomes(records: OutcomeRecord[]): { tasks: TaskOutcomes[];
 }
 
 /**
- * pass@k with a 95% bootstrap interval for each k up to the samples drawn, the resolved rate
- * for single-sample runs, and Acc@k when oracle_context hits were recorded.
+ * pass@k with a 95% bootstrap interval for each k up to the samples drawn, and the resolved
+ * rate for single-sample runs.
  */
 export function summarize(records: OutcomeRecord[], opts: BootstrapOptions & { ks?: number[] } = {}): MetricSummary {
   const { tasks, infraFailures, tasksAllInfra } = taskOutcomes(records);
   const counts = tasks.map((t) => t.passed.length);
   const maxSamples = counts.length ? Math.max(...counts) : 0;
   const minSamples = counts.length ? Math.min(...counts) : 0;
-  // The usual k values up to the samples drawn, and n itself (pass@n: any sample passed, exactly).
-  const ks = opts.ks ?? [...new Set([...DEFAULT_KS.filter((k) => k <= maxSamples), Math.max(1, maxSamples)])].sort((a, b) => a - b);
+  const ks = opts.ks ?? defaultKs(maxSamples);
   const passAt: MetricSummary['passAtK'] = {};
   for (const k of ks) {
     const per = passAtKPerTask(tasks, k);
@@ -258,46 +221,12 @@ export function summarize(records: OutcomeRecord[], opts: BootstrapOptions & { k
     const ci = bootstrapCI(values, opts);
     if (ci) summary.resolved = { ...ci, tasks: values.length };
   }
-  const acc = summarizeAccAtK(records, ks);
-  if (acc) summary.accAtK = acc;
   return summary;
 }
 
-/** Acc@k per oracle_context category, from the per-sample hits the runner recorded. */
-function summarizeAccAtK(records: OutcomeRecord[], ks: number[]): MetricSummary['accAtK'] {
-  // hits[category] = one boolean[] (over samples) per token of every task.
-  const byTask = new Map<string, OutcomeRecord[]>();
-  for (const r of records) {
-    if (!r.oracleContext || r.infra || r.status === 'error') continue;
-    const list = byTask.get(r.task) ?? [];
-    list.push(r);
-    byTask.set(r.task, list);
-  }
-  if (!byTask.size) return undefined;
-  const units = new Map<string, boolean[][]>();
-  for (const list of byTask.values()) {
-    list.sort((a, b) => a.sample - b.sample);
-    for (const [category, tokenHits] of Object.entries(list[0]!.oracleContext!)) {
-      for (let tok = 0; tok < tokenHits.length; tok++) {
-        const overSamples = list.map((r) => Boolean(r.oracleContext?.[category]?.[tok]));
-        for (const key of [category, 'all']) {
-          const u = units.get(key) ?? [];
-          u.push(overSamples);
-          units.set(key, u);
-        }
-      }
-    }
-  }
-  const out: NonNullable<MetricSummary['accAtK']> = {};
-  for (const k of ks) {
-    const row: Record<string, { value: number; tokens: number }> = {};
-    for (const [category, hits] of units) {
-      const value = accAtK(hits, k);
-      if (value !== undefined) row[category] = { value, tokens: hits.filter((h) => h.length >= k).length };
-    }
-    out[k] = row;
-  }
-  return out;
+/** The usual k values up to the samples drawn, and n itself (pass@n: any sample passed, exactly). */
+function defaultKs(maxSamples: number): number[] {
+  return [...new Set([...DEFAULT_KS.filter((k) => k <= maxSamples), Math.max(1, maxSamples)])].sort((a, b) => a - b);
 }
 
 /**
@@ -345,41 +274,23 @@ export function breakdown(records: OutcomeRecord[], key: string, opts: Bootstrap
     .map(([value, list]) => ({ value, summary: summarize(list, opts) }));
 }
 
-// ---------------------------------------------------------------------------
-// CoderEval's splits: by runnable level, and standalone vs non-standalone (RQ1).
-
-/** CoderEval's standalone levels: functions that use only built-ins and the standard library (§3.2.3, RQ1). */
-export const STANDALONE_LEVELS: ReadonlySet<string> = new Set(['self_contained', 'slib_runnable']);
-/** CoderEval's runnable levels in the paper's order. */
-export const RUNNABLE_LEVELS = ['self_contained', 'slib_runnable', 'plib_runnable', 'class_runnable', 'file_runnable', 'project_runnable'];
-
-/** 'standalone' or 'non-standalone' by a task's runnable `level`; '(none)' without one. */
-export function standaloneOf(metadata: Record<string, unknown> | undefined): string {
-  const level = metadata?.level;
-  if (typeof level !== 'string' || !RUNNABLE_LEVELS.includes(level)) return '(none)';
-  return STANDALONE_LEVELS.has(level) ? 'standalone' : 'non-standalone';
-}
-
-/** Summaries (pass@k, and Acc@k per oracle_context category when recorded) per group of tasks. */
-export function breakdownBy(records: OutcomeRecord[], groupOf: (r: OutcomeRecord) => string, order: string[] = [], opts: BootstrapOptions & { ks?: number[] } = {}): { value: string; summary: MetricSummary }[] {
-  const groups = new Map<string, OutcomeRecord[]>();
+/**
+ * Records grouped by `groupOf`: groups named in `order` first, in that order, then the others
+ * by name, '(none)' last.
+ */
+export function groupBy<R extends OutcomeRecord>(records: R[], groupOf: (r: R) => string, order: string[] = []): { value: string; records: R[] }[] {
+  const groups = new Map<string, R[]>();
   for (const r of records) {
     const value = groupOf(r);
-    groups.set(value, [...(groups.get(value) ?? []), r]);
+    const list = groups.get(value) ?? [];
+    list.push(r);
+    groups.set(value, list);
   }
   const rankOf = (v: string) => (order.includes(v) ? order.indexOf(v) : v === '(none)' ? order.length + 1 : order.length);
-  return [...groups]
-    .sort(([a], [b]) => rankOf(a) - rankOf(b) || a.localeCompare(b))
-    .map(([value, list]) => ({ value, summary: summarize(list, opts) }));
+  return [...groups].sort(([a], [b]) => rankOf(a) - rankOf(b) || a.localeCompare(b)).map(([value, list]) => ({ value, records: list }));
 }
 
-/**
- * CoderEval's splits of a run: per runnable level and standalone vs non-standalone, each with
- * pass@k and Acc@k per oracle_context category (TypeReference, APIInvocation, VarReference).
- */
-export function runnableLevelSplits(records: OutcomeRecord[], opts: BootstrapOptions & { ks?: number[] } = {}): { byLevel: { value: string; summary: MetricSummary }[]; byStandalone: { value: string; summary: MetricSummary }[] } {
-  return {
-    byLevel: breakdownBy(records, (r) => (typeof r.metadata?.level === 'string' ? r.metadata.level : '(none)'), RUNNABLE_LEVELS, opts),
-    byStandalone: breakdownBy(records, (r) => standaloneOf(r.metadata), ['standalone', 'non-standalone'], opts),
-  };
+/** Summaries (pass@k, resolved) per group of tasks, in `groupBy`'s order. */
+export function breakdownBy(records: OutcomeRecord[], groupOf: (r: OutcomeRecord) => string, order: string[] = [], opts: BootstrapOptions & { ks?: number[] } = {}): { value: string; summary: MetricSummary }[] {
+  return groupBy(records, groupOf, order).map(({ value, records: list }) => ({ value, summary: summarize(list, opts) }));
 }

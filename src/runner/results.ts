@@ -10,7 +10,10 @@ export interface ListCounts {
   failed: number;
 }
 
-/** One line of `results.jsonl`: one episode (one attempt at one (task, sample)). */
+/**
+ * One line of `results.jsonl`: one episode (one attempt at one (task, sample)). The suite's
+ * annotations (Suite.annotateResult) sit beside these fields at the top level of the line.
+ */
 export interface ResultRecord {
   runId: string;
   suite: string;
@@ -52,8 +55,6 @@ export interface ResultRecord {
   durations: { startMs: number; agentMs: number; scoringMs: number; totalMs: number };
   /** Task facts for breakdowns: language, kind and the task's scalar metadata (library, level, ...). */
   metadata: Record<string, string | number | boolean>;
-  /** CoderEval Acc@k: per oracle_context category, whether this sample's added code has each token. */
-  oracleContext?: Record<string, boolean[]>;
   /** Relative to the run directory. */
   trajectory: string;
   /** The gym's own trajectory of the episode (absolute path). */

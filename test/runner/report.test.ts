@@ -9,6 +9,10 @@ import { groupedBarChart, loadRuns, reportData, reportPaths, renderMarkdown, wri
 import { seededRandom } from '../../src/runner/metrics.ts';
 import type { ResultRecord } from '../../src/runner/results.ts';
 import { tempDir } from '../helpers.ts';
+import { BUILTIN_SUITES } from '../../bin/builtins.ts';
+
+/** The built-in suites' report sections, as `benchgym report` passes them. */
+const SECTIONS = BUILTIN_SUITES.flatMap((s) => s.reportSections ?? []);
 
 const CHROMIUM = '/usr/bin/chromium';
 const LIBRARIES = ['numpy', 'pandas', 'scipy'];
@@ -93,7 +97,7 @@ describe('reports', () => {
   });
 
   test('one run: overall pass@k with intervals, by library, infra failures, cost', async () => {
-    const { md, html } = await writeReport([baseline], baseline);
+    const { md, html } = await writeReport([baseline], baseline, { sections: SECTIONS });
     assert.equal(md, path.join(baseline, 'report.md'));
     assert.equal(html, path.join(baseline, 'report.html'));
     const text = await fs.readFile(md, 'utf8');
@@ -153,7 +157,7 @@ describe('reports', () => {
     ] as const) {
       test(`${name}: the charts are drawn, nothing is fetched, a screenshot is taken`, async () => {
         const out = path.join(root, `${name.replace(/\W+/g, '-')}.html`);
-        const { html } = await writeReport(dirs(), out);
+        const { html } = await writeReport(dirs(), out, { sections: SECTIONS });
         const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
         const problems: string[] = [];
         page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));

@@ -7,14 +7,15 @@ import type { AgentContext } from '../../src/agent/types.ts';
 import { Gym } from '../../src/episode/gym.ts';
 import { runExperiment } from '../../src/runner/runner.ts';
 import type { Task } from '../../src/tasks/schema.ts';
-import { TEST_CACHE_DIR, tempDir } from '../helpers.ts';
+import { builtinRegistry, TEST_CACHE_DIR, tempDir } from '../helpers.ts';
 
 /** A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. */
 const CHILD = (ready: string, tag: number) => `
 import { Gym } from ${JSON.stringify(new URL('../../src/episode/gym.ts', import.meta.url).href)};
 import { runExperiment } from ${JSON.stringify(new URL('../../src/runner/runner.ts', import.meta.url).href)};
+import { builtinRegistry } from ${JSON.stringify(new URL('../../bin/builtins.ts', import.meta.url).href)};
 const [dataDir, outDir, cacheDir] = process.argv.slice(2);
-const gym = new Gym({ dataDir, cacheDir, isolation: 'none' });
+const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, isolation: 'none' });
 await runExperiment({
   gym, outDir, suite: 'examples', tasks: ['roman-numerals'], model: { model: 'test-model' },
   agent: { name: 'gold', create: () => ({ run: async (ctx) => {
@@ -57,7 +58,7 @@ describe('benchgym run --resume after kill -9', () => {
     const tag = 9000 + Math.floor(Math.random() * 900);
     await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag));
     // A live server on the same data dir, in this very process: its sandbox must survive.
-    const live = new Gym({ dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
+    const live = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
     gyms.push(live);
     await live.staleSwept;
     const liveEpisode = await live.startEpisode({ suite: 'examples', taskId: 'roman-numerals' });
@@ -81,7 +82,7 @@ describe('benchgym run --resume after kill -9', () => {
     assert.ok(pgrep(`^sleep ${tag}$`).length > 0, 'without bubblewrap the command outlives the run');
     // In a container the resumed run often gets the killed run's pid: here, this test process's.
     await fs.writeFile(path.join(root, `${dead}.pid`), String(process.pid));
-    const gym = new Gym({ dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
+    const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
     gyms.push(gym);
     try {
       const gold = {

@@ -7,8 +7,11 @@ import type { Gym } from '../../src/episode/gym.ts';
 import { GymError } from '../../src/errors.ts';
 import { summarize } from '../../src/runner/metrics.ts';
 import { readResults, ResultsWriter, trajectoryName, type ResultRecord } from '../../src/runner/results.ts';
-import { oracleContextOf, oracleContextTokens, reportMetadata, runExperiment, type AgentUnderTest, type RunExperimentOptions } from '../../src/runner/runner.ts';
+import { reportMetadata } from '../../src/runner/record.ts';
+import { runExperiment, type AgentUnderTest, type RunExperimentOptions } from '../../src/runner/runner.ts';
 import type { Task } from '../../src/tasks/schema.ts';
+import { SuiteRegistry } from '../../src/tasks/registry.ts';
+import { examplesSuite } from '../../envs/examples/index.ts';
 import { expectGymError, makeGym, pythonTask, tempDir } from '../helpers.ts';
 
 const usage = { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 };
@@ -368,16 +371,42 @@ describe('task facts for reports', () => {
     const task = pythonTask({ files: { 'a.py': '' }, metadata: { library: 'numpy', level: 'class_runnable', year: 2023, flaky: false, long: 'x'.repeat(500), nested: { a: 1 } } });
     assert.deepEqual(reportMetadata(task), { language: 'python', kind: 'function', library: 'numpy', level: 'class_runnable', year: 2023, flaky: false });
   });
+});
 
-  test('oracle_context as CoderEval stores it (JSON strings per category) is checked against the added lines', () => {
-    // Each list is itself a JSON string, inside a JSON string.
-    const codereval = JSON.stringify({ apis: JSON.stringify(['divmod', 'FixedOffset']), classes: JSON.stringify(['Time']), vars: '[]' });
-    assert.deepEqual(oracleContextTokens(codereval), { apis: ['divmod', 'FixedOffset'], classes: ['Time'] });
-    assert.deepEqual(oracleContextTokens(['a', 'b']), { tokens: ['a', 'b'] });
-    assert.equal(oracleContextTokens(undefined), undefined);
-    const task = pythonTask({ files: { 'a.py': '' }, metadata: { oracle_context: codereval } });
-    const diff = ['--- a/t.py', '+++ b/t.py', '@@ -1,2 +1,3 @@', '-    return Time(0)', '+    h, m = divmod(x, 60)', '+    return TimeZone(h)'].join('\n');
-    assert.deepEqual(oracleContextOf(task, diff), { apis: [true, false], classes: [false] }, 'removed lines and longer identifiers do not count');
-    assert.equal(oracleContextOf(pythonTask({ files: { 'a.py': '' } }), diff), undefined);
+describe("the suite's part in a run", () => {
+  test('annotations (Suite.annotateResult) land at the top level of the result line, a key that is a result field is refused with a note; the agent never sees private metadata', async () => {
+    const seen: (string | undefined)[] = [];
+    const agentMetadata: Record<string, unknown>[] = [];
+    const registry = new SuiteRegistry([
+      {
+        ...examplesSuite(),
+        privateMetadata: ['difficulty'],
+        annotateResult: (task, { diff }) => {
+          seen.push(diff);
+          return { addedLines: diff?.split('\n').filter((l) => l.startsWith('+') && !l.startsWith('+++')).length, task: 'overwritten?', nothing: undefined };
+        },
+      },
+    ]);
+    registry.enable('examples');
+    const { gym, cleanup } = await makeGym({ registry });
+    const dir = await tempDir('benchgym-run-');
+    try {
+      const outcome = await runExperiment({ gym, outDir: path.join(dir, 'run'), suite: 'examples', tasks: ['roman-numerals'], agent: agentOf('gold', (task, ctx) => (agentMetadata.push(ctx.task.metadata), writeGoldAndSubmit(task, ctx))), model: { model: 'test-model' }, retryDelayMs: () => 0 });
+      assert.equal(outcome.results.length, 1);
+      const [line] = await resultLines(path.join(dir, 'run'));
+      const r = line as ResultRecord & { addedLines?: number };
+      assert.equal(r.status, 'passed');
+      assert.equal(seen.length, 1);
+      assert.ok(seen[0]?.includes('+++'), 'the suite gets the final diff');
+      assert.ok(typeof r.addedLines === 'number' && r.addedLines > 0);
+      assert.equal(r.task, 'roman-numerals');
+      assert.ok(!('nothing' in r));
+      assert.ok(r.notes?.some((n) => /annotation 'task' ignored/.test(n)), JSON.stringify(r.notes));
+      assert.equal(agentMetadata.length, 1);
+      assert.ok(!('difficulty' in agentMetadata[0]!), JSON.stringify(agentMetadata[0]));
+    } finally {
+      await cleanup();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -18,7 +18,7 @@ import { PROJECT_ROOT, SuiteRegistry } from '../../../src/tasks/registry.ts';
 import type { Task } from '../../../src/tasks/schema.ts';
 import { makeGym, TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
 import { runExperiment } from '../../../src/runner/runner.ts';
-import { runnableLevelSplits } from '../../../src/runner/metrics.ts';
+import { runnableLevelSplits } from '../../../envs/codereval/metrics.ts';
 import type { AgentContext, AgentResult } from '../../../src/agent/types.ts';
 import { promises as fs } from 'node:fs';
 import { call, data, text } from '../../server/scenario.ts';

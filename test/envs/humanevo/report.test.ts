@@ -6,11 +6,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { evolvingTables } from '../../../envs/humanevo/report.ts';
-import { newManifest, writeManifest } from '../../../src/runner/manifest.ts';
+import { evolvingTables, humanevoReportSections } from '../../../envs/humanevo/report.ts';
 import { writeReport } from '../../../src/runner/report.ts';
 import type { ResultRecord } from '../../../src/runner/results.ts';
 import { tempDir } from '../../helpers.ts';
+import { resultLine, writeRunDir } from '../../runner/run_dir.ts';
 
 interface Spec {
   model: string;
@@ -21,32 +21,18 @@ interface Spec {
 }
 
 function records(s: Spec): ResultRecord[] {
-  return Object.entries(s.outcomes).map(([task, [language, level, passed]]) => ({
-    runId: `${s.model}-${s.context}-${s.variant}`,
-    suite: 'humanevo',
-    task,
-    sample: 0,
-    attempt: 1,
-    final: true,
-    agent: 'single-shot',
-    model: s.model,
-    episodeId: null,
-    status: passed ? 'passed' : 'failed',
-    reward: passed ? 1 : 0,
-    infra: false,
-    verdict: null,
-    submitted: true,
-    stopReason: 'submitted',
-    steps: 3,
-    tokens: { prompt: 0, completion: 0, total: 0, calls: 1 },
-    costUsd: 0,
-    startedAt: '2026-01-01T00:00:00Z',
-    endedAt: '2026-01-01T00:00:01Z',
-    durations: { startMs: 1, agentMs: 1, scoringMs: 1, totalMs: 3 },
-    metadata: { language, kind: 'function', dependencyLevel: level, context: s.context, promptVariant: s.variant },
-    trajectory: 't.jsonl',
-    gymTrajectory: null,
-  }));
+  return Object.entries(s.outcomes).map(([task, [language, level, passed]]) =>
+    resultLine({
+      runId: `${s.model}-${s.context}-${s.variant}`,
+      suite: 'humanevo',
+      task,
+      sample: 0,
+      agent: 'single-shot',
+      model: s.model,
+      status: passed ? 'passed' : 'failed',
+      metadata: { language, kind: 'function', dependencyLevel: level, context: s.context, promptVariant: s.variant },
+    }),
+  );
 }
 
 // Model m: Python EI 3/4, aware 1/4; Java EI 1/2, aware 1/2. Brief: Python EI 2/4, aware 1/4.
@@ -90,12 +76,10 @@ test('benchgym report puts the tables in report.md and report.html when runs car
   const dirs: string[] = [];
   for (const s of SPECS) {
     const dir = path.join(root, `${s.context}-${s.variant}`);
-    const recs = records(s);
-    await writeManifest(dir, newManifest({ suite: 'humanevo', agent: 'single-shot', model: s.model, options: { dataset: null, samples: 1, tasks: null, maxSteps: null, timeLimitMs: null, baseURL: null, temperature: null, maxTokens: null, pricing: null, context: s.context, promptVariant: s.variant }, taskIds: recs.map((r) => r.task), settings: { concurrency: 1, retries: 0 } }));
-    await fs.writeFile(path.join(dir, 'results.jsonl'), recs.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    await writeRunDir(dir, records(s), { context: s.context, promptVariant: s.variant });
     dirs.push(dir);
   }
-  const out = await writeReport(dirs, path.join(root, 'report'));
+  const out = await writeReport(dirs, path.join(root, 'report'), { sections: humanevoReportSections });
   const md = await fs.readFile(out.md, 'utf8');
   assert.match(md, /## Evolving-aware vs evolving-ignored \(HumanEvo\)/);
   assert.match(md, /\| m \| 75\.0% \| 25\.0% \(↓66\.7%\) \| 50\.0% \| 50\.0% \|/);
@@ -105,7 +89,7 @@ test('benchgym report puts the tables in report.md and report.html when runs car
 });
 
 test('a run asking for a context keeps the tasks that offer it', async () => {
-  const { offering } = await import('../../../src/runner/runner.ts');
+  const { offering } = await import('../../../src/runner/selection.ts');
   const { TaskSchema } = await import('../../../src/tasks/schema.ts');
   const task = (id: string, contexts: string[]) =>
     TaskSchema.parse({

@@ -14,6 +14,7 @@ import { AGENTS } from '../../../agents/index.ts';
 import { readResults } from '../../../src/runner/results.ts';
 import { runExperiment } from '../../../src/runner/runner.ts';
 import { writeReport } from '../../../src/runner/report.ts';
+import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { makeGym } from '../../helpers.ts';
 import { buildFixture, type BuiltFixture } from './setup.ts';
@@ -46,6 +47,6 @@ test('results record the context each episode ran in; the report compares the se
     assert.equal(JSON.parse(await fs.readFile(path.join(outDir, 'run.json'), 'utf8')).options.context, context);
     dirs.push(outDir);
   }
-  const report = await writeReport(dirs, path.join(f.dir, 'report'));
+  const report = await writeReport(dirs, path.join(f.dir, 'report'), { sections: BUILTIN_SUITES.flatMap((s) => s.reportSections ?? []) });
   assert.match(await fs.readFile(report.md, 'utf8'), /\| gold \| 100\.0% \| 100\.0% \| — \| — \|/);
 });

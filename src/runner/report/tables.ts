@@ -1,0 +1,132 @@
+/**
+ * The report's core tables as rows (`[header, ...rows]`), shared by the Markdown and HTML
+ * renderings; suites' sections render their own (ReportSection).
+ */
+import { duration } from '../progress.ts';
+import type { ReportData } from './data.ts';
+import { int, withCI } from './format.ts';
+
+/** The k values shown: those of any run, at most four (1 and the largest always). */
+export function shownKs(data: ReportData): number[] {
+  const all = [...new Set(data.runs.flatMap((r) => r.ks))].sort((a, b) => a - b);
+  if (all.length <= 4) return all;
+  return [...new Set([all[0]!, ...all.slice(1, -1).slice(0, 2), all[all.length - 1]!])];
+}
+
+/** The heading of the comparison of several runs, by what they differ in. */
+export function comparisonTitle(data: ReportData): string {
+  switch (data.kind) {
+    case 'agent':
+      return 'Baseline vs feedback: agents compared';
+    case 'model':
+      return 'Model vs model';
+    default:
+      return 'Runs compared';
+  }
+}
+
+/** pass@k (and resolved) with intervals, one row per run. */
+export function overallTable(data: ReportData): string[][] {
+  const ks = shownKs(data);
+  const anyResolved = data.runs.some((r) => r.summary.resolved);
+  const head = ['run', 'tasks', 'samples/task', ...ks.map((k) => `pass@${k} [95% CI]`), ...(anyResolved ? ['resolved [95% CI]'] : []), 'infra failures'];
+  const rows = data.runs.map((r) => [
+    r.run.label,
+    String(r.summary.tasks),
+    r.summary.minSamples === r.summary.maxSamples ? String(r.summary.maxSamples) : `${r.summary.minSamples}–${r.summary.maxSamples}`,
+    ...ks.map((k) => withCI(r.summary.passAtK[k])),
+    ...(anyResolved ? [withCI(r.summary.resolved)] : []),
+    `${r.summary.infraFailures}${r.summary.tasksAllInfra ? ` (${r.summary.tasksAllInfra} tasks unscored)` : ''}`,
+  ]);
+  return [head, ...rows];
+}
+
+/** What each run is: directory, suite, agent, model, samples, how complete. */
+export function runsTable(data: ReportData): string[][] {
+  const head = ['run', 'directory', 'suite', 'agent', 'model', 'samples', 'tasks', 'results', 'started', 'run id'];
+  const rows = data.runs.map((r) => {
+    const m = r.run.manifest;
+    const expected = m.taskIds.length * (m.options?.samples ?? 1);
+    return [r.run.label, r.run.dir, m.suite, m.agent, m.model, String(m.options?.samples ?? 1), String(m.taskIds.length), `${r.run.results.length}/${expected}${r.run.results.length < expected ? ' (incomplete)' : ''}`, m.started, m.runId];
+  });
+  return [head, ...rows];
+}
+
+/** pass@k per value of a metadata key, the runs side by side. */
+export function breakdownTable(data: ReportData, key: string): string[][] {
+  const values = [...new Set(data.runs.flatMap((r) => (r.byKey.get(key) ?? []).map((g) => g.value)))];
+  values.sort((a, b) => (a === '(none)' ? 1 : b === '(none)' ? -1 : a.localeCompare(b, undefined, { numeric: true })));
+  const ks = shownKs(data);
+  const head = [key, ...data.runs.flatMap((r) => ks.map((k) => `${data.runs.length > 1 ? `${r.run.label}: ` : ''}pass@${k}`)), 'tasks'];
+  const rows = values.map((value) => {
+    const cells = data.runs.flatMap((r) => {
+      const g = r.byKey.get(key)?.find((x) => x.value === value);
+      return ks.map((k) => withCI(g?.summary.passAtK[k]));
+    });
+    const tasks = Math.max(...data.runs.map((r) => r.byKey.get(key)?.find((x) => x.value === value)?.summary.tasks ?? 0));
+    return [value, ...cells, String(tasks)];
+  });
+  return [head, ...rows];
+}
+
+/** Infrastructure failures: final, retried, recovered, by code. */
+export function infraTable(data: ReportData): string[][] {
+  const head = ['run', 'final infra failures', 'retried attempts', 'recovered by a retry', 'codes'];
+  const rows = data.runs.map((r) => [
+    r.run.label,
+    String(r.infra.final),
+    String(r.infra.retriedAttempts),
+    String(r.infra.recovered),
+    [...r.infra.codes].map(([c, n]) => `${c} × ${n}`).join(', ') || '—',
+  ]);
+  return [head, ...rows];
+}
+
+/** Model calls, tokens, cost, steps and time. */
+export function costTable(data: ReportData): string[][] {
+  const head = ['run', 'episodes', 'model calls', 'prompt tokens', 'completion tokens', 'cost (USD)', 'cost / result', 'mean steps', 'mean time / result'];
+  const rows = data.runs.map((r) => [
+    r.run.label,
+    String(r.cost.episodes),
+    int(r.cost.calls),
+    int(r.cost.prompt),
+    int(r.cost.completion),
+    `$${r.cost.usd.toFixed(4)}`,
+    r.run.results.length ? `$${(r.cost.usd / r.run.results.length).toFixed(4)}` : 'n/a',
+    r.cost.meanSteps === undefined ? 'n/a' : r.cost.meanSteps.toFixed(1),
+    r.cost.meanMs === undefined ? 'n/a' : duration(r.cost.meanMs),
+  ]);
+  return [head, ...rows];
+}
+
+/** Feedback rounds of agents that report them (`rounds`, `passedRound`); undefined when none do. */
+export function roundsTable(data: ReportData): string[][] | undefined {
+  const withRounds = data.runs.filter((r) => r.rounds);
+  if (!withRounds.length) return undefined;
+  const maxRound = Math.max(1, ...withRounds.flatMap((r) => [...r.rounds!.passedRound.keys()]));
+  const head = ['run', 'mean rounds', ...Array.from({ length: maxRound }, (_, i) => `visible tests first passed in round ${i + 1}`)];
+  const rows = withRounds.map((r) => [r.run.label, r.rounds!.mean.toFixed(2), ...Array.from({ length: maxRound }, (_, i) => String(r.rounds!.passedRound.get(i + 1) ?? 0))]);
+  return [head, ...rows];
+}
+
+/** Passed / scored samples per task and run. */
+export function taskTable(data: ReportData): string[][] {
+  const head = ['task', ...data.runs.map((r) => `${r.run.label}: passed/scored`)];
+  const rows = data.tasks.map((task) => [
+    task,
+    ...data.runs.map((r) => {
+      const mine = r.run.results.filter((x) => x.task === task);
+      if (!mine.length) return '—';
+      const scored = mine.filter((x) => !x.infra);
+      const infra = mine.length - scored.length;
+      return `${scored.filter((x) => x.status === 'passed').length}/${scored.length}${infra ? ` (+${infra} infra)` : ''}`;
+    }),
+  ]);
+  return [head, ...rows];
+}
+
+/** How the overall numbers are computed, under the Overall table. */
+export const METHOD =
+  'pass@k is the unbiased estimator of Chen et al. (2021), 1 − C(n−c, k)/C(n, k) per task, averaged over tasks (tasks with fewer than k scored samples are left out); ' +
+  'resolved is the share of tasks whose single sample has reward 1. Intervals are 95% percentile bootstrap intervals over tasks (1000 resamples, seed 1). ' +
+  'Infrastructure failures (status "error") are never wrong answers: they are left out of every denominator and counted apart.';

@@ -72,24 +72,7 @@ export function isolatedGitShell(vars: Record<string, string> = {}, home = '/non
   return ['env', ...unset.flatMap((v) => ['-u', v]), ...settings, 'git', ...ISOLATED_GIT_FLAGS.map(shellWord)].join(' ');
 }
 
-/**
- * A shell script that applies the patch in `file` (a shell word) to the current directory
- * by `git apply`, `git apply --recount`, then `patch --fuzz=3`, git under the isolation
- * above and outside any repository (the workspace's own .git is neither read nor written).
- * It prints `$ <method>` before each attempt, `@@method <method>` after the one that worked,
- * exits 1 when none did, and removes the file.
- */
-export function applyPatchScript(file: string): string {
-  const git = isolatedGitShell({ GIT_DIR: '/nonexistent' });
-  return [
-    `if echo '$ git apply' && ${git} apply --whitespace=nowarn --verbose ${file} 2>&1; then echo '@@method git apply'`,
-    `elif echo '$ git apply --recount' && ${git} apply --whitespace=nowarn --recount --verbose ${file} 2>&1; then echo '@@method git apply --recount'`,
-    `elif echo '$ patch --fuzz=3' && patch --batch --forward -p1 --fuzz=3 -i ${file} 2>&1; then echo '@@method patch --fuzz=3'`,
-    'else rc=1; fi',
-    `rm -f ${file}; exit \${rc:-0}`,
-  ].join('\n');
-}
-
-function shellWord(s: string): string {
+/** `s` as one word for a POSIX shell: as it is when that is safe, else single-quoted. */
+export function shellWord(s: string): string {
   return /^[\w./=:@,+-]*$/.test(s) && s !== '' ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

@@ -63,9 +63,32 @@ export interface Sandbox {
   pty?(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession>;
   /** A new sandbox with this one's workspace and baseline (for tree search); the original goes on. */
   fork?(): Promise<Sandbox>;
-  /** Applies a patch to the workspace: `git apply`, then `patch --fuzz` as a fallback. */
-  applyPatch(patch: string): Promise<{ ok: boolean; method?: string; log: string }>;
+  /**
+   * Applies a patch to the workspace by the methods of `chain` in order (default
+   * DEFAULT_PATCH_CHAIN) until one applies; `method` is its label (`git apply --3way`,
+   * `patch --fuzz=5`), `log` the transcript. With `resetBetweenTries` the work tree goes back
+   * to its repository's HEAD (else the baseline, where the backend can reach it) after each
+   * failed try, as SWE-bench's harness does (patch_apply.ts).
+   */
+  applyPatch(patch: string, opts?: ApplyPatchOptions): Promise<{ ok: boolean; method?: string; log: string }>;
   destroy(): Promise<void>;
+}
+
+/** One way to apply a patch; tried in order until one applies. */
+export type PatchMethod =
+  /** `git apply [args]`, e.g. [], ['--recount'], ['--3way']. */
+  | { kind: 'git-apply'; args?: string[] }
+  /** `patch --batch --forward -p1 --fuzz=N`. */
+  | { kind: 'patch'; fuzz: number };
+
+/** git apply, git apply --recount, patch --fuzz=3: what every scorer without a harness of its own uses. */
+export const DEFAULT_PATCH_CHAIN: readonly PatchMethod[] = [{ kind: 'git-apply' }, { kind: 'git-apply', args: ['--recount'] }, { kind: 'patch', fuzz: 3 }];
+
+export interface ApplyPatchOptions {
+  /** The methods tried in order (default DEFAULT_PATCH_CHAIN). */
+  chain?: readonly PatchMethod[];
+  /** After each failed try, the work tree back to the start state (and no patch backups), as SWE-bench's harness does. */
+  resetBetweenTries?: boolean;
 }
 
 /** A terminal session: bytes in, bytes out, a size that can change. */

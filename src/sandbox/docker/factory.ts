@@ -1,0 +1,189 @@
+import type Docker from 'dockerode';
+import { randomBytes } from 'node:crypto';
+import { GymError } from '../../errors.ts';
+import { ImageBuilder, START_STATE, type ImageBuilderOptions } from '../../env/images.ts';
+import type { PreparedEnv } from '../../env/types.ts';
+import type { Task } from '../../tasks/schema.ts';
+import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
+import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
+import { dockerExec } from './exec.ts';
+import { WarmPool } from './pool.ts';
+import { ContainerCapacity } from './capacity.ts';
+import { DEFAULT_DOCKER_LIMITS, type DockerLimits } from './limits.ts';
+import { OWNER_LABELS, reapStale } from './reaper.ts';
+import { DockerSandbox, WORKDIR } from './sandbox.ts';
+
+export interface DockerSandboxOptions {
+  docker?: Docker;
+  /** Names this server in container labels; a restarted server removes what its predecessor left. */
+  serverId?: string;
+  limits?: Partial<DockerLimits>;
+  /** Started containers kept ready per hot image. */
+  poolSize?: number;
+  /** Containers of ours alive at once (episodes, scorers, pool); more wait, then fail with CAPACITY. */
+  maxContainers?: number;
+  /** How long a request waits for a container slot before CAPACITY. */
+  capacityWaitMs?: number;
+  readOnlyRoot?: boolean;
+  images?: ImageBuilderOptions;
+}
+
+/** One hardened container per episode: no network, bounded memory, CPU, pids, disk, output, time. */
+export class DockerSandboxFactory implements SandboxFactory {
+  readonly backend = 'docker' as const;
+  readonly docker: Docker;
+  readonly serverId: string;
+  readonly instanceId = randomBytes(6).toString('hex');
+  readonly limits: DockerLimits;
+  readonly images: ImageBuilder;
+  private readonly live = new Set<DockerSandbox>();
+  private readonly pool: WarmPool;
+  private readonly capacity: ContainerCapacity;
+  private ready?: Promise<void>;
+
+  constructor(private readonly opts: DockerSandboxOptions = {}) {
+    this.docker = opts.docker ?? dockerClient();
+    this.serverId = opts.serverId ?? 'default';
+    this.limits = { ...DEFAULT_DOCKER_LIMITS, ...opts.limits };
+    this.images = new ImageBuilder(this.docker, opts.images);
+    this.pool = new WarmPool(opts.poolSize ?? 0, (image) => this.startContainer(image, { 'benchgym.pool': 'true' }), (c) => this.removeContainer(c.container, c.volume));
+    this.capacity = new ContainerCapacity(opts.maxContainers ?? 32, opts.capacityWaitMs ?? 30_000, this.pool);
+  }
+
+  get labels(): Record<string, string> {
+    return { 'benchgym.server': this.serverId, 'benchgym.instance': this.instanceId, ...OWNER_LABELS };
+  }
+
+  /** Checks the daemon and removes everything an earlier instance of this server left. */
+  init(): Promise<void> {
+    this.ready ??= (async () => {
+      await assertDockerReachable(this.docker);
+      await reapStale(this.docker, this.serverId, this.instanceId);
+    })();
+    this.ready.catch(() => (this.ready = undefined));
+    return this.ready;
+  }
+
+  async prepare(task: Task): Promise<PreparedEnv> {
+    await this.init();
+    return this.images.prepare(task);
+  }
+
+  async create(create: SandboxCreateOptions): Promise<Sandbox> {
+    await this.init();
+    const image = create.env?.image;
+    if (!image) throw new GymError('INTERNAL', 'a Docker sandbox needs an image: prepare() the task first');
+    await this.capacity.acquire();
+    try {
+      // A task that needs more memory than the pool's containers have gets a container of its own.
+      const memory = Math.max(create.env?.memoryBytes ?? 0, this.limits.memoryBytes);
+      const started = (memory === this.limits.memoryBytes ? this.pool.take(image) : undefined) ?? (await this.startContainer(image, create.labels ?? {}, memory));
+      const sandbox = this.wrap(started, image, create);
+      this.pool.refill(image);
+      return sandbox;
+    } catch (err) {
+      this.capacity.release();
+      throw err;
+    }
+  }
+
+  private wrap(started: { container: Docker.Container; volume: string }, image: string, create: SandboxCreateOptions): DockerSandbox {
+    const sandbox: DockerSandbox = new DockerSandbox(started.container, started.volume, image, this.limits, create.env?.vars ?? {}, {
+      destroy: () => {
+        this.live.delete(sandbox);
+        this.capacity.release();
+        return this.removeContainer(started.container, started.volume);
+      },
+      fork: (): Promise<Sandbox> => this.fork(sandbox, create),
+    });
+    this.live.add(sandbox);
+    return sandbox;
+  }
+
+  /**
+   * A new container from the same instance image whose baseline is the same start state,
+   * then the workspace copied across as a tar stream (container to container, never
+   * unpacked on the host). The read-only root and tmpfs mounts hold nothing else to copy.
+   */
+  private async fork(from: DockerSandbox, create: SandboxCreateOptions): Promise<Sandbox> {
+    const copy = (await this.create({ ...create, env: { ...create.env, image: from.image } })) as DockerSandbox;
+    try {
+      await copy.commitBaseline();
+      const tar = await dockerExec(from.container, { cmd: ['tar', '-C', WORKDIR, '-cf', '-', '.'], rawStdout: true, maxOutputBytes: this.limits.workspaceBytes + 64 * 1024 ** 2, timeoutMs: 300_000 });
+      if (tar.exitCode !== 0 || tar.stdout.total > this.limits.workspaceBytes + 64 * 1024 ** 2) throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${tar.stderr.text()}`);
+      const put = await dockerExec(copy.container, { cmd: ['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], stdin: tar.raw, maxOutputBytes: 64 * 1024, timeoutMs: 300_000 });
+      if (put.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not unpack the workspace copy: ${put.stderr.text()}`);
+      return copy;
+    } catch (err) {
+      await copy.destroy();
+      throw err;
+    }
+  }
+
+  /** Creates and starts a container (and its tmpfs workspace volume) from an instance image. */
+  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes): Promise<{ container: Docker.Container; volume: string }> {
+    const l = this.limits;
+    const volume = `benchgym-ws-${randomBytes(8).toString('hex')}`;
+    try {
+      await this.docker.createVolume({
+        Name: volume,
+        Labels: { ...this.labels },
+        DriverOpts: { type: 'tmpfs', device: 'tmpfs', o: `size=${l.workspaceBytes}` },
+      });
+      const container = await this.docker.createContainer({
+        Image: image,
+        Cmd: ['sleep', 'infinity'],
+        WorkingDir: WORKDIR,
+        Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'TERM=dumb'],
+        Labels: { ...this.labels, ...labels },
+        HostConfig: {
+          // Its own network namespace with loopback only: nothing outside is reachable, and
+          // Docker still writes /etc/hosts, so `localhost` resolves (NetworkDisabled would
+          // leave it empty: tests that bind "localhost" failed).
+          NetworkMode: 'none',
+          Memory: memoryBytes,
+          MemorySwap: memoryBytes,
+          NanoCpus: l.nanoCpus,
+          PidsLimit: l.pids,
+          CapDrop: ['ALL'],
+          SecurityOpt: ['no-new-privileges'],
+          Init: true,
+          ReadonlyRootfs: this.opts.readOnlyRoot ?? true,
+          Ulimits: [{ Name: 'nofile', Soft: l.openFiles, Hard: l.openFiles }],
+          LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
+          Tmpfs: { '/tmp': `rw,exec,nosuid,size=${l.tmpBytes}` },
+          Mounts: [{ Type: 'volume', Source: volume, Target: WORKDIR }],
+        },
+      });
+      await container.start();
+      const seeded = await dockerExec(container, { cmd: ['sh', '-c', `if [ -d ${START_STATE} ]; then cp -a ${START_STATE}/. ${WORKDIR}/; fi; rm -f ${WORKDIR}/.benchgym-keep`], timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+      if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
+      return { container, volume };
+    } catch (err) {
+      const created = await this.docker.listContainers({ all: true, filters: JSON.stringify({ volume: [volume] }) }).catch(() => []);
+      await Promise.all(created.map((c) => this.docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+      await this.docker.getVolume(volume).remove().catch(() => {});
+      throw dockerError(err, `could not start a container from ${image}`);
+    }
+  }
+
+  /** Containers in use and ready in the pool (for health checks, tests and benchmarks). */
+  stats(): { live: number; pooled: number; slotsInUse: number } {
+    return { live: this.live.size, pooled: this.pool.size, slotsInUse: this.capacity.slotsInUse };
+  }
+
+  /** Fills the pool for an image now (warm-up before a run). */
+  warm(image: string): Promise<void> {
+    return this.pool.warm(image);
+  }
+
+  async removeContainer(container: Docker.Container, volume: string): Promise<void> {
+    await container.remove({ force: true, v: true }).catch(() => {});
+    await this.docker.getVolume(volume).remove({ force: true }).catch(() => {});
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.live].map((s) => s.destroy()));
+    await this.pool.close();
+  }
+}

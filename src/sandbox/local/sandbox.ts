@@ -1,0 +1,409 @@
+import { spawn, execFile } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { StringDecoder } from 'node:string_decoder';
+import { spawn as spawnPty, type IPty } from 'node-pty';
+import { GymError } from '../../errors.ts';
+import { diskUsage, formatBytes, watchDisk } from './disk_guard.ts';
+import { CappedOutput } from '../output.ts';
+import { killByEnvMarker, killGroup, killGroupIfMarked } from '../processes.ts';
+import { WorkspaceFiles } from './files.ts';
+import { diffTooLarge } from '../diff_limit.ts';
+import type { Cgroup } from './cgroup.ts';
+import { isolatedGitEnv, ISOLATED_GIT_FLAGS, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
+import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type ApplyPatchOptions } from '../types.ts';
+import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
+import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
+import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
+import type { Confinement } from './confinement.ts';
+import type { LocalLimits } from './limits.ts';
+
+const execFileP = promisify(execFile);
+
+const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+export class LocalSandbox implements Sandbox {
+  readonly backend = 'local' as const;
+  readonly root: string;
+  private readonly files: WorkspaceFiles;
+  readonly workdir: string;
+  readonly isolation: string;
+  private destroyed = false;
+  /** The workspace and home's size when a running command's disk watch last measured it. */
+  private diskUsed = 0;
+  /** Open terminals: destroy() ends them (their processes carry their own marker, not the sandbox's). */
+  private readonly ptys = new Set<PtySession>();
+  /** Host directories bubblewrap must cover for the sandbox's uid to reach its binds (computed once). */
+  private traversal?: Promise<string[]>;
+
+  constructor(
+    readonly id: string,
+    private readonly dir: string,
+    private readonly bwrap: boolean,
+    private readonly limits: LocalLimits,
+    private readonly create: SandboxCreateOptions,
+    private readonly hiddenPaths: string[],
+    private readonly onDestroy: () => void,
+    private readonly forkFrom: (from: LocalSandbox) => Promise<Sandbox>,
+    private readonly confinement: Confinement = { describe: '' },
+  ) {
+    this.root = path.join(dir, 'workspace');
+    this.files = new WorkspaceFiles(this.root, confinement.user);
+    this.workdir = this.root;
+    this.isolation = `${
+      bwrap
+        ? 'local + bubblewrap: no network, read-only system, only the workspace writable'
+        : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)'
+    }${confinement.describe ? `; ${confinement.describe}` : ''}`;
+  }
+
+  /**
+   * Gives the seeded workspace and home to the sandbox's uid, once, before any command runs (a
+   * root server copies the seed as root; later files the file tools create are the uid's from
+   * the start). Links themselves are changed (-h), never followed (-P).
+   */
+  async handOver(): Promise<void> {
+    const user = this.confinement.user;
+    if (!user) return;
+    await execFileP('find', ['-P', this.root, path.join(this.dir, 'home'), '(', '!', '-uid', String(user.uid), '-o', '!', '-gid', String(user.gid), ')', '-exec', 'chown', '-h', `${user.uid}:${user.gid}`, '{}', '+'], { maxBuffer: 16 * 1024 * 1024 }).catch(() => {});
+  }
+
+  /** See untraversableDirs (bubblewrap.ts). */
+  private untraversable(): Promise<string[]> {
+    const user = this.confinement.user;
+    if (!user) return Promise.resolve([]);
+    this.traversal ??= untraversableDirs([this.root, path.join(this.dir, 'home'), ...(this.create.env?.readOnlyPaths ?? [])], user);
+    return this.traversal;
+  }
+
+  get gitDir(): string {
+    return path.join(this.dir, 'baseline.git');
+  }
+
+  private environment(extra?: Record<string, string>): Record<string, string> {
+    const env = this.create.env ?? {};
+    return {
+      PATH: [...(env.path ?? []), ...SYSTEM_PATH].join(':'),
+      HOME: path.join(this.dir, 'home'),
+      TMPDIR: this.bwrap ? '/tmp' : path.join(this.dir, 'tmp'),
+      LANG: 'C.UTF-8',
+      LC_ALL: 'C.UTF-8',
+      TERM: 'dumb',
+      PYTHONDONTWRITEBYTECODE: '1',
+      PYTHONUNBUFFERED: '1',
+      ...env.vars,
+      ...extra,
+      BENCHGYM_SANDBOX: this.id,
+    };
+  }
+
+  /** The command line that runs `command` (or `shell`) in this sandbox (bubblewrap.ts). */
+  private async argv(command: string, cwd: string, { shell = ['/bin/bash', '-c', command], newSession = true, cgroup }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup } = {}): Promise<string[]> {
+    const mounts: SandboxMounts = {
+      limits: this.limits,
+      confinement: this.confinement,
+      bwrap: this.bwrap,
+      writable: [this.root, path.join(this.dir, 'home')],
+      readOnlyPaths: this.create.env?.readOnlyPaths ?? [],
+      hiddenPaths: this.hiddenPaths,
+      covered: this.bwrap ? await this.untraversable() : [],
+    };
+    return confinedArgv(mounts, cwd, { shell, newSession, cgroup });
+  }
+
+  /**
+   * An interactive bash in the workspace under the same isolation, environment and limits
+   * as exec(). Its processes carry `BENCHGYM_PTY=<marker>` instead of the sandbox marker,
+   * so an exec() cleaning up after itself does not end a terminal someone is using; kill()
+   * ends them by that marker, and destroy() kills every open terminal.
+   */
+  async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
+    this.assertLive();
+    const marker = `${this.id}-pty-${randomBytes(4).toString('hex')}`;
+    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env });
+    env.BENCHGYM_PTY = marker;
+    // A cgroup of its own: commands ending do not touch it, its kill() and destroy() end all of it.
+    const cgroup = await this.confinement.cgroup?.child(`pty-${randomBytes(4).toString('hex')}`);
+    const [file, ...args] = await this.argv('', this.root, { shell: ['/bin/bash', '--norc', '-i'], newSession: false, cgroup });
+    let proc: IPty;
+    try {
+      proc = spawnPty(file!, args, { name: env.TERM ?? 'xterm-256color', cols: clampSize(opts.cols, 80), rows: clampSize(opts.rows, 24), cwd: this.root, env, encoding: null });
+    } catch (err) {
+      await cgroup?.remove();
+      throw new GymError('SANDBOX_UNAVAILABLE', `could not open a terminal in the sandbox: ${(err as Error).message}`);
+    }
+    const exitListeners: ((code: number | null) => void)[] = [];
+    let exitCode: number | null | undefined;
+    const exited = new Promise<void>((resolve) => {
+      proc.onExit(({ exitCode: code, signal }) => {
+        exitCode = signal ? null : code;
+        this.ptys.delete(session);
+        // What the shell left running in the background goes with it.
+        void killByEnvMarker('BENCHGYM_PTY', marker);
+        void cgroup?.remove();
+        for (const l of exitListeners) l(exitCode);
+        resolve();
+      });
+    });
+    const session: PtySession = {
+      write: (data) => {
+        if (exitCode !== undefined) return;
+        try {
+          proc.write(data);
+        } catch {
+          // the terminal is closing
+        }
+      },
+      resize: async (cols, rows) => {
+        if (exitCode === undefined) proc.resize(clampSize(cols, 80), clampSize(rows, 24));
+      },
+      onData: (listener) => void proc.onData((chunk) => listener(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer))),
+      onExit: (listener) => {
+        if (exitCode !== undefined) listener(exitCode);
+        else exitListeners.push(listener);
+      },
+      pause: () => proc.pause(),
+      resume: () => proc.resume(),
+      kill: async () => {
+        if (exitCode === undefined) {
+          // A hangup first (bash passes it on to its jobs), then nothing survives.
+          killGroup(proc.pid, 'SIGHUP');
+          await Promise.race([exited, new Promise((r) => setTimeout(r, 300))]);
+          // Only while the shell lives: an exited leader's group number may be someone else's now.
+          if (exitCode === undefined) killGroup(proc.pid, 'SIGKILL');
+        }
+        await cgroup?.killAll();
+        await killByEnvMarker('BENCHGYM_PTY', marker);
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 2000))]);
+      },
+    };
+    this.ptys.add(session);
+    return session;
+  }
+
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    this.assertLive();
+    const cwd = opts.cwd ? await this.directory(opts.cwd) : this.root;
+    const timeoutMs = opts.timeoutMs ?? this.limits.defaultTimeoutMs;
+    const cap = opts.maxOutputBytes ?? this.limits.maxOutputBytes;
+    // Each command in a leaf cgroup of its own: at its end, everything it started is killed.
+    const cgroup = await this.confinement.cgroup?.child();
+    const oomBefore = (await this.confinement.cgroup?.oomKills()) ?? 0;
+    const [file, ...args] = await this.argv(command, cwd, { cgroup });
+    const started = Date.now();
+    const child = spawn(file!, args, { cwd, env: this.environment(opts.env), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    const out = new CappedOutput(cap);
+    const err = new CappedOutput(cap);
+    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
+    child.stdout!.on('data', (b: Buffer) => {
+      out.push(b);
+      if (opts.onOutput) opts.onOutput(decoders.stdout.write(b), 'stdout');
+    });
+    child.stderr!.on('data', (b: Buffer) => {
+      err.push(b);
+      if (opts.onOutput) opts.onOutput(decoders.stderr.write(b), 'stderr');
+    });
+    child.stdin!.on('error', () => {});
+    child.stdin!.end(opts.stdin ?? '');
+
+    let timedOut = false;
+    let cancelled = false;
+    let killTimer: NodeJS.Timeout | undefined;
+    // Until the command's leader exits, its group is surely ours; after that the group is
+    // signalled only while a member of it still carries this sandbox's marker (see
+    // killGroupIfMarked: a freed group number can lead someone else's group a moment later).
+    let leaderExited = false;
+    const killOurGroup = (signal: NodeJS.Signals) => (leaderExited ? void killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id, signal) : killGroup(child.pid, signal));
+    const terminate = () => {
+      killOurGroup('SIGTERM');
+      killTimer ??= setTimeout(() => {
+        killOurGroup('SIGKILL');
+        void cgroup?.killAll();
+        void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
+      }, this.limits.killGraceMs);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      terminate();
+    }, timeoutMs);
+    let diskExceeded: number | undefined;
+    // A workspace already over the limit (the command before was stopped there) may shrink: only growth past it stops this one.
+    const allowed = Math.max(this.limits.diskBytes, this.diskUsed);
+    const stopDiskWatch = watchDisk([this.root, path.join(this.dir, 'home')], allowed, this.limits.diskCheckMs, (bytes) => {
+      diskExceeded = bytes;
+      terminate();
+    }, (bytes) => (this.diskUsed = bytes));
+    const onAbort = () => {
+      cancelled = true;
+      terminate();
+    };
+    opts.signal?.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal?.aborted) onAbort();
+
+    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
+      let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+      let drainTimer: NodeJS.Timeout | undefined;
+      child.on('error', (e) => reject(new GymError('SANDBOX_UNAVAILABLE', `could not start the command: ${e.message}`)));
+      child.on('exit', (c, s) => {
+        exited = { code: c, signal: s };
+        leaderExited = true;
+        // Background children may hold the pipes open: give them a moment, then end them.
+        // Killing the writers closes the pipes after what they wrote is read, so no output
+        // is lost however slow the machine is; only a holder we cannot kill is cut off.
+        drainTimer = setTimeout(() => {
+          killOurGroup('SIGKILL');
+          void cgroup?.killAll();
+          void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
+          drainTimer = setTimeout(() => {
+            child.stdout!.destroy();
+            child.stderr!.destroy();
+            resolve(exited!);
+          }, 5000);
+        }, 300);
+      });
+      child.on('close', (c, s) => {
+        if (drainTimer) clearTimeout(drainTimer);
+        resolve(exited ?? { code: c, signal: s });
+      });
+    }).finally(async () => {
+      clearTimeout(timer);
+      stopDiskWatch();
+      // What a stopped writer had in flight is on disk now: the next command's allowance starts there.
+      if (diskExceeded !== undefined) this.diskUsed = await diskUsage([this.root, path.join(this.dir, 'home')]);
+      if (killTimer) clearTimeout(killTimer);
+      opts.signal?.removeEventListener('abort', onAbort);
+      // Nothing a command started outlives it: not its process group, and not what left
+      // the group with setsid() and let go of the pipes (found by the inherited marker).
+      await killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id);
+      // The cgroup finds the rest, whatever they did to their session, environment or parent.
+      await cgroup?.remove();
+      await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
+    });
+    if (cancelled && !timedOut) throw new GymError('CANCELLED', 'the command was cancelled');
+    const oom = ((await this.confinement.cgroup?.oomKills()) ?? 0) > oomBefore;
+    return {
+      exitCode: code,
+      signal,
+      stdout: out.text(),
+      stderr:
+        err.text() +
+        (oom ? `\nbenchgym: a process was killed by the sandbox's memory limit\n` : '') +
+        (diskExceeded !== undefined ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n` : ''),
+      timedOut,
+      truncated: { stdout: out.dropped, stderr: err.dropped },
+      totalBytes: { stdout: out.total, stderr: err.total },
+      durationMs: Date.now() - started,
+    };
+  }
+
+  private assertLive(): void {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+  }
+
+  /** A working directory for a command: inside the workspace, existing, a directory. */
+  private async directory(rel: string): Promise<string> {
+    this.assertLive();
+    return this.files.directory(rel);
+  }
+
+  // File operations walk each path without following links and use what they opened (files.ts).
+  async readFile(rel: string): Promise<Buffer> {
+    this.assertLive();
+    return this.files.readFile(rel);
+  }
+
+  async writeFile(rel: string, data: string | Buffer): Promise<void> {
+    this.assertLive();
+    return this.files.writeFile(rel, data);
+  }
+
+  async remove(rel: string): Promise<void> {
+    this.assertLive();
+    return this.files.remove(rel);
+  }
+
+  async stat(rel: string): Promise<FileStat | null> {
+    this.assertLive();
+    return this.files.stat(rel);
+  }
+
+  async list(rel: string, opts: { depth?: number; limit?: number } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
+    this.assertLive();
+    return this.files.list(rel, opts);
+  }
+
+  /** Host git over the workspace, isolated from everything the agent can write (see git_isolation.ts). */
+  private async git(args: string[], input?: string): Promise<string> {
+    // HOME: beside the baseline, out of the sandbox's reach under bubblewrap (never its home/).
+    const home = path.join(this.dir, 'git-home');
+    await fs.mkdir(home, { recursive: true });
+    const env = isolatedGitEnv(home, { GIT_DIR: this.gitDir, GIT_WORK_TREE: this.root });
+    return new Promise((resolve, reject) => {
+      const child = execFile('git', [...ISOLATED_GIT_FLAGS, ...args], { cwd: this.root, env, maxBuffer: 512 * 1024 * 1024 }, (error, stdout, stderr) => {
+        if (error) reject(new GymError('SANDBOX_UNAVAILABLE', `git ${args[0]} failed: ${stderr || error.message}`));
+        else resolve(stdout);
+      });
+      if (input !== undefined) child.stdin!.end(input);
+    });
+  }
+
+  fork(): Promise<Sandbox> {
+    this.assertLive();
+    return this.forkFrom(this);
+  }
+
+  /** Takes another sandbox's baseline, so diffs are against the same start state. */
+  async adoptBaseline(from: LocalSandbox): Promise<void> {
+    await fs.rm(this.gitDir, { recursive: true, force: true });
+    await fs.cp(from.gitDir, this.gitDir, { recursive: true });
+  }
+
+  async commitBaseline(): Promise<void> {
+    this.assertLive();
+    await this.git(['init', '-q']);
+    await fs.writeFile(path.join(this.gitDir, 'info', 'exclude'), BASELINE_EXCLUDES.join('\n') + '\n');
+    await fs.writeFile(path.join(this.gitDir, 'info', 'attributes'), NEUTRAL_ATTRIBUTES);
+    await this.git(['add', '-A', '-f', '.']).catch(() => this.git(['add', '-A', '.']));
+    await this.git([...BASELINE_IDENTITY, ...BASELINE_COMMIT_ARGS]);
+  }
+
+  async diff(): Promise<string> {
+    this.assertLive();
+    await this.git(['add', '-A', '.']);
+    // Into a file, not a pipe: its size is known before any of it is in memory.
+    const out = path.join(this.dir, `diff-${randomBytes(4).toString('hex')}.patch`);
+    try {
+      await this.git([...BASELINE_DIFF_ARGS, `--output=${out}`, 'HEAD']);
+      const { size } = await fs.stat(out);
+      if (size > this.limits.maxDiffBytes) throw diffTooLarge(size, this.limits.maxDiffBytes);
+      return await fs.readFile(out, 'utf8');
+    } finally {
+      await fs.rm(out, { force: true });
+    }
+  }
+
+  /** Applied by a command in the sandbox: nothing the patch creates (a symlink out, say) is followed by a host process. */
+  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
+    this.assertLive();
+    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
+    const r = await this.exec(patchApplyScript(opts), { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000, maxOutputBytes: 1024 * 1024, env: { PATH: SYSTEM_PATH.join(':') } });
+    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
+  }
+
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    await Promise.all([...this.ptys].map((p) => p.kill().catch(() => {})));
+    await this.confinement.cgroup?.remove();
+    await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
+    await fs.rm(this.dir, { recursive: true, force: true, maxRetries: 3 });
+    this.onDestroy();
+  }
+}
+
+/** A terminal dimension: a whole number from 1 to 1000 (else the default). */
+function clampSize(n: number, fallback: number): number {
+  return Number.isInteger(n) && n >= 1 ? Math.min(n, 1000) : fallback;
+}

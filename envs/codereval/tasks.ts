@@ -4,6 +4,7 @@ import { describeIssues } from '../../src/validation.ts';
 import { STANDALONE_LEVELS, type AllRow, type Level } from './dataset.ts';
 import { HARNESS_REQUIREMENTS } from './platform.ts';
 import { functionBlock, joinLayout, replaceTarget, splitLayout, stubOf } from './pysource.ts';
+import { shellQuote } from '../../src/shell_quote.ts';
 
 /** The platform's time limit for one test file (seconds). */
 export const TEST_TIMEOUT_S = 30;
@@ -120,7 +121,7 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   const testPath = `${HARNESS_DIR}/${testName}`;
   const env = envOf(s);
   const python = env.kind === 'image' ? env.command : 'python';
-  const command = `${python} ${HARNESS_DIR}/scorer.py --test ${testPath} --name ${name} --source ${shellArg(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}`;
+  const command = `${python} ${HARNESS_DIR}/scorer.py --test ${testPath} --name ${name} --source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}`;
   const timeoutMs = (TEST_TIMEOUT_S + 60) * 1000;
   let visible: TaskInput['tests']['visible'];
   if (o.visibleTest === 'platform') {
@@ -179,6 +180,3 @@ function placeholderIndent(context: string): string {
   return context.slice(context.lastIndexOf('\n', at) + 1, at);
 }
 
-function shellArg(s: string): string {
-  return /^[\w./@+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}

@@ -5,9 +5,10 @@ import { z } from 'zod';
 import { sandboxEnv } from '../../src/env/types.ts';
 import { toGymError } from '../../src/errors.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
+import { jsonlRows } from '../../src/tasks/jsonl.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { seedOf } from '../../src/tasks/seed.ts';
-import { pydocCommand } from '../../src/tools/view_docs.ts';
+import { pydocCommand } from './tools/view_docs.ts';
 import type { DatasetForm } from './dataset.ts';
 
 /**
@@ -36,19 +37,15 @@ export function defaultDocsFile(form: DatasetForm): string {
   return path.join(root, 'gitchameleon', `docs-${form}.jsonl`);
 }
 
+/** The docs store is the suite's own cache: a line it cannot read is passed over, never an error. */
+const STORE = { what: 'the docs store', invalid: 'skip' } as const;
+
 /** The store's entries of one form by task id; a missing file is an empty store, a bad line is skipped. */
 export async function readDocsStore(file: string, form: DatasetForm): Promise<Map<string, DocsEntry>> {
   const out = new Map<string, DocsEntry>();
   if (!existsSync(file)) return out;
-  for (const line of (await fs.readFile(file, 'utf8')).split('\n')) {
-    if (!line.trim()) continue;
-    try {
-      const entry = DocsEntry.parse(JSON.parse(line));
-      if (entry.form === form) out.set(entry.task_id, entry);
-    } catch {
-      // A line from an older format or a partial write: that task simply has no docs yet.
-    }
-  }
+  // A line from an older format or a partial write: that task simply has no docs yet.
+  for await (const { row } of jsonlRows(file, DocsEntry, STORE)) if (row.form === form) out.set(row.task_id, row);
   return out;
 }
 
@@ -126,17 +123,8 @@ export async function renderDocs(sandboxes: SandboxFactory, tasks: Task[], candi
 export async function writeDocsStore(file: string, entries: DocsEntry[]): Promise<void> {
   const keep: string[] = [];
   const replaced = new Set(entries.map((e) => `${e.form}/${e.task_id}`));
-  if (existsSync(file)) {
-    for (const line of (await fs.readFile(file, 'utf8')).split('\n')) {
-      if (!line.trim()) continue;
-      try {
-        const e = DocsEntry.parse(JSON.parse(line));
-        if (!replaced.has(`${e.form}/${e.task_id}`)) keep.push(line);
-      } catch {
-        // dropped: unreadable
-      }
-    }
-  }
+  // Lines it cannot read are dropped.
+  if (existsSync(file)) for await (const { row, text } of jsonlRows(file, DocsEntry, STORE)) if (!replaced.has(`${row.form}/${row.task_id}`)) keep.push(text);
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   await fs.writeFile(tmp, [...keep, ...entries.map((e) => JSON.stringify(e))].map((l) => `${l}\n`).join(''));

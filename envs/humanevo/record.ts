@@ -1,8 +1,6 @@
-import { promises as fs } from 'node:fs';
 import { z } from 'zod';
-import { GymError } from '../../src/errors.ts';
+import { readJsonl } from '../../src/tasks/jsonl.ts';
 import { EnvSpec, RunnerSpec } from '../../src/tasks/schema.ts';
-import { describeIssues } from '../../src/validation.ts';
 
 export const BUILT_FORMAT = 'benchgym-humanevo/1';
 
@@ -81,29 +79,8 @@ export const HumanEvoRecord = z.looseObject({
 export type HumanEvoRecord = z.infer<typeof HumanEvoRecord>;
 
 /** Reads a JSON Lines file with a schema; errors name the line and the field. */
-export async function readRecords<T extends z.ZodTypeAny>(file: string, schema: T): Promise<z.infer<T>[]> {
-  let text: string;
-  try {
-    text = await fs.readFile(file, 'utf8');
-  } catch (err) {
-    throw new GymError('SUITE_NOT_FOUND', `cannot read ${file}: ${(err as Error).message}`);
-  }
-  const out: z.infer<T>[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch (err) {
-      throw new GymError('TASK_INVALID', `${file}:${i + 1}: not JSON (${(err as Error).message})`);
-    }
-    const parsed = schema.safeParse(raw);
-    if (!parsed.success) throw new GymError('TASK_INVALID', `${file}:${i + 1}: ${describeIssues(parsed.error)}`);
-    out.push(parsed.data);
-  }
-  return out;
+export function readRecords<T extends z.ZodTypeAny>(file: string, schema: T): Promise<z.infer<T>[]> {
+  return readJsonl(file, schema);
 }
 
 /** Normalises HumanEvo's dependency labels (`Standalone`, `intra_class`, `Inter-Class` ...). */

@@ -1,34 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { GymError, INFRA_CODES, toGymError } from '../../src/errors.ts';
-import { sandboxEnv } from '../../src/env/types.ts';
+import { GymError } from '../../src/errors.ts';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { matchesAny } from '../../src/sandbox/glob.ts';
+import { shellQuote } from '../../src/shell_quote.ts';
 import { parseJavaTestId, runTests, type TestRun } from '../../src/scoring/runners.ts';
-import { verdictWriter, type ScoreDeps, type ScoreOptions } from '../../src/scoring/scorer.ts';
-import { candidateNote, clearForHarness, refusedNote } from '../../src/scoring/candidate_files.ts';
+import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps, type VerdictBody } from '../../src/scoring/pipeline.ts';
+import { clearForHarness, refusedNote } from '../../src/scoring/candidate_files.ts';
 import type { TestCaseResult } from '../../src/scoring/junit.ts';
 import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
 import type { RunnerSpec, Task } from '../../src/tasks/schema.ts';
-import { seedOf } from '../../src/tasks/seed.ts';
-import { diffFiles } from './patches.ts';
+import { diffFiles, SWEBENCH_PATCH_CHAIN } from './patches.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from './tamper.ts';
-
-/**
- * Applies a candidate patch the way the SWE-bench harness does, in order, resetting the
- * work tree between tries: `git apply`, `git apply --3way`, `patch --fuzz=5`. The patch
- * arrives on stdin and lives only in the command's own temporary file.
- */
-const APPLY_SCRIPT = `set -u
-p=$(mktemp); cat > "$p"
-reset() { git reset -q --hard HEAD && git clean -fdqx -e '.benchgym-*'; }
-if [ ! -s "$p" ] || ! grep -q '[^[:space:]]' "$p"; then echo "BENCHGYM_APPLIED empty"; exit 0; fi
-echo '$ git apply --verbose'; if git apply --verbose --whitespace=nowarn "$p" 2>&1; then echo "BENCHGYM_APPLIED git apply"; exit 0; fi
-reset
-echo '$ git apply --verbose --3way'; if git apply --verbose --3way --whitespace=nowarn "$p" 2>&1; then echo "BENCHGYM_APPLIED git apply --3way"; exit 0; fi
-reset
-echo '$ patch --batch --fuzz=5 -p1'; if patch --batch --fuzz=5 -p1 --no-backup-if-mismatch -i "$p" 2>&1; then echo "BENCHGYM_APPLIED patch --fuzz=5"; exit 0; fi
-reset
-echo "BENCHGYM_APPLIED none"; exit 1`;
 
 export interface SwebenchScoreOptions {
   /** Globs of test files (the spec's): the candidate's changes to them are undone. */
@@ -37,7 +19,8 @@ export interface SwebenchScoreOptions {
 
 /**
  * Scores a candidate patch for a SWE-bench instance in a fresh sandbox, step by step as the
- * paper's harness does, without its known holes:
+ * paper's harness does ("an issue is considered resolved only if all given test cases
+ * pass"), without its known holes:
  *
  * 1. apply the patch (`git apply` → `--3way` → `patch --fuzz=5`, reset between tries);
  * 2. undo the candidate's changes to test files and test infrastructure (JUnit Platform
@@ -51,108 +34,110 @@ export interface SwebenchScoreOptions {
  * 5. resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed in this run's reports and
  *    the build agrees (exit code 0: Maven fails the build on any failing test).
  */
-export async function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions & Partial<SwebenchScoreOptions> = {}): Promise<Verdict> {
-  const started = Date.now();
-  const notes: string[] = [];
-  const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
-  let sandbox: Sandbox | undefined;
-  let applied = false;
-  const finish = verdictWriter(task, deps, log, started);
-  try {
-    const testPatch = task.tests.hidden.patch;
-    if (!testPatch) throw new GymError('TASK_INVALID', `task '${task.id}' has no test patch`);
-    opts.progress?.('preparing the environment');
-    const env = await deps.sandboxes.prepare(task);
-    notes.push(...env.notes);
-    opts.progress?.('laying out a fresh sandbox');
-    sandbox = await deps.sandboxes.create({ seed: seedOf(task, env), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
-    const sh = (command: string, stdin?: string) => sandbox!.exec(command, { timeoutMs: 300_000, signal: opts.signal, ...(stdin !== undefined ? { stdin } : {}) });
+export function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions & Partial<SwebenchScoreOptions> = {}): Promise<Verdict> {
+  return scoreInFreshSandbox(task, patch, deps, opts, (t) => swebenchSteps(t, opts));
+}
 
-    const head = await sh('git rev-parse HEAD && git status --porcelain --untracked-files=all | head -5');
-    if (head.exitCode !== 0) throw new GymError('ENV_BUILD_FAILED', `the start state is not a git work tree: ${head.stderr.trim()}`);
-    log.push(`start state: ${head.stdout.trim()}`);
-
+/** The steps of SWE-bench's evaluation, in the pipeline's order. */
+function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOptions>): ScoringSteps {
+  const testPatch = task.tests.hidden.patch;
+  if (!testPatch) throw new GymError('TASK_INVALID', `task '${task.id}' has no test patch`);
+  const runId = randomBytes(8).toString('hex');
+  const runner = withRunId(task.tests.hidden.runner, runId);
+  return {
     // 1. The candidate patch.
-    const { method, log: applyLog } = await applyCandidatePatch(sandbox, patch, opts.signal);
-    log.push(`apply (${method}):\n${applyLog}`);
-    if (method === 'none') {
-      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, 'PATCH_APPLY_FAILED: the patch does not apply to the base commit (git apply, git apply --3way, patch --fuzz=5)'] });
-    }
-    if (method !== 'empty' && method !== 'git apply') notes.push(`patch applied with ${method}`);
-    applied = true;
+    patch: {
+      chain: SWEBENCH_PATCH_CHAIN,
+      resetBetweenTries: true,
+      failedNote: 'PATCH_APPLY_FAILED: the patch does not apply to the base commit (git apply, git apply --3way, patch --fuzz=5)',
+      noteFallback: true,
+    },
+    running: 'running FAIL_TO_PASS and PASS_TO_PASS',
 
-    // From here on the work tree is the candidate's: what its files make the harness's own
-    // steps fail on (links out on the way to a test file, say) is a wrong answer, never an error.
-    const startLinks = await trackedLinks(sandbox);
-    const clearWay = async (paths: string[]) => notes.push(...(await clearForHarness(sandbox!, paths, { startLinks, signal: opts.signal })).map(refusedNote));
+    async readStartState({ sandbox, log }) {
+      const head = await sandbox.exec('git rev-parse HEAD && git status --porcelain --untracked-files=all | head -5', { timeoutMs: 300_000, signal: opts.signal });
+      if (head.exitCode !== 0) throw new GymError('ENV_BUILD_FAILED', `the start state is not a git work tree: ${head.stderr.trim()}`);
+      log.push(`start state: ${head.stdout.trim()}`);
+    },
 
-    // 2. Test files and test infrastructure stay as they were.
-    const changed = await changedPaths(sandbox);
-    const testGlobs = opts.testFiles ?? task.tests.testFiles;
-    const undo: string[] = [];
-    for (const c of changed) {
-      if (matchesAny(c.path, testGlobs)) {
-        undo.push(c.path);
-        notes.push(`test file reset to its base version: ${c.path}`);
-      } else if (isTestInfraFile(c.path)) {
-        undo.push(c.path);
-        notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reset to its base version`);
-      } else if (isBuildFile(c.path) && c.tracked) {
-        const diff = await sh(`git diff HEAD -- ${shellQuote(c.path)}`);
-        const lines = testConfigLines(diff.stdout);
-        if (lines.length) {
-          undo.push(c.path);
-          notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reverted (a build-file change that configures tests: ${lines.slice(0, 3).join(' | ')})`);
-        }
-      }
-    }
-    if (undo.length) {
-      await clearWay(undo);
-      await restore(sh, undo, changed);
-    }
-
-    // 3. The test patch, on a clean slate for every file it touches.
-    const touched = diffFiles(testPatch);
-    const resetPaths = [...new Set(touched.flatMap((f) => [f.oldPath, f.newPath]).filter((p): p is string => Boolean(p)))];
-    await clearWay(resetPaths);
-    const reset = await sh(
-      resetPaths
-        .map((p) => `if git cat-file -e HEAD:${shellQuote(p)} 2>/dev/null; then rm -rf -- ${shellQuote(p)}; git checkout -q HEAD -- ${shellQuote(p)}; else rm -rf -- ${shellQuote(p)}; fi`)
-        .join('\n') + '\ntrue',
-    );
-    log.push(`reset ${resetPaths.length} test-patch file(s): exit ${reset.exitCode} ${reset.stderr}`);
-    const tp = await sh('p=$(mktemp); cat > "$p"; git apply --verbose --whitespace=nowarn "$p" 2>&1', testPatch);
-    log.push(`test patch:\n${tp.stdout}`);
-    if (tp.exitCode !== 0) throw new GymError('TASK_INVALID', `the test patch does not apply to the base commit:\n${tp.stdout.slice(-2000)}`);
+    async layDownTests(run) {
+      const startLinks = await trackedLinks(run.sandbox);
+      await keepTestFiles(run, opts.testFiles ?? task.tests.testFiles, startLinks);
+      await applyTestPatch(run, testPatch, startLinks);
+    },
 
     // 4. FAIL_TO_PASS and PASS_TO_PASS, this run's reports only.
-    const runId = randomBytes(8).toString('hex');
-    const runner = withRunId(task.tests.hidden.runner, runId);
-    opts.progress?.('running FAIL_TO_PASS and PASS_TO_PASS');
-    const run = await runTests(sandbox, env, runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
-    log.push(`$ ${run.command}\nexit ${run.exec.exitCode}${run.exec.timedOut ? ' (timed out)' : ''}\n${run.log}`);
-    const tests = await ownReports(sandbox, run, runId, runner, notes);
-    return await finish(decideSwebench({ ...run, tests }, task.tests, notes, task.language));
-  } catch (err) {
-    const e = toGymError(err);
-    if (e.code === 'CANCELLED') throw e;
-    log.push(`error ${e.code}: ${e.message}`);
-    const note = applied ? candidateNote(e) : null;
-    if (note) return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, note] });
-    return await finish({ reward: 0, status: 'error', tests: [], notes, error: { code: INFRA_CODES.has(e.code) || e.code === 'TASK_INVALID' ? e.code : 'INTERNAL', message: e.message } });
-  } finally {
-    await sandbox?.destroy().catch(() => {});
+    runTests: ({ sandbox, env }) => runTests(sandbox, env, runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal }),
+
+    // 5. Resolved iff every given test passed.
+    async decide({ sandbox, notes }, run) {
+      const tests = await ownReports(sandbox, run, runId, runner, notes);
+      return decideSwebench({ ...run, tests }, task.tests, notes, task.language);
+    },
+  };
+}
+
+/** A shell command in the scoring sandbox, with the scoring's signal. */
+function shell(run: ScoringRun): (command: string, stdin?: string) => ReturnType<Sandbox['exec']> {
+  return (command, stdin) => run.sandbox.exec(command, { timeoutMs: 300_000, signal: run.opts.signal, ...(stdin !== undefined ? { stdin } : {}) });
+}
+
+/**
+ * 2. Test files and test infrastructure stay as they were: the candidate's changes to them
+ * are undone, and build-file changes that configure tests reverted, each noted.
+ */
+async function keepTestFiles(run: ScoringRun, testGlobs: string[], startLinks: Map<string, string>): Promise<void> {
+  const { sandbox, notes } = run;
+  const sh = shell(run);
+  const changed = await changedPaths(sandbox);
+  const undo: string[] = [];
+  for (const c of changed) {
+    if (matchesAny(c.path, testGlobs)) {
+      undo.push(c.path);
+      notes.push(`test file reset to its base version: ${c.path}`);
+    } else if (isTestInfraFile(c.path)) {
+      undo.push(c.path);
+      notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reset to its base version`);
+    } else if (isBuildFile(c.path) && c.tracked) {
+      const diff = await sh(`git diff HEAD -- ${shellQuote(c.path)}`);
+      const lines = testConfigLines(diff.stdout);
+      if (lines.length) {
+        undo.push(c.path);
+        notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reverted (a build-file change that configures tests: ${lines.slice(0, 3).join(' | ')})`);
+      }
+    }
   }
+  if (!undo.length) return;
+  notes.push(...(await clearForHarness(sandbox, undo, { startLinks, signal: run.opts.signal })).map(refusedNote));
+  await restore(sh, undo, changed);
+}
+
+/** 3. The test patch, on a clean slate for every file it touches (a file it adds may be the candidate's own). */
+async function applyTestPatch(run: ScoringRun, testPatch: string, startLinks: Map<string, string>): Promise<void> {
+  const { sandbox, notes, log } = run;
+  const sh = shell(run);
+  const touched = diffFiles(testPatch);
+  const resetPaths = [...new Set(touched.flatMap((f) => [f.oldPath, f.newPath]).filter((p): p is string => Boolean(p)))];
+  notes.push(...(await clearForHarness(sandbox, resetPaths, { startLinks, signal: run.opts.signal })).map(refusedNote));
+  const reset = await sh(
+    resetPaths
+      .map((p) => `if git cat-file -e HEAD:${shellQuote(p)} 2>/dev/null; then rm -rf -- ${shellQuote(p)}; git checkout -q HEAD -- ${shellQuote(p)}; else rm -rf -- ${shellQuote(p)}; fi`)
+      .join('\n') + '\ntrue',
+  );
+  log.push(`reset ${resetPaths.length} test-patch file(s): exit ${reset.exitCode} ${reset.stderr}`);
+  const tp = await sh('p=$(mktemp); cat > "$p"; git apply --verbose --whitespace=nowarn "$p" 2>&1', testPatch);
+  log.push(`test patch:\n${tp.stdout}`);
+  if (tp.exitCode !== 0) throw new GymError('TASK_INVALID', `the test patch does not apply to the base commit:\n${tp.stdout.slice(-2000)}`);
 }
 
 /**
  * Applies a candidate patch in the sandbox's git work tree with the harness's fallbacks
- * (`git apply`, `git apply --3way`, `patch --fuzz=5`), the tree reset to HEAD between tries
- * and after a last failure. `method` is the one that applied, `empty`, or `none`.
+ * (`git apply`, `git apply --3way`, `patch --fuzz=5`), the tree reset between tries and
+ * after a last failure. `method` is the one that applied, `empty`, or `none`.
  */
-export async function applyCandidatePatch(sandbox: Sandbox, patch: string, signal?: AbortSignal): Promise<{ method: string; log: string }> {
-  const r = await sandbox.exec(APPLY_SCRIPT, { stdin: patch, timeoutMs: 300_000, ...(signal ? { signal } : {}) });
-  return { method: /BENCHGYM_APPLIED (.+)$/m.exec(r.stdout)?.[1] ?? 'none', log: `${r.stdout}${r.stderr}` };
+export async function applyCandidatePatch(sandbox: Sandbox, patch: string): Promise<{ method: string; log: string }> {
+  const r = await sandbox.applyPatch(patch, { chain: SWEBENCH_PATCH_CHAIN, resetBetweenTries: true });
+  return { method: r.ok ? (r.method ?? 'empty') : 'none', log: r.log };
 }
 
 /** Paths that differ from HEAD (tracked changes, deletions, untracked files), NUL-safe. */
@@ -256,7 +241,7 @@ export function covers(id: string, name: string, language: 'java' | 'python' = '
  * have exited 0 as well: a passing report from a failing build is not believed (a test
  * failed that the reports do not show, or a module did not build).
  */
-export function decideSwebench(run: TestRun, lists: { failToPass: string[]; passToPass: string[] }, notes: string[], language: 'java' | 'python' = 'java'): Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'> {
+export function decideSwebench(run: TestRun, lists: { failToPass: string[]; passToPass: string[] }, notes: string[], language: 'java' | 'python' = 'java'): VerdictBody {
   const outcome = (ids: string[]): Outcome => {
     const passed: string[] = [];
     const failed: string[] = [];
@@ -288,9 +273,5 @@ export function decideSwebench(run: TestRun, lists: { failToPass: string[]; pass
     exitCode: run.exec.exitCode,
     timedOut: run.exec.timedOut,
   };
-}
-
-function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 

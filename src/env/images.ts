@@ -15,6 +15,7 @@ import { imageUnavailable } from './index.ts';
 import { buildFiles, gitStartState } from './workspace.ts';
 import { git } from '../repo/index.ts';
 import os from 'node:os';
+import { shellQuote } from '../shell_quote.ts';
 
 /** The base images benchgym knows how to build, by language and version. */
 export const BASE_IMAGES = {
@@ -127,9 +128,9 @@ export class ImageBuilder {
         `FROM ${base}`,
         ...trust.lines,
         ...(constraints.length ? ['COPY constraints.txt /opt/benchgym/constraints.txt'] : []),
-        `RUN python3 -m venv /opt/venv && ${pip} ${constraints.length ? '-c /opt/benchgym/constraints.txt ' : ''}${[...(runner ? [runner] : []), ...requirements].map(shellArg).join(' ')}`,
+        `RUN python3 -m venv /opt/venv && ${pip} ${constraints.length ? '-c /opt/benchgym/constraints.txt ' : ''}${[...(runner ? [runner] : []), ...requirements].map(shellQuote).join(' ')}`,
         // Later stages may fail without failing the image, as TaskSchema's afterInstall says.
-        ...afterInstall.map((stage) => `RUN ${pip} ${stage.map(shellArg).join(' ')} || echo "benchgym: after-install failed: ${stage.join(' ')}"`),
+        ...afterInstall.map((stage) => `RUN ${pip} ${stage.map(shellQuote).join(' ')} || echo "benchgym: after-install failed: ${stage.join(' ')}"`),
         ...(setup ? ['COPY setup/ /opt/benchgym/setup/', `RUN ${setup.input ? 'BENCHGYM_SETUP_INPUT=/opt/benchgym/setup/input ' : ''}/opt/venv/bin/python /opt/benchgym/setup/setup.py && rm -rf /opt/benchgym/setup/input`] : []),
         'ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       ].join('\n');
@@ -161,7 +162,7 @@ export class ImageBuilder {
       const baseId = await this.imageId(base);
       const gradle = task.env.build === 'gradle';
       const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust })}`;
-      const args = task.env.args.map(shellArg).join(' ');
+      const args = task.env.args.map(shellQuote).join(' ');
       const run = gradle
         ? `(${tree['gradlew'] ? 'sh ./gradlew' : 'gradle'} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
         : `(mvn -B -Dmaven.test.failure.ignore=true --fail-never ${args} test > /tmp/envbuild.log 2>&1; true)`;
@@ -301,10 +302,6 @@ async function headOf(dir: string): Promise<string> {
 
 function prefixed<T extends string | Buffer>(prefix: string, files: Record<string, T>): Record<string, T> {
   return Object.fromEntries(Object.entries(files).map(([k, v]) => [prefix + k, v]));
-}
-
-function shellArg(s: string): string {
-  return /^[\w@%+=:,./<>!~-]+$/.test(s) && !/[<>]/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
 /** Reads the recipes under docker/ (for `benchgym images`). */

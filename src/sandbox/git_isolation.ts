@@ -6,6 +6,7 @@
  * the diff. Every git over a workspace gets these `-c` settings, an environment without
  * system or global config, and a HOME the server owns.
  */
+import { shellQuote } from '../shell_quote.ts';
 export const ISOLATED_GIT_CONFIG: readonly string[] = [
   'core.fsmonitor=false',
   'core.hooksPath=/dev/null',
@@ -72,7 +73,5 @@ export function isolatedGitShell(vars: Record<string, string> = {}, home = '/non
   return ['env', ...unset.flatMap((v) => ['-u', v]), ...settings, 'git', ...ISOLATED_GIT_FLAGS.map(shellWord)].join(' ');
 }
 
-/** `s` as one word for a POSIX shell: as it is when that is safe, else single-quoted. */
-export function shellWord(s: string): string {
-  return /^[\w./=:@,+-]*$/.test(s) && s !== '' ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
+/** `s` as one word for a POSIX shell (the one quoting of src/shell_quote.ts). */
+export const shellWord = shellQuote;

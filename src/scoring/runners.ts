@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { PreparedEnv } from '../env/types.ts';
 import type { Sandbox, ExecResult } from '../sandbox/types.ts';
 import type { RunnerSpec } from '../tasks/schema.ts';
+import { shellQuote } from '../shell_quote.ts';
 import { junitTestId, parseJUnitXml, pytestNodeId, type TestCaseResult } from './junit.ts';
 import type { ScoringMode } from './mode.ts';
 import { STRICT_PYTEST_LAUNCHER, StrictRecord, type StrictEvidence } from './strict.ts';
@@ -50,10 +51,6 @@ export const PYTEST_LAUNCHER = [
   'sys.path.insert(0, cwd)',
   'sys.exit(pytest.main(sys.argv[1:]))',
 ].join('\n');
-
-function shellQuote(s: string): string {
-  return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 /**
  * The report folder is the harness's: whatever the candidate left at its name (a link out of

@@ -1,30 +1,15 @@
-import { promises as fs } from 'node:fs';
-import path from 'node:path';
-import { randomBytes } from 'node:crypto';
-import { INFRA_CODES, toGymError } from '../errors.ts';
+import type { DirEntry, Sandbox } from '../sandbox/types.ts';
 import { matchesAny } from '../sandbox/glob.ts';
-import type { DirEntry, Sandbox, SandboxFactory } from '../sandbox/types.ts';
-import { candidateNote, clearForHarness, readLinks, REFUSED, refusedNote } from './candidate_files.ts';
+import { toGymError } from '../errors.ts';
 import type { Task } from '../tasks/schema.ts';
+import { clearForHarness, readLinks, REFUSED, refusedNote } from './candidate_files.ts';
 import { collectPytestIds, runTests } from './runners.ts';
 import { decide, type Verdict } from './verdict.ts';
-import { TAMPER, type ScoringMode } from './mode.ts';
+import { TAMPER } from './mode.ts';
+import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps } from './pipeline.ts';
 import { REMOVE_BYTECODE, pytestEntryPoints, pytestFindings, scriptFindings, stripCompiled } from './strict.ts';
-import { seedOf } from '../tasks/seed.ts';
-import { sandboxEnv } from '../env/types.ts';
 
-export interface ScoreDeps {
-  sandboxes: SandboxFactory;
-  /** Where scoring logs are written (`Verdict.logRef`). */
-  logDir?: string;
-}
-
-export interface ScoreOptions {
-  signal?: AbortSignal;
-  progress?: (message: string) => void;
-  /** strict (default): known tricks give reward 0 with a TAMPER_SUSPECTED note; faithful: the benchmark's own harness. */
-  scoring?: ScoringMode;
-}
+export type { ScoreDeps, ScoreOptions } from './pipeline.ts';
 
 /** Files every pytest task resets: they could otherwise rewrite how tests run. */
 const ALWAYS_RESET_PYTHON = ['**/conftest.py', 'pytest.ini', 'tox.ini'];
@@ -35,69 +20,50 @@ function runsPytest(task: Task): boolean {
   return runner.type === 'pytest' || (runner.type === 'script' && /pytest/.test(runner.command));
 }
 
-/** Completes a verdict (task, suite, duration) and, with a log directory, keeps the scoring log and points to it. */
-export function verdictWriter(task: Task, deps: ScoreDeps, log: string[], started: number): (v: Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'>) => Promise<Verdict> {
-  return async (v) => {
-    const verdict: Verdict = { taskId: task.id, suite: task.suite, ...v, durationMs: Date.now() - started };
-    if (deps.logDir) {
-      const file = path.join(deps.logDir, `${task.suite}-${task.id.replace(/[^\w.-]+/g, '_')}-${randomBytes(4).toString('hex')}.log`);
-      await fs.mkdir(deps.logDir, { recursive: true });
-      await fs.writeFile(file, log.join('\n') + '\n');
-      verdict.logRef = file;
-    }
-    return verdict;
-  };
-}
-
 /**
  * Scores a patch the way the benchmarks do: a fresh sandbox from the untouched start state,
  * the patch applied, the task's test files reset, the hidden tests added, the hidden tests
  * run, reports parsed, a verdict. The episode's own sandbox is never reused, so nothing the
  * agent left running or cached can influence it.
  */
-export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions = {}): Promise<Verdict> {
-  const started = Date.now();
-  const notes: string[] = [];
-  const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
-  let sandbox: Sandbox | undefined;
-  const finish = verdictWriter(task, deps, log, started);
-  try {
-    opts.progress?.('preparing the environment');
-    const env = await deps.sandboxes.prepare(task);
-    notes.push(...env.notes);
-    opts.progress?.('laying out a fresh sandbox');
-    sandbox = await deps.sandboxes.create({ seed: seedOf(task, env), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
-    const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' && runsPytest(task) ? ALWAYS_RESET_PYTHON : [])];
-    const originalTests = await snapshotMatching(sandbox, testGlobs, opts.signal);
-    const pristineConfig = task.tests.hidden.runner.type === 'pytest' ? await pytestConfigOf(sandbox) : undefined;
-    const strict = (opts.scoring ?? 'strict') === 'strict';
-    log.push(`scoring: ${strict ? 'strict' : 'faithful'}`);
-    const tamper: string[] = [];
-    let expectedIds: string[] | undefined;
-    if (strict && task.language === 'python') {
+export function scorePatch(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions = {}): Promise<Verdict> {
+  return scoreInFreshSandbox(task, patch, deps, opts, hiddenTestSteps);
+}
+
+/** The generic harness: the task's test files reset by snapshot, its hidden files laid down, its hidden runner run, decided by `decide()`; strict mode's checks around it. */
+function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
+  const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' && runsPytest(task) ? ALWAYS_RESET_PYTHON : [])];
+  const strict = (opts.scoring ?? 'strict') === 'strict';
+  const tamper: string[] = [];
+  let originalTests: StartState = { files: new Map(), links: new Map() };
+  let pristineConfig: { name: string; content: string } | undefined;
+  let pytestConfig: string | undefined;
+  let expectedIds: string[] | undefined;
+  return {
+    patch: { failedNote: 'PATCH_APPLY_FAILED: the patch does not apply to the start state' },
+    running: 'running the hidden tests',
+
+    async readStartState(run) {
+      const { sandbox, log } = run;
+      originalTests = await snapshotMatching(sandbox, testGlobs, opts.signal);
+      pristineConfig = task.tests.hidden.runner.type === 'pytest' ? await pytestConfigOf(sandbox) : undefined;
+      log.push(`scoring: ${strict ? 'strict' : 'faithful'}`);
+      if (!strict || task.language !== 'python') return;
       // Bytecode or an extension module in the diff would run instead of the source it shows.
-      const stripped = stripCompiled(patch);
+      const stripped = stripCompiled(run.patch);
       if (stripped.removed.length) {
-        patch = stripped.patch;
+        run.patch = stripped.patch;
         tamper.push(`compiled Python files (bytecode, extension modules) in the patch, removed: ${stripped.removed.slice(0, 5).join(', ')}`);
       }
-      const plugins = pytestEntryPoints(patch);
+      const plugins = pytestEntryPoints(run.patch);
       if (plugins.length) tamper.push(`the patch declares a pytest plugin entry point (not loaded: autoloading is off): ${plugins.slice(0, 5).join(', ')}`);
       if (pristineConfig && !task.tests.failToPass.length && !task.tests.passToPass.length) {
-        expectedIds = await collectInStartState(sandbox, env, task, pristineConfig, opts);
+        expectedIds = await collectInStartState(run, pristineConfig);
         log.push(`hidden tests collected in the start state: ${expectedIds ? expectedIds.length : 'none (collection fails there)'}`);
       }
-    }
+    },
 
-    const applied = await sandbox.applyPatch(patch);
-    log.push(`apply (${applied.method ?? 'failed'}):\n${applied.log}`);
-    if (!applied.ok) {
-      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, 'PATCH_APPLY_FAILED: the patch does not apply to the start state'] });
-    }
-    let pytestConfig: string | undefined;
-    // From here on the work tree is the candidate's: what its files make the harness's own file
-    // operations fail on (links out, directories, FIFOs) is a wrong answer, never an error.
-    try {
+    async layDownTests({ sandbox, notes }) {
       for (const reset of await resetTestFiles(sandbox, testGlobs, originalTests, notes, opts.signal)) notes.push(`test file reset to its start state: ${reset}`);
       const harnessFiles: Record<string, string> = { ...task.tests.hidden.files };
       if (pristineConfig) {
@@ -108,38 +74,25 @@ export async function scorePatch(task: Task, patch: string, deps: ScoreDeps, opt
       }
       notes.push(...(await clearForHarness(sandbox, Object.keys(harnessFiles), { startLinks: originalTests.links, signal: opts.signal })).map(refusedNote));
       for (const [rel, content] of Object.entries(harnessFiles)) await sandbox.writeFile(rel, content);
-    } catch (err) {
-      const note = candidateNote(err);
-      if (!note) throw err;
-      log.push(note);
-      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, note] });
-    }
+    },
 
-    if (strict && task.language === 'python') await sandbox.exec(REMOVE_BYTECODE, { timeoutMs: 60_000 });
+    async runTests({ sandbox, env }) {
+      if (strict && task.language === 'python') await sandbox.exec(REMOVE_BYTECODE, { timeoutMs: 60_000 });
+      return runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig, scoring: strict ? 'strict' : 'faithful' });
+    },
 
-    opts.progress?.('running the hidden tests');
-    const run = await runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig, scoring: strict ? 'strict' : 'faithful' });
-    log.push(`$ ${run.command}\nexit ${run.exec.exitCode}${run.exec.timedOut ? ' (timed out)' : ''}\n${run.log}`);
-    const decided = decide(run, { ...task.tests, passWhen: task.tests.hidden.passWhen }, notes);
-    if (strict) {
-      if (run.strict && decided.reward === 1) tamper.push(...pytestFindings(run, run.strict, expectedIds));
-      if (task.tests.hidden.runner.type === 'script') tamper.push(...scriptFindings(run));
-      if (run.strict?.record?.notes.length) decided.notes.push(...run.strict.record.notes);
-    }
-    if (tamper.length) {
+    decide({ notes, log }, run) {
+      const decided = decide(run, { ...task.tests, passWhen: task.tests.hidden.passWhen }, notes);
+      if (strict) {
+        if (run.strict && decided.reward === 1) tamper.push(...pytestFindings(run, run.strict, expectedIds));
+        if (task.tests.hidden.runner.type === 'script') tamper.push(...scriptFindings(run));
+        if (run.strict?.record?.notes.length) decided.notes.push(...run.strict.record.notes);
+      }
+      if (!tamper.length) return decided;
       log.push(...tamper.map((t) => `${TAMPER}: ${t}`));
-      return await finish({ ...decided, reward: 0, status: 'failed', notes: [...decided.notes, ...tamper.map((t) => `${TAMPER}: ${t}`)] });
-    }
-    return await finish(decided);
-  } catch (err) {
-    const e = toGymError(err);
-    if (e.code === 'CANCELLED') throw e;
-    log.push(`error ${e.code}: ${e.message}`);
-    // The solution's failures show up as test results; anything thrown here is the harness's.
-    return await finish({ reward: 0, status: 'error', tests: [], notes, error: { code: INFRA_CODES.has(e.code) ? e.code : 'INTERNAL', message: e.message } });
-  } finally {
-    await sandbox?.destroy().catch(() => {});
-  }
+      return { ...decided, reward: 0, status: 'failed', notes: [...decided.notes, ...tamper.map((t) => `${TAMPER}: ${t}`)] };
+    },
+  };
 }
 
 const PRISTINE_DIR = '.benchgym-pristine';
@@ -149,7 +102,7 @@ const PRISTINE_DIR = '.benchgym-pristine';
  * the start state's configuration; the hidden files and the configuration copy are then
  * taken away again so the patch applies to the start state as it was.
  */
-async function collectInStartState(sandbox: Sandbox, env: Awaited<ReturnType<SandboxFactory['prepare']>>, task: Task, config: { name: string; content: string }, opts: ScoreOptions): Promise<string[] | undefined> {
+async function collectInStartState({ sandbox, env, task, opts }: ScoringRun, config: { name: string; content: string }): Promise<string[] | undefined> {
   const hidden = Object.entries(task.tests.hidden.files);
   const before = new Map<string, Buffer | null>();
   for (const [rel] of hidden) before.set(rel, (await sandbox.stat(rel))?.type === 'file' ? await sandbox.readFile(rel) : null);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Gym } from '../../src/episode/gym.ts';
 import { bubblewrapAvailable } from '../../src/sandbox/local/index.ts';
 import { goldPatch } from '../../src/scoring/gold.ts';
-import { EXAMPLES_DIR } from '../../src/tasks/registry.ts';
+import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { seedOf } from '../../src/tasks/seed.ts';
 import { expectGymError, makeGym, pythonTask, startExample, testContext } from '../helpers.ts';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GymError } from '../../../src/errors.ts';
+import { shellQuote } from '../../../src/shell_quote.ts';
 import { suiteMetadata } from '../../../src/tasks/suite.ts';
 import { episodeTool } from '../../../src/tools/types.ts';
 import { GitChameleonMetadata } from '../metadata.ts';
@@ -74,10 +75,6 @@ for candidate in sys.argv[1:]:
 sys.stderr.write('no documentation found:\n' + '\n'.join(errors) + '\n')
 sys.exit(3)
 `;
-
-function shellQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 /** The shell command that renders the docs of the first candidate that resolves, with `python`. */
 export function pydocCommand(python: string, candidates: string[]): string {

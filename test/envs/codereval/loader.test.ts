@@ -7,7 +7,6 @@ import path from 'node:path';
 import { loadCoderEval, type LoadedCoderEval } from '../../../envs/codereval/index.ts';
 import { oracleContextOf, pythonList, readOfficialRecords } from '../../../envs/codereval/dataset.ts';
 import { buildTask, parseTaskId, taskIdWith } from '../../../envs/codereval/tasks.ts';
-import { publicTaskInfo } from '../../../src/tasks/schema.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { CODEREVAL_DIR, SKIP_WITHOUT_DATA } from './data.ts';
 import { execFileSync } from 'node:child_process';
@@ -160,7 +159,7 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
     const source = loaded.sources.get('62ece4982e6aefcf4aabbd68')!;
     const t = buildTask('codereval', { ...source, oracleContext: { APIInvocation: ['divmod', 'len'], VarReference: [] } });
     assert.deepEqual(t.metadata.oracle_context, { APIInvocation: ['divmod', 'len'], VarReference: [] });
-    const shown = publicTaskInfo(t);
+    const shown = new SuiteRegistry(BUILTIN_SUITES).publicTaskInfo(t);
     assert.equal((shown.metadata as Record<string, unknown>).oracle_context, undefined);
     assert.equal((shown.metadata as Record<string, unknown>).level, 'self_contained');
     assert.equal(JSON.stringify(shown).includes('divmod'), false);

@@ -1,0 +1,155 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { INFRA_CODES, toGymError, type GymError, type GymErrorCode } from '../errors.ts';
+import { sandboxEnv, type PreparedEnv } from '../env/types.ts';
+import { patchMethodLabel } from '../sandbox/patch_apply.ts';
+import { DEFAULT_PATCH_CHAIN, type PatchMethod, type Sandbox, type SandboxFactory } from '../sandbox/types.ts';
+import type { Task } from '../tasks/schema.ts';
+import { seedOf } from '../tasks/seed.ts';
+import { candidateNote } from './candidate_files.ts';
+import type { ScoringMode } from './mode.ts';
+import type { TestRun } from './runners.ts';
+import type { Verdict } from './verdict.ts';
+
+export interface ScoreDeps {
+  sandboxes: SandboxFactory;
+  /** Where scoring logs are written (`Verdict.logRef`). */
+  logDir?: string;
+}
+
+export interface ScoreOptions {
+  signal?: AbortSignal;
+  progress?: (message: string) => void;
+  /** strict (default): known tricks give reward 0 with a TAMPER_SUSPECTED note; faithful: the benchmark's own harness. */
+  scoring?: ScoringMode;
+}
+
+/** A verdict before the pipeline completes it (task, suite, duration, log). */
+export type VerdictBody = Omit<Verdict, 'taskId' | 'suite' | 'durationMs' | 'logRef'>;
+
+/** One scoring in progress: what every step reads, and the notes and log they add to. */
+export interface ScoringRun {
+  readonly task: Task;
+  readonly env: PreparedEnv;
+  /** The fresh scoring sandbox, laid out from the task's untouched start state. */
+  readonly sandbox: Sandbox;
+  readonly opts: ScoreOptions;
+  /** The candidate's patch; a step before the patch may rewrite it (strict mode strips compiled files). */
+  patch: string;
+  /** The verdict's notes so far. */
+  readonly notes: string[];
+  /** The scoring log (`Verdict.logRef`). */
+  readonly log: string[];
+}
+
+/** How a suite's harness applies the candidate's patch. */
+export interface PatchStep {
+  /** The methods tried in order (default: the sandbox's DEFAULT_PATCH_CHAIN). */
+  chain?: readonly PatchMethod[];
+  /** Reset the work tree between tries, as SWE-bench's harness does. */
+  resetBetweenTries?: boolean;
+  /** The verdict's note when no method applies the patch. */
+  failedNote: string;
+  /** Note the method when a fallback (not the chain's first) applied it. */
+  noteFallback?: boolean;
+}
+
+/**
+ * What one suite's harness does at each step of the pipeline; a suite makes one per scoring,
+ * so its steps can keep what they learn (the start state's test files, say) in between.
+ */
+export interface ScoringSteps {
+  patch: PatchStep;
+  /** The progress message while the tests run. */
+  running: string;
+  /** Before the patch: what later steps need from the untouched start state. */
+  readStartState?(run: ScoringRun): Promise<void>;
+  /**
+   * After the patch, on the candidate's work tree: test files back as they were, the hidden
+   * tests laid down. What the candidate's files make fail here is a wrong answer, never an error.
+   */
+  layDownTests(run: ScoringRun): Promise<void>;
+  /** Runs the tests the suite scores by. */
+  runTests(run: ScoringRun): Promise<TestRun>;
+  /** The verdict on the run. */
+  decide(run: ScoringRun, tests: TestRun): Promise<VerdictBody> | VerdictBody;
+}
+
+/**
+ * Scores a patch the way the benchmarks do, in a fresh sandbox from the task's untouched start
+ * state (never the episode's: nothing the agent left running or cached there can count): the
+ * environment prepared, the patch applied, the tests laid down, run and decided by the suite's
+ * steps, the log kept. A failure of the harness is `status: "error"`, never a wrong answer.
+ */
+export async function scoreInFreshSandbox(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions, stepsOf: (task: Task, opts: ScoreOptions) => ScoringSteps): Promise<Verdict> {
+  const started = Date.now();
+  const notes: string[] = [];
+  const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
+  let sandbox: Sandbox | undefined;
+  const finish = verdictWriter(task, deps, log, started);
+  try {
+    const steps = stepsOf(task, opts);
+    opts.progress?.('preparing the environment');
+    const env = await deps.sandboxes.prepare(task);
+    notes.push(...env.notes);
+    opts.progress?.('laying out a fresh sandbox');
+    sandbox = await deps.sandboxes.create({ seed: seedOf(task, env), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
+    const run: ScoringRun = { task, env, sandbox, opts, patch, notes, log };
+    await steps.readStartState?.(run);
+
+    if (!(await applyCandidatePatch(run, steps.patch))) {
+      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, steps.patch.failedNote] });
+    }
+    try {
+      await steps.layDownTests(run);
+    } catch (err) {
+      const note = candidateNote(err);
+      if (!note) throw err;
+      log.push(note);
+      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, note] });
+    }
+
+    opts.progress?.(steps.running);
+    const tests = await steps.runTests(run);
+    log.push(`$ ${tests.command}\nexit ${tests.exec.exitCode}${tests.exec.timedOut ? ' (timed out)' : ''}\n${tests.log}`);
+    return await finish(await steps.decide(run, tests));
+  } catch (err) {
+    const e = toGymError(err);
+    if (e.code === 'CANCELLED') throw e;
+    log.push(`error ${e.code}: ${e.message}`);
+    return await finish({ reward: 0, status: 'error', tests: [], notes, error: { code: harnessErrorCode(e), message: e.message } });
+  } finally {
+    await sandbox?.destroy().catch(() => {});
+  }
+}
+
+/** The code a harness failure is reported with: an infrastructure code or a task defect as it is, anything else INTERNAL. */
+export function harnessErrorCode(e: GymError): GymErrorCode {
+  return INFRA_CODES.has(e.code) || e.code === 'TASK_INVALID' ? e.code : 'INTERNAL';
+}
+
+/** Applies the candidate's patch by the suite's chain; false when no method applies it. */
+async function applyCandidatePatch(run: ScoringRun, step: PatchStep): Promise<boolean> {
+  const applied = await run.sandbox.applyPatch(run.patch, step.chain && { chain: step.chain, resetBetweenTries: step.resetBetweenTries ?? false });
+  // The last line says how it went, for whoever greps logs (test_output.txt of a replay).
+  run.log.push(`apply (${applied.method ?? 'failed'}):\n${applied.log}`, `BENCHGYM_APPLIED ${applied.ok ? (applied.method ?? 'empty') : 'none'}`);
+  if (!applied.ok) return false;
+  const first = patchMethodLabel((step.chain ?? DEFAULT_PATCH_CHAIN)[0]!);
+  if (step.noteFallback && applied.method && applied.method !== 'empty' && applied.method !== first) run.notes.push(`patch applied with ${applied.method}`);
+  return true;
+}
+
+/** Completes a verdict (task, suite, duration) and, with a log directory, keeps the scoring log and points to it. */
+function verdictWriter(task: Task, deps: ScoreDeps, log: string[], started: number): (v: VerdictBody) => Promise<Verdict> {
+  return async (v) => {
+    const verdict: Verdict = { taskId: task.id, suite: task.suite, ...v, durationMs: Date.now() - started };
+    if (deps.logDir) {
+      const file = path.join(deps.logDir, `${task.suite}-${task.id.replace(/[^\w.-]+/g, '_')}-${randomBytes(4).toString('hex')}.log`);
+      await fs.mkdir(deps.logDir, { recursive: true });
+      await fs.writeFile(file, log.join('\n') + '\n');
+      verdict.logRef = file;
+    }
+    return verdict;
+  };
+}

@@ -7,12 +7,18 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { examplesSuite } from '../../envs/examples/index.ts';
+import { AGENTS } from '../../agents/index.ts';
+import { agentUnderTest } from '../../src/runner/agents.ts';
+import { writeReport } from '../../src/runner/report.ts';
+import { runExperiment } from '../../src/runner/runner.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { createGymMcpServer } from '../../src/server/mcp.ts';
 import { SuiteRegistry } from '../../src/tasks/registry.ts';
-import { expectGymError, makeGym, testContext } from '../helpers.ts';
-import { KATA_SUITE, kataSuite } from '../fixtures/kata_suite.ts';
+import { expectGymError, makeGym, tempDir, testContext } from '../helpers.ts';
+import { KATA_SUITE, kataReportSection, kataSuite } from '../fixtures/kata_suite.ts';
 
 function registry(suites = [examplesSuite(), kataSuite()]): SuiteRegistry {
   const r = new SuiteRegistry(suites);
@@ -77,5 +83,30 @@ describe('a fifth suite through the public contract', () => {
     const id2 = (await gym.startEpisode({ suite: KATA_SUITE, taskId: 'square' })).id;
     await gym.callTool('create_file', { path: 'kata.py', content: 'def square(x):\n    return x + x\n', overwrite: true }, testContext(), id2);
     assert.equal((await gym.callTool('submit', {}, testContext(), id2)).data.reward, 0);
+  });
+
+  test('a run of the suite and its report section: the agent never sees its private metadata', async () => {
+    const dir = await tempDir();
+    try {
+      const outDir = path.join(dir, 'run');
+      const seen: Record<string, unknown>[] = [];
+      const gold = agentUnderTest(AGENTS, 'replay', {}, true);
+      const agent = { name: gold.name, create: (task: Parameters<typeof gold.create>[0]) => {
+        const inner = gold.create(task);
+        return { run: (ctx: Parameters<typeof inner.run>[0]) => (seen.push(ctx.task.metadata), inner.run(ctx)) };
+      } };
+      const outcome = await runExperiment({ gym, outDir, suite: KATA_SUITE, agent, model: { model: 'gold' } });
+      assert.deepEqual(outcome.results.map((r) => [r.task, r.status]), [['double', 'passed'], ['square', 'passed']]);
+      assert.deepEqual(seen, [{ belt: 'white' }, { belt: 'yellow' }], 'the hint is private');
+      const report = await writeReport([outDir], path.join(dir, 'report'), { sections: kataSuite().reportSections });
+      const md = await fs.readFile(report.md, 'utf8');
+      assert.match(md, /## Katas by belt\n\n\| belt \| passed \| scored \|\n\|---\|---\|---\|\n\| white \| 1 \| 1 \|\n\| yellow \| 1 \| 1 \|/);
+      assert.match(await fs.readFile(report.html, 'utf8'), /Katas by belt[\s\S]*<td>white<\/td><td class="num">1<\/td>/);
+      const without = await writeReport([outDir], path.join(dir, 'plain'), { sections: [] });
+      assert.doesNotMatch(await fs.readFile(without.md, 'utf8'), /Katas by belt/);
+      assert.equal(kataReportSection.title, 'Katas by belt');
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -10,6 +10,10 @@
  *   run_command_direct  gym.callTool('run_command') in-process: the sandboxed exec without MCP/HTTP
  *   run_command         tools/call run_command {command:'true'}: one sandboxed exec round trip
  *   start_episode       tools/call start_episode (env cached), then end_episode (timed apart)
+ *   run_command_local   run_command 'true' over MCP and in-process on the local backend, for
+ *                       bubblewrap and none, each with the in-sandbox executor and with
+ *                       executor 'off' (a bubblewrap/prlimit spawn per command); skipped when
+ *                       BENCHGYM_BENCH_BACKENDS leaves out local
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -21,8 +25,9 @@ import { startHttpServer, type RunningServer } from '../src/server/http.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 import { mib, round, summarize, timed, type LatencyStats } from './stats.ts';
 import { builtinRegistry } from '../bin/builtins.ts';
+import { bubblewrapAvailable, LocalSandboxFactory } from '../src/sandbox/local/index.ts';
 
-export const MCP_LATENCY_CASES = ['ping', 'view_file_direct', 'view_file', 'view_file_scoped', 'run_command_direct', 'run_command', 'start_episode'] as const;
+export const MCP_LATENCY_CASES = ['ping', 'view_file_direct', 'view_file', 'view_file_scoped', 'run_command_direct', 'run_command', 'start_episode', 'run_command_local'] as const;
 export type McpLatencyCase = (typeof MCP_LATENCY_CASES)[number];
 
 const TASK_ID = 'roman-numerals';
@@ -98,6 +103,7 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
     run_command_direct: opts.quick ? 30 : 100,
     run_command: opts.quick ? 30 : 100,
     start_episode: opts.quick ? 10 : 30,
+    run_command_local: opts.quick ? 30 : 100,
   } satisfies Record<McpLatencyCase, number>;
 
   const memory: MemoryPoint[] = [memoryPoint('before gym + server')];
@@ -201,6 +207,12 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
       memory.push(memoryPoint('after start_episode'));
     }
 
+    const backends = (process.env.BENCHGYM_BENCH_BACKENDS ?? 'local,docker').split(',').map((b) => b.trim());
+    if (want('run_command_local') && backends.includes('local')) {
+      stats.push(...(await localRunCommandVariants(dataDir, cacheDir, n.run_command_local, log)));
+      memory.push(memoryPoint('after run_command_local'));
+    }
+
     return {
       stats,
       memory,
@@ -219,5 +231,60 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
     await server?.close();
     await gym.close();
     await fs.rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * run_command 'true' on the local backend for each isolation mode, with one executor per
+ * sandbox and with a spawn per command (executor 'off'), over MCP and in-process, interleaved
+ * call by call so that the machine's load falls on every variant alike.
+ */
+async function localRunCommandVariants(dataDir: string, cacheDir: string, count: number, log: (m: string) => void): Promise<LatencyStats[]> {
+  const modes = (await bubblewrapAvailable()) ? (['bwrap', 'none'] as const) : (['none'] as const);
+  const variants: { label: string; gym: Gym; server: RunningServer; client: Client; episode: string }[] = [];
+  const ctx: ToolContext = { signal: new AbortController().signal, progress() {} };
+  try {
+    for (const isolation of modes) {
+      for (const executor of ['auto', 'off'] as const) {
+        const label = `${isolation}, executor ${executor === 'auto' ? 'on' : 'off'}`;
+        const variantDir = path.join(dataDir, `local-${isolation}-${executor}`);
+        const sandboxes = new LocalSandboxFactory({ baseDir: path.join(variantDir, 'sandboxes'), isolation, cacheDir, executor, privatePaths: [variantDir] });
+        const gym = new Gym({ registry: builtinRegistry(), dataDir: variantDir, cacheDir, sandboxes });
+        const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0 });
+        const client = await connect(`${server.url}/mcp`);
+        const r = checkOk('start_episode', await client.callTool({ name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS } }, undefined, { timeout: 30 * 60_000 }));
+        const data = r.structuredContent as { episode_id: string; sandbox: { isolation: string } };
+        log(`run_command_local ${label}: ${data.sandbox.isolation}`);
+        variants.push({ label, gym, server, client, episode: data.episode_id });
+      }
+    }
+    const overMcp = async (v: (typeof variants)[number]) => {
+      const r = checkOk('run_command', await v.client.callTool({ name: 'run_command', arguments: { episode_id: v.episode, command: 'true' } }));
+      if ((r.structuredContent as { exitCode?: number | null } | undefined)?.exitCode !== 0) throw new Error(`run_command 'true' failed (${v.label}): ${JSON.stringify(r.structuredContent)}`);
+    };
+    const direct = async (v: (typeof variants)[number]) => {
+      const r = await v.gym.callTool('run_command', { command: 'true' }, ctx, v.episode);
+      if ((r.data as { exitCode?: number | null }).exitCode !== 0) throw new Error(`run_command 'true' failed (${v.label}): ${JSON.stringify(r.data)}`);
+    };
+    log(`run_command_local: ${variants.length} variants, 5 warm-up + ${count} timed calls each, over MCP and in-process, interleaved`);
+    for (const v of variants) for (let i = 0; i < 5; i++) await overMcp(v);
+    const mcp = variants.map(() => [] as number[]);
+    const inProcess = variants.map(() => [] as number[]);
+    for (let i = 0; i < count; i++) {
+      for (const [k, v] of variants.entries()) {
+        mcp[k]!.push((await timed(() => overMcp(v))).ms);
+        inProcess[k]!.push((await timed(() => direct(v))).ms);
+      }
+    }
+    return variants.flatMap((v, k) => [
+      summarize(`run_command_local [${v.label}]`, `tools/call run_command {command:'true'} on /mcp, local ${v.label}`, mcp[k]!),
+      summarize(`run_command_local_direct [${v.label}]`, `gym.callTool run_command {command:'true'} in-process, local ${v.label}`, inProcess[k]!),
+    ]);
+  } finally {
+    for (const v of variants) {
+      await v.client.close().catch(() => {});
+      await v.server.close();
+      await v.gym.close();
+    }
   }
 }

@@ -48,8 +48,10 @@ export function confinedArgv(m: SandboxMounts, cwd: string, { shell, newSession 
   const prlimit = ['prlimit', `--cpu=${l.cpuSeconds}`, `--fsize=${l.fileSizeBytes}`, `--nofile=${l.openFiles}`, ...nproc, '--'];
   // Into its cgroup before anything runs: what it starts is born there and cannot leave.
   const join = cgroup ? ['/bin/sh', '-c', JOIN_CGROUP, 'benchgym-cgroup', ...cgroup.procsFiles, '--'] : [];
-  if (!m.bwrap) return [...join, ...prlimit, ...shell];
   const user = c.user;
+  const drop = user ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'] : [];
+  // Without bubblewrap a uid is set only for the executor's sandboxes (factory.ts): root's commands could read its channel.
+  if (!m.bwrap) return [...join, ...prlimit, ...drop, ...shell];
   const binds: string[] = ['--ro-bind', '/', '/'];
   for (const d of m.covered) binds.push('--perms', '0755', '--tmpfs', d);
   // Disk: /tmp is a capped tmpfs (charged to the memory cgroup); the workspace stays on the
@@ -87,7 +89,6 @@ export function confinedArgv(m: SandboxMounts, cwd: string, { shell, newSession 
   // a real unprivileged host uid (a uid mapped in a namespace would still be host root,
   // reading root's 0600 files); an unprivileged server is that uid already.
   const namespaces = user ? ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try'] : ['--unshare-all', '--cap-drop', 'ALL'];
-  const drop = user ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'] : [];
   return [...join, ...prlimit, 'bwrap', ...namespaces, '--die-with-parent', ...(newSession ? ['--new-session'] : []), ...binds, '--chdir', cwd, ...drop, ...shell];
 }
 

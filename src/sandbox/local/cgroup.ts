@@ -22,6 +22,8 @@ export type CgroupMode = 'auto' | 'v1' | 'v2' | 'off';
 export interface CgroupLimits {
   pids: number;
   memoryBytes: number;
+  /** v2: an OOM kills the whole sandbox cgroup, not one process (off under the executor, which would go with it). */
+  oomGroup?: boolean;
 }
 
 /** v1 hierarchies used: pids and freezer are required (count, find, stop), memory optional. */
@@ -232,6 +234,34 @@ export class Cgroup {
     }
   }
 
+  /**
+   * Kills every process here but `keep` (the executor and the bubblewrap processes above it,
+   * which live as long as the sandbox, so their pids are never reused). Returns how many it
+   * killed; reading the pids is all it costs when there is nothing to kill.
+   */
+  async killAllExcept(keep: ReadonlySet<number>): Promise<number> {
+    const others = async () => (await this.pids()).filter((p) => !keep.has(p) && p !== process.pid);
+    let killed = 0;
+    for (let round = 0; round < 100; round++) {
+      if (!(await others()).length) return killed;
+      // Frozen while killing, so nothing forks past the kill (a fork bomb included).
+      await this.freeze(true);
+      const pids = await others();
+      for (const pid of pids) {
+        try {
+          process.kill(pid, 'SIGKILL');
+          killed++;
+        } catch {
+          // gone already
+        }
+      }
+      await this.freeze(false);
+      if (!pids.length) return killed;
+      await sleep(round < 10 ? 5 : 20);
+    }
+    return killed;
+  }
+
   /** Stops (or restarts) every process in the cgroup and below it. */
   async freeze(on: boolean): Promise<void> {
     if (this.driver.version === 2) {
@@ -324,7 +354,7 @@ export class CgroupDriver {
           await fs.writeFile(path.join(dir, 'memory.max'), String(limits.memoryBytes));
           await writeFile(path.join(dir, 'memory.swap.max'), '0');
           // On an OOM the whole command goes, not one process picked out of it.
-          await writeFile(path.join(dir, 'memory.oom.group'), '1');
+          if (limits.oomGroup !== false) await writeFile(path.join(dir, 'memory.oom.group'), '1');
         }
       } else {
         await fs.writeFile(path.join(dirs.get('pids')!, 'pids.max'), String(limits.pids));

@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GymError } from '../../errors.ts';
@@ -7,7 +8,8 @@ import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
 import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
 import { CgroupDriver, type CgroupMode } from './cgroup.ts';
-import { bubblewrapAvailable } from './bubblewrap.ts';
+import { bubblewrapAvailable, untraversableDirs } from './bubblewrap.ts';
+import { localExecutorBinary, type ExecutorMode } from './executor.ts';
 import { sandboxUserFromEnv, type Confinement } from './confinement.ts';
 import { DEFAULT_LOCAL_LIMITS, type LocalLimits } from './limits.ts';
 import { LocalSandbox } from './sandbox.ts';
@@ -26,6 +28,14 @@ export interface LocalSandboxOptions {
   cgroups?: CgroupMode;
   /** The unprivileged uid/gid commands run as under bubblewrap when the server is root (default nobody). */
   sandboxUser?: { uid: number; gid: number };
+  /**
+   * 'auto' (default): one executor process per sandbox forks every command (built from
+   * src/sandbox/executor/go on first use); without a Go toolchain, or with 'off', each command
+   * is a bubblewrap (or prlimit) process of its own.
+   */
+  executor?: ExecutorMode;
+  /** Where the executor binary is built (default: cacheDir, else ~/.cache/benchgym). */
+  executorCacheDir?: string;
 }
 
 const SEED_SKIP = new Set(['__pycache__', '.pytest_cache', 'target']);
@@ -37,6 +47,7 @@ export class LocalSandboxFactory implements SandboxFactory {
   private envs?: EnvBuilder;
   private ready?: Promise<void>;
   private cgroups: CgroupDriver | null = null;
+  private executorBinary?: Promise<string | null>;
 
   constructor(private readonly opts: LocalSandboxOptions) {
     this.limits = { ...DEFAULT_LOCAL_LIMITS, ...opts.limits };
@@ -48,11 +59,19 @@ export class LocalSandboxFactory implements SandboxFactory {
    * or environment. Run by `benchgym serve` at start, else by the first create().
    */
   init(): Promise<void> {
+    // Built (the first time: seconds) while the server starts, not at the first episode.
+    void this.executor();
     this.ready ??= (async () => {
       this.cgroups = await CgroupDriver.detect(this.opts.cgroups ?? 'auto');
       await this.cgroups?.reapStale();
     })();
     return this.ready;
+  }
+
+  /** The executor binary, or null for a spawn per command (localExecutorBinary). */
+  private executor(): Promise<string | null> {
+    this.executorBinary ??= localExecutorBinary(this.opts.executor ?? 'auto', this.opts.executorCacheDir ?? this.opts.cacheDir ?? path.join(os.homedir(), '.cache', 'benchgym'));
+    return this.executorBinary;
   }
 
   async prepare(task: Task): Promise<PreparedEnv> {
@@ -68,16 +87,17 @@ export class LocalSandboxFactory implements SandboxFactory {
       throw new GymError('SANDBOX_UNAVAILABLE', 'bubblewrap isolation was asked for but bwrap is missing or cannot create namespaces');
     }
     await this.init();
+    const executor = await this.executor();
     const id = `lsb-${randomBytes(6).toString('hex')}`;
     const dir = path.join(this.opts.baseDir, id);
     await fs.mkdir(path.join(dir, 'workspace'), { recursive: true });
     await fs.mkdir(path.join(dir, 'home'), { recursive: true });
     await fs.mkdir(path.join(dir, 'tmp'), { recursive: true });
-    const confinement = await this.confinement(id, useBwrap, create).catch(async (err) => {
+    const confinement = await this.confinement(id, dir, useBwrap, executor !== null, create).catch(async (err) => {
       await fs.rm(dir, { recursive: true, force: true });
       throw new GymError('SANDBOX_UNAVAILABLE', `could not make the sandbox's cgroup: ${(err as Error).message}`);
     });
-    const sandbox = new LocalSandbox(id, dir, useBwrap, this.limits, create, [this.opts.baseDir, ...(this.opts.privatePaths ?? [])], () => this.live.delete(sandbox), (from) => this.fork(from, create), confinement);
+    const sandbox = new LocalSandbox(id, dir, useBwrap, this.limits, create, [this.opts.baseDir, ...(this.opts.privatePaths ?? [])], () => this.live.delete(sandbox), (from) => this.fork(from, create), confinement, executor);
     try {
       if (create.seed.dir) {
         await fs.cp(create.seed.dir, sandbox.root, {
@@ -88,6 +108,8 @@ export class LocalSandboxFactory implements SandboxFactory {
       }
       for (const [rel, content] of Object.entries(create.seed.files ?? {})) await sandbox.writeFile(rel, content);
       await sandbox.handOver();
+      // Started now, while the agent thinks; the first command waits for it if it must.
+      if (executor) sandbox.startExecutor().catch(() => {});
     } catch (err) {
       await sandbox.destroy();
       throw err instanceof GymError ? err : new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${(err as Error).message}`);
@@ -96,13 +118,22 @@ export class LocalSandboxFactory implements SandboxFactory {
     return sandbox;
   }
 
-  /** The sandbox's cgroup (with its limits) and, for a root server under bubblewrap, the uid it runs as. */
-  private async confinement(id: string, bwrap: boolean, create: SandboxCreateOptions): Promise<Confinement> {
+  /**
+   * The sandbox's cgroup (with its limits) and, for a root server, the uid it runs as: under
+   * bubblewrap always; without it only for the executor (a root command could open the
+   * executor's channel through /proc), and only where that uid can reach the sandbox's paths.
+   */
+  private async confinement(id: string, dir: string, bwrap: boolean, executor: boolean, create: SandboxCreateOptions): Promise<Confinement> {
     const l = this.limits;
-    const user = bwrap && process.getuid?.() === 0 ? (this.opts.sandboxUser ?? sandboxUserFromEnv()) : undefined;
-    const who = user ? `commands as uid ${user.uid} without capabilities` : bwrap ? `commands as the server's uid ${process.getuid?.()} without capabilities` : "commands as the server's user";
+    let user = process.getuid?.() === 0 && (bwrap || executor) ? (this.opts.sandboxUser ?? sandboxUserFromEnv()) : undefined;
+    let unreachable = '';
+    if (user && !bwrap) {
+      const blocked = await untraversableDirs([path.join(dir, 'workspace'), ...(create.env?.readOnlyPaths ?? [])], user);
+      if (blocked.length) [unreachable, user] = [` (uid ${user.uid} cannot pass ${blocked.join(', ')})`, undefined];
+    }
+    const who = user ? `commands as uid ${user.uid} without capabilities` : bwrap ? `commands as the server's uid ${process.getuid?.()} without capabilities` : `commands as the server's user${unreachable}`;
     if (!this.cgroups) return { user, describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)` };
-    const limits = { pids: l.pids, memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes) };
+    const limits = { pids: l.pids, memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes), oomGroup: !executor };
     const cgroup = await this.cgroups.createSandbox(id, limits);
     return { cgroup, user, pidsBounded: this.cgroups.limitsPids, describe: `${who}; ${this.cgroups.describe(limits)}` };
   }

@@ -19,6 +19,7 @@ import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_I
 import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
 import type { Confinement } from './confinement.ts';
 import type { LocalLimits } from './limits.ts';
+import { EXECUTOR_MARKER, executorStartFailed, LocalExecutor, placeExecutorBinary } from './executor.ts';
 
 const execFileP = promisify(execFile);
 
@@ -37,6 +38,12 @@ export class LocalSandbox implements Sandbox {
   private readonly ptys = new Set<PtySession>();
   /** Host directories bubblewrap must cover for the sandbox's uid to reach its binds (computed once). */
   private traversal?: Promise<string[]>;
+  /** The sandbox's executor, started once (the first exec, or the factory right after create). */
+  private executorStart?: Promise<LocalExecutor>;
+  /** Commands running through the executor: leftovers are swept when the last one ends. */
+  private inFlight = 0;
+  /** That sweep, while it runs: no command starts meanwhile (it would be taken for a leftover). */
+  private sweeping?: Promise<void>;
 
   constructor(
     readonly id: string,
@@ -48,6 +55,8 @@ export class LocalSandbox implements Sandbox {
     private readonly onDestroy: () => void,
     private readonly forkFrom: (from: LocalSandbox) => Promise<Sandbox>,
     private readonly confinement: Confinement = { describe: '' },
+    /** The executor binary; null: each command is spawned on its own (bubblewrap and prlimit every time). */
+    private readonly executorBinary: string | null = null,
   ) {
     this.root = path.join(dir, 'workspace');
     this.files = new WorkspaceFiles(this.root, confinement.user);
@@ -56,7 +65,7 @@ export class LocalSandbox implements Sandbox {
       bwrap
         ? 'local + bubblewrap: no network, read-only system, only the workspace writable'
         : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)'
-    }${confinement.describe ? `; ${confinement.describe}` : ''}`;
+    }${confinement.describe ? `; ${confinement.describe}` : ''}${executorBinary ? '; commands forked by one executor process per sandbox' : ''}`;
   }
 
   /**
@@ -67,15 +76,20 @@ export class LocalSandbox implements Sandbox {
   async handOver(): Promise<void> {
     const user = this.confinement.user;
     if (!user) return;
-    await execFileP('find', ['-P', this.root, path.join(this.dir, 'home'), '(', '!', '-uid', String(user.uid), '-o', '!', '-gid', String(user.gid), ')', '-exec', 'chown', '-h', `${user.uid}:${user.gid}`, '{}', '+'], { maxBuffer: 16 * 1024 * 1024 }).catch(() => {});
+    await execFileP('find', ['-P', this.root, path.join(this.dir, 'home'), path.join(this.dir, 'tmp'), '(', '!', '-uid', String(user.uid), '-o', '!', '-gid', String(user.gid), ')', '-exec', 'chown', '-h', `${user.uid}:${user.gid}`, '{}', '+'], { maxBuffer: 16 * 1024 * 1024 }).catch(() => {});
   }
 
   /** See untraversableDirs (bubblewrap.ts). */
   private untraversable(): Promise<string[]> {
     const user = this.confinement.user;
     if (!user) return Promise.resolve([]);
-    this.traversal ??= untraversableDirs([this.root, path.join(this.dir, 'home'), ...(this.create.env?.readOnlyPaths ?? [])], user);
+    this.traversal ??= untraversableDirs([this.root, path.join(this.dir, 'home'), this.executorDir, ...(this.create.env?.readOnlyPaths ?? [])], user);
     return this.traversal;
+  }
+
+  /** Where the sandbox's link to the executor binary lives (read-only to it). */
+  private get executorDir(): string {
+    return path.join(this.dir, 'executor');
   }
 
   get gitDir(): string {
@@ -100,13 +114,17 @@ export class LocalSandbox implements Sandbox {
   }
 
   /** The command line that runs `command` (or `shell`) in this sandbox (bubblewrap.ts). */
-  private async argv(command: string, cwd: string, { shell = ['/bin/bash', '-c', command], newSession = true, cgroup }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup } = {}): Promise<string[]> {
+  private async argv(
+    command: string,
+    cwd: string,
+    { shell = ['/bin/bash', '-c', command], newSession = true, cgroup, readOnly = [] }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup; readOnly?: string[] } = {},
+  ): Promise<string[]> {
     const mounts: SandboxMounts = {
       limits: this.limits,
       confinement: this.confinement,
       bwrap: this.bwrap,
       writable: [this.root, path.join(this.dir, 'home')],
-      readOnlyPaths: this.create.env?.readOnlyPaths ?? [],
+      readOnlyPaths: [...(this.create.env?.readOnlyPaths ?? []), ...readOnly],
       hiddenPaths: this.hiddenPaths,
       covered: this.bwrap ? await this.untraversable() : [],
     };
@@ -185,6 +203,98 @@ export class LocalSandbox implements Sandbox {
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     this.assertLive();
+    return this.executorBinary ? this.execThroughExecutor(command, opts) : this.spawnExec(command, opts);
+  }
+
+  /**
+   * Starts the sandbox's executor, once: inside the confinement a command had (bubblewrap's
+   * binds and hidden paths, the uid drop, prlimit's rlimits, which every command it forks
+   * inherits, RLIMIT_CPU per process), in a leaf cgroup of its own below the sandbox's.
+   */
+  startExecutor(): Promise<LocalExecutor> {
+    this.executorStart ??= (async () => {
+      if (!this.executorBinary) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has no executor`);
+      const binary = await placeExecutorBinary(this.executorBinary, this.executorDir);
+      const cgroup = await this.confinement.cgroup?.child('executor');
+      try {
+        const argv = await this.argv('', this.root, { shell: [binary, '--root', this.root], cgroup, readOnly: [binary] });
+        return await LocalExecutor.start({ argv, env: { PATH: SYSTEM_PATH.join(':'), LANG: 'C.UTF-8', [EXECUTOR_MARKER]: this.id }, cgroup, label: `the executor of sandbox ${this.id}` });
+      } catch (err) {
+        await cgroup?.remove();
+        throw err;
+      }
+    })();
+    return this.executorStart;
+  }
+
+  /** The executor's host pid and the pid it has inside the sandbox (for tests and diagnostics). */
+  async executorPids(): Promise<{ host: number; inside: number }> {
+    const ex = await this.startExecutor();
+    return { host: ex.pid, inside: ex.client.info!.pid };
+  }
+
+  /**
+   * A command forked by the executor: the timeout, output caps, streaming and cancel are the
+   * executor's; the disk watch, the cgroup's limits and the sweep of leftovers stay here.
+   */
+  private async execThroughExecutor(command: string, opts: ExecOptions): Promise<ExecResult> {
+    const cwd = opts.cwd ? await this.directory(opts.cwd) : this.root;
+    let ex: LocalExecutor;
+    try {
+      ex = await this.startExecutor();
+    } catch (err) {
+      throw err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE' ? err : executorStartFailed(this.id, err);
+    }
+    this.assertLive();
+    const timeoutMs = opts.timeoutMs ?? this.limits.defaultTimeoutMs;
+    const oomBefore = (await this.confinement.cgroup?.oomKills()) ?? 0;
+    while (this.sweeping) await this.sweeping;
+    this.assertLive();
+    this.inFlight++;
+    let diskExceeded: number | undefined;
+    let stopDiskWatch = () => {};
+    let killTimer: NodeJS.Timeout | undefined;
+    let r: ExecResult;
+    try {
+      const running = ex.client.startExec(['/bin/bash', '-c', command], {
+        cwd: path.relative(this.root, cwd) || '.',
+        env: this.environment(opts.env),
+        clearEnv: true,
+        stdin: opts.stdin ?? '',
+        timeoutMs,
+        graceMs: this.limits.killGraceMs,
+        maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.onOutput ? { onOutput: opts.onOutput } : {}),
+      });
+      // A workspace already over the limit (the command before was stopped there) may shrink: only growth past it stops this one.
+      const allowed = Math.max(this.limits.diskBytes, this.diskUsed);
+      stopDiskWatch = watchDisk([this.root, path.join(this.dir, 'home')], allowed, this.limits.diskCheckMs, (bytes) => {
+        diskExceeded = bytes;
+        // Signals, not cancel: the command's output still comes back, with the reason.
+        running.signal('SIGTERM').catch(() => {});
+        killTimer = setTimeout(() => running.signal('SIGKILL').catch(() => {}), this.limits.killGraceMs);
+      }, (bytes) => (this.diskUsed = bytes));
+      r = await running.result;
+    } finally {
+      stopDiskWatch();
+      if (killTimer) clearTimeout(killTimer);
+      if (diskExceeded !== undefined) this.diskUsed = await diskUsage([this.root, path.join(this.dir, 'home')]);
+      // Nothing a command started outlives it; with others running, the last one to end sweeps.
+      if (--this.inFlight === 0) {
+        this.sweeping ??= ex.sweep(this.id).finally(() => (this.sweeping = undefined));
+        await this.sweeping;
+      }
+    }
+    const oom = ((await this.confinement.cgroup?.oomKills()) ?? 0) > oomBefore;
+    const notes =
+      (oom ? `\nbenchgym: a process was killed by the sandbox's memory limit\n` : '') +
+      (diskExceeded !== undefined ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n` : '');
+    return notes ? { ...r, stderr: r.stderr + notes } : r;
+  }
+
+  /** A command in a bubblewrap (or prlimit) process of its own: the path without an executor. */
+  private async spawnExec(command: string, opts: ExecOptions): Promise<ExecResult> {
     const cwd = opts.cwd ? await this.directory(opts.cwd) : this.root;
     const timeoutMs = opts.timeoutMs ?? this.limits.defaultTimeoutMs;
     const cap = opts.maxOutputBytes ?? this.limits.maxOutputBytes;
@@ -396,6 +506,13 @@ export class LocalSandbox implements Sandbox {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.all([...this.ptys].map((p) => p.kill().catch(() => {})));
+    const ex = await this.executorStart?.catch(() => undefined);
+    if (ex) {
+      // The commands first, so that their callers get their results (killed), then the executor.
+      await ex.sweep(this.id);
+      for (let i = 0; i < 100 && this.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      await ex.close();
+    }
     await this.confinement.cgroup?.remove();
     await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
     await fs.rm(this.dir, { recursive: true, force: true, maxRetries: 3 });

@@ -2,6 +2,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { processAlive } from '../../env/lock.ts';
 import { killByEnvMarker } from '../processes.ts';
+import { EXECUTOR_MARKER } from './executor.ts';
 
 /**
  * Who owns a server instance's sandboxes folder (`<root>/<instance>/`): `<instance>.pid`
@@ -54,7 +55,10 @@ export async function removeStaleSandboxDirs(root: string, self: string): Promis
     if (await ownerAlive(root, name)) continue;
     const dir = path.join(root, name);
     for (const sandbox of await fs.readdir(dir).catch(() => [] as string[])) {
-      if (sandbox.startsWith('lsb-')) await killByEnvMarker('BENCHGYM_SANDBOX', sandbox);
+      if (!sandbox.startsWith('lsb-')) continue;
+      await killByEnvMarker('BENCHGYM_SANDBOX', sandbox);
+      // An executor exits when its server's end of the channel closes; one that did not goes here.
+      await killByEnvMarker(EXECUTOR_MARKER, sandbox);
     }
     try {
       await fs.rm(dir, { recursive: true, force: true, maxRetries: 3 });

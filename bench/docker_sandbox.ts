@@ -12,8 +12,11 @@ import { DockerSandboxFactory } from '../src/sandbox/docker/index.ts';
 import { dockerAvailable } from '../src/sandbox/docker/client.ts';
 import { summarize, type LatencyStats } from './stats.ts';
 import { builtinRegistry } from '../bin/builtins.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startHttpServer } from '../src/server/http.ts';
 
-export const DOCKER_CASES = ['docker_start_cold', 'docker_start_warm', 'docker_exec', 'local_exec', 'docker_concurrent16'] as const;
+export const DOCKER_CASES = ['docker_start_cold', 'docker_start_warm', 'docker_exec', 'local_exec', 'docker_concurrent16', 'docker_executor'] as const;
 export type DockerCase = (typeof DOCKER_CASES)[number];
 
 export interface DockerBenchResult {
@@ -44,6 +47,119 @@ async function timeTrue(gym: Gym, episodeId: string, n: number): Promise<number[
     samples.push(ms(t));
   }
   return samples;
+}
+
+/** A 60-line Python file, the size issue 14's file figures use. */
+const FILE_60_LINES = Array.from({ length: 60 }, (_, i) => `line_${String(i + 1).padStart(2, '0')} = ${i + 1}  # a line of the benchmark file`).join('\n') + '\n';
+
+type McpCall = (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+/** The MCP tools over loopback HTTP with the SDK client, as an agent drives them. */
+async function mcpClient(url: string): Promise<{ call: McpCall; close: () => Promise<void> }> {
+  const client = new Client({ name: 'benchgym-bench', version: '0.1.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const call: McpCall = async (name, args) => {
+    const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 30 * 60_000 });
+    if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content).slice(0, 500)}`);
+    return (r.structuredContent ?? {}) as Record<string, unknown>;
+  };
+  return { call, close: () => client.close() };
+}
+
+/**
+ * Issue 14's Docker figures, over MCP, with the in-sandbox executor and with `executor: 'off'`
+ * (one docker exec per operation) side by side: run_command true, edit_file + view_file of a
+ * 60-line file, warm start (pool) until the first command, cold start.
+ */
+async function executorSideBySide(opts: { quick: boolean; dataDir: string; cacheDir: string; serverId: string; log: (m: string) => void }): Promise<{ stats: LatencyStats[]; extra: Record<string, unknown> }> {
+  const n = opts.quick ? 10 : 40;
+  const starts = opts.quick ? 4 : 12;
+  const stats: LatencyStats[] = [];
+  const p50: Record<string, Record<string, number>> = {};
+  for (const mode of ['auto', 'off'] as const) {
+    const label = mode === 'auto' ? 'executor' : 'executor_off';
+    const what = mode === 'auto' ? 'with the in-sandbox executor' : "executor: 'off' (a docker exec per operation)";
+    const factory = new DockerSandboxFactory({ serverId: `${opts.serverId}-${mode}`, poolSize: 2, executor: mode });
+    const gym = new Gym({ registry: builtinRegistry(), dataDir: opts.dataDir, cacheDir: opts.cacheDir, sandboxes: factory });
+    const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0 });
+    const mcp = await mcpClient(`${server.url}/mcp`);
+    const start = async () => (await mcp.call('start_episode', { task_id: TASK })).episode_id as string;
+    const end = (id: string) => mcp.call('end_episode', { episode_id: id });
+    const sample = async (count: number, fn: () => Promise<unknown>) => {
+      const out: number[] = [];
+      for (let i = 0; i < count; i++) {
+        const t = process.hrtime.bigint();
+        await fn();
+        out.push(ms(t));
+      }
+      return out;
+    };
+    const add = (name: string, description: string, samples: number[]) => {
+      const s = summarize(`${name}_${label}`, `${description}, ${what}`, samples);
+      stats.push(s);
+      (p50[name] ??= {})[label] = s.p50;
+    };
+    try {
+      const first = await start();
+      const image = gym.episode(first).env.image!;
+      await end(first);
+      opts.log(`docker_executor (${label}): run_command, edit_file + view_file`);
+      const id = await start();
+      await mcp.call('run_command', { episode_id: id, command: 'true' });
+      add('docker_mcp_run_true', "run_command 'true' over MCP", await sample(n, () => mcp.call('run_command', { episode_id: id, command: 'true' })));
+      await mcp.call('create_file', { episode_id: id, path: 'bench_file.py', content: FILE_60_LINES });
+      let k = 0;
+      add(
+        'docker_mcp_edit_view',
+        'edit_file + view_file of a 60-line file over MCP',
+        await sample(Math.min(n, 60), async () => {
+          // A different line each time: every old_str is found once.
+          const line = `line_${String(++k).padStart(2, '0')} = ${k}  #`;
+          await mcp.call('edit_file', { episode_id: id, path: 'bench_file.py', old_str: line, new_str: line.replace('  #', ' #') });
+          await mcp.call('view_file', { episode_id: id, path: 'bench_file.py' });
+        }),
+      );
+      await end(id);
+      opts.log(`docker_executor (${label}): warm start until the first command`);
+      const warm: number[] = [];
+      for (let i = 0; i < starts; i++) {
+        await factory.warm(image); // refill outside the timed region, as an idle server would
+        const t = process.hrtime.bigint();
+        const e = await start();
+        await mcp.call('run_command', { episode_id: e, command: 'true' });
+        warm.push(ms(t));
+        await end(e);
+      }
+      add('docker_mcp_warm_first_command', 'start_episode from a warm pool of 2 until its first run_command returns, over MCP', warm);
+      await factory.close(); // the pool goes: what follows is cold
+      opts.log(`docker_executor (${label}): cold start`);
+      const coldFactory = new DockerSandboxFactory({ serverId: `${opts.serverId}-${mode}-cold`, poolSize: 0, executor: mode });
+      const coldGym = new Gym({ registry: builtinRegistry(), dataDir: opts.dataDir, cacheDir: opts.cacheDir, sandboxes: coldFactory });
+      const coldServer = await startHttpServer(coldGym, { host: '127.0.0.1', port: 0 });
+      const coldMcp = await mcpClient(`${coldServer.url}/mcp`);
+      try {
+        await coldMcp.call('end_episode', { episode_id: (await coldMcp.call('start_episode', { task_id: TASK })).episode_id });
+        const cold: number[] = [];
+        for (let i = 0; i < starts; i++) {
+          const t = process.hrtime.bigint();
+          const e = (await coldMcp.call('start_episode', { task_id: TASK })).episode_id as string;
+          cold.push(ms(t));
+          await coldMcp.call('end_episode', { episode_id: e });
+        }
+        add('docker_mcp_start_cold', 'start_episode, no pool, over MCP', cold);
+      } finally {
+        await coldMcp.close();
+        await coldServer.close();
+        await coldGym.close();
+      }
+    } finally {
+      await mcp.close();
+      await server.close();
+      await gym.close();
+    }
+  }
+  const ratios = Object.fromEntries(Object.entries(p50).map(([name, v]) => [name, { ...v, offOverExecutor: v.executor ? Math.round((v.executor_off! / v.executor) * 100) / 100 : null }]));
+  return { stats, extra: { executorSideBySide: ratios } };
 }
 
 export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<DockerBenchResult> {
@@ -107,6 +223,11 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
       } finally {
         await gym.close();
       }
+    }
+    if (want('docker_executor')) {
+      const side = await executorSideBySide({ quick: opts.quick, dataDir, cacheDir, serverId, log: opts.log });
+      stats.push(...side.stats);
+      Object.assign(extra, side.extra);
     }
     if (want('docker_concurrent16')) {
       const factory = new DockerSandboxFactory({ serverId, poolSize: 0, maxContainers: 40 });

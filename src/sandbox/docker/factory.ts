@@ -1,5 +1,7 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import { GymError } from '../../errors.ts';
 import { ImageBuilder, START_STATE, type ImageBuilderOptions } from '../../env/images.ts';
 import type { PreparedEnv } from '../../env/types.ts';
@@ -7,11 +9,14 @@ import type { Task } from '../../tasks/schema.ts';
 import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
 import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
 import { dockerExec } from './exec.ts';
-import { WarmPool } from './pool.ts';
+import { WarmPool, type PooledContainer } from './pool.ts';
 import { ContainerCapacity } from './capacity.ts';
 import { DEFAULT_DOCKER_LIMITS, type DockerLimits } from './limits.ts';
 import { OWNER_LABELS, reapStale } from './reaper.ts';
 import { DockerSandbox, WORKDIR } from './sandbox.ts';
+import { executorMount, startDockerExecutor } from './executor.ts';
+import { ensureExecutorBinary } from '../executor/build.ts';
+import type { ExecutorClient } from '../executor/client.ts';
 
 export interface DockerSandboxOptions {
   docker?: Docker;
@@ -26,6 +31,13 @@ export interface DockerSandboxOptions {
   capacityWaitMs?: number;
   readOnlyRoot?: boolean;
   images?: ImageBuilderOptions;
+  /**
+   * 'auto' (default): one in-sandbox executor per container runs every command and file
+   * operation over one attached exec; when it cannot be built (no Go toolchain) the backend
+   * says so once and uses 'off'. 'off': one `docker exec` per operation. Default: 'off' when
+   * $BENCHGYM_DOCKER_EXECUTOR is 'off', else 'auto'.
+   */
+  executor?: 'auto' | 'off';
 }
 
 /** One hardened container per episode: no network, bounded memory, CPU, pids, disk, output, time. */
@@ -40,13 +52,14 @@ export class DockerSandboxFactory implements SandboxFactory {
   private readonly pool: WarmPool;
   private readonly capacity: ContainerCapacity;
   private ready?: Promise<void>;
+  private executorBinary?: Promise<string | null>;
 
   constructor(private readonly opts: DockerSandboxOptions = {}) {
     this.docker = opts.docker ?? dockerClient();
     this.serverId = opts.serverId ?? 'default';
     this.limits = { ...DEFAULT_DOCKER_LIMITS, ...opts.limits };
     this.images = new ImageBuilder(this.docker, opts.images);
-    this.pool = new WarmPool(opts.poolSize ?? 0, (image) => this.startContainer(image, { 'benchgym.pool': 'true' }), (c) => this.removeContainer(c.container, c.volume));
+    this.pool = new WarmPool(opts.poolSize ?? 0, (image) => this.startContainer(image, { 'benchgym.pool': 'true' }), (c) => this.removeContainer(c.container, c.volume, c.executor));
     this.capacity = new ContainerCapacity(opts.maxContainers ?? 32, opts.capacityWaitMs ?? 30_000, this.pool);
   }
 
@@ -87,7 +100,26 @@ export class DockerSandboxFactory implements SandboxFactory {
     }
   }
 
-  private wrap(started: { container: Docker.Container; volume: string }, image: string, create: SandboxCreateOptions): DockerSandbox {
+  /** The executor binary to mount, or null when the backend runs without one ('off', or it could not be built). */
+  executorBinaryPath(): Promise<string | null> {
+    // BENCHGYM_DOCKER_EXECUTOR=off: the whole server (or test run) on the exec-per-operation path.
+    if ((this.opts.executor ?? (process.env.BENCHGYM_DOCKER_EXECUTOR === 'off' ? 'off' : 'auto')) === 'off') return Promise.resolve(null);
+    // The binary is bind-mounted from this host: a daemon reached over TCP or SSH may not see it.
+    if (!(this.docker.modem as { socketPath?: string }).socketPath) {
+      this.executorBinary ??= Promise.resolve(null).then(() => {
+        process.stderr.write('benchgym: the Docker backend runs without its in-sandbox executor (one docker exec per operation): the daemon is not on a local socket, so the host-built binary cannot be mounted\n');
+        return null;
+      });
+      return this.executorBinary;
+    }
+    this.executorBinary ??= ensureExecutorBinary({ cacheDir: this.opts.images?.cacheDir ?? process.env.BENCHGYM_CACHE ?? path.join(os.tmpdir(), 'benchgym-cache') }).catch((err: unknown) => {
+      process.stderr.write(`benchgym: the Docker backend runs without its in-sandbox executor (one docker exec per operation): ${(err as Error).message}\n`);
+      return null;
+    });
+    return this.executorBinary;
+  }
+
+  private wrap(started: PooledContainer, image: string, create: SandboxCreateOptions): DockerSandbox {
     const sandbox: DockerSandbox = new DockerSandbox(started.container, started.volume, image, this.limits, create.env?.vars ?? {}, {
       destroy: () => {
         this.live.delete(sandbox);
@@ -95,7 +127,7 @@ export class DockerSandboxFactory implements SandboxFactory {
         return this.removeContainer(started.container, started.volume);
       },
       fork: (): Promise<Sandbox> => this.fork(sandbox, create),
-    });
+    }, started.executor ?? null);
     this.live.add(sandbox);
     return sandbox;
   }
@@ -121,8 +153,10 @@ export class DockerSandboxFactory implements SandboxFactory {
   }
 
   /** Creates and starts a container (and its tmpfs workspace volume) from an instance image. */
-  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes): Promise<{ container: Docker.Container; volume: string }> {
+  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes): Promise<PooledContainer> {
     const l = this.limits;
+    const binary = await this.executorBinaryPath();
+    let executor: ExecutorClient | null = null;
     const volume = `benchgym-ws-${randomBytes(8).toString('hex')}`;
     try {
       await this.docker.createVolume({
@@ -152,14 +186,23 @@ export class DockerSandboxFactory implements SandboxFactory {
           Ulimits: [{ Name: 'nofile', Soft: l.openFiles, Hard: l.openFiles }],
           LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
           Tmpfs: { '/tmp': `rw,exec,nosuid,size=${l.tmpBytes}` },
-          Mounts: [{ Type: 'volume', Source: volume, Target: WORKDIR }],
+          Mounts: [{ Type: 'volume', Source: volume, Target: WORKDIR }, ...(binary ? [executorMount(binary)] : [])],
         },
       });
       await container.start();
-      const seeded = await dockerExec(container, { cmd: ['sh', '-c', `if [ -d ${START_STATE} ]; then cp -a ${START_STATE}/. ${WORKDIR}/; fi; rm -f ${WORKDIR}/.benchgym-keep`], timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
-      if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
-      return { container, volume };
+      const layout = `if [ -d ${START_STATE} ]; then cp -a ${START_STATE}/. ${WORKDIR}/; fi; rm -f ${WORKDIR}/.benchgym-keep`;
+      if (binary) {
+        // Not PID 1 (docker-init is, with sleep as its child): the executor reaps only what it started.
+        executor = await startDockerExecutor(container, { root: WORKDIR });
+        const seeded = await executor.exec(['sh', '-c', layout], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+        if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
+      } else {
+        const seeded = await dockerExec(container, { cmd: ['sh', '-c', layout], timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+        if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
+      }
+      return { container, volume, executor };
     } catch (err) {
+      await executor?.close().catch(() => {});
       const created = await this.docker.listContainers({ all: true, filters: JSON.stringify({ volume: [volume] }) }).catch(() => []);
       await Promise.all(created.map((c) => this.docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
       await this.docker.getVolume(volume).remove().catch(() => {});
@@ -177,7 +220,8 @@ export class DockerSandboxFactory implements SandboxFactory {
     return this.pool.warm(image);
   }
 
-  async removeContainer(container: Docker.Container, volume: string): Promise<void> {
+  async removeContainer(container: Docker.Container, volume: string, executor?: ExecutorClient | null): Promise<void> {
+    await executor?.close().catch(() => {});
     await container.remove({ force: true, v: true }).catch(() => {});
     await this.docker.getVolume(volume).remove({ force: true }).catch(() => {});
   }

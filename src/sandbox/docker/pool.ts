@@ -1,8 +1,11 @@
 import type Docker from 'dockerode';
+import type { ExecutorClient } from '../executor/client.ts';
 
 export interface PooledContainer {
   container: Docker.Container;
   volume: string;
+  /** Its executor, already running: an episode taken from the pool starts without another exec. */
+  executor?: ExecutorClient | null;
 }
 
 /**
@@ -26,8 +29,14 @@ export class WarmPool {
     return n;
   }
 
+  /** A ready container, skipping (and removing) any whose executor has died while it waited. */
   take(image: string): PooledContainer | undefined {
-    return this.ready.get(image)?.shift();
+    const list = this.ready.get(image);
+    for (let c = list?.shift(); c; c = list?.shift()) {
+      if (!c.executor?.closedReason) return c;
+      void this.remove(c);
+    }
+    return undefined;
   }
 
   /** Tops the image's pool up to `perImage` in the background. */

@@ -12,10 +12,21 @@ import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from '.
 import { isolatedGitShell, NEUTRAL_ATTRIBUTES, shellWord } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import type { DockerLimits } from './limits.ts';
+import type { ExecutorClient } from '../executor/client.ts';
+import { executorExecMarker } from './executor.ts';
 
 export const WORKDIR = '/workspace';
 const STATE_DIR = '/tmp/.benchgym';
 const BASELINE = `${STATE_DIR}/baseline.git`;
+/** Largest file readFile returns through the executor (its base64 frame stays under the client's frame limit). */
+const MAX_EXECUTOR_READ = 160 * 1024 * 1024;
+
+/** What a script run by the sandbox itself (git, patches) gave back. */
+interface ScriptResult {
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
 
 /** Resolves a client path inside the container (symlinks too) or fails with exit 90. */
 const RESOLVE = `p=$(realpath -m -- "$1") || exit 91; case "$p" in ${WORKDIR}|${WORKDIR}/*) ;; *) echo "outside" >&2; exit 90;; esac`;
@@ -23,7 +34,7 @@ const RESOLVE = `p=$(realpath -m -- "$1") || exit 91; case "$p" in ${WORKDIR}|${
 export class DockerSandbox implements Sandbox {
   readonly backend = 'docker' as const;
   readonly workdir = WORKDIR;
-  readonly isolation = 'docker: no network, read-only root, capped memory / CPU / pids, all capabilities dropped';
+  readonly isolation: string = 'docker: no network, read-only root, capped memory / CPU / pids, all capabilities dropped';
   readonly id: string;
   private destroyed = false;
   private destroying?: Promise<void>;
@@ -35,8 +46,11 @@ export class DockerSandbox implements Sandbox {
     private readonly limits: DockerLimits,
     private readonly vars: Record<string, string>,
     private readonly hooks: { destroy: () => Promise<void>; fork: () => Promise<Sandbox> },
+    /** The episode's executor: every command and file operation goes through it; null: one `docker exec` each (executor 'off'). */
+    readonly executor: ExecutorClient | null = null,
   ) {
     this.id = container.id.slice(0, 12);
+    if (executor) this.isolation += '; one in-sandbox executor';
   }
 
   private env(extra?: Record<string, string>): string[] {
@@ -58,7 +72,31 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  private async run(cmd: string[], opts: { stdin?: Buffer | string; timeoutMs?: number; raw?: boolean; maxBytes?: number; workdir?: string } = {}) {
+  /** An executor call; when it fails for the sandbox's sake, the container's state names the cause. */
+  private async viaExecutor<T>(call: (ex: ExecutorClient) => Promise<T>): Promise<T> {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    try {
+      return await call(this.executor!);
+    } catch (err) {
+      if (err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE') await this.assertAlive();
+      throw err;
+    }
+  }
+
+  /** A script of the sandbox's own (git, patches): through the executor, else its own `docker exec`. */
+  private async run(cmd: string[], opts: { stdin?: Buffer | string; timeoutMs?: number; maxBytes?: number } = {}): Promise<ScriptResult> {
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const maxOutputBytes = opts.maxBytes ?? 16 * 1024 * 1024;
+    if (this.executor) {
+      const r = await this.viaExecutor((ex) => ex.exec(cmd, { env: this.vars, stdin: opts.stdin, timeoutMs, maxOutputBytes }));
+      if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
+      return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+    }
+    const r = await this.dockerRun(cmd, { stdin: opts.stdin, timeoutMs, maxBytes: maxOutputBytes, raw: true });
+    return { exitCode: r.exitCode, stdout: (r.raw ?? Buffer.alloc(0)).toString('utf8'), stderr: r.stderr.text() };
+  }
+
+  private async dockerRun(cmd: string[], opts: { stdin?: Buffer | string; timeoutMs?: number; raw?: boolean; maxBytes?: number; workdir?: string } = {}) {
     if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
     try {
       const r = await dockerExec(this.container, { cmd, env: this.env(), stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 60_000, maxOutputBytes: opts.maxBytes ?? 16 * 1024 * 1024, rawStdout: opts.raw, workdir: opts.workdir ?? WORKDIR });
@@ -78,12 +116,13 @@ export class DockerSandbox implements Sandbox {
     if (lexical !== WORKDIR && !lexical.startsWith(WORKDIR + '/')) {
       throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' is outside the workspace; use a path relative to the workspace root`);
     }
-    const r = await this.run(['bash', '-c', `${RESOLVE}\n${script}`, 'benchgym', lexical], opts);
+    const r = await this.dockerRun(['bash', '-c', `${RESOLVE}\n${script}`, 'benchgym', lexical], opts);
     if (r.exitCode === 90) throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' leads outside the workspace through a symbolic link`);
     return r;
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    if (this.executor) return this.execByExecutor(command, opts);
     let workdir = WORKDIR;
     if (opts.cwd) {
       const r = await this.fileOp(opts.cwd, 'test -d "$p" || exit 92; printf %s "$p"');
@@ -122,7 +161,37 @@ export class DockerSandbox implements Sandbox {
     };
   }
 
+  /** The timeout, output caps and cancel are the executor's; what a command left behind is killed after it, as by dockerExec. */
+  private async execByExecutor(command: string, opts: ExecOptions): Promise<ExecResult> {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    const running = this.executor!.startExec(['bash', '-c', command], {
+      ...(opts.cwd ? { cwd: opts.cwd } : {}),
+      env: { ...this.vars, ...opts.env },
+      stdin: opts.stdin,
+      timeoutMs: opts.timeoutMs ?? this.limits.defaultTimeoutMs,
+      maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
+      signal: opts.signal,
+      onOutput: opts.onOutput,
+    });
+    // While it runs, what it started (double forks included) is no other command's leftover.
+    const marker = executorExecMarker(this.executor!, running.id);
+    const untrack = marker ? trackMarker(this.container.id, marker) : () => {};
+    try {
+      const r = await this.viaExecutor(() => running.result);
+      // A SIGKILL nobody sent on timeout: the OOM killer, or the container going away.
+      if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
+      return r;
+    } catch (err) {
+      if (opts.cwd && err instanceof GymError && err.code === 'FILE_NOT_FOUND') throw new GymError('NOT_A_DIRECTORY', `'${opts.cwd}' is not a directory`);
+      throw err;
+    } finally {
+      untrack();
+      await killLeftovers(this.container);
+    }
+  }
+
   async readFile(rel: string): Promise<Buffer> {
+    if (this.executor) return (await this.viaExecutor((ex) => ex.read(rel, { maxBytes: MAX_EXECUTOR_READ }))).data;
     const r = await this.fileOp(rel, readScript(256 * 1024 * 1024), { raw: true, maxBytes: 256 * 1024 * 1024 });
     if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
     if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
@@ -132,6 +201,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   async writeFile(rel: string, data: string | Buffer): Promise<void> {
+    if (this.executor) return this.viaExecutor((ex) => ex.write(rel, data));
     const r = await this.fileOp(rel, WRITE_SCRIPT, { stdin: data });
     if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
     if (r.exitCode === SPECIAL_FILE_EXIT) throw specialFileError(rel, r.stderr.text());
@@ -140,11 +210,20 @@ export class DockerSandbox implements Sandbox {
   }
 
   async remove(rel: string): Promise<void> {
+    if (this.executor) {
+      await this.viaExecutor((ex) => ex.remove(rel));
+      return;
+    }
     const r = await this.fileOp(rel, `test "$p" = ${WORKDIR} && exit 95; rm -rf -- "$p"`);
     if (r.exitCode === 95) throw new GymError('INVALID_ARGUMENT', 'refusing to remove the workspace root');
   }
 
   async stat(rel: string): Promise<FileStat | null> {
+    if (this.executor) {
+      // Followed, as the shell path's realpath did: a link inside the workspace is what it points to.
+      const st = await this.viaExecutor((ex) => ex.stat(rel, { follow: true }));
+      return st ? { type: st.type, size: st.size } : null;
+    }
     const r = await this.fileOp(rel, 'stat -c "%F\t%s" -- "$p" 2>/dev/null || exit 93');
     if (r.exitCode === 93) return null;
     const [kind, size] = r.stdout.text().trim().split('\t');
@@ -155,6 +234,12 @@ export class DockerSandbox implements Sandbox {
   async list(rel: string, opts: { depth?: number; limit?: number } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
     const depth = opts.depth ?? 1;
     const limit = opts.limit ?? 1000;
+    if (this.executor) {
+      const listed = await this.viaExecutor((ex) => ex.list(rel, { depth, limit }));
+      const level = (p: string) => p.split('/').length;
+      listed.entries.sort((a, b) => level(a.path) - level(b.path) || a.path.localeCompare(b.path));
+      return listed;
+    }
     const r = await this.fileOp(
       rel,
       `test -e "$p" || exit 93; test -d "$p" || exit 92; find "$p" -mindepth 1 -maxdepth ${depth} \\( -name .git -o -name __pycache__ \\) -prune -o -printf '%d\\t%y\\t%s\\t%P\\n' | head -n ${limit + 1}`,
@@ -187,7 +272,7 @@ export class DockerSandbox implements Sandbox {
       this.git(BASELINE_COMMIT_ARGS.map(shellWord).join(' ')),
     ].join(' && ');
     const r = await this.run(['bash', '-c', script], { timeoutMs: 300_000 });
-    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not record the start state: ${r.stderr.text()}`);
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not record the start state: ${r.stderr}`);
   }
 
   async diff(): Promise<string> {
@@ -195,17 +280,17 @@ export class DockerSandbox implements Sandbox {
     const max = this.limits.maxDiffBytes;
     // Counted in the container first: only a diff within the limit crosses into server memory.
     const script = `set -o pipefail; ${this.git('add -A .')} && n=$(${diff} | wc -c) || exit 1; if [ "$n" -gt ${max} ]; then echo "$n" >&2; exit 97; fi; ${diff}`;
-    const r = await this.run(['bash', '-c', script], { raw: true, maxBytes: max + 1024 * 1024, timeoutMs: 300_000 });
-    if (r.exitCode === 97) throw diffTooLarge(Number(r.stderr.text().trim()) || max + 1, max);
-    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git diff failed: ${r.stderr.text()}`);
-    return (r.raw ?? Buffer.alloc(0)).toString('utf8');
+    const r = await this.run(['bash', '-c', script], { maxBytes: max + 1024 * 1024, timeoutMs: 300_000 });
+    if (r.exitCode === 97) throw diffTooLarge(Number(r.stderr.trim()) || max + 1, max);
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git diff failed: ${r.stderr}`);
+    return r.stdout;
   }
 
   /** Applied by a command in the container, the baseline within its reach as a start state to reset to. */
   async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
     if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
     const r = await this.run(['bash', '-c', patchApplyScript({ ...opts, baselineGitDir: BASELINE })], { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000 });
-    return patchApplyOutcome(r.exitCode, r.stdout.text() + r.stderr.text());
+    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
   }
 
   /** A TTY exec: raw bytes both ways (no multiplexing with a TTY), resized through the API. */
@@ -280,7 +365,10 @@ export class DockerSandbox implements Sandbox {
   destroy(): Promise<void> {
     if (!this.destroying) {
       this.destroyed = true;
-      this.destroying = this.hooks.destroy();
+      // The channel first: its pending calls end as "closed", not as a container that vanished.
+      this.destroying = Promise.resolve(this.executor?.close())
+        .catch(() => {})
+        .then(() => this.hooks.destroy());
     }
     return this.destroying;
   }

@@ -1,0 +1,76 @@
+import type Docker from 'dockerode';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { PassThrough, type Writable } from 'node:stream';
+import { ExecutorClient } from '../executor/client.ts';
+import { EXECUTOR_BINARY_NAME } from '../executor/build.ts';
+import { dockerError } from './client.ts';
+import { trackMarker } from './exec.ts';
+
+/** The prefix of the BENCHGYM_EXEC marker each executor gives its commands (`<prefix>-<request id>`). */
+const markerPrefixes = new WeakMap<ExecutorClient, string>();
+
+/** The marker the executor's command `id` carries, so killLeftovers can count its processes as live while it runs. */
+export function executorExecMarker(ex: ExecutorClient, id: number): string | undefined {
+  const prefix = markerPrefixes.get(ex);
+  return prefix ? `${prefix}-${id}` : undefined;
+}
+
+/** Where the host-built binary's directory is bind-mounted, read-only, in every container. */
+export const EXECUTOR_MOUNT = '/.benchgym-executor';
+
+/** The bind mount that puts the binary into a container (the daemon is local: the binary is a host file). */
+export function executorMount(binary: string): { Type: 'bind'; Source: string; Target: string; ReadOnly: true } {
+  return { Type: 'bind', Source: path.dirname(binary), Target: EXECUTOR_MOUNT, ReadOnly: true };
+}
+
+/**
+ * Starts the executor in a running container with ONE attached `docker exec` (stdin and
+ * stdout, no TTY, demultiplexed) and connects to it. While it lives, its marker counts as a
+ * running exec, so killLeftovers never takes it (or what it runs) for a leftover.
+ */
+export async function startDockerExecutor(container: Docker.Container, opts: { root: string; env?: string[] }): Promise<ExecutorClient> {
+  const marker = randomBytes(6).toString('hex');
+  const untrack = trackMarker(container.id, marker);
+  let stream: NodeJS.ReadWriteStream;
+  try {
+    const exec = await container.exec({
+      Cmd: [`${EXECUTOR_MOUNT}/${EXECUTOR_BINARY_NAME}`, '--root', opts.root],
+      Env: [...(opts.env ?? []), `BENCHGYM_EXEC=${marker}`],
+      WorkingDir: opts.root,
+      Tty: false,
+      AttachStdin: true,
+      AttachStdout: true,
+      AttachStderr: true,
+    });
+    stream = (await exec.start({ hijack: true, stdin: true })) as unknown as NodeJS.ReadWriteStream;
+  } catch (err) {
+    untrack();
+    throw dockerError(err, 'could not start the executor in the sandbox');
+  }
+  const output = new PassThrough();
+  const stderr = new PassThrough();
+  container.modem.demuxStream(stream, output, stderr);
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    untrack();
+    output.end();
+    stderr.end();
+  };
+  stream.on('end', end);
+  stream.on('close', end);
+  stream.on('error', end);
+  const ex = await ExecutorClient.connect({ input: stream as unknown as Writable, output, stderr }, { label: `the executor in container ${container.id.slice(0, 12)}`, connectTimeoutMs: 30_000 });
+  try {
+    // The executor makes its markers from a nonce of its own: one command shows it.
+    const probe = await ex.exec(['sh', '-c', 'printf %s "$BENCHGYM_EXEC"'], { timeoutMs: 30_000, maxOutputBytes: 1024 });
+    const prefix = /^([0-9a-f]+)-\d+$/.exec(probe.stdout)?.[1];
+    if (prefix) markerPrefixes.set(ex, prefix);
+    return ex;
+  } catch (err) {
+    await ex.close();
+    throw err;
+  }
+}

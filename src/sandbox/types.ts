@@ -49,7 +49,8 @@ export interface Sandbox {
   /** Notes on how isolated this sandbox is (e.g. "bubblewrap: no network"). */
   readonly isolation: string;
   exec(command: string, opts?: ExecOptions): Promise<ExecResult>;
-  readFile(relPath: string): Promise<Buffer>;
+  /** A file's bytes; with `maxBytes`, a larger file is FILE_TOO_LARGE (`details.size`) and is not read. */
+  readFile(relPath: string, opts?: { maxBytes?: number }): Promise<Buffer>;
   writeFile(relPath: string, data: string | Buffer): Promise<void>;
   remove(relPath: string): Promise<void>;
   stat(relPath: string): Promise<FileStat | null>;

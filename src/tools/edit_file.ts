@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { GymError } from '../errors.ts';
 import { episodeTool } from './types.ts';
-import { excerpt, numbered, readTextFile, splitLines, writeWithHistory } from './text.ts';
+import { excerpt, numbered, readText, splitLines, writeWithHistory } from './text.ts';
 
 const normalize = (line: string) => line.trim().replace(/\s+/g, ' ');
 const indentOf = (line: string) => /^[ \t]*/.exec(line)![0];
@@ -80,7 +80,7 @@ export const editFileTool = episodeTool({
   }),
   annotations: { destructiveHint: false },
   async run(episode, args) {
-    const text = await readTextFile(episode, args.path);
+    const { text, bytes } = await readText(episode, args.path);
     const exact = exactMatches(text, args.old_str);
     let updated: string;
     let firstLine: number;
@@ -114,7 +114,7 @@ export const editFileTool = episodeTool({
       lastLine = at + replacement.length;
       mode = 'whitespace-tolerant';
     }
-    await writeWithHistory(episode, args.path, updated);
+    await writeWithHistory(episode, args.path, updated, bytes);
     const count = args.replace_all ? Math.max(exact.length, 1) : 1;
     return {
       text: `Edited ${args.path}${mode === 'exact' ? '' : ' (matched ignoring whitespace)'}${count > 1 ? ` in ${count} places` : ''}:\n${excerpt(updated, firstLine, Math.max(firstLine, lastLine))}`,

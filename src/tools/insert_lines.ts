@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { GymError } from '../errors.ts';
 import { episodeTool } from './types.ts';
-import { excerpt, readTextFile, splitLines, writeWithHistory } from './text.ts';
+import { excerpt, readText, splitLines, writeWithHistory } from './text.ts';
 
 export const insertLinesTool = episodeTool({
   name: 'insert_lines',
@@ -14,13 +14,13 @@ export const insertLinesTool = episodeTool({
   }),
   annotations: { destructiveHint: false },
   async run(episode, args) {
-    const original = await readTextFile(episode, args.path);
+    const { text: original, bytes } = await readText(episode, args.path);
     const lines = splitLines(original);
     if (args.line > lines.length) throw new GymError('INVALID_ARGUMENT', `invalid 'line': ${args.line} is past the end of '${args.path}' (${lines.length} lines)`);
     const inserted = splitLines(args.text.endsWith('\n') ? args.text : args.text + '\n');
     lines.splice(args.line, 0, ...inserted);
     const updated = lines.join('\n') + '\n';
-    await writeWithHistory(episode, args.path, updated);
+    await writeWithHistory(episode, args.path, updated, bytes);
     return {
       text: `Inserted ${inserted.length} lines after line ${args.line} of ${args.path}:\n${excerpt(updated, args.line + 1, args.line + inserted.length)}`,
       data: { path: args.path, after: args.line, inserted: inserted.length },

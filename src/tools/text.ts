@@ -46,15 +46,33 @@ export function historyKey(episode: Episode, rel: string): string {
   return path.posix.normalize(p || '.').replace(/\/+$/, '');
 }
 
-/** Reads a workspace text file, refusing directories, binaries and very large files. */
+/** A workspace text file: its text, and the bytes it was read from (for the edit history). */
+export interface TextFile {
+  text: string;
+  bytes: Buffer;
+}
+
+/**
+ * Reads a workspace text file in one sandbox call, refusing directories, binaries and very
+ * large files (the size limit is the sandbox's to check, so a huge file is never read).
+ */
 export async function readTextFile(episode: Episode, rel: string): Promise<string> {
-  const st = await episode.sandbox.stat(rel);
-  if (!st) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
-  if (st.type === 'dir') throw new GymError('NOT_A_FILE', `'${rel}' is a directory; use list_dir`);
-  if (st.size > MAX_TEXT_FILE_BYTES) throw new GymError('FILE_TOO_LARGE', `'${rel}' is ${st.size} bytes, more than ${MAX_TEXT_FILE_BYTES} this tool reads; use search or run_command`);
-  const data = await episode.sandbox.readFile(rel);
+  return (await readText(episode, rel)).text;
+}
+
+export async function readText(episode: Episode, rel: string): Promise<TextFile> {
+  let data: Buffer;
+  try {
+    data = await episode.sandbox.readFile(rel, { maxBytes: MAX_TEXT_FILE_BYTES });
+  } catch (err) {
+    if (!(err instanceof GymError)) throw err;
+    if (err.code === 'FILE_TOO_LARGE') throw new GymError('FILE_TOO_LARGE', `'${rel}' is ${err.details?.size ?? 'more than ' + MAX_TEXT_FILE_BYTES} bytes, more than ${MAX_TEXT_FILE_BYTES} this tool reads; use search or run_command`);
+    // Only a failed read pays a second call, to say what the path is.
+    if (err.code === 'NOT_A_FILE' && (await episode.sandbox.stat(rel).catch(() => null))?.type === 'dir') throw new GymError('NOT_A_FILE', `'${rel}' is a directory; use list_dir`);
+    throw err;
+  }
   if (looksBinary(data)) throw new GymError('BINARY_FILE', `'${rel}' is a binary file (${data.length} bytes) and cannot be shown as text`);
-  return data.toString('utf8');
+  return { text: data.toString('utf8'), bytes: data };
 }
 
 /** Splits text into lines without the trailing empty one after a final newline. */
@@ -75,10 +93,15 @@ export function numbered(lines: string[], first: number): string {
   return lines.map((l, i) => `${String(first + i).padStart(Math.max(width, 4))}\t${cutLine(l)}`).join('\n');
 }
 
-/** Records the old content, writes the new one. */
-export async function writeWithHistory(episode: Episode, rel: string, content: string): Promise<void> {
-  const st = await episode.sandbox.stat(rel);
-  const before = st?.type === 'file' ? await episode.sandbox.readFile(rel) : null;
+/**
+ * Records the old content, writes the new one. A tool that has just read the file gives its
+ * bytes as `before` (one sandbox call less); else the file is read here, if it exists.
+ */
+export async function writeWithHistory(episode: Episode, rel: string, content: string, before?: Buffer | null): Promise<void> {
+  if (before === undefined) {
+    const st = await episode.sandbox.stat(rel);
+    before = st?.type === 'file' ? await episode.sandbox.readFile(rel) : null;
+  }
   await episode.sandbox.writeFile(rel, content);
   episode.rememberBefore(historyKey(episode, rel), before);
 }

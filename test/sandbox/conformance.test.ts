@@ -117,6 +117,17 @@ for (const backend of BACKENDS) {
       assert.equal(under.code, 'NOT_A_DIRECTORY');
     });
 
+    test('readFile with maxBytes refuses a larger file unread, in one call', async () => {
+      const sandbox = gym.episode(id).sandbox;
+      await sandbox.writeFile('big.txt', 'x'.repeat(5000));
+      const err = await callErr(sandbox.readFile('big.txt', { maxBytes: 1000 }));
+      assert.equal(err.code, 'FILE_TOO_LARGE');
+      assert.equal(err.details?.size, 5000);
+      assert.equal((await sandbox.readFile('big.txt', { maxBytes: 5000 })).length, 5000);
+      assert.equal((await callErr(sandbox.readFile('.', { maxBytes: 10 }))).code, 'NOT_A_FILE');
+      await sandbox.remove('big.txt');
+    });
+
     test('commands have no network', async () => {
       const episode = gym.episode(id);
       if (backend.name === 'local' && !/bubblewrap/.test(episode.sandbox.isolation)) return;

@@ -11,6 +11,7 @@ import { packTar } from './tar.ts';
 import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from './files.ts';
 import { isolatedGitShell, NEUTRAL_ATTRIBUTES, shellWord } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
+import { fileTooLarge } from '../read_limit.ts';
 import type { DockerLimits } from './limits.ts';
 import type { ExecutorClient } from '../executor/client.ts';
 import { executorExecMarker } from './executor.ts';
@@ -190,8 +191,17 @@ export class DockerSandbox implements Sandbox {
     }
   }
 
-  async readFile(rel: string): Promise<Buffer> {
-    if (this.executor) return (await this.viaExecutor((ex) => ex.read(rel, { maxBytes: MAX_EXECUTOR_READ }))).data;
+  async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
+    if (this.executor) {
+      const max = Math.min(opts.maxBytes ?? MAX_EXECUTOR_READ, MAX_EXECUTOR_READ);
+      const r = await this.viaExecutor((ex) => ex.read(rel, { maxBytes: max }));
+      if (r.truncated && opts.maxBytes !== undefined && r.size > opts.maxBytes) throw fileTooLarge(rel, r.size, opts.maxBytes);
+      return r.data;
+    }
+    if (opts.maxBytes !== undefined) {
+      const st = await this.stat(rel);
+      if (st?.type === 'file' && st.size > opts.maxBytes) throw fileTooLarge(rel, st.size, opts.maxBytes);
+    }
     const r = await this.fileOp(rel, readScript(256 * 1024 * 1024), { raw: true, maxBytes: 256 * 1024 * 1024 });
     if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
     if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { GymError } from '../../errors.ts';
 import { O_PATH, at, walkWorkspace, workspaceParts, type Walked } from '../paths.ts';
 import type { DirEntry, FileStat } from '../types.ts';
+import { fileTooLarge } from '../read_limit.ts';
 
 /** Directories a listing keeps open for the next level; deeper or wider trees are walked again from the root. */
 const LIST_OPEN_DIRS = 256;
@@ -33,7 +34,7 @@ export class WorkspaceFiles {
     return walkWorkspace({ root: this.root, realRoot: await this.realRoot }, rel, parts, { ...opts, ...(this.owner ? { owner: this.owner } : {}) });
   }
 
-  async readFile(rel: string): Promise<Buffer> {
+  async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
     const w = await this.walk(rel, { followLast: true }).catch((err) => {
       throw fileError(err, rel);
     });
@@ -42,7 +43,9 @@ export class WorkspaceFiles {
       assertPlainFile(w.st, rel);
       const fh = await reopen(w.target, C.O_RDONLY);
       try {
-        assertPlainFile(await fh.stat(), rel);
+        const st = await fh.stat();
+        assertPlainFile(st, rel);
+        if (opts.maxBytes !== undefined && st.size > opts.maxBytes) throw fileTooLarge(rel, st.size, opts.maxBytes);
         return await fh.readFile();
       } finally {
         await fh.close();

@@ -419,9 +419,9 @@ export class LocalSandbox implements Sandbox {
   }
 
   // File operations walk each path without following links and use what they opened (files.ts).
-  async readFile(rel: string): Promise<Buffer> {
+  async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
     this.assertLive();
-    return this.files.readFile(rel);
+    return this.files.readFile(rel, opts);
   }
 
   async writeFile(rel: string, data: string | Buffer): Promise<void> {

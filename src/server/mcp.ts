@@ -44,6 +44,17 @@ export function errorResult(err: unknown): CallToolResult {
   return { isError: true, content: [{ type: 'text', text: `Error ${e.code}: ${e.message}` }], structuredContent: { error: e.toJSON() } };
 }
 
+/** A tool's input with `episode_id`, built once per tool: a new schema per session is most of what creating one costs. */
+const EPISODE_ID_INPUTS = new WeakMap<EpisodeTool, z.ZodObject>();
+function withEpisodeId(tool: EpisodeTool): z.ZodObject {
+  let input = EPISODE_ID_INPUTS.get(tool);
+  if (!input) {
+    input = tool.input.extend({ episode_id: z.string().min(1).describe('the episode id start_episode returned') });
+    EPISODE_ID_INPUTS.set(tool, input);
+  }
+  return input;
+}
+
 function register(server: McpServer, tool: AnyTool, input: z.ZodObject, handler: (args: Record<string, unknown>, ctx: ToolContext) => Promise<ToolResult>): void {
   server.registerTool(
     tool.name,
@@ -66,8 +77,7 @@ export function createGymMcpServer(gym: Gym): McpServer {
   const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: GYM_INSTRUCTIONS, jsonSchemaValidator: SHARED_VALIDATOR });
   for (const tool of gym.tools.filter((t) => t.scope === 'gym')) register(server, tool, tool.input, (args, ctx) => gym.callTool(tool.name, args, ctx));
   for (const tool of gym.tools.filter((t): t is EpisodeTool => t.scope === 'episode')) {
-    const input = tool.input.extend({ episode_id: z.string().min(1).describe('the episode id start_episode returned') });
-    register(server, tool, input, ({ episode_id, ...args }, ctx) => gym.callTool(tool.name, args, ctx, String(episode_id)));
+    register(server, tool, withEpisodeId(tool), ({ episode_id, ...args }, ctx) => gym.callTool(tool.name, args, ctx, String(episode_id)));
   }
   return server;
 }

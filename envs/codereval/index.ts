@@ -6,6 +6,7 @@ import type { Suite } from '../../src/tasks/suite.ts';
 import { CODEREVAL_PRIVATE_METADATA, CoderEvalMetadata } from './metadata.ts';
 import { annotateCoderEvalResult } from './metrics.ts';
 import { coderevalReportSections } from './report.ts';
+import { replayAdapter } from './replay.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecords, readText, splitTestBlocks, testBlockKey } from './dataset.ts';
 import { platformNeeds } from './platform.ts';
@@ -106,6 +107,8 @@ export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suit
     // Acc@k (§4.3) counts the oracle_context tokens each sample's code uses.
     annotateResult: annotateCoderEvalResult,
     reportSections: coderevalReportSections,
+    // The published *_out.jsonl files: each generate_results sample scored, agreement with is_pass.
+    replay: replayAdapter,
     resolveTask: async (taskId, dataset) => {
       const parsed = parseTaskId(taskId);
       if (!parsed || parsed.base === taskId) return undefined;

@@ -8,6 +8,7 @@ import { defaultDocsFile, docSymbolCandidates, readDocsStore } from './docs.ts';
 import { importNameOf } from './env.ts';
 import { GitChameleonMetadata } from './metadata.ts';
 import { viewDocsTool } from './tools/view_docs.ts';
+import { replayAdapter } from './replay.ts';
 import { v1Task, v2Task } from './tasks.ts';
 
 export interface GitChameleonOptions {
@@ -105,6 +106,8 @@ export function gitchameleonSuite(opts: GitChameleonOptions = {}): Suite {
     privatePaths: (dataset) => (dataset ? privatePathsOf(dataset) : []),
     // The paper's setting is a model that can read the pinned version's documentation.
     tools: [viewDocsTool],
+    // The authors' published model outputs, scored as submissions and compared with their verdicts.
+    replay: replayAdapter,
   };
 }
 

@@ -5,6 +5,7 @@ import { GymError } from '../../src/errors.ts';
 import { suiteMetadata, type ContextWork, type Suite } from '../../src/tasks/suite.ts';
 import { HumanEvoMetadata } from './metadata.ts';
 import { humanevoReportSections } from './report.ts';
+import { buildTasksCommand } from './build_tasks.ts';
 import { retrieveContextTool } from './tools/retrieve_context.ts';
 import { TaskSchema, type Task, type TaskInput } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
@@ -178,6 +179,8 @@ export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): Su
     tools: [retrieveContextTool],
     // The paper's Tables 2, 4, 5 and 6: aware vs ignored, by dependency level and docstring style.
     reportSections: humanevoReportSections,
+    // §3: tasks mined from a repository's history, validated by execution.
+    commands: [buildTasksCommand],
   };
 }
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { GymError } from '../../src/errors.ts';
 import type { Suite } from '../../src/tasks/suite.ts';
 import { SwebenchMetadata } from './metadata.ts';
+import { replayAdapter } from './replay.ts';
 import { readInstances } from './dataset.ts';
 import { scoreSwebench } from './scorer.ts';
 import { instanceTask, type RepoOptions } from './tasks.ts';
@@ -50,5 +51,7 @@ export function swebenchSuite(opts: RepoOptions & { id?: string } = {}): Suite {
       ...(opts.reposDir ? [path.resolve(opts.reposDir)] : []),
     ],
     score: (task, patch, deps, scoreOpts) => scoreSwebench(task, patch, deps, scoreOpts),
+    // all_preds.jsonl (instance_id, model_patch) → results.json and logs/<instance_id>/, as the harness writes them.
+    replay: replayAdapter,
   };
 }

@@ -11,14 +11,32 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { examplesSuite } from '../../envs/examples/index.ts';
 import { AGENTS } from '../../agents/index.ts';
+import { builtinSuites } from '../../bin/builtins.ts';
+import { main } from '../../src/cli/main.ts';
 import { agentUnderTest } from '../../src/runner/agents.ts';
 import { writeReport } from '../../src/runner/report.ts';
 import { runExperiment } from '../../src/runner/runner.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { createGymMcpServer } from '../../src/server/mcp.ts';
 import { SuiteRegistry } from '../../src/tasks/registry.ts';
-import { expectGymError, makeGym, tempDir, testContext } from '../helpers.ts';
+import { expectGymError, makeGym, tempDir, TEST_CACHE_DIR, testContext } from '../helpers.ts';
 import { KATA_SUITE, kataReportSection, kataSuite } from '../fixtures/kata_suite.ts';
+
+/** Runs the CLI in this process (the fixture suite lives only here), capturing what it prints. */
+async function cli(argv: string[], root: Parameters<typeof main>[1]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const write = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
+  process.stdout.write = ((chunk: string | Uint8Array) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    const code = await main(argv, root);
+    return { code, stdout: out.join(''), stderr: err.join('') };
+  } finally {
+    process.stdout.write = write.out;
+    process.stderr.write = write.err;
+  }
+}
 
 function registry(suites = [examplesSuite(), kataSuite()]): SuiteRegistry {
   const r = new SuiteRegistry(suites);
@@ -105,6 +123,33 @@ describe('a fifth suite through the public contract', () => {
       const without = await writeReport([outDir], path.join(dir, 'plain'), { sections: [] });
       assert.doesNotMatch(await fs.readFile(without.md, 'utf8'), /Katas by belt/);
       assert.equal(kataReportSection.title, 'Katas by belt');
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('benchgym score replays the suite\'s published outputs through its adapter, with no core change', async () => {
+    const dir = await tempDir();
+    try {
+      const predictions = path.join(dir, 'preds.jsonl');
+      const rows = [
+        { kata: 'double', code: 'def double(x):\n    return 2 * x\n', passed: true },
+        { kata: 'square', code: 'def square(x):\n    return x + x\n', passed: true },
+      ];
+      await fs.writeFile(predictions, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      const root = { suites: () => [...builtinSuites(), kataSuite()], agents: AGENTS };
+      const run = await cli(['score', '--suite', KATA_SUITE, '--predictions', predictions, '--json', '--data-dir', dir, '--cache-dir', TEST_CACHE_DIR], root);
+      assert.equal(run.code, 0, run.stderr);
+      const report = JSON.parse(run.stdout) as { results: { taskId: string; ours: string; theirs?: string; agree?: boolean }[] };
+      const byTask = Object.fromEntries(report.results.map((r) => [r.taskId, r]));
+      assert.equal(byTask.double!.ours, 'passed');
+      assert.equal(byTask.double!.agree, true);
+      assert.equal(byTask.square!.ours, 'failed', 'x + x is not x * x');
+      assert.equal(byTask.square!.agree, false, 'the published verdict said passed');
+      // A suite without a replay is refused by name.
+      const refused = await cli(['score', '--suite', 'examples', '--predictions', predictions], root);
+      assert.notEqual(refused.code, 0);
+      assert.match(refused.stderr, /suite 'examples' has no replay/);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }

@@ -11,7 +11,8 @@ import { addedFunctions } from '../../../envs/humanevo/builder.ts';
 import { changedFiles, listChanges } from '../../../envs/humanevo/history.ts';
 import { isSourcePath, isTestPath } from '../../../envs/humanevo/functions.ts';
 import { main } from '../../../src/cli/main.ts';
-import { buildTasksCmd } from '../../../src/cli/build_tasks.ts';
+import { buildTasksCmd } from '../../../envs/humanevo/build_tasks.ts';
+import { BUILTINS } from '../../../bin/builtins.ts';
 import { expectGymError, TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
 import { buildJavaFixture } from './fixtures.ts';
 import { buildFixture, SKIP_JAVA_BUILD, type BuiltFixture } from './setup.ts';
@@ -68,7 +69,7 @@ describe('build-tasks on the Python fixture', () => {
 
   test('--limit stops after that many validated tasks; the CLI writes a file the suite loads', async () => {
     const out = path.join(await tempDir(), 'tasks.jsonl');
-    const code = await main(['build-tasks', '--repo', f.repo, '--language', 'python', '--limit', '1', '--out', out, '--cache-dir', TEST_CACHE_DIR]);
+    const code = await main(['build-tasks', '--repo', f.repo, '--language', 'python', '--limit', '1', '--out', out, '--cache-dir', TEST_CACHE_DIR], BUILTINS);
     assert.equal(code, 0);
     const lines = (await fs.readFile(out, 'utf8')).trim().split('\n');
     assert.equal(lines.length, 1);

@@ -45,6 +45,7 @@ const BENCHMARKS: Benchmark[] = [
     optIn: true,
     run: (opts) => runIsolation(opts),
   },
+  (await import('./peers.ts')).PEERS_BENCHMARK, // opt-in: benchgym vs mini-swe-agent and SWE-ReX (issue 14)
 ];
 
 function usage(): string {

@@ -1,8 +1,11 @@
-import { formatModeDifferences, strictOutcome, type ReplayVerdict, type StrictOutcome } from '../../src/scoring/compare.ts';
+import { formatModeDifferences, strictOutcome, type StrictOutcome } from '../../src/scoring/compare.ts';
 import { promises as fs } from 'node:fs';
 import { z } from 'zod';
-import { GymError, toGymError } from '../../src/errors.ts';
-import { meanPassAtK, oracleContextHits, accAtK, type TaskOutcomes } from '../../src/runner/metrics.ts';
+import { GymError } from '../../src/errors.ts';
+import type { ReplayAdapter, ReplayRow, ReplaySubmission, ScoredSubmission } from '../../src/replay/adapter.ts';
+import { scoreSubmissions } from '../../src/replay/driver.ts';
+import { meanPassAtK, type TaskOutcomes } from '../../src/runner/metrics.ts';
+import { accAtK, oracleContextHits } from './metrics.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { readJsonl } from '../../src/tasks/jsonl.ts';
@@ -29,13 +32,10 @@ export const OutputRow = z.looseObject({
 });
 export type OutputRow = z.infer<typeof OutputRow>;
 
+const describeRowIssues = (error: z.ZodError) => `${describeIssues(error)} (expected CoderEval's output format: _id, generate_results[{generate_code, is_pass}])`;
+
 export function readOutputs(file: string): Promise<OutputRow[]> {
-  return readJsonl(file, OutputRow, {
-    code: 'INVALID_ARGUMENT',
-    unreadable: 'INVALID_ARGUMENT',
-    what: 'the predictions file',
-    describe: (error) => `${describeIssues(error)} (expected CoderEval's output format: _id, generate_results[{generate_code, is_pass}])`,
-  });
+  return readJsonl(file, OutputRow, { code: 'INVALID_ARGUMENT', unreadable: 'INVALID_ARGUMENT', what: 'the predictions file', describe: describeRowIssues });
 }
 
 export type Outcome = 'passed' | 'failed' | 'unavailable' | 'error';
@@ -77,63 +77,45 @@ export interface ReplayOptions {
   onResult?: (r: SampleResult) => void;
 }
 
+/** Each sample of a row as a submission, with the published is_pass. */
+function submissions(row: OutputRow, line: number): ReplaySubmission[] {
+  return row.generate_results.map((g, sample) => ({
+    taskId: row._id,
+    sample,
+    patch: candidatePatch(g.generate_code),
+    ...(g.is_pass === undefined ? {} : { published: g.is_pass ? ('passed' as const) : ('failed' as const) }),
+    line,
+  }));
+}
+
+async function resultOf(s: ScoredSubmission<OutputRow>): Promise<SampleResult> {
+  const { submission: sub, verdict } = s;
+  const reason = verdict ? await failureLine(verdict) : `${s.error!.code}: ${s.error!.message.split('\n')[0]}`;
+  const strict = verdict ? await strictOutcome(verdict, failureLine) : undefined;
+  return {
+    taskId: sub.taskId,
+    sample: sub.sample,
+    level: String(s.task.metadata.level ?? s.row.level ?? 'unknown'),
+    ours: s.ours as Outcome,
+    ...(sub.published ? { theirs: sub.published } : {}),
+    ...(s.agree !== undefined ? { agree: s.agree } : {}),
+    reason,
+    durationMs: s.durationMs,
+    ...(strict ? { strict } : {}),
+  };
+}
+
+const refuseUnknown = (rows: ReplayRow<OutputRow>[]) => `outputs for tasks not in the dataset: ${rows.slice(0, 10).map((r) => r.row._id).join(', ')}`;
+
 /**
  * Scores every sample of every row. A task whose env is unavailable here is tried once and
  * its other samples are counted unavailable without scoring.
  */
 export async function replayOutputs(tasks: Map<string, Task>, rows: OutputRow[], score: (task: Task, patch: string) => Promise<Verdict>, opts: ReplayOptions): Promise<SampleResult[]> {
-  const unknown = rows.filter((r) => !tasks.has(r._id));
-  if (unknown.length) throw new GymError('TASK_NOT_FOUND', `outputs for tasks not in the dataset: ${unknown.slice(0, 10).map((r) => r._id).join(', ')}`);
-  const jobs = rows.flatMap((row) => row.generate_results.map((g, sample) => ({ row, sample, g })));
-  const unavailable = new Map<string, string>();
-  const results: SampleResult[] = new Array(jobs.length);
-  const one = async ({ row, sample, g }: (typeof jobs)[number]): Promise<SampleResult> => {
-    const started = Date.now();
-    const task = tasks.get(row._id)!;
-    const theirs = g.is_pass === undefined ? undefined : g.is_pass ? ('passed' as const) : ('failed' as const);
-    const level = String(task.metadata.level ?? row.level ?? 'unknown');
-    let ours: Outcome;
-    let reason: string;
-    let strict: StrictOutcome | undefined;
-    const known = unavailable.get(row._id);
-    if (known) {
-      ours = 'unavailable';
-      reason = known;
-    } else {
-      try {
-        const verdict: ReplayVerdict = await score(task, candidatePatch(g.generate_code));
-        ours = verdict.status === 'error' ? (verdict.error?.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error') : verdict.status;
-        reason = await failureLine(verdict);
-        strict = await strictOutcome(verdict, failureLine);
-      } catch (err) {
-        const e = toGymError(err);
-        if (e.code === 'CANCELLED') throw e;
-        ours = e.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error';
-        reason = `${e.code}: ${e.message.split('\n')[0]}`;
-      }
-      if (ours === 'unavailable') unavailable.set(row._id, reason);
-    }
-    const comparable = theirs !== undefined && (ours === 'passed' || ours === 'failed');
-    return { taskId: row._id, sample, level, ours, ...(theirs ? { theirs } : {}), ...(comparable ? { agree: ours === theirs } : {}), reason, durationMs: Date.now() - started, ...(strict ? { strict } : {}) };
-  };
-  // Samples of one task run one after another (the first tells whether its env exists); tasks run in parallel.
-  const byTask = new Map<string, number[]>();
-  jobs.forEach((j, i) => byTask.set(j.row._id, [...(byTask.get(j.row._id) ?? []), i]));
-  const queue = [...byTask.values()];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.max(1, Math.min(opts.concurrency, queue.length)) }, async () => {
-      while (next < queue.length) {
-        const indices = queue[next++]!;
-        for (const i of indices) {
-          if (opts.signal?.aborted) throw new GymError('CANCELLED', 'the replay was cancelled');
-          results[i] = await one(jobs[i]!);
-          opts.onResult?.(results[i]!);
-        }
-      }
-    }),
-  );
-  return results;
+  const lines = rows.map((row, i) => ({ row, line: i + 1 }));
+  const unknown = lines.filter((r) => !tasks.has(r.row._id));
+  if (unknown.length) throw new GymError('TASK_NOT_FOUND', refuseUnknown(unknown));
+  return scoreSubmissions(lines.flatMap(({ row, line }) => submissions(row, line).map((submission) => ({ submission, row, task: tasks.get(row._id)! }))), score, { concurrency: opts.concurrency, samplesInSequence: true, signal: opts.signal, settle: resultOf, onResult: opts.onResult });
 }
 
 export interface LevelFigures {
@@ -275,34 +257,29 @@ export function formatReplay(results: SampleResult[], summary: ReplaySummary, ac
   return out.join('\n');
 }
 
-/** `benchgym score --suite codereval`: the CLI side (src/cli/score.ts dispatches here). */
-export async function scoreCli(
-  gym: { registry: { tasks(suite: string): Promise<Task[]> }; score(task: Task, patch: string): Promise<Verdict> },
-  suiteId: string,
-  o: { predictions: string; tasks?: string; concurrency: number; json?: boolean; dataset: string; score?: (task: Task, patch: string) => Promise<ReplayVerdict> },
-): Promise<number> {
-  const all = await gym.registry.tasks(suiteId);
-  const byId = new Map(all.map((t) => [t.id, t]));
-  if (!all.some((t) => t.metadata.codereval_id)) throw new GymError('INVALID_ARGUMENT', `suite '${suiteId}' is not a CoderEval suite`);
-  let rows = await readOutputs(o.predictions);
-  if (o.tasks) {
-    const wanted = new Set(o.tasks.split(',').map((s) => s.trim()).filter(Boolean));
-    const unknown = [...wanted].filter((id) => !byId.has(id));
-    if (unknown.length) throw new GymError('TASK_NOT_FOUND', `no task ${unknown.map((u) => `'${u}'`).join(', ')} in suite '${suiteId}'`);
-    rows = rows.filter((r) => wanted.has(r._id));
-  }
-  const results = await replayOutputs(byId, rows, o.score ?? ((task, patch) => gym.score(task, patch)), {
-    concurrency: o.concurrency,
-    onResult: (r) => {
-      if (!o.json && r.ours !== 'unavailable') process.stderr.write(`${r.ours.padEnd(8)} ${r.taskId} #${r.sample}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict && r.strict.status !== 'passed' ? `; strict: ${r.strict.status} (${r.strict.reason})` : ''}\n`);
-    },
-  });
-  const summary = summarize(results);
-  const acc = outputsAccAtK(byId, rows);
-  if (o.json) process.stdout.write(JSON.stringify({ suite: suiteId, dataset: o.dataset, predictions: o.predictions, summary, ...(acc ? { accAtK: acc } : {}), results }, null, 2) + '\n');
-  else {
-    process.stdout.write(`\n${suiteId}: ${formatReplay(results, summary, acc)}\n`);
-    if (results.some((r) => r.strict)) process.stdout.write(formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))).join('\n') + '\n');
-  }
-  return summary.errors > 0 ? 1 : 0;
-}
+/** `benchgym score --suite codereval`: published `*_out.jsonl` samples, agreement with is_pass, Pass@k per level, Acc@k. */
+export const replayAdapter: ReplayAdapter<OutputRow, undefined, SampleResult> = {
+  rowFormat: '_id, generate_results[{generate_code, is_pass}]',
+  usage: `  benchgym score --suite codereval --dataset PATH --predictions FILE_out.jsonl [--tasks a,b] [--concurrency N] [--json]
+                 [--scoring faithful|strict|both]     CoderEval outputs: agreement with is_pass, Pass@k per level
+                                                      (--scoring: faithful by default, the benchmark's harness; both:
+                                                      faithful, and strict on its passes, listing where they differ)`,
+  row: OutputRow,
+  describeIssues: describeRowIssues,
+  taskOf: (row) => row._id,
+  refuseUnknown,
+  submissions: (row, _task, line) => submissions(row, line),
+  samplesInSequence: true,
+  result: resultOf,
+  progress: (r) =>
+    r.ours === 'unavailable'
+      ? undefined
+      : `${r.ours.padEnd(8)} ${r.taskId} #${r.sample}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict && r.strict.status !== 'passed' ? `; strict: ${r.strict.status} (${r.strict.reason})` : ''}`,
+  async report(results, { suite, dataset, predictions, tasks, rows }) {
+    const summary = summarize(results);
+    const acc = outputsAccAtK(new Map(tasks.map((t) => [t.id, t])), rows.map((r) => r.row));
+    let text = `\n${suite}: ${formatReplay(results, summary, acc)}\n`;
+    if (results.some((r) => r.strict)) text += formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))).join('\n') + '\n';
+    return { json: { suite, dataset, predictions, summary, ...(acc ? { accAtK: acc } : {}), results }, text, exitCode: summary.errors > 0 ? 1 : 0 };
+  },
+};

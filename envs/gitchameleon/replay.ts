@@ -1,10 +1,13 @@
-import { strictOutcome, type ReplayVerdict, type StrictOutcome } from '../../src/scoring/compare.ts';
+import { formatModeDifferences, strictOutcome, type StrictOutcome } from '../../src/scoring/compare.ts';
 import { z } from 'zod';
-import { GymError, toGymError } from '../../src/errors.ts';
+import { GymError } from '../../src/errors.ts';
+import type { ReplayAdapter, ReplayRow, ReplaySubmission, ScoredSubmission } from '../../src/replay/adapter.ts';
+import { scoreSubmissions } from '../../src/replay/driver.ts';
+import { scoredReason, verdictReason } from '../../src/replay/generic.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { readJsonlRows } from './dataset.ts';
-import { authorsUnescape, candidateCode, type ExtractionMode } from './extract.ts';
+import { authorsUnescape, candidateCode, EXTRACTION_MODES, type ExtractionMode } from './extract.ts';
 import { solutionFile } from './tasks.ts';
 
 /**
@@ -97,16 +100,8 @@ export interface ReplayResult {
   strict?: StrictOutcome;
 }
 
-/** The short reason a verdict gives: why it failed, or the error. */
-export function verdictReason(v: Verdict): string {
-  if (v.status === 'error') return `${v.error?.code}: ${(v.error?.message ?? '').split('\n')[0]}`;
-  if (v.status === 'passed') return `${v.tests.filter((t) => t.status === 'passed').length} passed`;
-  const bad = v.tests.find((t) => t.status === 'failed' || t.status === 'error');
-  const note = v.notes.find((n) => /PATCH_APPLY_FAILED|time limit|no test results/.test(n));
-  if (bad) return `${bad.name}: ${(bad.message ?? bad.status).split('\n')[0]!.slice(0, 200)}`;
-  if (note) return note;
-  return `exit code ${v.exitCode}${v.tests.length ? `, ${v.tests.map((t) => `${t.status}`).join(' ')}` : ''}`;
-}
+/** The short reason a verdict gives (the generic replay's). */
+export { verdictReason };
 
 export interface ReplayOptions {
   mode: ExtractionMode;
@@ -115,6 +110,32 @@ export interface ReplayOptions {
   onResult?: (r: ReplayResult) => void;
 }
 
+type Row = z.infer<typeof PredictionRow>;
+
+/** A prediction as the replay's one submission for its problem. */
+function submission(row: Row, task: Task, line: number, mode: ExtractionMode): ReplaySubmission {
+  const { passed } = row;
+  return { taskId: row.taskId, sample: 0, patch: predictionPatch(task, row.answer, mode).patch, ...(passed === undefined ? {} : { published: passed ? 'passed' : 'failed' }), line };
+}
+
+async function resultOf(s: ScoredSubmission<Row>): Promise<ReplayResult> {
+  const { submission: p, verdict } = s;
+  const reason = scoredReason(s);
+  const strict = verdict ? await strictOutcome(verdict, verdictReason) : undefined;
+  return {
+    taskId: p.taskId,
+    line: p.line,
+    ours: s.ours as ReplayOutcome,
+    ...(p.published ? { theirs: p.published } : {}),
+    ...(s.agree !== undefined ? { agree: s.agree } : {}),
+    reason,
+    durationMs: s.durationMs,
+    ...(strict ? { strict } : {}),
+  };
+}
+
+const refuseUnknown = (rows: ReplayRow<Row>[]) => `predictions for problems not in the dataset: ${rows.slice(0, 10).map((p) => `${p.row.taskId} (line ${p.line})`).join(', ')}`;
+
 /** Scores each prediction with `score` (Gym.score), in input order, `concurrency` at a time. */
 export async function replayPredictions(
   tasks: Map<string, Task>,
@@ -122,42 +143,14 @@ export async function replayPredictions(
   score: (task: Task, patch: string) => Promise<Verdict>,
   opts: ReplayOptions,
 ): Promise<ReplayResult[]> {
-  const unknown = predictions.filter((p) => !tasks.has(p.taskId));
-  if (unknown.length) throw new GymError('TASK_NOT_FOUND', `predictions for problems not in the dataset: ${unknown.slice(0, 10).map((p) => `${p.taskId} (line ${p.line})`).join(', ')}`);
-  const results: ReplayResult[] = new Array(predictions.length);
-  let next = 0;
-  const one = async (p: Prediction): Promise<ReplayResult> => {
-    const started = Date.now();
-    const task = tasks.get(p.taskId)!;
-    const theirs = p.passed === undefined ? undefined : p.passed ? ('passed' as const) : ('failed' as const);
-    let ours: ReplayOutcome;
-    let reason: string;
-    let strict: StrictOutcome | undefined;
-    try {
-      const verdict: ReplayVerdict = await score(task, predictionPatch(task, p.answer, opts.mode).patch);
-      ours = verdict.status === 'error' ? (verdict.error?.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error') : verdict.status;
-      reason = verdictReason(verdict);
-      strict = await strictOutcome(verdict, verdictReason);
-    } catch (err) {
-      const e = toGymError(err);
-      if (e.code === 'CANCELLED') throw e;
-      ours = e.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error';
-      reason = `${e.code}: ${e.message.split('\n')[0]}`;
-    }
-    const comparable = theirs !== undefined && (ours === 'passed' || ours === 'failed');
-    return { taskId: p.taskId, line: p.line, ours, ...(theirs ? { theirs } : {}), ...(comparable ? { agree: ours === theirs } : {}), reason, durationMs: Date.now() - started, ...(strict ? { strict } : {}) };
-  };
-  await Promise.all(
-    Array.from({ length: Math.max(1, Math.min(opts.concurrency, predictions.length)) }, async () => {
-      while (next < predictions.length) {
-        if (opts.signal?.aborted) throw new GymError('CANCELLED', 'the replay was cancelled');
-        const i = next++;
-        results[i] = await one(predictions[i]!);
-        opts.onResult?.(results[i]!);
-      }
-    }),
-  );
-  return results;
+  const rows = predictions.map(({ line, ...row }) => ({ row, line }));
+  const unknown = rows.filter((p) => !tasks.has(p.row.taskId));
+  if (unknown.length) throw new GymError('TASK_NOT_FOUND', refuseUnknown(unknown));
+  const submissions = rows.map(({ row, line }) => {
+    const task = tasks.get(row.taskId)!;
+    return { submission: submission(row, task, line, opts.mode), row, task };
+  });
+  return scoreSubmissions(submissions, score, { concurrency: opts.concurrency, signal: opts.signal, settle: resultOf, onResult: opts.onResult });
 }
 
 export interface ReplaySummary {
@@ -193,3 +186,41 @@ export function summarize(results: ReplayResult[]): ReplaySummary {
     ourPassedOfCompared: compared.filter((r) => r.ours === 'passed').length,
   };
 }
+
+const rate = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
+
+/** `benchgym score --suite gitchameleon`: the authors' prediction files, scored and compared with their verdicts. */
+export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayResult> = {
+  rowFormat: 'example_id, answer[, passed]',
+  usage: `  benchgym score --suite gitchameleon --dataset PATH --predictions FILE [--mode extract|authors-sanitizer]
+                 [--tasks a,b] [--concurrency N] [--json] [--scoring faithful|strict|both]
+                                                      score published model outputs; agreement with their verdicts`,
+  row: PredictionRow,
+  describeIssues: (error) => error.issues.map((x) => x.message).join('; '),
+  flags: { mode: { type: 'string' } },
+  options(values) {
+    const mode = (values.mode ?? 'extract') as ExtractionMode;
+    if (!EXTRACTION_MODES.includes(mode)) throw new GymError('INVALID_ARGUMENT', `invalid --mode: '${String(values.mode)}' (${EXTRACTION_MODES.join(' or ')})`);
+    return { mode };
+  },
+  taskOf: (row) => row.taskId,
+  refuseUnknown,
+  submissions: (row, task, line, { mode }) => [submission(row, task, line, mode)],
+  result: resultOf,
+  progress: (r) =>
+    `${r.ours.padEnd(11)} ${r.taskId}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''} ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict ? `; strict: ${r.strict.status}${r.strict.status === 'passed' ? '' : ` (${r.strict.reason})`}` : ''}`,
+  async report(results, { suite, dataset, predictions, options: { mode }, scoring }) {
+    const summary = summarize(results);
+    const out: string[] = [];
+    const decided = summary.passed + summary.failed;
+    out.push(`\n${suite}: ${summary.rows} predictions (mode ${mode}): ${summary.passed} passed, ${summary.failed} failed (${rate(summary.passed, decided)} of ${decided} scored); ${summary.unavailable} unavailable here, ${summary.errors} errors; scoring ${scoring}`);
+    if (summary.compared) {
+      out.push(`agreement with the published verdicts: ${summary.agreed}/${summary.compared} (${rate(summary.agreed, summary.compared)}); published ${summary.theirPassed} passed, ours ${summary.ourPassedOfCompared} on the same rows`);
+      for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);
+    }
+    for (const r of results.filter((x) => x.ours === 'unavailable')) out.push(`  ENV_UNAVAILABLE ${r.taskId}: ${r.reason}`);
+    for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId}: ${r.reason}`);
+    if (scoring === 'both') out.push(...formatModeDifferences(results.map((r) => ({ id: r.taskId, ours: r.ours, theirs: r.theirs, strict: r.strict }))));
+    return { json: { suite, dataset, predictions, mode, scoring, summary, results }, text: out.join('\n') + '\n', exitCode: summary.errors > 0 ? 1 : 0 };
+  },
+};

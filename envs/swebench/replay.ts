@@ -1,8 +1,8 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import type { Gym } from '../../src/episode/gym.ts';
-import { GymError, toGymError } from '../../src/errors.ts';
+import type { ReplayAdapter, ReplayRow } from '../../src/replay/adapter.ts';
+import { readReplayRows } from '../../src/replay/rows.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
@@ -15,36 +15,18 @@ export const PredictionRow = z.looseObject({
 });
 export type Prediction = z.infer<typeof PredictionRow>;
 
+const describeRowIssues = (error: z.ZodError) => `invalid prediction: ${describeIssues(error)}`;
+
+/** A later line for the same instance replaces an earlier one, as in the harness (the instance keeps its first place). */
+function lastPerInstance(rows: ReplayRow<Prediction>[]): ReplayRow<Prediction>[] {
+  const byId = new Map<string, ReplayRow<Prediction>>();
+  for (const r of rows) byId.set(r.row.instance_id, r);
+  return [...byId.values()];
+}
+
 /** Reads predictions as JSON Lines or a JSON list; a later line for the same instance replaces an earlier one, as in the harness. */
 export async function readPredictions(file: string): Promise<Prediction[]> {
-  const text = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new GymError('INVALID_ARGUMENT', `cannot read --predictions ${file}: ${err.code ?? err.message}`);
-  });
-  let values: { line: number; value: unknown }[];
-  if (text.trimStart().startsWith('[')) {
-    try {
-      values = (JSON.parse(text) as unknown[]).map((value, i) => ({ line: i + 1, value }));
-    } catch (err) {
-      throw new GymError('INVALID_ARGUMENT', `${file}: not valid JSON: ${(err as Error).message}`);
-    }
-  } else {
-    values = [];
-    text.split('\n').forEach((raw, i) => {
-      if (!raw.trim()) return;
-      try {
-        values.push({ line: i + 1, value: JSON.parse(raw) });
-      } catch (err) {
-        throw new GymError('INVALID_ARGUMENT', `${file}:${i + 1}: not valid JSON: ${(err as Error).message}`);
-      }
-    });
-  }
-  const byId = new Map<string, Prediction>();
-  for (const { line, value } of values) {
-    const r = PredictionRow.safeParse(value);
-    if (!r.success) throw new GymError('INVALID_ARGUMENT', `${file}:${line}: invalid prediction: ${describeIssues(r.error)}`);
-    byId.set(r.data.instance_id, r.data);
-  }
-  return [...byId.values()];
+  return lastPerInstance(await readReplayRows(file, PredictionRow, describeRowIssues)).map((r) => r.row);
 }
 
 /** The per-instance report of the SWE-bench harness (`logs/<instance_id>/report.json`). */
@@ -99,58 +81,14 @@ export function instanceReport(patch: string | null, v: Verdict | null, error?: 
   };
 }
 
-export interface ReplayOptions {
-  out: string;
-  concurrency: number;
-  onResult?: (id: string, r: InstanceReport, durationMs: number) => void;
-}
-
-/**
- * Replays predictions the way `run_evaluation` does: each `model_patch` scored in a fresh
- * sandbox (`gym.score`, the suite's harness steps), `logs/<id>/{patch.diff, report.json,
- * test_output.txt}` written per instance, and `results.json` with the run report. Empty
- * patches are not run (the harness counts them apart); infrastructure failures are
- * `error_ids`, never unresolved.
- */
-export async function replaySwebench(gym: Gym, tasks: Task[], predictions: Prediction[], opts: ReplayOptions): Promise<RunReport> {
-  const byId = new Map(tasks.map((t) => [t.id, t]));
-  const unknown = predictions.filter((p) => !byId.has(p.instance_id)).map((p) => p.instance_id);
-  const submitted = predictions.filter((p) => byId.has(p.instance_id));
-  const reports = new Map<string, InstanceReport>();
-  const logs = path.join(opts.out, 'logs');
-  await fs.mkdir(logs, { recursive: true });
-  let next = 0;
-  const worker = async () => {
-    while (next < submitted.length) {
-      const p = submitted[next++]!;
-      const started = Date.now();
-      const dir = path.join(logs, p.instance_id.replace(/[^\w.@+-]/g, '_'));
-      await fs.mkdir(dir, { recursive: true });
-      await fs.writeFile(path.join(dir, 'patch.diff'), p.model_patch ?? '');
-      let report: InstanceReport;
-      if (!p.model_patch?.trim()) report = instanceReport(p.model_patch, null);
-      else {
-        try {
-          const v = await gym.score(byId.get(p.instance_id)!, p.model_patch);
-          report = instanceReport(p.model_patch, v);
-          if (v.logRef) await fs.copyFile(v.logRef, path.join(dir, 'test_output.txt')).catch(() => {});
-        } catch (err) {
-          const e = toGymError(err);
-          report = instanceReport(p.model_patch, null, { code: e.code, message: e.message });
-        }
-      }
-      await fs.writeFile(path.join(dir, 'report.json'), JSON.stringify({ [p.instance_id]: report }, null, 2) + '\n');
-      reports.set(p.instance_id, report);
-      opts.onResult?.(p.instance_id, report, Date.now() - started);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(opts.concurrency, Math.max(1, submitted.length)) }, worker));
+/** The run report over the instances replayed (`tasks`), from each submitted instance's report. */
+export function runReport(tasks: Task[], submitted: string[], reports: Map<string, InstanceReport>, unknown: string[]): RunReport {
   const ids = (f: (r: InstanceReport) => boolean) => [...reports].filter(([, r]) => f(r)).map(([id]) => id).sort();
   const empty = ids((r) => !r.patch_exists);
   const errors = ids((r) => r.patch_exists && Boolean(r.error));
   const completed = ids((r) => r.patch_exists && !r.error);
   const resolved = ids((r) => r.resolved);
-  const run: RunReport = {
+  return {
     total_instances: tasks.length,
     submitted_instances: submitted.length,
     completed_instances: completed.length,
@@ -161,44 +99,69 @@ export async function replaySwebench(gym: Gym, tasks: Task[], predictions: Predi
     completed_ids: completed,
     incomplete_ids: tasks.map((t) => t.id).filter((id) => !completed.includes(id)).sort(),
     empty_patch_ids: empty,
-    submitted_ids: submitted.map((p) => p.instance_id).sort(),
+    submitted_ids: [...submitted].sort(),
     resolved_ids: resolved,
     unresolved_ids: completed.filter((id) => !resolved.includes(id)),
     error_ids: errors,
-    unknown_ids: unknown.sort(),
+    unknown_ids: [...unknown].sort(),
     schema_version: 2,
   };
-  await fs.writeFile(path.join(opts.out, 'results.json'), JSON.stringify(run, null, 2) + '\n');
-  return run;
 }
 
-/** `benchgym score --suite swe-bench-java`: the replay, a summary line per instance, exit 1 on harness errors. */
-export async function scoreCli(gym: Gym, suite: string, opts: { predictions: string; out: string; tasks?: string; concurrency: number; json?: boolean }): Promise<number> {
-  let tasks = await gym.registry.tasks(suite);
-  let predictions = await readPredictions(opts.predictions);
-  if (opts.tasks) {
-    const wanted = new Set(opts.tasks.split(',').map((s) => s.trim()).filter(Boolean));
-    const missing = [...wanted].filter((id) => !tasks.some((t) => t.id === id));
-    if (missing.length) throw new GymError('TASK_NOT_FOUND', `no task ${missing.map((u) => `'${u}'`).join(', ')} in suite '${suite}'`);
-    tasks = tasks.filter((t) => wanted.has(t.id));
-    predictions = predictions.filter((p) => wanted.has(p.instance_id));
-  }
-  const report = await replaySwebench(gym, tasks, predictions, {
-    out: opts.out,
-    concurrency: opts.concurrency,
-    onResult: (id, r, ms) => {
-      if (opts.json) return;
-      const what = r.error ? `ERROR ${r.error.code}: ${r.error.message.split('\n')[0]}` : !r.patch_exists ? 'empty patch' : r.resolved ? 'resolved' : r.patch_successfully_applied ? 'unresolved' : 'patch does not apply';
-      process.stderr.write(`${what.padEnd(11)} ${id} (${(ms / 1000).toFixed(1)} s)\n`);
-    },
-  });
-  if (opts.json) process.stdout.write(JSON.stringify(report, null, 2) + '\n');
-  else {
-    process.stdout.write(
-      `\n${suite}: ${report.resolved_instances}/${report.total_instances} resolved (${report.submitted_instances} submitted, ${report.completed_instances} completed, ` +
-        `${report.empty_patch_instances} empty, ${report.error_instances} errors${report.unknown_ids.length ? `, ${report.unknown_ids.length} unknown ids` : ''})\n` +
-        `results: ${path.join(opts.out, 'results.json')}, logs: ${path.join(opts.out, 'logs')}/<instance_id>/\n`,
-    );
-  }
-  return report.error_instances > 0 ? 1 : 0;
+/** One instance replayed: its harness report and how long it took. */
+export interface InstanceResult {
+  id: string;
+  report: InstanceReport;
+  durationMs: number;
 }
+
+const logDir = (out: string, id: string) => path.join(out, 'logs', id.replace(/[^\w.@+-]/g, '_'));
+
+/**
+ * `benchgym score --suite swe-bench-java` replays predictions the way `run_evaluation` does:
+ * each `model_patch` scored in a fresh sandbox (the suite's harness steps),
+ * `OUT/logs/<id>/{patch.diff, report.json, test_output.txt}` written per instance, and
+ * `OUT/results.json` with the run report. Empty patches are not run (the harness counts them
+ * apart); infrastructure failures are `error_ids`, never unresolved.
+ */
+export const replayAdapter: ReplayAdapter<Prediction, { out: string }, InstanceResult> = {
+  rowFormat: 'instance_id, model_patch',
+  usage: `  benchgym score --suite swe-bench-java --dataset FILE.jsonl --predictions all_preds.jsonl [--repos-dir DIR] [--out DIR]
+                 [--tasks a,b] [--concurrency N] [--json]
+                                                      SWE-bench predictions (instance_id, model_patch): OUT/results.json
+                                                      (resolved ids) and OUT/logs/<instance_id>/ (default OUT ./swebench-run)`,
+  row: PredictionRow,
+  describeIssues: describeRowIssues,
+  flags: { out: { type: 'string' } },
+  options: (values) => ({ out: path.resolve(typeof values.out === 'string' ? values.out : 'swebench-run') }),
+  taskOf: (row) => row.instance_id,
+  keep: lastPerInstance,
+  refuseUnknown: () => null,
+  submissions: (row, _task, line) => [{ taskId: row.instance_id, sample: 0, patch: row.model_patch?.trim() ? row.model_patch : null, line }],
+  // Its Maven runs have no strict-only check: `--scoring both` replays it faithfully.
+  strictRescore: false,
+  async result(s, { options }) {
+    const p = s.row;
+    const dir = logDir(options.out, p.instance_id);
+    await fs.mkdir(dir, { recursive: true });
+    await fs.writeFile(path.join(dir, 'patch.diff'), p.model_patch ?? '');
+    const report = instanceReport(p.model_patch, s.verdict ?? null, s.error);
+    if (s.verdict?.logRef) await fs.copyFile(s.verdict.logRef, path.join(dir, 'test_output.txt')).catch(() => {});
+    await fs.writeFile(path.join(dir, 'report.json'), JSON.stringify({ [p.instance_id]: report }, null, 2) + '\n');
+    return { id: p.instance_id, report, durationMs: s.durationMs };
+  },
+  progress({ id, report: r, durationMs }) {
+    const what = r.error ? `ERROR ${r.error.code}: ${r.error.message.split('\n')[0]}` : !r.patch_exists ? 'empty patch' : r.resolved ? 'resolved' : r.patch_successfully_applied ? 'unresolved' : 'patch does not apply';
+    return `${what.padEnd(11)} ${id} (${(durationMs / 1000).toFixed(1)} s)`;
+  },
+  async report(results, { suite, tasks, rows, unknown, options: { out } }) {
+    await fs.mkdir(path.join(out, 'logs'), { recursive: true });
+    const run = runReport(tasks, rows.map((r) => r.row.instance_id), new Map(results.map((r) => [r.id, r.report])), unknown.map((r) => r.row.instance_id));
+    await fs.writeFile(path.join(out, 'results.json'), JSON.stringify(run, null, 2) + '\n');
+    const text =
+      `\n${suite}: ${run.resolved_instances}/${run.total_instances} resolved (${run.submitted_instances} submitted, ${run.completed_instances} completed, ` +
+      `${run.empty_patch_instances} empty, ${run.error_instances} errors${run.unknown_ids.length ? `, ${run.unknown_ids.length} unknown ids` : ''})\n` +
+      `results: ${path.join(out, 'results.json')}, logs: ${path.join(out, 'logs')}/<instance_id>/\n`;
+    return { json: run, text, exitCode: run.error_instances > 0 ? 1 : 0 };
+  },
+};

@@ -16,3 +16,16 @@ export function intFlag(value: string | undefined, name: string, fallback: numbe
   if (!Number.isInteger(n) || n < min || n > max) throw new GymError('INVALID_ARGUMENT', `invalid --${name}: '${value}' (a whole number from ${min} to ${max})`);
   return n;
 }
+
+export function numberFlag(value: string | undefined, name: string, min: number, max: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new GymError('INVALID_ARGUMENT', `invalid --${name}: '${value}' (a number from ${min} to ${max})`);
+  return n;
+}
+
+/** A comma-separated list, or undefined when it names nothing. */
+export function listFlag(value: string | undefined): string[] | undefined {
+  const list = value?.split(',').map((s) => s.trim()).filter(Boolean);
+  return list?.length ? list : undefined;
+}

@@ -1,5 +1,6 @@
 import type { Gym } from '../episode/gym.ts';
 import { toGymError } from '../errors.ts';
+import { workerPool } from '../pool.ts';
 import type { Task } from '../tasks/schema.ts';
 import { goldPatch } from './gold.ts';
 import type { Verdict } from './verdict.ts';
@@ -53,15 +54,9 @@ export async function validateTask(gym: Gym, task: Task): Promise<TaskValidation
 /** Validates tasks with bounded concurrency, in input order. */
 export async function validateTasks(gym: Gym, tasks: Task[], concurrency = 2, onDone?: (v: TaskValidation) => void): Promise<TaskValidation[]> {
   const results: TaskValidation[] = new Array(tasks.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.max(1, Math.min(concurrency, tasks.length)) }, async () => {
-      while (next < tasks.length) {
-        const i = next++;
-        results[i] = await validateTask(gym, tasks[i]!);
-        onDone?.(results[i]!);
-      }
-    }),
-  );
+  await workerPool(tasks, concurrency, async (task, i) => {
+    results[i] = await validateTask(gym, task);
+    onDone?.(results[i]!);
+  });
   return results;
 }

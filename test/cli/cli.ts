@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
+import { BUILTINS } from '../../bin/builtins.ts';
+import { main } from '../../src/cli/main.ts';
+import { PROJECT_ROOT } from '../../src/project.ts';
 import { TEST_CACHE_DIR } from '../helpers.ts';
 
 export const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
@@ -39,4 +41,9 @@ export function startCli(args: string[], timeoutMs = 300_000): CliChild {
 /** Runs `benchgym ARGS --cache-dir <the shared test cache>` to its end. */
 export function runCli(args: string[], timeoutMs = 300_000): Promise<CliResult> {
   return startCli([...args, '--cache-dir', TEST_CACHE_DIR], timeoutMs).done;
+}
+
+/** Runs `benchgym ARGS` in this process, with the built-in suites and agents (as bin/benchgym.js does). */
+export function mainWithBuiltins(args: string[]): Promise<number> {
+  return main(args, BUILTINS);
 }

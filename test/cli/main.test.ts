@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { EXAMPLES_DIR } from '../../src/tasks/registry.ts';
+import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 import { TEST_CACHE_DIR, tempDir } from '../helpers.ts';
 import { BIN, runCli } from './cli.ts';
 

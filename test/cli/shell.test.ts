@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { terminalExtension } from '../../src/server/pty.ts';
-import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
+import { PROJECT_ROOT } from '../../src/project.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { makeGym, startExample, trajectoryRecords, waitFor } from '../helpers.ts';
 

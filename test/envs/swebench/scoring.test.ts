@@ -5,12 +5,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import type { Verdict } from '../../../src/scoring/verdict.ts';
-import { builtinSuites, SuiteRegistry } from '../../../src/tasks/registry.ts';
+import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import type { Task } from '../../../src/tasks/schema.ts';
 import { makeGym, tempDir, TEST_CACHE_DIR, testContext } from '../../helpers.ts';
 import { dockerSkipReason } from '../../sandbox/docker/skip.ts';
 import { assertNoFutureVisible, badPatches, buildSwebenchFixture, historyInEpisode, type SwebenchFixture } from './fixture.ts';
 import { git } from '../../../src/repo/index.ts';
+import { builtinSuites } from '../../../bin/builtins.ts';
 
 /**
  * The fixture instance scored on both backends with real Maven and JUnit: the gold patch

@@ -3,13 +3,36 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { spawnSync } from 'node:child_process';
 import { WebSocket } from 'ws';
-import { GymError, type GymErrorCode } from '../errors.ts';
-import { parseFlags } from './options.ts';
+import { GymError, type GymErrorCode } from '../../errors.ts';
+import type { CliCommand } from '../command.ts';
+import { parseFlags } from '../options.ts';
 
 /** What the server calls its episodes; anything else is taken for a task id. */
 const EPISODE_ID = /^ep-[0-9a-f]{16}$/;
 /** Ctrl-]: leaves the terminal (as in telnet); the episode goes on. */
 const DETACH = 0x1d;
+
+const USAGE = `benchgym shell: a terminal into an episode's sandbox on a running server (Ctrl-] detaches;
+the episode goes on). A task id starts an episode first and prints its id.
+
+Usage:
+  benchgym shell EPISODE_ID|TASK_ID [--url http://127.0.0.1:7420] [--token T] [--suite ID]
+
+Options:
+  --url URL          the server (default http://127.0.0.1:7420)
+  --token T          its bearer token (default $BENCHGYM_TOKEN)
+  --suite ID         the suite of TASK_ID (default: the server's first)
+
+Example:
+  benchgym shell roman-numerals
+`;
+
+export const shellCommand: CliCommand = {
+  name: 'shell',
+  summary: 'a terminal into an episode on a running server (a task id starts an episode first)',
+  usage: USAGE,
+  run: (args) => shell(args),
+};
 
 /**
  * `benchgym shell <episode-id | task-id>`: a terminal into an episode's sandbox on a

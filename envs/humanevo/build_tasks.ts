@@ -1,19 +1,43 @@
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { GymError } from '../errors.ts';
-import { LocalSandboxFactory } from '../sandbox/local/index.ts';
-import { defaultDataDir } from '../episode/gym.ts';
-import { buildTasks, type BuildReport } from '../../envs/humanevo/builder.ts';
-import type { EnvSpec } from '../tasks/schema.ts';
-import { intFlag, parseFlags } from './options.ts';
+import type { CliCommand } from '../../src/cli/command.ts';
+import { intFlag, parseFlags } from '../../src/cli/options.ts';
+import { defaultDataDir } from '../../src/episode/gym.ts';
+import { GymError } from '../../src/errors.ts';
+import { LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
+import type { EnvSpec } from '../../src/tasks/schema.ts';
+import { buildTasks, type BuildReport } from './builder.ts';
 
-export const BUILD_TASKS_USAGE = `  benchgym build-tasks --repo PATH --language python|java [--from REV] [--to REV] [--limit N] --out FILE.jsonl
+const USAGE = `benchgym build-tasks: mines HumanEvo tasks from a git history: changes that add a function and its
+tests, each validated by running the project's tests (fail-to-pass with the function stubbed, pass-to-pass with it).
+Validated tasks are written to --out as JSON Lines (serve them with --suite humanevo=FILE.jsonl); the rest are
+counted by reason. Exit 1 when no task was validated.
+
+Usage:
+  benchgym build-tasks --repo PATH --language python|java [--from REV] [--to REV] [--limit N] --out FILE.jsonl
                  [--python 3.11] [--requirement SPEC]... [--jdk 17] [--test-arg ARG]... [--test-timeout S]
                  [--repo-name owner/name] [--json]
-                                                      mine HumanEvo tasks from a git history: changes that add a
-                                                      function and its tests, validated by execution (serve them
-                                                      with --suite humanevo=FILE.jsonl)`;
+
+Options:
+  --repo PATH        a git repository, bare or not
+  --language L       python or java
+  --from REV, --to REV
+                     the first-parent history walked: after REV (default: from the first commit), up to REV
+                     (default HEAD; also the evolving-ignored start state)
+  --limit N          stop after N validated tasks
+  --out FILE.jsonl   where validated tasks are written
+  --python V         the Python of the project's env (default 3.11); --requirement SPEC: a pip requirement (repeatable)
+  --jdk V            the JDK of a Java project (default 17)
+  --test-arg ARG     an argument of the test command (repeatable); --test-timeout S: per test run (default 600)
+  --repo-name N      the repository's display name in the tasks (default: its folder's name)
+  --json             the build report as JSON
+  --data-dir DIR, --cache-dir DIR, --isolation MODE
+                     as for benchgym serve
+
+Example:
+  benchgym build-tasks --repo path/to/more-itertools --language python --limit 5 --out tasks.jsonl
+`;
 
 /**
  * `benchgym build-tasks`: walks a repository's history for changes that add a function or
@@ -106,3 +130,10 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
   }
   return report.validated > 0 ? 0 : 1;
 }
+
+export const buildTasksCommand: CliCommand = {
+  name: 'build-tasks',
+  summary: 'mine HumanEvo tasks from a git history, validated by execution',
+  usage: USAGE,
+  run: buildTasksCmd,
+};

@@ -1,0 +1,33 @@
+import { runStdioServer } from '../../server/stdio.ts';
+import type { CliCommand } from '../command.ts';
+import type { Composition } from '../composition.ts';
+import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { parseFlags } from '../options.ts';
+import { onShutdownSignals } from '../shutdown.ts';
+
+const USAGE = `benchgym mcp: the gym's MCP server over stdio (for Claude Desktop / Claude Code)
+
+Usage:
+  benchgym mcp [--suite ID[=PATH]]... [common options]
+
+${GYM_FLAGS_USAGE}
+
+Example:
+  claude mcp add benchgym -- node /path/to/benchgym/bin/benchgym.js mcp --suite examples
+`;
+
+export function mcpCommand(root: Composition): CliCommand {
+  return {
+    name: 'mcp',
+    summary: 'MCP over stdio (for Claude Desktop / Claude Code)',
+    usage: USAGE,
+    async run(args) {
+      const { values } = parseFlags(args, GYM_FLAGS);
+      const gym = gymFrom(values, root);
+      onShutdownSignals(() => gym.close());
+      await runStdioServer(gym);
+      await gym.close();
+      return 0;
+    },
+  };
+}

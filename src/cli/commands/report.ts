@@ -1,0 +1,37 @@
+import { GymError } from '../../errors.ts';
+import { writeReport } from '../../runner/report.ts';
+import type { CliCommand } from '../command.ts';
+import type { Composition } from '../composition.ts';
+import { listFlag, parseFlags } from '../options.ts';
+
+const USAGE = `benchgym report: report.md and report.html of one or more runs (pass@k, confidence intervals,
+breakdowns, comparisons of several runs)
+
+Usage:
+  benchgym report DIR [DIR...] [--out PATH] [--by key1,key2]
+
+Options:
+  --out PATH         where report.md and report.html go (default: DIR for one run, else .)
+  --by key1,key2     break the figures down by these task metadata keys
+
+Example:
+  benchgym report runs/gpt-4o runs/claude --out reports/
+`;
+
+export function reportCommand(root: Composition): CliCommand {
+  return {
+    name: 'report',
+    summary: 'report.md and report.html (pass@k, CIs, breakdowns, comparisons of several runs)',
+    usage: USAGE,
+    async run(args) {
+      const { values, positionals } = parseFlags(args, { out: { type: 'string' }, by: { type: 'string' } });
+      if (!positionals.length) throw new GymError('INVALID_ARGUMENT', 'give one or more run directories: benchgym report DIR [DIR...]');
+      const out = values.out ?? (positionals.length === 1 ? positionals[0]! : '.');
+      // Every suite's sections: a section says nothing of runs it has no figures for.
+      const sections = root.suites().flatMap((s) => s.reportSections ?? []);
+      const written = await writeReport(positionals, out, { keys: listFlag(values.by), sections });
+      process.stdout.write(`${written.md}\n${written.html}\n`);
+      return 0;
+    },
+  };
+}

@@ -1,0 +1,192 @@
+import path from 'node:path';
+import { GymError } from '../../errors.ts';
+import { agentUnderTest, goldOptions } from '../../runner/agents.ts';
+import { readManifest } from '../../runner/manifest.ts';
+import { streamProgress } from '../../runner/progress.ts';
+import { runExperiment } from '../../runner/runner.ts';
+import { scoringFlag } from '../../scoring/mode.ts';
+import type { CliCommand } from '../command.ts';
+import type { Composition } from '../composition.ts';
+import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { intFlag, listFlag, numberFlag, parseFlags } from '../options.ts';
+
+const usage = (root: Composition) => `benchgym run: an agent over a suite, each (task, sample) an episode scored in a fresh sandbox:
+DIR/run.json, DIR/results.jsonl, DIR/trajectories/ (--resume continues DIR; options left out come from its run.json)
+Exit 1 when an episode failed on infrastructure, 130 when interrupted.
+
+Usage:
+  benchgym run --suite ID[=PATH] [--dataset PATH] --agent NAME --model M [--base-url URL] --out DIR
+               [--samples n] [--temperature t] [--concurrency c] [--tasks a,b] [--max-steps N]
+               [--time-limit S] [--max-tokens N] [--pricing IN,OUT] [--retries N] [--agent-options JSON]
+               [--gold] [--resume] [--sandbox local|docker] [--context NAME] [--prompt-variant NAME]
+
+Options:
+  --agent NAME       the agent: ${Object.keys(root.agents).join(', ')}
+  --model M          the model it calls (with --base-url URL, an OpenAI-compatible endpoint; key in
+                     $OPENAI_API_KEY or $BENCHGYM_API_KEY)
+  --out DIR          the run directory
+  --samples n        samples per task (default 1); --temperature t, --max-tokens N: the model's settings
+  --concurrency c    episodes at once (default 2); --retries N: attempts after an infrastructure failure (default 2)
+  --tasks a,b        only these task ids; --context NAME: another start state of the tasks
+  --max-steps N, --time-limit S
+                     an episode's step and time limits (default: the agent's and the task's)
+  --pricing IN,OUT   USD per 1M prompt and completion tokens, for the cost figures
+  --agent-options J  a JSON object of the agent's own options; --prompt-variant NAME: another prompt
+  --gold             the reference solution as the agent's answer (checks the pipeline end to end)
+  --resume           continue DIR: the (task, sample) pairs it lacks
+${GYM_FLAGS_USAGE}
+
+Example:
+  benchgym run --suite examples --agent swe-agent --model gpt-4o-mini --out runs/first --samples 2
+`;
+
+/** An option given on the command line wins; on --resume one left out comes from run.json; else the default. */
+function pick<T>(given: T | undefined, previous: T | null | undefined, fallback: T): T {
+  if (given !== undefined) return given;
+  if (previous !== undefined && previous !== null) return previous;
+  return fallback;
+}
+
+export function runCommand(root: Composition): CliCommand {
+  return {
+    name: 'run',
+    summary: 'an agent over a suite: DIR/run.json, DIR/results.jsonl, DIR/trajectories/',
+    get usage() {
+      return usage(root);
+    },
+    async run(args) {
+      const { values } = parseFlags(args, {
+        ...GYM_FLAGS,
+        dataset: { type: 'string' },
+        agent: { type: 'string' },
+        model: { type: 'string' },
+        'base-url': { type: 'string' },
+        samples: { type: 'string' },
+        temperature: { type: 'string' },
+        concurrency: { type: 'string' },
+        tasks: { type: 'string' },
+        'max-steps': { type: 'string' },
+        'time-limit': { type: 'string' },
+        'max-tokens': { type: 'string' },
+        pricing: { type: 'string' },
+        retries: { type: 'string' },
+        'agent-options': { type: 'string' },
+        gold: { type: 'boolean' },
+        out: { type: 'string' },
+        resume: { type: 'boolean' },
+        context: { type: 'string' },
+        'prompt-variant': { type: 'string' },
+      });
+      if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out DIR (the run directory)');
+      const outDir = path.resolve(values.out);
+      const previous = values.resume ? await readManifest(outDir) : undefined;
+      const prev = previous?.options;
+
+      const suiteSpec = values.suite?.[0];
+      const suite = suiteSpec?.split('=')[0] ?? previous?.suite;
+      if (!suite) throw new GymError('INVALID_ARGUMENT', 'missing --suite (e.g. --suite examples)');
+      const givenDataset = values.dataset ?? (suiteSpec?.includes('=') ? suiteSpec.slice(suiteSpec.indexOf('=') + 1) : undefined);
+      const dataset = pick(givenDataset !== undefined ? path.resolve(givenDataset) : undefined, prev?.dataset as string | null | undefined, null);
+      const agentName = values.agent ?? previous?.agent;
+      if (!agentName) throw new GymError('INVALID_ARGUMENT', 'missing --agent NAME (e.g. --agent swe-agent)');
+      const model = values.model ?? previous?.model ?? (agentName === 'replay' ? 'none' : undefined);
+      if (!model) throw new GymError('INVALID_ARGUMENT', `missing --model (the model name the '${agentName}' agent calls)`);
+      let givenAgentOptions: Record<string, unknown> | undefined;
+      if (values['agent-options'] !== undefined) {
+        try {
+          givenAgentOptions = JSON.parse(values['agent-options']) as Record<string, unknown>;
+        } catch (err) {
+          throw new GymError('INVALID_ARGUMENT', `invalid --agent-options: ${(err as Error).message} (a JSON object)`);
+        }
+        if (!givenAgentOptions || typeof givenAgentOptions !== 'object' || Array.isArray(givenAgentOptions)) throw new GymError('INVALID_ARGUMENT', 'invalid --agent-options: a JSON object');
+      }
+      const agentOptions = pick(givenAgentOptions, prev?.agentOptions as Record<string, unknown> | undefined, {});
+      const gold = pick(values.gold, prev?.gold as boolean | undefined, false);
+      const sandbox = pick(values.sandbox, prev?.sandbox as string | undefined, 'local');
+      // A run recorded before scoring modes existed was scored as faithful is now; it resumes so.
+      const legacyRun = prev !== undefined && prev !== null && !('scoring' in prev);
+      const scoring = legacyRun ? scoringFlag(values.scoring, 'faithful') : scoringFlag(values.scoring ?? (prev?.scoring as string | undefined), 'strict');
+      const samples = pick(values.samples !== undefined ? intFlag(values.samples, 'samples', 1, 1, 1000) : undefined, prev?.samples, 1);
+      const temperature = pick(numberFlag(values.temperature, 'temperature', 0, 2), prev?.temperature, null);
+      const maxSteps = pick(values['max-steps'] !== undefined ? intFlag(values['max-steps'], 'max-steps', 250, 1, 100_000) : undefined, prev?.maxSteps, null);
+      const timeLimitMs = pick(values['time-limit'] !== undefined ? intFlag(values['time-limit'], 'time-limit', 7200, 1, 7 * 24 * 3600) * 1000 : undefined, prev?.timeLimitMs, null);
+      const maxTokens = pick(values['max-tokens'] !== undefined ? intFlag(values['max-tokens'], 'max-tokens', 4096, 1, 10_000_000) : undefined, prev?.maxTokens, null);
+      let givenPricing: { prompt: number; completion: number } | undefined;
+      if (values.pricing !== undefined) {
+        const [a, b] = values.pricing.split(',');
+        const promptPrice = numberFlag(a, 'pricing', 0, 1e6);
+        const completionPrice = numberFlag(b, 'pricing', 0, 1e6);
+        if (promptPrice === undefined || completionPrice === undefined) throw new GymError('INVALID_ARGUMENT', `invalid --pricing: '${values.pricing}' (USD per 1M prompt and completion tokens, e.g. 0.15,0.60)`);
+        givenPricing = { prompt: promptPrice, completion: completionPrice };
+      }
+      const pricing = pick(givenPricing, prev?.pricing, null);
+      const baseURL = pick(values['base-url'], prev?.baseURL, null);
+      const taskIds = pick(listFlag(values.tasks), prev?.tasks, null);
+      const context = pick(values.context, prev?.context as string | undefined, null);
+      const promptVariant = pick(values['prompt-variant'], prev?.promptVariant as string | undefined, null);
+      const concurrency = intFlag(values.concurrency, 'concurrency', previous?.settings?.concurrency ?? 2, 1, 64);
+      const retries = intFlag(values.retries, 'retries', previous?.settings?.retries ?? 2, 0, 20);
+
+      const agent = agentUnderTest(root.agents, agentName, agentOptions, gold);
+      const gym = gymFrom({ ...values, sandbox, scoring, suite: [dataset ? `${suite}=${dataset}` : suite] }, root);
+      const stop = new AbortController();
+      let interrupted = false;
+      const onSignal = () => {
+        if (interrupted) process.exit(130);
+        interrupted = true;
+        process.stderr.write('\nbenchgym run: stopping (episodes in flight are not recorded; --resume runs them again); Ctrl-C again to quit at once\n');
+        stop.abort();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        await gym.sandboxes.init?.();
+        if (gold) {
+          const all = await gym.registry.tasks(suite);
+          for (const t of taskIds ? all.filter((x) => taskIds.includes(x.id)) : all) goldOptions(t);
+        }
+        const outcome = await runExperiment({
+          gym,
+          outDir,
+          suite,
+          agent,
+          model: {
+            model,
+            ...(baseURL ? { baseURL } : {}),
+            ...(temperature !== null ? { temperature } : {}),
+            ...(maxTokens !== null ? { maxTokens } : {}),
+            ...(pricing ? { pricing } : {}),
+            ...(process.env.OPENAI_API_KEY ?? process.env.BENCHGYM_API_KEY ? { apiKey: process.env.OPENAI_API_KEY ?? process.env.BENCHGYM_API_KEY } : {}),
+          },
+          samples,
+          tasks: taskIds ?? undefined,
+          concurrency,
+          retries,
+          maxSteps: maxSteps ?? undefined,
+          timeLimitMs: timeLimitMs ?? undefined,
+          context: context ?? undefined,
+          promptVariant: promptVariant ?? undefined,
+          resume: values.resume,
+          options: { dataset, sandbox, gold, agentOptions, ...(legacyRun ? {} : { scoring }) },
+          progress: streamProgress(process.stderr),
+          signal: stop.signal,
+        });
+        const scored = outcome.results.filter((r) => !r.infra);
+        const infra = outcome.results.length - scored.length;
+        const passed = scored.filter((r) => r.status === 'passed').length;
+        const total = outcome.manifest.taskIds.length * samples;
+        process.stdout.write(
+          `${outcome.manifest.runId}: ${outcome.results.length}/${total} results${outcome.skipped ? ` (${outcome.skipped} from before the resume)` : ''}; ` +
+            `${passed}/${scored.length} samples passed${infra ? `; ${infra} infrastructure failures (not counted)` : ''}\n` +
+            `  ${path.join(outDir, 'results.jsonl')}\n  report: benchgym report ${outDir}\n`,
+        );
+        if (outcome.aborted) return 130;
+        return infra > 0 ? 1 : 0;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+        await gym.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,119 @@
+import path from 'node:path';
+import { Gym, type GymOptions } from '../../episode/gym.ts';
+import { GymError } from '../../errors.ts';
+import type { ReplayFlag, ReplayFlagValues } from '../../replay/adapter.ts';
+import { replay } from '../../replay/driver.ts';
+import { DockerSandboxFactory } from '../../sandbox/docker/index.ts';
+import { replayScorer, type ReplayScoring } from '../../scoring/compare.ts';
+import { scoringFlag } from '../../scoring/mode.ts';
+import { SuiteRegistry } from '../../tasks/registry.ts';
+import type { Suite } from '../../tasks/suite.ts';
+import type { CliCommand } from '../command.ts';
+import type { Composition } from '../composition.ts';
+import { cacheDirOf, isolationFlag, reposDirFlag, sandboxFlag } from '../gym_options.ts';
+import { intFlag, listFlag, parseFlags } from '../options.ts';
+
+/** The driver's flags; a suite's replay adds its own (ReplayAdapter.flags). */
+const SCORE_FLAGS = {
+  suite: { type: 'string' },
+  dataset: { type: 'string' },
+  predictions: { type: 'string' },
+  tasks: { type: 'string' },
+  concurrency: { type: 'string' },
+  json: { type: 'boolean' },
+  'data-dir': { type: 'string' },
+  'cache-dir': { type: 'string' },
+  sandbox: { type: 'string' },
+  isolation: { type: 'string' },
+  'server-id': { type: 'string' },
+  'repos-dir': { type: 'string' },
+  scoring: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+const replayable = (suites: Suite[]) => suites.filter((s) => s.replay);
+
+function usage(root: Composition): string {
+  const suites = replayable(root.suites());
+  return `benchgym score: replays a file of a benchmark's published model outputs. Each output is scored like a
+submission (the hidden tests in a fresh sandbox) and compared with the published verdict where the file has one;
+tasks whose env cannot exist here are counted apart, never as failures. Exit 1 on scoring errors.
+
+Usage:
+${suites.length ? suites.map((s) => s.replay!.usage).join('\n') : '  benchgym score --suite ID --dataset PATH --predictions FILE   (no suite registered here has a replay)'}
+
+Options (every suite):
+  --suite ID[=PATH]  the suite whose outputs these are (default ${suites[0]?.id ?? 'none'}); PATH: its dataset
+  --dataset PATH     the suite's dataset (the same as --suite ID=PATH; a suite that needs one says so)
+  --predictions FILE the published outputs, JSON Lines
+  --tasks a,b        only the outputs of these task ids
+  --concurrency N    submissions scored at once (default 2)
+  --json             the summary and every result as JSON on stdout (no progress lines)
+  --scoring MODE     faithful (default: the benchmark's own harness) | strict | both (faithful, then strict on
+                     its passes, listing where the two differ)
+  --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --isolation MODE, --sandbox local|docker, --server-id ID
+                     as for benchgym serve (benchgym serve --help)
+
+Example:
+  benchgym score --suite ${suites[0]?.id ?? 'ID'} --dataset PATH --predictions FILE --json
+`;
+}
+
+export function scoreCommand(root: Composition): CliCommand {
+  return {
+    name: 'score',
+    summary: "replay a benchmark's published model outputs: agreement with their verdicts",
+    get usage() {
+      return usage(root);
+    },
+    async run(args) {
+      const suites = root.suites();
+      // Every suite's replay flags are taken (as they always were), each suite reading its own.
+      const extra: Record<string, ReplayFlag> = Object.assign({}, ...replayable(suites).map((s) => s.replay!.flags ?? {}));
+      const { values } = parseFlags(args, { ...extra, ...SCORE_FLAGS });
+      const [suiteId, suitePath] = (values.suite ?? replayable(suites)[0]?.id ?? '').split(/=(.*)/s) as [string, string | undefined];
+      const suite = suites.find((s) => s.id === suiteId);
+      if (!suite) throw new GymError('SUITE_NOT_FOUND', `unknown suite '${suiteId}' (known: ${suites.map((s) => s.id).join(', ')})`);
+      const adapter = suite.replay;
+      if (!adapter) throw new GymError('INVALID_ARGUMENT', `suite '${suiteId}' has no replay: benchgym score replays the outputs of ${replayable(suites).map((s) => s.id).join(', ') || 'no suite'}`);
+      // Without a dataset the suite is served as it is: one that needs a path says so itself.
+      const given = values.dataset ?? suitePath;
+      const dataset = given === undefined ? undefined : path.resolve(given);
+      if (!values.predictions) throw new GymError('INVALID_ARGUMENT', `missing --predictions (a JSON Lines file: ${adapter.rowFormat})`);
+      const reposDir = reposDirFlag(values['repos-dir']);
+      const own = Object.fromEntries(Object.keys(adapter.flags ?? {}).map((k) => [k, (values as ReplayFlagValues)[k]]));
+      const options = adapter.options?.(own);
+      const isolation = isolationFlag(values.isolation);
+      const scoring: ReplayScoring = scoringFlag(values.scoring, 'faithful', ['both'] as const);
+      const backend = sandboxFlag(values.sandbox);
+      const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
+
+      const registry = new SuiteRegistry(root.suites({ reposDir }));
+      registry.enable(dataset === undefined ? suiteId : `${suiteId}=${dataset}`);
+      const cacheDir = cacheDirOf(values);
+      // A suite whose scorer takes the gym's mode scores `both` faithfully too.
+      const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoring === 'strict' ? 'strict' : 'faithful' };
+      if (backend === 'docker') opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32, ...(cacheDir ? { images: { cacheDir } } : {}) });
+      const gym = new Gym(opts);
+      const mode = scoring === 'both' && adapter.strictRescore === false ? 'faithful' : scoring;
+      try {
+        const report = await replay(adapter, {
+          suite: suiteId,
+          tasks: await registry.tasks(suiteId),
+          dataset,
+          predictions: path.resolve(values.predictions),
+          only: values.tasks ? (listFlag(values.tasks) ?? []) : undefined,
+          options,
+          scoring,
+          score: replayScorer((task, patch, m) => gym.score(task, patch, { scoring: m }), mode),
+          concurrency,
+          onProgress: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
+        });
+        process.stdout.write(values.json ? JSON.stringify(report.json, null, 2) + '\n' : report.text);
+        return report.exitCode;
+      } finally {
+        await gym.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,85 @@
+import { toGymError } from '../../errors.ts';
+import { startHttpServer } from '../../server/http.ts';
+import { terminalExtension } from '../../server/pty.ts';
+import { SESSION_DEFAULTS } from '../../server/sessions.ts';
+import { wsGymExtension } from '../../server/ws_gym.ts';
+import { wsMcpExtension } from '../../server/ws_mcp.ts';
+import type { CliCommand } from '../command.ts';
+import type { Composition } from '../composition.ts';
+import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { intFlag, parseFlags } from '../options.ts';
+import { onShutdownSignals } from '../shutdown.ts';
+
+const USAGE = `benchgym serve: the gym over HTTP (MCP, WebSocket gym protocol, terminals) until SIGINT / SIGTERM
+
+Usage:
+  benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker] [--suite ID[=PATH]]... [--token T]
+                 [--allow-origin NAME]... [--allow-host NAME]... [--session-idle S] [--max-sessions N] [--session-rate N]
+
+Options:
+  --host HOST        the address to listen on (default 127.0.0.1)
+  --port N           the port (default 7420; 0: any free port)
+  --token T          a bearer token every request must carry (default $BENCHGYM_TOKEN; none: no token)
+  --allow-origin NAME, --allow-host NAME
+                     browser origins and Host names accepted besides the local ones (repeatable)
+  --session-idle S   seconds before an idle MCP session is closed (default ${SESSION_DEFAULTS.idleMs / 1000})
+  --max-sessions N   open MCP sessions at most (default ${SESSION_DEFAULTS.max})
+  --session-rate N   new MCP sessions per second at most (default ${SESSION_DEFAULTS.newPerSecond})
+${GYM_FLAGS_USAGE}
+
+Example:
+  benchgym serve --suite examples --port 7420
+`;
+
+export function serveCommand(root: Composition): CliCommand {
+  return {
+    name: 'serve',
+    summary: 'serve the gym over HTTP: MCP, the WebSocket gym protocol and terminals',
+    usage: USAGE,
+    async run(args) {
+      const { values } = parseFlags(args, {
+        ...GYM_FLAGS,
+        host: { type: 'string' },
+        port: { type: 'string' },
+        token: { type: 'string' },
+        'allow-origin': { type: 'string', multiple: true },
+        'allow-host': { type: 'string', multiple: true },
+        'session-idle': { type: 'string' },
+        'max-sessions': { type: 'string' },
+        'session-rate': { type: 'string' },
+      });
+      const sessions = {
+        sessionIdleMs: intFlag(values['session-idle'], 'session-idle', SESSION_DEFAULTS.idleMs / 1000, 1, 7 * 24 * 3600) * 1000,
+        maxSessions: intFlag(values['max-sessions'], 'max-sessions', SESSION_DEFAULTS.max, 1, 100_000),
+        sessionsPerSecond: intFlag(values['session-rate'], 'session-rate', SESSION_DEFAULTS.newPerSecond, 1, 100_000),
+      };
+      const gym = gymFrom(values, root);
+      // A missing Docker daemon is reported now and on every call; the server stays up.
+      await gym.sandboxes.init?.().catch((err) => process.stderr.write(`benchgym: ${toGymError(err).message}\n`));
+      const server = await startHttpServer(gym, {
+        host: values.host ?? '127.0.0.1',
+        port: intFlag(values.port, 'port', 7420, 0, 65535),
+        token: values.token ?? process.env.BENCHGYM_TOKEN,
+        allowedOrigins: values['allow-origin'],
+        allowedHosts: values['allow-host'],
+        ...sessions,
+        extensions: [wsGymExtension(), wsMcpExtension(sessions), terminalExtension()],
+      });
+      const suites = await gym.registry.list();
+      const ws = server.url.replace(/^http/, 'ws');
+      process.stderr.write(
+        `benchgym serving ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')} with the ${gym.sandboxes.backend} sandbox\n` +
+          `  MCP (Streamable HTTP): ${server.url}/mcp\n  one episode:           ${server.url}/episodes/<episode_id>/mcp\n` +
+          `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n` +
+          `  terminal (browser):    ${server.url}/episodes/<episode_id>/terminal\n`,
+      );
+      // Stops within SHUTDOWN_DEADLINE_MS, even when something hangs (shutdown.ts).
+      onShutdownSignals(async () => {
+        await server.close();
+        await gym.close();
+      });
+      await new Promise(() => {});
+      return 0;
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import { GymError } from '../../errors.ts';
+import { validateTasks, type TaskValidation } from '../../scoring/validate.ts';
+import type { CliCommand } from '../command.ts';
+import type { Composition } from '../composition.ts';
+import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { intFlag, parseFlags } from '../options.ts';
+
+const USAGE = `benchgym validate: for every task of a suite, the gold solution passes and the start state fails
+(exit 1 when a task is invalid or scoring fails; tasks whose env cannot exist here are listed apart)
+
+Usage:
+  benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
+
+Options:
+  --dataset PATH     the suite's dataset (the same as --suite ID=PATH)
+  --tasks a,b        only these task ids
+  --concurrency N    tasks validated at once (default 2)
+  --json             the results as JSON on stdout (progress stays on stderr)
+${GYM_FLAGS_USAGE}
+
+Example:
+  benchgym validate --suite examples --tasks roman-numerals
+`;
+
+export function validateCommand(root: Composition): CliCommand {
+  return {
+    name: 'validate',
+    summary: 'gold passes, start state fails, for every task',
+    usage: USAGE,
+    async run(args) {
+      const { values } = parseFlags(args, { ...GYM_FLAGS, dataset: { type: 'string' }, tasks: { type: 'string' }, concurrency: { type: 'string' }, json: { type: 'boolean' } });
+      if (!values.suite?.length) throw new GymError('INVALID_ARGUMENT', 'missing --suite (e.g. --suite examples)');
+      if (values.dataset) values.suite = [`${values.suite[0]!.split('=')[0]}=${values.dataset}`];
+      const gym = gymFrom(values, root);
+      try {
+        const suite = gym.registry.suiteIds()[0]!;
+        let list = await gym.registry.tasks(suite);
+        if (values.tasks) {
+          const wanted = values.tasks.split(',').map((s) => s.trim()).filter(Boolean);
+          const unknown = wanted.filter((id) => !list.some((t) => t.id === id));
+          if (unknown.length) throw new GymError('TASK_NOT_FOUND', `no task ${unknown.map((u) => `'${u}'`).join(', ')} in suite '${suite}'`);
+          list = list.filter((t) => wanted.includes(t.id));
+        }
+        const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
+        const results = await validateTasks(gym, list, concurrency, (v) => {
+          // Progress on stderr in both modes: a long --json run shows how far it is.
+          process.stderr.write(`${v.status.padEnd(11)} ${v.taskId} (${(v.durationMs / 1000).toFixed(1)} s)${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`);
+        });
+        const by = (s: TaskValidation['status']) => results.filter((r) => r.status === s);
+        if (values.json) process.stdout.write(JSON.stringify({ suite, results }, null, 2) + '\n');
+        else {
+          process.stdout.write(`\n${suite}: ${by('valid').length} valid, ${by('invalid').length} invalid, ${by('error').length} errors, ${by('unavailable').length} unavailable here (of ${results.length})\n`);
+          for (const r of by('unavailable')) process.stdout.write(`  ENV_UNAVAILABLE ${r.taskId}: ${r.reasons.join('; ')}\n`);
+        }
+        return by('invalid').length + by('error').length > 0 ? 1 : 0;
+      } finally {
+        await gym.close();
+      }
+    },
+  };
+}

@@ -1,0 +1,112 @@
+/**
+ * The generic replay: what `benchgym score` reports for a suite whose adapter gives only its
+ * rows and submissions (ReplayAdapter's optional parts).
+ */
+import { formatModeDifferences, strictOutcome, type StrictOutcome } from '../scoring/compare.ts';
+import type { Verdict } from '../scoring/verdict.ts';
+import type { ReplayContext, ReplayReport, ReplayRow, ScoredSubmission } from './adapter.ts';
+
+/** One submission replayed: ours beside the published verdict. */
+export interface SubmissionResult {
+  taskId: string;
+  sample: number;
+  line: number;
+  ours: ScoredSubmission['ours'];
+  theirs?: 'passed' | 'failed';
+  agree?: boolean;
+  /** One line from our verdict: the first failing test and its message, or the error. */
+  reason: string;
+  durationMs: number;
+  /** `--scoring both`: what strict mode made of a faithful pass. */
+  strict?: StrictOutcome;
+}
+
+/** The short reason a verdict gives: why it failed, or the error. */
+export function verdictReason(v: Verdict): string {
+  if (v.status === 'error') return `${v.error?.code}: ${(v.error?.message ?? '').split('\n')[0]}`;
+  if (v.status === 'passed') return `${v.tests.filter((t) => t.status === 'passed').length} passed`;
+  const bad = v.tests.find((t) => t.status === 'failed' || t.status === 'error');
+  const note = v.notes.find((n) => /PATCH_APPLY_FAILED|time limit|no test results/.test(n));
+  if (bad) return `${bad.name}: ${(bad.message ?? bad.status).split('\n')[0]!.slice(0, 200)}`;
+  if (note) return note;
+  return `exit code ${v.exitCode}${v.tests.length ? `, ${v.tests.map((t) => `${t.status}`).join(' ')}` : ''}`;
+}
+
+/** The reason of a scored submission: its verdict's, or the error scoring threw. */
+export function scoredReason(s: Pick<ScoredSubmission, 'verdict' | 'error' | 'ours'>): string {
+  if (s.verdict) return verdictReason(s.verdict);
+  if (s.error) return `${s.error.code}: ${s.error.message.split('\n')[0]}`;
+  return s.ours === 'skipped' ? 'nothing to score' : '';
+}
+
+export async function genericResult(s: ScoredSubmission): Promise<SubmissionResult> {
+  const strict = s.verdict ? await strictOutcome(s.verdict, verdictReason) : undefined;
+  const { taskId, sample, line, published } = s.submission;
+  return {
+    taskId,
+    sample,
+    line,
+    ours: s.ours,
+    ...(published ? { theirs: published } : {}),
+    ...(s.agree !== undefined ? { agree: s.agree } : {}),
+    reason: scoredReason(s),
+    durationMs: s.durationMs,
+    ...(strict ? { strict } : {}),
+  };
+}
+
+export function genericProgress(r: SubmissionResult): string {
+  const published = r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : '';
+  return `${r.ours.padEnd(11)} ${r.taskId} #${r.sample}${published} ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}`;
+}
+
+export const refuseUnknownRows = (rows: ReplayRow<unknown>[], taskOf: (row: unknown) => string) =>
+  `rows for tasks not in the dataset: ${rows.slice(0, 10).map((r) => `${taskOf(r.row)} (line ${r.line})`).join(', ')}`;
+
+export interface GenericSummary {
+  submissions: number;
+  passed: number;
+  failed: number;
+  unavailable: number;
+  errors: number;
+  skipped: number;
+  /** Submissions with a published verdict that both sides decided, and how many agree. */
+  compared: number;
+  agreed: number;
+  agreement: number | null;
+}
+
+export function genericSummary(results: SubmissionResult[]): GenericSummary {
+  const count = (o: SubmissionResult['ours']) => results.filter((r) => r.ours === o).length;
+  const compared = results.filter((r) => r.agree !== undefined);
+  const agreed = compared.filter((r) => r.agree).length;
+  return {
+    submissions: results.length,
+    passed: count('passed'),
+    failed: count('failed'),
+    unavailable: count('unavailable'),
+    errors: count('error'),
+    skipped: count('skipped'),
+    compared: compared.length,
+    agreed,
+    agreement: compared.length ? agreed / compared.length : null,
+  };
+}
+
+const rate = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
+
+export async function genericReport(results: SubmissionResult[], { suite, dataset, predictions, scoring }: ReplayContext): Promise<ReplayReport> {
+  const summary = genericSummary(results);
+  const decided = summary.passed + summary.failed;
+  const out = [
+    `\n${suite}: ${summary.submissions} submissions: ${summary.passed} passed, ${summary.failed} failed (${rate(summary.passed, decided)} of ${decided} scored); ${summary.unavailable} unavailable here, ${summary.errors} errors${summary.skipped ? `, ${summary.skipped} not scored` : ''}; scoring ${scoring}`,
+  ];
+  if (summary.compared) {
+    out.push(`agreement with the published verdicts: ${summary.agreed}/${summary.compared} (${rate(summary.agreed, summary.compared)})`);
+    for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} #${r.sample} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);
+  }
+  for (const r of results.filter((x) => x.ours === 'unavailable')) out.push(`  ENV_UNAVAILABLE ${r.taskId} #${r.sample}: ${r.reason}`);
+  for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId} #${r.sample}: ${r.reason}`);
+  if (scoring === 'both') out.push(...formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))));
+  return { json: { suite, dataset, predictions, scoring, summary, results }, text: out.join('\n') + '\n', exitCode: summary.errors > 0 ? 1 : 0 };
+}

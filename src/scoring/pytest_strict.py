@@ -8,7 +8,7 @@ identity of pytest's and pluggy's internals is recorded. CONTROL (a JSON file: n
 path) is read and deleted at once. After pytest.main returns, the record is written: the
 nonce, pytest's exit code, the JUnit report's sha256, each report as it happened, the ids
 collected, and what changed in pytest's internals or which workspace plugin hooked the run.
-Python 3.6 compatible (GitChameleon's oldest envs).
+Python 3.6 compatible (the oldest envs a suite pins).
 """
 import hashlib, importlib, json, os, sys, types
 

@@ -30,7 +30,7 @@ export interface RunTestsOptions {
   scoring?: ScoringMode;
 }
 
-/** What strict runs set for every runner: no plugin autoloading, no bytecode written; BENCHGYM_SCORING tells exit-code harnesses (CoderEval's scorer.py). */
+/** What strict runs set for every runner: no plugin autoloading, no bytecode written; BENCHGYM_SCORING tells exit-code harnesses (a suite's scorer script). */
 export const STRICT_ENV: Record<string, string> = { PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1', PYTHONDONTWRITEBYTECODE: '1', BENCHGYM_SCORING: 'strict' };
 
 const REPORT_DIR = '.benchgym-reports';

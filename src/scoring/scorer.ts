@@ -14,7 +14,7 @@ export type { ScoreDeps, ScoreOptions } from './pipeline.ts';
 /** Files every pytest task resets: they could otherwise rewrite how tests run. */
 const ALWAYS_RESET_PYTHON = ['**/conftest.py', 'pytest.ini', 'tox.ini'];
 
-/** Does the hidden test run pytest (so that conftest.py and pytest.ini decide how it runs)? A task whose answer is a conftest.py function (CoderEval) runs a plain script. */
+/** Does the hidden test run pytest (so that conftest.py and pytest.ini decide how it runs)? A task whose answer is a conftest.py function runs a plain script. */
 function runsPytest(task: Task): boolean {
   const runner = task.tests.hidden.runner;
   return runner.type === 'pytest' || (runner.type === 'script' && /pytest/.test(runner.command));

@@ -96,7 +96,7 @@ export function pytestFindings(run: TestRun, evidence: StrictEvidence, expected?
   return found;
 }
 
-/** The harness lines (`TAMPER_SUSPECTED: ...`) an exit-code harness prints when it saw a trick (CoderEval's scorer.py in strict mode). */
+/** The harness lines (`TAMPER_SUSPECTED: ...`) an exit-code harness prints when it saw a trick (a suite's own scorer script in strict mode). */
 export function scriptFindings(run: TestRun): string[] {
   const prefix = `${TAMPER}: `;
   return [...new Set(run.exec.stderr.split('\n').filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length).trim()))];

@@ -9,13 +9,17 @@ import { runExperiment } from '../../src/runner/runner.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { builtinRegistry, TEST_CACHE_DIR, tempDir } from '../helpers.ts';
 
-/** A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. */
-const CHILD = (ready: string, tag: number) => `
+/**
+ * A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. With
+ * the executor off each command is a process of its own, which outlives the server: what the
+ * resume cleanup is for (with the executor, the next test: commands die with it).
+ */
+const CHILD = (ready: string, tag: number, executor: 'auto' | 'off' = 'off') => `
 import { Gym } from ${JSON.stringify(new URL('../../src/episode/gym.ts', import.meta.url).href)};
 import { runExperiment } from ${JSON.stringify(new URL('../../src/runner/runner.ts', import.meta.url).href)};
 import { builtinRegistry } from ${JSON.stringify(new URL('../../bin/builtins.ts', import.meta.url).href)};
 const [dataDir, outDir, cacheDir] = process.argv.slice(2);
-const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, isolation: 'none' });
+const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, isolation: 'none', executor: '${executor}' });
 await runExperiment({
   gym, outDir, suite: 'examples', tasks: ['roman-numerals'], model: { model: 'test-model' },
   agent: { name: 'gold', create: () => ({ run: async (ctx) => {
@@ -104,6 +108,30 @@ describe('benchgym run --resume after kill -9', () => {
       assert.ok(existsSync(liveEpisode.sandbox.workdir), "a live server's sandbox was removed");
       assert.equal((await liveEpisode.sandbox.exec('echo alive')).stdout, 'alive\n');
     } finally {
+      for (const pid of pgrep(`^sleep ${tag}$`)) process.kill(pid, 'SIGKILL');
+    }
+  });
+
+  test('with the executor, a kill -9 of the server takes its commands with it', async () => {
+    const work = await tempDir('benchgym-resume-');
+    dirs.push(work);
+    const ready = path.join(work, 'ready');
+    const tag = 9000 + Math.floor(Math.random() * 900);
+    await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag, 'auto'));
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(work, 'child.mts'), path.join(work, 'data'), path.join(work, 'run'), TEST_CACHE_DIR], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+    try {
+      await waitFor('the killed run to start its command', () => existsSync(ready) || child.exitCode !== null, 300_000);
+      assert.ok(existsSync(ready), `the run ended early: ${stderr}`);
+      assert.ok(pgrep(`^sleep ${tag}$`).length > 0, 'the command runs');
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+      // The executor sees its channel close and kills what it runs.
+      await waitFor('the command to die with the server', () => pgrep(`^sleep ${tag}$`).length === 0, 5000);
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL');
       for (const pid of pgrep(`^sleep ${tag}$`)) process.kill(pid, 'SIGKILL');
     }
   });

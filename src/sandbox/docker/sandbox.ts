@@ -173,6 +173,8 @@ export class DockerSandbox implements Sandbox {
       maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
       signal: opts.signal,
       onOutput: opts.onOutput,
+      // Every byte is streamed, as a docker exec's output was: the protocol decides what a slow reader drops.
+      streamLimitBytes: Number.MAX_SAFE_INTEGER,
     });
     // While it runs, what it started (double forks included) is no other command's leftover.
     const marker = executorExecMarker(this.executor!, running.id);

@@ -265,7 +265,8 @@ export class LocalSandbox implements Sandbox {
         graceMs: this.limits.killGraceMs,
         maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
         ...(opts.signal ? { signal: opts.signal } : {}),
-        ...(opts.onOutput ? { onOutput: opts.onOutput } : {}),
+        // Every byte is streamed, as a spawned command's was: the protocol decides what a slow reader drops.
+        ...(opts.onOutput ? { onOutput: opts.onOutput, streamLimitBytes: Number.MAX_SAFE_INTEGER } : {}),
       });
       // A workspace already over the limit (the command before was stopped there) may shrink: only growth past it stops this one.
       const allowed = Math.max(this.limits.diskBytes, this.diskUsed);

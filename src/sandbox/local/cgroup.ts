@@ -219,6 +219,8 @@ export class Cgroup {
       }
     }
     for (let round = 0; round < 100; round++) {
+      // An empty cgroup (the usual end of a sandbox) needs no freeze.
+      if (!(await this.pids()).some((p) => p !== process.pid)) return;
       await this.freeze(true);
       const pids = (await this.pids()).filter((p) => p !== process.pid);
       for (const pid of pids) {

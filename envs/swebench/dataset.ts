@@ -1,7 +1,7 @@
-import { promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import { describeIssues } from '../../src/validation.ts';
+import { readJsonlRows } from '../../src/tasks/jsonl.ts';
 
 /** One instance, whichever schema it came in: what the adapter and the scorer need. */
 export interface SweInstance {
@@ -114,30 +114,8 @@ export function fromMultiSweBench(row: z.infer<typeof MultiSweBenchRow>): SweIns
 
 /** Reads a JSON array or JSON Lines file of SWE-bench or Multi-SWE-bench rows (told apart per row). */
 export async function readInstances(file: string): Promise<SweInstance[]> {
-  const text = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new GymError('SUITE_NOT_FOUND', `cannot read the SWE-bench dataset ${file}: ${err.code ?? err.message}`);
-  });
-  const trimmed = text.trimStart();
-  let rows: { line: number; value: unknown }[];
-  if (trimmed.startsWith('[')) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(trimmed);
-    } catch (err) {
-      throw new GymError('TASK_INVALID', `${file}: not valid JSON: ${(err as Error).message}`);
-    }
-    rows = (parsed as unknown[]).map((value, i) => ({ line: i + 1, value }));
-  } else {
-    rows = [];
-    text.split('\n').forEach((raw, i) => {
-      if (!raw.trim()) return;
-      try {
-        rows.push({ line: i + 1, value: JSON.parse(raw) });
-      } catch (err) {
-        throw new GymError('TASK_INVALID', `${file}:${i + 1}: not valid JSON: ${(err as Error).message}`);
-      }
-    });
-  }
+  // One reader for every dataset file: a JSON array (SWE-bench's own) or JSON Lines.
+  const rows = (await readJsonlRows(file, z.unknown(), { arrays: true, what: 'the SWE-bench dataset' })).map(({ row, line }) => ({ line, value: row }));
   const out: SweInstance[] = [];
   const seen = new Set<string>();
   for (const { line, value } of rows) {

@@ -1,6 +1,7 @@
 import { after, before } from 'node:test';
 import os from 'node:os';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { promises as fs, readFileSync } from 'node:fs';
 import { Gym, type GymOptions } from '../src/episode/gym.ts';
 import type { ToolContext } from '../src/tools/types.ts';
@@ -169,5 +170,24 @@ export function processAlive(pid: number): boolean {
     return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
   } catch {
     return false;
+  }
+}
+
+/** The pids whose command line matches `pattern` (pgrep -f); none when nothing matches. */
+export function pgrep(pattern: string): number[] {
+  try {
+    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Waits up to `waitMs` for no process to match `pattern`; returns those still there. */
+export async function waitGone(pattern: string, waitMs = 3000, pollMs = 100): Promise<number[]> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const left = pgrep(pattern);
+    if (!left.length || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }

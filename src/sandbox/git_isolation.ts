@@ -68,10 +68,8 @@ export function isolatedGitEnv(home: string, extra: Record<string, string> = {})
  * (and cannot be made on a read-only root); `vars` are set too (e.g. GIT_DIR).
  */
 export function isolatedGitShell(vars: Record<string, string> = {}, home = '/nonexistent'): string {
-  const settings = Object.entries({ HOME: home, ...GIT_ENV_SETTINGS, ...vars }).map(([k, v]) => `${k}=${shellWord(v)}`);
+  const settings = Object.entries({ HOME: home, ...GIT_ENV_SETTINGS, ...vars }).map(([k, v]) => `${k}=${shellQuote(v)}`);
   const unset = ['XDG_CONFIG_HOME', 'GIT_DIR', 'GIT_WORK_TREE', 'GIT_INDEX_FILE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_CONFIG', 'GIT_CONFIG_PARAMETERS', 'GIT_CONFIG_COUNT', 'GIT_EXTERNAL_DIFF', 'GIT_EXEC_PATH', 'GIT_SSH', 'GIT_SSH_COMMAND', 'GIT_ASKPASS'];
-  return ['env', ...unset.flatMap((v) => ['-u', v]), ...settings, 'git', ...ISOLATED_GIT_FLAGS.map(shellWord)].join(' ');
+  return ['env', ...unset.flatMap((v) => ['-u', v]), ...settings, 'git', ...ISOLATED_GIT_FLAGS.map(shellQuote)].join(' ');
 }
 
-/** `s` as one word for a POSIX shell (the one quoting of src/shell_quote.ts). */
-export const shellWord = shellQuote;

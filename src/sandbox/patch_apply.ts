@@ -1,7 +1,8 @@
 import { GymError } from '../errors.ts';
-import { isolatedGitShell, NEUTRAL_ATTRIBUTES, shellWord } from './git_isolation.ts';
+import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from './git_isolation.ts';
 import { BASELINE_EXCLUDES } from './baseline.ts';
 import { DEFAULT_PATCH_CHAIN, type ApplyPatchOptions, type PatchMethod } from './types.ts';
+import { shellQuote } from '../shell_quote.ts';
 
 /** How a method is named in `applyPatch`'s result and log: `git apply --3way`, `patch --fuzz=5`. */
 export function patchMethodLabel(m: PatchMethod): string {
@@ -46,17 +47,17 @@ export function patchApplyScript(opts: PatchApplyScriptOptions = {}): string {
   ];
   if (needsRepository) {
     // The start state: the workspace repository's HEAD, else the baseline's; what `git clean` keeps of each.
-    const sources = [{ gitDir: '"$w/.git"', keep: ['.benchgym-*'] }, ...(opts.baselineGitDir ? [{ gitDir: shellWord(opts.baselineGitDir), keep: BASELINE_EXCLUDES }] : [])];
+    const sources = [{ gitDir: '"$w/.git"', keep: ['.benchgym-*'] }, ...(opts.baselineGitDir ? [{ gitDir: shellQuote(opts.baselineGitDir), keep: BASELINE_EXCLUDES }] : [])];
     lines.push('start=');
     for (const s of sources) {
       lines.push(
-        `if [ -z "$start" ] && [ -e ${s.gitDir} ] && head=$(git_at ${s.gitDir} rev-parse --verify -q 'HEAD^{commit}' 2>/dev/null) && objects=$(git_at ${s.gitDir} rev-parse --git-path objects 2>/dev/null); then start=${s.gitDir}; keep=(${s.keep.map((k) => `-e ${shellWord(k)}`).join(' ')}); fi`,
+        `if [ -z "$start" ] && [ -e ${s.gitDir} ] && head=$(git_at ${s.gitDir} rev-parse --verify -q 'HEAD^{commit}' 2>/dev/null) && objects=$(git_at ${s.gitDir} rev-parse --git-path objects 2>/dev/null); then start=${s.gitDir}; keep=(${s.keep.map((k) => `-e ${shellQuote(k)}`).join(' ')}); fi`,
       );
     }
     lines.push(
       'if [ -n "$start" ]; then',
       '  case "$objects" in /*) ;; *) objects="$w/$objects" ;; esac',
-      `  git_at "$r/repo" init -q --bare >/dev/null && echo "$objects" > "$r/repo/objects/info/alternates" && printf '%s' ${shellWord(NEUTRAL_ATTRIBUTES)} > "$r/repo/info/attributes" && echo "$head" > "$r/repo/HEAD" || { echo 'benchgym: could not make a scratch repository for the start state'; exit ${RESET_FAILED_EXIT}; }`,
+      `  git_at "$r/repo" init -q --bare >/dev/null && echo "$objects" > "$r/repo/objects/info/alternates" && printf '%s' ${shellQuote(NEUTRAL_ATTRIBUTES)} > "$r/repo/info/attributes" && echo "$head" > "$r/repo/HEAD" || { echo 'benchgym: could not make a scratch repository for the start state'; exit ${RESET_FAILED_EXIT}; }`,
       `  git_scratch read-tree HEAD 2>&1 || { echo 'benchgym: could not read the start state'; exit ${RESET_FAILED_EXIT}; }`,
       '  git_scratch update-index -q --refresh >/dev/null 2>&1',
       'fi',
@@ -69,8 +70,8 @@ export function patchApplyScript(opts: PatchApplyScriptOptions = {}): string {
     }
   }
   for (const m of chain) {
-    lines.push(`echo ${shellWord(`$ ${transcriptLine(m, reset)}`)}`);
-    lines.push(`if ${tryCommand(m, reset)}; then echo ${shellWord(`@@method ${patchMethodLabel(m)}`)}; exit 0; fi`);
+    lines.push(`echo ${shellQuote(`$ ${transcriptLine(m, reset)}`)}`);
+    lines.push(`if ${tryCommand(m, reset)}; then echo ${shellQuote(`@@method ${patchMethodLabel(m)}`)}; exit 0; fi`);
     if (reset) lines.push('reset_tree');
   }
   lines.push('exit 1');
@@ -96,7 +97,7 @@ function tryCommand(m: PatchMethod, reset: boolean): string {
     if (!Number.isInteger(m.fuzz) || m.fuzz < 0) throw new GymError('INVALID_ARGUMENT', `patch fuzz must be a whole number, not ${m.fuzz}`);
     return `${patchCommand(m.fuzz, reset)} -i "$p" 2>&1`;
   }
-  const apply = ['apply', '--verbose', ...(m.args ?? []).map(shellWord), '--whitespace=nowarn', '"$p"', '2>&1'].join(' ');
+  const apply = ['apply', '--verbose', ...(m.args ?? []).map(shellQuote), '--whitespace=nowarn', '"$p"', '2>&1'].join(' ');
   // Without a start state there is no repository: git says so, and the try fails like any other.
   return usesRepository(m) ? `{ if [ -n "$start" ]; then git_scratch ${apply}; else git_outside ${apply}; fi; }` : `git_outside ${apply}`;
 }

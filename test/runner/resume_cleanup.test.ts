@@ -1,13 +1,13 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { AgentContext } from '../../src/agent/types.ts';
 import { Gym } from '../../src/episode/gym.ts';
 import { runExperiment } from '../../src/runner/runner.ts';
 import type { Task } from '../../src/tasks/schema.ts';
-import { builtinRegistry, TEST_CACHE_DIR, tempDir } from '../helpers.ts';
+import { builtinRegistry, pgrep, tempDir, TEST_CACHE_DIR } from '../helpers.ts';
 
 /**
  * A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. With
@@ -28,14 +28,6 @@ await runExperiment({
   } }) },
 });
 `;
-
-function pgrep(pattern: string): number[] {
-  try {
-    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
 
 async function waitFor(what: string, ok: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;

@@ -4,11 +4,10 @@ import { existsSync, promises as fs } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { bubblewrapAvailable, LocalSandbox, LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
 import type { SandboxCreateOptions } from '../../src/sandbox/types.ts';
-import { expectGymError, markerSurvivors, processesWithMarker, tempDir } from '../helpers.ts';
+import { expectGymError, markerSurvivors, pgrep, processesWithMarker, tempDir, waitGone } from '../helpers.ts';
 
 const MODES = ['none', 'bwrap'] as const;
 type Mode = (typeof MODES)[number];
@@ -21,23 +20,6 @@ async function hostDir(prefix: string): Promise<string> {
 
 /** A sleep duration no other test uses, so pgrep finds only this test's process. */
 const uniqueSleep = () => 5000 + Math.floor(Math.random() * 90000);
-
-function pgrep(pattern: string): number[] {
-  try {
-    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-async function waitGone(pattern: string, waitMs = 3000): Promise<number[]> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const left = pgrep(pattern);
-    if (!left.length || Date.now() > deadline) return left;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 for (const mode of MODES) {
   describe(`LocalSandbox with isolation '${mode}'`, () => {

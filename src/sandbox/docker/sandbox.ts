@@ -9,12 +9,13 @@ import { dockerError } from './client.ts';
 import { dockerExec, killLeftovers, killMarkedProcesses, trackMarker } from './exec.ts';
 import { packTar } from './tar.ts';
 import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from './files.ts';
-import { isolatedGitShell, NEUTRAL_ATTRIBUTES, shellWord } from '../git_isolation.ts';
+import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import { fileTooLarge } from '../read_limit.ts';
 import type { DockerLimits } from './limits.ts';
 import type { ExecutorClient } from '../executor/client.ts';
 import { executorExecMarker } from './executor.ts';
+import { shellQuote } from '../../shell_quote.ts';
 
 export const WORKDIR = '/workspace';
 const STATE_DIR = '/tmp/.benchgym';
@@ -278,10 +279,10 @@ export class DockerSandbox implements Sandbox {
     const script = [
       `mkdir -p ${STATE_DIR}`,
       `${isolatedGitShell()} init -q --bare ${BASELINE} >/dev/null`,
-      `printf '%s\\n' ${BASELINE_EXCLUDES.map(shellWord).join(' ')} > ${BASELINE}/info/exclude`,
-      `printf '%s' ${shellWord(NEUTRAL_ATTRIBUTES)} > ${BASELINE}/info/attributes`,
+      `printf '%s\\n' ${BASELINE_EXCLUDES.map(shellQuote).join(' ')} > ${BASELINE}/info/exclude`,
+      `printf '%s' ${shellQuote(NEUTRAL_ATTRIBUTES)} > ${BASELINE}/info/attributes`,
       this.git('add -A .'),
-      this.git(BASELINE_COMMIT_ARGS.map(shellWord).join(' ')),
+      this.git(BASELINE_COMMIT_ARGS.map(shellQuote).join(' ')),
     ].join(' && ');
     const r = await this.run(['bash', '-c', script], { timeoutMs: 300_000 });
     if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not record the start state: ${r.stderr}`);

@@ -4,25 +4,8 @@ import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { ExecutorClient } from '../../../src/sandbox/executor/client.ts';
-import { expectGymError } from '../../helpers.ts';
+import { expectGymError, pgrep, waitGone } from '../../helpers.ts';
 import { localExecutor, uniqueSleep } from './fixture.ts';
-
-function pgrep(pattern: string): number[] {
-  try {
-    return execFileSync('pgrep', ['-f', pattern], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-}
-
-async function waitGone(pattern: string, waitMs = 3000): Promise<number[]> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const left = pgrep(pattern);
-    if (!left.length || Date.now() > deadline) return left;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('executor: exec', () => {
   let ex: ExecutorClient;
@@ -84,9 +67,9 @@ describe('executor: exec', () => {
     assert.equal(r.timedOut, true);
     assert.equal(r.stdout, 'started\n');
     assert.ok(Date.now() - started < 4000, `took ${Date.now() - started} ms`);
-    assert.deepEqual(await waitGone(`sleep ${a}`), []);
-    assert.deepEqual(await waitGone(`sleep ${b}`), []);
-    assert.deepEqual(await waitGone(`sleep ${c}`), []);
+    assert.deepEqual(await waitGone(`sleep ${a}`, 3000, 50), []);
+    assert.deepEqual(await waitGone(`sleep ${b}`, 3000, 50), []);
+    assert.deepEqual(await waitGone(`sleep ${c}`, 3000, 50), []);
     assert.deepEqual(await survivors(), []);
   });
 
@@ -101,7 +84,7 @@ describe('executor: exec', () => {
     const r = await ex.exec(`sleep ${s} & echo left`);
     assert.equal(r.stdout, 'left\n');
     assert.ok(r.durationMs < 3000);
-    assert.deepEqual(await waitGone(`sleep ${s}`), []);
+    assert.deepEqual(await waitGone(`sleep ${s}`, 3000, 50), []);
   });
 
   test('output caps keep the head and the tail and count what was dropped', async () => {
@@ -151,7 +134,7 @@ describe('executor: exec', () => {
     const started = Date.now();
     await expectGymError(ex.exec(`sleep ${s} & wait`, { signal: ac.signal }), 'CANCELLED');
     assert.ok(Date.now() - started < 3000);
-    assert.deepEqual(await waitGone(`sleep ${s}`), []);
+    assert.deepEqual(await waitGone(`sleep ${s}`, 3000, 50), []);
     await expectGymError(ex.exec('true', { signal: ac.signal }), 'CANCELLED');
   });
 

@@ -53,6 +53,7 @@ func main() {
 	}
 	// Not dumpable: a process of the same uid cannot open /proc/<pid>/fd/* (our channel) or ptrace us.
 	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
+	prewarmThreads(24)
 	s, err := newServer(*root, out)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchgym-executor: %v\n", err)
@@ -346,4 +347,21 @@ func (s *server) dispatch(line []byte) {
 		}
 		s.reply(req.ID, result, err)
 	}()
+}
+
+// prewarmThreads makes the runtime start n OS threads now, while the sandbox's pids budget is
+// free: a fork bomb in the sandbox may exhaust it later, and the Go runtime aborts the whole
+// process when it cannot create a thread it needs. Threads, once made, are kept for reuse.
+func prewarmThreads(n int) {
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// A blocking system call: the scheduler hands its P to another thread meanwhile.
+			ts := syscall.Timespec{Nsec: 10_000_000}
+			syscall.Nanosleep(&ts, nil)
+		}()
+	}
+	wg.Wait()
 }

@@ -1,4 +1,5 @@
 /** The agents the runner can run, by name. */
+import { parseAgentOptions } from '../src/agent/options.ts';
 import type { Agent, AgentDefinition } from '../src/agent/types.ts';
 import { feedbackAgent } from './feedback/index.ts';
 import { replayAgent } from './replay/index.ts';
@@ -26,12 +27,9 @@ export function getAgent(name: string): AgentDefinition {
 /** Validates `options` with the agent's schema (defaults filled in) and creates the agent. */
 export function createAgent(name: string, options: unknown = {}): Agent {
   const def = getAgent(name);
-  const parsed = def.options.safeParse(options ?? {});
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ');
-    throw new Error(`invalid options for agent '${name}': ${issues}`);
-  }
-  return def.create(parsed.data);
+  const parsed = parseAgentOptions(def, options);
+  if (!parsed.ok) throw new Error(`invalid options for agent '${name}': ${parsed.message}`);
+  return def.create(parsed.options);
 }
 
 export type { Agent, AgentContext, AgentDefinition, AgentResult, ModelConfig, TokenUsage } from '../src/agent/types.ts';

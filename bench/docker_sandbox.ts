@@ -35,7 +35,7 @@ function ms(start: bigint): number {
 async function episode(gym: Gym): Promise<{ id: string; ms: number }> {
   const t = process.hrtime.bigint();
   const r = await gym.callTool('start_episode', { task_id: TASK }, noop);
-  return { id: (r.data as { episode_id: string }).episode_id, ms: ms(t) };
+  return { id: (r.data as { episodeId: string }).episodeId, ms: ms(t) };
 }
 
 /** Round trips of `run_command 'true'` in one episode, in milliseconds. */
@@ -83,7 +83,7 @@ async function executorSideBySide(opts: { quick: boolean; dataDir: string; cache
     const gym = new Gym({ registry: builtinRegistry(), dataDir: opts.dataDir, cacheDir: opts.cacheDir, sandboxes: factory });
     const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0 });
     const mcp = await mcpClient(`${server.url}/mcp`);
-    const start = async () => (await mcp.call('start_episode', { task_id: TASK })).episode_id as string;
+    const start = async () => (await mcp.call('start_episode', { task_id: TASK })).episodeId as string;
     const end = (id: string) => mcp.call('end_episode', { episode_id: id });
     const sample = async (count: number, fn: () => Promise<unknown>) => {
       const out: number[] = [];
@@ -138,11 +138,11 @@ async function executorSideBySide(opts: { quick: boolean; dataDir: string; cache
       const coldServer = await startHttpServer(coldGym, { host: '127.0.0.1', port: 0 });
       const coldMcp = await mcpClient(`${coldServer.url}/mcp`);
       try {
-        await coldMcp.call('end_episode', { episode_id: (await coldMcp.call('start_episode', { task_id: TASK })).episode_id });
+        await coldMcp.call('end_episode', { episode_id: (await coldMcp.call('start_episode', { task_id: TASK })).episodeId });
         const cold: number[] = [];
         for (let i = 0; i < starts; i++) {
           const t = process.hrtime.bigint();
-          const e = (await coldMcp.call('start_episode', { task_id: TASK })).episode_id as string;
+          const e = (await coldMcp.call('start_episode', { task_id: TASK })).episodeId as string;
           cold.push(ms(t));
           await coldMcp.call('end_episode', { episode_id: e });
         }

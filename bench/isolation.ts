@@ -362,7 +362,7 @@ function record(ctx: BombCtx, what: string): void {
 
 async function startAttacker(ctx: BombCtx): Promise<string> {
   const o = must('start_episode (attacker)', await call(ctx.attacker, 'start_episode', { task_id: TASK_ID, max_steps: 10_000 }, 120_000));
-  const id = (o.data as { episode_id: string }).episode_id;
+  const id = (o.data as { episodeId: string }).episodeId;
   ctx.episodes.push(id);
   return id;
 }
@@ -630,8 +630,8 @@ export async function runIsolation(opts: { quick: boolean; cases?: ReadonlySet<s
     // The first start builds the env (or the Docker env image) when the cache is cold.
     const t0 = now();
     const first = must('start_episode (warm-up)', await call(attacker, 'start_episode', { task_id: TASK_ID }, 15 * 60_000));
-    const data = first.data as { episode_id: string; sandbox: { isolation: string } };
-    await call(attacker, 'end_episode', { episode_id: data.episode_id }, 60_000);
+    const data = first.data as { episodeId: string; sandbox: { isolation: string } };
+    await call(attacker, 'end_episode', { episode_id: data.episodeId }, 60_000);
     return { backend, server, attacker, isolation: data.sandbox.isolation, firstStartMs: round(now() - t0, 1) };
   };
 
@@ -717,7 +717,7 @@ async function runBomb(
   const tag = `${run.backend}_${bomb.name}`;
   // A fresh victim per bomb: its step budget and session are its own.
   const v = must('start_episode (victim)', await call(run.attacker, 'start_episode', { task_id: TASK_ID, max_steps: 10_000 }, 120_000));
-  const victim = new Victim(run.server.url, o.token, (v.data as { episode_id: string }).episode_id, VICTIM_TIMEOUT_MS[run.backend]);
+  const victim = new Victim(run.server.url, o.token, (v.data as { episodeId: string }).episodeId, VICTIM_TIMEOUT_MS[run.backend]);
   let stalled = false;
   let recoveryMs: number | null = null;
   let bombStart = 0;

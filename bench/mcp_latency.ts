@@ -120,8 +120,8 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
 
     const startEpisode = async (): Promise<{ id: string; isolation: string; backend: string }> => {
       const r = checkOk('start_episode', await client.callTool({ name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS } }, undefined, { timeout: 30 * 60_000 }));
-      const data = r.structuredContent as { episode_id: string; sandbox: { isolation: string; backend: string } };
-      return { id: data.episode_id, isolation: data.sandbox.isolation, backend: data.sandbox.backend };
+      const data = r.structuredContent as { episodeId: string; sandbox: { isolation: string; backend: string } };
+      return { id: data.episodeId, isolation: data.sandbox.isolation, backend: data.sandbox.backend };
     };
     const endEpisode = async (id: string) => {
       checkOk('end_episode', await client.callTool({ name: 'end_episode', arguments: { episode_id: id } }));
@@ -253,9 +253,9 @@ async function localRunCommandVariants(dataDir: string, cacheDir: string, count:
         const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0 });
         const client = await connect(`${server.url}/mcp`);
         const r = checkOk('start_episode', await client.callTool({ name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS } }, undefined, { timeout: 30 * 60_000 }));
-        const data = r.structuredContent as { episode_id: string; sandbox: { isolation: string } };
+        const data = r.structuredContent as { episodeId: string; sandbox: { isolation: string } };
         log(`run_command_local ${label}: ${data.sandbox.isolation}`);
-        variants.push({ label, gym, server, client, episode: data.episode_id });
+        variants.push({ label, gym, server, client, episode: data.episodeId });
       }
     }
     const overMcp = async (v: (typeof variants)[number]) => {

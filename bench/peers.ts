@@ -219,7 +219,7 @@ async function closeGym(g: GymOverMcp): Promise<void> {
   await g.gym.close();
 }
 
-const startEpisode = async (g: GymOverMcp) => (await g.call('start_episode', { task_id: TASK, max_steps: MAX_STEPS })).episode_id as string;
+const startEpisode = async (g: GymOverMcp) => (await g.call('start_episode', { task_id: TASK, max_steps: MAX_STEPS })).episodeId as string;
 const runTrue = (g: GymOverMcp, id: string) => g.call('run_command', { episode_id: id, command: 'true' });
 
 /** Samples per figure, and errors per figure (a peer's failure is counted, not fatal). */
@@ -450,7 +450,7 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
             clients.map(async (c) => {
               let id: string | undefined;
               try {
-                starts.push(await timedMs(async () => (id = (await c.call('start_episode', { task_id: TASK, max_steps: MAX_STEPS })).episode_id as string)));
+                starts.push(await timedMs(async () => (id = (await c.call('start_episode', { task_id: TASK, max_steps: MAX_STEPS })).episodeId as string)));
                 for (let i = 0; i < rounds.concurrentCommands; i++) {
                   try {
                     commands.push(await timedMs(() => c.call('run_command', { episode_id: id, command: 'true' })));

@@ -46,6 +46,7 @@ const BENCHMARKS: Benchmark[] = [
     run: (opts) => runIsolation(opts),
   },
   (await import('./peers.ts')).PEERS_BENCHMARK, // opt-in: benchgym vs mini-swe-agent and SWE-ReX (issue 14)
+  (await import('./viewer.ts')).VIEWER_BENCHMARK, // opt-in: benchgym view on a 10,000-result run (issue 19)
 ];
 
 function usage(): string {

@@ -28,6 +28,7 @@ export type GymErrorCode =
   | 'CANCELLED'
   | 'CAPACITY'
   | 'UNAUTHORIZED'
+  | 'MODEL_UNAVAILABLE'
   | 'INTERNAL';
 
 /** Codes that mean the harness failed, not the solution: never scored as a wrong answer. */

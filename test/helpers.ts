@@ -46,7 +46,7 @@ export function testContext(signal: AbortSignal = new AbortController().signal):
 /** Starts an example episode and returns its id. */
 export async function startExample(gym: Gym, taskId: string, extra: Record<string, unknown> = {}): Promise<string> {
   const r = await gym.callTool('start_episode', { task_id: taskId, ...extra }, testContext());
-  return (r.data as { episode_id: string }).episode_id;
+  return (r.data as { episodeId: string }).episodeId;
 }
 
 // ---------------------------------------------------------------------------

@@ -136,6 +136,8 @@ export class ChatModel {
 
   async complete(messages: ChatCompletionMessageParam[], opts: { tools?: ChatCompletionFunctionTool[]; signal?: AbortSignal } = {}): Promise<Completion> {
     const { config } = this;
+    // Never a silent public default: the SDK's own fallback is api.openai.com.
+    if (!config.baseURL && !process.env.OPENAI_BASE_URL) throw new ModelUnavailableError('no model endpoint is configured (ModelConfig.baseURL, --base-url or $OPENAI_BASE_URL); benchgym never falls back to a public endpoint');
     const maxRetries = config.maxRetries ?? 5;
     const baseDelay = config.retryDelayMs ?? 1000;
     const body = {

@@ -17,7 +17,7 @@ export const options = z.object({
   max_context_chars: z.number().int().min(1000).default(60_000).describe('source shown in the first prompt; further files are named only'),
   max_feedback_chars: z.number().int().min(500).default(12_000).describe('test output sent back per round (head and tail kept)'),
   system_prompt: z.string().optional().describe('replaces the built-in system prompt'),
-});
+}).strict();
 
 export type FeedbackOptions = z.infer<typeof options>;
 

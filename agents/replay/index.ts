@@ -18,7 +18,7 @@ export const options = z.object({
   files: FileMap.optional().describe('whole files (path → content) for the task at hand'),
   goldFiles: FileMap.optional().describe("the task's reference solution files (filled in by the runner)"),
   goldPatch: z.string().optional().describe("the task's reference solution diff (filled in by the runner)"),
-});
+}).strict();
 
 export type ReplayOptions = z.infer<typeof options>;
 
@@ -73,6 +73,7 @@ export const replayAgent: AgentDefinition<typeof options> = {
   name: 'replay',
   description: 'No model: applies given predictions (diff or files) or the gold solution the runner hands over, then submits.',
   options,
+  usesModel: false,
   create: (opts) => new ReplayAgent(opts),
 };
 

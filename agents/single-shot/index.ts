@@ -14,7 +14,7 @@ export const options = z.object({
   files: z.array(z.string()).optional().describe('the files shown to the model (default: the workspace source files of the task language that are not tests)'),
   max_context_chars: z.number().int().min(1000).default(60_000).describe('source shown in the prompt; further files are named only'),
   system_prompt: z.string().optional().describe('replaces the built-in system prompt'),
-});
+}).strict();
 
 export type SingleShotOptions = z.infer<typeof options>;
 

@@ -17,7 +17,7 @@ export const options = z.object({
   max_observation_chars: z.number().int().min(200).default(16_000).describe('tool results longer than this keep their head and tail'),
   exclude_tools: z.array(z.string()).default(['end_episode', 'fork_episode']).describe('episode tools not offered to the model'),
   system_prompt: z.string().optional().describe('replaces the built-in system prompt ({max_steps} is filled in)'),
-});
+}).strict();
 
 export type SweAgentOptions = z.infer<typeof options>;
 

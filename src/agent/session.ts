@@ -148,7 +148,7 @@ export async function startHttpEpisode(opts: HttpOptions & StartOptions): Promis
   } finally {
     await gymClient.close().catch(() => {});
   }
-  const session = await connectHttp({ ...opts, episodeId: String(started.episode_id) });
+  const session = await connectHttp({ ...opts, episodeId: String(started.episodeId) });
   return { ...session, started };
 }
 
@@ -214,7 +214,7 @@ export async function spawnStdioEpisode(opts: StdioOptions): Promise<EpisodeSess
   await client.connect(transport);
   try {
     const started = await startVia(client, opts);
-    client.episodeId = String(started.episode_id);
+    client.episodeId = String(started.episodeId);
     return { client, episodeId: client.episodeId, started, close: () => client.close().catch(() => {}) };
   } catch (err) {
     await client.close().catch(() => {});

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 /** Which model to call, on any OpenAI-compatible endpoint. */
 export interface ModelConfig {
   model: string;
-  /** e.g. http://127.0.0.1:8000/v1; default: the OpenAI API. */
+  /** e.g. http://127.0.0.1:8000/v1 (`benchgym run` requires one: no silent public default). */
   baseURL?: string;
   /** Default: $OPENAI_API_KEY (or $BENCHGYM_API_KEY). */
   apiKey?: string;
@@ -68,7 +68,9 @@ export interface Agent {
 export interface AgentDefinition<S extends z.ZodType = z.ZodType> {
   name: string;
   description: string;
-  /** Agent-specific options (validated; defaults documented in the schema). */
+  /** Agent-specific options: a zod object, `.strict()` so that an unknown key is refused (defaults documented in the schema). */
   options: S;
+  /** Whether it calls the model (default true): `benchgym run` then checks the endpoint before any episode. */
+  usesModel?: boolean;
   create(options: z.infer<S>): Agent;
 }

@@ -10,11 +10,13 @@ import { serveCommand } from './commands/serve.ts';
 import { shellCommand } from './commands/shell.ts';
 import { tasksCommand } from './commands/tasks.ts';
 import { validateCommand } from './commands/validate.ts';
+import { viewCommand } from './commands/view.ts';
 import type { Composition } from './composition.ts';
+import { closest } from './options.ts';
 
 /** The built-in commands, then every command a suite adds, in `benchgym --help` order. */
 export function cliCommands(root: Composition): CliCommand[] {
-  const builtins = [serveCommand(root), mcpCommand(root), tasksCommand(root), validateCommand(root), scoreCommand(root), shellCommand, runCommand(root), reportCommand(root), imagesCommand];
+  const builtins = [serveCommand(root), mcpCommand(root), tasksCommand(root), validateCommand(root), scoreCommand(root), shellCommand, runCommand(root), reportCommand(root), viewCommand, imagesCommand];
   const commands = new Map(builtins.map((c) => [c.name, c]));
   for (const suite of root.suites()) {
     for (const c of suite.commands ?? []) {
@@ -57,7 +59,8 @@ export async function main(argv: string[], root: Composition): Promise<number> {
   }
   const command = commands.find((c) => c.name === name);
   if (!command) {
-    process.stderr.write(`benchgym: unknown command '${name}'\n\n${usage(commands)}`);
+    const guess = closest(name, commands.map((c) => c.name));
+    process.stderr.write(`benchgym: unknown command '${name}'${guess ? `; did you mean '${guess}'?` : ''}\n\n${usage(commands)}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {

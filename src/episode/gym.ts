@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
-import { GymError, toGymError } from '../errors.ts';
+import { GymError, INFRA_CODES, toGymError } from '../errors.ts';
 import { sandboxEnv } from '../env/types.ts';
 import { LocalSandboxFactory } from '../sandbox/local/index.ts';
 import { claimSandboxDir, removeStaleSandboxDirs } from '../sandbox/local/stale.ts';
@@ -35,7 +35,21 @@ export interface GymOptions {
   defaults?: Partial<EpisodeDefaults>;
   /** How submissions and `score()` are scored unless a call says otherwise (default strict; see src/scoring/mode.ts). */
   scoring?: ScoringMode;
+  /** The Gradle to use instead of projects' wrappers, for the local sandbox (`--gradle`; else $BENCHGYM_GRADLE). */
+  gradle?: string;
 }
+
+/**
+ * What a gym reports as its episodes go (`benchgym serve` logs these): a start (or fork), a
+ * submission's verdict, a failed call (`infra`: the harness failed, not the agent), an end
+ * without a submission. `episodeId` is null for a start that failed before the episode existed.
+ */
+export type GymEvent = { suite: string; taskId: string; at: string } & (
+  | { type: 'episode_started'; episodeId: string; forkedFrom?: string }
+  | { type: 'episode_submitted'; episodeId: string; verdict: Pick<Verdict, 'status' | 'reward' | 'tests' | 'error' | 'durationMs'> }
+  | { type: 'episode_error'; episodeId: string | null; tool: string; infra: boolean; error: { code: string; message: string } }
+  | { type: 'episode_ended'; episodeId: string; state: 'ended' | 'expired' }
+);
 
 export interface EpisodeDefaults {
   maxSteps: number;
@@ -87,6 +101,7 @@ export class Gym {
   readonly staleSwept: Promise<void> = Promise.resolve();
   /** What the agent sees of infrastructure errors: no server paths (the trajectory keeps them). */
   private readonly redactor: PathRedactor;
+  private readonly listeners = new Set<(event: GymEvent) => void>();
 
   constructor(opts: GymOptions = {}) {
     this.dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
@@ -99,6 +114,7 @@ export class Gym {
         baseDir: path.join(this.dataDir, 'sandboxes', this.instance),
         isolation: opts.isolation,
         ...(opts.executor ? { executor: opts.executor } : {}),
+        ...(opts.gradle ? { gradle: opts.gradle } : {}),
         cacheDir: path.resolve(opts.cacheDir ?? this.dataDir),
         // Hidden from commands under bubblewrap: suites (hidden tests), the whole data dir
         // (other sandboxes, logs, trajectories) and the checkout (its git history holds the suites).
@@ -121,12 +137,44 @@ export class Gym {
     return [...GYM_TOOLS, ...EPISODE_TOOLS, ...suiteTools.filter((t, i) => suiteTools.findIndex((u) => u.name === t.name) === i)];
   }
 
-  /** The tools one episode offers: the core episode tools and its suite's. */
-  episodeTools(episode: Episode): EpisodeTool[] {
-    return [...EPISODE_TOOLS, ...this.registry.toolsOf(episode.task.suite)];
+  /** The tools one episode offers: the core episode tools and those of its suite's that apply to its task. */
+  episodeTools(episode: Pick<Episode, 'task'>): EpisodeTool[] {
+    return [...EPISODE_TOOLS, ...this.registry.toolsOf(episode.task.suite).filter((t) => t.appliesTo?.(episode.task) ?? true)];
+  }
+
+  /** Calls `listener` with every GymEvent from now on; returns the function that stops it. A listener that throws is ignored. */
+  onEvent(listener: (event: GymEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private emit(event: GymEvent): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(event);
+      } catch {
+        // A listener's failure is not the episode's.
+      }
+    }
+  }
+
+  private emitError(episodeId: string | null, task: { suite: string; id: string }, tool: string, e: GymError): void {
+    const infra = INFRA_CODES.has(e.code) || Boolean(e.details?.sandboxLost);
+    this.emit({ type: 'episode_error', episodeId, suite: task.suite, taskId: task.id, at: new Date().toISOString(), tool, infra, error: { code: e.code, message: this.redactor.redact(e.message) } });
   }
 
   async startEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress' | 'signal'>): Promise<Episode> {
+    try {
+      const episode = await this.openEpisode(req, ctx);
+      this.emit({ type: 'episode_started', episodeId: episode.id, suite: episode.task.suite, taskId: episode.task.id, at: new Date().toISOString() });
+      return episode;
+    } catch (err) {
+      this.emitError(null, { suite: req.suite, id: req.taskId }, 'start_episode', toGymError(err));
+      throw err;
+    }
+  }
+
+  private async openEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress' | 'signal'>): Promise<Episode> {
     this.assertCapacity();
     const task = await this.registry.task(req.suite, req.taskId);
     const context = contextFor(task, req.context);
@@ -203,6 +251,7 @@ export class Gym {
       for (const [file, stack] of source.editHistory) episode.editHistory.set(file, [...stack]);
       episode.lastTestRun = source.lastTestRun;
       this.episodes.set(id, episode);
+      this.emit({ type: 'episode_started', episodeId: id, suite: source.task.suite, taskId: source.task.id, at: new Date().toISOString(), forkedFrom: source.id });
       return episode;
     } catch (err) {
       await sandbox.destroy().catch(() => {});
@@ -229,7 +278,7 @@ export class Gym {
     if (!tool) throw new GymError('INVALID_ARGUMENT', `unknown tool '${name}'`);
     if (tool.scope === 'gym') {
       try {
-        return await withHeartbeat(ctx, name, () => tool.run(this, parseInput(tool.input, rawArgs, `arguments for ${name}`), ctx));
+        return await withHeartbeat(ctx, name, (c) => tool.run(this, parseInput(tool.input, rawArgs, `arguments for ${name}`), c));
       } catch (err) {
         throw this.redactor.error(toGymError(err));
       }
@@ -257,12 +306,13 @@ export class Gym {
           if (step > episode.budgets.maxSteps) throw new GymError('BUDGET_EXHAUSTED', `the step budget (${episode.budgets.maxSteps}) is spent; call submit`);
           if (Date.now() > episode.budgets.deadline) throw new GymError('BUDGET_EXHAUSTED', 'the time budget is spent; call submit');
         }
-        const result = await withHeartbeat(ctx, tool.name, () => tool.run(episode, args, ctx));
+        const result = await withHeartbeat(ctx, tool.name, (c) => tool.run(episode, args, c));
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args, ok: true, observation: result.text, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
         return result;
       } catch (err) {
         const e = toGymError(err);
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args: rawArgs, ok: false, error: e.toJSON(), startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
+        this.emitError(episode.id, episode.task, tool.name, e);
         if (e.details?.sandboxLost && episode.state === 'running') {
           // The sandbox died under the episode (OOM, docker kill): an infrastructure failure,
           // recorded as such; the episode ends rather than lingering until its TTL.
@@ -296,6 +346,8 @@ export class Gym {
     episode.state = 'submitted';
     episode.trajectory.append({ type: 'verdict', verdict, diff });
     await this.release(episode);
+    const { status, reward, tests, error, durationMs } = verdict;
+    this.emit({ type: 'episode_submitted', episodeId: episode.id, suite: episode.task.suite, taskId: episode.task.id, at: new Date().toISOString(), verdict: { status, reward, tests, durationMs, ...(error ? { error: { ...error, message: this.redactor.redact(error.message) } } : {}) } });
     return verdict;
   }
 
@@ -325,6 +377,7 @@ export class Gym {
       episode.finalDiff ??= await episode.sandbox.diff().catch(() => undefined);
       episode.state = state;
       episode.trajectory.append({ type: 'end', state, at: new Date().toISOString() });
+      this.emit({ type: 'episode_ended', episodeId: episode.id, suite: episode.task.suite, taskId: episode.task.id, at: new Date().toISOString(), state });
     }
     await this.release(episode);
   }
@@ -372,15 +425,46 @@ export function defaultRegistry(): SuiteRegistry {
   return new SuiteRegistry([]);
 }
 
-/** Progress every 5 s while a call runs, so clients that reset their timeout on progress wait for long calls. */
-async function withHeartbeat<T>(ctx: ToolContext, name: string, fn: () => Promise<T>): Promise<T> {
+/** How often a running call reports progress, so clients that reset their timeout on progress wait for long calls. */
+export const HEARTBEAT_MS = 5000;
+
+/**
+ * Runs a tool with progress a client can draw as a bar. The tool reports whole steps
+ * (`progress` of `total` when it knows them, as start_episode does); between them, and every
+ * HEARTBEAT_MS, the value creeps towards the next step without reaching it. Every value is
+ * larger than the one before (MCP requires it), a `total` once given is kept, and each
+ * notification has a message: the tool's last one, with the seconds elapsed on heartbeats.
+ */
+export async function withHeartbeat<T>(ctx: ToolContext, name: string, fn: (ctx: ToolContext) => Promise<T>, intervalMs = HEARTBEAT_MS): Promise<T> {
   const started = Date.now();
-  const timer = setInterval(() => {
-    const s = Math.round((Date.now() - started) / 1000);
-    ctx.progress(s, undefined, `${name} running for ${s} s`);
-  }, 5000);
+  let step = 0;
+  let ticks = 0;
+  let total: number | undefined;
+  let message = `${name} running`;
+  let last = -Infinity;
+  const emit = (text: string) => {
+    // ticks/(ticks+12) grows for ever but stays below 1: a step's value never reaches the next step's.
+    let value = step + 0.99 * (ticks / (ticks + 12));
+    ticks++;
+    if (value <= last) value = last + 1e-6;
+    last = value;
+    ctx.progress(value, total !== undefined && total >= value ? total : undefined, text);
+  };
+  const wrapped: ToolContext = {
+    ...ctx,
+    progress(progress, t, m) {
+      if (progress > step) {
+        step = progress;
+        ticks = 0;
+      }
+      if (t !== undefined) total = t;
+      if (m) message = m;
+      emit(message);
+    },
+  };
+  const timer = setInterval(() => emit(`${message} (${Math.round((Date.now() - started) / 1000)} s)`), intervalMs);
   try {
-    return await fn();
+    return await fn(wrapped);
   } finally {
     clearInterval(timer);
   }

@@ -1,3 +1,4 @@
+import { parseAgentOptions } from '../agent/options.ts';
 import type { AgentDefinition } from '../agent/types.ts';
 import { GymError } from '../errors.ts';
 import type { Task } from '../tasks/schema.ts';
@@ -19,13 +20,10 @@ export function agentUnderTest(registry: Readonly<Record<string, AgentDefinition
   const def = registry[name];
   if (!def) throw new GymError('INVALID_ARGUMENT', `unknown agent '${name}' (known: ${Object.keys(registry).join(', ')})`);
   if (gold && name !== 'replay') throw new GymError('INVALID_ARGUMENT', `--gold hands the reference solution to the replay agent; it does not apply to '${name}'`);
-  const parsed = def.options.safeParse(options);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ');
-    throw new GymError('INVALID_ARGUMENT', `invalid --agent-options for '${name}': ${issues}`);
-  }
+  const parsed = parseAgentOptions(def, options);
+  if (!parsed.ok) throw new GymError('INVALID_ARGUMENT', `invalid --agent-options for '${name}': ${parsed.message}`);
   return {
     name,
-    create: (task: Task) => def.create(gold ? def.options.parse({ ...options, ...goldOptions(task) }) : parsed.data),
+    create: (task: Task) => def.create(gold ? def.options.parse({ ...options, ...goldOptions(task) }) : parsed.options),
   };
 }

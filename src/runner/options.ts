@@ -37,6 +37,12 @@ export interface RunExperimentOptions {
   retryDelayMs?: (attempt: number) => number;
   /** Continue the run in outDir: skip (task, sample) pairs that have a final result. */
   resume?: boolean;
+  /** With resume: run again the pairs whose final result is an infrastructure failure. */
+  rerunErrors?: boolean;
+  /** At most this many tasks (after `tasks`, `context` and `shuffle`); kept in run.json. */
+  limit?: number;
+  /** Orders the tasks by this seed before `limit` (reproducible; see selection.ts); kept in run.json. */
+  shuffle?: string;
   /** More options that decide what the run measures (agent options, --gold, sandbox, dataset): kept in run.json, compared on resume. */
   options?: Record<string, unknown>;
   progress?: ProgressSink;

@@ -27,8 +27,13 @@ export async function openRun(outDir: string, fresh: RunManifest, resume: boolea
   return { manifest: { ...existing, resumed: [...(existing.resumed ?? []), new Date().toISOString()], settings }, read };
 }
 
-/** What is left to do: pairs without a final result (a pair tried before continues its attempt count), and the final results carried over. */
-export function remainingPairs(tasks: Task[], samples: number, records: ResultRecord[]): { jobs: PairJob[]; carried: ResultRecord[] } {
+/**
+ * What is left to do: pairs without a final result (a pair tried before continues its attempt
+ * count), and the final results carried over. With `rerunErrors`, a pair whose final result is an
+ * infrastructure failure is run again too (its next attempt; the earlier lines stay in
+ * results.jsonl and its trajectory, and the new final line supersedes the old).
+ */
+export function remainingPairs(tasks: Task[], samples: number, records: ResultRecord[], opts: { rerunErrors?: boolean } = {}): { jobs: PairJob[]; carried: ResultRecord[] } {
   const earlierFinal = new Map(finalResults(records).map((r) => [pairKey(r.task, r.sample), r]));
   const lastAttempt = new Map<string, number>();
   for (const r of records) lastAttempt.set(pairKey(r.task, r.sample), Math.max(r.attempt, lastAttempt.get(pairKey(r.task, r.sample)) ?? 0));
@@ -38,7 +43,7 @@ export function remainingPairs(tasks: Task[], samples: number, records: ResultRe
     for (let sample = 0; sample < samples; sample++) {
       const key = pairKey(task.id, sample);
       const done = earlierFinal.get(key);
-      if (done) carried.push(done);
+      if (done && !(opts.rerunErrors && done.infra)) carried.push(done);
       else jobs.push({ task, sample, firstAttempt: (lastAttempt.get(key) ?? 0) + 1 });
     }
   }

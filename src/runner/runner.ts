@@ -8,7 +8,7 @@ import type { RunExperimentOptions } from './options.ts';
 import { silentProgress } from './progress.ts';
 import { openRun, remainingPairs } from './resume.ts';
 import { ResultsWriter, type ResultRecord } from './results.ts';
-import { offering, selectTasks } from './selection.ts';
+import { offering, sampleTasks, selectTasks } from './selection.ts';
 
 export type { AgentUnderTest, RunExperimentOptions } from './options.ts';
 
@@ -42,7 +42,8 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
   if (!Number.isInteger(retries) || retries < 0) throw new GymError('INVALID_ARGUMENT', `retries must be a whole number >= 0 (got ${retries})`);
 
   const outDir = path.resolve(opts.outDir);
-  const tasks = offering(await selectTasks(gym, opts.suite, opts.tasks), opts.context, Boolean(opts.tasks?.length));
+  if (opts.rerunErrors && !opts.resume) throw new GymError('INVALID_ARGUMENT', 'rerunErrors retries the infrastructure failures of a resumed run: it needs resume');
+  const tasks = sampleTasks(offering(await selectTasks(gym, opts.suite, opts.tasks), opts.context, Boolean(opts.tasks?.length)), { limit: opts.limit, shuffle: opts.shuffle });
   const identity: RunIdentity = {
     dataset: null,
     ...opts.options,
@@ -52,6 +53,8 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
     timeLimitMs: opts.timeLimitMs ?? null,
     ...(opts.context ? { context: opts.context } : {}),
     ...(opts.promptVariant ? { promptVariant: opts.promptVariant } : {}),
+    ...(opts.limit !== undefined ? { limit: opts.limit } : {}),
+    ...(opts.shuffle !== undefined ? { shuffle: opts.shuffle } : {}),
     baseURL: opts.model.baseURL ?? null,
     temperature: opts.model.temperature ?? null,
     maxTokens: opts.model.maxTokens ?? null,
@@ -62,7 +65,7 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
   const { manifest, read } = await openRun(outDir, fresh, opts.resume, settings);
   await writeManifest(outDir, manifest);
   await fs.mkdir(path.join(outDir, 'trajectories'), { recursive: true });
-  const { jobs, carried } = remainingPairs(tasks, samples, read.records);
+  const { jobs, carried } = remainingPairs(tasks, samples, read.records, { rerunErrors: opts.rerunErrors });
 
   const writer = await ResultsWriter.open(path.join(outDir, RESULTS_FILE), read.validBytes);
   const progress = opts.progress ?? silentProgress;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Gym } from '../episode/gym.ts';
 import { GymError } from '../errors.ts';
 import type { Task } from '../tasks/schema.ts';
@@ -26,4 +27,30 @@ export function offering(tasks: Task[], context: string | undefined, listed: boo
   const kept = tasks.filter(has);
   if (!kept.length) throw new GymError('INVALID_ARGUMENT', `invalid --context '${context}': no task of the suite offers it`);
   return kept;
+}
+
+/** How a run narrows its tasks after `--tasks` / `--context`: a seeded shuffle, then the first `limit`. */
+export interface TaskSampling {
+  limit?: number;
+  /** Any string: the same seed gives the same order on every machine and every resume. */
+  shuffle?: string;
+}
+
+/**
+ * The tasks a run samples: with `shuffle`, ordered by a hash of the seed and each task id (so a
+ * seed always picks the same tasks, and adding a task to the suite never reorders the others);
+ * then the first `limit` of them.
+ *
+ * @example
+ * sampleTasks(tasks, { shuffle: '7', limit: 20 }); // the same 20 tasks every time
+ */
+export function sampleTasks(tasks: Task[], sampling: TaskSampling = {}): Task[] {
+  const { limit, shuffle } = sampling;
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new GymError('INVALID_ARGUMENT', `limit must be a whole number >= 1 (got ${limit})`);
+  let out = tasks;
+  if (shuffle !== undefined) {
+    const rank = new Map(tasks.map((t) => [t.id, createHash('sha256').update(`${shuffle}\u0000${t.id}`).digest('hex')]));
+    out = [...tasks].sort((a, b) => (rank.get(a.id)! < rank.get(b.id)! ? -1 : rank.get(a.id)! > rank.get(b.id)! ? 1 : 0));
+  }
+  return limit !== undefined ? out.slice(0, limit) : out;
 }

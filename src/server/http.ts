@@ -13,6 +13,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { GymError, toGymError } from '../errors.ts';
 import type { Gym } from '../episode/gym.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
+import { gymLiveEpisodes } from '../viewer/live.ts';
+import { viewerRouter } from '../viewer/router.ts';
 
 export interface HttpServerOptions {
   host?: string;
@@ -145,6 +147,9 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     const episodeId = String(req.params.id);
     return handle(() => `episode:${episodeId}`, () => createEpisodeMcpServer(gym, episodeId))(req, res);
   });
+  // The run viewer, for the episodes of this gym as they run (behind the checks above).
+  app.get('/view', (req: Request, res: Response, next: NextFunction) => (req.path === '/view' ? res.redirect(301, `/view/${req.url.slice('/view'.length)}`) : next()));
+  app.use('/view', viewerRouter({ live: gymLiveEpisodes(gym) }));
   app.get('/health', async (_req: Request, res: Response) => {
     const episodes = gym.listEpisodes();
     res.json({ ok: true, server: 'benchgym', suites: gym.registry.suiteIds(), episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length }, sandbox: gym.sandboxes.backend });

@@ -2,9 +2,9 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Gym } from '../episode/gym.ts';
 import { createGymMcpServer } from './mcp.ts';
 
-/** Serves the gym-wide MCP server on stdin/stdout until the client goes away. */
+/** Serves the gym-wide MCP server on stdin/stdout until the client goes away (no HTTP: episodes have no endpoint of their own). */
 export async function runStdioServer(gym: Gym): Promise<void> {
-  const server = createGymMcpServer(gym);
+  const server = createGymMcpServer(gym, { episodeEndpoints: false });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

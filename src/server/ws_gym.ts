@@ -217,7 +217,7 @@ class GymConnection {
         case 'reset': {
           const p = parseInput(ResetParams, params, 'params of reset');
           const observation = await this.gym.callTool('start_episode', { task_id: p.task_id, ...(p.suite ? { suite: p.suite } : {}), ...p.options }, ctx);
-          result = { episode_id: (observation.data as { episode_id: string }).episode_id, observation };
+          result = { episode_id: (observation.data as { episodeId: string }).episodeId, observation };
           break;
         }
         case 'step': {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GymError } from '../errors.ts';
+import { Count } from './output.ts';
 import { episodeTool } from './types.ts';
 import { splitLines, writeWithHistory } from './text.ts';
 
@@ -12,6 +13,7 @@ export const createFileTool = episodeTool({
     content: z.string().describe('the whole content of the file'),
     overwrite: z.boolean().default(false).describe('replace the file if it exists'),
   }),
+  output: z.object({ path: z.string(), lines: Count, created: z.boolean().describe('false when an existing file was replaced') }),
   annotations: { destructiveHint: false },
   async run(episode, args) {
     const st = await episode.sandbox.stat(args.path);

@@ -78,6 +78,13 @@ export const editFileTool = episodeTool({
     new_str: z.string().describe('the replacement text'),
     replace_all: z.boolean().default(false).describe('replace every exact occurrence'),
   }),
+  output: z.object({
+    path: z.string(),
+    match: z.enum(['exact', 'whitespace-tolerant']),
+    replacements: z.number().int().min(1),
+    firstLine: z.number().int().min(1),
+    lastLine: z.number().int().min(0),
+  }),
   annotations: { destructiveHint: false },
   async run(episode, args) {
     const { text, bytes } = await readText(episode, args.path);

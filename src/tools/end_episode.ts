@@ -6,6 +6,7 @@ export const endEpisodeTool = episodeTool({
   title: 'End the episode without scoring',
   description: 'Give up the episode: its sandbox is removed and nothing is scored. Use submit instead to be scored.',
   input: z.object({}),
+  output: z.object({ episodeId: z.string(), state: z.enum(['running', 'submitted', 'ended', 'expired']) }),
   annotations: { destructiveHint: true, idempotentHint: true },
   allowedAfterEnd: true,
   exemptFromBudget: true,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { compileGlob } from '../sandbox/glob.ts';
+import { Count } from './output.ts';
 import { episodeTool } from './types.ts';
 
 const MAX_RESULTS = 200;
@@ -11,6 +12,12 @@ export const findFilesTool = episodeTool({
   input: z.object({
     pattern: z.string().min(1).describe('glob: *, **, ?, [abc], {a,b}'),
     path: z.string().default('.').describe('directory to search below (default: the root)'),
+  }),
+  output: z.object({
+    pattern: z.string(),
+    files: z.array(z.string()).describe('the first 200 matching paths, sorted'),
+    total: Count.describe('matching files in all'),
+    truncated: z.boolean(),
   }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(episode, args) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Count, McpPathOutput } from './output.ts';
 import { episodeTool } from './types.ts';
 
 export const forkEpisodeTool = episodeTool({
@@ -7,12 +8,13 @@ export const forkEpisodeTool = episodeTool({
   description:
     'Copy this episode into a new one with the same workspace, edit history and remaining budget, for exploring alternatives (tree search). Returns the new episode_id; both episodes go on independently and each can be submitted.',
   input: z.object({}),
+  output: z.object({ episodeId: z.string().describe('the new episode'), forkedFrom: z.string(), atStep: Count, mcpPath: McpPathOutput }),
   annotations: { readOnlyHint: false, idempotentHint: false },
-  async run(episode) {
+  async run(episode, _args, ctx) {
     const fork = await episode.lifecycle.fork(episode);
     return {
       text: `Forked episode ${episode.id} into ${fork.id} (at step ${episode.steps}).`,
-      data: { episode_id: fork.id, forked_from: episode.id, at_step: episode.steps, mcp_path: `/episodes/${fork.id}/mcp` },
+      data: { episodeId: fork.id, forkedFrom: episode.id, atStep: episode.steps, ...(ctx.mcpPathOf ? { mcpPath: ctx.mcpPathOf(fork.id) } : {}) },
     };
   },
 });

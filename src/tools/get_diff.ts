@@ -8,6 +8,7 @@ export const getDiffTool = episodeTool({
   title: 'Show the changes so far',
   description: 'Show a unified diff of every change made to the workspace since the episode started (what submit will score).',
   input: z.object({}),
+  output: z.object({ diff: z.string(), files: z.array(z.string()), bytes: z.number().int().min(0) }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   allowedAfterEnd: true,
   exemptFromBudget: true,

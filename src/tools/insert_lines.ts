@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GymError } from '../errors.ts';
+import { Count } from './output.ts';
 import { episodeTool } from './types.ts';
 import { excerpt, readText, splitLines, writeWithHistory } from './text.ts';
 
@@ -12,6 +13,7 @@ export const insertLinesTool = episodeTool({
     line: z.number().int().min(0).describe('insert after this line number (0 = before the first line)'),
     text: z.string().describe('the lines to insert'),
   }),
+  output: z.object({ path: z.string(), after: Count, inserted: Count }),
   annotations: { destructiveHint: false },
   async run(episode, args) {
     const { text: original, bytes } = await readText(episode, args.path);

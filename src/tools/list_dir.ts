@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DirEntryOutput } from './output.ts';
 import { episodeTool } from './types.ts';
 
 export const listDirTool = episodeTool({
@@ -9,6 +10,7 @@ export const listDirTool = episodeTool({
     path: z.string().default('.').describe('directory relative to the workspace root (default: the root)'),
     depth: z.number().int().min(1).max(10).default(2).describe('levels to descend (1-10)'),
   }),
+  output: z.object({ path: z.string(), entries: z.array(DirEntryOutput), truncated: z.boolean() }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(episode, args) {
     const { entries, truncated } = await episode.sandbox.list(args.path, { depth: args.depth, limit: 500 });

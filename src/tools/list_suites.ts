@@ -6,6 +6,9 @@ export const listSuitesTool = gymTool({
   title: 'List suites',
   description: 'List the benchmark suites this server serves, with their task counts.',
   input: z.object({}),
+  output: z.object({
+    suites: z.array(z.object({ id: z.string(), description: z.string(), dataset: z.string().optional(), taskCount: z.number().int().min(0) })),
+  }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(gym) {
     const suites = await gym.registry.list();

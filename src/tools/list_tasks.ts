@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Count, TaskInfoOutput } from './output.ts';
 import { gymTool } from './types.ts';
 
 export const listTasksTool = gymTool({
@@ -10,6 +11,7 @@ export const listTasksTool = gymTool({
     offset: z.number().int().min(0).default(0),
     limit: z.number().int().min(1).max(1000).default(100),
   }),
+  output: z.object({ suite: z.string(), total: Count, offset: Count, tasks: z.array(TaskInfoOutput) }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(gym, args) {
     const suite = args.suite ?? gym.registry.defaultSuite();

@@ -12,7 +12,9 @@ parentPort.on('message', ({ texts, want }) => {
   let left = want;
   const out = [];
   for (const text of texts) {
-    const lines = text.split('\\n');
+    // Lines as splitLines has them: no empty line after a final newline.
+    const lines = text === '' ? [] : text.split('\\n');
+    if (lines.length && lines[lines.length - 1] === '') lines.pop();
     const hits = [];
     let count = 0;
     for (let i = 0; i < lines.length; i++) {

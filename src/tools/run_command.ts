@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { episodeTool } from './types.ts';
 import { formatExec } from './format.ts';
+import { ExecResultOutput } from './output.ts';
 
 export const runCommandTool = episodeTool({
   name: 'run_command',
@@ -12,6 +13,7 @@ export const runCommandTool = episodeTool({
     timeout_s: z.number().positive().max(600).default(60).describe('seconds before the command is killed'),
     cwd: z.string().optional().describe('working directory relative to the workspace root'),
   }),
+  output: ExecResultOutput,
   annotations: { destructiveHint: true, openWorldHint: false },
   async run(episode, args, ctx) {
     const result = await episode.sandbox.exec(args.command, { cwd: args.cwd, timeoutMs: args.timeout_s * 1000, signal: ctx.signal, onOutput: ctx.onOutput });

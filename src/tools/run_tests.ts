@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GymError } from '../errors.ts';
 import { runTests } from '../scoring/runners.ts';
 import type { RunnerSpec } from '../tasks/schema.ts';
+import { Count, TestStatusOutput } from './output.ts';
 import { episodeTool } from './types.ts';
 
 function select(spec: RunnerSpec, tests: string[] | undefined): RunnerSpec {
@@ -18,6 +19,14 @@ export const runTestsTool = episodeTool({
     "Run the task's visible tests and report each test's status (passed / failed / error / skipped) with the first lines of each failure. Optionally run only some tests (pytest node ids such as tests/test_x.py::test_y, or Java tests such as FooTest, FooTest#bar or module:com.pkg.FooTest#bar in multi-module builds). Then use view_error_log for full tracebacks and compiler errors. Hidden tests decide the final score.",
   input: z.object({
     tests: z.array(z.string().min(1)).optional().describe('run only these tests'),
+  }),
+  output: z.object({
+    command: z.string(),
+    exitCode: z.number().int().nullable(),
+    timedOut: z.boolean(),
+    durationMs: z.number().min(0),
+    counts: z.object({ passed: Count, failed: Count, error: Count, skipped: Count }),
+    tests: z.array(z.object({ name: z.string(), status: TestStatusOutput, message: z.string().optional(), durationMs: z.number().min(0).optional() })),
   }),
   annotations: { readOnlyHint: false, idempotentHint: true },
   async run(episode, args, ctx) {

@@ -2,8 +2,9 @@ import { z } from 'zod';
 import { GymError } from '../errors.ts';
 import { matchesAny } from '../sandbox/glob.ts';
 import { RegexWorker } from './regex.ts';
+import { Count } from './output.ts';
 import { episodeTool } from './types.ts';
-import { cutLine, looksBinary } from './text.ts';
+import { cutLine, looksBinary, splitLines } from './text.ts';
 
 const MAX_FILE_BYTES = 2 * 1024 * 1024;
 /** Texts handed to the regex worker per message: few round trips, bounded copies. */
@@ -22,6 +23,14 @@ export const searchTool = episodeTool({
     glob: z.string().optional().describe('only files matching this glob'),
     max_results: z.number().int().min(1).max(1000).default(100),
   }),
+  output: z.object({
+    query: z.string(),
+    matches: z.array(z.object({ path: z.string(), line: z.number().int().min(1), text: z.string() })).describe('the first max_results matching lines'),
+    total: Count.describe('matching lines in all'),
+    files: Count.describe('files with at least one matching line'),
+    filesSearched: Count.describe('text files read (binary, unreadable and larger than 2 MiB files are skipped)'),
+    truncated: z.boolean().describe('matches holds fewer lines than total, or the walk stopped at 100,000 entries'),
+  }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(episode, args, ctx) {
     let re: RegExp;
@@ -32,10 +41,12 @@ export const searchTool = episodeTool({
     } catch (err) {
       throw new GymError('INVALID_ARGUMENT', `invalid 'query': not a regular expression (${(err as Error).message})`);
     }
-    const { entries } = await episode.sandbox.list(args.path, { depth: 64, limit: 100_000 });
-    const files = entries.filter((e) => e.type === 'file' && e.size <= MAX_FILE_BYTES && (!args.glob || matchesAny(e.path, [args.glob])));
+    const { entries, truncated: walkCut } = await episode.sandbox.list(args.path, { depth: 64, limit: 100_000 });
+    const candidates = entries.filter((e) => e.type === 'file' && e.size <= MAX_FILE_BYTES && (!args.glob || matchesAny(e.path, [args.glob])));
     const hits: { path: string; line: number; text: string }[] = [];
     let total = 0;
+    let filesMatched = 0;
+    let filesSearched = 0;
     const keep = (path: string, lines: string[], i: number) => {
       if (hits.length < args.max_results) hits.push({ path, line: i + 1, text: lines[i]!.length > 300 ? lines[i]!.slice(0, 300) + ' …' : lines[i]! });
     };
@@ -52,17 +63,19 @@ export const searchTool = episodeTool({
         );
         results.forEach((r, k) => {
           total += r.count;
+          if (r.count) filesMatched++;
           if (r.hits.length) {
-            const lines = batch[k]!.text.split('\n');
+            const lines = splitLines(batch[k]!.text);
             for (const i of r.hits) keep(batch[k]!.path, lines, i);
           }
         });
         batch = [];
         batchChars = 0;
       };
-      for (const file of files) {
+      for (const file of candidates) {
         const data = await episode.sandbox.readFile(file.path).catch(() => null);
         if (!data || looksBinary(data)) continue;
+        filesSearched++;
         const text = data.toString('utf8');
         if (worker) {
           batch.push({ path: file.path, text });
@@ -70,23 +83,30 @@ export const searchTool = episodeTool({
           if (batchChars >= BATCH_CHARS) await flush();
           continue;
         }
-        const lines = text.split('\n');
+        const lines = splitLines(text);
+        let inFile = 0;
         for (let i = 0; i < lines.length; i++) {
           if (re.test(lines[i]!)) {
-            total++;
+            inFile++;
             keep(file.path, lines, i);
           }
         }
+        total += inFile;
+        if (inFile) filesMatched++;
       }
       await flush();
     } finally {
       await worker?.close();
     }
     const body = hits.map((h) => `${h.path}:${h.line}: ${cutLine(h.text)}`).join('\n');
-    const more = total > hits.length ? `\n[${total - hits.length} more matches: narrow the search]` : '';
+    const searched = `${filesSearched} file${filesSearched === 1 ? '' : 's'} searched`;
+    const more = total > hits.length ? `\n[showing the first ${hits.length} of ${total} matching lines: narrow the search or raise max_results]` : '';
+    const cut = walkCut ? '\n[the walk stopped at 100,000 entries: search a subdirectory for the rest]' : '';
     return {
-      text: hits.length ? `${total} matches for ${JSON.stringify(args.query)} in ${files.length} files:\n${body}${more}` : `No matches for ${JSON.stringify(args.query)} in ${files.length} files.`,
-      data: { query: args.query, matches: hits, total, truncated: total > hits.length, filesSearched: files.length },
+      text: hits.length
+        ? `${total} matching line${total === 1 ? '' : 's'} for ${JSON.stringify(args.query)} in ${filesMatched} file${filesMatched === 1 ? '' : 's'} (${searched}):\n${body}${more}${cut}`
+        : `No matches for ${JSON.stringify(args.query)} (${searched}).${cut}`,
+      data: { query: args.query, matches: hits, total, files: filesMatched, filesSearched, truncated: total > hits.length || walkCut },
     };
   },
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Count, McpPathOutput } from './output.ts';
 import { gymTool } from './types.ts';
 
 export const startEpisodeTool = gymTool({
@@ -14,6 +15,22 @@ export const startEpisodeTool = gymTool({
     max_steps: z.number().int().min(1).max(10_000).optional().describe('tool calls allowed before only submit remains'),
     time_limit_s: z.number().positive().max(86_400).optional().describe('seconds allowed before only submit remains'),
   }),
+  output: z.object({
+    episodeId: z.string().describe('pass it as episode_id to the other tools'),
+    suite: z.string(),
+    taskId: z.string(),
+    title: z.string(),
+    language: z.string(),
+    kind: z.string(),
+    prompt: z.string(),
+    context: z.string(),
+    workdir: z.string(),
+    files: z.array(z.string()).describe('the workspace two levels deep; directories end with /'),
+    hasVisibleTests: z.boolean(),
+    budgets: z.object({ maxSteps: Count, deadline: z.string().describe('ISO 8601') }),
+    sandbox: z.object({ backend: z.string(), workdir: z.string(), isolation: z.string() }),
+    mcpPath: McpPathOutput,
+  }),
   annotations: { readOnlyHint: false },
   async run(gym, args, ctx) {
     const episode = await gym.startEpisode(
@@ -24,9 +41,9 @@ export const startEpisodeTool = gymTool({
     const layout = entries.map((e) => `${e.path}${e.type === 'dir' ? '/' : ''}`);
     const visible = episode.task.tests.visible;
     const data = {
-      episode_id: episode.id,
+      episodeId: episode.id,
       suite: episode.task.suite,
-      task_id: episode.task.id,
+      taskId: episode.task.id,
       title: episode.task.title ?? episode.task.id,
       language: episode.task.language,
       kind: episode.task.kind,
@@ -34,10 +51,10 @@ export const startEpisodeTool = gymTool({
       context: episode.context,
       workdir: episode.sandbox.workdir,
       files: layout,
-      has_visible_tests: Boolean(visible),
-      budgets: { max_steps: episode.budgets.maxSteps, deadline: new Date(episode.budgets.deadline).toISOString() },
+      hasVisibleTests: Boolean(visible),
+      budgets: { maxSteps: episode.budgets.maxSteps, deadline: new Date(episode.budgets.deadline).toISOString() },
       sandbox: episode.sandboxFacts,
-      mcp_path: `/episodes/${episode.id}/mcp`,
+      ...(ctx.mcpPathOf ? { mcpPath: ctx.mcpPathOf(episode.id) } : {}),
     };
     const text = [
       `Episode ${episode.id} started for ${episode.task.suite}/${episode.task.id}.`,

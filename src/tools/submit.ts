@@ -1,7 +1,26 @@
 import { z } from 'zod';
 import { GymError } from '../errors.ts';
 import type { Verdict } from '../scoring/verdict.ts';
+import { TestStatusOutput } from './output.ts';
 import { episodeTool } from './types.ts';
+
+const OutcomeOutput = z.object({ passed: z.array(z.string()), failed: z.array(z.string()) });
+
+/** publicVerdict's shape. */
+export const PublicVerdictOutput = z.object({
+  taskId: z.string(),
+  suite: z.string(),
+  reward: z.union([z.literal(0), z.literal(1)]),
+  status: z.enum(['passed', 'failed', 'error']).describe("'error' is an infrastructure failure, never a wrong answer"),
+  tests: z.array(z.object({ name: z.string(), status: TestStatusOutput, durationMs: z.number().min(0).optional() })),
+  failToPass: OutcomeOutput.optional(),
+  passToPass: OutcomeOutput.optional(),
+  notes: z.array(z.string()),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  exitCode: z.number().int().nullable().optional(),
+  timedOut: z.boolean().optional(),
+  durationMs: z.number().min(0),
+});
 
 /**
  * The verdict as the agent sees it: outcomes and test names, but no failure texts of hidden
@@ -31,6 +50,7 @@ export const submitTool = episodeTool({
   description:
     'Submit the current changes. They are applied to a fresh copy of the start state and scored with the hidden tests; the verdict (reward 1 or 0) is returned and the episode ends. Call it once, when you are done.',
   input: z.object({}),
+  output: PublicVerdictOutput,
   annotations: { destructiveHint: true },
   allowedAfterEnd: true,
   exemptFromBudget: true,

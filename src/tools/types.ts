@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Episode } from '../episode/episode.ts';
 import type { Gym } from '../episode/gym.ts';
+import type { Task } from '../tasks/schema.ts';
 
 export interface ToolContext {
   signal: AbortSignal;
@@ -8,6 +9,8 @@ export interface ToolContext {
   progress(progress: number, total?: number, message?: string): void;
   /** Streams a running command's output. */
   onOutput?(chunk: string, stream: 'stdout' | 'stderr'): void;
+  /** Where an episode's own MCP endpoint is, when the protocol serving the call has one (HTTP, not stdio). */
+  mcpPathOf?(episodeId: string): string;
 }
 
 /** What every tool returns: text for the model, data for programs. */
@@ -29,6 +32,11 @@ interface ToolBase<S extends z.ZodObject> {
   /** Written for models: what it does, when to use it, what it returns. */
   description: string;
   input: S;
+  /**
+   * What `data` holds, key by key (camelCase): MCP's outputSchema, and what `structuredContent`
+   * is checked against. A key not declared here is not sent.
+   */
+  output: z.ZodObject;
   annotations: ToolAnnotations;
 }
 
@@ -39,6 +47,8 @@ export interface EpisodeTool<S extends z.ZodObject = z.ZodObject> extends ToolBa
   allowedAfterEnd?: boolean;
   /** Still allowed when the step or time budget is spent (submit, get_diff, end_episode). */
   exemptFromBudget?: boolean;
+  /** Whether an episode of this task offers the tool (default: every episode of the suites that declare it). */
+  appliesTo?(task: Task): boolean;
   run(episode: Episode, args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;
 }
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { GymError } from '../errors.ts';
 import { historyKey } from './text.ts';
+import { Count } from './output.ts';
 import { episodeTool } from './types.ts';
 
 export const undoEditTool = episodeTool({
@@ -8,6 +9,7 @@ export const undoEditTool = episodeTool({
   title: 'Undo the last edit of a file',
   description: 'Revert the last edit_file / insert_lines / create_file on a file (a created file is removed). Can be repeated.',
   input: z.object({ path: z.string().min(1).describe('file path relative to the workspace root') }),
+  output: z.object({ path: z.string(), removed: z.boolean().describe('the file did not exist before the edit and was removed'), remainingUndos: Count }),
   annotations: { destructiveHint: true },
   async run(episode, args) {
     const stack = episode.editHistory.get(historyKey(episode, args.path));

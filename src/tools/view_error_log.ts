@@ -17,6 +17,15 @@ export const viewErrorLogTool = episodeTool({
   description:
     'Show what went wrong in the last run_tests: failing tests first with their tracebacks or assertion messages, compiler errors as file:line: message, then the full log, 200 lines a page (page 2, 3, ... for more).',
   input: z.object({ page: z.number().int().min(1).default(1).describe('page of the full log') }),
+  output: z.object({
+    failures: z.array(z.object({ test: z.string(), status: z.string(), message: z.string().optional(), details: z.string().optional() })),
+    compilerErrors: z.array(z.object({ file: z.string(), line: z.number().int(), column: z.number().int().optional(), message: z.string() })),
+    tracebacks: z.array(z.string()),
+    page: z.number().int().min(1),
+    pages: z.number().int().min(1),
+    exitCode: z.number().int().nullable(),
+    timedOut: z.boolean(),
+  }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(episode, args) {
     const run = episode.lastTestRun;

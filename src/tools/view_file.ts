@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { GymError } from '../errors.ts';
+import { Count } from './output.ts';
 import { episodeTool } from './types.ts';
 import { numbered, readTextFile, splitLines } from './text.ts';
 
@@ -14,6 +15,13 @@ export const viewFileTool = episodeTool({
     path: z.string().min(1).describe('file path relative to the workspace root'),
     start_line: z.number().int().min(1).optional().describe('first line to show (1-based, default 1)'),
     end_line: z.number().int().min(1).optional().describe('last line to show (default start_line + 99)'),
+  }),
+  output: z.object({
+    path: z.string(),
+    startLine: z.number().int().min(1),
+    endLine: z.number().int().min(0),
+    totalLines: Count,
+    content: z.string().describe('the lines shown, without numbers'),
   }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(episode, args) {

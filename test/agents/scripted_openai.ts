@@ -56,7 +56,8 @@ function messageText(m: ChatRequest['messages'][number]): string {
   return '';
 }
 
-export async function startScriptedOpenAI(script: Script, opts: { repeatLast?: boolean } = {}): Promise<ScriptedServer> {
+/** `models`: also serve GET /v1/models listing these (an endpoint without it answers 404 there). */
+export async function startScriptedOpenAI(script: Script, opts: { repeatLast?: boolean; models?: string[] } = {}): Promise<ScriptedServer> {
   const requests: ChatRequest[] = [];
   const authorizations: string[] = [];
   let callIds = 0;
@@ -77,6 +78,10 @@ export async function startScriptedOpenAI(script: Script, opts: { repeatLast?: b
           res.writeHead(status, { 'content-type': 'application/json', ...headers });
           res.end(JSON.stringify(body));
         };
+        if (req.method === 'GET' && opts.models && req.url?.endsWith('/models')) {
+          authorizations.push(String(req.headers.authorization ?? ''));
+          return send(200, { object: 'list', data: opts.models.map((id) => ({ id, object: 'model', owned_by: 'scripted' })) });
+        }
         if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) return send(404, { error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } });
         let body: ChatRequest;
         try {

@@ -57,8 +57,8 @@ describe('episode sessions', () => {
   test('Streamable HTTP with a bearer token: start through /mcp, work through /episodes/<id>/mcp → reward 1', async () => {
     const session = await startHttpEpisode({ url: server.url, token: 's3cret', taskId: 'roman-numerals' });
     try {
-      assert.equal(session.started?.task_id, 'roman-numerals');
-      assert.equal(session.episodeId, session.started?.episode_id);
+      assert.equal(session.started?.taskId, 'roman-numerals');
+      assert.equal(session.episodeId, session.started?.episodeId);
       const { names, viewFileProps } = await toolNames(session);
       assert.ok(!names.includes('start_episode'));
       assert.ok(!viewFileProps.includes('episode_id'));

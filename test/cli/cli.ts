@@ -20,9 +20,9 @@ export interface CliChild {
   kill(signal: NodeJS.Signals): void;
 }
 
-/** Starts `benchgym ARGS` as a user would; killed with SIGKILL if it outlives `timeoutMs`. */
-export function startCli(args: string[], timeoutMs = 300_000): CliChild {
-  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** Starts `benchgym ARGS` as a user would (with `env`, in that environment); killed with SIGKILL if it outlives `timeoutMs`. */
+export function startCli(args: string[], timeoutMs = 300_000, env?: NodeJS.ProcessEnv): CliChild {
+  const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], ...(env ? { env } : {}) });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (b) => (stdout += b));

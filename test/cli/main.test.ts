@@ -47,7 +47,9 @@ test('benchgym validate exits 1 on an invalid task and lists ENV_UNAVAILABLE tas
     assert.match(r.stdout, /0 valid, 1 invalid, 0 errors, 1 unavailable/);
 
     const only = await runCli(['validate', '--suite', `mine=${suite}`, '--tasks', 'old-python', '--data-dir', dataDir]);
-    assert.equal(only.code, 0, 'an unavailable task alone is not a failure');
+    assert.equal(only.code, 1, 'nothing could be checked');
+    assert.match(only.stderr, /benchgym validate: nothing was checked: every task's env is unavailable here \(of 1 task\)/);
+    assert.match(only.stdout, /ENV_UNAVAILABLE old-python: .*Python 3\.2/);
     const unknown = await runCli(['validate', '--suite', `mine=${suite}`, '--tasks', 'nope', '--data-dir', dataDir]);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /TASK_NOT_FOUND.*'nope'/);
@@ -121,7 +123,7 @@ test('benchgym serve exits within seconds of SIGTERM while episodes run sleep 10
     });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
     const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
-    const start = async () => ((await call('start_episode', { task_id: 'roman-numerals' })).structuredContent as { episode_id: string }).episode_id;
+    const start = async () => ((await call('start_episode', { task_id: 'roman-numerals' })).structuredContent as { episodeId: string }).episodeId;
     const episodes = [await start(), await start(), await start(), await start(), await start()];
     for (const ep of episodes) await call('run_command', { episode_id: ep, command: 'mkfifo pipe' });
     void call('run_command', { episode_id: episodes[0], command: 'sleep 1000', timeout_s: 600 }).catch(() => {});

@@ -106,6 +106,8 @@ describe('repo: workspaces with no future', () => {
     const dest = path.join(root, 'missing');
     await expectGymError(checkoutNoFuture({ source: h.dir, commit: 'f'.repeat(40), dest }), 'ENV_BUILD_FAILED', /cannot fetch commit f{40}/);
     assert.equal(existsSync(dest), false);
+    // A remote this machine cannot reach is unavailable here, not a broken task.
+    await expectGymError(checkoutNoFuture({ source: 'https://host.invalid/acme/lib.git', commit: 'f'.repeat(40), dest: path.join(root, 'unreachable') }), 'ENV_UNAVAILABLE', /cannot fetch commit/);
     await fs.mkdir(path.join(root, 'full'));
     await fs.writeFile(path.join(root, 'full', 'x'), '');
     await expectGymError(checkoutNoFuture({ source: h.dir, commit: h.b, dest: path.join(root, 'full') }), 'INVALID_ARGUMENT', /not empty/);
@@ -119,6 +121,8 @@ describe('repo: workspaces with no future', () => {
     assert.equal(await locateMirror('acme/lib', reposDir), path.join(reposDir, 'acme+lib', 'repo'));
     assert.equal(await locateMirror('octo/widget', reposDir), path.join(reposDir, 'octo__widget'));
     assert.equal(await locateMirror('nobody/none', reposDir), null);
+    // GitHub names are case-insensitive: the record's `acme/LIB` is the mirror's `acme+lib`.
+    assert.equal(await locateMirror('Acme/LIB', reposDir), path.join(reposDir, 'acme+lib', 'repo'));
     assert.equal(await repoSource('nobody/none', { reposDir }), 'https://github.com/nobody/none.git');
     await expectGymError(repoSource('nobody/none', { reposDir, allowNetwork: false }), 'ENV_UNAVAILABLE', /no mirror of nobody\/none/);
     await expectGymError(repoSource('../etc', {}), 'INVALID_ARGUMENT', /owner\/name/);

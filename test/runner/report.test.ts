@@ -9,17 +9,21 @@ import { groupedBarChart, loadRuns, reportData, reportPaths, renderMarkdown, wri
 import { seededRandom } from '../../src/runner/metrics.ts';
 import type { ResultRecord } from '../../src/runner/results.ts';
 import { tempDir } from '../helpers.ts';
+import { failureReason, sampleTable } from '../../src/runner/report/tables.ts';
+import { runId, sampleLink } from '../../src/viewer/links.ts';
 import { BUILTIN_SUITES } from '../../bin/builtins.ts';
 
 /** The built-in suites' report sections, as `benchgym report` passes them. */
 const SECTIONS = BUILTIN_SUITES.flatMap((s) => s.reportSections ?? []);
 
 const CHROMIUM = '/usr/bin/chromium';
+/** Where the Chromium tests leave their screenshots, to look at. */
+const SHOTS = process.env.BENCHGYM_REPORT_SHOTS ?? path.join(os.tmpdir(), 'report-shots');
 const LIBRARIES = ['numpy', 'pandas', 'scipy'];
 
 /** A run directory with made-up results: `rate` is the chance a sample passes. */
-async function fakeRun(dir: string, agent: string, model: string, opts: { samples: number; rate: number; seed: number; infra?: number; rounds?: boolean }): Promise<void> {
-  const tasks = Array.from({ length: 12 }, (_, i) => `task-${String(i).padStart(2, '0')}`);
+async function fakeRun(dir: string, agent: string, model: string, opts: { samples: number; rate: number; seed: number; infra?: number; rounds?: boolean; costUsd?: number; taskPrefix?: string }): Promise<void> {
+  const tasks = Array.from({ length: 12 }, (_, i) => `${opts.taskPrefix ?? 'task-'}${String(i).padStart(2, '0')}`);
   const manifest = newManifest({
     suite: 'fake',
     agent,
@@ -55,7 +59,7 @@ async function fakeRun(dir: string, agent: string, model: string, opts: { sample
         steps: 10 + ti,
         ...(opts.rounds ? { rounds: passed ? 1 + (ti % 2) : 3, ...(passed ? { passedRound: 1 + (ti % 2) } : {}) } : {}),
         tokens: { prompt: 1000, completion: 200, total: 1200, calls: 4 },
-        costUsd: 0.0012,
+        costUsd: opts.costUsd ?? 0.0012,
         startedAt: new Date().toISOString(),
         endedAt: new Date().toISOString(),
         durations: { startMs: 100, agentMs: 5000, scoringMs: 900, totalMs: 5200 },
@@ -76,6 +80,8 @@ async function fakeRun(dir: string, agent: string, model: string, opts: { sample
   });
   await fs.writeFile(path.join(dir, 'results.jsonl'), lines.join('\n') + '\n');
 }
+
+type Box = { x0: number; x1: number; y0: number; y1: number };
 
 describe('reports', () => {
   let root: string;
@@ -128,6 +134,36 @@ describe('reports', () => {
     assert.match(renderMarkdown(models), /## Model vs model/);
   });
 
+  test('without pricing (and no cost from the agent) the cost is n/a, not $0', async () => {
+    const unpriced = path.join(root, 'unpriced');
+    await fakeRun(unpriced, 'swe-agent', 'model-c', { samples: 1, rate: 0.5, seed: 4, costUsd: 0 });
+    const md = renderMarkdown(reportData(await loadRuns([unpriced, baseline])));
+    const costs = md.slice(md.indexOf('## Cost and tokens'), md.indexOf('## Per task'));
+    assert.match(costs, /\| model-c \| 12 \| 48 \| 12,000 \| 2,400 \| n\/a \| n\/a \|/);
+    assert.doesNotMatch(costs, /\$0\.0000/);
+    assert.match(costs, /\| model-a \| 64 \| [\d,]+ \| [\d,]+ \| [\d,]+ \| \$0\.07\d\d \| \$0\.00\d\d \|/, 'a run with costs shows them');
+  });
+
+  test('per sample: each failure reason (infra error, verdict, stop reason) and a link into the viewer', async () => {
+    const data = reportData(await loadRuns([baseline]));
+    const md = renderMarkdown(data);
+    assert.match(md, /## Per sample\n\nThe links open the run viewer: start it with `benchgym view \S+baseline`/);
+    const rows = sampleTable(data);
+    assert.deepEqual(rows[0], ['task', 'sample', 'status', 'steps', 'failure reason', 'viewer']);
+    assert.equal(rows.length - 1, 60, 'one row per (task, sample)');
+    const infra = rows.find((r) => r[2] === 'error')!;
+    assert.equal(infra[4], 'infrastructure error MODEL_UNAVAILABLE (agent): down');
+    const failed = rows.find((r) => r[2] === 'failed')!;
+    assert.equal(failed[4], 'hidden tests: 1 failed, 0 errors of 4');
+    assert.equal(rows.find((r) => r[2] === 'passed')![4], '—');
+    const link = rows[1]![5] as { text: string; href: string };
+    assert.equal(link.href, sampleLink(runId(baseline), String(rows[1]![0]), Number(rows[1]![1])));
+    assert.ok(md.includes(`[open](${link.href})`));
+    const base = data.runs[0]!.run.results.find((r) => r.status === 'failed')!;
+    assert.equal(failureReason({ ...base, stopReason: 'step_limit', verdict: { ...base.verdict!, failToPass: { passed: 1, failed: 2 }, passToPass: { passed: 5, failed: 0 } } }), 'stopped: step_limit; FAIL_TO_PASS 2 of 3 failing');
+    assert.equal(failureReason({ ...base, verdict: null, submitted: false, stopReason: 'model_error', agentError: 'HTTP 500' }), 'stopped: model_error; agent error: HTTP 500; not submitted');
+  });
+
   test('--out: a directory, or a file name whose extension is swapped', () => {
     assert.deepEqual(reportPaths('/x/y'), { md: '/x/y/report.md', html: '/x/y/report.html' });
     assert.deepEqual(reportPaths('/x/cmp.html'), { md: '/x/cmp.md', html: '/x/cmp.html' });
@@ -150,6 +186,59 @@ describe('reports', () => {
     after(async () => {
       await browser?.close();
     });
+
+    for (const n of [3, 5]) {
+      test(`${n} runs with long names and task ids: legends and labels do not overlap, tables fit the page, links into the viewer`, async () => {
+        const dirs: string[] = [];
+        for (let i = 0; i < n; i++) {
+          const dir = path.join(root, `many-${n}-${i}`);
+          await fakeRun(dir, `an-agent-with-a-rather-long-name-${i}-to-test-the-legend-layout`, 'model-a', { samples: 2, rate: 0.3 + 0.1 * i, seed: 10 + i, infra: i === 0 ? 1 : 0, taskPrefix: 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-' });
+          dirs.push(dir);
+        }
+        const { html } = await writeReport(dirs, path.join(root, `many-${n}.html`), { sections: SECTIONS });
+        const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+        try {
+          await page.goto(`file://${html}`);
+          await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
+          // A string, not a function: tsx would wrap a function's inner helpers in a __name the page does not have.
+          const layout = (await page.evaluate(`(() => {
+            const box = (e) => { const b = e.getBoundingClientRect(); return { x0: b.left, x1: b.right, y0: b.top, y1: b.bottom }; };
+            return {
+              charts: [...document.querySelectorAll('svg.chart')].map((svg) => ({ id: svg.id, svg: box(svg), title: box(svg.querySelector('.title')), legendNames: [...svg.querySelectorAll('text.legend')].map((t) => t.textContent), legend: [...svg.querySelectorAll('g.legend-item')].map(box), groups: [...svg.querySelectorAll('text.group')].map(box) })),
+              tables: [...document.querySelectorAll('div.scroll')].map((d) => ({ scroll: d.scrollWidth, client: d.clientWidth, head: d.querySelector('th')?.textContent })),
+              pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+              links: [...document.querySelectorAll('table.samples a')].map((a) => a.getAttribute('href')),
+            };
+          })()`)) as { charts: { id: string; svg: Box; title: Box; legendNames: string[]; legend: Box[]; groups: Box[] }[]; tables: { scroll: number; client: number; head?: string }[]; pageOverflow: number; links: string[] };
+          const overlap = (a: Box, b: Box) => a.x0 < b.x1 - 0.5 && b.x0 < a.x1 - 0.5 && a.y0 < b.y1 - 0.5 && b.y0 < a.y1 - 0.5;
+          for (const c of layout.charts) {
+            assert.equal(c.legend.length, n, `${c.id}: one legend entry per run`);
+            assert.equal(new Set(c.legendNames).size, n, `${c.id}: the legend tells the runs apart: ${JSON.stringify(c.legendNames)}`);
+            assert.ok(c.title.x1 <= c.svg.x1 + 0.5, `${c.id}: the title fits: ${JSON.stringify([c.title, c.svg])}`);
+            for (const [what, boxes] of [['legend entries', c.legend], ['group labels', c.groups]] as const) {
+              for (let i = 0; i < boxes.length; i++) {
+                const b = boxes[i]!;
+                assert.ok(b.x0 >= c.svg.x0 - 0.5 && b.x1 <= c.svg.x1 + 0.5 && b.y1 <= c.svg.y1 + 0.5, `${c.id}: ${what} ${i} inside the chart: ${JSON.stringify({ b, svg: c.svg })}`);
+                for (let j = i + 1; j < boxes.length; j++) assert.ok(!overlap(b, boxes[j]!), `${c.id}: ${what} ${i} and ${j} overlap: ${JSON.stringify([b, boxes[j]])}`);
+              }
+            }
+          }
+          for (const t of layout.tables) assert.ok(t.scroll <= t.client + 1, `the table headed '${t.head}' fits (${t.scroll} px in ${t.client} px)`);
+          assert.ok(layout.pageOverflow <= 0, `the page does not scroll sideways (${layout.pageOverflow} px)`);
+          assert.equal(layout.links.length, n * 12 * 2);
+          assert.equal(layout.links[0], sampleLink(runId(dirs[0]!), 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-00', 0));
+          await fs.mkdir(SHOTS, { recursive: true });
+          await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs.png`), fullPage: true });
+          await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-top.png`) });
+          await (await page.$('#samples'))!.scrollIntoViewIfNeeded();
+          await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-samples.png`) });
+          const overall = await page.$('#chart-overall');
+          await overall!.screenshot({ path: path.join(SHOTS, `report-${n}-runs-overall.png`) });
+        } finally {
+          await page.close();
+        }
+      });
+    }
 
     for (const [name, dirs] of [
       ['baseline vs feedback', () => [baseline, feedback]],

@@ -180,19 +180,19 @@ for (const backend of BACKENDS) {
       const ctx = () => ({ ...testContext(), onOutput: undefined });
       const id = await startExample(gym, 'roman-numerals');
       await gym.callTool('create_file', { path: 'notes.txt', content: 'one\n' }, ctx(), id);
-      const forked = (await gym.callTool('fork_episode', {}, ctx(), id)).data as { episode_id: string; at_step: number };
-      assert.notEqual(forked.episode_id, id);
+      const forked = (await gym.callTool('fork_episode', {}, ctx(), id)).data as { episodeId: string; atStep: number };
+      assert.notEqual(forked.episodeId, id);
       // The fork has the same changes and diverges from here on.
-      assert.deepEqual(((await gym.callTool('get_diff', {}, ctx(), forked.episode_id)).data as { files: string[] }).files, ['notes.txt']);
-      await gym.callTool('edit_file', { path: 'notes.txt', old_str: 'one', new_str: 'two' }, ctx(), forked.episode_id);
+      assert.deepEqual(((await gym.callTool('get_diff', {}, ctx(), forked.episodeId)).data as { files: string[] }).files, ['notes.txt']);
+      await gym.callTool('edit_file', { path: 'notes.txt', old_str: 'one', new_str: 'two' }, ctx(), forked.episodeId);
       assert.match((await gym.callTool('view_file', { path: 'notes.txt' }, ctx(), id)).text, /1\tone/);
-      assert.match((await gym.callTool('view_file', { path: 'notes.txt' }, ctx(), forked.episode_id)).text, /1\ttwo/);
+      assert.match((await gym.callTool('view_file', { path: 'notes.txt' }, ctx(), forked.episodeId)).text, /1\ttwo/);
       // The edit history came along: undo in the fork goes back to the created file, then to nothing.
-      await gym.callTool('undo_edit', { path: 'notes.txt' }, ctx(), forked.episode_id);
-      assert.match((await gym.callTool('view_file', { path: 'notes.txt' }, ctx(), forked.episode_id)).text, /1\tone/);
+      await gym.callTool('undo_edit', { path: 'notes.txt' }, ctx(), forked.episodeId);
+      assert.match((await gym.callTool('view_file', { path: 'notes.txt' }, ctx(), forked.episodeId)).text, /1\tone/);
       const gold = await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals', 'solution', 'roman.py'), 'utf8');
-      await gym.callTool('create_file', { path: 'roman.py', content: gold, overwrite: true }, ctx(), forked.episode_id);
-      assert.equal(((await gym.callTool('submit', {}, ctx(), forked.episode_id)).data as { reward: number }).reward, 1);
+      await gym.callTool('create_file', { path: 'roman.py', content: gold, overwrite: true }, ctx(), forked.episodeId);
+      assert.equal(((await gym.callTool('submit', {}, ctx(), forked.episodeId)).data as { reward: number }).reward, 1);
       assert.equal(((await gym.callTool('submit', {}, ctx(), id)).data as { reward: number }).reward, 0);
     } finally {
       await cleanup();

@@ -53,7 +53,7 @@ describe('MCP over Streamable HTTP', () => {
 
   test('solves a repo-patch task end to end: failing tests, edit, passing tests, submit → reward 1', async () => {
     const started = await call(client, 'start_episode', { task_id: 'inventory-discount-bug' });
-    const episodeId = data(started).episode_id as string;
+    const episodeId = data(started).episodeId as string;
     assert.match(text(started), /Sales tax is charged on the full price/);
     const { verdict, progress } = await solveRepoPatch(client, { episode_id: episodeId });
     assert.equal(verdict.reward, 1, JSON.stringify(verdict, null, 1));
@@ -70,7 +70,7 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   test('submit without changes → reward 0', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'inventory-discount-bug' })).episode_id;
+    const episodeId = data(await call(client, 'start_episode', { task_id: 'inventory-discount-bug' })).episodeId;
     const verdict = data(await call(client, 'submit', { episode_id: episodeId }));
     assert.equal(verdict.reward, 0);
     assert.equal(verdict.status, 'failed');
@@ -78,7 +78,7 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   test('a scoped endpoint serves one episode without episode_id', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episode_id;
+    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId;
     const scoped = await connect(`${server.url}/episodes/${episodeId}/mcp`);
     try {
       const { tools } = await scoped.listTools();
@@ -94,7 +94,7 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   test('bad inputs get errors naming what was wrong, and the episode stays usable', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episode_id;
+    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId;
     for (const path of ['../../etc/passwd', '/etc/passwd']) {
       const r = await call(client, 'view_file', { episode_id: episodeId, path });
       assert.equal(r.isError, true);
@@ -128,7 +128,7 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   test('a command printing 1 GB returns capped output and server memory stays bounded', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episode_id;
+    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId;
     const before = process.memoryUsage().rss;
     const r = await call(client, 'run_command', { episode_id: episodeId, command: "head -c 1000000000 /dev/zero | tr '\\0' a", timeout_s: 120 });
     const grown = process.memoryUsage().rss - before;
@@ -140,7 +140,7 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   test('sleep 1000 with a 2 s timeout returns in about 2 s with timedOut', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episode_id;
+    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId;
     const t0 = Date.now();
     const r = await call(client, 'run_command', { episode_id: episodeId, command: 'echo before; sleep 1000', timeout_s: 2 });
     const elapsed = Date.now() - t0;
@@ -151,7 +151,7 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   test('a cancelled call stops its command and the episode goes on', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episode_id;
+    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId;
     const controller = new AbortController();
     const pending = client.callTool({ name: 'run_command', arguments: { episode_id: episodeId, command: 'sleep 60', timeout_s: 120 } }, undefined, { signal: controller.signal });
     setTimeout(() => controller.abort('test cancels'), 500);

@@ -19,11 +19,11 @@ test('MCP over stdio (benchgym mcp): repo-patch solved â†’ reward 1, untouched â
   const client = new Client({ name: 'benchgym-stdio-test', version: '0.0.0' });
   try {
     await client.connect(transport);
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'inventory-discount-bug' })).episode_id;
+    const episodeId = data(await call(client, 'start_episode', { task_id: 'inventory-discount-bug' })).episodeId;
     const { verdict } = await solveRepoPatch(client, { episode_id: episodeId });
     assert.equal(verdict.reward, 1, JSON.stringify(verdict));
 
-    const untouched = data(await call(client, 'start_episode', { task_id: 'inventory-discount-bug' })).episode_id;
+    const untouched = data(await call(client, 'start_episode', { task_id: 'inventory-discount-bug' })).episodeId;
     const zero = await call(client, 'submit', { episode_id: untouched });
     assert.equal(data(zero).reward, 0, text(zero));
 

@@ -124,8 +124,8 @@ describe('WebSocket gym protocol (/ws)', () => {
     const { episode_id, observation } = await reset.result;
     assert.match(episode_id, /^ep-/);
     assert.match(observation.text, /Sales tax is charged on the full price/);
-    assert.equal(observation.data.episode_id, episode_id);
-    assert.equal(observation.data.budgets.max_steps, 50);
+    assert.equal(observation.data.episodeId, episode_id);
+    assert.equal(observation.data.budgets.maxSteps, 50);
     assert.ok(client.notes('progress', reset.id).some((p) => p.message === 'ready'), 'reset reports progress');
 
     const viewed = await client.step(episode_id, 'view_file', { path: 'shop/cart.py', start_line: 70, end_line: 90 });
@@ -156,7 +156,7 @@ describe('WebSocket gym protocol (/ws)', () => {
 
     // The same steps straight through the gym score the same tests the same way.
     const ctx = testContext();
-    const direct = ((await gym.callTool('start_episode', { task_id: 'inventory-discount-bug' }, ctx)).data as Json).episode_id as string;
+    const direct = ((await gym.callTool('start_episode', { task_id: 'inventory-discount-bug' }, ctx)).data as Json).episodeId as string;
     await gym.callTool('create_file', { path: 'tests/test_repro.py', content: REPRO_TEST }, ctx, direct);
     await gym.callTool('edit_file', { path: 'shop/cart.py', old_str: BUGGY, new_str: FIXED }, ctx, direct);
     const verdict = (await gym.callTool('submit', {}, ctx, direct)).data as Json;

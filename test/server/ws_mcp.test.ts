@@ -46,7 +46,7 @@ describe('MCP over WebSocket (/mcp/ws)', () => {
 
     const progress: string[] = [];
     const started = await call(client, 'start_episode', { task_id: 'roman-numerals' }, (p) => p.message && progress.push(p.message));
-    const episodeId = data(started).episode_id as string;
+    const episodeId = data(started).episodeId as string;
     assert.match(episodeId, /^ep-/);
     assert.ok(progress.includes('ready'), `progress over the WebSocket: ${progress.join(' | ')}`);
 
@@ -81,7 +81,7 @@ describe('MCP over WebSocket (/mcp/ws)', () => {
   });
 
   test('/episodes/<id>/mcp/ws serves one episode without episode_id; an unknown episode is refused', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episode_id as string;
+    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId as string;
     const scoped = await connect(`${base}/episodes/${episodeId}/mcp/ws`);
     try {
       const { tools } = await scoped.listTools();
@@ -134,7 +134,7 @@ describe('MCP over WebSocket: idle connections and the cap', () => {
       assert.deepEqual(closed, [1000, 1000, 1000], 'idle connections are closed');
       // Room again, and an SDK client whose connection was idle in between still works when it is in use.
       const client = await connect(`${base}/mcp/ws`);
-      const started = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episode_id as string;
+      const started = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId as string;
       const slow = await call(client, 'run_command', { episode_id: started, command: 'sleep 3; echo slept' });
       assert.match(text(slow), /slept/, 'a call longer than the idle timeout finishes');
       await client.close();

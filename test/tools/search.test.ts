@@ -25,7 +25,7 @@ after(() => cleanup());
 test('a literal search prints path:line: text', async () => {
   const r = await search({ query: 'raise NotImplementedError' });
   assert.deepEqual(r.hits.map((h) => `${h.path}:${h.line}`), ['roman.py:22', 'roman.py:39']);
-  assert.match(r.text, /^2 matches for "raise NotImplementedError" in \d+ files:\nroman\.py:22: {5}raise NotImplementedError$/m);
+  assert.match(r.text, /^2 matching lines for "raise NotImplementedError" in 1 file \(\d+ files searched\):\nroman\.py:22: {5}raise NotImplementedError$/m);
 });
 
 test('regular-expression characters are literal unless regex=true', async () => {
@@ -55,7 +55,33 @@ test('max_results caps the hits and reports the total', async () => {
   const r = await search({ query: 'needle', max_results: 5 });
   assert.equal(r.hits.length, 5);
   assert.equal(r.total, 30);
-  assert.match(r.text, /\[25 more matches: narrow the search\]/);
+  assert.match(r.text, /\[showing the first 5 of 30 matching lines: narrow the search or raise max_results\]/);
+  assert.equal((r.data as { truncated: boolean }).truncated, true);
+});
+
+test('the counts match what is returned: lines, files with a match, files searched (binaries are not), with and without truncation, literal and regex', async () => {
+  const sb = gym.episode(id).sandbox;
+  await sb.writeFile('counts/a.txt', 'hit one\nmiss\nhit two\n');
+  await sb.writeFile('counts/b.txt', 'hit three\n');
+  await sb.writeFile('counts/c.txt', 'nothing\n');
+  await sb.writeFile('counts/d.bin', Buffer.concat([Buffer.from('hit in a binary\n'), Buffer.from([0, 0, 0])]));
+  for (const regex of [false, true]) {
+    for (const max_results of [100, 2]) {
+      const r = await gym.callTool('search', { query: 'hit', path: 'counts', regex, max_results }, testContext(), id);
+      const d = r.data as { matches: Hit[]; total: number; files: number; filesSearched: number; truncated: boolean };
+      const what = `regex=${regex} max_results=${max_results}`;
+      assert.equal(d.total, 3, what);
+      assert.equal(d.files, 2, what);
+      assert.equal(d.filesSearched, 3, `${what}: the binary is skipped, not searched`);
+      assert.equal(d.matches.length, Math.min(3, max_results), what);
+      assert.equal(d.truncated, max_results < 3, what);
+      assert.deepEqual(d.matches.map((h) => `${h.path}:${h.line}`), ['counts/a.txt:1', 'counts/a.txt:3', 'counts/b.txt:1'].slice(0, max_results), what);
+      assert.match(r.text, /^3 matching lines for "hit" in 2 files \(3 files searched\):/, what);
+    }
+  }
+  // A pattern matching an empty line does not count the phantom line after a final newline.
+  const empty = await gym.callTool('search', { query: '^$', regex: true, path: 'counts' }, testContext(), id);
+  assert.equal((empty.data as { total: number }).total, 0);
 });
 
 test('no matches says so', async () => {

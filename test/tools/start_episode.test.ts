@@ -16,29 +16,29 @@ after(() => cleanup());
 test('starts an episode: id, prompt, workspace layout, budgets and sandbox facts', async () => {
   const ctx = testContext();
   const r = await gym.callTool('start_episode', { task_id: 'roman-numerals', max_steps: 40 }, ctx);
-  const data = r.data as Record<string, unknown> & { files: string[]; budgets: { max_steps: number; deadline: string }; sandbox: { backend: string; isolation: string } };
-  assert.match(String(data.episode_id), /^ep-[0-9a-f]{16}$/);
-  assert.equal(data.task_id, 'roman-numerals');
+  const data = r.data as Record<string, unknown> & { files: string[]; budgets: { maxSteps: number; deadline: string }; sandbox: { backend: string; isolation: string } };
+  assert.match(String(data.episodeId), /^ep-[0-9a-f]{16}$/);
+  assert.equal(data.taskId, 'roman-numerals');
   assert.equal(data.suite, 'examples');
   assert.match(String(data.prompt), /Implement the two functions in `roman\.py`/);
   assert.deepEqual(data.files, ['roman.py', 'tests/', 'tests/test_roman.py']);
-  assert.equal(data.has_visible_tests, true);
-  assert.equal(data.budgets.max_steps, 40);
+  assert.equal(data.hasVisibleTests, true);
+  assert.equal(data.budgets.maxSteps, 40);
   assert.ok(Date.parse(data.budgets.deadline) > Date.now());
   assert.equal(data.sandbox.backend, 'local');
-  assert.match(r.text, new RegExp(`^Episode ${data.episode_id} started for examples/roman-numerals\\.`));
+  assert.match(r.text, new RegExp(`^Episode ${data.episodeId} started for examples/roman-numerals\\.`));
   assert.match(r.text, /Budget: 40 tool calls/);
   assert.ok(ctx.messages.includes('ready'));
 });
 
 test('the workspace is a copy: changes do not touch the suite, and episodes are independent', async () => {
-  const a = (await gym.callTool('start_episode', { task_id: 'roman-numerals' }, testContext())).data as { episode_id: string };
-  const b = (await gym.callTool('start_episode', { task_id: 'roman-numerals' }, testContext())).data as { episode_id: string };
+  const a = (await gym.callTool('start_episode', { task_id: 'roman-numerals' }, testContext())).data as { episodeId: string };
+  const b = (await gym.callTool('start_episode', { task_id: 'roman-numerals' }, testContext())).data as { episodeId: string };
   const source = path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals', 'workspace', 'roman.py');
   const before = await fs.readFile(source, 'utf8');
-  await gym.callTool('create_file', { path: 'roman.py', content: 'changed\n', overwrite: true }, testContext(), a.episode_id);
+  await gym.callTool('create_file', { path: 'roman.py', content: 'changed\n', overwrite: true }, testContext(), a.episodeId);
   assert.equal(await fs.readFile(source, 'utf8'), before);
-  const inB = await gym.callTool('view_file', { path: 'roman.py', start_line: 1, end_line: 1 }, testContext(), b.episode_id);
+  const inB = await gym.callTool('view_file', { path: 'roman.py', start_line: 1, end_line: 1 }, testContext(), b.episodeId);
   assert.match(inB.text, /Conversion between integers/);
 });
 

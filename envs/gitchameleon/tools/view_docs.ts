@@ -107,7 +107,17 @@ export const viewDocsTool = episodeTool({
     symbol: z.string().min(1).max(300).regex(/^[A-Za-z_][\w.]*$/, 'a dotted Python name').describe('dotted path of a module, class, function or method'),
     max_chars: z.number().int().min(500).max(MAX_CHARS).default(DEFAULT_CHARS).describe('cut the page after this many characters'),
   }),
+  output: z.object({
+    symbol: z.string(),
+    found: z.boolean(),
+    tried: z.array(z.string()).optional().describe('the dotted paths looked up, when none resolved'),
+    resolved: z.string().optional(),
+    source: z.string().optional().describe('the path, distribution, version and file documented'),
+    chars: z.number().int().optional(),
+    truncated: z.boolean().optional(),
+  }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  appliesTo: (task) => task.env.kind === 'python',
   async run(episode, args, ctx) {
     if (episode.task.env.kind !== 'python') throw new GymError('INVALID_ARGUMENT', 'view_docs works for Python tasks; this task is not one');
     const { importName } = suiteMetadata(DocsMetadata, episode.task);

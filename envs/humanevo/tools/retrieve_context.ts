@@ -125,6 +125,14 @@ export const retrieveContextTool = episodeTool({
     query: z.string().min(1).max(20_000).optional().describe("text to match (default: the target function's docstring)"),
     k: z.number().int().min(1).max(50).default(5).describe('how many snippets to return'),
   }),
+  output: z.object({
+    query: z.string(),
+    k: z.number().int(),
+    snippets: z.number().int().describe('snippets the repository was cut into'),
+    files: z.number().int(),
+    excluded: z.object({ file: z.string(), symbol: z.string() }).nullable().describe('the target function, never returned'),
+    hits: z.array(z.object({ file: z.string(), startLine: z.number().int(), endLine: z.number().int(), symbol: z.string().nullable(), score: z.number(), code: z.string() })),
+  }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(episode, args) {
     const { targetFile, targetSymbol, docstring } = suiteMetadata(HumanEvoMetadata, episode.task);

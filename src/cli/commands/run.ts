@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { checkModelEndpoint, configuredBaseURL } from '../../agent/endpoint.ts';
 import { GymError } from '../../errors.ts';
 import { agentUnderTest, goldOptions } from '../../runner/agents.ts';
 import { readManifest } from '../../runner/manifest.ts';
@@ -18,26 +19,32 @@ Usage:
   benchgym run --suite ID[=PATH] [--dataset PATH] --agent NAME --model M [--base-url URL] --out DIR
                [--samples n] [--temperature t] [--concurrency c] [--tasks a,b] [--max-steps N]
                [--time-limit S] [--max-tokens N] [--pricing IN,OUT] [--retries N] [--agent-options JSON]
-               [--gold] [--resume] [--sandbox local|docker] [--context NAME] [--prompt-variant NAME]
+               [--gold] [--resume [--rerun-errors]] [--limit N] [--shuffle SEED] [--sandbox local|docker]
+               [--context NAME] [--prompt-variant NAME]
 
 Options:
   --agent NAME       the agent: ${Object.keys(root.agents).join(', ')}
-  --model M          the model it calls (with --base-url URL, an OpenAI-compatible endpoint; key in
-                     $OPENAI_API_KEY or $BENCHGYM_API_KEY)
+  --model M          the model it calls
+  --base-url URL     its OpenAI-compatible endpoint (default $OPENAI_BASE_URL; no public default), checked
+                     once before any episode; key in $OPENAI_API_KEY or $BENCHGYM_API_KEY
   --out DIR          the run directory
   --samples n        samples per task (default 1); --temperature t, --max-tokens N: the model's settings
   --concurrency c    episodes at once (default 2); --retries N: attempts after an infrastructure failure (default 2)
   --tasks a,b        only these task ids; --context NAME: another start state of the tasks
+  --limit N          at most N tasks (the first N, or with --shuffle the first N of the seeded order)
+  --shuffle SEED     a reproducible order of the tasks from SEED (any string; the same on --resume)
   --max-steps N, --time-limit S
                      an episode's step and time limits (default: the agent's and the task's)
   --pricing IN,OUT   USD per 1M prompt and completion tokens, for the cost figures
   --agent-options J  a JSON object of the agent's own options; --prompt-variant NAME: another prompt
   --gold             the reference solution as the agent's answer (checks the pipeline end to end)
   --resume           continue DIR: the (task, sample) pairs it lacks
+  --rerun-errors     with --resume: run again the pairs whose result is an infrastructure failure
+                     (the earlier attempt stays in results.jsonl and the trajectory)
 ${GYM_FLAGS_USAGE}
 
 Example:
-  benchgym run --suite examples --agent swe-agent --model gpt-4o-mini --out runs/first --samples 2
+  benchgym run --suite examples --agent swe-agent --model qwen2.5-coder --base-url http://127.0.0.1:8000/v1 --out runs/first --samples 2
 `;
 
 /** An option given on the command line wins; on --resume one left out comes from run.json; else the default. */
@@ -74,11 +81,15 @@ export function runCommand(root: Composition): CliCommand {
         gold: { type: 'boolean' },
         out: { type: 'string' },
         resume: { type: 'boolean' },
+        'rerun-errors': { type: 'boolean' },
+        limit: { type: 'string' },
+        shuffle: { type: 'string' },
         context: { type: 'string' },
         'prompt-variant': { type: 'string' },
       });
       if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out DIR (the run directory)');
       const outDir = path.resolve(values.out);
+      if (values['rerun-errors'] && !values.resume) throw new GymError('INVALID_ARGUMENT', '--rerun-errors retries the infrastructure failures of an earlier run: add --resume');
       const previous = values.resume ? await readManifest(outDir) : undefined;
       const prev = previous?.options;
 
@@ -120,7 +131,14 @@ export function runCommand(root: Composition): CliCommand {
         givenPricing = { prompt: promptPrice, completion: completionPrice };
       }
       const pricing = pick(givenPricing, prev?.pricing, null);
-      const baseURL = pick(values['base-url'], prev?.baseURL, null);
+      const limit = pick(values.limit !== undefined ? intFlag(values.limit, 'limit', 1, 1, 10_000_000) : undefined, prev?.limit as number | undefined, null);
+      const shuffle = pick(values.shuffle, prev?.shuffle as string | undefined, null);
+      if (shuffle === '') throw new GymError('INVALID_ARGUMENT', 'invalid --shuffle: an empty seed (any non-empty string, e.g. --shuffle 1)');
+      const agentDef = root.agents[agentName];
+      const usesModel = agentDef?.usesModel !== false && !gold;
+      // No silent public default: a run that calls a model names its endpoint (or $OPENAI_BASE_URL does).
+      const baseURL = pick(values['base-url'], prev?.baseURL, null) ?? (usesModel ? (configuredBaseURL(null) ?? null) : null);
+      const apiKey = process.env.OPENAI_API_KEY || process.env.BENCHGYM_API_KEY || undefined;
       const taskIds = pick(listFlag(values.tasks), prev?.tasks, null);
       const context = pick(values.context, prev?.context as string | undefined, null);
       const promptVariant = pick(values['prompt-variant'], prev?.promptVariant as string | undefined, null);
@@ -128,6 +146,12 @@ export function runCommand(root: Composition): CliCommand {
       const retries = intFlag(values.retries, 'retries', previous?.settings?.retries ?? 2, 0, 20);
 
       const agent = agentUnderTest(root.agents, agentName, agentOptions, gold);
+      if (usesModel) {
+        // Once, before any episode: a run against a down or missing endpoint fails now, not after an hour of retries.
+        const check = await checkModelEndpoint({ baseURL: baseURL ?? undefined, apiKey, model });
+        process.stderr.write(`benchgym run: model endpoint ${check.baseURL} answers${check.via === 'models' ? ` (${check.models?.length ?? 0} models listed)` : ''}\n`);
+        if (check.warning) process.stderr.write(`benchgym run: warning: ${check.warning}\n`);
+      }
       const gym = gymFrom({ ...values, sandbox, scoring, suite: [dataset ? `${suite}=${dataset}` : suite] }, root);
       const stop = new AbortController();
       let interrupted = false;
@@ -156,7 +180,7 @@ export function runCommand(root: Composition): CliCommand {
             ...(temperature !== null ? { temperature } : {}),
             ...(maxTokens !== null ? { maxTokens } : {}),
             ...(pricing ? { pricing } : {}),
-            ...(process.env.OPENAI_API_KEY ?? process.env.BENCHGYM_API_KEY ? { apiKey: process.env.OPENAI_API_KEY ?? process.env.BENCHGYM_API_KEY } : {}),
+            ...(apiKey ? { apiKey } : {}),
           },
           samples,
           tasks: taskIds ?? undefined,
@@ -167,6 +191,9 @@ export function runCommand(root: Composition): CliCommand {
           context: context ?? undefined,
           promptVariant: promptVariant ?? undefined,
           resume: values.resume,
+          rerunErrors: values['rerun-errors'],
+          ...(limit !== null ? { limit } : {}),
+          ...(shuffle !== null ? { shuffle } : {}),
           options: { dataset, sandbox, gold, agentOptions, ...(legacyRun ? {} : { scoring }) },
           progress: streamProgress(process.stderr),
           signal: stop.signal,

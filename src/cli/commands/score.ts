@@ -10,7 +10,7 @@ import { SuiteRegistry } from '../../tasks/registry.ts';
 import type { Suite } from '../../tasks/suite.ts';
 import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
-import { cacheDirOf, isolationFlag, reposDirFlag, sandboxFlag } from '../gym_options.ts';
+import { cacheDirOf, gradleFlag, isolationFlag, reposDirFlag, sandboxFlag } from '../gym_options.ts';
 import { intFlag, listFlag, parseFlags } from '../options.ts';
 
 /** The driver's flags; a suite's replay adds its own (ReplayAdapter.flags). */
@@ -28,6 +28,7 @@ const SCORE_FLAGS = {
   'server-id': { type: 'string' },
   'repos-dir': { type: 'string' },
   scoring: { type: 'string' },
+  gradle: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -51,7 +52,7 @@ Options (every suite):
   --json             the summary and every result as JSON on stdout (no progress lines)
   --scoring MODE     faithful (default: the benchmark's own harness) | strict | both (faithful, then strict on
                      its passes, listing where the two differ)
-  --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --isolation MODE, --sandbox local|docker, --server-id ID
+  --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --isolation MODE, --sandbox local|docker, --server-id ID, --gradle PATH
                      as for benchgym serve (benchgym serve --help)
 
 Example:
@@ -92,8 +93,9 @@ export function scoreCommand(root: Composition): CliCommand {
       registry.enable(dataset === undefined ? suiteId : `${suiteId}=${dataset}`);
       const cacheDir = cacheDirOf(values);
       // A suite whose scorer takes the gym's mode scores `both` faithfully too.
-      const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoring === 'strict' ? 'strict' : 'faithful' };
-      if (backend === 'docker') opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32, ...(cacheDir ? { images: { cacheDir } } : {}) });
+      const gradle = gradleFlag(values.gradle);
+      const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoring === 'strict' ? 'strict' : 'faithful', ...(gradle ? { gradle } : {}) };
+      if (backend === 'docker') opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32, images: { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) } });
       const gym = new Gym(opts);
       const mode = scoring === 'both' && adapter.strictRescore === false ? 'faithful' : scoring;
       try {

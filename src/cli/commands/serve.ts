@@ -6,11 +6,15 @@ import { wsGymExtension } from '../../server/ws_gym.ts';
 import { wsMcpExtension } from '../../server/ws_mcp.ts';
 import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
-import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { episodeLogLine } from '../episode_log.ts';
+import { cacheDirOf, GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom, isolationFlag } from '../gym_options.ts';
+import { describeIsolation } from '../isolation.ts';
 import { intFlag, parseFlags } from '../options.ts';
 import { onShutdownSignals } from '../shutdown.ts';
 
 const USAGE = `benchgym serve: the gym over HTTP (MCP, WebSocket gym protocol, terminals) until SIGINT / SIGTERM
+The banner names the isolation in effect; then one line on stderr per episode start, submission (with its
+verdict), infrastructure error and end without a submission, each with the episode id and task id.
 
 Usage:
   benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker] [--suite ID[=PATH]]... [--token T]
@@ -66,13 +70,19 @@ export function serveCommand(root: Composition): CliCommand {
         extensions: [wsGymExtension(), wsMcpExtension(sessions), terminalExtension()],
       });
       const suites = await gym.registry.list();
+      const isolation = await describeIsolation(gym, { isolation: isolationFlag(values.isolation), cacheDir: cacheDirOf(values) ?? gym.dataDir });
       const ws = server.url.replace(/^http/, 'ws');
       process.stderr.write(
         `benchgym serving ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')} with the ${gym.sandboxes.backend} sandbox\n` +
+          `  ${isolation}\n` +
           `  MCP (Streamable HTTP): ${server.url}/mcp\n  one episode:           ${server.url}/episodes/<episode_id>/mcp\n` +
           `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n` +
           `  terminal (browser):    ${server.url}/episodes/<episode_id>/terminal\n`,
       );
+      gym.onEvent((event) => {
+        const line = episodeLogLine(event);
+        if (line) process.stderr.write(`${line}\n`);
+      });
       // Stops within SHUTDOWN_DEADLINE_MS, even when something hangs (shutdown.ts).
       onShutdownSignals(async () => {
         await server.close();

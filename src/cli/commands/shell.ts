@@ -77,12 +77,12 @@ async function startEpisode(base: URL, token: string | undefined, taskId: string
       maxTotalTimeout: 30 * 60_000,
       onprogress: () => {},
     })) as CallToolResult;
-    const data = result.structuredContent as { episode_id?: string; suite?: string; task_id?: string; error?: { code: GymErrorCode; message: string } } | undefined;
-    if (result.isError || !data?.episode_id) {
+    const data = result.structuredContent as { episodeId?: string; suite?: string; taskId?: string; error?: { code: GymErrorCode; message: string } } | undefined;
+    if (result.isError || !data?.episodeId) {
       if (data?.error) throw new GymError(data.error.code, data.error.message);
       throw new GymError('INTERNAL', `start_episode failed: ${result.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ')}`);
     }
-    return { episodeId: data.episode_id, suite: data.suite ?? suite ?? '', taskId: data.task_id ?? taskId };
+    return { episodeId: data.episodeId, suite: data.suite ?? suite ?? '', taskId: data.taskId ?? taskId };
   } finally {
     await client.close().catch(() => {});
   }

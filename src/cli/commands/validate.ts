@@ -4,9 +4,11 @@ import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
 import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
 import { intFlag, parseFlags } from '../options.ts';
+import { unreachableIndexLines } from '../package_index.ts';
 
 const USAGE = `benchgym validate: for every task of a suite, the gold solution passes and the start state fails
-(exit 1 when a task is invalid or scoring fails; tasks whose env cannot exist here are listed apart)
+(exit 1 when a task is invalid or scoring fails, or when nothing could be checked: every task's env
+unavailable here; tasks whose env cannot exist here are listed apart, and an unreachable package index is named)
 
 Usage:
   benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
@@ -47,10 +49,19 @@ export function validateCommand(root: Composition): CliCommand {
           process.stderr.write(`${v.status.padEnd(11)} ${v.taskId} (${(v.durationMs / 1000).toFixed(1)} s)${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`);
         });
         const by = (s: TaskValidation['status']) => results.filter((r) => r.status === s);
-        if (values.json) process.stdout.write(JSON.stringify({ suite, results }, null, 2) + '\n');
+        const checked = by('valid').length + by('invalid').length;
+        const nothingChecked = results.length > 0 && checked === 0;
+        const network = unreachableIndexLines([...by('unavailable'), ...by('error')].map((r) => r.reasons));
+        if (values.json) process.stdout.write(JSON.stringify({ suite, checked, nothingChecked, unreachableIndex: network, results }, null, 2) + '\n');
         else {
           process.stdout.write(`\n${suite}: ${by('valid').length} valid, ${by('invalid').length} invalid, ${by('error').length} errors, ${by('unavailable').length} unavailable here (of ${results.length})\n`);
           for (const r of by('unavailable')) process.stdout.write(`  ENV_UNAVAILABLE ${r.taskId}: ${r.reasons.join('; ')}\n`);
+        }
+        for (const line of network) process.stderr.write(`benchgym validate: ${line}\n`);
+        if (nothingChecked) {
+          const why = by('error').length ? `${by('unavailable').length} unavailable here, ${by('error').length} failed to score` : "every task's env is unavailable here";
+          process.stderr.write(`benchgym validate: nothing was checked: ${why} (of ${results.length} task${results.length > 1 ? 's' : ''})\n`);
+          return 1;
         }
         return by('invalid').length + by('error').length > 0 ? 1 : 0;
       } finally {

@@ -13,6 +13,40 @@ export interface BarSeries {
   intervals?: (Interval | undefined)[];
 }
 
+/** A generous estimate of a character's width in the 11 px labels: estimates err towards space left over, never overlap. */
+const CHAR_PX = 7;
+const LEGEND_LINE = 20;
+
+/** `text` cut in the middle to fit `px` (at CHAR_PX a character): run names often differ only at their end. */
+function fit(text: string, px: number): string {
+  const max = Math.max(3, Math.floor(px / CHAR_PX));
+  if (text.length <= max) return text;
+  const head = Math.ceil((max - 1) / 2);
+  return `${text.slice(0, head)}…${text.slice(text.length - (max - 1 - head))}`;
+}
+
+/**
+ * Legend entries laid out as text flows: left to right from `x0`, onto a new line when the next
+ * would pass `x1`; a name too long for a line of its own is cut to fit it (its full name is the
+ * entry's tooltip).
+ */
+function legendLayout(names: string[], x0: number, x1: number): { items: { x: number; line: number; label: string }[]; height: number } {
+  const items: { x: number; line: number; label: string }[] = [];
+  let x = x0;
+  let line = 0;
+  for (const name of names) {
+    const label = fit(name, x1 - x0 - 18);
+    const w = 18 + label.length * CHAR_PX;
+    if (x > x0 && x + w > x1) {
+      x = x0;
+      line++;
+    }
+    items.push({ x, line, label });
+    x += w + 16;
+  }
+  return { items, height: names.length ? (line + 1) * LEGEND_LINE + 6 : 0 };
+}
+
 /** A grouped bar chart of shares (0..1) with interval whiskers, as an SVG string. */
 export function groupedBarChart(opts: { title: string; groups: string[]; series: BarSeries[]; id?: string }): string {
   const { groups, series } = opts;
@@ -22,11 +56,13 @@ export function groupedBarChart(opts: { title: string; groups: string[]; series:
   const barW = Math.max(8, Math.min(36, Math.floor(260 / Math.max(1, series.length))));
   const groupW = series.length * barW + 24;
   const plotW = Math.max(240, groups.length * groupW);
-  const legendH = 22 * Math.ceil(series.length / 3);
   const labelH = 46;
-  // Wide enough for the title (about 7.5 px a character at 14 px).
-  const width = Math.max(left + plotW + 16, Math.ceil(left + opts.title.length * 7.5 + 16));
-  const height = top + plotH + labelH + legendH;
+  // Wide enough for the title (at most 9 px a character in bold 14 px) and, up to 640 px, for the longest legend name on a line of its own.
+  const longest = Math.max(0, ...series.map((s) => s.name.length));
+  const width = Math.max(left + plotW + 16, Math.ceil(left + opts.title.length * 9 + 16), Math.min(640, left + 18 + longest * CHAR_PX + 16));
+  const legend = legendLayout(series.map((s) => s.name), left, width - 16);
+  const legendTop = top + plotH + labelH;
+  const height = legendTop + legend.height;
   const y = (v: number) => top + plotH - v * plotH;
   const parts: string[] = [];
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" class="chart"${opts.id ? ` id="${esc(opts.id)}"` : ''} width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(opts.title)}">`);
@@ -57,14 +93,15 @@ export function groupedBarChart(opts: { title: string; groups: string[]; series:
         parts.push(`<text class="value" x="${x + barW / 2}" y="${labelY}" text-anchor="middle">${(100 * v).toFixed(0)}</text>`);
       }
     });
-    const label = group.length > 18 ? `${group.slice(0, 17)}…` : group;
+    const label = fit(group, groupW - 6);
     parts.push(`<text class="group" x="${gx + (series.length * barW) / 2}" y="${top + plotH + 18}" text-anchor="middle">${esc(label)}<title>${esc(group)}</title></text>`);
   });
   parts.push(`<line class="axis" x1="${left}" x2="${left + plotW}" y1="${y(0)}" y2="${y(0)}"/>`);
-  series.forEach((s, si) => {
-    const lx = left + (si % 3) * Math.floor(plotW / 3);
-    const ly = top + plotH + labelH + Math.floor(si / 3) * 22 - 10;
-    parts.push(`<rect class="swatch" x="${lx}" y="${ly - 10}" width="12" height="12" fill="${PALETTE[si % PALETTE.length]}"/><text class="legend" x="${lx + 18}" y="${ly}">${esc(s.name.length > 40 ? `${s.name.slice(0, 39)}…` : s.name)}</text>`);
+  legend.items.forEach((item, si) => {
+    const ly = legendTop + item.line * LEGEND_LINE;
+    parts.push(
+      `<g class="legend-item"><rect class="swatch" x="${item.x}" y="${ly}" width="12" height="12" fill="${PALETTE[si % PALETTE.length]}"/><text class="legend" x="${item.x + 18}" y="${ly + 10}">${esc(item.label)}<title>${esc(series[si]!.name)}</title></text></g>`,
+    );
   });
   parts.push('</svg>');
   return parts.join('');

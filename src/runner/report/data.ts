@@ -59,7 +59,8 @@ export interface RunNumbers {
   ks: number[];
   byKey: Map<string, { value: string; summary: MetricSummary }[]>;
   infra: { final: number; retriedAttempts: number; recovered: number; codes: Map<string, number> };
-  cost: { episodes: number; calls: number; prompt: number; completion: number; usd: number; meanSteps?: number; meanMs?: number };
+  /** `priced`: the run had prices (`--pricing`) or its agent reported a cost; else the cost is unknown, not zero. */
+  cost: { episodes: number; calls: number; prompt: number; completion: number; usd: number; priced: boolean; meanSteps?: number; meanMs?: number };
   rounds?: { mean: number; passedRound: Map<number, number>; samples: number };
 }
 
@@ -100,6 +101,7 @@ export function reportData(runs: LoadedRun[], opts: { keys?: string[] } = {}): R
         prompt: sum(run.attempts.map((a) => a.tokens?.prompt ?? 0)),
         completion: sum(run.attempts.map((a) => a.tokens?.completion ?? 0)),
         usd: sum(run.attempts.map((a) => a.costUsd ?? 0)),
+        priced: Boolean(run.manifest.options?.pricing) || run.attempts.some((a) => (a.costUsd ?? 0) > 0),
         meanSteps: mean(finished.map((r) => r.steps ?? 0)),
         meanMs: mean(finished.map((r) => r.durations?.totalMs ?? 0)),
       },

@@ -25,15 +25,31 @@ export function esc(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
+/** A table cell: text, or a link. */
+export type Cell = string | { text: string; href: string };
+
+const cellText = (c: Cell) => (typeof c === 'string' ? c : c.text);
+
 /** A Markdown table of `[header, ...rows]`. */
-export function mdTable(rows: string[][]): string {
-  const cell = (s: string) => s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+export function mdTable(rows: Cell[][]): string {
+  const cell = (c: Cell) => {
+    const s = cellText(c).replace(/\|/g, '\\|').replace(/\n/g, ' ');
+    return typeof c === 'string' ? s : `[${s}](${c.href.replace(/[()\s]/g, encodeURIComponent)})`;
+  };
   const [head, ...body] = rows;
   return [`| ${head!.map(cell).join(' | ')} |`, `|${head!.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
 }
 
-/** An HTML table of `[header, ...rows]`, scrolling sideways when wide; cells after the first are figures. */
-export function htmlTable(rows: string[][]): string {
+/**
+ * An HTML table of `[header, ...rows]`: it wraps long text (ids, paths, reasons) to fit the
+ * page and scrolls sideways only when even wrapped it cannot; cells after the first are figures
+ * unless `text` names them.
+ */
+export function htmlTable(rows: Cell[][], opts: { text?: number[]; className?: string } = {}): string {
   const [head, ...body] = rows;
-  return `<div class="scroll"><table><thead><tr>${head!.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map((c, i) => `<td${i ? ' class="num"' : ''}>${esc(c)}</td>`).join('')}</tr>`).join('')}</tbody></table></div>`;
+  const td = (c: Cell, i: number) => {
+    const cls = i && !opts.text?.includes(i) ? ' class="num"' : '';
+    return `<td${cls}>${typeof c === 'string' ? esc(c) : `<a href="${esc(c.href)}">${esc(c.text)}</a>`}</td>`;
+  };
+  return `<div class="scroll"><table${opts.className ? ` class="${esc(opts.className)}"` : ''}><thead><tr>${head!.map((h) => `<th>${esc(cellText(h))}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map(td).join('')}</tr>`).join('')}</tbody></table></div>`;
 }

@@ -1,7 +1,7 @@
 import type { ReportData } from './data.ts';
 import { mdTable, signedPp } from './format.ts';
 import { sectionsAt, type ReportSection } from './section.ts';
-import { breakdownTable, comparisonTitle, costTable, infraTable, METHOD, overallTable, roundsTable, runsTable, taskTable } from './tables.ts';
+import { breakdownTable, comparisonTitle, costTable, infraTable, METHOD, overallTable, roundsTable, runsTable, sampleTable, taskTable, viewerNote } from './tables.ts';
 
 /** report.md: the core's sections, with the suites' sections where they ask to be. */
 export function renderMarkdown(data: ReportData, sections: readonly ReportSection[] = []): string {
@@ -29,5 +29,6 @@ export function renderMarkdown(data: ReportData, sections: readonly ReportSectio
   out.push('## Infrastructure failures', '', mdTable(infraTable(data)), '');
   out.push('## Cost and tokens', '', mdTable(costTable(data)), '');
   out.push('## Per task', '', mdTable(taskTable(data)), '');
+  out.push('## Per sample', '', viewerNote(data), '', mdTable(sampleTable(data)), '');
   return out.join('\n');
 }

@@ -2,9 +2,12 @@
  * The report's core tables as rows (`[header, ...rows]`), shared by the Markdown and HTML
  * renderings; suites' sections render their own (ReportSection).
  */
+import { DEFAULT_VIEW_URL, runId, sampleLink } from '../../viewer/links.ts';
+import { shellQuote } from '../../shell_quote.ts';
 import { duration } from '../progress.ts';
+import type { ListCounts, ResultRecord } from '../results.ts';
 import type { ReportData } from './data.ts';
-import { int, withCI } from './format.ts';
+import { int, withCI, type Cell } from './format.ts';
 
 /** The k values shown: those of any run, at most four (1 and the largest always). */
 export function shownKs(data: ReportData): number[] {
@@ -91,8 +94,8 @@ export function costTable(data: ReportData): string[][] {
     int(r.cost.calls),
     int(r.cost.prompt),
     int(r.cost.completion),
-    `$${r.cost.usd.toFixed(4)}`,
-    r.run.results.length ? `$${(r.cost.usd / r.run.results.length).toFixed(4)}` : 'n/a',
+    r.cost.priced ? `$${r.cost.usd.toFixed(4)}` : 'n/a',
+    r.cost.priced && r.run.results.length ? `$${(r.cost.usd / r.run.results.length).toFixed(4)}` : 'n/a',
     r.cost.meanSteps === undefined ? 'n/a' : r.cost.meanSteps.toFixed(1),
     r.cost.meanMs === undefined ? 'n/a' : duration(r.cost.meanMs),
   ]);
@@ -123,6 +126,54 @@ export function taskTable(data: ReportData): string[][] {
     }),
   ]);
   return [head, ...rows];
+}
+
+/** Why a sample did not pass, in a few words: the infrastructure error, how the agent stopped, what the verdict said. */
+export function failureReason(r: ResultRecord): string {
+  if (r.infra) return `infrastructure error${r.infraError ? ` ${r.infraError.code} (${r.infraError.source}): ${r.infraError.message}` : ''}`;
+  if (r.status === 'passed') return '';
+  const parts: string[] = [];
+  if (r.stopReason && r.stopReason !== 'submitted') parts.push(`stopped: ${r.stopReason}`);
+  if (r.agentError) parts.push(`agent error: ${r.agentError}`);
+  const v = r.verdict;
+  if (!v) parts.push(r.submitted ? 'no verdict' : 'not submitted');
+  else if (v.failToPass || v.passToPass) {
+    const list = (name: string, c?: ListCounts) => (c && c.failed ? [`${name} ${c.failed} of ${c.passed + c.failed} failing`] : []);
+    parts.push(...list('FAIL_TO_PASS', v.failToPass), ...list('PASS_TO_PASS', v.passToPass));
+  } else {
+    const t = v.tests;
+    const all = t.passed + t.failed + t.error + t.skipped;
+    parts.push(all ? `hidden tests: ${t.failed} failed, ${t.error} errors of ${all}` : 'no test results (the code may not import or compile)');
+  }
+  return parts.join('; ') || 'failed';
+}
+
+/**
+ * Every (task, sample) of every run: its status, why it failed and a link to it in the run
+ * viewer (`benchgym view DIR...`), ordered by task, then run, then sample.
+ */
+export function sampleTable(data: ReportData, viewer = DEFAULT_VIEW_URL): Cell[][] {
+  const several = data.runs.length > 1;
+  const head: Cell[] = ['task', 'sample', ...(several ? ['run'] : []), 'status', 'steps', 'failure reason', 'viewer'];
+  const rows: Cell[][] = [];
+  const byTask = data.runs.map((r) => {
+    const m = new Map<string, ResultRecord[]>();
+    for (const x of r.run.results) m.set(x.task, [...(m.get(x.task) ?? []), x]);
+    return m;
+  });
+  for (const task of data.tasks) {
+    data.runs.forEach((r, ri) => {
+      for (const x of [...(byTask[ri]!.get(task) ?? [])].sort((a, b) => a.sample - b.sample)) {
+        rows.push([task, String(x.sample), ...(several ? [r.run.label] : []), x.status, String(x.steps ?? ''), failureReason(x) || '—', { text: 'open', href: sampleLink(runId(r.run.dir), task, x.sample, viewer) }]);
+      }
+    });
+  }
+  return [head, ...rows];
+}
+
+/** How to open the per-sample links: the viewer serves these runs' directories. */
+export function viewerNote(data: ReportData): string {
+  return `The links open the run viewer: start it with \`benchgym view ${data.runs.map((r) => shellQuote(r.run.dir)).join(' ')}\` (it serves ${DEFAULT_VIEW_URL}).`;
 }
 
 /** How the overall numbers are computed, under the Overall table. */

@@ -69,10 +69,10 @@ describe('GitChameleon end to end (light subset)', { skip: SKIP_WITHOUT_DATA }, 
   });
 
   test('view_docs renders the installed version\'s documentation: jinja2 3.1 has pass_eval_context, 2.11 evalcontextfilter', async () => {
-    const start = async (id: string) => (await gym.callTool('start_episode', { suite: 'gitchameleon', task_id: id }, testContext())).data as { episode_id: string };
+    const start = async (id: string) => (await gym.callTool('start_episode', { suite: 'gitchameleon', task_id: id }, testContext())).data as { episodeId: string };
     const docs = (id: string, symbol: string) => gym.callTool('view_docs', { symbol }, testContext(), id);
-    const new31 = (await start('156')).episode_id;
-    const old211 = (await start('155')).episode_id;
+    const new31 = (await start('156')).episodeId;
+    const old211 = (await start('155')).episodeId;
 
     const r31 = await docs(new31, 'jinja2.pass_eval_context');
     assert.equal(r31.data.found, true, r31.text);
@@ -99,7 +99,7 @@ describe('GitChameleon end to end (light subset)', { skip: SKIP_WITHOUT_DATA }, 
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
       const started = await call(client, 'start_episode', { suite: 'gitchameleon', task_id: '187' });
-      const args = { episode_id: data(started).episode_id as string };
+      const args = { episode_id: data(started).episodeId as string };
       assert.match(text(started), /You are to solve this in python using sympy-1\.13\./);
       assert.deepEqual(data(started).files.sort(), ['sample_187.py', 'visible_tests/', 'visible_tests/test_sample_187.py']);
 

@@ -24,7 +24,7 @@ async function gymFor(file: string): Promise<{ gym: Gym; cleanup: () => Promise<
 
 async function start(gym: Gym, taskId: string, extra: Record<string, unknown> = {}): Promise<{ id: string; data: Record<string, any> }> {
   const r = await gym.callTool('start_episode', { task_id: taskId, ...extra }, testContext());
-  return { id: (r.data as { episode_id: string }).episode_id, data: r.data };
+  return { id: (r.data as { episodeId: string }).episodeId, data: r.data };
 }
 
 async function retrieved(gym: Gym, id: string, k = 3): Promise<string[]> {

@@ -33,7 +33,7 @@ describe('HumanEvo on the Docker backend', { skip }, () => {
 
   const episode = async (context: string) => {
     const r = await gym.callTool('start_episode', { task_id: f.records[0]!.instance_id, context }, testContext());
-    const id = (r.data as { episode_id: string }).episode_id;
+    const id = (r.data as { episodeId: string }).episodeId;
     const run = async (command: string) => (await gym.callTool('run_command', { command }, testContext(), id)).data as { stdout: string; exitCode: number };
     const top = async () => ((await gym.callTool('retrieve_context', { k: 1 }, testContext(), id)).data.hits as { symbol: string }[])[0]!.symbol;
     const solve = async () => {

@@ -55,7 +55,7 @@ describe('HumanEvo over MCP', () => {
 
   test('aware: retrieve_context, edit, run_tests, submit → reward 1', async () => {
     const started = data(await call(client, 'start_episode', { suite: 'humanevo', task_id: taskId }));
-    const episode_id = started.episode_id as string;
+    const episode_id = started.episodeId as string;
     assert.equal(started.context, 'aware');
     assert.match(started.prompt, /Implement the body of `slugify` in `textkit\/strings\.py`/);
 
@@ -79,7 +79,7 @@ describe('HumanEvo over MCP', () => {
   test('ignored: the function written in the newest version is scored where it was written', async () => {
     const solve = async (body: string) => {
       const started = data(await call(client, 'start_episode', { suite: 'humanevo', task_id: taskId, context: 'ignored' }));
-      const episode_id = started.episode_id as string;
+      const episode_id = started.episodeId as string;
       assert.equal(started.context, 'ignored');
       const retrieved = data(await call(client, 'retrieve_context', { episode_id, k: 1 }));
       assert.equal(retrieved.hits[0].symbol, 'slugify_heading');

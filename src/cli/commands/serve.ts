@@ -77,7 +77,8 @@ export function serveCommand(root: Composition): CliCommand {
           `  ${isolation}\n` +
           `  MCP (Streamable HTTP): ${server.url}/mcp\n  one episode:           ${server.url}/episodes/<episode_id>/mcp\n` +
           `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n` +
-          `  terminal (browser):    ${server.url}/episodes/<episode_id>/terminal\n`,
+          `  terminal (browser):    ${server.url}/episodes/<episode_id>/terminal\n` +
+          `  viewer (browser):      ${server.url}/view/ (live episodes: ${server.url}/view/#/live)\n`,
       );
       gym.onEvent((event) => {
         const line = episodeLogLine(event);

@@ -9,6 +9,8 @@ import { coderevalReportSections } from './report.ts';
 import { replayAdapter } from './replay.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecords, readText, splitTestBlocks, testBlockKey } from './dataset.ts';
+import { buildEnvsCommand } from './build_envs.ts';
+import { findCommitsCommand } from './find_commits.ts';
 import { platformNeeds } from './platform.ts';
 import { findFunctions } from './pysource.ts';
 import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTaskId, type TaskOptions, type TaskSource } from './tasks.ts';
@@ -107,6 +109,8 @@ export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suit
     // Acc@k (§4.3) counts the oracle_context tokens each sample's code uses.
     annotateResult: annotateCoderEvalResult,
     reportSections: coderevalReportSections,
+    // Each task's project state in its project's history, and the project's env there (issue 16).
+    commands: [findCommitsCommand, buildEnvsCommand],
     // The published *_out.jsonl files: each generate_results sample scored, agreement with is_pass.
     replay: replayAdapter,
     resolveTask: async (taskId, dataset) => {

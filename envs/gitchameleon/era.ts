@@ -1,11 +1,13 @@
-import { execFile } from 'node:child_process';
 import { readFileSync, promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { eraCutoff, eraLock, uploadTime } from '../../src/env/era.ts';
 import { GymError } from '../../src/errors.ts';
 import type { DatasetForm } from './dataset.ts';
+
+// The general machinery (cut-offs, uv resolution, wheel checks) is shared with CoderEval's project envs.
+export { eraCutoff, eraLock, lacksWheelFor, PYTHON_WHEEL_ERA, uploadTime, uvCompile } from '../../src/env/era.ts';
 
 /**
  * Dependency drift. An exact pin (`gradio==3.24.0`) says nothing of what it pulls in: pip
@@ -23,19 +25,11 @@ export const ERA_CONSTRAINED: Record<DatasetForm, Set<string>> = {
 };
 
 /**
- * The first cut-off of an env: the pinned library's upload time, but never before wheels
- * for its Python were common (a 2021 library on Python 3.10 would otherwise get
- * dependencies that only have source distributions for it), plus a day. `eraLock` moves
- * it on while some dependency still has no wheel for the Python.
- */
-/**
  * Distributions never constrained: their releases of the era need a system library the
  * envs do not have (rtree before 1.0 loads libspatialindex from the system; the 1.x wheels
  * bundle it), so they resolve to today's release, as when the authors built their envs.
  */
 export const UNCONSTRAINED = new Set(['rtree']);
-
-export const PYTHON_WHEEL_ERA: Record<string, string> = { '3.7': '2018-10-01', '3.9': '2021-01-01', '3.10': '2022-01-01' };
 
 export const EraEntry = z.object({
   python: z.string(),
@@ -70,104 +64,6 @@ export function eraTable(): Map<string, EraEntry> {
 export function eraConstraintsOf(form: DatasetForm, library: string, python: string, requirements: string[]): EraEntry | undefined {
   if (!ERA_CONSTRAINED[form].has(library.toLowerCase())) return undefined;
   return eraTable().get(eraKey(python, requirements));
-}
-
-/** When PyPI received `name==version` (its earliest file), from the simple index's JSON form (PEP 691/700). */
-export async function uploadTime(name: string, version: string): Promise<Date> {
-  const versionOf = (file: string) => (file.endsWith('.whl') ? file.split('-')[1] : /-([^-]+)\.(?:tar\.gz|tar\.bz2|zip|tgz)$/.exec(file)?.[1]);
-  const times = (await filesOf(name))
-    .filter((f) => versionOf(f.filename) !== undefined && release(versionOf(f.filename)!) === release(version))
-    .map((f) => f['upload-time'])
-    .filter((t): t is string => Boolean(t))
-    .sort();
-  if (!times.length) throw new GymError('ENV_BUILD_FAILED', `no files of ${name}==${version} on PyPI`);
-  return new Date(times[0]!);
-}
-
-export function eraCutoff(upload: Date, python: string): string {
-  const floor = PYTHON_WHEEL_ERA[python] ? new Date(PYTHON_WHEEL_ERA[python]!) : upload;
-  const at = new Date(Math.max(upload.getTime(), floor.getTime()) + 24 * 3600_000);
-  return at.toISOString().replace(/\.\d+Z$/, 'Z');
-}
-
-function uvCompile(uv: string, python: string, cutoff: string, requirements: string[], onlyBinary: string[]): Promise<string[]> {
-  return new Promise((resolve, reject) => {
-    const dir = path.join(os.tmpdir(), `benchgym-era-${process.pid}-${Math.random().toString(36).slice(2)}`);
-    void fs.mkdir(dir, { recursive: true }).then(async () => {
-      const input = path.join(dir, 'requirements.in');
-      await fs.writeFile(input, requirements.join('\n') + '\n');
-      // The problem's own exact pins are taken as they are, whatever their upload date.
-      const exempt = requirements.filter((r) => r.includes('==')).flatMap((r) => ['--exclude-newer-package', `${r.split('==')[0]}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`]);
-      const wheels = onlyBinary.length ? ['--python-platform', 'x86_64-manylinux_2_28', ...onlyBinary.flatMap((p) => ['--only-binary', p])] : [];
-      execFile(uv, ['pip', 'compile', '-q', '--no-header', '--no-annotate', '--python-version', python, '--exclude-newer', cutoff, ...wheels, ...exempt, input], { env: { ...process.env, UV_NATIVE_TLS: '1' } }, (err, stdout, stderr) => {
-        void fs.rm(dir, { recursive: true, force: true });
-        if (err) return reject(new GymError('ENV_BUILD_FAILED', `uv pip compile ${requirements.join(' ')} (Python ${python}, before ${cutoff}): ${stderr.trim()}`));
-        resolve(stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')));
-      });
-    });
-  });
-}
-
-/** PyPI's files of a project (PEP 691 JSON), cached per run. */
-const projectFiles = new Map<string, Promise<{ filename: string; 'upload-time'?: string }[]>>();
-function filesOf(name: string): Promise<{ filename: string; 'upload-time'?: string }[]> {
-  const key = name.toLowerCase().replace(/[-_.]+/g, '-');
-  let files = projectFiles.get(key);
-  if (!files) {
-    files = fetch(`https://pypi.org/simple/${key}/`, { headers: { Accept: 'application/vnd.pypi.simple.v1+json' } }).then(async (res) => {
-      if (!res.ok) throw new GymError('ENV_BUILD_FAILED', `PyPI simple index for ${name}: HTTP ${res.status}`);
-      return ((await res.json()) as { files: { filename: string; 'upload-time'?: string }[] }).files;
-    });
-    projectFiles.set(key, files);
-  }
-  return files;
-}
-
-const release = (v: string) => v.toLowerCase().replace(/(\.0+)+$/, '');
-
-/** Does `name==version` ship wheels, but none that installs on CPython `python` (x86-64 Linux)? */
-export async function lacksWheelFor(name: string, version: string, python: string): Promise<boolean> {
-  const wheels = (await filesOf(name)).map((f) => f.filename).filter((f) => f.endsWith('.whl') && release(f.split('-')[1] ?? '') === release(version));
-  if (!wheels.length) return false; // a source-only project: pip builds it (pure Python, as a rule)
-  const cp = `cp${python.replace('.', '')}`;
-  const minor = Number(python.split('.')[1]);
-  return !wheels.some((w) => {
-    const [pyTag, abiTag, platform] = w.slice(0, -4).split('-').slice(-3) as [string, string, string];
-    const platformOk = platform === 'any' || (/linux/.test(platform) && /x86_64/.test(platform));
-    const pyOk = pyTag.split('.').some((t) => t === cp || t === 'py3' || t === 'py2.py3' || (abiTag === 'abi3' && /^cp3\d+$/.test(t) && Number(t.slice(3)) <= minor));
-    return platformOk && (pyOk || pyTag.split('.').includes('py3'));
-  });
-}
-
-/**
- * The resolution at the cut-off, where every dependency that ships wheels has one for the
- * env's Python (what a user of that Python installed then without compiling): a
- * dependency whose resolved release lacks one is resolved again wheels-only (an older
- * release with one), and when none exists yet (fiona 1.8.20 for 3.10 in January 2022)
- * the cut-off moves on a month at a time, up to a year. Source-only dependencies (ffmpy)
- * stay as they are. Failing all that, the plain resolution at the first cut-off.
- */
-async function eraLock(uv: string, python: string, first: string, requirements: string[]): Promise<{ cutoff: string; lock: string[] }> {
-  const pinned = new Set(requirements.map((r) => r.split(/[=<>!~ ]/)[0]!.toLowerCase().replace(/_/g, '-')));
-  let at = new Date(first);
-  for (let month = 0; month <= 12; month++) {
-    const cutoff = at.toISOString().replace(/\.\d+Z$/, 'Z');
-    const onlyBinary = new Set<string>();
-    for (let round = 0; round < 5; round++) {
-      const lock = await uvCompile(uv, python, cutoff, requirements, [...onlyBinary]).catch(() => null);
-      if (!lock) break;
-      const missing: string[] = [];
-      for (const line of lock) {
-        const [name, version] = line.split('==') as [string, string];
-        if (!version || pinned.has(name.toLowerCase()) || onlyBinary.has(name)) continue;
-        if (await lacksWheelFor(name, version, python)) missing.push(name);
-      }
-      if (!missing.length) return { cutoff, lock };
-      for (const name of missing) onlyBinary.add(name);
-    }
-    at = new Date(at.getTime() + 30 * 24 * 3600_000);
-  }
-  return { cutoff: first, lock: await uvCompile(uv, python, first, requirements, []) };
 }
 
 /**

@@ -90,8 +90,8 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
 
       // Default: the method setdefault of cachetools' Cache, in the real file.
       const started = await call(client, 'start_episode', { suite: 'codereval', task_id: '62b8d22a48ba5a41d1c3f47e' });
-      const ep = { episode_id: data(started).episode_id as string };
-      assert.equal(data(started).has_visible_tests, false);
+      const ep = { episode_id: data(started).episodeId as string };
+      assert.equal(data(started).hasVisibleTests, false);
       assert.match(text(started), /There are no visible tests: write and run your own checks with run_command/);
       const found = await call(client, 'search', { ...ep, query: 'def setdefault' });
       const line = Number(/cachetools\/cache\.py:(\d+)/.exec(text(found))?.[1]);
@@ -113,9 +113,9 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
       // The platform's test as the visible test: int_to_string's standalone test file lacks the
       // real file's `from typing import List`, which the real signature uses.
       const s2 = await call(client, 'start_episode', { suite: 'codereval', task_id: '62ece4982e6aefcf4aabbd68+platform-test' });
-      const ep2 = { episode_id: data(s2).episode_id as string };
+      const ep2 = { episode_id: data(s2).episodeId as string };
       assert.equal(data(s2).task_id, '62ece4982e6aefcf4aabbd68+platform-test');
-      assert.equal(data(s2).has_visible_tests, true);
+      assert.equal(data(s2).hasVisibleTests, true);
       const body = '    output = ""\n    while number:\n        number, digit = divmod(number, len(alphabet))\n        output += alphabet[digit]\n    if padding:\n        output += alphabet[0] * max(padding - len(output), 0)\n    return output[::-1]';
       assert.equal((await call(client, 'edit_file', { ...ep2, path: 'shortuuid/main.py', old_str: '    raise NotImplementedError\n\n\ndef string_to_int', new_str: `${body}\n\n\ndef string_to_int` })).isError, undefined);
       const failing = await call(client, 'run_tests', ep2);

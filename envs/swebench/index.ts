@@ -4,6 +4,7 @@ import { GymError } from '../../src/errors.ts';
 import type { Suite } from '../../src/tasks/suite.ts';
 import { SwebenchMetadata } from './metadata.ts';
 import { replayAdapter } from './replay.ts';
+import { reconstructCommand } from './reconstruct.ts';
 import { readInstances } from './dataset.ts';
 import { scoreSwebench } from './scorer.ts';
 import { instanceTask, type RepoOptions } from './tasks.ts';
@@ -53,5 +54,7 @@ export function swebenchSuite(opts: RepoOptions & { id?: string } = {}): Suite {
     score: (task, patch, deps, scoreOpts) => scoreSwebench(task, patch, deps, scoreOpts),
     // all_preds.jsonl (instance_id, model_patch) → results.json and logs/<instance_id>/, as the harness writes them.
     replay: replayAdapter,
+    // Instances whose records cannot be had, rebuilt from the repository's history.
+    commands: [reconstructCommand],
   };
 }

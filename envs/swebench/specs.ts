@@ -19,6 +19,8 @@ interface CommonSpec {
   timeoutMs: number;
   /** Build-setup edits committed on top of the base (see WorkspaceSource `git`). */
   edits: BuildEdit[];
+  /** Memory of a sandbox running its tests (MiB), when above the backend's default (2 GiB). */
+  memoryMb?: number;
   /** Why the entry is what it is (shown in the README table and in task metadata). */
   note?: string;
 }
@@ -60,11 +62,14 @@ export const SPECS: Record<string, Record<string, RepoSpec>> = {
       note: 'JDK 11 in SWE-bench-java; source/target 1.6 raised to 1.7 for JDK 17',
     }),
   },
-  'fasterxml/jackson-core': { '*': maven('11') },
+  // Maven's JVM and Surefire's fork (default heap: a quarter of the host's memory) outgrow the
+  // 2 GiB sandbox in the fuzz and large-document tests (the fork is killed, exit 137).
+  'fasterxml/jackson-core': { '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes for the large-input tests' }) },
   'fasterxml/jackson-databind': { '*': maven('11') },
-  'fasterxml/jackson-dataformat-xml': { '*': maven('11') },
+  'fasterxml/jackson-dataformat-xml': { '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes, as jackson-core' }) },
   'apache/dubbo': { '*': maven('11', { args: ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true'] }) },
-  'alibaba/fastjson2': { '*': maven('11') },
+  // Maven's JVM itself is killed by the 2 GiB sandbox while Surefire runs thousands of classes.
+  'alibaba/fastjson2': { '*': maven('11', { memoryMb: 6144, note: 'JDK 8 in Multi-SWE-bench, 11 in the table (17 used); 6 GiB sandboxes (Maven was killed at 2 GiB)' }) },
   'mockito/mockito': { '*': gradle('11') },
   'googlecontainertools/jib': { '*': gradle('11') },
   'google/guava': { '*': maven('11') },
@@ -91,6 +96,106 @@ export const INSTANCE_SPECS: Record<string, Partial<RepoSpec>> = {
   },
 };
 
+/**
+ * Jackson base commits whose parent pom (`com.fasterxml.jackson:jackson-base`) is a snapshot:
+ * snapshots are not on Maven Central and the snapshot repository (oss.sonatype.org) is gone,
+ * so the build cannot even read the pom. Multi-SWE-bench's harness rewrites the version to a
+ * later snapshot of the same line; here it becomes the release that snapshot turned into
+ * (jackson-core 3.0.0-SNAPSHOT of 2019, with no 3.0 parent on Central under this groupId,
+ * gets 2.10.0, the release of that month). The project's own version is left as it is.
+ */
+const JACKSON_SNAPSHOT_PARENTS: Record<string, [string, string]> = {
+  'fasterxml__jackson-core-1309': ['2.17.2-SNAPSHOT', '2.17.2'],
+  'fasterxml__jackson-core-1263': ['2.18.0-SNAPSHOT', '2.18.0'],
+  'fasterxml__jackson-core-1208': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-core-1204': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-core-1182': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-core-1172': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-core-1053': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-core-1016': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-core-980': ['2.15.0-rc3-SNAPSHOT', '2.15.0-rc3'],
+  'fasterxml__jackson-core-964': ['2.15.0-rc2-SNAPSHOT', '2.15.0-rc2'],
+  'fasterxml__jackson-core-922': ['2.15.0-SNAPSHOT', '2.15.0'],
+  'fasterxml__jackson-core-891': ['2.15.0-SNAPSHOT', '2.15.0'],
+  'fasterxml__jackson-core-729': ['2.14.0-SNAPSHOT', '2.14.0'],
+  'fasterxml__jackson-core-566': ['3.0.0-SNAPSHOT', '2.10.0'],
+  'fasterxml__jackson-dataformat-xml-644': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-dataformat-xml-638': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-dataformat-xml-590': ['2.15.0-rc3-SNAPSHOT', '2.15.0-rc3'],
+  'fasterxml__jackson-dataformat-xml-544': ['2.14.0-SNAPSHOT', '2.14.0'],
+  'fasterxml__jackson-dataformat-xml-531': ['2.14.0-SNAPSHOT', '2.14.0'],
+  // jackson-databind: the parent of each base commit (the change's first parent, envs/swebench/reconstruct.ts) read from its pom.
+  'fasterxml__jackson-databind-2036': ['2.9.6-SNAPSHOT', '2.9.6'],
+  'fasterxml__jackson-databind-3371': ['2.14.0-SNAPSHOT', '2.14.0'],
+  'fasterxml__jackson-databind-3509': ['2.14.0-SNAPSHOT', '2.14.0'],
+  'fasterxml__jackson-databind-3560': ['2.14.0-SNAPSHOT', '2.14.0'],
+  'fasterxml__jackson-databind-3621': ['2.13.5-SNAPSHOT', '2.13.5'],
+  'fasterxml__jackson-databind-3625': ['2.14.0-SNAPSHOT', '2.14.0'],
+  'fasterxml__jackson-databind-3626': ['2.14.0-SNAPSHOT', '2.14.0'],
+  'fasterxml__jackson-databind-3666': ['2.14.1-SNAPSHOT', '2.14.1'],
+  'fasterxml__jackson-databind-3701': ['2.14.2-SNAPSHOT', '2.14.2'],
+  'fasterxml__jackson-databind-3716': ['2.14.2-SNAPSHOT', '2.14.2'],
+  'fasterxml__jackson-databind-3851': ['2.15.0-rc3-SNAPSHOT', '2.15.0-rc3'],
+  'fasterxml__jackson-databind-3860': ['2.15.0-rc3-SNAPSHOT', '2.15.0-rc3'],
+  'fasterxml__jackson-databind-4013': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4015': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4048': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4050': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4072': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4087': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4131': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4132': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4159': ['2.16.0-rc1-SNAPSHOT', '2.16.0-rc1'],
+  'fasterxml__jackson-databind-4186': ['2.16.0-SNAPSHOT', '2.16.0'],
+  'fasterxml__jackson-databind-4189': ['2.15.4-SNAPSHOT', '2.15.4'],
+  'fasterxml__jackson-databind-4219': ['2.16.1-SNAPSHOT', '2.16.1'],
+  'fasterxml__jackson-databind-4228': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-databind-4230': ['2.16.1-SNAPSHOT', '2.16.1'],
+  'fasterxml__jackson-databind-4249': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-databind-4257': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-databind-4265': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-databind-4304': ['2.15.4-SNAPSHOT', '2.15.4'],
+  'fasterxml__jackson-databind-4311': ['2.16.2-SNAPSHOT', '2.16.2'],
+  'fasterxml__jackson-databind-4320': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-databind-4325': ['2.16.2-SNAPSHOT', '2.16.2'],
+  'fasterxml__jackson-databind-4338': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-databind-4360': ['2.16.2-SNAPSHOT', '2.16.2'],
+  'fasterxml__jackson-databind-4365': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-databind-4426': ['2.17.0-SNAPSHOT', '2.17.0'],
+  'fasterxml__jackson-databind-4468': ['2.17.1-SNAPSHOT', '2.17.1'],
+  'fasterxml__jackson-databind-4469': ['2.17.1-SNAPSHOT', '2.17.1'],
+  'fasterxml__jackson-databind-4486': ['2.17.1-SNAPSHOT', '2.17.1'],
+  'fasterxml__jackson-databind-4487': ['2.18.0-SNAPSHOT', '2.18.0'],
+  'fasterxml__jackson-databind-4609': ['2.18.0-SNAPSHOT', '2.18.0'],
+  'fasterxml__jackson-databind-4615': ['2.18.0-SNAPSHOT', '2.18.0'],
+  'fasterxml__jackson-databind-4641': ['2.18.0-SNAPSHOT', '2.18.0'],
+};
+
+for (const [id, [snapshot, release]] of Object.entries(JACKSON_SNAPSHOT_PARENTS)) {
+  const parent = (v: string) => `<artifactId>jackson-base</artifactId>\n    <version>${v}</version>`;
+  INSTANCE_SPECS[id] = {
+    edits: [{ file: 'pom.xml', find: parent(snapshot), replace: parent(release) }],
+    note: `parent jackson-base ${snapshot} is not on Maven Central (snapshots are gone): ${release} used, in a build-setup commit`,
+  };
+}
+
+// dataformat-xml-544's ListAsObjectTest binds a LinkedList by its fields: JDK 17 refuses the
+// reflective access JDK 11 (the harness's) allowed with a warning; opened to the tests' fork.
+INSTANCE_SPECS['fasterxml__jackson-dataformat-xml-544'] = {
+  ...INSTANCE_SPECS['fasterxml__jackson-dataformat-xml-544'],
+  args: ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED'],
+  note: [INSTANCE_SPECS['fasterxml__jackson-dataformat-xml-544']?.note, 'java.util opened to the test fork (--add-opens; JDK 11 allowed this access)'].filter(Boolean).join('; '),
+};
+
+// jackson-core of 2014-2017 compiles for Java 6 (`javac.src.version` / `javac.target.version`
+// of jackson-parent 2.5 and of the 2017 pom), which JDK 17's javac refuses: raised to 7.
+for (const id of ['fasterxml__jackson-core-174', 'fasterxml__jackson-core-183', 'fasterxml__jackson-core-370']) {
+  INSTANCE_SPECS[id] = {
+    args: ['-Djavac.src.version=1.7', '-Djavac.target.version=1.7'],
+    note: 'source/target 1.6 (javac.src.version / javac.target.version) raised to 1.7 for JDK 17',
+  };
+}
+
 /** The spec used for a repository the table does not know: Maven on the default JDK. */
 export const DEFAULT_SPEC: JavaSpec = maven('17', { note: 'no spec for this repository: Maven with JDK 17 assumed' });
 
@@ -104,5 +209,8 @@ export function specFor(repo: string, version: string, instanceId: string, extra
   const byVersion = find(extra) ?? find(SPECS);
   const base = byVersion?.[version] ?? byVersion?.['*'];
   const override = INSTANCE_SPECS[instanceId] ?? {};
-  return { ...(base ?? DEFAULT_SPEC), ...override, known: Boolean(base) } as RepoSpec & { known: boolean };
+  const spec = { ...(base ?? DEFAULT_SPEC), ...override, known: Boolean(base) } as RepoSpec & { known: boolean };
+  // An instance's note adds to its repository's (both reasons hold).
+  const note = [...new Set([(base ?? DEFAULT_SPEC).note, override.note].filter(Boolean))].join('; ');
+  return note ? { ...spec, note } : spec;
 }

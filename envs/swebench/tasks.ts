@@ -44,6 +44,7 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
       edits: spec.edits,
     },
     solution: { patch: inst.patch },
+    ...(spec.memoryMb ? { resources: { memoryMb: spec.memoryMb } } : {}),
     metadata: {
       repo: inst.repo,
       base_commit: inst.baseCommit,

@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { Gym, type GymOptions } from '../episode/gym.ts';
 import { GymError } from '../errors.ts';
 import { DockerSandboxFactory } from '../sandbox/docker/index.ts';
+import { KubernetesSandboxFactory, loadImageBy } from '../sandbox/kubernetes/index.ts';
 import { scoringFlag } from '../scoring/mode.ts';
 import { SuiteRegistry } from '../tasks/registry.ts';
 import type { Composition } from './composition.ts';
@@ -17,9 +19,14 @@ export const GYM_FLAGS = {
   'server-id': { type: 'string' },
   pool: { type: 'string' },
   'max-containers': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  namespace: { type: 'string' },
+  registry: { type: 'string' },
+  'runtime-class': { type: 'string' },
   'exact-python': { type: 'boolean' },
   'repos-dir': { type: 'string' },
   scoring: { type: 'string' },
+  gradle: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -32,9 +39,14 @@ export interface GymFlagValues {
   'server-id'?: string;
   pool?: string;
   'max-containers'?: string;
+  kubeconfig?: string;
+  namespace?: string;
+  registry?: string;
+  'runtime-class'?: string;
   'exact-python'?: boolean;
   'repos-dir'?: string;
   scoring?: string;
+  gradle?: string;
 }
 
 /** The --help lines of GYM_FLAGS. */
@@ -48,13 +60,20 @@ export const GYM_FLAGS_USAGE = `Common options:
   --scoring MODE     strict | faithful (default strict): strict turns each known scoring trick into reward 0
                      with a TAMPER_SUSPECTED note, faithful is the benchmark's own harness
                      (docs/ARCHITECTURE.md#scoring-modes)
+  --gradle PATH      a Gradle used instead of projects' wrappers (a distribution directory or zip, or an
+                     installed gradle; default $BENCHGYM_GRADLE); without it a wrapper whose distribution
+                     cannot be reached is ENV_UNAVAILABLE
   --sandbox MODE     local | docker (default local); docker: one hardened container per episode, with
                      --pool N (ready containers per hot image, default 1), --max-containers N (default 32),
-                     --server-id ID, --exact-python (refuse the nearest Python base image)`;
+                     --server-id ID, --exact-python (refuse the nearest Python base image); kubernetes: one
+                     hardened pod per episode, with --kubeconfig PATH (default $KUBECONFIG or in-cluster),
+                     --namespace NS (default benchgym), --registry HOST/PREFIX (push env images there; else
+                     they must be on the nodes, or $BENCHGYM_KUBERNETES_LOAD_IMAGE names a program
+                     run with each image to put it there), --runtime-class NAME, --max-containers N (pods), --server-id ID`;
 
-export function sandboxFlag(value: string | undefined): 'local' | 'docker' {
+export function sandboxFlag(value: string | undefined): 'local' | 'docker' | 'kubernetes' {
   const backend = value ?? 'local';
-  if (backend !== 'local' && backend !== 'docker') throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${backend}' (local or docker)`);
+  if (backend !== 'local' && backend !== 'docker' && backend !== 'kubernetes') throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${backend}' (local, docker or kubernetes)`);
   return backend;
 }
 
@@ -67,6 +86,13 @@ export function isolationFlag(value: string | undefined): NonNullable<GymOptions
 export function reposDirFlag(value: string | undefined): string | undefined {
   if (value !== undefined && !existsSync(value)) throw new GymError('INVALID_ARGUMENT', `invalid --repos-dir: ${value} does not exist`);
   return value;
+}
+
+/** The --gradle value (else $BENCHGYM_GRADLE), checked to exist as a path or a command name. */
+export function gradleFlag(value: string | undefined): string | undefined {
+  const given = value ?? (process.env.BENCHGYM_GRADLE || undefined);
+  if (given !== undefined && given.includes('/') && !existsSync(given)) throw new GymError('INVALID_ARGUMENT', `invalid --gradle: ${given} does not exist (a Gradle distribution directory or zip, or an installed gradle)`);
+  return given === undefined ? undefined : given.includes('/') ? path.resolve(given) : given;
 }
 
 /** The cache directory: --cache-dir, else $BENCHGYM_CACHE. */
@@ -82,14 +108,34 @@ export function gymFrom(values: GymFlagValues, root: Composition): Gym {
   const served = values.suite?.length ? values.suite : known.slice(0, 1).map((s) => s.id);
   for (const spec of served) registry.enable(spec);
   const cacheDir = cacheDirOf(values);
-  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoringFlag(values.scoring, 'strict') };
+  const gradle = gradleFlag(values.gradle);
+  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoringFlag(values.scoring, 'strict'), ...(gradle ? { gradle } : {}) };
   if (backend === 'docker') {
     opts.sandboxes = new DockerSandboxFactory({
       serverId: values['server-id'] ?? 'default',
       poolSize: intFlag(values.pool, 'pool', 1, 0, 64),
       maxContainers: intFlag(values['max-containers'], 'max-containers', 32, 1, 4096),
-      images: { exactPython: values['exact-python'] ?? false, ...(cacheDir ? { cacheDir } : {}) },
+      images: { exactPython: values['exact-python'] ?? false, ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) },
     });
   }
+  if (backend === 'kubernetes') opts.sandboxes = kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
   return new Gym(opts);
+}
+
+/** The kubernetes backend the flags describe (--kubeconfig, --namespace, --registry, --runtime-class). */
+export function kubernetesFactoryFrom(values: Pick<GymFlagValues, 'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'max-containers' | 'exact-python'>, images: { cacheDir?: string; gradle?: string }): KubernetesSandboxFactory {
+  const namespace = values.namespace ?? 'benchgym';
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new GymError('INVALID_ARGUMENT', `invalid --namespace: '${namespace}' (a DNS label: lower-case letters, digits, '-')`);
+  if (values.registry !== undefined && !/^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/.test(values.registry)) throw new GymError('INVALID_ARGUMENT', `invalid --registry: '${values.registry}' (HOST[:PORT]/PREFIX)`);
+  return new KubernetesSandboxFactory({
+    ...(values.kubeconfig ? { kubeconfig: path.resolve(values.kubeconfig) } : {}),
+    namespace,
+    ...(values.registry ? { registry: values.registry } : {}),
+    ...(values['runtime-class'] ? { runtimeClassName: values['runtime-class'] } : {}),
+    // Without a registry: a program that puts each env image on the nodes (the project cluster's load-image.sh).
+    ...(!values.registry && process.env.BENCHGYM_KUBERNETES_LOAD_IMAGE ? { loadImage: loadImageBy(process.env.BENCHGYM_KUBERNETES_LOAD_IMAGE) } : {}),
+    serverId: values['server-id'] ?? 'default',
+    maxPods: intFlag(values['max-containers'], 'max-containers', 32, 1, 4096),
+    images: { exactPython: values['exact-python'] ?? false, ...images },
+  });
 }

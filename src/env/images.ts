@@ -12,6 +12,7 @@ import { classifyPipFailure, PYTEST_PIN, pytestPinFor } from './python.ts';
 import { readBinaryTree, setupFailure, setupInput, setupKey, SETUP_UNAVAILABLE_MARKER } from './setup.ts';
 import type { PreparedEnv } from './types.ts';
 import { imageUnavailable } from './index.ts';
+import { classifyGradleLog, gradleImagePart } from './gradle.ts';
 import { buildFiles, gitStartState } from './workspace.ts';
 import { git } from '../repo/index.ts';
 import os from 'node:os';
@@ -41,6 +42,8 @@ export interface ImageBuilderOptions {
   onLog?: (line: string) => void;
   /** Where checkouts of `git` workspaces are cached (default: $BENCHGYM_CACHE, else <tmp>/benchgym-cache). */
   cacheDir?: string;
+  /** The Gradle to use instead of projects' wrappers (`--gradle`; else $BENCHGYM_GRADLE): copied into env images. */
+  gradle?: string;
 }
 
 /**
@@ -161,23 +164,33 @@ export class ImageBuilder {
       const sources = Object.fromEntries(Object.entries(tree).filter(([rel]) => !rel.startsWith('.git/')));
       const baseId = await this.imageId(base);
       const gradle = task.env.build === 'gradle';
-      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust })}`;
+      // Gradle: the user's distribution copied in, else the wrapper when its distribution can be had (else ENV_UNAVAILABLE).
+      const g = gradle ? await gradleImagePart(dir, { cacheDir: this.cacheDir, imageUserHome: '/opt/gradle-home', ...(this.opts.gradle ? { gradle: this.opts.gradle } : {}) }) : undefined;
+      if (g) notes.push(...g.plan.notes);
+      const gradleKey = g && g.key && Object.keys(g.key as object).length ? { gradleDist: g.key } : {};
+      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey })}`;
       const args = task.env.args.map(shellQuote).join(' ');
-      const run = gradle
-        ? `(${tree['gradlew'] ? 'sh ./gradlew' : 'gradle'} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
+      const run = g
+        ? `(${g.runner} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
         : `(mvn -B -Dmaven.test.failure.ignore=true --fail-never ${args} test > /tmp/envbuild.log 2>&1; true)`;
       const dockerfile = [
         `FROM ${base}`,
         ...trust.lines,
         ...(gradle ? ['ENV GRADLE_USER_HOME=/opt/gradle-home'] : []),
+        ...(g?.lines ?? []),
         'COPY seed/ /tmp/envbuild/',
         `RUN cd /tmp/envbuild && ${run} \\`,
         ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable|Could not download|Could not install Gradle" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\',
+        ...(g ? [' && if grep -E "^FAILURE: Build failed" /tmp/envbuild.log && ! grep -E "There were failing tests|tests completed, [0-9]+ failed" /tmp/envbuild.log; then tail -60 /tmp/envbuild.log; exit 1; fi \\'] : []),
         ' && if grep -E "COMPILATION ERROR|Compilation failure|Compilation failed|Fatal error compiling|Failed to execute goal" /tmp/envbuild.log; then grep "^\\[ERROR\\]" /tmp/envbuild.log | head -30; exit 1; fi \\',
         ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
       ].join('\n');
-      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...prefixed('seed/', sources) }, `${gradle ? 'Gradle' : 'Maven'} env of ${task.workspace.repo}`);
-      command = gradle ? (tree['gradlew'] ? './gradlew' : 'gradle') : 'mvn';
+      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...(g?.files ?? {}), ...prefixed('seed/', sources) }, `${gradle ? 'Gradle' : 'Maven'} env of ${task.workspace.repo}`).catch((err: unknown) => {
+        // A Gradle that cannot reach its distribution or configure the project is unavailable, not a broken project.
+        const unavailable = g && err instanceof GymError ? classifyGradleLog(String(err.details?.log ?? err.message), g.plan) : null;
+        throw unavailable?.code === 'ENV_UNAVAILABLE' ? unavailable : err;
+      });
+      command = g ? g.command : 'mvn';
       return { ...(await this.gitInstance(task, envImage, dir, tree)), kind: 'java', vars: gradle ? { GRADLE_USER_HOME: '/opt/gradle-home' } : {}, command, notes };
     } else {
       const base = await this.base('java', task.env.jdk, notes);

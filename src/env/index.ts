@@ -20,17 +20,23 @@ export class EnvBuilder {
   private readonly maven: MavenEnvBuilder;
   private readonly gradle: GradleEnvBuilder;
 
-  constructor(readonly cacheDir: string) {
+  /** `gradle`: the Gradle to use instead of projects' wrappers (see `planGradle`). */
+  constructor(
+    readonly cacheDir: string,
+    opts: { gradle?: string } = {},
+  ) {
     this.python = new PythonEnvBuilder(cacheDir);
     this.maven = new MavenEnvBuilder(cacheDir);
-    this.gradle = new GradleEnvBuilder(cacheDir);
+    this.gradle = new GradleEnvBuilder(cacheDir, opts);
   }
 
   async prepare(task: Task): Promise<PreparedEnv> {
     // A git workspace is a cached checkout with no future; its directory is the sandbox seed.
     if (task.env.kind === 'image') throw imageUnavailable(task.env, 'the local sandbox cannot run a Docker image: use --sandbox docker');
     const seedDir = task.workspace.type === 'git' ? await gitStartState(this.cacheDir, task.workspace) : undefined;
-    const withSeed = (env: PreparedEnv): PreparedEnv => (seedDir ? { ...env, seedDir } : env);
+    // The memory the task asks for (a JVM and its test fork above the sandbox's default) goes with the env.
+    const memory = task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {};
+    const withSeed = (env: PreparedEnv): PreparedEnv => ({ ...env, ...memory, ...(seedDir ? { seedDir } : {}) });
     if (task.env.kind === 'python') return withSeed(await this.python.prepare(task.env));
     const seed = seedDir ? { dir: seedDir } : task.workspace.type === 'dir' ? { dir: task.workspace.path } : { files: task.workspace.type === 'files' ? task.workspace.files : {} };
     if (task.env.build === 'gradle') return withSeed(await this.gradle.prepare(task.env, seed));

@@ -57,6 +57,18 @@ export async function locateMirror(repo: string, reposDir: string): Promise<stri
     const dir = path.join(reposDir, rel);
     if (await isGitRepository(dir)) return dir;
   }
+  // GitHub names are case-insensitive (`fasterxml/jackson-core` is `FasterXML/jackson-core`):
+  // the same candidates with the repos dir's own spelling of their first folder.
+  const entries = await fs.readdir(reposDir).catch(() => [] as string[]);
+  for (const rel of mirrorCandidates(repo)) {
+    const [first, ...rest] = rel.split(path.sep);
+    const actual = entries.find((e) => e !== first && e.toLowerCase() === first!.toLowerCase());
+    if (!actual) continue;
+    const sub = rest.length && rest[0] ? await fs.readdir(path.join(reposDir, actual)).catch(() => [] as string[]) : [];
+    const second = rest[0] ? (sub.find((e) => e.toLowerCase() === rest[0]!.toLowerCase()) ?? rest[0]) : undefined;
+    const dir = path.join(reposDir, actual, ...(second !== undefined ? [second, ...rest.slice(1)] : rest));
+    if (await isGitRepository(dir)) return dir;
+  }
   return null;
 }
 

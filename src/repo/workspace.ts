@@ -62,7 +62,10 @@ export async function checkoutNoFuture(opts: CheckoutOptions): Promise<Checkout>
       const whole = await runGit(['fetch', '-q', '--no-tags', '--no-write-fetch-head', source, '+refs/*:refs/benchgym-fetch/*'], g);
       const has = await runGit(['cat-file', '-e', `${commit}^{commit}`], g);
       if (whole.exitCode !== 0 || has.exitCode !== 0) {
-        throw new GymError('ENV_BUILD_FAILED', `cannot fetch commit ${commit} from ${opts.source}: ${(bySha.stderr + whole.stderr).trim().slice(-2000)}`, {
+        const stderr = (bySha.stderr + whole.stderr).trim();
+        // A remote that cannot be reached is this machine's lack, not the task's fault.
+        const unreachable = source.includes('://') && /Could not resolve host|unable to access|Failed to connect|Connection (refused|timed out)|Network is unreachable/i.test(stderr);
+        throw new GymError(unreachable ? 'ENV_UNAVAILABLE' : 'ENV_BUILD_FAILED', `cannot fetch commit ${commit} from ${opts.source}: ${stderr.slice(-2000)}`, {
           source: opts.source,
           commit,
         });

@@ -10,7 +10,7 @@ import { SuiteRegistry } from '../../tasks/registry.ts';
 import type { Suite } from '../../tasks/suite.ts';
 import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
-import { cacheDirOf, gradleFlag, isolationFlag, reposDirFlag, sandboxFlag } from '../gym_options.ts';
+import { cacheDirOf, gradleFlag, isolationFlag, kubernetesFactoryFrom, reposDirFlag, sandboxFlag } from '../gym_options.ts';
 import { intFlag, listFlag, parseFlags } from '../options.ts';
 
 /** The driver's flags; a suite's replay adds its own (ReplayAdapter.flags). */
@@ -26,6 +26,10 @@ const SCORE_FLAGS = {
   sandbox: { type: 'string' },
   isolation: { type: 'string' },
   'server-id': { type: 'string' },
+  kubeconfig: { type: 'string' },
+  namespace: { type: 'string' },
+  registry: { type: 'string' },
+  'runtime-class': { type: 'string' },
   'repos-dir': { type: 'string' },
   scoring: { type: 'string' },
   gradle: { type: 'string' },
@@ -52,7 +56,8 @@ Options (every suite):
   --json             the summary and every result as JSON on stdout (no progress lines)
   --scoring MODE     faithful (default: the benchmark's own harness) | strict | both (faithful, then strict on
                      its passes, listing where the two differ)
-  --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --isolation MODE, --sandbox local|docker, --server-id ID, --gradle PATH
+  --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --isolation MODE, --sandbox local|docker|kubernetes, --server-id ID, --gradle PATH,
+                     --kubeconfig PATH, --namespace NS, --registry HOST/PREFIX, --runtime-class NAME
                      as for benchgym serve (benchgym serve --help)
 
 Example:
@@ -96,6 +101,7 @@ export function scoreCommand(root: Composition): CliCommand {
       const gradle = gradleFlag(values.gradle);
       const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoring === 'strict' ? 'strict' : 'faithful', ...(gradle ? { gradle } : {}) };
       if (backend === 'docker') opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32, images: { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) } });
+      if (backend === 'kubernetes') opts.sandboxes = kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
       const gym = new Gym(opts);
       const mode = scoring === 'both' && adapter.strictRescore === false ? 'faithful' : scoring;
       try {

@@ -36,6 +36,8 @@ export interface LocalSandboxOptions {
   executor?: ExecutorMode;
   /** Where the executor binary is built (default: cacheDir, else ~/.cache/benchgym). */
   executorCacheDir?: string;
+  /** The Gradle to use instead of projects' wrappers (`--gradle`; else $BENCHGYM_GRADLE). */
+  gradle?: string;
 }
 
 const SEED_SKIP = new Set(['__pycache__', '.pytest_cache', 'target']);
@@ -76,7 +78,7 @@ export class LocalSandboxFactory implements SandboxFactory {
 
   async prepare(task: Task): Promise<PreparedEnv> {
     if (!this.opts.cacheDir) throw new GymError('ENV_UNAVAILABLE', 'this local sandbox factory has no env cache directory');
-    this.envs ??= new EnvBuilder(this.opts.cacheDir);
+    this.envs ??= new EnvBuilder(this.opts.cacheDir, this.opts.gradle ? { gradle: this.opts.gradle } : {});
     return this.envs.prepare(task);
   }
 

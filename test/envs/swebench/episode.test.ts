@@ -41,7 +41,7 @@ describe('swe-bench-java: episodes on the fixture', () => {
     // The mirror has the future: the fix, a tag on it, a later branch.
     assert.match(await git(['log', '--all', '--format=%H'], { cwd: path.join(fx.reposDir, 'acme+calc.git') }), new RegExp(fx.fix));
     const started = await gym.callTool('start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId }, testContext());
-    const id = (started.data as { episode_id: string }).episode_id;
+    const id = (started.data as { episodeId: string }).episodeId;
     assert.equal(baseHistory[0], fx.base);
     assertNoFutureVisible(await historyInEpisode(gym, id), fx, baseHistory);
     // Under bubblewrap the mirrors (which hold the fix) are out of reach as well.
@@ -60,7 +60,7 @@ describe('swe-bench-java: episodes on the fixture', () => {
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
       const started = await call(client, 'start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId });
-      const args = { episode_id: data(started).episode_id as string };
+      const args = { episode_id: data(started).episodeId as string };
       assert.match(text(started), /Words\.count miscounts text with repeated or surrounding spaces/);
 
       const repro = 'core/src/test/java/com/acme/core/WordsReproTest.java';

@@ -117,7 +117,7 @@ describe('swe-bench-java: scoring the fixture instance', () => {
       check(await scoreAll(gym, task, full ? patches : pick(patches, ['gold', 'empty', 'skips tests in the pom'])), fx, full);
       // The episode container's repository has no future either.
       const started = await gym.callTool('start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId }, testContext());
-      const id = (started.data as { episode_id: string }).episode_id;
+      const id = (started.data as { episodeId: string }).episodeId;
       const baseHistory = (await git(['log', '--format=%H', fx.base], { cwd: fx.origin })).trim().split('\n');
       assertNoFutureVisible(await historyInEpisode(gym, id), fx, baseHistory);
       await gym.callTool('end_episode', {}, testContext(), id);

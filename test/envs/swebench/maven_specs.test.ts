@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, test } from 'node:test';
+import { INSTANCE_SPECS, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
+import { locateMirror } from '../../../src/repo/source.ts';
+import { runGit } from '../../../src/repo/git.ts';
+import { PROJECT_ROOT } from '../../../src/tasks/registry.ts';
+
+// The Maven repositories of the Multi-SWE-bench records (jackson-core, jackson-dataformat-xml,
+// fastjson2, dubbo, guava): their specs, checked against the records and, when mirrors are
+// given (BENCHGYM_MIRRORS=DIR, as for `--repos-dir`), against the base commits' poms.
+const MULTI = path.resolve(PROJECT_ROOT, '..', 'shared', 'datasets', 'swe-bench-java', 'multi-swe-bench-bytedance-java');
+const JACKSON_CORE = path.join(MULTI, 'fasterxml__jackson-core_dataset.jsonl');
+const JACKSON_XML = path.join(MULTI, 'fasterxml__jackson-dataformat-xml_dataset.jsonl');
+const NO_DATA = existsSync(JACKSON_CORE) ? false : `the Multi-SWE-bench records are not at ${MULTI}`;
+const MIRRORS = process.env.BENCHGYM_MIRRORS;
+
+describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', () => {
+  test('jackson: a snapshot parent becomes its release in a build-setup edit; 6 GiB sandboxes; notes of both levels', { skip: NO_DATA }, async () => {
+    const tasks = await swebenchSuite({ reposDir: '/nowhere', allowNetwork: false }).load(JACKSON_CORE);
+    assert.equal(tasks.length, 18);
+    const t1309 = tasks.find((t) => t.id === 'fasterxml__jackson-core-1309')!;
+    assert.deepEqual(t1309.workspace.type === 'git' && t1309.workspace.edits, [
+      { file: 'pom.xml', find: '<artifactId>jackson-base</artifactId>\n    <version>2.17.2-SNAPSHOT</version>', replace: '<artifactId>jackson-base</artifactId>\n    <version>2.17.2</version>' },
+    ]);
+    assert.deepEqual(t1309.resources, { memoryMb: 6144 });
+    assert.match(String(t1309.metadata.spec_note), /6 GiB.*; parent jackson-base 2\.17\.2-SNAPSHOT is not on Maven Central/);
+    // A base whose parent is a release (2.16.0) has no edit.
+    const t1142 = tasks.find((t) => t.id === 'fasterxml__jackson-core-1142')!;
+    assert.deepEqual(t1142.workspace.type === 'git' && t1142.workspace.edits, []);
+    // Every edit names an instance that exists, and turns a snapshot into a release.
+    const ids = new Set([...tasks.map((t) => t.id), ...(await readInstances(JACKSON_XML)).map((i) => i.instanceId)]);
+    for (const [id, spec] of Object.entries(INSTANCE_SPECS).filter(([id]) => /^fasterxml__jackson-(core|dataformat-xml)-/.test(id))) {
+      assert.ok(ids.has(id), `${id} is an instance of the records`);
+      for (const e of spec.edits ?? []) {
+        assert.match(e.find, /-SNAPSHOT</);
+        assert.doesNotMatch(e.replace, /SNAPSHOT/);
+      }
+    }
+    // fastjson2: Maven itself was killed at 2 GiB.
+    assert.equal(specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-82').memoryMb, 6144);
+    // gson's instance note still adds to its repository's.
+    assert.match(String(specFor('google/gson', '', 'google__gson-1555').note), /^JDK 11 in SWE-bench-java.*; the pom hard-codes/);
+  });
+
+  test('the build-setup edits find their text in every base commit pom (mirrors in BENCHGYM_MIRRORS)', { skip: NO_DATA || (MIRRORS ? false : 'BENCHGYM_MIRRORS (a --repos-dir with the FasterXML mirrors) is not set') }, async () => {
+    for (const file of [JACKSON_CORE, JACKSON_XML]) {
+      for (const inst of await readInstances(file)) {
+        const mirror = await locateMirror(inst.repo, MIRRORS!);
+        if (!mirror) continue;
+        const spec = specFor(inst.repo, inst.version, inst.instanceId);
+        const pom = await runGit(['show', `${inst.baseCommit}:pom.xml`], { cwd: mirror });
+        assert.equal(pom.exitCode, 0, `${inst.instanceId}: pom.xml at ${inst.baseCommit}`);
+        const snapshotParent = /<artifactId>jackson-(base|parent)<\/artifactId>\s*<version>[^<]*SNAPSHOT</.test(pom.stdout);
+        assert.equal(spec.edits.length > 0, snapshotParent, `${inst.instanceId}: an edit iff the parent is a snapshot`);
+        for (const e of spec.edits) assert.ok(pom.stdout.includes(e.find), `${inst.instanceId}: '${e.find}' in pom.xml`);
+      }
+    }
+  });
+});

@@ -1,0 +1,62 @@
+import assert from 'node:assert/strict';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { readInstances } from '../../../envs/swebench/dataset.ts';
+import { findChange, reconstruct, splitChange, testClassesOf } from '../../../envs/swebench/reconstruct.ts';
+import { tempDir, TEST_CACHE_DIR } from '../../helpers.ts';
+import { buildSwebenchFixture, type SwebenchFixture } from './fixture.ts';
+
+/**
+ * The reconstruction on the Maven fixture: its fixing commit names `#7`, so the instance
+ * `acme__calc-7` comes back with the fixture's own gold and test patches, base, and the
+ * fail-to-pass / pass-to-pass tests Maven finds by running the touched classes before and after.
+ */
+describe('swe-bench-java: reconstructing an instance from the history', () => {
+  let root: string;
+  let fx: SwebenchFixture;
+  let mirror: string;
+  before(async () => {
+    root = await tempDir('benchgym-swebench-recon-');
+    fx = await buildSwebenchFixture(root);
+    mirror = path.join(fx.reposDir, 'acme+calc.git');
+  });
+  after(() => fs.rm(root, { recursive: true, force: true }));
+
+  it('finds the change naming #7 and splits it into the gold patch and the test patch', async () => {
+    const change = await findChange(mirror, 7);
+    assert.ok(change);
+    assert.equal(change.method, 'commit-mention');
+    assert.equal(change.commit, fx.fix);
+    assert.equal(change.base, fx.base);
+    const split = await splitChange(mirror, change);
+    assert.deepEqual(testClassesOf(split.testFiles), ['core:com.acme.core.WordsEdgeTest', 'core:com.acme.core.WordsTest']);
+    assert.match(split.patch, /core\/src\/main\/java\/com\/acme\/core\/Words\.java/);
+    assert.doesNotMatch(split.patch, /src\/test/);
+    assert.match(split.testPatch, /new file mode .*\n.*\n--- \/dev\/null\n\+\+\+ b\/core\/src\/test\/java\/com\/acme\/core\/WordsEdgeTest\.java/);
+    assert.equal(await findChange(mirror, 8), null);
+  });
+
+  it('derives FAIL_TO_PASS and PASS_TO_PASS by running the tests, writes a row the reader takes, and resumes', { timeout: 10 * 60_000 }, async () => {
+    const out = path.join(root, 'out', 'calc.jsonl');
+    const report = await reconstruct({ repoDir: mirror, repo: 'acme/calc', ids: ['acme__calc-7', 'acme__calc-8'], out, cacheDir: TEST_CACHE_DIR });
+    assert.deepEqual(report.written.map((w) => [w.instance_id, w.method]), [['acme__calc-7', 'commit-mention']]);
+    assert.deepEqual(report.failed.map((f) => f.instance_id), ['acme__calc-8']);
+    const [inst] = await readInstances(out);
+    assert.ok(inst);
+    assert.equal(inst.baseCommit, fx.base);
+    assert.deepEqual([...inst.failToPass].sort(), ['core:com.acme.core.WordsEdgeTest#emptyTextHasNoWords', 'core:com.acme.core.WordsEdgeTest#leadingAndTrailingSpacesAreNotWords', 'core:com.acme.core.WordsTest#countsWordsSeparatedByRepeatedSpaces']);
+    assert.deepEqual(inst.passToPass, ['core:com.acme.core.WordsTest#countsASimpleSentence']);
+    assert.match(inst.problemStatement, /Fix #7: Words\.count/);
+    const row = JSON.parse((await fs.readFile(out, 'utf8')).trim()) as { patch: string; test_patch: string; reconstructed: { change_commit: string; problem_statement_source: string } };
+    const noIndex = (p: string) => p.replace(/^index .*\n/gm, '');
+    assert.equal(noIndex(row.patch), noIndex(fx.goldPatch));
+    assert.equal(noIndex(row.test_patch), noIndex(fx.testPatch));
+    assert.equal(row.reconstructed.change_commit, fx.fix);
+    assert.match(row.reconstructed.problem_statement_source, /not in the history/);
+    // Resumable: the id already written is not rebuilt.
+    const again = await reconstruct({ repoDir: mirror, repo: 'acme/calc', ids: ['acme__calc-7'], out, cacheDir: TEST_CACHE_DIR });
+    assert.deepEqual(again.written, []);
+    assert.equal((await fs.readFile(out, 'utf8')).trim().split('\n').length, 1);
+  });
+});

@@ -6,6 +6,8 @@ import { promises as fs, readFileSync } from 'node:fs';
 import { Gym, type GymOptions } from '../src/episode/gym.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 import { builtinRegistry } from '../bin/builtins.ts';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RunningServer } from '../src/server/http.ts';
 
 export { builtinRegistry };
 
@@ -24,6 +26,30 @@ export async function makeGym(opts: Partial<GymOptions> = {}): Promise<{ gym: Gy
     cleanup: async () => {
       await gym.close();
       await fs.rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A gym behind a real HTTP server on a free port, and an MCP SDK client connected to its `/mcp`. */
+export async function mcpOverHttp(clientName = 'benchgym-test'): Promise<{ gym: Gym; server: RunningServer; client: Client; close: () => Promise<void> }> {
+  // Loaded here, not at the top: most tests importing this file need no HTTP server or MCP client.
+  const [{ Client }, { StreamableHTTPClientTransport }, { startHttpServer }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/client/index.js'),
+    import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    import('../src/server/http.ts'),
+  ]);
+  const { gym, cleanup } = await makeGym();
+  const server = await startHttpServer(gym, { port: 0 });
+  const client = new Client({ name: clientName, version: '0.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  return {
+    gym,
+    server,
+    client,
+    close: async () => {
+      await client.close();
+      await server.close();
+      await cleanup();
     },
   };
 }

@@ -8,11 +8,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
+import type { RunningServer } from '../../src/server/http.ts';
 import { cleanJsonSchema } from '../../src/server/mcp.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
-import { makeGym, TEST_CACHE_DIR } from '../helpers.ts';
+import { mcpOverHttp, TEST_CACHE_DIR } from '../helpers.ts';
 import { call, data, text } from './scenario.ts';
 
 const validator = new AjvJsonSchemaValidator();
@@ -100,21 +100,14 @@ async function failuresHaveOneShape(client: Client): Promise<void> {
 
 describe('the MCP surface over Streamable HTTP', () => {
   let gym: Gym;
-  let cleanup: () => Promise<void>;
   let server: RunningServer;
   let client: Client;
+  let close: () => Promise<void>;
 
   before(async () => {
-    ({ gym, cleanup } = await makeGym());
-    server = await startHttpServer(gym, { port: 0 });
-    client = new Client({ name: 'benchgym-mcp-test', version: '0.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    ({ gym, server, client, close } = await mcpOverHttp('benchgym-mcp-test'));
   });
-  after(async () => {
-    await client.close();
-    await server.close();
-    await cleanup();
-  });
+  after(() => close());
 
   test('tools/list: an outputSchema on every tool, input schemas without $schema or 2^53 bounds', async () => {
     const { tools } = await client.listTools();

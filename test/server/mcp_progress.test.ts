@@ -2,10 +2,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { withHeartbeat, type Gym } from '../../src/episode/gym.ts';
-import { makeGym, testContext } from '../helpers.ts';
+import { mcpOverHttp, testContext } from '../helpers.ts';
 
 type Note = { progress: number; total?: number; message?: string };
 
@@ -21,20 +19,12 @@ function assertBarShaped(notes: Note[]): void {
 }
 
 let gym: Gym;
-let cleanup: () => Promise<void>;
-let server: RunningServer;
 let client: Client;
+let close: () => Promise<void>;
 before(async () => {
-  ({ gym, cleanup } = await makeGym());
-  server = await startHttpServer(gym, { port: 0 });
-  client = new Client({ name: 'benchgym-progress-test', version: '0.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  ({ gym, client, close } = await mcpOverHttp('benchgym-progress-test'));
 });
-after(async () => {
-  await client.close();
-  await server.close();
-  await cleanup();
-});
+after(() => close());
 
 test('start_episode over MCP: progress of a known total (3 steps), growing, with messages, ending at the total', async () => {
   const notes: Note[] = [];

@@ -9,6 +9,7 @@
  *
  * Alone: `node --import tsx bench/viewer.ts [--quick]`.
  */
+import { execFileSync } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +20,7 @@ import { startViewerServer } from '../src/viewer/server.ts';
 import { taskName, writeFixtureRun } from '../test/viewer/fixture.ts';
 import { summarize, type LatencyStats } from './stats.ts';
 
-export const VIEWER_CASES = ['viewer_first_page', 'viewer_page_sorted', 'viewer_page_filtered', 'viewer_transcript', 'viewer_browser_first_rows'] as const;
+export const VIEWER_CASES = ['viewer_first_page', 'viewer_page_sorted', 'viewer_page_filtered', 'viewer_transcript', 'by_hand_jq_filter', 'viewer_browser_first_rows'] as const;
 
 export interface ViewerBenchResult {
   stats: LatencyStats[];
@@ -87,6 +88,19 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
         const [ms] = await timed(() => get(`api/runs/big-run/tasks/${taskName(0)}/0/items?from=${(i * 61) % 940}&limit=60`));
         transcript.push(ms);
       }
+      // What a researcher does without the viewer: jq over results.jsonl, one filter each time.
+      const byHand: number[] = [];
+      let byHandSkipped: string | undefined;
+      try {
+        execFileSync('jq', ['--version'], { stdio: 'ignore' });
+        for (let i = 0; i < Math.min(n, 10); i++) {
+          const t0 = process.hrtime.bigint();
+          execFileSync('sh', ['-c', `jq -c 'select(.status == "failed" and .metadata.library == "lib${i % 3}")' "$1" | head -n 100 > /dev/null`, 'sh', path.join(runDir, 'results.jsonl')]);
+          byHand.push(since(t0));
+        }
+      } catch {
+        byHandSkipped = 'jq is not installed';
+      }
       let browserMs: number | undefined;
       let browserSkipped: string | undefined;
       if (existsSync(CHROMIUM)) {
@@ -119,6 +133,7 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
         summarize('viewer_page_sorted', `a page deep in ${results} rows, sorted anew each time`, sorted),
         summarize('viewer_page_filtered', `status + metadata + task filters over ${results} rows`, filtered),
         summarize('viewer_transcript', `60 entries of a ${steps}-step trajectory (index built)`, transcript),
+        ...(byHand.length ? [summarize('by_hand_jq_filter', `by hand: jq over results.jsonl, status + metadata filter, first 100 lines`, byHand)] : []),
         ...(browserMs !== undefined ? [summarize('viewer_browser_first_rows', 'Chromium, cold viewer: page load until the first rows are drawn', [browserMs])] : []),
       ].filter((s) => !opts.cases || opts.cases.has(s.name) || opts.cases.has('viewer'));
       const extra = {
@@ -134,6 +149,7 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
         `  first table page, cold: ${extra.firstPageMs.total} ms (run list ${extra.firstPageMs.list}, run ${extra.firstPageMs.run}, rows ${extra.firstPageMs.rows})`,
         `  a page sorted anew: p50 ${stats.find((s) => s.name === 'viewer_page_sorted')?.p50} ms; filtered: p50 ${stats.find((s) => s.name === 'viewer_page_filtered')?.p50} ms`,
         `  500-step transcript: first page cold ${extra.transcriptFirstPageColdMs} ms, then p50 ${stats.find((s) => s.name === 'viewer_transcript')?.p50} ms a page`,
+        byHand.length ? `  by hand (jq over results.jsonl, the same filter): p50 ${stats.find((s) => s.name === 'by_hand_jq_filter')?.p50} ms` : `  by hand: skipped (${byHandSkipped})`,
         browserMs !== undefined ? `  Chromium, cold viewer, page load to first rows drawn: ${round(browserMs)} ms` : `  Chromium: skipped (${browserSkipped})`,
         `  memory: RSS ${extra.memoryMiB.rssBefore} → ${extra.memoryMiB.rssLoaded} MiB, heap ${extra.memoryMiB.heapBefore} → ${extra.memoryMiB.heapLoaded} MiB once the run is loaded`,
       ].join('\n');

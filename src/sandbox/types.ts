@@ -43,7 +43,7 @@ export interface FileStat {
 /** Where an episode's code runs. Every path argument is relative to the workspace root. */
 export interface Sandbox {
   readonly id: string;
-  readonly backend: 'local' | 'docker';
+  readonly backend: 'local' | 'docker' | 'kubernetes';
   /** The workspace root as commands inside the sandbox see it. */
   readonly workdir: string;
   /** Notes on how isolated this sandbox is (e.g. "bubblewrap: no network"). */
@@ -105,7 +105,7 @@ export interface PtySession {
 }
 
 export interface SandboxFactory {
-  readonly backend: 'local' | 'docker';
+  readonly backend: 'local' | 'docker' | 'kubernetes';
   /** Checks the backend and cleans up after earlier runs; errors say what is missing. */
   init?(): Promise<void>;
   /** Builds (once, cached) what the task's code needs: a venv / Maven repository, or an image. */

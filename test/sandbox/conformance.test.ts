@@ -8,6 +8,7 @@ import type { Gym } from '../../src/episode/gym.ts';
 import { GymError } from '../../src/errors.ts';
 import { DockerSandboxFactory } from '../../src/sandbox/docker/index.ts';
 import { dockerSkipReason } from './docker/skip.ts';
+import { kubernetesSkipReason, testFactory as kubernetesTestFactory } from './kubernetes/skip.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { makeGym, startExample, testContext } from '../helpers.ts';
 import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
@@ -15,6 +16,7 @@ import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 const BACKENDS: { name: string; skip: () => Promise<string | null>; factory: () => SandboxFactory | undefined }[] = [
   { name: 'local', skip: async () => null, factory: () => undefined },
   { name: 'docker', skip: dockerSkipReason, factory: () => new DockerSandboxFactory({ serverId: `test-${randomBytes(4).toString('hex')}`, poolSize: 0 }) },
+  { name: 'kubernetes', skip: kubernetesSkipReason, factory: () => kubernetesTestFactory() },
 ];
 
 async function callErr(p: Promise<unknown>): Promise<GymError> {

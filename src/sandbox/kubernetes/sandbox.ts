@@ -1,0 +1,303 @@
+import type { CoreV1Api } from '@kubernetes/client-node';
+import path from 'node:path';
+import { GymError } from '../../errors.ts';
+import { Exec } from '@kubernetes/client-node';
+import { randomBytes } from 'node:crypto';
+import { PassThrough, Writable } from 'node:stream';
+import { PTY_PROMPT, type ApplyPatchOptions, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox } from '../types.ts';
+import { killMarkerScript, leftoverScript } from '../docker/exec.ts';
+import { kubeError } from './client.ts';
+import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
+import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
+import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from '../docker/files.ts';
+import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
+import { diffTooLarge } from '../diff_limit.ts';
+import { fileTooLarge } from '../read_limit.ts';
+import { shellQuote } from '../../shell_quote.ts';
+import { CONTAINER, exitCodeOf, liveMarkersOf, podExec, podQuiet, trackPodMarker, type PodExecOptions, type PodRef } from './exec.ts';
+import { WORKDIR } from './pod.ts';
+import type { KubernetesLimits } from './limits.ts';
+
+const STATE_DIR = '/tmp/.benchgym';
+const BASELINE = `${STATE_DIR}/baseline.git`;
+
+/** Resolves a client path inside the pod (symlinks too) or fails with exit 90. */
+const RESOLVE = `p=$(realpath -m -- "$1") || exit 91; case "$p" in ${WORKDIR}|${WORKDIR}/*) ;; *) echo "outside" >&2; exit 90;; esac`;
+
+/** An episode's pod: every command and file operation is one exec through the API server. */
+export class KubernetesSandbox implements Sandbox {
+  readonly backend = 'kubernetes' as const;
+  readonly workdir = WORKDIR;
+  readonly isolation: string;
+  readonly id: string;
+  private destroyed = false;
+  private destroying?: Promise<void>;
+
+  constructor(
+    readonly ref: PodRef,
+    private readonly core: CoreV1Api,
+    readonly image: string,
+    private readonly limits: KubernetesLimits,
+    private readonly vars: Record<string, string>,
+    private readonly hooks: { destroy: () => Promise<void>; fork: () => Promise<Sandbox> },
+    runtimeClass?: string,
+  ) {
+    this.id = ref.pod;
+    this.isolation = `kubernetes pod ${ref.namespace}/${ref.pod}: read-only root, capped memory / CPU / ephemeral storage, kubelet pids cap, all capabilities dropped, no service-account token, deny-all NetworkPolicy${runtimeClass ? `, runtime class ${runtimeClass}` : ''}`;
+  }
+
+  /** After a failed exec: is the pod gone or stopped? Then the episode's sandbox is, too. */
+  private async assertAlive(): Promise<void> {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    let pod;
+    try {
+      pod = await this.core.readNamespacedPod({ name: this.ref.pod, namespace: this.ref.namespace });
+    } catch {
+      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} no longer exists`, { sandboxLost: true });
+    }
+    const cs = pod.status?.containerStatuses?.[0];
+    if (pod.status?.phase !== 'Running' || !cs?.state?.running) {
+      const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
+      const oom = term?.reason === 'OOMKilled';
+      const why = oom ? 'it was killed for running out of memory (OOM)' : `it is ${pod.status?.phase ?? 'unknown'}${pod.status?.reason ? ` (${pod.status.reason}: ${pod.status.message ?? ''})` : ''}${term ? ` (exit code ${term.exitCode})` : ''}`;
+      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} stopped: ${why}`, { oomKilled: oom, sandboxLost: true });
+    }
+  }
+
+  private async run(cmd: string[], opts: Partial<PodExecOptions> & { raw?: boolean; maxBytes?: number } = {}) {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    try {
+      const r = await podExec(this.ref, { cmd, env: this.vars, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 60_000, maxOutputBytes: opts.maxBytes ?? 16 * 1024 * 1024, rawStdout: opts.raw, workdir: opts.workdir ?? WORKDIR });
+      if (r.exitCode === null || r.exitCode === 137 || r.exitCode === 126) await this.assertAlive();
+      return r;
+    } catch (err) {
+      if (err instanceof GymError && err.code !== 'SANDBOX_UNAVAILABLE') throw err;
+      await this.assertAlive();
+      throw err;
+    }
+  }
+
+  /** A script of the sandbox itself (git, patches): text out. */
+  private async script(script: string, opts: { stdin?: string; timeoutMs?: number; maxBytes?: number } = {}) {
+    const r = await this.run(['bash', '-c', script], { ...opts, raw: true });
+    return { exitCode: r.exitCode, stdout: (r.raw ?? Buffer.alloc(0)).toString('utf8'), stderr: r.stderr.text() };
+  }
+
+  /** Runs a file-operation script with the resolved path as $p; maps exit 90 to PATH_OUTSIDE_WORKSPACE. */
+  private async fileOp(rel: string, script: string, opts: { stdin?: Buffer | string; raw?: boolean; maxBytes?: number } = {}) {
+    const candidate = rel.trim() === '' ? '.' : rel;
+    const lexical = path.posix.resolve(WORKDIR, candidate);
+    if (lexical !== WORKDIR && !lexical.startsWith(WORKDIR + '/')) {
+      throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' is outside the workspace; use a path relative to the workspace root`);
+    }
+    const r = await this.run(['bash', '-c', `${RESOLVE}\n${script}`, 'benchgym', lexical], opts);
+    if (r.exitCode === 90) throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' leads outside the workspace through a symbolic link`);
+    return r;
+  }
+
+  async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    let workdir = WORKDIR;
+    if (opts.cwd) {
+      const r = await this.fileOp(opts.cwd, 'test -d "$p" || exit 92; printf %s "$p"');
+      if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${opts.cwd}' is not a directory`);
+      workdir = r.stdout.text();
+    }
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    let r;
+    try {
+      r = await podExec(this.ref, {
+        cmd: ['bash', '-c', command],
+        env: { ...this.vars, ...opts.env },
+        workdir,
+        stdin: opts.stdin,
+        timeoutMs: opts.timeoutMs ?? this.limits.defaultTimeoutMs,
+        maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
+        signal: opts.signal,
+        onOutput: opts.onOutput,
+        reapLeftovers: true,
+      });
+    } catch (err) {
+      await this.assertAlive();
+      throw err;
+    }
+    if (r.cancelled) throw new GymError('CANCELLED', 'the command was cancelled');
+    if (r.exitCode === null || (r.exitCode === 137 && !r.timedOut)) await this.assertAlive();
+    return {
+      exitCode: r.exitCode,
+      signal: null,
+      stdout: r.stdout.text(),
+      stderr: r.stderr.text(),
+      timedOut: r.timedOut,
+      truncated: { stdout: r.stdout.dropped, stderr: r.stderr.dropped },
+      totalBytes: { stdout: r.stdout.total, stderr: r.stderr.total },
+      durationMs: r.durationMs,
+    };
+  }
+
+  async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
+    if (opts.maxBytes !== undefined) {
+      const st = await this.stat(rel);
+      if (st?.type === 'file' && st.size > opts.maxBytes) throw fileTooLarge(rel, st.size, opts.maxBytes);
+    }
+    const r = await this.fileOp(rel, readScript(256 * 1024 * 1024), { raw: true, maxBytes: 256 * 1024 * 1024 });
+    if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
+    if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
+    if (r.exitCode === SPECIAL_FILE_EXIT) throw specialFileError(rel, r.stderr.text());
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `reading '${rel}' failed: ${r.stderr.text()}`);
+    return r.raw ?? Buffer.alloc(0);
+  }
+
+  async writeFile(rel: string, data: string | Buffer): Promise<void> {
+    const r = await this.fileOp(rel, WRITE_SCRIPT, { stdin: data });
+    if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
+    if (r.exitCode === SPECIAL_FILE_EXIT) throw specialFileError(rel, r.stderr.text());
+    if (r.exitCode === 96) throw new GymError('NOT_A_DIRECTORY', `a parent of '${rel}' is not a directory`);
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `writing '${rel}' failed: ${r.stderr.text()}`);
+  }
+
+  async remove(rel: string): Promise<void> {
+    const r = await this.fileOp(rel, `test "$p" = ${WORKDIR} && exit 95; rm -rf -- "$p"`);
+    if (r.exitCode === 95) throw new GymError('INVALID_ARGUMENT', 'refusing to remove the workspace root');
+  }
+
+  async stat(rel: string): Promise<FileStat | null> {
+    const r = await this.fileOp(rel, 'stat -c "%F\t%s" -- "$p" 2>/dev/null || exit 93');
+    if (r.exitCode === 93) return null;
+    const [kind, size] = r.stdout.text().trim().split('\t');
+    const type = kind === 'regular file' || kind === 'regular empty file' ? 'file' : kind === 'directory' ? 'dir' : kind === 'symbolic link' ? 'symlink' : 'other';
+    return { type, size: Number(size) || 0 };
+  }
+
+  async list(rel: string, opts: { depth?: number; limit?: number } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
+    const depth = opts.depth ?? 1;
+    const limit = opts.limit ?? 1000;
+    const r = await this.fileOp(
+      rel,
+      `test -e "$p" || exit 93; test -d "$p" || exit 92; find "$p" -mindepth 1 -maxdepth ${depth} \\( -name .git -o -name __pycache__ \\) -prune -o -printf '%d\\t%y\\t%s\\t%P\\n' | head -n ${limit + 1}`,
+    );
+    if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
+    if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${rel}' is not a directory`);
+    const prefix = path.posix.relative(WORKDIR, path.posix.resolve(WORKDIR, rel));
+    const rows = r.stdout.text().split('\n').filter(Boolean).map((line) => {
+      const [d, y, s, p] = line.split('\t');
+      const type: DirEntry['type'] = y === 'f' ? 'file' : y === 'd' ? 'dir' : y === 'l' ? 'symlink' : 'other';
+      return { depth: Number(d), entry: { path: prefix ? `${prefix}/${p}` : p!, type, size: type === 'file' ? Number(s) : 0 } };
+    });
+    rows.sort((a, b) => a.depth - b.depth || a.entry.path.localeCompare(b.entry.path));
+    return { entries: rows.slice(0, limit).map((x) => x.entry), truncated: rows.length > limit };
+  }
+
+  /** git over the workspace with the host's isolation: the agent's HOME (/tmp) and .gitattributes cannot change the diff. */
+  private git(args: string): string {
+    return `${isolatedGitShell()} ${BASELINE_IDENTITY.join(' ')} --git-dir=${BASELINE} --work-tree=${WORKDIR} ${args}`;
+  }
+
+  async commitBaseline(): Promise<void> {
+    const script = [
+      `mkdir -p ${STATE_DIR}`,
+      `${isolatedGitShell()} init -q --bare ${BASELINE} >/dev/null`,
+      `printf '%s\\n' ${BASELINE_EXCLUDES.map(shellQuote).join(' ')} > ${BASELINE}/info/exclude`,
+      `printf '%s' ${shellQuote(NEUTRAL_ATTRIBUTES)} > ${BASELINE}/info/attributes`,
+      this.git('add -A .'),
+      this.git(BASELINE_COMMIT_ARGS.map(shellQuote).join(' ')),
+    ].join(' && ');
+    const r = await this.script(script, { timeoutMs: 300_000 });
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not record the start state: ${r.stderr}`);
+  }
+
+  async diff(): Promise<string> {
+    const diff = this.git(`${BASELINE_DIFF_ARGS.join(' ')} HEAD`);
+    const max = this.limits.maxDiffBytes;
+    // Counted in the pod first: only a diff within the limit crosses into server memory.
+    const script = `set -o pipefail; ${this.git('add -A .')} && n=$(${diff} | wc -c) || exit 1; if [ "$n" -gt ${max} ]; then echo "$n" >&2; exit 97; fi; ${diff}`;
+    const r = await this.script(script, { maxBytes: max + 1024 * 1024, timeoutMs: 300_000 });
+    if (r.exitCode === 97) throw diffTooLarge(Number(r.stderr.trim()) || max + 1, max);
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git diff failed: ${r.stderr}`);
+    return r.stdout;
+  }
+
+  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
+    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
+    const r = await this.script(patchApplyScript({ ...opts, baselineGitDir: BASELINE }), { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000 });
+    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
+  }
+
+  /** A TTY exec: raw bytes both ways, resized through the exec channel's resize stream. */
+  async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    const marker = randomBytes(6).toString('hex');
+    const untrack = trackPodMarker(this.ref.pod, marker);
+    const dataListeners: ((data: Buffer) => void)[] = [];
+    const exitListeners: ((code: number | null) => void)[] = [];
+    // A terminal-like sink: the client sends its size on the resize channel, and again on 'resize'.
+    const out = Object.assign(
+      new Writable({
+        write(b: Buffer, _enc, cb) {
+          for (const l of dataListeners) l(Buffer.from(b));
+          cb();
+        },
+      }),
+      { columns: opts.cols, rows: opts.rows },
+    );
+    const stdin = new PassThrough();
+    const vars = Object.entries({ ...this.vars, TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env, BENCHGYM_EXEC: marker }).map(([k, v]) => `${k}=${v}`);
+    let status: Parameters<typeof exitCodeOf>[0];
+    let ws;
+    try {
+      ws = await new Exec(this.ref.kc).exec(this.ref.namespace, this.ref.pod, CONTAINER, ['env', ...vars, 'sh', '-c', `cd ${WORKDIR} && exec bash --norc -i`], out, null, stdin, true, (s) => (status = s));
+    } catch (err) {
+      untrack();
+      await this.assertAlive();
+      throw kubeError(err, 'could not open a terminal in the sandbox');
+    }
+    let exited = false;
+    ws.on('close', async () => {
+      if (exited) return;
+      exited = true;
+      untrack();
+      // What the shell left in the background goes with it.
+      await podQuiet(this.ref, ['sh', '-c', `${killMarkerScript(marker)}\n${leftoverScript(liveMarkersOf(this.ref.pod))}`]);
+      for (const l of exitListeners) l(exitCodeOf(status));
+    });
+    return {
+      write: (data) => void stdin.write(data),
+      resize: async (cols, rows) => {
+        out.columns = cols;
+        out.rows = rows;
+        out.emit('resize');
+      },
+      onData: (listener) => void dataListeners.push(listener),
+      onExit: (listener) => void exitListeners.push(listener),
+      kill: async () => {
+        await podQuiet(this.ref, ['sh', '-c', killMarkerScript(marker)]);
+        ws.close();
+      },
+    };
+  }
+
+  fork(): Promise<Sandbox> {
+    if (this.destroyed) return Promise.reject(new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`));
+    return this.hooks.fork();
+  }
+
+  /** The workspace as a tar archive (for fork), at most `maxBytes`. */
+  async packWorkspace(maxBytes: number): Promise<Buffer> {
+    const r = await this.run(['tar', '-C', WORKDIR, '-cf', '-', '.'], { raw: true, maxBytes, timeoutMs: 300_000 });
+    if (r.exitCode !== 0 || r.stdout.total > maxBytes) throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${r.stderr.text() || `${r.stdout.total} bytes`}`);
+    return r.raw ?? Buffer.alloc(0);
+  }
+
+  /** Replaces the workspace with a tar archive from packWorkspace. */
+  async unpackWorkspace(tar: Buffer): Promise<void> {
+    const r = await this.run(['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], { stdin: tar, maxBytes: 64 * 1024, timeoutMs: 300_000 });
+    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not unpack the workspace copy: ${r.stderr.text()}`);
+  }
+
+  destroy(): Promise<void> {
+    if (!this.destroying) {
+      this.destroyed = true;
+      this.destroying = this.hooks.destroy();
+    }
+    return this.destroying;
+  }
+}

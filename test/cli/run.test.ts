@@ -78,7 +78,7 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
     const html = await fs.readFile(path.join(out, 'report.html'), 'utf8');
     assert.match(html, /<svg[^>]*class="chart"/);
     // Self-contained: nothing loaded from anywhere; the only addresses are the links into `benchgym view` on loopback.
-    const withoutViewerLinks = html.replace(/href="http:\/\/127\.0\.0\.1:\d+\/[^"]*"/g, '');
+    const withoutViewerLinks = html.replace(/http:\/\/127\.0\.0\.1:\d+\/[^"<\s)]*/g, '');
     assert.match(html, /href="http:\/\/127\.0\.0\.1:\d+\/#\/run\//, 'links into the viewer');
     assert.doesNotMatch(withoutViewerLinks, /<script|<link|https?:\/\/(?!www\.w3\.org)/, 'self-contained');
 

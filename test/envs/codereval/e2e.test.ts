@@ -114,7 +114,7 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
       // real file's `from typing import List`, which the real signature uses.
       const s2 = await call(client, 'start_episode', { suite: 'codereval', task_id: '62ece4982e6aefcf4aabbd68+platform-test' });
       const ep2 = { episode_id: data(s2).episodeId as string };
-      assert.equal(data(s2).task_id, '62ece4982e6aefcf4aabbd68+platform-test');
+      assert.equal(data(s2).taskId, '62ece4982e6aefcf4aabbd68+platform-test');
       assert.equal(data(s2).hasVisibleTests, true);
       const body = '    output = ""\n    while number:\n        number, digit = divmod(number, len(alphabet))\n        output += alphabet[digit]\n    if padding:\n        output += alphabet[0] * max(padding - len(output), 0)\n    return output[::-1]';
       assert.equal((await call(client, 'edit_file', { ...ep2, path: 'shortuuid/main.py', old_str: '    raise NotImplementedError\n\n\ndef string_to_int', new_str: `${body}\n\n\ndef string_to_int` })).isError, undefined);

@@ -33,13 +33,14 @@ test('a workspace module cannot stand in for the library', async () => {
   assert.doesNotMatch(r.text, /fake semver/);
 });
 
-test('long pages are cut at max_chars; bad symbols and Java tasks are refused', async () => {
+test('long pages are cut at max_chars; bad symbols are refused and Java episodes have no view_docs', async () => {
   const r = await call('view_docs', { symbol: 'semver', max_chars: 600 });
   assert.equal(r.data.truncated, true);
   assert.match(r.text, /\[cut at 600 of \d+ characters; ask for more with max_chars\]$/);
   await expectGymError(call('view_docs', { symbol: 'os; rm -rf /' }), 'INVALID_ARGUMENT', /'symbol'/);
   const java = await startExample(gym, 'java-bracket-matcher');
-  await expectGymError(call('view_docs', { symbol: 'java.lang.String' }, java), 'INVALID_ARGUMENT', /Python tasks/);
+  // A Java episode is not offered view_docs at all (the tool applies to Python tasks only).
+  await expectGymError(call('view_docs', { symbol: 'java.lang.String' }, java), 'TOOL_NOT_AVAILABLE', /'view_docs' is not a tool of suite 'examples' episodes/);
 });
 
 test('candidates: as given, then in the task\'s library, then a search of its submodules', () => {

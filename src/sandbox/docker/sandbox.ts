@@ -1,3 +1,4 @@
+import { execResultOf } from '../output.ts';
 import type Docker from 'dockerode';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -151,16 +152,7 @@ export class DockerSandbox implements Sandbox {
     }
     if (r.cancelled) throw new GymError('CANCELLED', 'the command was cancelled');
     if (r.exitCode === null || (r.exitCode === 137 && !r.timedOut)) await this.assertAlive();
-    return {
-      exitCode: r.exitCode,
-      signal: null,
-      stdout: r.stdout.text(),
-      stderr: r.stderr.text(),
-      timedOut: r.timedOut,
-      truncated: { stdout: r.stdout.dropped, stderr: r.stderr.dropped },
-      totalBytes: { stdout: r.stdout.total, stderr: r.stderr.total },
-      durationMs: r.durationMs,
-    };
+    return execResultOf(r);
   }
 
   /** The timeout, output caps and cancel are the executor's; what a command left behind is killed after it, as by dockerExec. */

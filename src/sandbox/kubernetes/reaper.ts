@@ -1,21 +1,12 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import os from 'node:os';
-import { readFileSync } from 'node:fs';
 import { processAlive } from '../../env/lock.ts';
-import { OWNER_LABELS } from '../docker/reaper.ts';
+import { OWNER_LABELS, processStart } from '../docker/reaper.ts';
 import { labelValue } from './client.ts';
 
 /** This host and process, as pod labels (the Docker backend's owner labels, made valid label values). */
 export const POD_OWNER_LABELS: Record<string, string> = Object.fromEntries(Object.entries(OWNER_LABELS).map(([k, v]) => [k, labelValue(v)]));
 
-function processStart(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
-}
 
 /** Is the process that labelled this pod still running on this host? Pods of other hosts count as alive (their server may be). */
 export function podOwnerAlive(labels: Record<string, string> | undefined): boolean {

@@ -1,3 +1,4 @@
+import { execResultOf } from '../output.ts';
 import type { CoreV1Api } from '@kubernetes/client-node';
 import path from 'node:path';
 import { GymError } from '../../errors.ts';
@@ -122,16 +123,7 @@ export class KubernetesSandbox implements Sandbox {
     }
     if (r.cancelled) throw new GymError('CANCELLED', 'the command was cancelled');
     if (r.exitCode === null || (r.exitCode === 137 && !r.timedOut)) await this.assertAlive();
-    return {
-      exitCode: r.exitCode,
-      signal: null,
-      stdout: r.stdout.text(),
-      stderr: r.stderr.text(),
-      timedOut: r.timedOut,
-      truncated: { stdout: r.stdout.dropped, stderr: r.stderr.dropped },
-      totalBytes: { stdout: r.stdout.total, stderr: r.stderr.total },
-      durationMs: r.durationMs,
-    };
+    return execResultOf(r);
   }
 
   async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {

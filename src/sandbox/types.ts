@@ -95,6 +95,7 @@ export interface ApplyPatchOptions {
 /** A terminal session: bytes in, bytes out, a size that can change. */
 export interface PtySession {
   write(data: string | Buffer): void;
+  /** The new size; on Kubernetes the kubelet applies it a moment later (its channel is not ordered with stdin). */
   resize(cols: number, rows: number): Promise<void>;
   onData(listener: (data: Buffer) => void): void;
   onExit(listener: (exitCode: number | null) => void): void;

@@ -18,8 +18,14 @@ test('a PTY into the episode pod: commands, resize, exit, background jobs gone',
     await waitFor(() => out, /30 100/);
     await waitFor(() => out, /roman\.py/);
     await pty.resize(132, 40);
-    pty.write('stty size\r');
-    await waitFor(() => out, /40 132/);
+    // The kubelet applies a resize asynchronously (its channel is not ordered with stdin's):
+    // ask again until the terminal reports the new size, or give up after the deadline.
+    const deadline = Date.now() + 15_000;
+    while (!/40 132/.test(out)) {
+      assert.ok(Date.now() < deadline, `the resize never reached the terminal: ${JSON.stringify(out.slice(-400))}`);
+      pty.write('stty size\r');
+      await new Promise((r) => setTimeout(r, 500));
+    }
     pty.write('exit 3\r');
     assert.equal(await exited, 3);
     const left = await sandbox.exec("ps -eo args | grep -c '^sleep 913' || true");

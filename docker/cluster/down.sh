@@ -27,7 +27,7 @@ stop() {
   log "stopped $*"
 }
 
-stop kubelet
+stop kubelet registry
 # The pods' processes: every one lives in a cgroup under CGROUP_ROOT; SIGKILL them all (the state
 # is thrown away, so there is no need to stop the containers through containerd one by one).
 pods_procs() {

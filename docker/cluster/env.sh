@@ -39,3 +39,8 @@ log() { printf '[cluster %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 pid_of() { local f=$STATE/run/$1.pid; [[ -s $f ]] && kill -0 "$(cat "$f")" 2>/dev/null && cat "$f"; }
 kctl() { "$BIN/kubectl" --kubeconfig "$STATE/kubeconfig" "$@"; }
+# A registry for the cluster (Debian's docker-registry), on loopback: `--registry` pushes env
+# images there and the cluster's containerd pulls them (plain HTTP, which containerd and
+# Docker allow for a loopback registry without configuration).
+REGISTRY_PORT=${BENCHGYM_CLUSTER_REGISTRY_PORT:-15000}
+REGISTRY=127.0.0.1:$REGISTRY_PORT

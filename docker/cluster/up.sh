@@ -7,7 +7,8 @@
 # Idempotent: when the cluster is already up it only prints the path; a half-up one is torn
 # down (down.sh) and started again. The Kubernetes binaries are built once per version into
 # BENCHGYM_CACHE/kubernetes/VERSION/bin from the Go module proxy (slow: ~40 min on 2 cores).
-#   usage: up.sh            (needs root, containerd, runc, etcd, openssl, gcc, containernetworking-plugins)
+#   usage: up.sh            (needs root, containerd, runc, etcd, openssl, gcc, containernetworking-plugins;
+#                            with docker-registry, also a registry on 127.0.0.1:15000: registry.sh)
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 source "$here/env.sh"
@@ -30,6 +31,7 @@ all_running() {
 if [[ -d $STATE ]]; then
   if all_running && node_ready; then
     log "already up"
+    "$here/registry.sh" >/dev/null || true
     echo "$STATE/kubeconfig"
     exit 0
   fi
@@ -326,5 +328,7 @@ wait_for "node $NODE_NAME to be Ready" 90 node_ready_wait
 wait_for "the default service account" 30 "$BIN/kubectl" --kubeconfig "$KUBECONFIG_WAIT" get serviceaccount default
 mv "$STATE/kubeconfig.wait" "$STATE/kubeconfig"
 trap - ERR
-log "up in $(($(date +%s) - started)) s; Kubernetes $K8S_VERSION, node $NODE_NAME, API https://127.0.0.1:$APISERVER_PORT"
+# The registry is optional: without docker-registry, images are loaded with load-image.sh.
+registry=$("$here/registry.sh") && registry=", registry $registry" || registry=
+log "up in $(($(date +%s) - started)) s; Kubernetes $K8S_VERSION, node $NODE_NAME, API https://127.0.0.1:$APISERVER_PORT$registry"
 echo "$STATE/kubeconfig"

@@ -239,6 +239,11 @@ resolvConf: /etc/resolv.conf
 # The images come from local imports only and cannot be pulled again: never collect them.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
+# Images reach this node both ways: imported (load-image.sh) and pulled from the loopback
+# registry. Once the kubelet has pulled an image, it asks pods that use it under another name
+# to prove pull credentials, which an imported name with imagePullPolicy Never cannot
+# (ErrImageNeverPull). Nothing here is secret: never verify.
+imagePullCredentialsVerificationPolicy: NeverVerify
 evictionHard: {memory.available: 200Mi, nodefs.available: 5%, imagefs.available: 5%}
 maxPods: 250
 # Kubernetes has no per-pod pids field: the kubelet caps every pod (the Docker backend's default is 512).

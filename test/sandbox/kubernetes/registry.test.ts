@@ -10,6 +10,8 @@ import { sandboxEnv } from '../../../src/env/types.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { seedOf } from '../../../src/tasks/seed.ts';
 import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
+import { dockerClient } from '../../../src/sandbox/docker/client.ts';
+import { pythonTask } from '../../helpers.ts';
 import { kubernetesSkipReason, testFactory } from './skip.ts';
 
 test('env images are renamed into the registry prefix (no cluster needed)', () => {
@@ -39,23 +41,29 @@ test('--registry: the env image is pushed to the registry and the node pulls it 
   const address = process.env.BENCHGYM_TEST_REGISTRY ?? '127.0.0.1:15000';
   const skip = await registrySkipReason(address);
   if (skip) return t.skip(skip);
-  // A prefix of its own, so the node cannot have the image already: the pod runs only if it was pulled.
-  const prefix = `${address}/benchgym-test-${randomBytes(4).toString('hex')}`;
+  // An image of its own (a file no other task has) under a prefix of its own: the node cannot
+  // have it, so the pod runs only if it was pulled. (Pulling an image the node already holds
+  // under another name, same config, made containerd 1.6's CRI forget the imported name.)
+  const token = randomBytes(4).toString('hex');
+  const prefix = `${address}/benchgym-test-${token}`;
+  const task = pythonTask({ files: { [`pulled-${token}.txt`]: token } });
   const factory = testFactory({ registry: prefix, loadImage: async () => assert.fail('with a registry, nothing is loaded by hand') });
+  let local: string | undefined;
   try {
-    const task = await exampleTask('roman-numerals');
     const env = await factory.prepare(task);
     assert.ok(env.image?.startsWith(`${prefix}/`), `prepared image ${env.image}`);
+    local = env.image;
     const sb = await factory.create({ seed: seedOf(task), env: sandboxEnv(env) });
-    const r = await sb.exec('echo pulled; ls');
-    assert.equal(r.exitCode, 0);
-    assert.match(r.stdout, /pulled\nroman\.py/);
+    const r = await sb.exec('cat pulled-*.txt');
+    assert.equal(r.exitCode, 0, r.stderr);
+    assert.equal(r.stdout, token);
     const pod = await factory.core.readNamespacedPod({ name: sb.id, namespace: factory.namespace });
     assert.equal(pod.spec?.containers[0]?.image, env.image);
     assert.equal(pod.spec?.containers[0]?.imagePullPolicy, 'IfNotPresent');
     await sb.destroy();
   } finally {
     await factory.close();
+    if (local) await dockerClient().getImage(local).remove().catch(() => {});
   }
 });
 

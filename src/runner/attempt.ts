@@ -7,7 +7,8 @@ import type { Task } from '../tasks/schema.ts';
 import type { RunManifest } from './manifest.ts';
 import type { RunExperimentOptions } from './options.ts';
 import type { ProgressSink } from './progress.ts';
-import { markInfra, RESULT_FIELDS, resultRecord } from './record.ts';
+import { markInfra, RESULT_FIELDS, resultRecord, type EpisodeFacts } from './record.ts';
+import { startRemoteEpisode, type RemoteEpisode } from './remote.ts';
 import { trajectoryName, type ResultRecord, type ResultsWriter } from './results.ts';
 import { TrajectoryWriter } from './trajectory.ts';
 import { runAgentWithWatchdog } from './watchdog.ts';
@@ -50,7 +51,11 @@ export async function runPair(ctx: AttemptContext, job: PairJob, writer: Results
   }
 }
 
-/** One episode: start, connect, run the agent, end; classify how it ended. Never throws. */
+/**
+ * One episode: start, connect, run the agent, end; classify how it ended. Never throws. The
+ * episode runs in this process's gym, or on a server replica (`opts.server`), whose loss makes
+ * the attempt an infrastructure failure.
+ */
 async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): Promise<{ record: ResultRecord; retryable: boolean }> {
   const { opts, manifest, outDir } = ctx;
   const { gym } = opts;
@@ -62,25 +67,40 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
   ctx.signal.addEventListener('abort', abortEpisode, { once: true });
 
   let episode: Episode | undefined;
+  let remote: RemoteEpisode | undefined;
   let session: EpisodeSession | undefined;
   let result: AgentResult | undefined;
   let thrown: GymError | undefined;
   let thrownWhere: 'gym' | 'agent' = 'gym';
   let startMs = 0;
   let agentMs = 0;
+  let remoteDiff: string | undefined;
+  let lost: string | undefined;
   const watchdog = { fired: false };
   const grace = opts.agentGraceMs ?? 5 * 60_000;
   try {
     const t0 = Date.now();
-    episode = await gym.startEpisode({ suite: manifest.suite, taskId: job.task.id, promptVariant: opts.promptVariant, context: opts.context, maxSteps: opts.maxSteps, timeLimitMs: opts.timeLimitMs }, { progress: () => {}, signal: episodeSignal.signal });
-    startMs = Date.now() - t0;
-    trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: episode.id, gymTrajectory: episode.trajectory.file, startedAt: startedAt.toISOString() });
-    session = await (opts.connect ?? connectInProcess)(gym, episode.id);
+    const start = { suite: manifest.suite, taskId: job.task.id, promptVariant: opts.promptVariant, context: opts.context, maxSteps: opts.maxSteps, timeLimitMs: opts.timeLimitMs };
+    let prompt: string;
+    if (opts.server) {
+      // A replica that stops answering ends the agent now: its calls could only time out.
+      remote = await startRemoteEpisode(opts.server, start, { signal: episodeSignal.signal, onLost: (why) => episodeSignal.abort(new GymError('SANDBOX_UNAVAILABLE', why)) });
+      startMs = Date.now() - t0;
+      trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: remote.id, gymTrajectory: null, replica: remote.replica, mcpUrl: remote.mcpUrl, startedAt: startedAt.toISOString() });
+      session = remote.session;
+      prompt = remote.prompt;
+    } else {
+      episode = await gym.startEpisode(start, { progress: () => {}, signal: episodeSignal.signal });
+      startMs = Date.now() - t0;
+      trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: episode.id, gymTrajectory: episode.trajectory.file, startedAt: startedAt.toISOString() });
+      session = await (opts.connect ?? connectInProcess)(gym, episode.id);
+      prompt = episode.prompt;
+    }
     const agentCtx: AgentContext = {
       client: session.client,
-      episodeId: episode.id,
+      episodeId: session.episodeId,
       // The agent sees the task as listings do: without the suite's private metadata.
-      task: { suite: job.task.suite, id: job.task.id, prompt: episode.prompt, language: job.task.language, kind: job.task.kind, metadata: gym.registry.publicTaskInfo(job.task).metadata as Record<string, unknown> },
+      task: { suite: job.task.suite, id: job.task.id, prompt, language: job.task.language, kind: job.task.kind, metadata: gym.registry.publicTaskInfo(job.task).metadata as Record<string, unknown> },
       model: opts.model,
       sample: job.sample,
       signal: episodeSignal.signal,
@@ -97,17 +117,29 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
     result = undefined;
   } finally {
     ctx.signal.removeEventListener('abort', abortEpisode);
-    await session?.close().catch(() => {});
-    if (episode) await gym.endEpisode(episode).catch(() => {});
+    if (remote) {
+      // Whether the replica was lost while the agent ran (not what ending the episode may meet afterwards).
+      lost = remote.lost();
+      remoteDiff = await remote.finalDiff();
+      await remote.end();
+    } else {
+      await session?.close().catch(() => {});
+      if (episode) await gym.endEpisode(episode).catch(() => {});
+    }
   }
 
-  const verdict = episode?.verdict;
+  const facts: EpisodeFacts | undefined = episode
+    ? { id: episode.id, context: episode.context, steps: episode.steps, verdict: episode.verdict, gymTrajectory: episode.trajectory.file }
+    : remote
+      ? { id: remote.id, context: remote.context, verdict: remote.verdict(), gymTrajectory: null }
+      : undefined;
+  const verdict = facts?.verdict;
   const record = resultRecord({
     manifest,
     task: job.task,
     sample: job.sample,
     attempt,
-    episode,
+    episode: facts,
     result,
     startedAt,
     durations: { startMs, agentMs, scoringMs: verdict?.durationMs ?? 0 },
@@ -124,6 +156,10 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
   } else if (verdict) {
     markInfra(record, verdict.error?.code ?? 'INTERNAL', verdict.error?.message ?? 'scoring failed', 'verdict');
     retryable = true;
+  } else if (lost) {
+    // The replica holding the episode died: whatever the agent made of its failed calls, no answer was judged.
+    markInfra(record, 'SANDBOX_UNAVAILABLE', lost, 'gym');
+    retryable = true;
   } else if (watchdog.fired) {
     // Not retried: a retry would most likely hang as long again.
     markInfra(record, 'AGENT_TIMEOUT', `the agent was still running ${Math.round(grace / 1000)} s after the episode's time limit and was cancelled`, 'agent');
@@ -138,7 +174,7 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
     notes.push('the agent reported a submission, but the gym has no verdict for the episode');
   }
   if (notes.length) record.notes = notes;
-  annotate(ctx, job.task, episode?.finalDiff, record);
+  annotate(ctx, job.task, episode ? episode.finalDiff : remoteDiff, record);
   trajectory.append({ type: 'result', attempt, status: record.status, reward: record.reward, infra: record.infra, ...(record.infraError ? { infraError: record.infraError } : {}), stopReason: record.stopReason, at: record.endedAt });
   await trajectory.flush();
   return { record, retryable };

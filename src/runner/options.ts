@@ -3,6 +3,7 @@ import type { Agent, ModelConfig } from '../agent/types.ts';
 import type { Gym } from '../episode/gym.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { ProgressSink } from './progress.ts';
+import type { RemoteServer } from './remote.ts';
 
 /** The agent a run measures: its registry name and a fresh Agent per episode. */
 export interface AgentUnderTest {
@@ -48,7 +49,14 @@ export interface RunExperimentOptions {
   progress?: ProgressSink;
   /** Aborting stops the run: episodes in flight are cancelled and not written (a resume runs them again). */
   signal?: AbortSignal;
-  /** How the agent's MCP client reaches an episode (default: in-process, src/agent/session.ts). */
+  /**
+   * Run the episodes on a benchgym server (or the Service in front of its replicas) instead of in
+   * `gym`, which then only selects the tasks (the server must serve the same suite). Each episode
+   * is driven on the replica that started it (start_episode's mcpUrl); a replica that stops
+   * answering makes its episodes infrastructure failures, retried like any other.
+   */
+  server?: RemoteServer;
+  /** How the agent's MCP client reaches an episode of `gym` (default: in-process, src/agent/session.ts); not with `server`. */
   connect?: (gym: Gym, episodeId: string) => Promise<EpisodeSession>;
   /**
    * How long an agent may overrun the episode's time limit before its signal is aborted (default

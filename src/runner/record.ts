@@ -1,9 +1,25 @@
 import type { AgentResult } from '../agent/types.ts';
-import type { Episode } from '../episode/episode.ts';
 import type { Verdict } from '../scoring/verdict.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { RunManifest } from './manifest.ts';
 import type { ResultRecord } from './results.ts';
+
+/** A verdict as far as a result line needs it: the gym's own (in-process) or the public one submit returned (a server). */
+export type VerdictFacts = Pick<Verdict, 'reward' | 'status' | 'notes' | 'failToPass' | 'passToPass' | 'durationMs'> & {
+  tests: Pick<Verdict['tests'][number], 'status'>[];
+  error?: { code: string; message: string };
+};
+
+/** An episode as far as a result line needs it, wherever it ran. */
+export interface EpisodeFacts {
+  id: string;
+  context: string;
+  /** Tool calls the gym counted (in-process); else the agent's count is used. */
+  steps?: number;
+  verdict?: VerdictFacts;
+  /** The gym's trajectory file, when the gym ran in this process. */
+  gymTrajectory: string | null;
+}
 
 /** What one attempt at a (task, sample) produced, for its result line. */
 export interface AttemptFacts {
@@ -12,7 +28,7 @@ export interface AttemptFacts {
   sample: number;
   attempt: number;
   /** The episode, if one was started. */
-  episode: Episode | undefined;
+  episode: EpisodeFacts | undefined;
   /** What the agent returned, if it returned. */
   result: AgentResult | undefined;
   startedAt: Date;
@@ -61,7 +77,7 @@ export function resultRecord(f: AttemptFacts): ResultRecord {
     durations: { ...f.durations, totalMs: endedAt.getTime() - f.startedAt.getTime() },
     metadata: { ...reportMetadata(f.task), context: f.episode?.context ?? f.context ?? f.task.defaultContext, promptVariant: f.promptVariant ?? 'default' },
     trajectory: f.trajectory,
-    gymTrajectory: f.episode?.trajectory.file ?? null,
+    gymTrajectory: f.episode?.gymTrajectory ?? null,
   };
 }
 
@@ -74,7 +90,7 @@ export function markInfra(record: ResultRecord, code: string, message: string, s
 }
 
 /** The verdict as a result line keeps it: counts, not the tests' details. */
-export function verdictSummary(v: Verdict): NonNullable<ResultRecord['verdict']> {
+export function verdictSummary(v: VerdictFacts): NonNullable<ResultRecord['verdict']> {
   const tests = { passed: 0, failed: 0, error: 0, skipped: 0 };
   for (const t of v.tests) tests[t.status]++;
   return {

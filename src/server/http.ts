@@ -13,6 +13,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { GymError, toGymError } from '../errors.ts';
 import type { Gym } from '../episode/gym.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
+import { parseAdvertiseUrl } from './replica.ts';
 import { gymLiveEpisodes } from '../viewer/live.ts';
 import { viewerRouter } from '../viewer/router.ts';
 
@@ -33,16 +34,24 @@ export interface HttpServerOptions {
   sessionsPerSecond?: number;
   /** More endpoints on the same server: WebSocket protocols, terminal pages. */
   extensions?: ServerExtension[];
+  /**
+   * This replica's own URL, when several serve behind one address (a Kubernetes Service): start_episode
+   * and fork_episode then name each episode's endpoint on it (`mcpUrl`), /health says it, and a request
+   * for an episode this replica does not hold says which replica was asked. Checked by parseAdvertiseUrl.
+   */
+  advertiseUrl?: string;
 }
 
 /**
  * Adds routes and WebSocket endpoints to the HTTP server, behind the same access checks.
  * It may return a function that `close()` calls first (open WebSockets keep the HTTP server from closing).
  */
-export type ServerExtension = (ctx: { gym: Gym; app: Express; upgrades: UpgradeRouter }) => void | (() => void | Promise<void>);
+export type ServerExtension = (ctx: { gym: Gym; app: Express; upgrades: UpgradeRouter; replicaUrl?: string }) => void | (() => void | Promise<void>);
 
 export interface RunningServer {
   url: string;
+  /** The advertised URL (advertiseUrl), else `url`. */
+  replicaUrl: string;
   host: string;
   port: number;
   http: Server;
@@ -60,6 +69,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? 7420;
   const loopback = isLoopbackHost(host);
+  const replicaUrl = opts.advertiseUrl === undefined ? undefined : parseAdvertiseUrl(opts.advertiseUrl);
   if (!loopback && !opts.token) {
     throw new GymError('UNAUTHORIZED', `binding to ${host} exposes the server beyond this machine: give a token (--token or BENCHGYM_TOKEN)`);
   }
@@ -83,7 +93,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   const upgrades = new UpgradeRouter(policy);
   const disposers: (() => void | Promise<void>)[] = [];
   for (const extension of opts.extensions ?? []) {
-    const dispose = extension({ gym, app, upgrades });
+    const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}) });
     if (typeof dispose === 'function') disposers.push(dispose);
   }
 
@@ -112,7 +122,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
       const id = Array.isArray(sessionId) ? sessionId[0] : sessionId;
       if (id) {
         const session = sessions.get(id);
-        if (!session || session.scope !== scope()) return jsonRpcError(res, 404, `unknown MCP session '${id}' (it may have been closed after ${Math.round(sessions.limits.idleMs / 1000)} s idle: initialize a new one)`, -32001);
+        if (!session || session.scope !== scope()) return jsonRpcError(res, 404, `unknown MCP session '${id}'${replicaUrl ? ` on replica ${replicaUrl} (a session lives on the replica that initialized it: a load balancer in front of several replicas must keep a client on one)` : ''} (it may have been closed after ${Math.round(sessions.limits.idleMs / 1000)} s idle: initialize a new one)`, -32001);
         // A request still running (an SSE stream, a long tool call) keeps the session from idling out.
         res.on('close', sessions.begin(id));
         return await session.transport.handleRequest(req, res, req.body);
@@ -142,17 +152,17 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     }
   };
 
-  app.all('/mcp', refuseNewSession, json, handle(() => 'gym', () => createGymMcpServer(gym)));
+  app.all('/mcp', refuseNewSession, json, handle(() => 'gym', () => createGymMcpServer(gym, { replicaUrl })));
   app.all('/episodes/:id/mcp', refuseNewSession, json, (req: Request, res: Response) => {
     const episodeId = String(req.params.id);
-    return handle(() => `episode:${episodeId}`, () => createEpisodeMcpServer(gym, episodeId))(req, res);
+    return handle(() => `episode:${episodeId}`, () => createEpisodeMcpServer(gym, episodeId, { replicaUrl }))(req, res);
   });
   // The run viewer, for the episodes of this gym as they run (behind the checks above).
   app.get('/view', (req: Request, res: Response, next: NextFunction) => (req.path === '/view' ? res.redirect(301, `/view/${req.url.slice('/view'.length)}`) : next()));
   app.use('/view', viewerRouter({ live: gymLiveEpisodes(gym) }));
   app.get('/health', async (_req: Request, res: Response) => {
     const episodes = gym.listEpisodes();
-    res.json({ ok: true, server: 'benchgym', suites: gym.registry.suiteIds(), episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length }, sandbox: gym.sandboxes.backend });
+    res.json({ ok: true, server: 'benchgym', suites: gym.registry.suiteIds(), episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length }, sandbox: gym.sandboxes.backend, ...(replicaUrl ? { replica: replicaUrl } : {}) });
   });
 
   const http = await new Promise<Server>((resolve, reject) => {
@@ -162,8 +172,10 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   upgrades.attach(http);
   const address = http.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${shownHost}:${address.port}`;
   return {
-    url: `http://${shownHost}:${address.port}`,
+    url,
+    replicaUrl: replicaUrl ?? url,
     host: address.address,
     port: address.port,
     http,

@@ -6,6 +6,7 @@ import { GymError, toGymError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import type { Gym } from '../episode/gym.ts';
 import type { AnyTool, ToolContext, ToolResult } from '../tools/types.ts';
+import { episodeMcpUrl, onReplica } from './replica.ts';
 
 export const SERVER_INFO = { name: 'benchgym', version: VERSION };
 
@@ -93,9 +94,11 @@ function toolContext(extra: Extra, mcpPathOf?: (episodeId: string) => string): T
 }
 
 /** A tool's result: text for models, its declared data for programs (keys it does not declare are not sent). */
-function toCallResult(tool: AnyTool, result: ToolResult): CallToolResult {
-  const parsed = tool.output.safeParse(result.data);
-  return { content: [{ type: 'text', text: result.text }], structuredContent: (parsed.success ? parsed.data : result.data) as Record<string, unknown> };
+function toCallResult(tool: AnyTool, result: ToolResult, replicaUrl?: string): CallToolResult {
+  // A result naming an episode's endpoint (start_episode, fork_episode) names it on this replica too.
+  const data = replicaUrl && typeof result.data.mcpPath === 'string' ? { ...result.data, mcpUrl: episodeMcpUrl(replicaUrl, result.data.mcpPath) } : result.data;
+  const parsed = tool.output.safeParse(data);
+  return { content: [{ type: 'text', text: result.text }], structuredContent: (parsed.success ? parsed.data : data) as Record<string, unknown> };
 }
 
 /** A failed call, however it failed (bad arguments, unknown tool or episode, the tool itself): text naming the code for models, the error object for programs. */
@@ -109,7 +112,7 @@ export function errorResult(err: unknown): CallToolResult {
  * the SDK's registerTool: the SDK answers a schema violation or an unknown tool with text of
  * its own, and lists zod's JSON-schema noise. Here every failure is `errorResult`.
  */
-function serveTools(server: McpServer, tools: Served[], mcpPathOf?: (episodeId: string) => string): void {
+function serveTools(server: McpServer, tools: Served[], mcpPathOf?: (episodeId: string) => string, replicaUrl?: string): void {
   const byName = new Map(tools.map((t) => [t.tool.name, t]));
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.map((t) => t.definition) }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -117,9 +120,9 @@ function serveTools(server: McpServer, tools: Served[], mcpPathOf?: (episodeId: 
     try {
       const served = byName.get(name);
       if (!served) throw new GymError('TOOL_NOT_AVAILABLE', `unknown tool '${name}' (this endpoint's tools: ${tools.map((t) => t.tool.name).join(', ')})`);
-      return toCallResult(served.tool, await served.call(args, toolContext(extra as unknown as Extra, mcpPathOf)));
+      return toCallResult(served.tool, await served.call(args, toolContext(extra as unknown as Extra, mcpPathOf)), mcpPathOf && replicaUrl);
     } catch (err) {
-      return errorResult(err);
+      return errorResult(onReplica(err, replicaUrl));
     }
   });
 }
@@ -127,6 +130,8 @@ function serveTools(server: McpServer, tools: Served[], mcpPathOf?: (episodeId: 
 export interface GymMcpOptions {
   /** Whether start_episode and fork_episode name each episode's own endpoint (`mcpPath`): only where HTTP serves it, not over stdio. Default true. */
   episodeEndpoints?: boolean;
+  /** This replica's own URL (`serve --advertise-url`): episode endpoints are also named as absolute `mcpUrl`s, and an unknown episode names the replica asked. */
+  replicaUrl?: string;
 }
 
 const episodeMcpPath = (id: string) => `/episodes/${id}/mcp`;
@@ -151,20 +156,25 @@ export function createGymMcpServer(gym: Gym, opts: GymMcpOptions = {}): McpServe
           },
         },
   );
-  serveTools(server, tools, opts.episodeEndpoints === false ? undefined : episodeMcpPath);
+  serveTools(server, tools, opts.episodeEndpoints === false ? undefined : episodeMcpPath, opts.replicaUrl);
   return server;
 }
 
 /** An MCP server scoped to one episode: its tools (the core ones and its suite's) take no episode_id. */
-export function createEpisodeMcpServer(gym: Gym, episodeId: string): McpServer {
-  const episode = gym.episode(episodeId);
+export function createEpisodeMcpServer(gym: Gym, episodeId: string, opts: Pick<GymMcpOptions, 'replicaUrl'> = {}): McpServer {
+  let episode: ReturnType<Gym['episode']>;
+  try {
+    episode = gym.episode(episodeId);
+  } catch (err) {
+    throw onReplica(err, opts.replicaUrl);
+  }
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {} },
     jsonSchemaValidator: SHARED_VALIDATOR,
     instructions: `You are working on ${episode.task.suite}/${episode.task.id}.\n\n${episode.prompt}\n\nPaths are relative to the workspace root. Call submit when done.`,
   });
   const tools: Served[] = gym.episodeTools(episode).map((tool) => ({ tool, definition: definitionOf(tool, false), call: (args, ctx) => gym.callEpisodeTool(gym.episode(episodeId), tool, args, ctx) }));
-  serveTools(server, tools, episodeMcpPath);
+  serveTools(server, tools, episodeMcpPath, opts.replicaUrl);
   return server;
 }
 

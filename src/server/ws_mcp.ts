@@ -95,7 +95,7 @@ export interface WsMcpOptions {
  * gets its own MCP server; the subprotocol `mcp` is selected when the client offers it.
  */
 export function wsMcpExtension(opts: WsMcpOptions = {}): ServerExtension {
-  return ({ gym, upgrades }) => {
+  return ({ gym, upgrades, replicaUrl }) => {
     const wss = new WebSocketServer({
       noServer: true,
       maxPayload: opts.maxPayload ?? WS_DEFAULTS.maxPayload,
@@ -134,8 +134,8 @@ export function wsMcpExtension(opts: WsMcpOptions = {}): ServerExtension {
         server.connect(transport).catch(() => ws.terminate());
       });
     };
-    upgrades.add('/mcp/ws', accept(() => createGymMcpServer(gym)));
-    upgrades.add('/episodes/:id/mcp/ws', (req, socket, head, params) => accept(() => createEpisodeMcpServer(gym, params.id!))(req, socket, head, params));
+    upgrades.add('/mcp/ws', accept(() => createGymMcpServer(gym, { replicaUrl })));
+    upgrades.add('/episodes/:id/mcp/ws', (req, socket, head, params) => accept(() => createEpisodeMcpServer(gym, params.id!, { replicaUrl }))(req, socket, head, params));
     return async () => {
       stopHeartbeat();
       await closeWebSocketServer(wss);

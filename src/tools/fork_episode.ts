@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Count, McpPathOutput } from './output.ts';
+import { McpUrlOutput } from './start_episode.ts';
 import { episodeTool } from './types.ts';
 
 export const forkEpisodeTool = episodeTool({
@@ -8,7 +9,7 @@ export const forkEpisodeTool = episodeTool({
   description:
     'Copy this episode into a new one with the same workspace, edit history and remaining budget, for exploring alternatives (tree search). Returns the new episode_id; both episodes go on independently and each can be submitted.',
   input: z.object({}),
-  output: z.object({ episodeId: z.string().describe('the new episode'), forkedFrom: z.string(), atStep: Count, mcpPath: McpPathOutput }),
+  output: z.object({ episodeId: z.string().describe('the new episode'), forkedFrom: z.string(), atStep: Count, mcpPath: McpPathOutput, mcpUrl: McpUrlOutput }),
   annotations: { readOnlyHint: false, idempotentHint: false },
   async run(episode, _args, ctx) {
     const fork = await episode.lifecycle.fork(episode);

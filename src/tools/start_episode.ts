@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { Count, McpPathOutput } from './output.ts';
 import { gymTool } from './types.ts';
 
+/** The episode's own endpoint as an absolute URL on the replica that holds it (a server given --advertise-url; the MCP layer fills it in from mcpPath). */
+export const McpUrlOutput = z.string().optional().describe("the episode's own MCP endpoint as an absolute URL on the server replica that holds the episode (servers started with --advertise-url); connect there, not through a load balancer");
+
 export const startEpisodeTool = gymTool({
   name: 'start_episode',
   title: 'Start an episode',
@@ -30,6 +33,7 @@ export const startEpisodeTool = gymTool({
     budgets: z.object({ maxSteps: Count, deadline: z.string().describe('ISO 8601') }),
     sandbox: z.object({ backend: z.string(), workdir: z.string(), isolation: z.string() }),
     mcpPath: McpPathOutput,
+    mcpUrl: McpUrlOutput,
   }),
   annotations: { readOnlyHint: false },
   async run(gym, args, ctx) {

@@ -20,7 +20,7 @@ Usage:
                [--samples n] [--temperature t] [--concurrency c] [--tasks a,b] [--max-steps N]
                [--time-limit S] [--max-tokens N] [--pricing IN,OUT] [--retries N] [--agent-options JSON]
                [--gold] [--resume [--rerun-errors]] [--limit N] [--shuffle SEED] [--sandbox local|docker]
-               [--context NAME] [--prompt-variant NAME]
+               [--context NAME] [--prompt-variant NAME] [--server URL]
 
 Options:
   --agent NAME       the agent: ${Object.keys(root.agents).join(', ')}
@@ -41,6 +41,9 @@ Options:
   --resume           continue DIR: the (task, sample) pairs it lacks
   --rerun-errors     with --resume: run again the pairs whose result is an infrastructure failure
                      (the earlier attempt stays in results.jsonl and the trajectory)
+  --server URL       run the episodes on a benchgym server serving the same suite (or the Service in front
+                     of its replicas: each episode is driven on the replica that started it, a replica that
+                     dies makes its episodes infrastructure failures, retried); --server-token T or $BENCHGYM_TOKEN
 ${GYM_FLAGS_USAGE}
 
 Example:
@@ -86,6 +89,8 @@ export function runCommand(root: Composition): CliCommand {
         shuffle: { type: 'string' },
         context: { type: 'string' },
         'prompt-variant': { type: 'string' },
+        server: { type: 'string' },
+        'server-token': { type: 'string' },
       });
       if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out DIR (the run directory)');
       const outDir = path.resolve(values.out);
@@ -164,7 +169,8 @@ export function runCommand(root: Composition): CliCommand {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
-        await gym.sandboxes.init?.();
+        // With --server the episodes run there: this gym only selects the tasks.
+        if (!values.server) await gym.sandboxes.init?.();
         if (gold) {
           const all = await gym.registry.tasks(suite);
           for (const t of taskIds ? all.filter((x) => taskIds.includes(x.id)) : all) goldOptions(t);
@@ -197,6 +203,7 @@ export function runCommand(root: Composition): CliCommand {
           options: { dataset, sandbox, gold, agentOptions, ...(legacyRun ? {} : { scoring }) },
           progress: streamProgress(process.stderr),
           signal: stop.signal,
+          ...(values.server ? { server: { url: values.server, ...((values['server-token'] ?? process.env.BENCHGYM_TOKEN) ? { token: values['server-token'] ?? process.env.BENCHGYM_TOKEN } : {}) } } : {}),
         });
         const scored = outcome.results.filter((r) => !r.infra);
         const infra = outcome.results.length - scored.length;

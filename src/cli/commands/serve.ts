@@ -1,6 +1,7 @@
 import { toGymError } from '../../errors.ts';
 import { startHttpServer } from '../../server/http.ts';
 import { terminalExtension } from '../../server/pty.ts';
+import { parseAdvertiseUrl } from '../../server/replica.ts';
 import { SESSION_DEFAULTS } from '../../server/sessions.ts';
 import { wsGymExtension } from '../../server/ws_gym.ts';
 import { wsMcpExtension } from '../../server/ws_mcp.ts';
@@ -17,8 +18,9 @@ The banner names the isolation in effect; then one line on stderr per episode st
 verdict), infrastructure error and end without a submission, each with the episode id and task id.
 
 Usage:
-  benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker] [--suite ID[=PATH]]... [--token T]
+  benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker|kubernetes] [--suite ID[=PATH]]... [--token T]
                  [--allow-origin NAME]... [--allow-host NAME]... [--session-idle S] [--max-sessions N] [--session-rate N]
+                 [--advertise-url URL]
 
 Options:
   --host HOST        the address to listen on (default 127.0.0.1)
@@ -29,6 +31,10 @@ Options:
   --session-idle S   seconds before an idle MCP session is closed (default ${SESSION_DEFAULTS.idleMs / 1000})
   --max-sessions N   open MCP sessions at most (default ${SESSION_DEFAULTS.max})
   --session-rate N   new MCP sessions per second at most (default ${SESSION_DEFAULTS.newPerSecond})
+  --advertise-url URL
+                     this replica's own address when several serve behind one (a Kubernetes Service; in a
+                     pod http://$(POD_IP):7420): start_episode and fork_episode return each episode's endpoint
+                     on it as mcpUrl, and /health names it (default: none, only the path mcpPath)
 ${GYM_FLAGS_USAGE}
 
 Example:
@@ -51,7 +57,9 @@ export function serveCommand(root: Composition): CliCommand {
         'session-idle': { type: 'string' },
         'max-sessions': { type: 'string' },
         'session-rate': { type: 'string' },
+        'advertise-url': { type: 'string' },
       });
+      const advertiseUrl = values['advertise-url'] === undefined ? undefined : parseAdvertiseUrl(values['advertise-url']);
       const sessions = {
         sessionIdleMs: intFlag(values['session-idle'], 'session-idle', SESSION_DEFAULTS.idleMs / 1000, 1, 7 * 24 * 3600) * 1000,
         maxSessions: intFlag(values['max-sessions'], 'max-sessions', SESSION_DEFAULTS.max, 1, 100_000),
@@ -67,6 +75,7 @@ export function serveCommand(root: Composition): CliCommand {
         allowedOrigins: values['allow-origin'],
         allowedHosts: values['allow-host'],
         ...sessions,
+        ...(advertiseUrl ? { advertiseUrl } : {}),
         extensions: [wsGymExtension(), wsMcpExtension(sessions), terminalExtension()],
       });
       const suites = await gym.registry.list();
@@ -78,7 +87,8 @@ export function serveCommand(root: Composition): CliCommand {
           `  MCP (Streamable HTTP): ${server.url}/mcp\n  one episode:           ${server.url}/episodes/<episode_id>/mcp\n` +
           `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n` +
           `  terminal (browser):    ${server.url}/episodes/<episode_id>/terminal\n` +
-          `  viewer (browser):      ${server.url}/view/ (live episodes: ${server.url}/view/#/live)\n`,
+          `  viewer (browser):      ${server.url}/view/ (live episodes: ${server.url}/view/#/live)\n` +
+          (advertiseUrl ? `  replica:               ${advertiseUrl} (start_episode names episodes as ${advertiseUrl}/episodes/<episode_id>/mcp)\n` : ''),
       );
       gym.onEvent((event) => {
         const line = episodeLogLine(event);

@@ -69,7 +69,8 @@ export const GYM_FLAGS_USAGE = `Common options:
                      hardened pod per episode, with --kubeconfig PATH (default $KUBECONFIG or in-cluster),
                      --namespace NS (default benchgym), --registry HOST/PREFIX (push env images there; else
                      they must be on the nodes, or $BENCHGYM_KUBERNETES_LOAD_IMAGE names a program
-                     run with each image to put it there), --runtime-class NAME, --max-containers N (pods), --server-id ID`;
+                     run with each image to put it there), --runtime-class NAME, --pool N (ready pods per hot
+                     image, default 1), --max-containers N (pods), --server-id ID`;
 
 export function sandboxFlag(value: string | undefined): 'local' | 'docker' | 'kubernetes' {
   const backend = value ?? 'local';
@@ -122,8 +123,8 @@ export function gymFrom(values: GymFlagValues, root: Composition): Gym {
   return new Gym(opts);
 }
 
-/** The kubernetes backend the flags describe (--kubeconfig, --namespace, --registry, --runtime-class). */
-export function kubernetesFactoryFrom(values: Pick<GymFlagValues, 'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'max-containers' | 'exact-python'>, images: { cacheDir?: string; gradle?: string }): KubernetesSandboxFactory {
+/** The kubernetes backend the flags describe (--kubeconfig, --namespace, --registry, --runtime-class, --pool). */
+export function kubernetesFactoryFrom(values: Pick<GymFlagValues, 'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'pool' | 'max-containers' | 'exact-python'>, images: { cacheDir?: string; gradle?: string }): KubernetesSandboxFactory {
   const namespace = values.namespace ?? 'benchgym';
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new GymError('INVALID_ARGUMENT', `invalid --namespace: '${namespace}' (a DNS label: lower-case letters, digits, '-')`);
   if (values.registry !== undefined && !/^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/.test(values.registry)) throw new GymError('INVALID_ARGUMENT', `invalid --registry: '${values.registry}' (HOST[:PORT]/PREFIX)`);
@@ -135,6 +136,7 @@ export function kubernetesFactoryFrom(values: Pick<GymFlagValues, 'kubeconfig' |
     // Without a registry: a program that puts each env image on the nodes (the project cluster's load-image.sh).
     ...(!values.registry && process.env.BENCHGYM_KUBERNETES_LOAD_IMAGE ? { loadImage: loadImageBy(process.env.BENCHGYM_KUBERNETES_LOAD_IMAGE) } : {}),
     serverId: values['server-id'] ?? 'default',
+    poolSize: intFlag(values.pool, 'pool', 1, 0, 64),
     maxPods: intFlag(values['max-containers'], 'max-containers', 32, 1, 4096),
     images: { exactPython: values['exact-python'] ?? false, ...images },
   });

@@ -1,7 +1,12 @@
 import type Docker from 'dockerode';
 import type { ExecutorClient } from '../executor/client.ts';
 
-export interface PooledContainer {
+/** What a pool keeps: a started sandbox, with its executor when it has one (a dead one is never handed out). */
+export interface Pooled {
+  executor?: ExecutorClient | null;
+}
+
+export interface PooledContainer extends Pooled {
   container: Docker.Container;
   volume: string;
   /** Its executor, already running: an episode taken from the pool starts without another exec. */
@@ -9,18 +14,18 @@ export interface PooledContainer {
 }
 
 /**
- * Started containers kept ready per hot image, so starting an episode is taking one.
- * Refilled in the background after each take; bounded by the factory's container budget.
+ * Started containers (or pods: any Pooled) kept ready per hot image, so starting an episode is
+ * taking one. Refilled in the background after each take; bounded by the factory's container budget.
  */
-export class WarmPool {
-  private readonly ready = new Map<string, PooledContainer[]>();
+export class WarmPool<T extends Pooled = PooledContainer> {
+  private readonly ready = new Map<string, T[]>();
   private readonly filling = new Map<string, Promise<void>>();
   private closed = false;
 
   constructor(
     readonly perImage: number,
-    private readonly start: (image: string) => Promise<PooledContainer>,
-    private readonly remove: (c: PooledContainer) => Promise<void>,
+    private readonly start: (image: string) => Promise<T>,
+    private readonly remove: (c: T) => Promise<void>,
   ) {}
 
   get size(): number {
@@ -30,7 +35,7 @@ export class WarmPool {
   }
 
   /** A ready container, skipping (and removing) any whose executor has died while it waited. */
-  take(image: string): PooledContainer | undefined {
+  take(image: string): T | undefined {
     const list = this.ready.get(image);
     for (let c = list?.shift(); c; c = list?.shift()) {
       if (!c.executor?.closedReason) return c;

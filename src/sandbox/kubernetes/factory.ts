@@ -1,7 +1,9 @@
-import { CoreV1Api, NetworkingV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, NetworkingV1Api, Watch, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
 import type Docker from 'dockerode';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 import { promisify } from 'node:util';
 import { GymError } from '../../errors.ts';
 import { ImageBuilder, type ImageBuilderOptions } from '../../env/images.ts';
@@ -10,7 +12,10 @@ import type { Task } from '../../tasks/schema.ts';
 import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
 import { dockerClient } from '../docker/client.ts';
 import { ContainerCapacity } from '../docker/capacity.ts';
-import { WarmPool } from '../docker/pool.ts';
+import { WarmPool, type Pooled } from '../docker/pool.ts';
+import { ensureExecutorBinary } from '../executor/build.ts';
+import type { ExecutorClient } from '../executor/client.ts';
+import { installPodExecutor, startPodExecutor } from './executor.ts';
 import { apiStatus, kubeError, labelValue, loadKubeConfig } from './client.ts';
 import { podExec, type PodRef } from './exec.ts';
 import { DEFAULT_KUBERNETES_LIMITS, type KubernetesLimits } from './limits.ts';
@@ -40,6 +45,20 @@ export interface KubernetesSandboxOptions {
   docker?: Docker;
   /** Called with each prepared image when there is no registry (tests: copy it into the cluster's containerd). */
   loadImage?: (image: string) => Promise<void>;
+  /** Started pods kept ready per hot image (workspace laid out, executor up); default 0. */
+  poolSize?: number;
+  /**
+   * 'auto' (default): the host-built in-sandbox executor is copied into each pod and started
+   * with one long-lived exec that carries every command and file operation; when it cannot be
+   * built or started the backend says so once and uses one API exec per operation ('off').
+   * Default: 'off' when $BENCHGYM_KUBERNETES_EXECUTOR is 'off', else 'auto'.
+   */
+  executor?: 'auto' | 'off';
+}
+
+/** A started pod: in the warm pool, or an episode's. */
+export interface PooledPod extends Pooled {
+  ref: PodRef;
 }
 
 /** A loadImage that runs a program of the user's with the image as its argument (e.g. docker/cluster/load-image.sh). */
@@ -65,9 +84,18 @@ export class KubernetesSandboxFactory implements SandboxFactory {
   readonly images: ImageBuilder;
   private readonly docker: Docker;
   private readonly live = new Set<KubernetesSandbox>();
+  private readonly pool: WarmPool<PooledPod>;
   private readonly capacity: ContainerCapacity;
   private readonly loaded = new Map<string, Promise<string>>();
   private ready?: Promise<void>;
+  private executorBinary?: Promise<string | null>;
+  private executorNoticed = false;
+  /** Every pod this factory started and has not deleted, by name (pooled ones too). */
+  private readonly started = new Map<string, PooledPod>();
+  private watchAbort?: AbortController;
+  /** True while the watch of this instance's pods is up: a deletion is then seen without a request per command. */
+  private watching = false;
+  private closed = false;
 
   constructor(private readonly opts: KubernetesSandboxOptions = {}) {
     this.kc = opts.kc ?? loadKubeConfig(opts.kubeconfig);
@@ -77,8 +105,9 @@ export class KubernetesSandboxFactory implements SandboxFactory {
     this.limits = { ...DEFAULT_KUBERNETES_LIMITS, ...opts.limits };
     this.docker = opts.docker ?? dockerClient();
     this.images = new ImageBuilder(this.docker, opts.images);
-    // No warm pool yet: the capacity gate only needs something with a size.
-    this.capacity = new ContainerCapacity(opts.maxPods ?? 32, opts.capacityWaitMs ?? 30_000, new WarmPool(0, () => Promise.reject(new Error('no pool')), async () => {}));
+    this.pool = new WarmPool<PooledPod>(opts.poolSize ?? 0, (image) => this.startPod(image, { 'benchgym.pool': 'true' }), (p) => this.removePod(p));
+    // The gate reads only the pool's size and evicts from it: any pool's items will do.
+    this.capacity = new ContainerCapacity(opts.maxPods ?? 32, opts.capacityWaitMs ?? 30_000, this.pool as unknown as WarmPool);
   }
 
   get labels(): Record<string, string> {
@@ -106,9 +135,45 @@ export class KubernetesSandboxFactory implements SandboxFactory {
           if (apiStatus(e) !== 409) throw kubeError(e, `could not create the deny-all NetworkPolicy in '${this.namespace}'`);
         });
       await reapStalePods(this.core, this.namespace, this.serverId, this.instanceId);
+      void this.watchPods();
     })();
     this.ready.catch(() => (this.ready = undefined));
     return this.ready;
+  }
+
+  /**
+   * Watches this instance's pods: a pod deleted through the API (by a user, an eviction, the
+   * cluster) runs on for a moment until the kubelet kills it, and its executor with it; the
+   * watch marks its sandbox lost at once. Restarted when the server ends it; without the
+   * permission to watch, each command reads its pod instead (KubernetesSandbox.exec).
+   */
+  private async watchPods(): Promise<void> {
+    if (this.closed) return;
+    const again = (err: unknown) => {
+      this.watching = false;
+      const status = (err as { statusCode?: number } | null)?.statusCode;
+      if (this.closed) return;
+      if (status === 401 || status === 403) {
+        process.stderr.write(`benchgym: cannot watch pods in '${this.namespace}' (HTTP ${status}): each command reads its pod instead; grant the 'watch' verb on pods\n`);
+        return;
+      }
+      setTimeout(() => void this.watchPods(), 1000).unref();
+    };
+    try {
+      this.watchAbort = await new Watch(this.kc).watch(`/api/v1/namespaces/${this.namespace}/pods`, { labelSelector: `benchgym.instance=${this.instanceId}` }, (type, pod: V1Pod) => this.onPodEvent(type, pod), again);
+      this.watching = !this.closed;
+    } catch (err) {
+      again(err);
+    }
+  }
+
+  private onPodEvent(type: string, pod: V1Pod): void {
+    const name = pod.metadata?.name;
+    if (!name || (type !== 'DELETED' && !pod.metadata?.deletionTimestamp)) return;
+    const reason = `the sandbox pod ${name} ${type === 'DELETED' ? 'was deleted' : 'is being deleted'}`;
+    for (const s of this.live) if (s.ref.pod === name) s.markLost(reason);
+    // A pooled pod: its closed executor keeps it from being handed out.
+    void this.started.get(name)?.executor?.close().catch(() => {});
   }
 
   /** The env image built by the local Docker engine, then pushed to the registry or loaded onto the nodes. */
@@ -132,8 +197,10 @@ export class KubernetesSandboxFactory implements SandboxFactory {
     if (!image) throw new GymError('INTERNAL', 'a Kubernetes sandbox needs an image: prepare() the task first');
     await this.capacity.acquire();
     try {
+      // A task that needs more memory than the pool's pods have gets a pod of its own.
       const memory = Math.max(create.env?.memoryBytes ?? 0, this.limits.memoryBytes);
-      const ref = await this.startPod(image, create.labels ?? {}, memory);
+      const started = (memory === this.limits.memoryBytes ? this.pool.take(image) : undefined) ?? (await this.startPod(image, create.labels ?? {}, memory));
+      const { ref } = started;
       const sandbox: KubernetesSandbox = new KubernetesSandbox(ref, this.core, image, this.limits, create.env?.vars ?? {}, {
         destroy: async () => {
           this.live.delete(sandbox);
@@ -141,8 +208,10 @@ export class KubernetesSandboxFactory implements SandboxFactory {
           await this.deletePod(ref.pod);
         },
         fork: () => this.fork(sandbox, create),
-      }, this.opts.runtimeClassName);
+        watched: () => this.watching,
+      }, this.opts.runtimeClassName, started.executor ?? null);
       this.live.add(sandbox);
+      void this.pool.refill(image);
       return sandbox;
     } catch (err) {
       this.capacity.release();
@@ -163,37 +232,94 @@ export class KubernetesSandboxFactory implements SandboxFactory {
     }
   }
 
-  /** Creates the pod, waits until it runs (or fails naming its event), lays out the start state. */
-  async startPod(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes): Promise<PodRef> {
+  /** The executor binary to copy into pods, or null when the backend runs without one ('off', or it could not be built). */
+  executorBinaryPath(): Promise<string | null> {
+    if ((this.opts.executor ?? (process.env.BENCHGYM_KUBERNETES_EXECUTOR === 'off' ? 'off' : 'auto')) === 'off') return Promise.resolve(null);
+    this.executorBinary ??= ensureExecutorBinary({ cacheDir: this.opts.images?.cacheDir ?? process.env.BENCHGYM_CACHE ?? path.join(os.tmpdir(), 'benchgym-cache') }).catch((err: unknown) => {
+      this.noticeNoExecutor((err as Error).message);
+      return null;
+    });
+    return this.executorBinary;
+  }
+
+  /** One line on stderr, once per factory, when pods run without their executor. */
+  private noticeNoExecutor(why: string): void {
+    if (this.executorNoticed) return;
+    this.executorNoticed = true;
+    process.stderr.write(`benchgym: the Kubernetes backend runs without its in-sandbox executor (one API exec per operation): ${why}\n`);
+  }
+
+  /** Creates the pod, waits until it runs (or fails naming its event), starts its executor, lays out the start state. */
+  async startPod(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes): Promise<PooledPod> {
+    const binary = await this.executorBinaryPath();
     const name = `benchgym-${randomBytes(6).toString('hex')}`;
     const extra = Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, labelValue(v)]));
-    const body = podManifest({ name, image, labels: { ...extra, ...this.labels }, limits: this.limits, memoryBytes, pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never', runtimeClassName: this.opts.runtimeClassName });
+    const body = podManifest({ name, image, labels: { ...extra, ...this.labels }, limits: this.limits, memoryBytes, pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never', runtimeClassName: this.opts.runtimeClassName, executor: binary !== null });
     try {
       await this.core.createNamespacedPod({ namespace: this.namespace, body });
     } catch (err) {
       throw kubeError(err, `could not create a pod from ${image} in '${this.namespace}'`);
     }
     const ref = { kc: this.kc, namespace: this.namespace, pod: name };
+    let executor: ExecutorClient | null = null;
     try {
       await waitRunning(this.core, this.namespace, name, this.limits.startTimeoutMs);
-      const seeded = await podExec(ref, { cmd: ['sh', '-c', LAYOUT], workdir: WORKDIR, timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
-      if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
-      return ref;
+      if (binary) executor = await this.startExecutor(ref, binary);
+      if (executor) {
+        const seeded = await executor.exec(['sh', '-c', LAYOUT], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+        if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
+      } else {
+        const seeded = await podExec(ref, { cmd: ['sh', '-c', LAYOUT], workdir: WORKDIR, timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+        if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
+      }
+      const pod = { ref, executor };
+      this.started.set(name, pod);
+      return pod;
     } catch (err) {
+      await executor?.close().catch(() => {});
       await this.deletePod(name);
       throw kubeError(err, `could not start a pod from ${image}`);
     }
   }
 
+  /** The executor copied into the running pod and started; null (and a notice) when it cannot run there: that pod uses one exec per operation. */
+  private async startExecutor(ref: PodRef, binary: string): Promise<ExecutorClient | null> {
+    try {
+      await installPodExecutor(ref, binary);
+      return await startPodExecutor(ref, { root: WORKDIR });
+    } catch (err) {
+      // A pod that is gone is no reason to run without the executor: the start fails.
+      await waitRunning(this.core, this.namespace, ref.pod, 1000);
+      this.noticeNoExecutor(`it did not start in pod ${ref.pod}: ${(err as Error).message}`);
+      return null;
+    }
+  }
+
+  private async removePod(p: PooledPod): Promise<void> {
+    await p.executor?.close().catch(() => {});
+    await this.deletePod(p.ref.pod);
+  }
+
   async deletePod(name: string): Promise<void> {
+    this.started.delete(name);
     await this.core.deleteNamespacedPod({ name, namespace: this.namespace, gracePeriodSeconds: 0 }).catch(() => {});
   }
 
-  stats(): { live: number; slotsInUse: number } {
-    return { live: this.live.size, slotsInUse: this.capacity.slotsInUse };
+  /** Pods in use and ready in the pool (for health checks, tests and benchmarks). */
+  stats(): { live: number; pooled: number; slotsInUse: number } {
+    return { live: this.live.size, pooled: this.pool.size, slotsInUse: this.capacity.slotsInUse };
+  }
+
+  /** Fills the pool for an image now (warm-up before a run). */
+  warm(image: string): Promise<void> {
+    return this.pool.warm(image);
   }
 
   async close(): Promise<void> {
     await Promise.all([...this.live].map((s) => s.destroy()));
+    await this.pool.close();
+    this.closed = true;
+    this.watching = false;
+    this.watchAbort?.abort();
   }
 }

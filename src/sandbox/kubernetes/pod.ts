@@ -5,6 +5,10 @@ import { CONTAINER } from './exec.ts';
 import type { KubernetesLimits } from './limits.ts';
 
 export const WORKDIR = '/workspace';
+/** Where the in-sandbox executor's binary is copied at pod start: an emptyDir of its own, not the agent's /tmp. */
+export const EXECUTOR_DIR = '/.benchgym-executor';
+/** Room for the executor's binary (a static Go program of a few MiB). */
+const EXECUTOR_DIR_BYTES = 32 * 1024 ** 2;
 
 export interface PodSpecOptions {
   name: string;
@@ -15,6 +19,8 @@ export interface PodSpecOptions {
   /** 'Never' for images already on the nodes, 'IfNotPresent' for images in a registry. */
   pullPolicy: 'Never' | 'IfNotPresent' | 'Always';
   runtimeClassName?: string;
+  /** Mount an emptyDir at EXECUTOR_DIR for the in-sandbox executor's binary. */
+  executor?: boolean;
 }
 
 /**
@@ -56,12 +62,15 @@ export function podManifest(o: PodSpecOptions): V1Pod {
           volumeMounts: [
             { name: 'workspace', mountPath: WORKDIR },
             { name: 'tmp', mountPath: '/tmp' },
+            ...(o.executor ? [{ name: 'executor', mountPath: EXECUTOR_DIR }] : []),
           ],
         },
       ],
       volumes: [
         { name: 'workspace', emptyDir: { medium: 'Memory', sizeLimit: String(l.workspaceBytes) } },
         { name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: String(l.tmpBytes) } },
+        // In memory, as /tmp: a tmpfs the kubelet mounts without noexec, whatever the node's disk is mounted with.
+        ...(o.executor ? [{ name: 'executor', emptyDir: { medium: 'Memory', sizeLimit: String(EXECUTOR_DIR_BYTES) } }] : []),
       ],
     },
   };

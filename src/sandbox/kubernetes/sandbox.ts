@@ -18,6 +18,9 @@ import { shellQuote } from '../../shell_quote.ts';
 import { CONTAINER, exitCodeOf, liveMarkersOf, podExec, podQuiet, trackPodMarker, type PodExecOptions, type PodRef } from './exec.ts';
 import { WORKDIR } from './pod.ts';
 import type { KubernetesLimits } from './limits.ts';
+import type { ExecutorClient } from '../executor/client.ts';
+import { podSweepScript } from './executor.ts';
+import { execThroughExecutor, listThroughExecutor, readThroughExecutor, statThroughExecutor, type ExecutorSandboxHooks } from '../executor/ops.ts';
 
 const STATE_DIR = '/tmp/.benchgym';
 const BASELINE = `${STATE_DIR}/baseline.git`;
@@ -25,7 +28,10 @@ const BASELINE = `${STATE_DIR}/baseline.git`;
 /** Resolves a client path inside the pod (symlinks too) or fails with exit 90. */
 const RESOLVE = `p=$(realpath -m -- "$1") || exit 91; case "$p" in ${WORKDIR}|${WORKDIR}/*) ;; *) echo "outside" >&2; exit 90;; esac`;
 
-/** An episode's pod: every command and file operation is one exec through the API server. */
+/**
+ * An episode's pod. With an executor (the default), every command and file operation is a frame
+ * on its one long-lived exec channel; without one, each is an exec through the API server.
+ */
 export class KubernetesSandbox implements Sandbox {
   readonly backend = 'kubernetes' as const;
   readonly workdir = WORKDIR;
@@ -33,6 +39,8 @@ export class KubernetesSandbox implements Sandbox {
   readonly id: string;
   private destroyed = false;
   private destroying?: Promise<void>;
+  /** Set when the factory's watch saw the pod deleted: every later operation fails with it. */
+  private lost?: GymError;
 
   constructor(
     readonly ref: PodRef,
@@ -40,22 +48,67 @@ export class KubernetesSandbox implements Sandbox {
     readonly image: string,
     private readonly limits: KubernetesLimits,
     private readonly vars: Record<string, string>,
-    private readonly hooks: { destroy: () => Promise<void>; fork: () => Promise<Sandbox> },
+    private readonly hooks: { destroy: () => Promise<void>; fork: () => Promise<Sandbox>; watched?: () => boolean },
     runtimeClass?: string,
+    /** The pod's executor; null: one API exec per operation. */
+    readonly executor: ExecutorClient | null = null,
   ) {
     this.id = ref.pod;
-    this.isolation = `kubernetes pod ${ref.namespace}/${ref.pod}: read-only root, capped memory / CPU / ephemeral storage, kubelet pids cap, all capabilities dropped, no service-account token, deny-all NetworkPolicy${runtimeClass ? `, runtime class ${runtimeClass}` : ''}`;
+    this.isolation = `kubernetes pod ${ref.namespace}/${ref.pod}: read-only root, capped memory / CPU / ephemeral storage, kubelet pids cap, all capabilities dropped, no service-account token, deny-all NetworkPolicy${runtimeClass ? `, runtime class ${runtimeClass}` : ''}${executor ? '; one in-sandbox executor' : ''}`;
+  }
+
+  /**
+   * An executor call; when it fails for the sandbox's sake, the pod's state names the cause.
+   * A dead executor with the pod still up loses the sandbox as well: nothing can run in it any more.
+   */
+  private async viaExecutor<T>(call: (ex: ExecutorClient) => Promise<T>): Promise<T> {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    if (this.lost) throw this.lost;
+    try {
+      return await call(this.executor!);
+    } catch (err) {
+      if (!(err instanceof GymError) || err.code !== 'SANDBOX_UNAVAILABLE') throw err;
+      await this.assertAlive();
+      if (this.executor!.closedReason) throw new GymError('SANDBOX_UNAVAILABLE', err.message, { ...err.details, sandboxLost: true });
+      throw err;
+    }
+  }
+
+  private get executorHooks(): ExecutorSandboxHooks {
+    return {
+      assertAlive: () => this.assertAlive(),
+      track: (marker) => trackPodMarker(this.ref.pod, marker),
+      sweepLeftovers: () => this.sweepLeftovers(),
+      defaultTimeoutMs: this.limits.defaultTimeoutMs,
+      maxOutputBytes: this.limits.maxOutputBytes,
+      vars: this.vars,
+    };
+  }
+
+  /** What finished commands left (reparented to the pod's PID 1), killed by a script the executor runs: no API exec. */
+  private async sweepLeftovers(): Promise<void> {
+    if (this.destroyed || this.executor?.closedReason) return;
+    await this.executor!.exec(['sh', '-c', podSweepScript(liveMarkersOf(this.ref.pod))], { timeoutMs: 30_000, maxOutputBytes: 4096 }).catch(() => {});
+  }
+
+  /** The pod was deleted (seen by the factory's watch): the sandbox is lost, whatever the pod still answers. */
+  markLost(reason: string): void {
+    if (this.destroyed || this.lost) return;
+    this.lost = new GymError('SANDBOX_UNAVAILABLE', reason, { sandboxLost: true });
+    void this.executor?.close().catch(() => {});
   }
 
   /** After a failed exec: is the pod gone or stopped? Then the episode's sandbox is, too. */
   private async assertAlive(): Promise<void> {
     if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    if (this.lost) throw this.lost;
     let pod;
     try {
       pod = await this.core.readNamespacedPod({ name: this.ref.pod, namespace: this.ref.namespace });
     } catch {
       throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} no longer exists`, { sandboxLost: true });
     }
+    if (pod.metadata?.deletionTimestamp) throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} is being deleted`, { sandboxLost: true });
     const cs = pod.status?.containerStatuses?.[0];
     if (pod.status?.phase !== 'Running' || !cs?.state?.running) {
       const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
@@ -78,8 +131,13 @@ export class KubernetesSandbox implements Sandbox {
     }
   }
 
-  /** A script of the sandbox itself (git, patches): text out. */
+  /** A script of the sandbox itself (git, patches): text out, through the executor when there is one. */
   private async script(script: string, opts: { stdin?: string; timeoutMs?: number; maxBytes?: number } = {}) {
+    if (this.executor) {
+      const r = await this.viaExecutor((ex) => ex.exec(['bash', '-c', script], { env: this.vars, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 60_000, maxOutputBytes: opts.maxBytes ?? 16 * 1024 * 1024 }));
+      if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
+      return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
+    }
     const r = await this.run(['bash', '-c', script], { ...opts, raw: true });
     return { exitCode: r.exitCode, stdout: (r.raw ?? Buffer.alloc(0)).toString('utf8'), stderr: r.stderr.text() };
   }
@@ -97,6 +155,20 @@ export class KubernetesSandbox implements Sandbox {
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
+    if (this.executor) {
+      if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+      if (this.lost) throw this.lost;
+      // A pod deleted through the API runs on for a moment (the kubelet kills it later), and what
+      // it answers then must not count: the factory's watch marks it lost; without a watch, the
+      // pod is read while the command runs.
+      const gone = this.hooks.watched?.() ? Promise.resolve(null) : this.assertAlive().then(() => null, (e: unknown) => e);
+      const ran = execThroughExecutor(this.executor, command, opts, this.executorHooks, (f) => this.viaExecutor(f));
+      const [result, lost] = await Promise.all([ran.then((r) => ({ r }), (err: unknown) => ({ err })), gone]);
+      if (this.lost) throw this.lost;
+      if (lost instanceof GymError && lost.details?.sandboxLost) throw lost;
+      if ('err' in result) throw result.err;
+      return result.r;
+    }
     let workdir = WORKDIR;
     if (opts.cwd) {
       const r = await this.fileOp(opts.cwd, 'test -d "$p" || exit 92; printf %s "$p"');
@@ -127,6 +199,7 @@ export class KubernetesSandbox implements Sandbox {
   }
 
   async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
+    if (this.executor) return this.viaExecutor((ex) => readThroughExecutor(ex, rel, opts.maxBytes));
     if (opts.maxBytes !== undefined) {
       const st = await this.stat(rel);
       if (st?.type === 'file' && st.size > opts.maxBytes) throw fileTooLarge(rel, st.size, opts.maxBytes);
@@ -140,6 +213,7 @@ export class KubernetesSandbox implements Sandbox {
   }
 
   async writeFile(rel: string, data: string | Buffer): Promise<void> {
+    if (this.executor) return this.viaExecutor((ex) => ex.write(rel, data));
     const r = await this.fileOp(rel, WRITE_SCRIPT, { stdin: data });
     if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
     if (r.exitCode === SPECIAL_FILE_EXIT) throw specialFileError(rel, r.stderr.text());
@@ -148,11 +222,16 @@ export class KubernetesSandbox implements Sandbox {
   }
 
   async remove(rel: string): Promise<void> {
+    if (this.executor) {
+      await this.viaExecutor((ex) => ex.remove(rel));
+      return;
+    }
     const r = await this.fileOp(rel, `test "$p" = ${WORKDIR} && exit 95; rm -rf -- "$p"`);
     if (r.exitCode === 95) throw new GymError('INVALID_ARGUMENT', 'refusing to remove the workspace root');
   }
 
   async stat(rel: string): Promise<FileStat | null> {
+    if (this.executor) return this.viaExecutor((ex) => statThroughExecutor(ex, rel));
     const r = await this.fileOp(rel, 'stat -c "%F\t%s" -- "$p" 2>/dev/null || exit 93');
     if (r.exitCode === 93) return null;
     const [kind, size] = r.stdout.text().trim().split('\t');
@@ -163,6 +242,7 @@ export class KubernetesSandbox implements Sandbox {
   async list(rel: string, opts: { depth?: number; limit?: number } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
     const depth = opts.depth ?? 1;
     const limit = opts.limit ?? 1000;
+    if (this.executor) return this.viaExecutor((ex) => listThroughExecutor(ex, rel, depth, limit));
     const r = await this.fileOp(
       rel,
       `test -e "$p" || exit 93; test -d "$p" || exit 92; find "$p" -mindepth 1 -maxdepth ${depth} \\( -name .git -o -name __pycache__ \\) -prune -o -printf '%d\\t%y\\t%s\\t%P\\n' | head -n ${limit + 1}`,
@@ -288,7 +368,10 @@ export class KubernetesSandbox implements Sandbox {
   destroy(): Promise<void> {
     if (!this.destroying) {
       this.destroyed = true;
-      this.destroying = this.hooks.destroy();
+      // The channel first: its pending calls end as "closed", not as a pod that vanished.
+      this.destroying = Promise.resolve(this.executor?.close())
+        .catch(() => {})
+        .then(() => this.hooks.destroy());
     }
     return this.destroying;
   }

@@ -1,4 +1,5 @@
 import { Exec, type KubeConfig, type V1Status } from '@kubernetes/client-node';
+import { fileSizeLimitScript } from './limits.ts';
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
@@ -13,6 +14,13 @@ export interface PodRef {
   kc: KubeConfig;
   namespace: string;
   pod: string;
+  /** A hard RLIMIT_FSIZE on everything started in the pod through this ref (limits.ts, maxFileBytes). */
+  maxFileBytes?: number;
+}
+
+/** The shell line that caps file size for what follows it, or nothing without a cap. */
+export function fileCapOf(ref: PodRef): string {
+  return ref.maxFileBytes ? `${fileSizeLimitScript(ref.maxFileBytes)}\n` : '';
 }
 
 export interface PodExecOptions {
@@ -99,7 +107,7 @@ export async function podExec(ref: PodRef, opts: PodExecOptions): Promise<PodExe
 async function runExec(ref: PodRef, opts: PodExecOptions, marker: string): Promise<PodExecResult> {
   const secs = opts.timeoutMs ? Math.max(1, Math.ceil(opts.timeoutMs / 1000)) : 0;
   const vars = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`);
-  const cmd = ['env', ...vars, `BENCHGYM_EXEC=${marker}`, 'sh', '-c', WRAPPER, 'benchgym', opts.workdir ?? '/', String(secs ? `${secs}s` : 0), ...opts.cmd];
+  const cmd = ['env', ...vars, `BENCHGYM_EXEC=${marker}`, 'sh', '-c', `${fileCapOf(ref)}${WRAPPER}`, 'benchgym', opts.workdir ?? '/', String(secs ? `${secs}s` : 0), ...opts.cmd];
   const started = Date.now();
   const stdout = new CappedOutput(opts.maxOutputBytes);
   const stderr = new CappedOutput(opts.maxOutputBytes);

@@ -8,7 +8,7 @@ import { ExecutorClient } from '../executor/client.ts';
 import { probeExecutorMarkers } from '../executor/ops.ts';
 import { leftoverScript } from '../docker/exec.ts';
 import { kubeError } from './client.ts';
-import { CONTAINER, podExec, trackPodMarker, type PodRef } from './exec.ts';
+import { CONTAINER, fileCapOf, podExec, trackPodMarker, type PodRef } from './exec.ts';
 import { EXECUTOR_DIR } from './pod.ts';
 
 /** The binary's path in the pod. */
@@ -50,7 +50,8 @@ export async function startPodExecutor(ref: PodRef, opts: { root: string }): Pro
   const stderr = new PassThrough();
   let ws: Awaited<ReturnType<Exec['exec']>>;
   try {
-    ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, CONTAINER, ['env', `BENCHGYM_EXEC=${marker}`, POD_EXECUTOR, '--root', opts.root], output, stderr, input, false);
+    // Behind the file-size cap: every command the executor starts inherits it, and cannot raise it.
+    ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, CONTAINER, ['sh', '-c', `${fileCapOf(ref)}exec "$@"`, 'sh', 'env', `BENCHGYM_EXEC=${marker}`, POD_EXECUTOR, '--root', opts.root], output, stderr, input, false);
   } catch (err) {
     untrack();
     throw kubeError(err, `could not start the executor in pod ${ref.pod}`);

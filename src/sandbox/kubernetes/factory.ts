@@ -19,7 +19,7 @@ import { installPodExecutor, startPodExecutor } from './executor.ts';
 import { apiStatus, kubeError, labelValue, loadKubeConfig } from './client.ts';
 import { podExec, type PodRef } from './exec.ts';
 import { DEFAULT_KUBERNETES_LIMITS, type KubernetesLimits } from './limits.ts';
-import { LAYOUT, podManifest, waitRunning, WORKDIR } from './pod.ts';
+import { HOSTS_CONFIGMAP, HOSTS_TEXT, LAYOUT, podManifest, waitRunning, WORKDIR } from './pod.ts';
 import { POD_OWNER_LABELS, reapStalePods } from './reaper.ts';
 import { KubernetesSandbox } from './sandbox.ts';
 import { pushImage } from './registry.ts';
@@ -134,6 +134,9 @@ export class KubernetesSandboxFactory implements SandboxFactory {
         .catch((e: unknown) => {
           if (apiStatus(e) !== 409) throw kubeError(e, `could not create the deny-all NetworkPolicy in '${this.namespace}'`);
         });
+      await this.core.createNamespacedConfigMap({ namespace: this.namespace, body: { metadata: { name: HOSTS_CONFIGMAP }, data: { hosts: HOSTS_TEXT } } }).catch((e: unknown) => {
+        if (apiStatus(e) !== 409) throw kubeError(e, `could not create the ConfigMap ${HOSTS_CONFIGMAP} (the sandboxes' read-only /etc/hosts) in '${this.namespace}'`);
+      });
       await reapStalePods(this.core, this.namespace, this.serverId, this.instanceId);
       void this.watchPods();
     })();
@@ -260,7 +263,7 @@ export class KubernetesSandboxFactory implements SandboxFactory {
     } catch (err) {
       throw kubeError(err, `could not create a pod from ${image} in '${this.namespace}'`);
     }
-    const ref = { kc: this.kc, namespace: this.namespace, pod: name };
+    const ref = { kc: this.kc, namespace: this.namespace, pod: name, maxFileBytes: this.limits.maxFileBytes };
     let executor: ExecutorClient | null = null;
     try {
       await waitRunning(this.core, this.namespace, name, this.limits.startTimeoutMs);

@@ -5,6 +5,13 @@ import { CONTAINER } from './exec.ts';
 import type { KubernetesLimits } from './limits.ts';
 
 export const WORKDIR = '/workspace';
+/**
+ * The ConfigMap mounted read-only at /etc/hosts in every sandbox pod: the kubelet otherwise
+ * bind-mounts a writable file from the node's disk there. Its text is what Docker writes for a
+ * container without a network.
+ */
+export const HOSTS_CONFIGMAP = 'benchgym-sandbox-hosts';
+export const HOSTS_TEXT = '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n';
 /** Where the in-sandbox executor's binary is copied at pod start: an emptyDir of its own, not the agent's /tmp. */
 export const EXECUTOR_DIR = '/.benchgym-executor';
 /** Room for the executor's binary (a static Go program of a few MiB). */
@@ -62,6 +69,8 @@ export function podManifest(o: PodSpecOptions): V1Pod {
           volumeMounts: [
             { name: 'workspace', mountPath: WORKDIR },
             { name: 'tmp', mountPath: '/tmp' },
+            // A mount of /etc/hosts of the pod's own: the kubelet then leaves its writable one out.
+            { name: 'hosts', mountPath: '/etc/hosts', subPath: 'hosts', readOnly: true },
             ...(o.executor ? [{ name: 'executor', mountPath: EXECUTOR_DIR }] : []),
           ],
         },
@@ -69,6 +78,7 @@ export function podManifest(o: PodSpecOptions): V1Pod {
       volumes: [
         { name: 'workspace', emptyDir: { medium: 'Memory', sizeLimit: String(l.workspaceBytes) } },
         { name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: String(l.tmpBytes) } },
+        { name: 'hosts', configMap: { name: HOSTS_CONFIGMAP } },
         // In memory, as /tmp: a tmpfs the kubelet mounts without noexec, whatever the node's disk is mounted with.
         ...(o.executor ? [{ name: 'executor', emptyDir: { medium: 'Memory', sizeLimit: String(EXECUTOR_DIR_BYTES) } }] : []),
       ],

@@ -15,7 +15,7 @@ import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import { fileTooLarge } from '../read_limit.ts';
 import { shellQuote } from '../../shell_quote.ts';
-import { CONTAINER, exitCodeOf, liveMarkersOf, podExec, podQuiet, trackPodMarker, type PodExecOptions, type PodRef } from './exec.ts';
+import { CONTAINER, exitCodeOf, fileCapOf, liveMarkersOf, podExec, podQuiet, trackPodMarker, type PodExecOptions, type PodRef } from './exec.ts';
 import { WORKDIR } from './pod.ts';
 import type { KubernetesLimits } from './limits.ts';
 import type { ExecutorClient } from '../executor/client.ts';
@@ -316,7 +316,7 @@ export class KubernetesSandbox implements Sandbox {
     let status: Parameters<typeof exitCodeOf>[0];
     let ws;
     try {
-      ws = await new Exec(this.ref.kc).exec(this.ref.namespace, this.ref.pod, CONTAINER, ['env', ...vars, 'sh', '-c', `cd ${WORKDIR} && exec bash --norc -i`], out, null, stdin, true, (s) => (status = s));
+      ws = await new Exec(this.ref.kc).exec(this.ref.namespace, this.ref.pod, CONTAINER, ['env', ...vars, 'sh', '-c', `${fileCapOf(this.ref)}cd ${WORKDIR} && exec bash --norc -i`], out, null, stdin, true, (s) => (status = s));
     } catch (err) {
       untrack();
       await this.assertAlive();

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { podManifest } from '../../../src/sandbox/kubernetes/pod.ts';
+import { HOSTS_CONFIGMAP, podManifest } from '../../../src/sandbox/kubernetes/pod.ts';
 import { DEFAULT_KUBERNETES_LIMITS } from '../../../src/sandbox/kubernetes/limits.ts';
 
 test('the pod manifest is hardened and limited (no cluster needed)', () => {
@@ -20,7 +20,11 @@ test('the pod manifest is hardened and limited (no cluster needed)', () => {
   assert.deepEqual(spec.volumes!.map((v) => [v.name, v.emptyDir?.medium, v.emptyDir?.sizeLimit]), [
     ['workspace', 'Memory', String(DEFAULT_KUBERNETES_LIMITS.workspaceBytes)],
     ['tmp', 'Memory', String(DEFAULT_KUBERNETES_LIMITS.tmpBytes)],
+    ['hosts', undefined, undefined],
   ]);
+  // /etc/hosts is the read-only ConfigMap's, not the kubelet's writable file from the node disk.
+  assert.deepEqual(spec.volumes!.find((v) => v.name === 'hosts')!.configMap, { name: HOSTS_CONFIGMAP });
+  assert.deepEqual(c.volumeMounts!.find((m) => m.mountPath === '/etc/hosts'), { name: 'hosts', mountPath: '/etc/hosts', subPath: 'hosts', readOnly: true });
   assert.deepEqual(pod.metadata!.labels, { 'benchgym.server': 's', 'benchgym.sandbox': 'true' });
   assert.equal(podManifest({ name: 'p', image: 'i', labels: {}, limits: DEFAULT_KUBERNETES_LIMITS, memoryBytes: 1, pullPolicy: 'IfNotPresent' }).spec!.runtimeClassName, undefined);
 });

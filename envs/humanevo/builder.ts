@@ -9,6 +9,7 @@ import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { TaskSchema, type EnvSpec, type RunnerSpec, type Task } from '../../src/tasks/schema.ts';
 import { briefOf, isSourcePath, isTestPath, listFunctions, projectNames, stubFunction, type Language, type SourceFunction } from './functions.ts';
 import { changedFiles, exportTree, fileAt, filesAt, gitIn, listChanges, overlay, resolveRev, type Change } from './history.ts';
+import { EraEnvResolver, type EraEnvDerivation, type EraEnvOptions } from './era_env.ts';
 import { BUILT_FORMAT, BuiltTaskRecord } from './record.ts';
 
 /** Why a change or a candidate function did not become a task. */
@@ -22,7 +23,9 @@ export type RejectReason =
   | 'no-test-results'
   | 'breaks-passing-tests'
   | 'change-tests-fail'
-  | 'no-fail-to-pass';
+  | 'no-fail-to-pass'
+  /** The env of the change's era cannot be had on this machine (no fitting Python, an unresolvable or unbuildable requirement). */
+  | 'env-unavailable';
 
 export const CHANGE_REASONS: RejectReason[] = ['no-test-change', 'no-added-function', 'parse-error'];
 
@@ -46,8 +49,14 @@ export interface BuildOptions {
   limit?: number;
   /** Display name of the repository (default: the folder's name). */
   repoName?: string;
-  /** The environment tests run in (Python: version and requirements; Java: JDK and Maven). */
+  /** The environment tests run in (Python: version and requirements; Java: JDK and Maven); with eraEnv, the Python one is only the kind. */
   env: EnvSpec;
+  /**
+   * Python: each change gets the env of its era (the Python its files declare, its
+   * dependencies and test runner as PyPI held them at its date; `era_env.ts`) instead of
+   * `env`. A change whose era env cannot be had is rejected as `env-unavailable`.
+   */
+  eraEnv?: EraEnvOptions;
   /** How the project's tests are run (default: pytest / maven over the whole suite). */
   runner?: RunnerSpec;
   testTimeoutMs?: number;
@@ -57,8 +66,22 @@ export interface BuildOptions {
   /** Called with each validated task, as it is found. */
   onTask?: (record: BuiltTaskRecord) => void | Promise<void>;
   onReject?: (r: Rejection) => void;
+  /** Called when a change has been walked (its tasks already given to onTask): what a resumed build skips. */
+  onChange?: (outcome: ChangeOutcome) => void | Promise<void>;
+  /** Changes an earlier run of the same build walked (by commit): counted from their outcome, not walked again. */
+  done?: Map<string, ChangeOutcome>;
   progress?: (message: string) => void;
   signal?: AbortSignal;
+}
+
+/** What walking one change gave: the journal line of a resumable build. */
+export interface ChangeOutcome {
+  commit: string;
+  rejections: Rejection[];
+  /** Instance ids of the tasks it gave. */
+  tasks: string[];
+  candidates: number;
+  testRuns: number;
 }
 
 export interface BuildReport {
@@ -68,13 +91,34 @@ export interface BuildReport {
   /** Changes in the range, and how many were walked before --limit stopped the walk. */
   changes: number;
   walked: number;
+  /** Of the walked changes, those taken from an earlier run's journal (resume). */
+  resumed: number;
   candidates: number;
   validated: number;
   rejected: Partial<Record<RejectReason, number>>;
   rejections: Rejection[];
   testRuns: number;
+  /** The distinct envs the changes were tested in: Python (or JDK), what chose it, and the tasks each gave. */
+  envs: EnvUse[];
   durationMs: number;
   stoppedAtLimit: boolean;
+}
+
+export interface EnvUse {
+  key: string;
+  python?: string;
+  from?: string;
+  cutoff?: string | null;
+  /** Changes tested in it, and the tasks they gave. */
+  changes: number;
+  tasks: number;
+}
+
+/** The env a change is tested in: the spec, how it was derived (era envs), and the built env. */
+interface ChangeEnv {
+  spec: EnvSpec;
+  derivation?: EraEnvDerivation;
+  prepared: PreparedEnv;
 }
 
 export interface Candidate {
@@ -123,7 +167,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   const latest = await resolveRev(repo, opts.to ?? 'HEAD');
   const changes = await listChanges(repo, { from: opts.from, to: latest });
   const repoName = opts.repoName ?? path.basename(repo.replace(/\/(repo|\.git)\/?$/, '').replace(/\.git$/, ''));
-  const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, walked: 0, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, durationMs: 0, stoppedAtLimit: false };
+  const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, walked: 0, resumed: 0, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, envs: [], durationMs: 0, stoppedAtLimit: false };
   const reject = (r: Rejection) => {
     report.rejected[r.reason] = (report.rejected[r.reason] ?? 0) + 1;
     report.rejections.push(r);
@@ -131,9 +175,60 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   };
   const ownWorkDir = !opts.workDir;
   const workDir = opts.workDir ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-build-')));
-  let envCache: PreparedEnv | undefined;
   const runs = new Map<string, TestStatus>();
+  const envOf = changeEnvs(opts, repo, workDir);
+  const envUse = (env: ChangeEnv): EnvUse => {
+    let use = report.envs.find((e) => e.key === env.prepared.key);
+    if (!use) {
+      use = { key: env.prepared.key, ...(env.derivation ? { python: env.derivation.python, from: env.derivation.python_from, cutoff: env.derivation.cutoff } : env.spec.kind === 'python' ? { python: env.spec.version } : {}), changes: 0, tasks: 0 };
+      report.envs.push(use);
+    }
+    return use;
+  };
   try {
+    let current: ChangeOutcome | undefined;
+    const rejectHere = (r: Rejection) => {
+      current?.rejections.push(r);
+      reject(r);
+    };
+    const walk = async (change: Change, index: number): Promise<void> => {
+      const reject = rejectHere;
+      opts.progress?.(`[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}`);
+      const files = await changedFiles(repo, change.parent, change.commit);
+      // The change's test edits (data files under a test folder included) become the hidden tests.
+      const tests = files.filter((f) => f.status !== 'D' && isTestPath(lang, f.path)).map((f) => f.path);
+      const sources = files.filter((f) => f.status !== 'D' && isSourcePath(lang, f.path) && !isTestPath(lang, f.path));
+      if (!tests.some((t) => isSourcePath(lang, t))) return reject({ commit: change.commit, reason: 'no-test-change' });
+      const candidates = await addedFunctions(repo, lang, change, sources.map((s) => s.path), reject);
+      if (!candidates.length) return reject({ commit: change.commit, reason: 'no-added-function' });
+      const viable: Candidate[] = [];
+      for (const c of candidates) {
+        report.candidates++;
+        current!.candidates++;
+        const base = { commit: change.commit, function: c.fn.qualname, file: c.file };
+        if (c.fn.isConstructor) reject({ ...base, reason: 'constructor' });
+        else if (c.fn.trivial) reject({ ...base, reason: 'trivial-body' });
+        else if (!c.fn.docstring?.trim()) reject({ ...base, reason: 'no-docstring' });
+        else viable.push(c);
+      }
+      if (!viable.length) return;
+      const env = await envOf(change);
+      if ('unavailable' in env) {
+        for (const c of viable) reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason: 'env-unavailable', detail: env.unavailable });
+        return;
+      }
+      const use = envUse(env);
+      use.changes++;
+      const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: env.prepared, runner, reject, report, runs });
+      for (const record of validated) {
+        if (opts.limit !== undefined && report.validated >= opts.limit) break;
+        const parsed = BuiltTaskRecord.parse({ ...record, env: env.spec, ...(env.derivation ? { env_derivation: env.derivation } : {}), repo: repoName, repo_path: repo, latest_commit: latest });
+        report.validated++;
+        use.tasks++;
+        current!.tasks.push(parsed.instance_id);
+        await opts.onTask?.(parsed);
+      }
+    };
     for (const [index, change] of changes.entries()) {
       if (opts.signal?.aborted) throw new GymError('CANCELLED', 'build-tasks was cancelled');
       if (opts.limit !== undefined && report.validated >= opts.limit) {
@@ -141,38 +236,24 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
         break;
       }
       report.walked++;
-      opts.progress?.(`[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}`);
-      const files = await changedFiles(repo, change.parent, change.commit);
-      // The change's test edits (data files under a test folder included) become the hidden tests.
-      const tests = files.filter((f) => f.status !== 'D' && isTestPath(lang, f.path)).map((f) => f.path);
-      const sources = files.filter((f) => f.status !== 'D' && isSourcePath(lang, f.path) && !isTestPath(lang, f.path));
-      if (!tests.some((t) => isSourcePath(lang, t))) {
-        reject({ commit: change.commit, reason: 'no-test-change' });
+      const prior = opts.done?.get(change.commit);
+      if (prior) {
+        // Walked by an earlier run of this build: its outcome counts, nothing is run again.
+        report.resumed++;
+        report.candidates += prior.candidates;
+        report.validated += prior.tasks.length;
+        for (const r of prior.rejections) {
+          report.rejected[r.reason] = (report.rejected[r.reason] ?? 0) + 1;
+          report.rejections.push(r);
+        }
         continue;
       }
-      const candidates = await addedFunctions(repo, lang, change, sources.map((s) => s.path), reject);
-      if (!candidates.length) {
-        reject({ commit: change.commit, reason: 'no-added-function' });
-        continue;
-      }
-      const viable: Candidate[] = [];
-      for (const c of candidates) {
-        report.candidates++;
-        const base = { commit: change.commit, function: c.fn.qualname, file: c.file };
-        if (c.fn.isConstructor) reject({ ...base, reason: 'constructor' });
-        else if (c.fn.trivial) reject({ ...base, reason: 'trivial-body' });
-        else if (!c.fn.docstring?.trim()) reject({ ...base, reason: 'no-docstring' });
-        else viable.push(c);
-      }
-      if (!viable.length) continue;
-      envCache ??= await prepareEnv(opts, repo, change.commit, workDir);
-      const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: envCache, runner, reject, report, runs });
-      for (const record of validated) {
-        if (opts.limit !== undefined && report.validated >= opts.limit) break;
-        const parsed = BuiltTaskRecord.parse({ ...record, repo: repoName, repo_path: repo, latest_commit: latest });
-        report.validated++;
-        await opts.onTask?.(parsed);
-      }
+      const runsBefore = report.testRuns;
+      current = { commit: change.commit, rejections: [], tasks: [], candidates: 0, testRuns: 0 };
+      await walk(change, index);
+      current.testRuns = report.testRuns - runsBefore;
+      await opts.onChange?.(current);
+      current = undefined;
     }
   } finally {
     if (ownWorkDir) await fs.rm(workDir, { recursive: true, force: true }).catch(() => {});
@@ -212,22 +293,56 @@ export async function addedFunctions(repo: string, lang: Language, change: Chang
   return out;
 }
 
-async function prepareEnv(opts: BuildOptions, repo: string, commit: string, workDir: string): Promise<PreparedEnv> {
+/**
+ * The env of each change. Fixed (`opts.env`): prepared once, from the first candidate's
+ * tree, and a failure ends the build. Era (`opts.eraEnv`, Python): derived per change,
+ * built once per distinct spec (the env builder keys by content), and an env that cannot
+ * be had (derivation or build) makes the change's candidates `env-unavailable`.
+ */
+function changeEnvs(opts: BuildOptions, repo: string, workDir: string): (change: Change) => Promise<ChangeEnv | { unavailable: string }> {
+  if (!opts.eraEnv || opts.language !== 'python') {
+    let fixed: Promise<ChangeEnv> | undefined;
+    return (change) => (fixed ??= prepareEnv(opts, opts.env, repo, change.commit, workDir).then((prepared) => ({ spec: opts.env, prepared })));
+  }
+  const resolver = new EraEnvResolver(repo, { progress: opts.progress, ...opts.eraEnv });
+  const built = new Map<string, Promise<PreparedEnv | { unavailable: string }>>();
+  return async (change) => {
+    const era = await resolver.envFor(change.commit, change.date);
+    if ('unavailable' in era) return era;
+    const key = JSON.stringify(era.spec);
+    let prepared = built.get(key);
+    if (!prepared) {
+      prepared = prepareEnv(opts, era.spec, repo, change.commit, workDir).catch((err: unknown) => {
+        const reason = err instanceof GymError ? (typeof err.details?.reason === 'string' ? err.details.reason : err.message.split('\n')[0]!) : '';
+        // An unreachable package index is not a fact about the era: the build stops.
+        if (err instanceof GymError && (err.code === 'ENV_UNAVAILABLE' || err.code === 'ENV_BUILD_FAILED') && !/could not reach the package index/.test(reason)) {
+          return { unavailable: `Python ${era.spec.kind === 'python' ? era.spec.version : ''} env (${era.derivation.python_from}) could not be built: ${reason}` };
+        }
+        throw err;
+      });
+      built.set(key, prepared);
+    }
+    const env = await prepared;
+    return 'unavailable' in env ? env : { spec: era.spec, derivation: era.derivation, prepared: env };
+  };
+}
+
+async function prepareEnv(opts: BuildOptions, env: EnvSpec, repo: string, commit: string, workDir: string): Promise<PreparedEnv> {
   // Maven envs are keyed by the pom of the start state: the first candidate's tree stands in.
   const dir = path.join(workDir, 'env-seed');
   await fs.rm(dir, { recursive: true, force: true });
   await exportTree(repo, commit, dir);
-  return opts.sandboxes.prepare(provisionalTask(opts, dir));
+  return opts.sandboxes.prepare(provisionalTask(opts, env, dir));
 }
 
-function provisionalTask(opts: BuildOptions, dir: string): Task {
+function provisionalTask(opts: BuildOptions, env: EnvSpec, dir: string): Task {
   return TaskSchema.parse({
     id: 'build-tasks-candidate',
     suite: 'humanevo-build',
     language: opts.language,
     kind: 'function',
     prompt: 'validation of a candidate',
-    env: opts.env,
+    env,
     workspace: { type: 'dir', path: dir },
     tests: { hidden: { runner: opts.runner ?? defaultRunner(opts.language) } },
   });
@@ -249,7 +364,8 @@ interface ChangeContext {
 }
 
 async function runTree(opts: BuildOptions, ctx: ChangeContext, commit: string, dir: string): Promise<TestStatus> {
-  const tree = (await gitIn(ctx.repo, ['rev-parse', `${commit}^{tree}`])).trim();
+  // The same tree gives other results in another env (a change's parent is run in the change's era).
+  const tree = `${ctx.env.key}:${(await gitIn(ctx.repo, ['rev-parse', `${commit}^{tree}`])).trim()}`;
   const known = ctx.runs.get(tree);
   if (known) return known;
   const result = await runSuite(opts, ctx, dir);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { readJsonl } from '../../src/tasks/jsonl.ts';
 import { EnvSpec, RunnerSpec } from '../../src/tasks/schema.ts';
+import { EraEnvDerivation } from './era_env.ts';
 
 export const BUILT_FORMAT = 'benchgym-humanevo/1';
 
@@ -48,6 +49,8 @@ export const BuiltTaskRecord = z.object({
   fail_to_pass: z.array(z.string()),
   pass_to_pass: z.array(z.string()),
   env: EnvSpec,
+  /** How `build-tasks` derived the env of the change's era (the Python and why, the runner, the cut-off), when it did. */
+  env_derivation: EraEnvDerivation.optional(),
   test_runner: RunnerSpec,
   test_timeout_ms: z.number().int().positive().default(600_000),
 });

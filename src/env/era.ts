@@ -120,3 +120,57 @@ export async function eraLock(uv: string, python: string, first: string, require
   return { cutoff: first, lock: await uvCompile(uv, python, first, requirements, []) };
 }
 
+/** When each Python 3 minor version had its first final release (python.org). */
+export const PYTHON_RELEASES: Record<string, string> = {
+  '3.0': '2008-12-03',
+  '3.1': '2009-06-27',
+  '3.2': '2011-02-20',
+  '3.3': '2012-09-29',
+  '3.4': '2014-03-16',
+  '3.5': '2015-09-13',
+  '3.6': '2016-12-23',
+  '3.7': '2018-06-27',
+  '3.8': '2019-10-14',
+  '3.9': '2020-10-05',
+  '3.10': '2021-10-04',
+  '3.11': '2022-10-24',
+  '3.12': '2023-10-02',
+  '3.13': '2024-10-07',
+  '3.14': '2025-10-07',
+};
+
+/** Days after a Python's release before its ecosystem (wheels, a test runner that knows it) is taken to have caught up. */
+const PYTHON_SETTLE_DAYS = 90;
+
+/**
+ * The Python that was current at a date among `versions` (`3.X`): the newest released by
+ * then; when none was, the oldest of them (the nearest this machine has). Null for none.
+ */
+export function pythonCurrentAt(date: string | Date, versions: string[]): string | null {
+  const at = new Date(date).getTime();
+  const known = versions.filter((v) => PYTHON_RELEASES[v]).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  if (!known.length) return null;
+  const released = known.filter((v) => new Date(PYTHON_RELEASES[v]!).getTime() <= at);
+  return released.length ? released[released.length - 1]! : known[0]!;
+}
+
+/**
+ * The cut-off of a project commit's env: its date, but never before the env's Python had
+ * been out PYTHON_SETTLE_DAYS (a 2014 commit run on Python 3.6 gets the packages of early
+ * 2017, the first that knew 3.6), as an ISO instant.
+ */
+export function commitCutoff(date: string | Date, python: string): string {
+  const commit = new Date(date).getTime();
+  const release = PYTHON_RELEASES[python] ? new Date(PYTHON_RELEASES[python]!).getTime() + PYTHON_SETTLE_DAYS * 24 * 3600_000 : commit;
+  return new Date(Math.max(commit, release)).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/** The uv on this machine (`$BENCHGYM_UV`, else `uv` on PATH), or null. */
+export async function findUv(): Promise<string | null> {
+  const candidates = process.env.BENCHGYM_UV ? [process.env.BENCHGYM_UV] : ['uv'];
+  for (const exe of candidates) {
+    const ok = await new Promise<boolean>((resolve) => execFile(exe, ['--version'], { timeout: 30_000 }, (err) => resolve(!err)));
+    if (ok) return exe;
+  }
+  return null;
+}

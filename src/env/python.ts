@@ -81,6 +81,44 @@ export async function findPython(version: string): Promise<string | null> {
   return null;
 }
 
+/** An interpreter this machine provides: its `3.X` version, its full version and its path. */
+export interface AvailablePython {
+  version: string;
+  full: string;
+  exe: string;
+}
+
+/**
+ * The Python 3 versions this machine can build envs with (what findPython finds), oldest
+ * first, each with the full version of the interpreter findPython would take: pyenv's
+ * folder name, or the system interpreter's own answer.
+ */
+export async function availablePythons(): Promise<AvailablePython[]> {
+  const roots = [process.env.PYENV_ROOT, path.join(os.homedir(), '.pyenv')].filter(Boolean) as string[];
+  const minors = new Set<string>();
+  for (const root of roots) {
+    for (const n of await fs.readdir(path.join(root, 'versions')).catch(() => [] as string[])) {
+      const m = /^(3\.\d+)(\.\d+)?$/.exec(n);
+      if (m) minors.add(m[1]!);
+    }
+  }
+  for (const dir of ['/usr/local/bin', '/usr/bin']) {
+    for (const n of await fs.readdir(dir).catch(() => [] as string[])) {
+      const m = /^python(3\.\d+)$/.exec(n);
+      if (m) minors.add(m[1]!);
+    }
+  }
+  const out: AvailablePython[] = [];
+  for (const version of minors) {
+    const exe = await findPython(version);
+    if (!exe) continue;
+    const fromDir = /\/versions\/(3\.\d+\.\d+)\/bin\//.exec(exe)?.[1];
+    const full = fromDir ?? (await run(exe, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], 30_000)).log.trim().split('\n').pop()!;
+    if (/^3\.\d+\.\d+$/.test(full)) out.push({ version, full, exe });
+  }
+  return out.sort((a, b) => a.version.localeCompare(b.version, undefined, { numeric: true }));
+}
+
 function run(file: string, args: string[], timeoutMs: number, vars: Record<string, string> = {}): Promise<{ ok: boolean; log: string }> {
   return new Promise((resolve) => {
     execFile(file, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', ...vars } }, (err, stdout, stderr) => {

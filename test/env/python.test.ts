@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
-import { findPython, PythonEnvBuilder } from '../../src/env/python.ts';
+import { availablePythons, findPython, PythonEnvBuilder } from '../../src/env/python.ts';
 import type { PreparedEnv } from '../../src/env/types.ts';
 import { OncePerKey, withDirLock } from '../../src/env/lock.ts';
 import { pathToFileURL } from 'node:url';
@@ -212,4 +212,16 @@ test('constraints pin what the requirements pull in; a setup step that cannot ge
     delete process.env.BENCHGYM_TEST_CORPUS;
     await fs.rm(corpus, { recursive: true, force: true });
   }
+});
+
+test('availablePythons: the 3.x interpreters findPython finds, oldest first, each with its full version', async () => {
+  const found = await availablePythons();
+  const exe = await findPython('3.11');
+  if (!exe) return void assert.ok(!found.some((p) => p.version === '3.11'));
+  const py311 = found.find((p) => p.version === '3.11')!;
+  assert.equal(py311.exe, exe);
+  assert.equal(py311.full, execFileSync(exe, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { encoding: 'utf8' }).trim());
+  const minors = found.map((p) => Number(p.version.split('.')[1]));
+  assert.deepEqual(minors, [...minors].sort((a, b) => a - b));
+  assert.ok(found.every((p) => p.full.startsWith(`${p.version}.`)));
 });

@@ -76,6 +76,27 @@ describe('build-tasks on the Python fixture', () => {
     assert.equal(JSON.parse(lines[0]!).target.qualname, 'slugify');
   });
 
+  test('--resume goes on where a stopped build ended: walked changes are not walked again, a torn journal line and its orphan task are dropped', async () => {
+    const out = path.join(await tempDir(), 'tasks.jsonl');
+    const journal = `${out}.progress.jsonl`;
+    const build = (...extra: string[]) => main(['build-tasks', '--repo', f.repo, '--language', 'python', '--out', out, '--cache-dir', TEST_CACHE_DIR, ...extra], BUILTINS);
+    assert.equal(await build('--limit', '1'), 0);
+    const first = (await fs.readFile(journal, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(first.map((o) => [o.commit, o.tasks.length]), [[f.commits.slugify, 1]]);
+    // As if killed while walking the next change: its task written, its journal line torn.
+    await fs.appendFile(out, JSON.stringify({ ...JSON.parse((await fs.readFile(out, 'utf8')).trim()), instance_id: 'orphan' }) + '\n');
+    await fs.appendFile(journal, '{"commit": "' + f.commits.mostCommon);
+    assert.equal(await build('--limit', '2', '--resume'), 0);
+    const names = (await fs.readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).target.qualname as string);
+    assert.deepEqual(names, ['slugify', 'WordBag.most_common'], 'slugify once (not walked again), the orphan gone');
+    const lines = (await fs.readFile(journal, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    assert.deepEqual(lines.map((o) => o.commit), [f.commits.slugify, f.commits.mostCommon]);
+    assert.ok(lines[1].testRuns > 0 && lines[1].tasks.length === 1);
+    // Without --resume the build starts over.
+    assert.equal(await build('--limit', '1'), 0);
+    assert.equal((await fs.readFile(journal, 'utf8')).trim().split('\n').length, 1);
+  });
+
   test('bad arguments are errors that name the flag', async () => {
     await expectGymError(buildTasksCmd(['--repo', f.repo, '--language', 'rust', '--out', 'x.jsonl']), 'INVALID_ARGUMENT', /--language: 'rust'/);
     await expectGymError(buildTasksCmd(['--language', 'python', '--out', 'x.jsonl']), 'INVALID_ARGUMENT', /--repo/);

@@ -22,10 +22,12 @@ export interface FixtureExpectation {
 
 class FixtureRepo {
   private tick = 0;
+  /** When set, the date of the next commits (else hours of January 2024, one per commit). */
+  at?: string;
   constructor(readonly dir: string) {}
 
   git(...args: string[]): string {
-    const date = `2024-01-${String(1 + Math.floor(this.tick / 24)).padStart(2, '0')}T${String(this.tick % 24).padStart(2, '0')}:00:00Z`;
+    const date = this.at ?? `2024-01-${String(1 + Math.floor(this.tick / 24)).padStart(2, '0')}T${String(this.tick % 24).padStart(2, '0')}:00:00Z`;
     return execFileSync('git', args, {
       cwd: this.dir,
       encoding: 'utf8',
@@ -464,4 +466,152 @@ public final class Headline {
       retrieval: { target: 'Text.slugify', deletedHelper: 'Text.normalizeTitle', futureCopy: 'Text.slugifyHeading' },
     },
   };
+}
+
+// --- Two Python eras ---------------------------------------------------------
+
+const ERA_SETUP_PY = `from setuptools import setup
+
+setup(
+    name="confkit",
+    version="0.1",
+    packages=["confkit"],
+    python_requires=">=3.5, <3.8",
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Programming Language :: Python :: 3.5",
+        "Programming Language :: Python :: 3.6",
+        "Programming Language :: Python :: 3.7",
+    ],
+)
+`;
+
+const ERA_MERGE_OLD = `"""Merging configuration mappings."""
+from collections import Mapping  # the ABCs left the collections module in Python 3.10
+
+
+def is_mapping(value):
+    """Whether a value is a mapping (a dict or any other Mapping)."""
+    return isinstance(value, Mapping)
+`;
+
+const ERA_DEEP_MERGE = `
+
+def deep_merge(base, override):
+    """Merge two mappings recursively into a new dict.
+
+    The keys of override win, except that where both values are mappings they are
+    merged the same way; neither argument is changed.
+    """
+    merged = dict(base)
+    for key, value in override.items():
+        if key in merged and isinstance(merged[key], Mapping) and isinstance(value, Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+`;
+
+const ERA_MERGE_NEW = `"""Merging configuration mappings."""
+from collections.abc import Mapping
+
+
+def is_mapping(value):
+    """Whether a value is a mapping (a dict or any other Mapping)."""
+    match value:
+        case Mapping():
+            return True
+        case _:
+            return False
+`;
+
+const ERA_PYPROJECT = `[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "confkit"
+version = "1.0"
+requires-python = ">=3.10"
+classifiers = [
+    "Programming Language :: Python :: 3.10",
+    "Programming Language :: Python :: 3.11",
+]
+`;
+
+const ERA_SHAPE = `"""What shape a configuration value has."""
+from collections.abc import Mapping
+
+
+def describe(value):
+    """Describe the shape of a configuration value.
+
+    A mapping is "mapping with N keys", a list or a tuple "sequence of N items",
+    None "nothing", and anything else the name of its type.
+    """
+    match value:
+        case Mapping():
+            return f"mapping with {len(value)} keys"
+        case list() | tuple():
+            return f"sequence of {len(value)} items"
+        case None:
+            return "nothing"
+        case _:
+            return type(value).__name__
+`;
+
+const ERA_TEST_MERGE = `from confkit.merge import is_mapping
+
+
+def test_is_mapping():
+    assert is_mapping({})
+    assert not is_mapping([])
+`;
+
+const ERA_TEST_DEEP_MERGE = `
+
+def test_deep_merge():
+    from confkit.merge import deep_merge
+    base = {"a": 1, "db": {"host": "x", "port": 1}}
+    assert deep_merge(base, {"db": {"port": 2}, "b": 3}) == {"a": 1, "db": {"host": "x", "port": 2}, "b": 3}
+    assert base == {"a": 1, "db": {"host": "x", "port": 1}}
+    assert deep_merge({"a": {"b": 1}}, {"a": 5}) == {"a": 5}
+`;
+
+/**
+ * A repository whose history spans two Python eras, no dependencies: `confkit` in 2019
+ * declares Python 3.5-3.7 (setup.py python_requires and classifiers, tox envlist) and
+ * imports `Mapping` from `collections` (gone in 3.10); in 2023 it moves to a
+ * pyproject.toml declaring 3.10 and 3.11 and uses `match` statements (a syntax error
+ * before 3.10). One task in each era: `deep_merge` (2019) and `describe` (2023); the
+ * move itself adds no function.
+ */
+export async function buildTwoEraFixture(dir: string): Promise<{ repo: string; commits: Record<string, string> }> {
+  const r = new FixtureRepo(dir);
+  await r.init();
+  const commits: Record<string, string> = {};
+  r.at = '2019-03-01T10:00:00Z';
+  commits.initial = await r.commit('Initial confkit', {
+    'setup.py': ERA_SETUP_PY,
+    'tox.ini': '[tox]\nenvlist = py35, py36, py37\n\n[testenv]\ncommands = pytest\n',
+    'confkit/__init__.py': '"""confkit: configuration helpers."""\n',
+    'confkit/merge.py': ERA_MERGE_OLD,
+    'tests/test_merge.py': ERA_TEST_MERGE,
+  });
+  r.at = '2019-04-01T10:00:00Z';
+  commits.deepMerge = await r.commit('Add deep_merge', { 'confkit/merge.py': ERA_MERGE_OLD + ERA_DEEP_MERGE, 'tests/test_merge.py': ERA_TEST_MERGE + ERA_TEST_DEEP_MERGE });
+  r.at = '2023-03-01T10:00:00Z';
+  commits.modernise = await r.commit('Python 3.10+: pyproject.toml, collections.abc, match', {
+    'setup.py': null,
+    'tox.ini': null,
+    'pyproject.toml': ERA_PYPROJECT,
+    'confkit/merge.py': ERA_MERGE_NEW + ERA_DEEP_MERGE,
+    'tests/test_merge.py': ERA_TEST_MERGE.replace('    assert not is_mapping([])\n', '    assert not is_mapping([])\n    assert not is_mapping(None)\n') + ERA_TEST_DEEP_MERGE,
+  });
+  r.at = '2023-04-01T10:00:00Z';
+  commits.describe = await r.commit('Add describe', {
+    'confkit/shape.py': ERA_SHAPE,
+    'tests/test_shape.py': 'from confkit.shape import describe\n\n\ndef test_describe():\n    assert describe({"a": 1}) == "mapping with 1 keys"\n    assert describe((1, 2)) == "sequence of 2 items"\n    assert describe(None) == "nothing"\n    assert describe(1.5) == "float"\n',
+  });
+  return { repo: dir, commits };
 }

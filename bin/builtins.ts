@@ -17,7 +17,7 @@ import type { Suite } from '../src/tasks/suite.ts';
 /** The built-in suites, with the repository options of those that check out repositories (`--repos-dir`). */
 export function builtinSuites(opts: { reposDir?: string } = {}): Suite[] {
   const repos = opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {};
-  return [examplesSuite(), gitchameleonSuite(), coderevalSuite(), swebenchSuite(repos), humanevoSuite(repos)];
+  return [examplesSuite(), gitchameleonSuite(), coderevalSuite(repos), swebenchSuite(repos), humanevoSuite(repos)];
 }
 
 export const BUILTIN_SUITES: Suite[] = builtinSuites();

@@ -13,7 +13,11 @@ import { buildEnvsCommand } from './build_envs.ts';
 import { findCommitsCommand } from './find_commits.ts';
 import { platformNeeds } from './platform.ts';
 import { findFunctions } from './pysource.ts';
-import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTaskId, type TaskOptions, type TaskSource } from './tasks.ts';
+import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTaskId, type ProjectStart, type TaskOptions, type TaskSource } from './tasks.ts';
+import { ProjectsTable } from './commits.ts';
+import { PROJECTS_FILE } from './find_commits.ts';
+import { projectEnvTable } from './project_envs.ts';
+import { planProjectTask, PROJECT_LEVELS, projectCacheDir, projectStartState, type ProjectSourceOptions } from './project_tasks.ts';
 
 /** The scoring procedure run in every scoring sandbox (scorer.py, next to this file). */
 export const SCORER_SOURCE = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'scorer.py'), 'utf8');
@@ -24,11 +28,28 @@ export interface LoadedCoderEval {
   /** Which files gave the official records (levels, oracle_context). */
   recordSources: string[];
   /** A task with options (`<_id>+human-label`, `+platform-test`). */
-  variant(id: string, options: TaskOptions): Task;
+  variant(id: string, options: TaskOptions): Promise<Task>;
+}
+
+/** Where the suite finds the projects and keeps their checkouts (project-level tasks). */
+export interface CoderEvalProjectOptions extends ProjectSourceOptions {
+  /** The tables (default: the suite's projects.json and project-envs.json). */
+  projectsFile?: string;
+  envsFile?: string;
+  /** Leave project-level tasks ENV_UNAVAILABLE without laying out any project (false: lay them out). */
+  noProjects?: boolean;
+}
+
+function readProjects(file: string | URL): ProjectsTable | undefined {
+  try {
+    return ProjectsTable.parse(JSON.parse(readFileSync(file, 'utf8')));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads a CoderEval (Python) dataset directory in place into tasks (default options). */
-export async function loadCoderEval(dir: string, suite = 'codereval', opts: { image?: string; imagePython?: string } = {}): Promise<LoadedCoderEval> {
+export async function loadCoderEval(dir: string, suite = 'codereval', opts: { image?: string; imagePython?: string; projects?: CoderEvalProjectOptions } = {}): Promise<LoadedCoderEval> {
   const root = path.resolve(dir);
   const file = (f: string) => path.join(root, f);
   const [rows, raw, human, blocksText, official] = await Promise.all([
@@ -42,6 +63,11 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
   const rawById = new Map(raw.map((p) => [p.question_id, p.input]));
   const humanById = new Map(human.map((p) => [p.question_id, p.input]));
   const sources = new Map<string, TaskSource>();
+  const po: CoderEvalProjectOptions = { ...opts.projects };
+  // A named CoderEval image runs project-level tasks as the platform did: no project is laid out then.
+  if (opts.image) po.noProjects = true;
+  const projects = po.noProjects ? undefined : readProjects(po.projectsFile ?? PROJECTS_FILE);
+  const envs = po.noProjects ? new Map() : projectEnvTable(po.envsFile);
   for (const row of rows) {
     const m = row.metadata;
     const id = m.task_id.slice(m.task_id.lastIndexOf('/') + 1);
@@ -50,7 +76,10 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
     const testKey = testBlockKey(blocks, { project: record?.project ?? m['lsp-repo'], filePath: record?.file_path ?? m['lsp-path'], name: m.function_name });
     if (!testKey) throw new GymError('TASK_INVALID', `task ${id} (${m['lsp-repo']} ${m['lsp-path']} ${m.function_name}): no test file in ${FILES.tests}`);
     const testSource = blocks.get(testKey)!;
+    const level = record?.level;
+    const inProject = level !== undefined && PROJECT_LEVELS.has(level);
     sources.set(id, {
+      ...(inProject ? { project: po.noProjects ? { unavailable: 'projects are not laid out (noProjects)' } : planProjectTask({ id, project: m['lsp-repo'], lspPath: m['lsp-path'], testKey }, projects, envs) } : {}),
       id,
       row,
       level: record?.level,
@@ -66,17 +95,50 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
       scorer: SCORER_SOURCE,
     });
   }
-  const tasks = [...sources.values()].map((s) => buildTask(suite, s, DEFAULT_OPTIONS));
+  // Project-level tasks: their workspace is laid out (once, cached) before the task is made.
+  const starts = new Map<string, Promise<ProjectStart | undefined>>();
+  const startOf = (s: TaskSource, o: TaskOptions) => {
+    const key = `${s.id}:${o.docstring}`;
+    let p = starts.get(key);
+    if (!p) {
+      p = projectStart(s, o, po);
+      starts.set(key, p);
+    }
+    return p;
+  };
+  const make = async (s: TaskSource, o: TaskOptions) => buildTask(suite, s, o, await startOf(s, o));
+  const tasks: Task[] = [];
+  for (const s of sources.values()) tasks.push(await make(s, DEFAULT_OPTIONS));
   return {
     tasks,
     sources,
     recordSources: official.source,
-    variant: (id, options) => {
+    variant: async (id, options) => {
       const s = sources.get(id);
       if (!s) throw new GymError('TASK_NOT_FOUND', `no task '${id}' in suite '${suite}'`);
-      return buildTask(suite, s, options);
+      return make(s, options);
     },
   };
+}
+
+/**
+ * The start state of a project-level task (project_tasks.ts), or undefined when it has none;
+ * a project that cannot be laid out here turns the task's plan into the reason.
+ */
+async function projectStart(s: TaskSource, o: TaskOptions, po: ProjectSourceOptions): Promise<ProjectStart | undefined> {
+  const plan = s.project;
+  if (!plan || !('placement' in plan) || !s.testHasFunction) return undefined;
+  const p = plan.placement;
+  const m = s.row.metadata;
+  try {
+    return await projectStartState(
+      { label: `${s.id}-${o.docstring}`, placement: p, name: m.function_name, platformTest: s.testSource, docstring: o.docstring === 'human-label' ? (s.humanLabel ?? m.human_label) : undefined, fallback: m.docstring },
+      po,
+    );
+  } catch (err) {
+    s.project = { unavailable: (err as Error).message.split('\n')[0]!.slice(0, 500) };
+    return undefined;
+  }
 }
 
 /**
@@ -85,7 +147,7 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
  * CoderEval4Python.json or the published reference outputs). Tasks of the other levels run
  * in CoderEval's Docker image, named by $BENCHGYM_CODEREVAL_IMAGE (Docker sandbox only).
  */
-export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suite {
+export function coderevalSuite(opts: { id?: string; image?: string; reposDir?: string; projects?: CoderEvalProjectOptions } = {}): Suite {
   const id = opts.id ?? 'codereval';
   const loaded = new Map<string, Promise<LoadedCoderEval>>();
   const load = (dataset?: string) => {
@@ -93,7 +155,8 @@ export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suit
     const key = path.resolve(dataset);
     let p = loaded.get(key);
     if (!p) {
-      p = loadCoderEval(key, id, { image: opts.image ?? (process.env[IMAGE_OPTION] || undefined), imagePython: process.env[IMAGE_PYTHON_OPTION] || undefined });
+      const reposDir = opts.projects?.reposDir ?? opts.reposDir ?? (process.env.BENCHGYM_REPOS_DIR || undefined);
+      p = loadCoderEval(key, id, { image: opts.image ?? (process.env[IMAGE_OPTION] || undefined), imagePython: process.env[IMAGE_PYTHON_OPTION] || undefined, projects: { ...opts.projects, ...(reposDir ? { reposDir } : {}) } });
       loaded.set(key, p);
       p.catch(() => loaded.delete(key));
     }
@@ -105,7 +168,8 @@ export function coderevalSuite(opts: { id?: string; image?: string } = {}): Suit
     metadata: CoderEvalMetadata,
     privateMetadata: CODEREVAL_PRIVATE_METADATA,
     load: async (dataset) => (await load(dataset)).tasks,
-    privatePaths: (dataset) => (dataset ? [path.resolve(dataset)] : []),
+    // The projects' checkouts hold every task's answer.
+    privatePaths: (dataset) => [...(dataset ? [path.resolve(dataset)] : []), path.resolve(opts.projects?.cacheDir ?? projectCacheDir())],
     // Acc@k (§4.3) counts the oracle_context tokens each sample's code uses.
     annotateResult: annotateCoderEvalResult,
     reportSections: coderevalReportSections,

@@ -10,6 +10,13 @@ The candidate is either a raw completion (--candidate FILE, used verbatim: how p
 outputs are replayed) or the function of that name in the agent's source file (--source FILE,
 from its `def` line to its last line, as `ast` sees it).
 
+Inside a project (--root-alias /home/travis/builds/repos/<owner---repo>), the test file sits at its
+own path in the project, the working directory, and that root is rewritten to the working directory
+in the file that runs: the platform's `sys.path.append(...)` lines then name the project here. The
+platform had the project installed in its venv; here the working directory is put on PYTHONPATH.
+`'repos/<owner---repo>...'` (relative to the platform's /home/travis/builds) is rewritten too, and
+a top-level import of a module beside the test is served as that module of its package (SIBLINGS).
+
 Exit codes: the test's own (0 passes), 1 for a timeout or a candidate that cannot be read,
 2 for a broken harness call.
 
@@ -22,6 +29,7 @@ with `TAMPER_SUSPECTED: exited before the test's end` on stderr.
 import argparse
 import ast
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -93,7 +101,7 @@ sys.exit(main())
 """
 
 
-def run_strict(out, timeout, lo, hi):
+def run_strict(out, timeout, lo, hi, env=None):
     """The test file under RUNNER: its exit code, and whether it reached its end by itself."""
     import secrets
 
@@ -103,7 +111,7 @@ def run_strict(out, timeout, lo, hi):
     os.write(to_child, nonce.encode())
     os.close(to_child)
     try:
-        proc = subprocess.run([sys.executable, "-c", RUNNER, str(from_parent), str(to_parent), out, str(lo), str(hi)], pass_fds=(from_parent, to_parent), timeout=timeout)
+        proc = subprocess.run([sys.executable, "-c", RUNNER, str(from_parent), str(to_parent), out, str(lo), str(hi)], pass_fds=(from_parent, to_parent), timeout=timeout, env=env)
     finally:
         os.close(from_parent)
         os.close(to_parent)
@@ -129,6 +137,43 @@ def run_strict(out, timeout, lo, hi):
     return proc.returncode, None
 
 
+# Inside a project: the platform's test files import their siblings as top-level modules
+# (`from fifo import FIFOCache` in cachetools/), while those siblings import relatively
+# (`from .cache import Cache`). A top-level import of a module beside the test is served as
+# that module of its package (`cachetools.fifo`), so both kinds of import work as they did on
+# the platform. Loaded at start-up as sitecustomize from a folder on PYTHONPATH.
+SIBLINGS = r"""
+import importlib, importlib.abc, importlib.machinery, os, sys
+
+_root, _dir = os.environ.get("BENCHGYM_PROJECT_ROOT"), os.environ.get("BENCHGYM_TEST_DIR")
+_rel = os.path.relpath(_dir, _root) if _root and _dir else "."
+_parts = [] if _rel in (".", "") or _rel.startswith("..") else _rel.split(os.sep)
+if _parts and all(p.isidentifier() for p in _parts) and os.path.isfile(os.path.join(_dir, "__init__.py")):
+    _package = ".".join(_parts)
+
+    class _Alias(importlib.abc.Loader):
+        def __init__(self, full):
+            self.full = full
+
+        def create_module(self, spec):
+            return importlib.import_module(self.full)
+
+        def exec_module(self, module):
+            pass
+
+    class _Siblings(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            # Built-in modules come first on the platform too (`time` beside neo4j's time/ package).
+            if path is not None or "." in name or name == _parts[0] or name in sys.builtin_module_names:
+                return None
+            if not (os.path.isfile(os.path.join(_dir, name + ".py")) or os.path.isfile(os.path.join(_dir, name, "__init__.py"))):
+                return None
+            return importlib.machinery.ModuleSpec(name, _Alias(_package + "." + name))
+
+    sys.meta_path.insert(0, _Siblings())
+"""
+
+
 def reindent(code, column):
     body = textwrap.dedent(code)
     return "\n".join((" " * column + line) if line.strip() else line for line in body.split("\n"))
@@ -142,6 +187,7 @@ def main():
     ap.add_argument("--candidate", help="a raw candidate, used verbatim")
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--out", help="where the file to run is written (default: next to --test)")
+    ap.add_argument("--root-alias", help="the project's root in CoderEval's image (/home/travis/builds/repos/<owner---repo>): rewritten to the working directory, the project here")
     args = ap.parse_args()
 
     with open(args.test, encoding="utf-8") as f:
@@ -164,16 +210,35 @@ def main():
     lines = test_source.split("\n")
     start, end = target.lineno - 1, target.end_lineno
     combined = "\n".join(lines[:start] + [reindent(candidate, target.col_offset)] + lines[end:])
+    if args.root_alias:
+        # The platform's tests put its copy of the project on sys.path: here the project is the working directory.
+        alias = args.root_alias.rstrip("/")
+        combined = combined.replace(alias, os.getcwd())
+        # Some tests name it relative to the platform's working directory (/home/travis/builds): 'repos/<owner---repo>/...'.
+        relative = alias[len("/home/travis/builds/"):] if alias.startswith("/home/travis/builds/") else None
+        if relative:
+            combined = re.sub("([\"'])" + re.escape(relative) + "(?=[/\"'])", lambda m: m.group(1) + os.getcwd(), combined)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.test)), "run_" + os.path.basename(args.test))
     with open(out, "w", encoding="utf-8") as f:
         f.write(combined)
     strict = os.environ.get("BENCHGYM_SCORING") == "strict"
+    env = None
+    if args.root_alias:
+        # The platform had each project installed in its venv: here its root is on the path instead.
+        env = dict(os.environ)
+        boot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot")
+        os.makedirs(boot, exist_ok=True)
+        with open(os.path.join(boot, "sitecustomize.py"), "w", encoding="utf-8") as f:
+            f.write(SIBLINGS)
+        env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), boot] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env["BENCHGYM_PROJECT_ROOT"] = os.getcwd()
+        env["BENCHGYM_TEST_DIR"] = os.path.dirname(os.path.abspath(out))
     try:
         if strict:
             code = reindent(candidate, target.col_offset)
-            returncode, tamper = run_strict(out, args.timeout, start + 1, start + code.count("\n") + 1)
+            returncode, tamper = run_strict(out, args.timeout, start + 1, start + code.count("\n") + 1, env)
         else:
-            returncode, tamper = subprocess.run([sys.executable, out], timeout=args.timeout).returncode, None
+            returncode, tamper = subprocess.run([sys.executable, out], timeout=args.timeout, env=env).returncode, None
     except subprocess.TimeoutExpired:
         print(f"TIMEOUT: the test did not finish within {args.timeout:g} s", file=sys.stderr)
         return 1

@@ -5,6 +5,7 @@ import { STANDALONE_LEVELS, type AllRow, type Level } from './dataset.ts';
 import { HARNESS_REQUIREMENTS } from './platform.ts';
 import { functionBlock, joinLayout, replaceTarget, splitLayout, stubOf } from './pysource.ts';
 import { shellQuote } from '../../src/shell_quote.ts';
+import type { ProjectFiles, ProjectPlan } from './project_tasks.ts';
 
 /** The platform's time limit for one test file (seconds). */
 export const TEST_TIMEOUT_S = 30;
@@ -62,6 +63,17 @@ export interface TaskSource {
   /** The interpreter inside that image (default `python`). */
   imagePython?: string;
   scorer: string;
+  /** A task of a project level: where it sits in its project, or why it cannot run there (project_tasks.ts). */
+  project?: ProjectPlan;
+}
+
+/** A task's start state inside its project (materialised by the loader): the workspace and the file's versions. */
+export interface ProjectStart {
+  dir: string;
+  files: ProjectFiles;
+  /** The commit the workspace was taken at, and the task's file there. */
+  commit: string;
+  file: string;
 }
 
 /** Can the task run on the plain interpreter here: a standalone level whose test needs only the standard library. */
@@ -71,6 +83,7 @@ export function runnableHere(s: Pick<TaskSource, 'level' | 'needs' | 'testHasFun
 
 function envOf(s: TaskSource): EnvSpec {
   if (runnableHere(s)) return { kind: 'python', version: '3.11', requirements: HARNESS_REQUIREMENTS };
+  if (s.testHasFunction && s.project && 'placement' in s.project && !s.image) return s.project.placement.env;
   if (!s.testHasFunction) {
     // The platform put the candidate into the project itself; its test file only calls it.
     // benchgym's scorer replaces the function in the test file, so it cannot score this task.
@@ -80,7 +93,7 @@ function envOf(s: TaskSource): EnvSpec {
     ? 'its runnable level is unknown (no official record)'
     : STANDALONE_LEVELS.has(s.level)
       ? `its test file ${s.needs.join(' and ')}`
-      : `a ${s.level} task runs inside its project`;
+      : `a ${s.level} task runs inside its project${s.project && 'unavailable' in s.project ? `, and its project cannot be laid out here: ${s.project.unavailable}` : ''}`;
   return {
     kind: 'image',
     ...(s.image ? { image: s.image } : {}),
@@ -90,10 +103,12 @@ function envOf(s: TaskSource): EnvSpec {
   };
 }
 
-function note(file: string, name: string, o: TaskOptions, testFile: string): string {
+function note(file: string, name: string, o: TaskOptions, testFile: string, project?: string): string {
   return [
     '',
-    `In this workspace the function \`${name}\` in \`${file}\` has only its signature and docstring; the rest of the file is the project's. Implement it there.`,
+    project
+      ? `This workspace is the project ${project} (one commit, no history). The function \`${name}\` in \`${file}\` has only its signature and docstring; the rest of the project is as it was. Implement it there.`
+      : `In this workspace the function \`${name}\` in \`${file}\` has only its signature and docstring; the rest of the file is the project's. Implement it there.`,
     `Scoring takes the function \`${name}\` from that file (from its \`def\` line to its end), puts it in place of the original in the platform's test file and runs it (${TEST_TIMEOUT_S} s); the exit code decides. Code outside the function is not part of the answer.`,
     o.visibleTest === 'platform'
       ? `run_tests runs that test (\`${testFile}\`) with your current function.`
@@ -103,9 +118,12 @@ function note(file: string, name: string, o: TaskOptions, testFile: string): str
 }
 
 /** A CoderEval task with the given options (see OPTION_SUFFIXES). */
-export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT_OPTIONS): Task {
+export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT_OPTIONS, start?: ProjectStart): Task {
   const m = s.row.metadata;
-  const file = m['lsp-path'];
+  const env = envOf(s);
+  const placement = env.kind === 'python' && s.project && 'placement' in s.project ? s.project.placement : undefined;
+  if (placement && !start) throw new GymError('INTERNAL', `task ${s.id}: its project workspace was not laid out`);
+  const file = start ? start.file : m['lsp-path'];
   const name = m.function_name;
   const label = s.humanLabel ?? m.human_label;
   if (o.docstring === 'human-label' && !label) throw new GymError('TASK_INVALID', `task ${s.id} has no human-labelled docstring`);
@@ -118,20 +136,23 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   const platformVersion = functionBlock(s.testSource, name);
   const gold = platformVersion ? joinLayout(gt.decorators, platformVersion, prefix) : m.ground_truth;
   const testName = s.testKey.slice(s.testKey.lastIndexOf('/') + 1);
-  const testPath = `${HARNESS_DIR}/${testName}`;
-  const env = envOf(s);
+  // Inside its project the test goes at its own path (its siblings import each other), else into the harness folder.
+  const testPath = placement ? placement.testPath : `${HARNESS_DIR}/${testName}`;
   const python = env.kind === 'image' ? env.command : 'python';
-  const command = `${python} ${HARNESS_DIR}/scorer.py --test ${testPath} --name ${name} --source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}`;
+  const root = placement ? ` --root-alias ${shellQuote(placement.rootAlias)}` : '';
+  const command = `${python} ${HARNESS_DIR}/scorer.py --test ${shellQuote(testPath)} --name ${name} --source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}${root}`;
   const timeoutMs = (TEST_TIMEOUT_S + 60) * 1000;
   let visible: TaskInput['tests']['visible'];
   if (o.visibleTest === 'platform') {
     // The platform's test holds the original function: the agent's copy has the stub instead.
-    const masked = replaceTarget(s.testSource, name, splitLayout(stub, prefix).block);
+    const masked = replaceTarget(s.testSource, name, start ? start.files.stubBlock : splitLayout(stub, prefix).block);
     if (masked === undefined) throw new GymError('TASK_INVALID', `task ${s.id}: no function ${name} in its test file to mask`);
     visible = { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: masked }, timeoutMs };
   }
   const officialPrompt = { raw: s.prompts.raw ?? s.row.prompt, 'human-label': s.prompts.humanLabel ?? s.prompts.raw ?? s.row.prompt };
-  const episodeNote = note(file, name, o, testPath);
+  const episodeNote = note(file, name, o, testPath, placement && start ? `${placement.repo} at ${start.commit.slice(0, 12)}` : undefined);
+  // The scorer writes the file it runs next to the test (`run_<test>`): both are reset before scoring.
+  const runFile = testPath.replace(/[^/]+$/, (b) => `run_${b}`);
   const input: TaskInput = {
     id: taskIdWith(s.id, o),
     suite,
@@ -146,13 +167,13 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
       'completion-human-label': officialPrompt['human-label'],
     },
     env,
-    workspace: { type: 'files', files: { [file]: fill(stub) } },
+    workspace: start ? { type: 'dir', path: start.dir } : { type: 'files', files: { [file]: fill(stub) } },
     tests: {
       ...(visible ? { visible } : {}),
       hidden: { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: s.testSource }, timeoutMs },
-      testFiles: [`${HARNESS_DIR}/**`],
+      testFiles: placement ? [`${HARNESS_DIR}/**`, testPath, runFile] : [`${HARNESS_DIR}/**`],
     },
-    solution: { files: { [file]: fill(gold) } },
+    solution: { files: { [file]: start ? start.files.gold : fill(gold) } },
     metadata: {
       codereval_id: s.id,
       project: m['lsp-repo'],
@@ -160,7 +181,8 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
       name,
       level: s.level ?? 'unknown',
       standalone: s.level ? STANDALONE_LEVELS.has(s.level) : 'unknown',
-      runnableHere: runnableHere(s),
+      runnableHere: runnableHere(s) || Boolean(placement),
+      ...(placement && start ? { repo: placement.repo, commit: start.commit } : {}),
       testHasFunction: s.testHasFunction,
       ...(s.needs.length ? { platformNeeds: s.needs } : {}),
       docstring: o.docstring,

@@ -21,7 +21,7 @@ test('a CoderEval task in a user-named image (Docker): the reference passes, the
   if (SKIP_WITHOUT_DATA) return t.skip(SKIP_WITHOUT_DATA);
   const skip = await dockerSkipReason([STAND_IN]);
   if (skip) return t.skip(skip);
-  const loaded = await loadCoderEval(CODEREVAL_DIR);
+  const loaded = await loadCoderEval(CODEREVAL_DIR, 'codereval', { projects: { noProjects: true } });
   // int_to_string's test needs nothing but Python: run it "inside the project" of the stand-in.
   const source = loaded.sources.get('62ece4982e6aefcf4aabbd68')!;
   const inImage = buildTask('codereval', { ...source, needs: ['is run in a stand-in image by this test'], image: STAND_IN, imagePython: 'python3' });

@@ -23,7 +23,7 @@ import type { AgentContext, AgentResult } from '../../../src/agent/types.ts';
 import { promises as fs } from 'node:fs';
 import { call, data, text } from '../../server/scenario.ts';
 import { CHATGPT_DIR, CODEREVAL_DIR, SKIP_WITHOUT_DATA, SMALL } from './data.ts';
-import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
+import { coderevalSuite } from '../../../envs/codereval/index.ts';
 
 /** setdefault (mixed published verdicts) and int_to_string (mixed). */
 const REPLAYED = ['62b8d22a48ba5a41d1c3f47e', '62ece4982e6aefcf4aabbd68'];
@@ -34,7 +34,8 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
   let tasks: Map<string, Task>;
 
   before(async () => {
-    const registry = new SuiteRegistry(BUILTIN_SUITES);
+    // Projects are not laid out here (project.test.ts does that): project-level tasks stay ENV_UNAVAILABLE.
+    const registry = new SuiteRegistry([coderevalSuite({ projects: { noProjects: true } })]);
     registry.enable(`codereval=${CODEREVAL_DIR}`);
     ({ gym, cleanup } = await makeGym({ registry }));
     tasks = new Map((await registry.tasks('codereval')).map((t) => [t.id, t]));

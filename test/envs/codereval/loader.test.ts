@@ -13,6 +13,7 @@ import { execFileSync } from 'node:child_process';
 import { findPython } from '../../../src/env/python.ts';
 import { targetFunction } from '../../../envs/codereval/pysource.ts';
 import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
+import { coderevalSuite } from '../../../envs/codereval/index.ts';
 
 describe('official records', () => {
   test('oracle_context by the paper\'s categories, from JSON or the text of Python lists', () => {
@@ -50,7 +51,7 @@ describe('official records', () => {
 describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
   let loaded: LoadedCoderEval;
   before(async () => {
-    loaded = await loadCoderEval(CODEREVAL_DIR);
+    loaded = await loadCoderEval(CODEREVAL_DIR, 'codereval', { projects: { noProjects: true } });
   });
 
   test('230 tasks with the paper\'s six levels; the 45 standalone tasks whose tests need only the standard library run here', () => {
@@ -84,8 +85,8 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
     assert.match((t.env as { about: string }).about, /class_runnable/);
   });
 
-  test('options: a human-labelled docstring, and the platform test as a visible test with the original function masked', () => {
-    const v = loaded.variant('62e60ed4d76274f8a4026da0', { docstring: 'human-label', visibleTest: 'platform' });
+  test('options: a human-labelled docstring, and the platform test as a visible test with the original function masked', async () => {
+    const v = await loaded.variant('62e60ed4d76274f8a4026da0', { docstring: 'human-label', visibleTest: 'platform' });
     assert.equal(v.id, '62e60ed4d76274f8a4026da0+human-label+platform-test');
     assert.deepEqual([v.metadata.docstring, v.metadata.visibleTest], ['human-label', 'platform']);
     const file = (v.workspace as { files: Record<string, string> }).files['neo4j/_data.py']!;
@@ -99,7 +100,7 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
   });
 
   test('the registry resolves option ids; unknown suffixes are not tasks', async () => {
-    const registry = new SuiteRegistry(BUILTIN_SUITES);
+    const registry = new SuiteRegistry([coderevalSuite({ projects: { noProjects: true } })]);
     registry.enable(`codereval=${CODEREVAL_DIR}`);
     assert.equal((await registry.task('codereval', '62ece4982e6aefcf4aabbd68+platform-test')).tests.visible?.runner.type, 'script');
     await assert.rejects(registry.task('codereval', '62ece4982e6aefcf4aabbd68+verbose'), (e: Error & { code?: string }) => e.code === 'TASK_NOT_FOUND');
@@ -126,7 +127,7 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
         await write('workspace', (base.workspace as { files: Record<string, string> }).files[file]!);
         await write('reference', base.solution!.files![file]!);
         if (base.metadata.testHasFunction === false) continue;
-        const v = loaded.variant(id, { docstring: 'human-label', visibleTest: 'platform' });
+        const v = await loaded.variant(id, { docstring: 'human-label', visibleTest: 'platform' });
         await write('human-label', (v.workspace as { files: Record<string, string> }).files[file]!);
         const [key, masked] = Object.entries(v.tests.visible!.files).find(([k]) => !k.endsWith('scorer.py'))!;
         await write('masked', masked);

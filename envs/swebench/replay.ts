@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import type { ReplayAdapter, ReplayRow } from '../../src/replay/adapter.ts';
@@ -108,14 +108,49 @@ export function runReport(tasks: Task[], submitted: string[], reports: Map<strin
   };
 }
 
-/** One instance replayed: its harness report and how long it took. */
+/** One instance replayed: its harness report and how long it took (resumed: read back from an earlier run's logs). */
 export interface InstanceResult {
   id: string;
   report: InstanceReport;
   durationMs: number;
+  resumed?: boolean;
+}
+
+/** The replay's own options: the output directory; whether complete logs are scored again; what was resumed. */
+export interface ReplayOptions {
+  out: string;
+  rescore: boolean;
+  /** Instances whose complete report an earlier run left in OUT (filled while the submissions are made). */
+  resumed: Map<string, InstanceReport>;
 }
 
 const logDir = (out: string, id: string) => path.join(out, 'logs', id.replace(/[^\w.@+-]/g, '_'));
+
+/**
+ * The report an earlier run left for this prediction, when it is complete: `report.json` read
+ * whole, for this instance, with a verdict (an infrastructure error is scored again), and
+ * `patch.diff` the same patch. A run killed midway left the instance it was scoring without
+ * one (report.json is written last, and atomically), so that instance is scored again.
+ */
+export function completeReport(out: string, p: Prediction): InstanceReport | undefined {
+  const dir = logDir(out, p.instance_id);
+  try {
+    if (readFileSync(path.join(dir, 'patch.diff'), 'utf8') !== (p.model_patch ?? '')) return undefined;
+    const parsed = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as Record<string, InstanceReport | undefined>;
+    const r = parsed[p.instance_id];
+    if (!r || typeof r.resolved !== 'boolean' || typeof r.patch_successfully_applied !== 'boolean' || !Array.isArray(r.notes) || r.error) return undefined;
+    return r;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Writes a file whole or not at all (a kill mid-write leaves the old one, or none). */
+async function writeWhole(file: string, text: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  await fs.writeFile(tmp, text);
+  await fs.rename(tmp, file);
+}
 
 /**
  * `benchgym score --suite swe-bench-java` replays predictions the way `run_evaluation` does:
@@ -124,43 +159,57 @@ const logDir = (out: string, id: string) => path.join(out, 'logs', id.replace(/[
  * `OUT/results.json` with the run report. Empty patches are not run (the harness counts them
  * apart); infrastructure failures are `error_ids`, never unresolved.
  */
-export const replayAdapter: ReplayAdapter<Prediction, { out: string }, InstanceResult> = {
+export const replayAdapter: ReplayAdapter<Prediction, ReplayOptions, InstanceResult> = {
   rowFormat: 'instance_id, model_patch',
   usage: `  benchgym score --suite swe-bench-java --dataset FILE.jsonl --predictions all_preds.jsonl [--repos-dir DIR] [--out DIR]
-                 [--tasks a,b] [--concurrency N] [--json]
+                 [--rescore] [--tasks a,b] [--concurrency N] [--json]
                                                       SWE-bench predictions (instance_id, model_patch): OUT/results.json
-                                                      (resolved ids) and OUT/logs/<instance_id>/ (default OUT ./swebench-run)`,
+                                                      (resolved ids) and OUT/logs/<instance_id>/ (default OUT ./swebench-run);
+                                                      resumable: an instance whose complete report.json for the same patch
+                                                      is in OUT is not scored again (--rescore: score every one)`,
   row: PredictionRow,
   describeIssues: describeRowIssues,
-  flags: { out: { type: 'string' } },
-  options: (values) => ({ out: path.resolve(typeof values.out === 'string' ? values.out : 'swebench-run') }),
+  flags: { out: { type: 'string' }, rescore: { type: 'boolean' } },
+  options: (values) => ({ out: path.resolve(typeof values.out === 'string' ? values.out : 'swebench-run'), rescore: values.rescore === true, resumed: new Map() }),
   taskOf: (row) => row.instance_id,
   keep: lastPerInstance,
   refuseUnknown: () => null,
-  submissions: (row, _task, line) => [{ taskId: row.instance_id, sample: 0, patch: row.model_patch?.trim() ? row.model_patch : null, line }],
+  submissions(row, _task, line, options) {
+    const patch = row.model_patch?.trim() ? row.model_patch : null;
+    // Resumed: nothing to score (the driver skips a null patch); result() hands back the earlier report.
+    const earlier = patch !== null && !options.rescore ? completeReport(options.out, row) : undefined;
+    if (earlier) options.resumed.set(row.instance_id, earlier);
+    return [{ taskId: row.instance_id, sample: 0, patch: earlier ? null : patch, line }];
+  },
   // Its Maven runs have no strict-only check: `--scoring both` replays it faithfully.
   strictRescore: false,
   async result(s, { options }) {
     const p = s.row;
+    const earlier = options.resumed.get(p.instance_id);
+    if (earlier) return { id: p.instance_id, report: earlier, durationMs: 0, resumed: true };
     const dir = logDir(options.out, p.instance_id);
     await fs.mkdir(dir, { recursive: true });
+    // report.json goes last: an instance without one was not finished and is scored again.
+    await fs.rm(path.join(dir, 'report.json'), { force: true });
     await fs.writeFile(path.join(dir, 'patch.diff'), p.model_patch ?? '');
     const report = instanceReport(p.model_patch, s.verdict ?? null, s.error);
     if (s.verdict?.logRef) await fs.copyFile(s.verdict.logRef, path.join(dir, 'test_output.txt')).catch(() => {});
-    await fs.writeFile(path.join(dir, 'report.json'), JSON.stringify({ [p.instance_id]: report }, null, 2) + '\n');
+    await writeWhole(path.join(dir, 'report.json'), JSON.stringify({ [p.instance_id]: report }, null, 2) + '\n');
     return { id: p.instance_id, report, durationMs: s.durationMs };
   },
-  progress({ id, report: r, durationMs }) {
+  progress({ id, report: r, durationMs, resumed }) {
     const what = r.error ? `ERROR ${r.error.code}: ${r.error.message.split('\n')[0]}` : !r.patch_exists ? 'empty patch' : r.resolved ? 'resolved' : r.patch_successfully_applied ? 'unresolved' : 'patch does not apply';
-    return `${what.padEnd(11)} ${id} (${(durationMs / 1000).toFixed(1)} s)`;
+    return `${what.padEnd(11)} ${id} (${resumed ? 'resumed: report.json of an earlier run' : `${(durationMs / 1000).toFixed(1)} s`})`;
   },
   async report(results, { suite, tasks, rows, unknown, options: { out } }) {
     await fs.mkdir(path.join(out, 'logs'), { recursive: true });
     const run = runReport(tasks, rows.map((r) => r.row.instance_id), new Map(results.map((r) => [r.id, r.report])), unknown.map((r) => r.row.instance_id));
-    await fs.writeFile(path.join(out, 'results.json'), JSON.stringify(run, null, 2) + '\n');
+    await writeWhole(path.join(out, 'results.json'), JSON.stringify(run, null, 2) + '\n');
+    const resumed = results.filter((r) => r.resumed).length;
     const text =
       `\n${suite}: ${run.resolved_instances}/${run.total_instances} resolved (${run.submitted_instances} submitted, ${run.completed_instances} completed, ` +
       `${run.empty_patch_instances} empty, ${run.error_instances} errors${run.unknown_ids.length ? `, ${run.unknown_ids.length} unknown ids` : ''})\n` +
+      (resumed ? `${resumed} resumed from the reports of an earlier run in ${out} (--rescore scores them again)\n` : '') +
       `results: ${path.join(out, 'results.json')}, logs: ${path.join(out, 'logs')}/<instance_id>/\n`;
     return { json: run, text, exitCode: run.error_instances > 0 ? 1 : 0 };
   },

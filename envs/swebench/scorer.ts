@@ -3,6 +3,7 @@ import { GymError } from '../../src/errors.ts';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { matchesAny } from '../../src/sandbox/glob.ts';
 import { shellQuote } from '../../src/shell_quote.ts';
+import { killedByMemoryLimit, OOM_KILLED_NOTE } from '../../src/sandbox/memory_limit.ts';
 import { parseJavaTestId, runTests, type TestRun } from '../../src/scoring/runners.ts';
 import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps, type VerdictBody } from '../../src/scoring/pipeline.ts';
 import { clearForHarness, refusedNote } from '../../src/scoring/candidate_files.ts';
@@ -67,7 +68,13 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
     },
 
     // 4. FAIL_TO_PASS and PASS_TO_PASS, this run's reports only.
-    runTests: ({ sandbox, env }) => runTests(sandbox, env, runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal }),
+    async runTests({ sandbox, env, notes }) {
+      const run = await runTests(sandbox, env, runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
+      // Said in the verdict: unresolved for a candidate (its code outgrew the task's memory), an
+      // infrastructure error for validate's gold run (src/scoring/validate.ts).
+      if (killedByMemoryLimit(run.exec)) notes.push(memoryLimitNote(task, run));
+      return run;
+    },
 
     // 5. Resolved iff every given test passed.
     async decide({ sandbox, notes }, run) {
@@ -75,6 +82,13 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
       return decideSwebench({ ...run, tests }, task.tests, notes, task.language);
     },
   };
+}
+
+/** The sandbox's memory limit killed the test run (Maven, or its Surefire fork): the note says which limit, and what the log showed of it. */
+function memoryLimitNote(task: Task, run: TestRun): string {
+  const limit = task.resources.memoryMb ? `the task asks for ${task.resources.memoryMb} MiB; the sandbox had max(that, the server's limit)` : "the server's default limit";
+  const tail = run.log.split('\n').filter((l) => /Killed|terminated without|exit code 137|OutOfMemory|memory limit/i.test(l)).slice(-3).join(' | ');
+  return `${OOM_KILLED_NOTE}: the test run was killed by the sandbox's memory limit (${limit}; exit ${run.exec.exitCode})${tail ? `: ${tail}` : ''}`;
 }
 
 /** A shell command in the scoring sandbox, with the scoring's signal. */

@@ -196,6 +196,17 @@ for (const id of ['fasterxml__jackson-core-174', 'fasterxml__jackson-core-183', 
   };
 }
 
+// jackson-core-729 (2022, 2.14) still sets javac.src.version / target 1.6 in its own pom; 566
+// (the 3.0.0-SNAPSHOT line of 2019, parent mapped to 2.10.0 whose default is 1.7) uses static
+// and default interface methods, Java 8: each found `ENV_BUILD_FAILED` by validate on JDK 17.
+for (const [id, level] of [['fasterxml__jackson-core-729', '1.7'], ['fasterxml__jackson-core-566', '1.8']] as const) {
+  INSTANCE_SPECS[id] = {
+    ...INSTANCE_SPECS[id],
+    args: [`-Djavac.src.version=${level}`, `-Djavac.target.version=${level}`],
+    note: [INSTANCE_SPECS[id]?.note, `source/target (javac.src.version / javac.target.version) set to ${level} for JDK 17`].filter(Boolean).join('; '),
+  };
+}
+
 /** The spec used for a repository the table does not know: Maven on the default JDK. */
 export const DEFAULT_SPEC: JavaSpec = maven('17', { note: 'no spec for this repository: Maven with JDK 17 assumed' });
 

@@ -190,7 +190,11 @@ export class Cgroup {
     return [...all];
   }
 
-  /** How often the memory limit killed a process here (v2 memory.events, v1 memory.oom_control). */
+  /**
+   * How often the memory limit killed a process here or below (v2 memory.events, which counts
+   * descendants; v1 memory.oom_control, which counts only the cgroup the victim was in: the
+   * command leaves' counts are added, so read it before a leaf is removed).
+   */
   async oomKills(): Promise<number> {
     try {
       if (this.driver.version === 2) {
@@ -199,8 +203,12 @@ export class Cgroup {
       }
       const dir = this.dirs.get('memory');
       if (!dir) return 0;
-      const text = await fs.readFile(path.join(dir, 'memory.oom_control'), 'utf8');
-      return Number(/oom_kill (\d+)/.exec(text)?.[1] ?? 0);
+      let total = 0;
+      for (const d of await treeDeepestFirst(dir)) {
+        const text = await fs.readFile(path.join(d, 'memory.oom_control'), 'utf8').catch(() => '');
+        total += Number(/oom_kill (\d+)/.exec(text)?.[1] ?? 0);
+      }
+      return total;
     } catch {
       return 0;
     }

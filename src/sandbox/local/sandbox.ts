@@ -19,6 +19,7 @@ import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_I
 import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
 import type { Confinement } from './confinement.ts';
 import type { LocalLimits } from './limits.ts';
+import { OOM_NOTE, type MemoryLimitMark } from '../memory_limit.ts';
 import { EXECUTOR_MARKER, executorStartFailed, LocalExecutor, placeExecutorBinary } from './executor.ts';
 
 const execFileP = promisify(execFile);
@@ -289,9 +290,11 @@ export class LocalSandbox implements Sandbox {
     }
     const oom = ((await this.confinement.cgroup?.oomKills()) ?? 0) > oomBefore;
     const notes =
-      (oom ? `\nbenchgym: a process was killed by the sandbox's memory limit\n` : '') +
+      (oom ? `\n${OOM_NOTE}\n` : '') +
       (diskExceeded !== undefined ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n` : '');
-    return notes ? { ...r, stderr: r.stderr + notes } : r;
+    const res: ExecResult & MemoryLimitMark = notes ? { ...r, stderr: r.stderr + notes } : { ...r };
+    if (oom) res.oomKilled = true;
+    return res;
   }
 
   /** A command in a bubblewrap (or prlimit) process of its own: the path without an executor. */
@@ -302,6 +305,7 @@ export class LocalSandbox implements Sandbox {
     // Each command in a leaf cgroup of its own: at its end, everything it started is killed.
     const cgroup = await this.confinement.cgroup?.child();
     const oomBefore = (await this.confinement.cgroup?.oomKills()) ?? 0;
+    let oomAfter = oomBefore;
     const [file, ...args] = await this.argv(command, cwd, { cgroup });
     const started = Date.now();
     const child = spawn(file!, args, { cwd, env: this.environment(opts.env), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -388,25 +392,29 @@ export class LocalSandbox implements Sandbox {
       // Nothing a command started outlives it: not its process group, and not what left
       // the group with setsid() and let go of the pipes (found by the inherited marker).
       await killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id);
+      // Before the leaf goes: on cgroup v1 its OOM count is its own, not its parent's.
+      oomAfter = (await this.confinement.cgroup?.oomKills()) ?? 0;
       // The cgroup finds the rest, whatever they did to their session, environment or parent.
       await cgroup?.remove();
       await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
     });
     if (cancelled && !timedOut) throw new GymError('CANCELLED', 'the command was cancelled');
-    const oom = ((await this.confinement.cgroup?.oomKills()) ?? 0) > oomBefore;
-    return {
+    const oom = oomAfter > oomBefore;
+    const res: ExecResult & MemoryLimitMark = {
       exitCode: code,
       signal,
       stdout: out.text(),
       stderr:
         err.text() +
-        (oom ? `\nbenchgym: a process was killed by the sandbox's memory limit\n` : '') +
+        (oom ? `\n${OOM_NOTE}\n` : '') +
         (diskExceeded !== undefined ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n` : ''),
       timedOut,
       truncated: { stdout: out.dropped, stderr: err.dropped },
       totalBytes: { stdout: out.total, stderr: err.total },
       durationMs: Date.now() - started,
     };
+    if (oom) res.oomKilled = true;
+    return res;
   }
 
   private assertLive(): void {

@@ -71,6 +71,34 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
     assert.equal(failed.patch_successfully_applied, false);
     assert.equal(failed.resolved, false);
     assert.ok(failed.notes.some((n: string) => /PATCH_APPLY_FAILED/.test(n)));
+
+    // Resumable: a second run into the same OUT scores nothing already complete (no mvn run).
+    const testOutput = path.join(out, 'logs', 'acme__calc-7', 'test_output.txt');
+    const before = (await fs.stat(testOutput)).mtimeMs;
+    const args = ['score', '--suite', 'swe-bench-java', '--dataset', dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', path.join(root, 'data-dir')];
+    const again = await runCli(args);
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stderr, /resolved {4}acme__calc-7 \(resumed: report\.json of an earlier run\)/);
+    assert.match(again.stdout, /2 resumed from the reports of an earlier run/);
+    assert.deepEqual(JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8')), results);
+    assert.equal((await fs.stat(testOutput)).mtimeMs, before, 'the resumed instance was scored again');
+
+    // Killed while scoring acme__calc-9: its report.json never written. It alone is scored again.
+    await fs.rm(path.join(out, 'logs', 'acme__calc-9', 'report.json'));
+    const resumed = await runCli(args);
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.match(resumed.stderr, /patch does not apply acme__calc-9 \(\d+\.\d s\)/);
+    assert.match(resumed.stdout, /1 resumed from the reports of an earlier run/);
+    assert.deepEqual(JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8')), results);
+
+    // Another patch for the same instance, or --rescore: scored again.
+    const other = path.join(root, 'other_preds.jsonl');
+    await fs.writeFile(other, JSON.stringify({ instance_id: 'acme__calc-9', model_patch: `${noApply}\n`, model_name_or_path: 'm' }) + '\n');
+    const changed = await runCli(args.map((a) => (a === predictions ? other : a)).concat(['--tasks', 'acme__calc-9']));
+    assert.match(changed.stderr, /patch does not apply acme__calc-9 \(\d+\.\d s\)/, changed.stderr);
+    const rescored = await runCli([...args, '--tasks', 'acme__calc-9', '--rescore']);
+    assert.match(rescored.stderr, /patch does not apply acme__calc-9 \(\d+\.\d s\)/, rescored.stderr);
+    assert.doesNotMatch(rescored.stdout, /resumed/);
   });
 
   test('bad predictions and options are named', async () => {

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { bubblewrapAvailable, LocalSandbox, LocalSandboxFactory } from '../../../src/sandbox/local/index.ts';
 import { CgroupDriver } from '../../../src/sandbox/local/cgroup.ts';
+import { killedByMemoryLimit, OOM_NOTE } from '../../../src/sandbox/memory_limit.ts';
 import { processAlive, tempDir } from '../../helpers.ts';
 
 /** Commands as an unprivileged user, bounded by the kernel; every process of a sandbox found and killed. */
@@ -88,6 +89,10 @@ describe('local sandbox confinement', async () => {
       const r = await sb.exec('python3 -c "x = bytearray(1024**3); x[::4096] = b\'x\' * len(x[::4096]); print(\'allocated\')"', { timeoutMs: 60_000 });
       assert.notEqual(r.exitCode, 0, 'a gigabyte was allocated under a 256 MiB limit');
       assert.doesNotMatch(r.stdout, /allocated/);
+      // The backend marks the result (the cgroup's OOM count, the command leaf's on v1), and says so.
+      assert.equal(killedByMemoryLimit(r), true, r.stderr);
+      assert.ok(r.stderr.includes(OOM_NOTE), r.stderr);
+      assert.equal(killedByMemoryLimit(await sb.exec('true')), false);
       assert.equal((await sb.exec('echo alive')).stdout, 'alive\n');
     } finally {
       await sb.destroy();

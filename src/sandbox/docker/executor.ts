@@ -4,17 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough, type Writable } from 'node:stream';
 import { ExecutorClient } from '../executor/client.ts';
 import { EXECUTOR_BINARY_NAME } from '../executor/build.ts';
+import { probeExecutorMarkers } from '../executor/ops.ts';
 import { dockerError } from './client.ts';
 import { trackMarker } from './exec.ts';
-
-/** The prefix of the BENCHGYM_EXEC marker each executor gives its commands (`<prefix>-<request id>`). */
-const markerPrefixes = new WeakMap<ExecutorClient, string>();
-
-/** The marker the executor's command `id` carries, so killLeftovers can count its processes as live while it runs. */
-export function executorExecMarker(ex: ExecutorClient, id: number): string | undefined {
-  const prefix = markerPrefixes.get(ex);
-  return prefix ? `${prefix}-${id}` : undefined;
-}
 
 /** Where the host-built binary's directory is bind-mounted, read-only, in every container. */
 export const EXECUTOR_MOUNT = '/.benchgym-executor';
@@ -65,9 +57,7 @@ export async function startDockerExecutor(container: Docker.Container, opts: { r
   const ex = await ExecutorClient.connect({ input: stream as unknown as Writable, output, stderr }, { label: `the executor in container ${container.id.slice(0, 12)}`, connectTimeoutMs: 30_000 });
   try {
     // The executor makes its markers from a nonce of its own: one command shows it.
-    const probe = await ex.exec(['sh', '-c', 'printf %s "$BENCHGYM_EXEC"'], { timeoutMs: 30_000, maxOutputBytes: 1024 });
-    const prefix = /^([0-9a-f]+)-\d+$/.exec(probe.stdout)?.[1];
-    if (prefix) markerPrefixes.set(ex, prefix);
+    await probeExecutorMarkers(ex);
     return ex;
   } catch (err) {
     await ex.close();

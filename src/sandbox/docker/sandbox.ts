@@ -15,14 +15,12 @@ import { diffTooLarge } from '../diff_limit.ts';
 import { fileTooLarge } from '../read_limit.ts';
 import type { DockerLimits } from './limits.ts';
 import type { ExecutorClient } from '../executor/client.ts';
-import { executorExecMarker } from './executor.ts';
+import { execThroughExecutor, listThroughExecutor, readThroughExecutor, statThroughExecutor } from '../executor/ops.ts';
 import { shellQuote } from '../../shell_quote.ts';
 
 export const WORKDIR = '/workspace';
 const STATE_DIR = '/tmp/.benchgym';
 const BASELINE = `${STATE_DIR}/baseline.git`;
-/** Largest file readFile returns through the executor (its base64 frame stays under the client's frame limit). */
-const MAX_EXECUTOR_READ = 160 * 1024 * 1024;
 
 /** What a script run by the sandbox itself (git, patches) gave back. */
 interface ScriptResult {
@@ -158,41 +156,18 @@ export class DockerSandbox implements Sandbox {
   /** The timeout, output caps and cancel are the executor's; what a command left behind is killed after it, as by dockerExec. */
   private async execByExecutor(command: string, opts: ExecOptions): Promise<ExecResult> {
     if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
-    const running = this.executor!.startExec(['bash', '-c', command], {
-      ...(opts.cwd ? { cwd: opts.cwd } : {}),
-      env: { ...this.vars, ...opts.env },
-      stdin: opts.stdin,
-      timeoutMs: opts.timeoutMs ?? this.limits.defaultTimeoutMs,
-      maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
-      signal: opts.signal,
-      onOutput: opts.onOutput,
-      // Every byte is streamed, as a docker exec's output was: the protocol decides what a slow reader drops.
-      streamLimitBytes: Number.MAX_SAFE_INTEGER,
-    });
-    // While it runs, what it started (double forks included) is no other command's leftover.
-    const marker = executorExecMarker(this.executor!, running.id);
-    const untrack = marker ? trackMarker(this.container.id, marker) : () => {};
-    try {
-      const r = await this.viaExecutor(() => running.result);
-      // A SIGKILL nobody sent on timeout: the OOM killer, or the container going away.
-      if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
-      return r;
-    } catch (err) {
-      if (opts.cwd && err instanceof GymError && err.code === 'FILE_NOT_FOUND') throw new GymError('NOT_A_DIRECTORY', `'${opts.cwd}' is not a directory`);
-      throw err;
-    } finally {
-      untrack();
-      await killLeftovers(this.container);
-    }
+    return execThroughExecutor(this.executor!, command, opts, {
+      assertAlive: () => this.assertAlive(),
+      track: (marker) => trackMarker(this.container.id, marker),
+      sweepLeftovers: async () => void (await killLeftovers(this.container)),
+      defaultTimeoutMs: this.limits.defaultTimeoutMs,
+      maxOutputBytes: this.limits.maxOutputBytes,
+      vars: this.vars,
+    }, (f) => this.viaExecutor(f));
   }
 
   async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
-    if (this.executor) {
-      const max = Math.min(opts.maxBytes ?? MAX_EXECUTOR_READ, MAX_EXECUTOR_READ);
-      const r = await this.viaExecutor((ex) => ex.read(rel, { maxBytes: max }));
-      if (r.truncated && opts.maxBytes !== undefined && r.size > opts.maxBytes) throw fileTooLarge(rel, r.size, opts.maxBytes);
-      return r.data;
-    }
+    if (this.executor) return this.viaExecutor((ex) => readThroughExecutor(ex, rel, opts.maxBytes));
     if (opts.maxBytes !== undefined) {
       const st = await this.stat(rel);
       if (st?.type === 'file' && st.size > opts.maxBytes) throw fileTooLarge(rel, st.size, opts.maxBytes);
@@ -224,11 +199,7 @@ export class DockerSandbox implements Sandbox {
   }
 
   async stat(rel: string): Promise<FileStat | null> {
-    if (this.executor) {
-      // Followed, as the shell path's realpath did: a link inside the workspace is what it points to.
-      const st = await this.viaExecutor((ex) => ex.stat(rel, { follow: true }));
-      return st ? { type: st.type, size: st.size } : null;
-    }
+    if (this.executor) return this.viaExecutor((ex) => statThroughExecutor(ex, rel));
     const r = await this.fileOp(rel, 'stat -c "%F\t%s" -- "$p" 2>/dev/null || exit 93');
     if (r.exitCode === 93) return null;
     const [kind, size] = r.stdout.text().trim().split('\t');
@@ -239,12 +210,7 @@ export class DockerSandbox implements Sandbox {
   async list(rel: string, opts: { depth?: number; limit?: number } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
     const depth = opts.depth ?? 1;
     const limit = opts.limit ?? 1000;
-    if (this.executor) {
-      const listed = await this.viaExecutor((ex) => ex.list(rel, { depth, limit }));
-      const level = (p: string) => p.split('/').length;
-      listed.entries.sort((a, b) => level(a.path) - level(b.path) || a.path.localeCompare(b.path));
-      return listed;
-    }
+    if (this.executor) return this.viaExecutor((ex) => listThroughExecutor(ex, rel, depth, limit));
     const r = await this.fileOp(
       rel,
       `test -e "$p" || exit 93; test -d "$p" || exit 92; find "$p" -mindepth 1 -maxdepth ${depth} \\( -name .git -o -name __pycache__ \\) -prune -o -printf '%d\\t%y\\t%s\\t%P\\n' | head -n ${limit + 1}`,

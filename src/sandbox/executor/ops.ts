@@ -5,7 +5,7 @@ import type { ExecutorClient } from './client.ts';
 
 /**
  * A container sandbox's operations when it has an in-sandbox executor, the same for every
- * backend that attaches one (the Kubernetes pod's; the Docker container's has the same logic):
+ * backend that attaches one (the Docker container's and the Kubernetes pod's):
  * the backend supplies how to tell a lost sandbox and how to sweep leftovers.
  */
 

@@ -17,6 +17,8 @@ import type { DockerLimits } from './limits.ts';
 import type { ExecutorClient } from '../executor/client.ts';
 import { execThroughExecutor, listThroughExecutor, readThroughExecutor, statThroughExecutor } from '../executor/ops.ts';
 import { shellQuote } from '../../shell_quote.ts';
+import { OOM_NOTE, type MemoryLimitMark } from '../memory_limit.ts';
+import { ContainerOomCounter } from './oom.ts';
 
 export const WORKDIR = '/workspace';
 const STATE_DIR = '/tmp/.benchgym';
@@ -39,6 +41,8 @@ export class DockerSandbox implements Sandbox {
   readonly id: string;
   private destroyed = false;
   private destroying?: Promise<void>;
+  /** The kernel's count of the container's OOM kills, read around each command. */
+  private readonly oom: ContainerOomCounter;
 
   constructor(
     readonly container: Docker.Container,
@@ -52,6 +56,7 @@ export class DockerSandbox implements Sandbox {
   ) {
     this.id = container.id.slice(0, 12);
     if (executor) this.isolation += '; one in-sandbox executor';
+    this.oom = new ContainerOomCounter(container);
   }
 
   private env(extra?: Record<string, string>): string[] {
@@ -123,7 +128,17 @@ export class DockerSandbox implements Sandbox {
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    if (this.executor) return this.execByExecutor(command, opts);
+    const oomBefore = await this.oom.count();
+    const r = this.executor ? await this.execByExecutor(command, opts) : await this.execByDockerExec(command, opts);
+    const oomAfter = oomBefore === null ? null : await this.oom.count();
+    if (oomAfter === null || oomAfter <= oomBefore!) return r;
+    // The memory limit killed a process while this command ran: marked by the backend, and said.
+    const marked: ExecResult & MemoryLimitMark = { ...r, stderr: `${r.stderr}\n${OOM_NOTE}\n`, oomKilled: true };
+    return marked;
+  }
+
+  /** One `docker exec` per command (executor 'off'). */
+  private async execByDockerExec(command: string, opts: ExecOptions): Promise<ExecResult> {
     let workdir = WORKDIR;
     if (opts.cwd) {
       const r = await this.fileOp(opts.cwd, 'test -d "$p" || exit 92; printf %s "$p"');

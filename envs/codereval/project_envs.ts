@@ -24,8 +24,8 @@ export const ProjectEnvEntry = z.object({
   commit: z.string().regex(/^[0-9a-f]{40}$/),
   date: z.string(),
   python: z.string().regex(/^3\.\d+$/),
-  /** Why that Python: the project's classifiers, its python_requires, or the commit's date alone. */
-  pythonFrom: z.enum(['classifiers', 'python_requires', 'date']),
+  /** Why that Python: the project's classifiers, its python_requires, the commit's date alone, or an adjustment (PROJECT_ENV_ADJUSTMENTS). */
+  pythonFrom: z.enum(['classifiers', 'python_requires', 'date', 'adjusted']),
   /** The requirements as the project declares them (deduplicated), markers kept. */
   requirements: z.array(z.string()),
   /** The files they came from, relative to the project's root. */
@@ -33,6 +33,8 @@ export const ProjectEnvEntry = z.object({
   cutoff: z.string(),
   /** The resolution at the cut-off: exact pins, given to pip as constraints. */
   constraints: z.array(z.string()),
+  /** What PROJECT_ENV_ADJUSTMENTS changed, and why (absent when nothing was). */
+  adjusted: z.string().optional(),
 });
 export type ProjectEnvEntry = z.infer<typeof ProjectEnvEntry>;
 
@@ -143,16 +145,41 @@ export async function packageDirsOf(repoDir: string, commit: string, taskPaths: 
   return found;
 }
 
+/**
+ * Where what a project declares at its commit is not what its platform tests ran with, by
+ * hand and with the reason (each checked by running the project's platform tests):
+ * - `python`: the env's Python instead of the derived one;
+ * - `add`: requirements the tests import that the project declares only outside the files read
+ *   (a dev requirements file) or not at all.
+ */
+export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: string[]; why: string }> = {
+  'rak-n-rok/Krake': {
+    python: '3.9',
+    why: "Python 3.9 (Krake's CI runs 3.8-3.11): its PyYAML==5.* (5.4.1) has wheels up to 3.9 only, and its sdist no longer builds (Cython 3: 'build_ext' object has no attribute 'cython_sources')",
+  },
+  'pexip/os-python-cachetools': {
+    python: '3.10',
+    why: "Python 3.10 (the classifiers stop at 3.9): the platform tests of the func.py decorators call staticmethod(lfu_cache)(...), callable only from 3.10",
+  },
+  'jaywink/federation': {
+    add: ['django>=3.2,<4'],
+    why: "django>=3.2,<4 of its dev-requirements.txt: 10 platform tests import federation's django helpers",
+  },
+};
+
 /** Derives a project's entry: its metadata at the commit, its Python, and the era resolution (uv). */
 export async function deriveProjectEnv(opts: { project: string; repo: string; repoDir: string; commit: string; date: string; taskPaths: string[]; uv: string }): Promise<ProjectEnvEntry> {
   const dirs = await packageDirsOf(opts.repoDir, opts.commit, opts.taskPaths);
-  const meta = await readProjectMeta(opts.repoDir, opts.commit, dirs);
-  const { python, from } = choosePython(meta, opts.date);
+  const declared = await readProjectMeta(opts.repoDir, opts.commit, dirs);
+  const adjustment = PROJECT_ENV_ADJUSTMENTS[opts.project];
+  const meta = adjustment?.add ? { ...declared, requirements: [...declared.requirements, ...adjustment.add] } : declared;
+  const chosen = choosePython(meta, opts.date);
+  const { python, from } = adjustment?.python ? { python: adjustment.python, from: 'adjusted' as const } : chosen;
   // pytest is resolved with the rest: the env builder installs a test runner, and today's would not fit the era's pluggy.
   const runner = meta.requirements.some((r) => /^pytest\s*([<>=!~;[]|$)/i.test(r)) ? [] : ['pytest'];
   const harness = meta.requirements.some((r) => /^dill\s*([<>=!~;[]|$)/i.test(r)) ? [] : [PLATFORM_HARNESS];
   const { cutoff, lock } = await eraLock(opts.uv, python, eraCutoff(new Date(opts.date), python), [...meta.requirements, ...harness, ...runner]);
-  return { project: opts.project, repo: opts.repo, commit: opts.commit, date: opts.date, python, pythonFrom: from, requirements: [...meta.requirements, ...harness], sources: meta.sources, cutoff, constraints: lock };
+  return { project: opts.project, repo: opts.repo, commit: opts.commit, date: opts.date, python, pythonFrom: from, requirements: [...meta.requirements, ...harness], sources: meta.sources, cutoff, constraints: lock, ...(adjustment ? { adjusted: adjustment.why } : {}) };
 }
 
 /** The platform's harness serialises its test data with dill: every project env has it (at the era's release). */

@@ -13,7 +13,8 @@ from its `def` line to its last line, as `ast` sees it).
 Inside a project (--root-alias /home/travis/builds/repos/<owner---repo>), the test file sits at its
 own path in the project, the working directory, and that root is rewritten to the working directory
 in the file that runs: the platform's `sys.path.append(...)` lines then name the project here. The
-platform had the project installed in its venv; here the working directory is put on PYTHONPATH.
+platform had the project installed in its venv; here the working directory is put on PYTHONPATH,
+with the folders an install would have put there (`src/` of a src layout, a sub-project's folder).
 `'repos/<owner---repo>...'` (relative to the platform's /home/travis/builds) is rewritten too, and
 a top-level import of a module beside the test is served as that module of its package (SIBLINGS).
 
@@ -174,6 +175,22 @@ if _parts and all(p.isidentifier() for p in _parts) and os.path.isfile(os.path.j
 """
 
 
+def installed_roots(root):
+    """Where an installed copy of the project would put its packages, besides its root: `src/`
+    in a src layout (zope.interface's `src/zope/`), and a sub-folder holding its own setup.py or
+    pyproject.toml (Krake's `krake/`). The platform had the project installed in its venv, so
+    `import zope.interface` worked beside the tests' `import src.zope.interface`."""
+    found = []
+    src = os.path.join(root, "src")
+    if os.path.isdir(src) and not os.path.isfile(os.path.join(src, "__init__.py")):
+        found.append(src)
+    for name in sorted(os.listdir(root)):
+        sub = os.path.join(root, name)
+        if name != "src" and not name.startswith(".") and os.path.isdir(sub) and any(os.path.isfile(os.path.join(sub, f)) for f in ("setup.py", "pyproject.toml")):
+            found.append(sub)
+    return found
+
+
 def reindent(code, column):
     body = textwrap.dedent(code)
     return "\n".join((" " * column + line) if line.strip() else line for line in body.split("\n"))
@@ -230,7 +247,7 @@ def main():
         os.makedirs(boot, exist_ok=True)
         with open(os.path.join(boot, "sitecustomize.py"), "w", encoding="utf-8") as f:
             f.write(SIBLINGS)
-        env["PYTHONPATH"] = os.pathsep.join([os.getcwd(), boot] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env["PYTHONPATH"] = os.pathsep.join([os.getcwd()] + installed_roots(os.getcwd()) + [boot] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env["BENCHGYM_PROJECT_ROOT"] = os.getcwd()
         env["BENCHGYM_TEST_DIR"] = os.path.dirname(os.path.abspath(out))
     try:

@@ -47,7 +47,8 @@ export function uvCompile(uv: string, python: string, cutoff: string, requiremen
       const input = path.join(dir, 'requirements.in');
       await fs.writeFile(input, requirements.join('\n') + '\n');
       // The env's own exact pins are taken as they are, whatever their upload date (a wildcard `==3.*` is a range: not exempt).
-      const exempt = requirements.filter((r) => /==\s*[^*,;\s]+\s*(;|$)/.test(r)).flatMap((r) => ['--exclude-newer-package', `${r.split('==')[0]!.replace(/\[.*$/, '').trim()}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`]);
+      // A requirement with a marker is not exempt (`passlib; sys_platform == 'darwin'` pins nothing; `x==1 ; python_version < '3'` may not apply).
+      const exempt = requirements.filter((r) => !r.includes(';')).map((r) => r.trim()).filter((r) => /^[\w.-]+(\[[^\]]*\])?\s*==\s*[^*,\s]+$/.test(r)).flatMap((r) => ['--exclude-newer-package', `${r.split('==')[0]!.replace(/\[.*$/, '').trim()}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`]);
       const wheels = onlyBinary.length ? ['--python-platform', 'x86_64-manylinux_2_28', ...onlyBinary.flatMap((p) => ['--only-binary', p])] : [];
       execFile(uv, ['pip', 'compile', '-q', '--no-header', '--no-annotate', '--python-version', python, '--exclude-newer', cutoff, ...wheels, ...exempt, input], { env: { ...process.env, UV_NATIVE_TLS: '1' } }, (err, stdout, stderr) => {
         void fs.rm(dir, { recursive: true, force: true });

@@ -179,13 +179,15 @@ for (const [id, [snapshot, release]] of Object.entries(JACKSON_SNAPSHOT_PARENTS)
   };
 }
 
-// dataformat-xml-544's ListAsObjectTest binds a LinkedList by its fields: JDK 17 refuses the
-// reflective access JDK 11 (the harness's) allowed with a warning; opened to the tests' fork.
-INSTANCE_SPECS['fasterxml__jackson-dataformat-xml-544'] = {
-  ...INSTANCE_SPECS['fasterxml__jackson-dataformat-xml-544'],
-  args: ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED'],
-  note: [INSTANCE_SPECS['fasterxml__jackson-dataformat-xml-544']?.note, 'java.util opened to the test fork (--add-opens; JDK 11 allowed this access)'].filter(Boolean).join('; '),
-};
+// dataformat-xml-531's and -544's ListAsObjectTest binds a LinkedList by its fields: JDK 17 refuses
+// the reflective access JDK 11 (the harness's) allowed with a warning; opened to the tests' fork.
+for (const id of ['fasterxml__jackson-dataformat-xml-531', 'fasterxml__jackson-dataformat-xml-544']) {
+  INSTANCE_SPECS[id] = {
+    ...INSTANCE_SPECS[id],
+    args: ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED'],
+    note: [INSTANCE_SPECS[id]?.note, 'java.util opened to the test fork (--add-opens; JDK 11 allowed this access)'].filter(Boolean).join('; '),
+  };
+}
 
 // jackson-core of 2014-2017 compiles for Java 6 (`javac.src.version` / `javac.target.version`
 // of jackson-parent 2.5 and of the 2017 pom), which JDK 17's javac refuses: raised to 7.

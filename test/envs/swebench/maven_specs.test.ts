@@ -38,6 +38,13 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
         assert.doesNotMatch(e.replace, /SNAPSHOT/);
       }
     }
+    // dataformat-xml 531 and 544: ListAsObjectTest needs java.util opened on JDK 17; the parent edit stays.
+    for (const id of ['fasterxml__jackson-dataformat-xml-531', 'fasterxml__jackson-dataformat-xml-544']) {
+      const spec = specFor('fasterxml/jackson-dataformat-xml', '', id);
+      assert.deepEqual((spec as { args?: string[] }).args, ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED'], id);
+      assert.match(String(spec.note), /parent jackson-base 2\.14\.0-SNAPSHOT.*; java\.util opened to the test fork/, id);
+      assert.equal(spec.edits?.length, 1, id);
+    }
     // fastjson2: Maven itself was killed at 2 GiB.
     assert.equal(specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-82').memoryMb, 6144);
     // gson's instance note still adds to its repository's.

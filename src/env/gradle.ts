@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -282,7 +282,8 @@ export class GradleEnvBuilder {
     const file = path.join(this.cacheDir, 'envs', `gradle-launcher-${contentKey(script)}.sh`);
     if (!existsSync(file)) {
       await fs.mkdir(path.dirname(file), { recursive: true });
-      const tmp = `${file}.${process.pid}.tmp`;
+      // Its own temporary name: two prepares of one process (validate's scorings) may write it at once.
+      const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
       await fs.writeFile(tmp, script, { mode: 0o755 });
       await fs.rename(tmp, file);
     }

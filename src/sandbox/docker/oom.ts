@@ -16,10 +16,7 @@ import type Docker from 'dockerode';
 export class ContainerOomCounter {
   private file?: Promise<string | null>;
 
-  constructor(
-    private readonly container: Docker.Container,
-    private readonly roots = { proc: '/proc', cgroup: '/sys/fs/cgroup' },
-  ) {}
+  constructor(private readonly container: Docker.Container) {}
 
   /** The kill count now, or null when it cannot be read here. */
   async count(): Promise<number | null> {
@@ -37,7 +34,7 @@ export class ContainerOomCounter {
     try {
       const pid = (await this.container.inspect()).State?.Pid;
       if (!pid) return null;
-      const file = memoryCgroupFile(await fs.readFile(path.join(this.roots.proc, String(pid), 'cgroup'), 'utf8'), this.roots.cgroup);
+      const file = memoryCgroupFile(await fs.readFile(`/proc/${pid}/cgroup`, 'utf8'));
       if (!file) return null;
       await fs.access(file);
       return file;

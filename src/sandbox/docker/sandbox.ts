@@ -128,10 +128,9 @@ export class DockerSandbox implements Sandbox {
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    const oomBefore = await this.oom.count();
+    const before = await this.oom.count();
     const r = this.executor ? await this.execByExecutor(command, opts) : await this.execByDockerExec(command, opts);
-    const oomAfter = oomBefore === null ? null : await this.oom.count();
-    if (oomAfter === null || oomAfter <= oomBefore!) return r;
+    if (before === null || ((await this.oom.count()) ?? before) <= before) return r;
     // The memory limit killed a process while this command ran: marked by the backend, and said.
     const marked: ExecResult & MemoryLimitMark = { ...r, stderr: `${r.stderr}\n${OOM_NOTE}\n`, oomKilled: true };
     return marked;

@@ -17,7 +17,7 @@ import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTas
 import { ProjectsTable } from './commits.ts';
 import { PROJECTS_FILE } from './find_commits.ts';
 import { projectEnvTable } from './project_envs.ts';
-import { planProjectTask, PROJECT_LEVELS, projectCacheDir, projectStartState, type ProjectSourceOptions } from './project_tasks.ts';
+import { planProjectTask, projectCacheDir, runsInProject, projectStartState, type ProjectSourceOptions } from './project_tasks.ts';
 
 /** The scoring procedure run in every scoring sandbox (scorer.py, next to this file). */
 export const SCORER_SOURCE = readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), 'scorer.py'), 'utf8');
@@ -77,7 +77,8 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
     if (!testKey) throw new GymError('TASK_INVALID', `task ${id} (${m['lsp-repo']} ${m['lsp-path']} ${m.function_name}): no test file in ${FILES.tests}`);
     const testSource = blocks.get(testKey)!;
     const level = record?.level;
-    const inProject = level !== undefined && PROJECT_LEVELS.has(level);
+    const needs = platformNeeds(testSource);
+    const inProject = runsInProject(level, needs);
     sources.set(id, {
       ...(inProject ? { project: po.noProjects ? { unavailable: 'projects are not laid out (noProjects)' } : planProjectTask({ id, project: m['lsp-repo'], lspPath: m['lsp-path'], testKey }, projects, envs) } : {}),
       id,
@@ -88,7 +89,7 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
       humanLabel: record?.human_label ?? m.human_label,
       testKey,
       testSource,
-      needs: platformNeeds(testSource),
+      needs,
       testHasFunction: findFunctions(testSource, m.function_name).length > 0,
       image: opts.image,
       imagePython: opts.imagePython,

@@ -7,13 +7,13 @@ import { GymError } from '../../src/errors.ts';
 import { cachedCheckout, git, type Checkout } from '../../src/repo/index.ts';
 import type { PythonEnvSpec } from '../../src/tasks/schema.ts';
 import type { ProjectsTable } from './commits.ts';
-import { REPOS } from './dataset.ts';
+import { REPOS, STANDALONE_LEVELS } from './dataset.ts';
 import { HARNESS_DIR } from './tasks.ts';
 import { projectEnvSpec, type ProjectEnvEntry } from './project_envs.ts';
 import { functionBlock, replaceTarget, splitLayout, stubOf, targetFunction } from './pysource.ts';
 
 /**
- * Issue 16, point 3: a non-standalone task as an episode inside its real project. The
+ * Issue 16, point 3: a task of a project level (or a standalone one whose test needs the project, `runsInProject`) as an episode inside its real project. The
  * workspace is the project at the platform's commit (`platformCommit` of projects.json, else
  * the dataset text's commit), exported into a fresh repository of one commit with the target
  * function stubbed in it: nothing of the project's history (which holds the function) is
@@ -25,6 +25,17 @@ import { functionBlock, replaceTarget, splitLayout, stubOf, targetFunction } fro
 
 /** The levels that run inside their project (the others are standalone). */
 export const PROJECT_LEVELS: ReadonlySet<string> = new Set(['plib_runnable', 'class_runnable', 'file_runnable', 'project_runnable']);
+
+/**
+ * Does a task run inside its project: a project level, or a standalone one (self_contained,
+ * slib_runnable) whose platform test needs more than the standard library (`platformNeeds`:
+ * it imports the project or a third-party module, as neo4j's `unit_of_work` test imports
+ * `neo4j`), which the project's env and workspace give as the platform's copy did.
+ */
+export function runsInProject(level: string | undefined, needs: readonly string[]): boolean {
+  if (level === undefined) return false;
+  return PROJECT_LEVELS.has(level) || (STANDALONE_LEVELS.has(level) && needs.length > 0);
+}
 
 /** Bump when the layout of materialised workspaces changes: old ones are then rebuilt. */
 const LAYOUT_VERSION = 1;

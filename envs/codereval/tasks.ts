@@ -89,11 +89,12 @@ function envOf(s: TaskSource): EnvSpec {
     // benchgym's scorer replaces the function in the test file, so it cannot score this task.
     return { kind: 'image', option: IMAGE_OPTION, about: `CoderEval task ${s.id} cannot be scored by benchgym: its platform test file does not define ${s.row.metadata.function_name} (the platform replaced it inside the project), even with CoderEval's image`, command: 'python', unsupported: true };
   }
+  const notLaidOut = s.project && 'unavailable' in s.project ? `, and its project cannot be laid out here: ${s.project.unavailable}` : '';
   const why = !s.level
     ? 'its runnable level is unknown (no official record)'
     : STANDALONE_LEVELS.has(s.level)
-      ? `its test file ${s.needs.join(' and ')}`
-      : `a ${s.level} task runs inside its project${s.project && 'unavailable' in s.project ? `, and its project cannot be laid out here: ${s.project.unavailable}` : ''}`;
+      ? `its test file ${s.needs.join(' and ')}${notLaidOut}`
+      : `a ${s.level} task runs inside its project${notLaidOut}`;
   return {
     kind: 'image',
     ...(s.image ? { image: s.image } : {}),

@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { findPython } from '../../../src/env/python.ts';
 import { ProjectsTable } from '../../../envs/codereval/commits.ts';
 import { PROJECTS_FILE } from '../../../envs/codereval/find_commits.ts';
-import { planProjectTask, projectFiles } from '../../../envs/codereval/project_tasks.ts';
+import { planProjectTask, projectFiles, runsInProject } from '../../../envs/codereval/project_tasks.ts';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { locateMirror, runGit } from '../../../src/repo/index.ts';
 import { startHttpServer, type RunningServer } from '../../../src/server/http.ts';
@@ -38,6 +38,17 @@ const MIRRORS = process.env.BENCHGYM_MIRRORS;
 const SKIP: string | false =
   SKIP_WITHOUT_DATA ||
   (!MIRRORS ? 'BENCHGYM_MIRRORS (a --repos-dir holding neo4j/neo4j-python-driver) is not set' : false);
+
+describe('which tasks run inside their project', () => {
+  test('every project level; a standalone level only when its test needs more than the standard library', () => {
+    for (const level of ['plib_runnable', 'class_runnable', 'file_runnable', 'project_runnable']) assert.equal(runsInProject(level, []), true, level);
+    assert.equal(runsInProject('self_contained', []), false);
+    assert.equal(runsInProject('slib_runnable', []), false);
+    assert.equal(runsInProject('self_contained', ['imports neo4j']), true);
+    assert.equal(runsInProject('slib_runnable', ['reads /home/travis/builds/repos/x']), true);
+    assert.equal(runsInProject(undefined, ['imports neo4j']), false, 'no level: no record to place it by');
+  });
+});
 
 describe('the plan of a project-level task, from the tables (no checkout)', () => {
   const projects = ProjectsTable.parse(JSON.parse(readFileSync(PROJECTS_FILE, 'utf8')));

@@ -162,6 +162,14 @@ export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: st
     python: '3.10',
     why: "Python 3.10 (the classifiers stop at 3.9): the platform tests of the func.py decorators call staticmethod(lfu_cache)(...), callable only from 3.10",
   },
+  'witten/borgmatic': {
+    add: ['flexmock==0.10.4', 'PyYAML'],
+    why: "flexmock==0.10.4 of its test_requirements.txt and PyYAML, which platform tests import (`from flexmock import flexmock`, `from yaml import ScalarNode`) and setup.py does not declare (the platform's venv had both)",
+  },
+  'witten/atticmatic': {
+    add: ['flexmock==0.10.4', 'PyYAML'],
+    why: "as witten/borgmatic (the same repository): flexmock==0.10.4 of its test_requirements.txt and PyYAML, which platform tests import",
+  },
   'jaywink/federation': {
     add: ['django>=3.2,<4'],
     why: "django>=3.2,<4 of its dev-requirements.txt: 10 platform tests import federation's django helpers",

@@ -15,8 +15,10 @@ own path in the project, the working directory, and that root is rewritten to th
 in the file that runs: the platform's `sys.path.append(...)` lines then name the project here. The
 platform had the project installed in its venv; here the working directory is put on PYTHONPATH,
 with the folders an install would have put there (`src/` of a src layout, a sub-project's folder).
-`'repos/<owner---repo>...'` (relative to the platform's /home/travis/builds) is rewritten too, and
-a top-level import of a module beside the test is served as that module of its package (SIBLINGS).
+`'repos/<owner---repo>...'` (relative to the platform's /home/travis/builds) is rewritten too; the
+platform's repos folder itself, when a test puts it on sys.path to import the project by its folder's
+name, becomes `.codereval/repos/` holding the project under that name; and a top-level import of a
+module beside the test is served as that module of its package (SIBLINGS).
 
 Exit codes: the test's own (0 passes), 1 for a timeout or a candidate that cannot be read,
 2 for a broken harness call.
@@ -235,6 +237,16 @@ def main():
         relative = alias[len("/home/travis/builds/"):] if alias.startswith("/home/travis/builds/") else None
         if relative:
             combined = re.sub("([\"'])" + re.escape(relative) + "(?=[/\"'])", lambda m: m.group(1) + os.getcwd(), combined)
+        # Some import the project by its folder's name from the platform's repos folder, which they put on
+        # sys.path (`import_module("witten---atticmatic.borgmatic.config.collect")`): that folder is served
+        # here by one that holds the project under its platform name.
+        parent, name = os.path.split(alias)
+        if re.search(re.escape(parent) + "(?=[\"'])", combined):
+            repos = os.path.join(os.path.dirname(os.path.abspath(__file__)), "repos")
+            os.makedirs(repos, exist_ok=True)
+            if not os.path.lexists(os.path.join(repos, name)):
+                os.symlink(os.getcwd(), os.path.join(repos, name))
+            combined = re.sub(re.escape(parent) + "(?=[\"'])", lambda m: repos, combined)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.test)), "run_" + os.path.basename(args.test))
     with open(out, "w", encoding="utf-8") as f:
         f.write(combined)

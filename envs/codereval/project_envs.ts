@@ -170,6 +170,14 @@ export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: st
     add: ['flexmock==0.10.4', 'PyYAML'],
     why: "as witten/borgmatic (the same repository): flexmock==0.10.4 of its test_requirements.txt and PyYAML, which platform tests import",
   },
+  'ansible-security/ansible_collections.ibm.qradar': {
+    add: ['ansible-core'],
+    why: "ansible-core: an Ansible collection runs inside Ansible, which its requirements do not list; the platform test imports ansible.module_utils",
+  },
+  'mozilla/relman-auto-nag': {
+    python: '3.10',
+    why: 'Python 3.10 (the date gives 3.11): its requirements.txt pins numpy==1.21.5, which has no build for 3.11',
+  },
   'jaywink/federation': {
     add: ['django>=3.2,<4'],
     why: "django>=3.2,<4 of its dev-requirements.txt: 10 platform tests import federation's django helpers",

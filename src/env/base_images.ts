@@ -26,6 +26,12 @@ export const HOST_INTERPRETER_PYTHONS = new Set(['3.7', '3.10']);
  */
 const HOST_PYTHON_PACKAGES = ['libssl3', 'libffi8', 'libsqlite3-0', 'libbz2-1.0', 'liblzma5', 'libreadline8', 'libncursesw6', 'zlib1g', 'libuuid1', 'libgdbm6', 'libexpat1', 'libsndfile1', 'gcc', 'g++', 'make', 'libc6-dev'];
 
+/**
+ * A C toolchain and the suite's Python headers, so that pip builds a pin that has only a source
+ * distribution (infrared's netifaces==0.11.0) as the local backend does with the host's gcc.
+ */
+const DEBIAN_PYTHON_BUILD = ['python3-dev', 'gcc', 'g++', 'make', 'libc6-dev'];
+
 /** What each offline base image is made of: a Debian suite, its packages, and whether the host's interpreter is copied in. */
 export function debootstrapRecipe(spec: BaseImageSpec): { suite: string; packages: string[]; hostInterpreter: boolean } {
   const suite = BASE_IMAGES[spec.kind][spec.version];
@@ -33,7 +39,7 @@ export function debootstrapRecipe(spec: BaseImageSpec): { suite: string; package
   const common = ['git', 'patch', 'coreutils', 'findutils'];
   if (spec.kind === 'java') return { suite, packages: [`openjdk-${spec.version}-jdk-headless`, 'maven', ...common], hostInterpreter: false };
   if (HOST_INTERPRETER_PYTHONS.has(spec.version)) return { suite, packages: [...HOST_PYTHON_PACKAGES, ...common], hostInterpreter: true };
-  return { suite, packages: ['python3', 'python3-venv', 'python3-pip', ...common], hostInterpreter: false };
+  return { suite, packages: ['python3', 'python3-venv', 'python3-pip', ...DEBIAN_PYTHON_BUILD, ...common], hostInterpreter: false };
 }
 
 function run(cmd: string, args: string[], onLine: (line: string) => void): Promise<void> {

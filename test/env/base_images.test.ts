@@ -6,8 +6,8 @@ import { BASE_IMAGES, baseImageName } from '../../src/env/images.ts';
 import { findPython } from '../../src/env/python.ts';
 import { dockerSkipReason } from '../sandbox/docker/skip.ts';
 
-test('recipes: Debian\'s own python3 where a suite packages the version; bookworm plus the host\'s interpreter and its run-time libraries for 3.7 and 3.10', () => {
-  assert.deepEqual(debootstrapRecipe({ kind: 'python', version: '3.11' }), { suite: 'bookworm', packages: ['python3', 'python3-venv', 'python3-pip', 'git', 'patch', 'coreutils', 'findutils'], hostInterpreter: false });
+test('recipes: Debian\'s own python3 (with its headers and a C toolchain, for source-only pins) where a suite packages the version; bookworm plus the host\'s interpreter and its run-time libraries for 3.7 and 3.10', () => {
+  assert.deepEqual(debootstrapRecipe({ kind: 'python', version: '3.11' }), { suite: 'bookworm', packages: ['python3', 'python3-venv', 'python3-pip', 'python3-dev', 'gcc', 'g++', 'make', 'libc6-dev', 'git', 'patch', 'coreutils', 'findutils'], hostInterpreter: false });
   for (const version of ['3.7', '3.10']) {
     const recipe = debootstrapRecipe({ kind: 'python', version });
     assert.equal(recipe.suite, 'bookworm');

@@ -155,8 +155,8 @@ export async function packageDirsOf(repoDir: string, commit: string, taskPaths: 
 export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: string[]; why: string }> = {
   'rak-n-rok/Krake': {
     python: '3.9',
-    add: ['webargs==8.*'],
-    why: "Python 3.9 (Krake's CI runs 3.8-3.11): its PyYAML==5.* (5.4.1) has wheels up to 3.9 only, and its sdist no longer builds (Cython 3: 'build_ext' object has no attribute 'cython_sources'); webargs==8.*, which krake/setup.py adds only under `if sys.version_info < (3, 10)`, a branch project_meta.py does not read",
+    add: ['webargs==8.*', 'factory-boy==2.*'],
+    why: "Python 3.9 (Krake's CI runs 3.8-3.11): its PyYAML==5.* (5.4.1) has wheels up to 3.9 only, and its sdist no longer builds (Cython 3: 'build_ext' object has no attribute 'cython_sources'); webargs==8.*, which krake/setup.py adds only under `if sys.version_info < (3, 10)`, a branch project_meta.py does not read; factory-boy==2.* (and its Faker) of its `dev` extra, which the platform test of the Kubernetes observer imports through krake/tests/factories",
   },
   'pexip/os-python-cachetools': {
     python: '3.10',

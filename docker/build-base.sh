@@ -28,6 +28,10 @@ if [[ -n $prefix ]]; then
   cp -a "$prefix" "$root$dest"
   # Its RPATH names the host prefix; the loader cache finds libpython in the new one.
   echo "$dest/lib" > "$root/etc/ld.so.conf.d/benchgym-python.conf"
+  # sysconfig names the host prefix too (its headers, for pip's builds of source-only pins):
+  # that path leads to the new one.
+  mkdir -p "$root$(dirname "$prefix")"
+  ln -sfn "$dest" "$root$prefix"
   chroot "$root" ldconfig
   for link in "$exe" python3 python; do ln -sf "$dest/bin/$exe" "$root/usr/local/bin/$link"; done
   missing=$(chroot "$root" sh -c "ldd $dest/bin/$exe $dest/lib/${exe}/lib-dynload/*.so 2>/dev/null | grep 'not found' | sort -u" || true)

@@ -145,6 +145,12 @@ export async function packageDirsOf(repoDir: string, commit: string, taskPaths: 
   return found;
 }
 
+/** Both dataset projects are borgmatic-collective/borgmatic. */
+const BORGMATIC_TEST_IMPORTS = {
+  add: ['flexmock==0.10.4', 'PyYAML'],
+  why: "flexmock==0.10.4 of its test_requirements.txt and PyYAML, which platform tests import (`from flexmock import flexmock`, `from yaml import ScalarNode`) and setup.py does not declare (the platform's venv had both)",
+};
+
 /**
  * Where what a project declares at its commit is not what its platform tests ran with, by
  * hand and with the reason (each checked by running the project's platform tests):
@@ -162,14 +168,8 @@ export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: st
     python: '3.10',
     why: "Python 3.10 (the classifiers stop at 3.9): the platform tests of the func.py decorators call staticmethod(lfu_cache)(...), callable only from 3.10",
   },
-  'witten/borgmatic': {
-    add: ['flexmock==0.10.4', 'PyYAML'],
-    why: "flexmock==0.10.4 of its test_requirements.txt and PyYAML, which platform tests import (`from flexmock import flexmock`, `from yaml import ScalarNode`) and setup.py does not declare (the platform's venv had both)",
-  },
-  'witten/atticmatic': {
-    add: ['flexmock==0.10.4', 'PyYAML'],
-    why: "as witten/borgmatic (the same repository): flexmock==0.10.4 of its test_requirements.txt and PyYAML, which platform tests import",
-  },
+  'witten/borgmatic': BORGMATIC_TEST_IMPORTS,
+  'witten/atticmatic': BORGMATIC_TEST_IMPORTS,
   'ansible-security/ansible_collections.ibm.qradar': {
     add: ['ansible-core'],
     why: "ansible-core: an Ansible collection runs inside Ansible, which its requirements do not list; the platform test imports ansible.module_utils",

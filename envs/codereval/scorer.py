@@ -175,7 +175,7 @@ if _parts and all(p.isidentifier() for p in _parts) and os.path.isfile(os.path.j
             # An installed package of that name comes first (federation's utils/django.py helper imports
             # `django.conf`, the platform's verdicts show Django there): the sibling is its package's module.
             installed = importlib.machinery.PathFinder.find_spec(name, [p for p in sys.path if "-packages" in p])
-            if installed is not None and installed.origin and "-packages" in installed.origin:
+            if installed is not None and installed.origin:
                 return installed
             return importlib.machinery.ModuleSpec(name, _Alias(_package + "." + name))
 
@@ -247,12 +247,12 @@ def main():
         # sys.path (`import_module("witten---atticmatic.borgmatic.config.collect")`): that folder is served
         # here by one that holds the project under its platform name.
         parent, name = os.path.split(alias)
-        if re.search(re.escape(parent) + "(?=[\"'])", combined):
-            repos = os.path.join(os.path.dirname(os.path.abspath(__file__)), "repos")
+        repos = os.path.join(os.path.dirname(os.path.abspath(__file__)), "repos")
+        combined, named = re.subn(re.escape(parent) + "(?=[\"'])", lambda m: repos, combined)
+        if named:
             os.makedirs(repos, exist_ok=True)
             if not os.path.lexists(os.path.join(repos, name)):
                 os.symlink(os.getcwd(), os.path.join(repos, name))
-            combined = re.sub(re.escape(parent) + "(?=[\"'])", lambda m: repos, combined)
     out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.test)), "run_" + os.path.basename(args.test))
     with open(out, "w", encoding="utf-8") as f:
         f.write(combined)

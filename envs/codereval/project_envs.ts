@@ -35,6 +35,8 @@ export const ProjectEnvEntry = z.object({
   constraints: z.array(z.string()),
   /** What PROJECT_ENV_ADJUSTMENTS changed, and why (absent when nothing was). */
   adjusted: z.string().optional(),
+  /** Debian packages the requirements load at run time (SYSTEM_PACKAGES_OF), absent when none. */
+  systemPackages: z.array(z.string()).optional(),
 });
 export type ProjectEnvEntry = z.infer<typeof ProjectEnvEntry>;
 
@@ -196,7 +198,23 @@ export async function deriveProjectEnv(opts: { project: string; repo: string; re
   const runner = meta.requirements.some((r) => /^pytest\s*([<>=!~;[]|$)/i.test(r)) ? [] : ['pytest'];
   const harness = meta.requirements.some((r) => /^dill\s*([<>=!~;[]|$)/i.test(r)) ? [] : [PLATFORM_HARNESS];
   const { cutoff, lock } = await eraLock(opts.uv, python, eraCutoff(new Date(opts.date), python), [...meta.requirements, ...harness, ...runner]);
-  return { project: opts.project, repo: opts.repo, commit: opts.commit, date: opts.date, python, pythonFrom: from, requirements: [...meta.requirements, ...harness], sources: meta.sources, cutoff, constraints: lock, ...(adjustment ? { adjusted: adjustment.why } : {}) };
+  const system = systemPackagesFor(meta.requirements);
+  return { project: opts.project, repo: opts.repo, commit: opts.commit, date: opts.date, python, pythonFrom: from, requirements: [...meta.requirements, ...harness], sources: meta.sources, cutoff, constraints: lock, ...(adjustment ? { adjusted: adjustment.why } : {}), ...(system.length ? { systemPackages: system } : {}) };
+}
+
+/**
+ * The system libraries PyPI packages load at run time, which the platform's image had
+ * installed: a project whose requirements name one gets these Debian packages in its env.
+ */
+export const SYSTEM_PACKAGES_OF: Record<string, string[]> = {
+  // ctypes.util.find_library('magic'): federation's and packtools' file-type checks.
+  'python-magic': ['libmagic1'],
+};
+
+/** The Debian packages `requirements` need (by SYSTEM_PACKAGES_OF), sorted. */
+export function systemPackagesFor(requirements: string[]): string[] {
+  const names = requirements.map((r) => /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(r)?.[1]?.toLowerCase().replace(/[._]/g, '-')).filter((n): n is string => Boolean(n));
+  return [...new Set(names.flatMap((n) => SYSTEM_PACKAGES_OF[n] ?? []))].sort();
 }
 
 /** The platform's harness serialises its test data with dill: every project env has it (at the era's release). */
@@ -218,5 +236,5 @@ export function projectEnvTable(file = PROJECT_ENVS_FILE): Map<string, ProjectEn
 export function projectEnvSpec(entry: ProjectEnvEntry): PythonEnvSpec {
   // The era's pytest stands in for the builder's own pin (which would clash with the era's pluggy).
   const pytest = entry.constraints.find((c) => /^pytest==/i.test(c));
-  return { kind: 'python', version: entry.python, requirements: [...entry.requirements, ...(pytest ? [pytest] : [])], constraints: entry.constraints };
+  return { kind: 'python', version: entry.python, requirements: [...entry.requirements, ...(pytest ? [pytest] : [])], constraints: entry.constraints, ...(entry.systemPackages?.length ? { systemPackages: entry.systemPackages } : {}) };
 }

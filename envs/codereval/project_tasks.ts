@@ -153,6 +153,20 @@ export async function fileInCheckout(checkout: Checkout, file: string): Promise<
   return fs.readFile(abs, 'utf8').catch(() => undefined);
 }
 
+/**
+ * The files of `missing` (absent from the checkout: its source lacked them) that a platform
+ * test reads: named by their path, or through their folder named as a whole (a folder given to
+ * the function, not a path inside it).
+ */
+export function missingFilesRead(platformTest: string, missing: string[]): string[] {
+  if (!missing.length) return [];
+  // Commented-out lines read nothing (the platform's tests keep old checks as comments).
+  const code = platformTest.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
+  const names = (p: string) => new RegExp(`${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w./-])`);
+  const folders = [...new Set(missing.map((f) => path.posix.dirname(f)).filter((d) => d !== '.'))].filter((d) => names(d).test(code));
+  return missing.filter((f) => names(f).test(code) || folders.includes(path.posix.dirname(f)));
+}
+
 /** What a task's start state is made from: its key is the cache's. */
 export interface StartInputs {
   label: string;
@@ -197,6 +211,8 @@ async function startStateAt(input: StartInputs, p: ProjectPlacement, opts: Proje
       const again = await cached();
       if (again) return again;
       const checkout = await projectCheckout(p, opts);
+      const lacking = missingFilesRead(input.platformTest, checkout.missing ?? []);
+      if (lacking.length) throw new GymError('ENV_UNAVAILABLE', `its platform test reads ${lacking.join(', ')} of ${p.repo}, whose contents the project's source (${opts.reposDir ? 'the local mirror' : 'the clone'}) lacks; a complete clone from GitHub has them`, { missing: lacking });
       const text = await fileInCheckout(checkout, p.file);
       if (text === undefined) throw new GymError('ENV_UNAVAILABLE', `${p.file} is not in ${p.repo} at ${p.commit.slice(0, 12)}`);
       const made = projectFiles(text, input.name, input.platformTest, input.docstring, input.fallback);

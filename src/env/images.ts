@@ -17,6 +17,7 @@ import { buildFiles, gitStartState } from './workspace.ts';
 import { git } from '../repo/index.ts';
 import os from 'node:os';
 import { shellQuote } from '../shell_quote.ts';
+import { aptInstallLine, unknownAptPackages } from './system_packages.ts';
 
 /** The base images benchgym knows how to build, by language and version. */
 export const BASE_IMAGES = {
@@ -121,8 +122,9 @@ export class ImageBuilder {
       const runner = pytestPinFor(base.slice(base.lastIndexOf(':') + 1), requirements);
       const afterInstall = task.env.afterInstall ?? [];
       const constraints = [...(task.env.constraints ?? [])].sort();
+      const system = [...new Set(task.env.systemPackages ?? [])].sort();
       // Only what differs from the plain case joins the key, so existing images keep their tags.
-      const extra = { ...(runner !== PYTEST_PIN ? { runner } : {}), ...(afterInstall.length ? { afterInstall } : {}), ...(constraints.length ? { constraints } : {}), ...setupKey(task.env.setup) };
+      const extra = { ...(runner !== PYTEST_PIN ? { runner } : {}), ...(afterInstall.length ? { afterInstall } : {}), ...(constraints.length ? { constraints } : {}), ...(system.length ? { system } : {}), ...setupKey(task.env.setup) };
       const setup = task.env.setup ? { script: task.env.setup.script, input: setupInput(task.env.setup) } : undefined;
       const setupFiles: Record<string, string | Buffer> = setup ? { 'setup/setup.py': setup.script, ...prefixed('setup/input/', setup.input ? await readBinaryTree(setup.input) : {}) } : {};
       const tag = `benchgym/env:py-${contentKey({ IMAGE_FORMAT, baseId, requirements, PYTEST_PIN, trust, ...extra })}`;
@@ -130,6 +132,7 @@ export class ImageBuilder {
       const dockerfile = [
         `FROM ${base}`,
         ...trust.lines,
+        ...(system.length ? [aptInstallLine(system)] : []),
         ...(constraints.length ? ['COPY constraints.txt /opt/benchgym/constraints.txt'] : []),
         `RUN python3 -m venv /opt/venv && ${pip} ${constraints.length ? '-c /opt/benchgym/constraints.txt ' : ''}${[...(runner ? [runner] : []), ...requirements].map(shellQuote).join(' ')}`,
         // Later stages may fail without failing the image, as TaskSchema's afterInstall says.
@@ -140,6 +143,9 @@ export class ImageBuilder {
       envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...(constraints.length ? { 'constraints.txt': constraints.join('\n') + '\n' } : {}), ...setupFiles }, `env for Python ${task.env.version} ${requirements.join(' ')}`).catch((err: unknown) => {
         const log = err instanceof GymError ? String(err.details?.log ?? err.message) : '';
         if (task.env.kind === 'python' && task.env.setup && log.includes(SETUP_UNAVAILABLE_MARKER)) throw setupFailure(task.env.setup, log);
+        // A system package the base image's Debian suite does not have cannot be had here.
+        const unknown = system.length ? unknownAptPackages(log || (err as Error).message) : [];
+        if (unknown.length) throw new GymError('ENV_UNAVAILABLE', `the env's system package${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: not in the Debian suite of ${base}`, { systemPackages: unknown, image: base });
         // A pin that cannot exist on this interpreter and platform is unavailable, not a broken build.
         if (err instanceof GymError && err.code === 'ENV_BUILD_FAILED') {
           const failure = classifyPipFailure(String(err.details?.log ?? err.message));

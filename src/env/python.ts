@@ -7,6 +7,7 @@ import type { PythonEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
 import { setupFailure, setupInput, setupKey } from './setup.ts';
+import { requireOnHost } from './system_packages.ts';
 import type { PreparedEnv } from './types.ts';
 
 /** Every Python env gets the same test runner, so results do not depend on the task. */
@@ -147,7 +148,10 @@ export class PythonEnvBuilder {
     const dir = path.join(this.cacheDir, 'envs', `py${spec.version}-${key}`);
     // A built env is read without the lock: the ready marker is written last.
     const ready = () => existsSync(path.join(dir, READY_FILE));
-    return this.once.run(key, async () => {
+    // The sandbox runs on the host's /usr: the system packages are the host's, checked (each time), never installed.
+    const hostNotes: string[] = [];
+    await requireOnHost(spec.systemPackages ?? [], hostNotes);
+    const env = await this.once.run(key, async () => {
       if (!ready()) {
         await withDirLock(`${dir}.lock`, async () => {
           if (ready()) return;
@@ -170,6 +174,7 @@ export class PythonEnvBuilder {
         notes,
       };
     });
+    return hostNotes.length ? { ...env, notes: [...env.notes, ...hostNotes] } : env;
   }
 
   private async build(dir: string, interpreter: string, packages: string[], afterInstall: string[][], constraints: string[], markReady: boolean): Promise<void> {

@@ -44,7 +44,8 @@ export async function findFuture(dir: string, base: string): Promise<FutureRepor
   const problems: string[] = [];
 
   const history = new Set(lines(await git(['rev-list', baseSha], opts)));
-  const reachable = new Set(lines(await git(['rev-list', '--objects', baseSha], opts)).map((l) => l.slice(0, l.indexOf(' ') === -1 ? l.length : l.indexOf(' '))));
+  // Objects a lacking source never had are not stored, so they cannot be future (copyIncompleteHistory).
+  const reachable = new Set(lines(await git(['rev-list', '--objects', '--missing=allow-any', baseSha], opts)).map((l) => l.slice(0, l.indexOf(' ') === -1 ? l.length : l.indexOf(' '))));
 
   const strayCommits: string[] = [];
   const strayObjects: Record<string, number> = {};

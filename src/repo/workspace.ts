@@ -25,6 +25,11 @@ export interface Checkout {
   branch: string;
   /** The proof that nothing after `commit` is stored (see `findFuture`). */
   report: FutureReport;
+  /**
+   * Files of `commit` the source lacks the contents of (a local mirror that left out its
+   * largest files): not in the work tree, kept out of it by a sparse checkout. Absent when none.
+   */
+  missing?: string[];
 }
 
 /**
@@ -61,8 +66,12 @@ export async function checkoutNoFuture(opts: CheckoutOptions): Promise<Checkout>
     if (bySha.exitCode !== 0) {
       const whole = await runGit(['fetch', '-q', '--no-tags', '--no-write-fetch-head', source, '+refs/*:refs/benchgym-fetch/*'], g);
       const has = await runGit(['cat-file', '-e', `${commit}^{commit}`], g);
+      const stderr = (bySha.stderr + whole.stderr).trim();
+      if ((whole.exitCode !== 0 || has.exitCode !== 0) && !source.includes('://') && INCOMPLETE_SOURCE.test(stderr)) {
+        const missing = await copyIncompleteHistory(source, commit, dest, branch, g);
+        if (missing) return { ...missing, report: await assertNoFuture(dest, commit) };
+      }
       if (whole.exitCode !== 0 || has.exitCode !== 0) {
-        const stderr = (bySha.stderr + whole.stderr).trim();
         // A remote that cannot be reached is this machine's lack, not the task's fault.
         const unreachable = source.includes('://') && /Could not resolve host|unable to access|Failed to connect|Connection (refused|timed out)|Network is unreachable/i.test(stderr);
         throw new GymError(unreachable ? 'ENV_UNAVAILABLE' : 'ENV_BUILD_FAILED', `cannot fetch commit ${commit} from ${opts.source}: ${stderr.slice(-2000)}`, {
@@ -80,6 +89,46 @@ export async function checkoutNoFuture(opts: CheckoutOptions): Promise<Checkout>
     await fs.rm(dest, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** What git says when a local source lacks objects its history reaches (upload-pack cannot pack them). */
+const INCOMPLETE_SOURCE = /pack-objects died|missing (blob|tree) object|unable to read [0-9a-f]{40}|fatal: bad object|did not send all necessary objects/;
+
+/**
+ * The history of `commit` from a local repository that lacks some of its objects: only the
+ * objects `commit` reaches are copied (so there is no future to cut), git's own
+ * `--missing=allow-any` packing skipping the absent ones; the files of `commit` whose
+ * contents are absent are kept out of the work tree by a sparse checkout, so status, diff
+ * and reset never ask for them. `null` when the commit or one of its trees is absent too.
+ */
+async function copyIncompleteHistory(source: string, commit: string, dest: string, branch: string, g: { cwd: string; timeoutMs?: number; signal?: AbortSignal }): Promise<{ dir: string; commit: string; branch: string; missing: string[] } | null> {
+  const src = { ...g, cwd: source };
+  const objects = await runGit(['rev-list', '--objects', '--missing=allow-any', commit], src);
+  if (objects.exitCode !== 0) return null;
+  // A whole (not thin) pack with its index, written straight into the new repository.
+  const pack = await runGit(['pack-objects', '--missing=allow-any', '-q', path.join(dest, '.git', 'objects', 'pack', 'pack')], { ...src, input: objects.stdout });
+  if (pack.exitCode !== 0 || (await runGit(['cat-file', '-e', `${commit}^{tree}`], g)).exitCode !== 0) return null;
+  // Every tree of the commit must be there to list its files; only blobs may be absent.
+  const files = await runGit(['ls-tree', '-r', '-z', '--format=%(objecttype) %(objectname)\t%(path)', commit], g);
+  if (files.exitCode !== 0) return null;
+  const blobs = files.stdout.split('\0').filter(Boolean).map((l) => ({ sha: l.slice(5, l.indexOf('\t')), file: l.slice(l.indexOf('\t') + 1), type: l.slice(0, 4) })).filter((e) => e.type === 'blob');
+  const present = new Set(
+    (await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { ...g, input: blobs.map((b) => b.sha).join('\n') + '\n' }))
+      .split('\n')
+      .filter((l) => l.endsWith(' blob'))
+      .map((l) => l.slice(0, 40)),
+  );
+  const missing = blobs.filter((b) => !present.has(b.sha)).map((b) => b.file);
+  await git(['update-ref', `refs/heads/${branch}`, commit], g);
+  await git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], g);
+  if (missing.length) {
+    await git(['sparse-checkout', 'set', '--no-cone', '--stdin'], { ...g, input: ['/*', ...missing.map((f) => `!/${f.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`)].join('\n') + '\n' });
+  }
+  await git(['reset', '-q', '--hard', commit], g);
+  // No reflog and no ORIG_HEAD, as cutFuture leaves it (there is nothing else to cut).
+  await fs.rm(path.join(dest, '.git', 'logs'), { recursive: true, force: true });
+  await fs.rm(path.join(dest, '.git', 'ORIG_HEAD'), { force: true });
+  return { dir: dest, commit, branch, missing };
 }
 
 /**
@@ -108,6 +157,16 @@ export async function cutFuture(dir: string, branch: string, g: { timeoutMs?: nu
   await git(['prune', '--expire=now'], opts);
   // gc rewrites the reflog of the kept branch; the reflog must stay empty.
   await fs.rm(path.join(gitDir, 'logs'), { recursive: true, force: true });
+}
+
+/** The files a cached checkout's source lacked, from its marker (older markers hold only a date). */
+async function markerMissing(marker: string): Promise<string[] | undefined> {
+  try {
+    const parsed = JSON.parse(await fs.readFile(marker, 'utf8')) as { missing?: unknown };
+    return Array.isArray(parsed.missing) ? parsed.missing.map(String) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface CachedCheckoutOptions extends RepoSourceOptions {
@@ -141,13 +200,15 @@ export async function cachedCheckout(opts: CachedCheckoutOptions): Promise<Check
     withDirLock(`${dir}.lock`, async () => {
       if (existsSync(marker)) {
         const report = await assertNoFuture(dir, commit).catch(() => null);
-        if (report) return { dir, commit, branch, report };
+        const missing = await markerMissing(marker);
+        if (report) return { dir, commit, branch, report, ...(missing ? { missing } : {}) };
         await fs.rm(marker, { force: true });
       }
       await fs.rm(dir, { recursive: true, force: true });
       const source = await repoSource(opts.repo, opts);
       const checkout = await checkoutNoFuture({ source, commit, dest: dir, branch, timeoutMs: opts.timeoutMs, signal: opts.signal });
-      await fs.writeFile(marker, new Date().toISOString());
+      // The marker keeps what the source lacked, for every later reuse.
+      await fs.writeFile(marker, JSON.stringify({ at: new Date().toISOString(), ...(checkout.missing ? { missing: checkout.missing } : {}) }));
       return checkout;
     }),
   );

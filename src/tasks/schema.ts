@@ -1,5 +1,8 @@
 import { z } from 'zod';
 
+/** A Debian package name (policy 5.6.1): lower case, digits, `+ - .`, at least two characters. */
+export const DEBIAN_PACKAGE = /^[a-z0-9][a-z0-9+.-]+$/;
+
 /** Paths (relative to the workspace root) to file contents. */
 export const FileMap = z.record(z.string(), z.string());
 
@@ -39,6 +42,12 @@ export const PythonEnvSpec = z.object({
    * in to its era (a dependency-drift table).
    */
   constraints: z.array(z.string().min(1)).optional(),
+  /**
+   * Debian packages the env needs at run time (a shared library a pip package loads:
+   * python-magic's libmagic1). Docker env images install them; the local backend runs on the
+   * host's libraries and reports ENV_UNAVAILABLE, naming them, when the host lacks one.
+   */
+  systemPackages: z.array(z.string().regex(DEBIAN_PACKAGE, 'a Debian package name such as "libmagic1"')).optional(),
   /**
    * A step after the installs that puts data the env needs into it (corpora, models): a
    * Python script run by the env's interpreter. It fails by exiting non-zero; its line

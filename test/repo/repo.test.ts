@@ -113,6 +113,39 @@ describe('repo: workspaces with no future', () => {
     await expectGymError(checkoutNoFuture({ source: h.dir, commit: h.b, dest: path.join(root, 'full') }), 'INVALID_ARGUMENT', /not empty/);
   });
 
+  it('lays out the base from a mirror that lacks some file contents, leaving those files out (sparse) and saying which', async () => {
+    // A mirror that left out a large file: its blob is gone from the object store, so git's own fetch refuses.
+    const lacking = path.join(root, 'lacking');
+    await git(['init', '-q', '-b', 'main', lacking]);
+    const g = (args: string[], input?: string) => git(args, { cwd: lacking, ...(input !== undefined ? { input } : {}) });
+    await fs.mkdir(path.join(lacking, 'fixtures'));
+    await fs.writeFile(path.join(lacking, 'fixtures', 'big [1].tif'), 'a large image\n');
+    await fs.writeFile(path.join(lacking, 'lib.py'), 'def f():\n    return 1\n');
+    await g(['add', '.']);
+    await g(['commit', '-q', '-m', 'base']);
+    const base = (await g(['rev-parse', 'HEAD'])).trim();
+    await fs.writeFile(path.join(lacking, 'lib.py'), 'def f():\n    return 2\n');
+    await g(['commit', '-q', '-am', 'future']);
+    const blob = (await g(['rev-parse', `${base}:fixtures/big [1].tif`])).trim();
+    await fs.rm(path.join(lacking, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    const dest = path.join(root, 'from-lacking');
+    const c = await checkoutNoFuture({ source: lacking, commit: base, dest });
+    assert.deepEqual(c.missing, ['fixtures/big [1].tif']);
+    assert.ok(c.report.ok, c.report.problems.join('; '));
+    assert.equal(await fs.readFile(path.join(dest, 'lib.py'), 'utf8'), 'def f():\n    return 1\n');
+    assert.equal(existsSync(path.join(dest, 'fixtures', 'big [1].tif')), false);
+    // git does not see the absent file as deleted, and a reset does not ask for its contents.
+    assert.equal((await git(['status', '--porcelain'], { cwd: dest })).trim(), '');
+    await fs.writeFile(path.join(dest, 'lib.py'), 'edited\n');
+    await git(['reset', '-q', '--hard'], { cwd: dest });
+    assert.equal((await git(['log', '--all', '--format=%H'], { cwd: dest })).trim(), base);
+    // Without the commit's own tree there is nothing to lay out: the error is git's, as before.
+    const tree = (await g(['rev-parse', `${base}^{tree}`])).trim();
+    await fs.rm(path.join(lacking, '.git', 'objects', tree.slice(0, 2), tree.slice(2)));
+    await expectGymError(checkoutNoFuture({ source: lacking, commit: base, dest: path.join(root, 'no-tree') }), 'ENV_BUILD_FAILED', /cannot fetch commit/);
+    assert.equal(existsSync(path.join(root, 'no-tree')), false);
+  });
+
   it('locates mirrors by the usual layouts and refuses the network when told', async () => {
     const reposDir = path.join(root, 'mirrors');
     await fs.mkdir(path.join(reposDir, 'acme+lib'), { recursive: true });

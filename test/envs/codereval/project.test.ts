@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { findPython } from '../../../src/env/python.ts';
 import { ProjectsTable } from '../../../envs/codereval/commits.ts';
 import { PROJECTS_FILE } from '../../../envs/codereval/find_commits.ts';
-import { planProjectTask, projectFiles, runsInProject } from '../../../envs/codereval/project_tasks.ts';
+import { missingFilesRead, planProjectTask, projectFiles, runsInProject } from '../../../envs/codereval/project_tasks.ts';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { locateMirror, runGit } from '../../../src/repo/index.ts';
 import { startHttpServer, type RunningServer } from '../../../src/server/http.ts';
@@ -47,6 +47,18 @@ describe('which tasks run inside their project', () => {
     assert.equal(runsInProject('self_contained', ['imports neo4j']), true);
     assert.equal(runsInProject('slib_runnable', ['reads /home/travis/builds/repos/x']), true);
     assert.equal(runsInProject(undefined, ['imports neo4j']), false, 'no level: no record to place it by');
+  });
+});
+
+describe('a project checkout whose source lacks some files', () => {
+  test('a test that reads one (by path, or its folder as a whole) is told apart from one that reads a file beside it', () => {
+    const missing = ['tests/fixtures/package.zip', 'tests/fixtures/folder/a.tif', 'tests/fixtures/folder/b.tif'];
+    const root = '/home/travis/builds/repos/o---p/';
+    assert.deepEqual(missingFilesRead(`x = _explore_zipfile('${root}tests/fixtures/package.zip')\n`, missing), ['tests/fixtures/package.zip']);
+    assert.deepEqual(missingFilesRead(`x = _explore_folder(\n    "${root}tests/fixtures/folder")\n`, missing), ['tests/fixtures/folder/a.tif', 'tests/fixtures/folder/b.tif']);
+    // A file beside them, another file whose name starts the same, and a commented-out check read none of them.
+    assert.deepEqual(missingFilesRead(`open('${root}tests/fixtures/document.xml')\nopen('${root}tests/fixtures/package.zip.bak')\n    # old = '${root}tests/fixtures/package.zip'\n`, missing), []);
+    assert.deepEqual(missingFilesRead('anything', []), []);
   });
 });
 

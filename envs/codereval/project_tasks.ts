@@ -38,7 +38,8 @@ export function runsInProject(level: string | undefined, needs: readonly string[
 }
 
 /** Bump when the layout of materialised workspaces changes: old ones are then rebuilt. */
-const LAYOUT_VERSION = 1;
+// 2: a workspace is made only after checking that its platform test reads no file the checkout lacks.
+const LAYOUT_VERSION = 2;
 
 /** Where checkouts and workspaces are kept: hidden from sandboxes (`privatePaths`), the checkouts hold the answers. */
 export function projectCacheDir(): string {

@@ -14,7 +14,8 @@ Inside a project (--root-alias /home/travis/builds/repos/<owner---repo>), the te
 own path in the project, the working directory, and that root is rewritten to the working directory
 in the file that runs: the platform's `sys.path.append(...)` lines then name the project here. The
 platform had the project installed in its venv; here the working directory is put on PYTHONPATH,
-with the folders an install would have put there (`src/` of a src layout, a sub-project's folder).
+with the folders an install would have put there (`src/` of a src layout, a sub-project's folder)
+and the dist-info it would have written (the name and version the project declares).
 `'repos/<owner---repo>...'` (relative to the platform's /home/travis/builds) is rewritten too; the
 platform's repos folder itself, when a test puts it on sys.path to import the project by its folder's
 name, becomes `.codereval/repos/` holding the project under that name; and a top-level import of a
@@ -199,6 +200,50 @@ def installed_roots(root):
     return found
 
 
+def declared_name_version(root):
+    """The project's distribution name and version as it declares them (setup.cfg's [metadata],
+    pyproject.toml's [project], or literal `name=` / `version=` in setup.py), or None."""
+    import configparser
+    cfg = os.path.join(root, "setup.cfg")
+    if os.path.isfile(cfg):
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read(cfg, encoding="utf-8")
+            name = parser.get("metadata", "name", fallback=None)
+            if name:
+                version = parser.get("metadata", "version", fallback="0")
+                return name.strip(), version.strip() if re.match(r"^[0-9][\w.+-]*$", version.strip()) else "0"
+        except configparser.Error:
+            pass
+    for file, section in (("pyproject.toml", r"\[project\]"), ("setup.py", None)):
+        path = os.path.join(root, file)
+        if not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        if section:
+            m = re.search(section + r"(.*?)(?=^\[|\Z)", text, re.S | re.M)
+            text = m.group(1) if m else ""
+        name = re.search(r"""\bname\s*=\s*['"]([A-Za-z0-9][\w.-]*)['"]""", text)
+        version = re.search(r"""\bversion\s*=\s*['"]([0-9][\w.+-]*)['"]""", text)
+        if name:
+            return name.group(1), version.group(1) if version else "0"
+    return None
+
+
+def write_installed_metadata(root, folder):
+    """What `pip install` of the project would have left for importlib.metadata and pkg_resources:
+    a dist-info folder naming it (pre-commit's constants.py reads its own version that way)."""
+    found = declared_name_version(root)
+    if not found:
+        return
+    name, version = found
+    info = os.path.join(folder, re.sub(r"[-.]+", "_", name) + "-" + version + ".dist-info")
+    os.makedirs(info, exist_ok=True)
+    with open(os.path.join(info, "METADATA"), "w", encoding="utf-8") as f:
+        f.write("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version))
+
+
 def reindent(code, column):
     body = textwrap.dedent(code)
     return "\n".join((" " * column + line) if line.strip() else line for line in body.split("\n"))
@@ -265,6 +310,7 @@ def main():
         os.makedirs(boot, exist_ok=True)
         with open(os.path.join(boot, "sitecustomize.py"), "w", encoding="utf-8") as f:
             f.write(SIBLINGS)
+        write_installed_metadata(os.getcwd(), boot)
         env["PYTHONPATH"] = os.pathsep.join([os.getcwd()] + installed_roots(os.getcwd()) + [boot] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env["BENCHGYM_PROJECT_ROOT"] = os.getcwd()
         env["BENCHGYM_TEST_DIR"] = os.path.dirname(os.path.abspath(out))

@@ -116,10 +116,12 @@ describe('the plan of a project-level task, from the tables (no checkout)', () =
       await write('pkg/extpkg.py', 'K = "sibling"\n');
       await write('venv/lib/site-packages/extpkg/__init__.py', 'K = 5\n');
       await write('pkg/mod.py', 'def f(x):\n    raise NotImplementedError\n');
+      // The project as its setup.cfg declares it: installed on the platform, so its metadata could be read (pre-commit's constants.py).
+      await write('setup.cfg', '[metadata]\nname = o-r_project\nversion = 1.2.3\n');
       // As the platform's tests do: its root on sys.path (rewritten), the project imported as installed (PYTHONPATH),
       // siblings imported top-level, a file named from the platform's working directory (/home/travis/builds),
       // the project imported by its folder's name from the platform's repos folder (borgmatic's `witten---atticmatic.borgmatic...`).
-      const test = 'import sys\nsys.path.append("/home/travis/builds/repos")\nsys.path.append("/home/travis/builds/repos/o---r/")\nimport os\nfrom importlib import import_module\nby_folder = import_module("o---r.pkg.other")\nimport extpkg\nfrom pkg.other import K\nfrom sibling import J\nimport pkg.sibling\n\ndef f(x):\n    return x * K\n\nif __name__ == "__main__":\n    assert sys.path[-1].rstrip("/") == os.getcwd(), sys.path\n    assert sys.modules["sibling"] is pkg.sibling\n    assert open("repos/o---r/data/x.txt").read() == "seven"\n    assert f(2) == 6 and J == 3 and by_folder.K == 3 and extpkg.K == 5\n';
+      const test = 'import sys\nsys.path.append("/home/travis/builds/repos")\nsys.path.append("/home/travis/builds/repos/o---r/")\nimport os\nfrom importlib import import_module\nby_folder = import_module("o---r.pkg.other")\nimport extpkg\nimport importlib.metadata\nfrom pkg.other import K\nfrom sibling import J\nimport pkg.sibling\n\ndef f(x):\n    return x * K\n\nif __name__ == "__main__":\n    assert sys.path[-1].rstrip("/") == os.getcwd(), sys.path\n    assert sys.modules["sibling"] is pkg.sibling\n    assert open("repos/o---r/data/x.txt").read() == "seven"\n    assert f(2) == 6 and J == 3 and by_folder.K == 3 and extpkg.K == 5\n    assert importlib.metadata.version("o-r-project") == "1.2.3"\n';
       await write('pkg/mod_f_passk_validte.py', test);
       const run = (source: string) => {
         execFileSync('sh', ['-c', `cat > pkg/mod.py`], { cwd: dir, input: source });

@@ -256,7 +256,7 @@ def main():
     ap.add_argument("--source", help="the agent's source file holding the function")
     ap.add_argument("--candidate", help="a raw candidate, used verbatim")
     ap.add_argument("--timeout", type=float, default=30.0)
-    ap.add_argument("--out", help="where the file to run is written (default: next to --test)")
+    ap.add_argument("--out", help="where the file to run is written (default: the test file itself, restored afterwards)")
     ap.add_argument("--root-alias", help="the project's root in CoderEval's image (/home/travis/builds/repos/<owner---repo>): rewritten to the working directory, the project here")
     args = ap.parse_args()
 
@@ -298,9 +298,23 @@ def main():
             os.makedirs(repos, exist_ok=True)
             if not os.path.lexists(os.path.join(repos, name)):
                 os.symlink(os.getcwd(), os.path.join(repos, name))
-    out = args.out or os.path.join(os.path.dirname(os.path.abspath(args.test)), "run_" + os.path.basename(args.test))
+    # The platform ran the test file itself with the candidate in it: tests that name their own file
+    # (pysolbase's extostr looks for `SolBase_extostr_passk_validte.py@<line>` in a traceback) see
+    # that name. The test's own text is put back afterwards.
+    out = os.path.abspath(args.out or args.test)
+    in_place = out == os.path.abspath(args.test)
     with open(out, "w", encoding="utf-8") as f:
         f.write(combined)
+    try:
+        return run_combined(args, out, candidate, target, start)
+    finally:
+        if in_place:
+            with open(out, "w", encoding="utf-8") as f:
+                f.write(test_source)
+
+
+def run_combined(args, out, candidate, target, start):
+    """Runs the test file with the candidate in it (at `out`), as the platform ran it."""
     strict = os.environ.get("BENCHGYM_SCORING") == "strict"
     env = None
     if args.root_alias:

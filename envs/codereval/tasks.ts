@@ -152,8 +152,6 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   }
   const officialPrompt = { raw: s.prompts.raw ?? s.row.prompt, 'human-label': s.prompts.humanLabel ?? s.prompts.raw ?? s.row.prompt };
   const episodeNote = note(file, name, o, testPath, placement && start ? `${placement.repo} at ${start.commit.slice(0, 12)}` : undefined);
-  // The scorer writes the file it runs next to the test (`run_<test>`): both are reset before scoring.
-  const runFile = testPath.replace(/[^/]+$/, (b) => `run_${b}`);
   const input: TaskInput = {
     id: taskIdWith(s.id, o),
     suite,
@@ -172,7 +170,8 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
     tests: {
       ...(visible ? { visible } : {}),
       hidden: { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: s.testSource }, timeoutMs },
-      testFiles: placement ? [`${HARNESS_DIR}/**`, testPath, runFile] : [`${HARNESS_DIR}/**`],
+      // The scorer runs the test file in place (the platform's name for it) and puts its text back: reset before scoring.
+      testFiles: placement ? [`${HARNESS_DIR}/**`, testPath] : [`${HARNESS_DIR}/**`],
     },
     solution: { files: { [file]: start ? start.files.gold : fill(gold) } },
     metadata: {

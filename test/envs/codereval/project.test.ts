@@ -121,7 +121,7 @@ describe('the plan of a project-level task, from the tables (no checkout)', () =
       // As the platform's tests do: its root on sys.path (rewritten), the project imported as installed (PYTHONPATH),
       // siblings imported top-level, a file named from the platform's working directory (/home/travis/builds),
       // the project imported by its folder's name from the platform's repos folder (borgmatic's `witten---atticmatic.borgmatic...`).
-      const test = 'import sys\nsys.path.append("/home/travis/builds/repos")\nsys.path.append("/home/travis/builds/repos/o---r/")\nimport os\nfrom importlib import import_module\nby_folder = import_module("o---r.pkg.other")\nimport extpkg\nimport importlib.metadata\nfrom pkg.other import K\nfrom sibling import J\nimport pkg.sibling\n\ndef f(x):\n    return x * K\n\nif __name__ == "__main__":\n    assert sys.path[-1].rstrip("/") == os.getcwd(), sys.path\n    assert sys.modules["sibling"] is pkg.sibling\n    assert open("repos/o---r/data/x.txt").read() == "seven"\n    assert f(2) == 6 and J == 3 and by_folder.K == 3 and extpkg.K == 5\n    assert importlib.metadata.version("o-r-project") == "1.2.3"\n';
+      const test = 'import sys\nsys.path.append("/home/travis/builds/repos")\nsys.path.append("/home/travis/builds/repos/o---r/")\nimport os\nfrom importlib import import_module\nby_folder = import_module("o---r.pkg.other")\nimport extpkg\nimport importlib.metadata\nfrom pkg.other import K\nfrom sibling import J\nimport pkg.sibling\n\ndef f(x):\n    return x * K\n\nif __name__ == "__main__":\n    assert sys.path[-1].rstrip("/") == os.getcwd(), sys.path\n    assert sys.modules["sibling"] is pkg.sibling\n    assert open("repos/o---r/data/x.txt").read() == "seven"\n    assert f(2) == 6 and J == 3 and by_folder.K == 3 and extpkg.K == 5\n    assert importlib.metadata.version("o-r-project") == "1.2.3"\n    assert os.path.basename(__file__) == "mod_f_passk_validte.py", __file__\n';
       await write('pkg/mod_f_passk_validte.py', test);
       const run = (source: string) => {
         execFileSync('sh', ['-c', `cat > pkg/mod.py`], { cwd: dir, input: source });
@@ -134,6 +134,8 @@ describe('the plan of a project-level task, from the tables (no checkout)', () =
       };
       assert.equal(run('def f(x):\n    return x * K\n'), 0);
       assert.equal(run('def f(x):\n    raise NotImplementedError\n'), 1);
+      // The test ran under its own name (as on the platform) and its text is back as it was.
+      assert.equal(await fs.readFile(path.join(dir, 'pkg/mod_f_passk_validte.py'), 'utf8'), test);
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }

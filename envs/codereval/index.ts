@@ -40,6 +40,20 @@ export interface CoderEvalProjectOptions extends ProjectSourceOptions {
   noProjects?: boolean;
 }
 
+/**
+ * The platform test files in the same folder as `testKey` that its test imports by module name
+ * (`patch("diaspora_retrieve_and_parse_diaspora_webfinger_passk_validte.XRD.parse_xrd")`): they sat
+ * beside it in the platform's copy of the project. Commented-out lines do not count.
+ */
+export function siblingTestsOf(blocks: Map<string, string>, testKey: string, testSource: string): Record<string, string> | undefined {
+  const dir = testKey.slice(0, testKey.lastIndexOf('/') + 1);
+  const own = testKey.slice(dir.length).replace(/\.py$/, '');
+  const code = testSource.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
+  const names = new Set([...code.matchAll(/\b(\w+_passk_validte)\b/g)].map((m) => m[1]!).filter((n) => n !== own));
+  const found = [...names].map((n) => `${dir}${n}.py`).filter((k) => blocks.has(k));
+  return found.length ? Object.fromEntries(found.map((k) => [k, blocks.get(k)!])) : undefined;
+}
+
 function readProjects(file: string | URL): ProjectsTable | undefined {
   try {
     return ProjectsTable.parse(JSON.parse(readFileSync(file, 'utf8')));
@@ -78,6 +92,7 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
     const testSource = blocks.get(testKey)!;
     const level = record?.level;
     const needs = platformNeeds(testSource);
+    const siblingTests = siblingTestsOf(blocks, testKey, testSource);
     const inProject = runsInProject(level, needs);
     sources.set(id, {
       ...(inProject ? { project: po.noProjects ? { unavailable: 'projects are not laid out (noProjects)' } : planProjectTask({ id, project: m['lsp-repo'], lspPath: m['lsp-path'], testKey }, projects, envs) } : {}),
@@ -91,6 +106,7 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
       testSource,
       needs,
       testHasFunction: findFunctions(testSource, m.function_name).length > 0,
+      ...(siblingTests ? { siblingTests } : {}),
       image: opts.image,
       imagePython: opts.imagePython,
       scorer: SCORER_SOURCE,

@@ -44,6 +44,12 @@ export function parseTaskId(id: string): { base: string; options: TaskOptions } 
   return { base: base!, options };
 }
 
+/** The sibling platform tests of a task, at their paths beside its test. */
+function siblingFiles(s: TaskSource, testPath: string): Record<string, string> {
+  const dir = testPath.includes('/') ? testPath.slice(0, testPath.lastIndexOf('/') + 1) : '';
+  return Object.fromEntries(Object.entries(s.siblingTests ?? {}).map(([key, text]) => [dir + key.slice(key.lastIndexOf('/') + 1), text]));
+}
+
 /** Everything a task is made from, read once per dataset. */
 export interface TaskSource {
   id: string;
@@ -65,6 +71,12 @@ export interface TaskSource {
   scorer: string;
   /** A task of a project level: where it sits in its project, or why it cannot run there (project_tasks.ts). */
   project?: ProjectPlan;
+  /**
+   * Other platform test files beside this one that its test imports by module name (federation's
+   * host-meta test patches the webfinger test's module): by their platform path. They hold other
+   * tasks' references, so they join the hidden tests only.
+   */
+  siblingTests?: Record<string, string>;
 }
 
 /** A task's start state inside its project (materialised by the loader): the workspace and the file's versions. */
@@ -169,7 +181,7 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
     workspace: start ? { type: 'dir', path: start.dir } : { type: 'files', files: { [file]: fill(stub) } },
     tests: {
       ...(visible ? { visible } : {}),
-      hidden: { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: s.testSource }, timeoutMs },
+      hidden: { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: s.testSource, ...siblingFiles(s, testPath) }, timeoutMs },
       // The scorer runs the test file in place (the platform's name for it) and puts its text back: reset before scoring.
       testFiles: placement ? [`${HARNESS_DIR}/**`, testPath] : [`${HARNESS_DIR}/**`],
     },

@@ -13,7 +13,7 @@ import { existsSync, promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { coderevalSuite, loadCoderEval, SCORER_SOURCE } from '../../../envs/codereval/index.ts';
+import { coderevalSuite, loadCoderEval, SCORER_SOURCE, siblingTestsOf } from '../../../envs/codereval/index.ts';
 import { execFileSync } from 'node:child_process';
 import { findPython } from '../../../src/env/python.ts';
 import { ProjectsTable } from '../../../envs/codereval/commits.ts';
@@ -59,6 +59,20 @@ describe('a project checkout whose source lacks some files', () => {
     // A file beside them, another file whose name starts the same, and a commented-out check read none of them.
     assert.deepEqual(missingFilesRead(`open('${root}tests/fixtures/document.xml')\nopen('${root}tests/fixtures/package.zip.bak')\n    # old = '${root}tests/fixtures/package.zip'\n`, missing), []);
     assert.deepEqual(missingFilesRead('anything', []), []);
+  });
+});
+
+describe('platform tests that import another task\'s test module', () => {
+  test('the module beside the test joins its hidden tests; one in another folder, a commented-out name and the test itself do not', () => {
+    const root = '/home/travis/builds/repos/o---p/pkg/';
+    const blocks = new Map([
+      [`${root}a_passk_validte.py`, 'with patch("b_passk_validte.X.y"):\n    pass\n# import c_passk_validte\nimport a_passk_validte\nimport d_passk_validte\n'],
+      [`${root}b_passk_validte.py`, 'class X: ...\n'],
+      [`${root}c_passk_validte.py`, ''],
+      ['/home/travis/builds/repos/o---p/other/d_passk_validte.py', ''],
+    ]);
+    assert.deepEqual(siblingTestsOf(blocks, `${root}a_passk_validte.py`, blocks.get(`${root}a_passk_validte.py`)!), { [`${root}b_passk_validte.py`]: 'class X: ...\n' });
+    assert.equal(siblingTestsOf(blocks, `${root}b_passk_validte.py`, 'import os\n'), undefined);
   });
 });
 

@@ -193,7 +193,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
     };
     const walk = async (change: Change, index: number): Promise<void> => {
       const reject = rejectHere;
-      opts.progress?.(`[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}`);
+      opts.progress?.(`[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}${etaNote(walkedHere, Date.now() - walkStarted, changes.length - index)}`);
       const files = await changedFiles(repo, change.parent, change.commit);
       // The change's test edits (data files under a test folder included) become the hidden tests.
       const tests = files.filter((f) => f.status !== 'D' && isTestPath(lang, f.path)).map((f) => f.path);
@@ -229,6 +229,9 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
         await opts.onTask?.(parsed);
       }
     };
+    // The ETA is from the changes walked in this run (resumed ones cost nothing).
+    let walkedHere = 0;
+    const walkStarted = Date.now();
     for (const [index, change] of changes.entries()) {
       if (opts.signal?.aborted) throw new GymError('CANCELLED', 'build-tasks was cancelled');
       if (opts.limit !== undefined && report.validated >= opts.limit) {
@@ -251,6 +254,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
       const runsBefore = report.testRuns;
       current = { commit: change.commit, rejections: [], tasks: [], candidates: 0, testRuns: 0 };
       await walk(change, index);
+      walkedHere++;
       current.testRuns = report.testRuns - runsBefore;
       await opts.onChange?.(current);
       current = undefined;
@@ -260,6 +264,22 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   }
   report.durationMs = Date.now() - started;
   return report;
+}
+
+/**
+ * The progress line's pace and ETA: the mean time of the `walked` changes of this run times the
+ * `remaining` ones (this one included); empty before the first change is walked.
+ */
+export function etaNote(walked: number, elapsedMs: number, remaining: number): string {
+  if (walked <= 0 || remaining <= 0) return '';
+  const per = elapsedMs / walked;
+  const human = (ms: number) => {
+    const s = Math.round(ms / 1000);
+    if (s < 60) return `${s} s`;
+    const m = Math.round(s / 60);
+    return m < 60 ? `${m} min` : `${Math.floor(m / 60)} h ${m % 60} min`;
+  };
+  return ` (${human(per)}/change, ETA ${human(per * remaining)})`;
 }
 
 /** Functions that exist after the change and not before it, in the change's source files. */

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { addedFunctions } from '../../../envs/humanevo/builder.ts';
+import { addedFunctions, etaNote } from '../../../envs/humanevo/builder.ts';
 import { changedFiles, listChanges } from '../../../envs/humanevo/history.ts';
 import { isSourcePath, isTestPath } from '../../../envs/humanevo/functions.ts';
 import { main } from '../../../src/cli/main.ts';
@@ -140,4 +140,11 @@ describe('the Java fixture', () => {
       await f.cleanup();
     }
   });
+});
+
+test("the builder's progress line: the pace of this run's changes and the time left for the rest", () => {
+  assert.equal(etaNote(0, 0, 10), '', 'nothing walked yet: no estimate');
+  assert.equal(etaNote(4, 40_000, 3), ' (10 s/change, ETA 30 s)');
+  assert.equal(etaNote(2, 240_000, 100), ' (2 min/change, ETA 3 h 20 min)');
+  assert.equal(etaNote(5, 1_000, 0), '', 'nothing left');
 });

@@ -225,8 +225,6 @@ export const ProjectState = z.object({
   platformCommit: z.string().regex(/^[0-9a-f]{40}$/).optional(),
   platformDate: z.string().optional(),
   atPlatformCommit: z.number().int().nonnegative().optional(),
-  /** Why `platformCommit` was set by hand (PLATFORM_COPY_ADJUSTMENTS) instead of counted. */
-  platformAdjusted: z.string().optional(),
 });
 export type ProjectState = z.infer<typeof ProjectState>;
 

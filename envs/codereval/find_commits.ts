@@ -128,13 +128,7 @@ export async function findCommits(opts: {
     if (!matched.length) continue;
     const state = await projectCommit(clone.dir, matched);
     const withPlatform = matched.filter((m) => m.platform).map((m) => ({ id: m.id, ...m.platform! }));
-    const adjusted = PLATFORM_COPY_ADJUSTMENTS[project];
-    // A commit set by hand is counted the same way, as the only candidate.
-    const plat = adjusted
-      ? { ...(await projectCommit(clone.dir, withPlatform.map((m) => ({ ...m, commit: adjusted.commit, date: adjusted.date })))), why: adjusted.why }
-      : withPlatform.length
-        ? await projectCommit(clone.dir, withPlatform)
-        : undefined;
+    const plat = withPlatform.length ? await projectCommit(clone.dir, withPlatform) : undefined;
     table.projects[project] = {
       repo: clone.repo,
       commit: state.commit,
@@ -142,26 +136,12 @@ export async function findCommits(opts: {
       tasks: tasks.length,
       atCommit: state.at.size,
       ...(plat ? { platformCommit: plat.commit, platformDate: plat.date, atPlatformCommit: plat.at.size } : {}),
-      ...(plat && 'why' in plat ? { platformAdjusted: plat.why } : {}),
     };
     for (const m of matched) table.tasks[m.id] = { ...m.match, atProjectCommit: state.at.has(m.id), ...(plat && m.platform ? { atPlatformCommit: plat.at.has(m.id) } : {}) };
     opts.progress?.(`${project} (${clone.repo}): ${s.tasks} task(s), ${s.exact} exact, ${s.nearest} nearest, ${s.notFound} not found; project commit ${state.commit.slice(0, 12)} (${state.date.slice(0, 10)}) holds ${state.at.size}${plat ? `; platform copy ${plat.commit.slice(0, 12)} (${plat.date.slice(0, 10)}) holds ${plat.at.size}` : ''}`);
   }
   return { table, summary, taskProjects };
 }
-
-/**
- * Where the commit of a project's platform copy, counted as the one holding most tasks' platform
- * versions, is not the copy its tests ran against, by hand and with the reason (checked by
- * validating the project's tasks at both).
- */
-export const PLATFORM_COPY_ADJUSTMENTS: Record<string, { commit: string; date: string; why: string }> = {
-  'witten/borgmatic': {
-    commit: '4b4f56da42f74c0720194ad794918a5c98d11669',
-    date: '2023-08-24T14:00:29-07:00',
-    why: "the platform's copy was newer than the commit most platform versions match (aecb6fcd, 2022-06): its platform tests of make_parsers and bash_completion unpack the three parsers arguments.py returns from 2023 on, and this commit is where the platform's arguments.py is (2 lines off); validated at both, 11 of its 13 tasks pass here against 9 there",
-  },
-};
 
 /** The task file's path in the platform's copy of the project: its test file's path without `_<name>_passk_validte`. */
 export function platformLayoutPath(blocks: Map<string, string>, project: string, filePath: string, name: string): string | undefined {

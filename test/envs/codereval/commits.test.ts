@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { comparableLines, expectedFile, fileVersions, lineDiffCount, matchTask, platformSource, projectCommit, ProjectsTable } from '../../../envs/codereval/commits.ts';
-import { findCommits, findCommitsCmd, PLATFORM_COPY_ADJUSTMENTS, platformLayoutPath, PROJECTS_FILE } from '../../../envs/codereval/find_commits.ts';
+import { findCommits, findCommitsCmd, platformLayoutPath, PROJECTS_FILE } from '../../../envs/codereval/find_commits.ts';
 
 /** A git repository with fixed dates: commits return their ids. */
 class Fixture {
@@ -197,16 +197,6 @@ describe('codereval commits: a task placed in a fixture history', () => {
     assert.equal(written.tasks[ids.util]!.commit, c.helper2);
     assert.doesNotMatch(readFileSync(out, 'utf8'), /def target|x0 = 0/, 'no benchmark text in the table');
   });
-});
-
-test("a platform copy set by hand is the shipped table's, with its reason", () => {
-  const table = ProjectsTable.parse(JSON.parse(readFileSync(PROJECTS_FILE, 'utf8')));
-  for (const [project, adjusted] of Object.entries(PLATFORM_COPY_ADJUSTMENTS)) {
-    assert.equal(table.projects[project]?.platformCommit, adjusted.commit, project);
-    assert.equal(table.projects[project]?.platformAdjusted, adjusted.why, project);
-  }
-  // Counted ones say nothing of the kind.
-  assert.ok(Object.entries(table.projects).filter(([p]) => !(p in PLATFORM_COPY_ADJUSTMENTS)).every(([, s]) => s.platformAdjusted === undefined));
 });
 
 test('the shipped table parses and holds ids and hashes only', () => {

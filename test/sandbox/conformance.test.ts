@@ -156,6 +156,14 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
       assert.equal(r.stdout.trim(), 'pong', r.stderr);
     });
 
+    test("the sandbox's own host name resolves without DNS (code that looks itself up: cloudmesh's is_local)", async (t) => {
+      // The local backend has the host's /etc/hosts, whatever the host put there; the kubelet writes a pod's.
+      if (backend.name !== 'docker') return t.skip(`the ${backend.name} backend resolves names as ${backend.name === 'local' ? 'the host' : 'the kubelet'} sets them up`);
+      const r = await run(`python -c "import socket; print(socket.gethostbyaddr(socket.gethostname())[2])"`);
+      assert.equal(r.exitCode, 0, r.stderr);
+      assert.match(r.stdout, /'\d+\.\d+\.\d+\.\d+'/);
+    });
+
     test('visible tests report per-test status, submit scores gold 1 and the start state 0', async () => {
       const tests = (await gym.callTool('run_tests', {}, ctx(), id)).data as { counts: Record<string, number> };
       assert.equal(tests.counts.passed, 0);

@@ -13,7 +13,7 @@ import { WarmPool, type PooledContainer } from './pool.ts';
 import { ContainerCapacity } from './capacity.ts';
 import { DEFAULT_DOCKER_LIMITS, type DockerLimits } from './limits.ts';
 import { OWNER_LABELS, reapStale } from './reaper.ts';
-import { DockerSandbox, WORKDIR } from './sandbox.ts';
+import { DockerSandbox, SANDBOX_HOSTNAME, WORKDIR } from './sandbox.ts';
 import { executorMount, startDockerExecutor } from './executor.ts';
 import { ensureExecutorBinary } from '../executor/build.ts';
 import type { ExecutorClient } from '../executor/client.ts';
@@ -170,7 +170,11 @@ export class DockerSandboxFactory implements SandboxFactory {
         WorkingDir: WORKDIR,
         Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'TERM=dumb'],
         Labels: { ...this.labels, ...labels },
+        // A name that resolves to the sandbox itself, as a machine's own name does (glibc then
+        // never asks DNS, which a sandbox without network cannot reach): `gethostbyaddr(gethostname())`.
+        Hostname: SANDBOX_HOSTNAME,
         HostConfig: {
+          ExtraHosts: [`${SANDBOX_HOSTNAME}:127.0.0.1`],
           // Its own network namespace with loopback only: nothing outside is reachable, and
           // Docker still writes /etc/hosts, so `localhost` resolves (NetworkDisabled would
           // leave it empty: tests that bind "localhost" failed).

@@ -21,6 +21,8 @@ import { OOM_NOTE, type MemoryLimitMark } from '../memory_limit.ts';
 import { ContainerOomCounter } from './oom.ts';
 
 export const WORKDIR = '/workspace';
+/** The sandbox container's own host name, in its /etc/hosts as 127.0.0.1. */
+export const SANDBOX_HOSTNAME = 'sandbox';
 const STATE_DIR = '/tmp/.benchgym';
 const BASELINE = `${STATE_DIR}/baseline.git`;
 

@@ -1,5 +1,6 @@
 import { formatModeDifferences, strictOutcome, type StrictOutcome } from '../../src/scoring/compare.ts';
-import { promises as fs } from 'node:fs';
+import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { ReplayAdapter, ReplayRow, ReplaySubmission, ScoredSubmission } from '../../src/replay/adapter.ts';
@@ -77,12 +78,29 @@ export interface ReplayOptions {
   onResult?: (r: SampleResult) => void;
 }
 
+/**
+ * The platform's copy of a project held the original function in its own file: the candidate
+ * replaced only the test file's copy, so code of the project that calls the function got the
+ * original. A task inside its project (its workspace a folder, the project's file stubbed there)
+ * gets the reference back in that file beside each candidate; '' for other tasks.
+ */
+export function platformCopyPatch(task: Task): string {
+  if (task.workspace.type !== 'dir' || !task.solution?.files) return '';
+  const parts: string[] = [];
+  for (const [file, reference] of Object.entries(task.solution.files)) {
+    const at = path.join(task.workspace.path, file);
+    const start = existsSync(at) ? readFileSync(at, 'utf8') : null;
+    if (start !== null) parts.push(replaceFilePatch(file, start, reference));
+  }
+  return parts.join('');
+}
+
 /** Each sample of a row as a submission, with the published is_pass. */
-function submissions(row: OutputRow, line: number): ReplaySubmission[] {
+function submissions(row: OutputRow, line: number, copy: string): ReplaySubmission[] {
   return row.generate_results.map((g, sample) => ({
     taskId: row._id,
     sample,
-    patch: candidatePatch(g.generate_code),
+    patch: candidatePatch(g.generate_code) + copy,
     ...(g.is_pass === undefined ? {} : { published: g.is_pass ? ('passed' as const) : ('failed' as const) }),
     line,
   }));
@@ -115,7 +133,7 @@ export async function replayOutputs(tasks: Map<string, Task>, rows: OutputRow[],
   const lines = rows.map((row, i) => ({ row, line: i + 1 }));
   const unknown = lines.filter((r) => !tasks.has(r.row._id));
   if (unknown.length) throw new GymError('TASK_NOT_FOUND', refuseUnknown(unknown));
-  return scoreSubmissions(lines.flatMap(({ row, line }) => submissions(row, line).map((submission) => ({ submission, row, task: tasks.get(row._id)! }))), score, { concurrency: opts.concurrency, samplesInSequence: true, signal: opts.signal, settle: resultOf, onResult: opts.onResult });
+  return scoreSubmissions(lines.flatMap(({ row, line }) => submissions(row, line, platformCopyPatch(tasks.get(row._id)!)).map((submission) => ({ submission, row, task: tasks.get(row._id)! }))), score, { concurrency: opts.concurrency, samplesInSequence: true, signal: opts.signal, settle: resultOf, onResult: opts.onResult });
 }
 
 export interface LevelFigures {
@@ -268,7 +286,7 @@ export const replayAdapter: ReplayAdapter<OutputRow, undefined, SampleResult> = 
   describeIssues: describeRowIssues,
   taskOf: (row) => row._id,
   refuseUnknown,
-  submissions: (row, _task, line) => submissions(row, line),
+  submissions: (row, task, line) => submissions(row, line, platformCopyPatch(task)),
   samplesInSequence: true,
   result: resultOf,
   progress: (r) =>

@@ -3,7 +3,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { candidatePatch, formatReplay, outputsAccAtK, readOutputs, summarize, type OutputRow, type SampleResult } from '../../../envs/codereval/replay.ts';
+import { candidatePatch, formatReplay, platformCopyPatch, outputsAccAtK, readOutputs, summarize, type OutputRow, type SampleResult } from '../../../envs/codereval/replay.ts';
 import type { Task } from '../../../src/tasks/schema.ts';
 import { tempDir } from '../../helpers.ts';
 
@@ -27,6 +27,23 @@ describe('CoderEval replay', () => {
   test('a candidate is a new file holding the completion verbatim; an empty one still replaces the function', () => {
     assert.match(candidatePatch('def f():\n    return 1'), /^diff --git a\/\.codereval-candidate\.py b\/\.codereval-candidate\.py\nnew file mode 100644\n[\s\S]*\n\+def f\(\):\n\+    return 1\n\\ No newline at end of file\n$/);
     assert.match(candidatePatch(''), /@@ -0,0 \+1,1 @@\n\+\n$/);
+  });
+
+  test("inside its project a candidate comes with the project's own function as the platform's copy had it; elsewhere alone", async () => {
+    const dir = await tempDir('codereval-copy-');
+    try {
+      await fs.mkdir(path.join(dir, 'pkg'));
+      await fs.writeFile(path.join(dir, 'pkg', 'mod.py'), 'def f():\n    raise NotImplementedError\n');
+      const inProject = { workspace: { type: 'dir', path: dir }, solution: { files: { 'pkg/mod.py': 'def f():\n    return 1\n' } } } as unknown as Task;
+      const patch = platformCopyPatch(inProject);
+      assert.match(patch, /^diff --git a\/pkg\/mod\.py b\/pkg\/mod\.py\n--- a\/pkg\/mod\.py\n/);
+      assert.match(patch, /^-    raise NotImplementedError$/m);
+      assert.match(patch, /^\+    return 1$/m);
+      const standalone = { workspace: { type: 'files', files: { 'mod.py': 'def f(): ...\n' } }, solution: { files: { 'mod.py': 'def f(): return 1\n' } } } as unknown as Task;
+      assert.equal(platformCopyPatch(standalone), '');
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
   });
 
   test('Acc@k of published samples on hand-made tasks: by category, level, standalone and all', () => {

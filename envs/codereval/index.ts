@@ -12,7 +12,7 @@ import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecor
 import { buildEnvsCommand } from './build_envs.ts';
 import { findCommitsCommand } from './find_commits.ts';
 import { platformNeeds } from './platform.ts';
-import { findFunctions } from './pysource.ts';
+import { findFunctions, withoutCommentLines } from './pysource.ts';
 import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTaskId, type ProjectStart, type TaskOptions, type TaskSource } from './tasks.ts';
 import { ProjectsTable } from './commits.ts';
 import { PROJECTS_FILE } from './find_commits.ts';
@@ -48,7 +48,7 @@ export interface CoderEvalProjectOptions extends ProjectSourceOptions {
 export function siblingTestsOf(blocks: Map<string, string>, testKey: string, testSource: string): Record<string, string> | undefined {
   const dir = testKey.slice(0, testKey.lastIndexOf('/') + 1);
   const own = testKey.slice(dir.length).replace(/\.py$/, '');
-  const code = testSource.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
+  const code = withoutCommentLines(testSource);
   const names = new Set([...code.matchAll(/\b(\w+_passk_validte)\b/g)].map((m) => m[1]!).filter((n) => n !== own));
   const found = [...names].map((n) => `${dir}${n}.py`).filter((k) => blocks.has(k));
   return found.length ? Object.fromEntries(found.map((k) => [k, blocks.get(k)!])) : undefined;

@@ -10,7 +10,7 @@ import type { ProjectsTable } from './commits.ts';
 import { REPOS, STANDALONE_LEVELS } from './dataset.ts';
 import { HARNESS_DIR } from './tasks.ts';
 import { projectEnvSpec, type ProjectEnvEntry } from './project_envs.ts';
-import { functionBlock, replaceTarget, splitLayout, stubOf, targetFunction } from './pysource.ts';
+import { functionBlock, replaceTarget, splitLayout, stubOf, targetFunction, withoutCommentLines } from './pysource.ts';
 
 /**
  * Issue 16, point 3: a task of a project level (or a standalone one whose test needs the project, `runsInProject`) as an episode inside its real project. The
@@ -161,8 +161,7 @@ export async function fileInCheckout(checkout: Checkout, file: string): Promise<
  */
 export function missingFilesRead(platformTest: string, missing: string[]): string[] {
   if (!missing.length) return [];
-  // Commented-out lines read nothing (the platform's tests keep old checks as comments).
-  const code = platformTest.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
+  const code = withoutCommentLines(platformTest);
   const names = (p: string) => new RegExp(`${p.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w./-])`);
   const folders = [...new Set(missing.map((f) => path.posix.dirname(f)).filter((d) => d !== '.'))].filter((d) => names(d).test(code));
   return missing.filter((f) => names(f).test(code) || folders.includes(path.posix.dirname(f)));

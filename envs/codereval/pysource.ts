@@ -213,3 +213,8 @@ export function replaceTarget(src: string, name: string, block: Block): string |
   lines.splice(span.def, span.end - span.def, ...indent(block, lines[span.def]!.slice(0, span.column)));
   return lines.join('\n');
 }
+
+/** `src` without its commented-out lines (the platform's tests keep old checks as comments, which read nothing). */
+export function withoutCommentLines(src: string): string {
+  return src.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
+}

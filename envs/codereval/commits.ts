@@ -27,6 +27,15 @@ export function comparableLines(text: string): string[] {
 }
 
 /**
+ * `comparableLines` with leading tabs as four spaces: the platform's test files hold their
+ * copy of the module indented with spaces where the project indents with tabs (cpburnz's
+ * sqlparams), so its copy is compared modulo that.
+ */
+export function platformComparableLines(text: string): string[] {
+  return comparableLines(text).map((l) => l.replace(/^\t+/, (tabs) => '    '.repeat(tabs.length)));
+}
+
+/**
  * Lines added plus lines removed between two texts (Myers' O(ND) greedy walk); stops at
  * `max` and answers `max` then.
  */
@@ -116,9 +125,39 @@ export function fileVersions(repo: string, file: string): Promise<FileVersion[]>
 
 const versionCache = new Map<string, Promise<FileVersion[]>>();
 
+/**
+ * The names `file` was renamed to later (`--follow` walks back to older names only): from
+ * each commit that removed it, the path its content went to (mozilla's `auto_nag/` became
+ * `bugbot/`, and the platform's copy was made after that). Followed a few steps on.
+ */
+export async function laterNames(repo: string, file: string, depth = 3): Promise<string[]> {
+  const found: string[] = [];
+  let frontier = [file];
+  for (let step = 0; step < depth && frontier.length; step++) {
+    const next: string[] = [];
+    for (const name of frontier) {
+      const removed = await runGit(['-C', repo, 'log', '--all', '--diff-filter=D', '--no-renames', '--format=%H', '--', name], { timeoutMs: 10 * 60_000 });
+      if (removed.exitCode !== 0) continue;
+      for (const commit of removed.stdout.split('\n').filter(Boolean)) {
+        const diff = await runGit(['-C', repo, 'diff-tree', '-r', '-M', '--name-status', '--no-commit-id', `${commit}^`, commit]);
+        if (diff.exitCode !== 0) continue;
+        for (const line of diff.stdout.split('\n')) {
+          const [status, from, to] = line.split('\t');
+          if (status?.startsWith('R') && from === name && to && to !== file && !found.includes(to)) {
+            found.push(to);
+            next.push(to);
+          }
+        }
+      }
+    }
+    frontier = next;
+  }
+  return found;
+}
+
 async function listVersions(repo: string, file: string): Promise<FileVersion[]> {
   const followed = await logPath(repo, file, ['--all'], true);
-  const names = [...new Set([file, ...followed.map((v) => v.path)])];
+  const names = [...new Set([file, ...followed.map((v) => v.path), ...(await laterNames(repo, file))])];
   const published = new Set((await logPath(repo, names, ['HEAD', '--branches', '--tags', '--remotes'], false)).map((v) => `${v.commit} ${v.blob}`));
   const all = [...followed, ...(await logPath(repo, names, ['--all'], false))];
   const seen = new Set<string>();
@@ -271,13 +310,13 @@ export async function matchTask(
   const diffLines = score.get(best.blob)!;
   let platform: { path: string; commit: string; date: string; diffLines: number; blob: string } | undefined;
   if (task.platformText !== undefined) {
-    const theirs = comparableLines(task.platformText);
-    const pscore = new Map([...blobs].map(([blob, text]) => [blob, lineDiffCount(comparableLines(text), theirs)]));
+    const theirs = platformComparableLines(task.platformText);
+    const pscore = new Map([...blobs].map(([blob, text]) => [blob, lineDiffCount(platformComparableLines(text), theirs)]));
     const p = versions
       .filter((v) => pscore.has(v.blob))
       // Ties: the match itself, then the layout path, then the latest (the platform's copy was made after the dataset's text).
       .sort((x, y) => pscore.get(x.blob)! - pscore.get(y.blob)! || Number(y.blob === best.blob) - Number(x.blob === best.blob) || Number(y.path === where) - Number(x.path === where) || Number(y.published) - Number(x.published) || Date.parse(y.date) - Date.parse(x.date))[0];
-    // A version as far from the platform's text as half its lines is no match (cpburnz's test files are another module's text).
+    // A version as far from the platform's text as half its lines is no match.
     if (p && pscore.get(p.blob)! <= theirs.length / 2) platform = { path: p.path, commit: p.commit, date: p.date, diffLines: pscore.get(p.blob)!, blob: p.blob };
   }
   const atLayout = task.layoutPath && best.path !== task.layoutPath ? ranked.find((v) => v.path === task.layoutPath) : undefined;

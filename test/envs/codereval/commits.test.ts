@@ -4,7 +4,7 @@ import { promises as fs, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { comparableLines, expectedFile, fileVersions, lineDiffCount, matchTask, platformSource, projectCommit, ProjectsTable } from '../../../envs/codereval/commits.ts';
+import { comparableLines, expectedFile, fileVersions, laterNames, lineDiffCount, matchTask, platformComparableLines, platformSource, projectCommit, ProjectsTable } from '../../../envs/codereval/commits.ts';
 import { findCommits, findCommitsCmd, platformLayoutPath, PROJECTS_FILE } from '../../../envs/codereval/find_commits.ts';
 
 /** A git repository with fixed dates: commits return their ids. */
@@ -129,6 +129,30 @@ describe('codereval commits: a task placed in a fixture history', () => {
     assert.deepEqual(r.match.platform && { commit: r.match.platform.commit, diffLines: r.match.platform.diffLines }, { commit: c.v3, diffLines: 0 });
     assert.equal(r.match.layout?.path, 'pkg/mod.py');
     assert.equal(r.match.layout?.commit, c.moved);
+  });
+
+  test('the names a file was renamed to later are found, and their versions listed with the old name\'s', async () => {
+    assert.deepEqual(await laterNames(repo.dir, 'mod.py'), ['pkg/mod.py']);
+    assert.deepEqual(await laterNames(repo.dir, 'pkg/mod.py'), []);
+    const versions = await fileVersions(repo.dir, 'util.py');
+    assert.deepEqual(new Set(versions.map((v) => v.path)), new Set(['util.py']));
+  });
+
+  test("the platform's copy is found under the file's later name, and modulo tabs for spaces (mozilla's auto_nag/ became bugbot/; cpburnz indents with tabs)", async () => {
+    const f = new Fixture(path.join(dir, 'o+tabs'));
+    await fs.mkdir(f.dir);
+    f.git('init', '-q', '-b', 'main');
+    const tabbed = (body: string) => `def target(x):\n\tif x:\n\t\treturn ${body}\n\treturn 0\n`;
+    const v1 = await f.commit('v1', { 'old/mod.py': tabbed('1') });
+    await f.commit('rename', {}, [['old/mod.py', 'new/mod.py']]);
+    const v3 = await f.commit('v3', { 'new/mod.py': tabbed('2') + 'EXTRA = 1\n' });
+    assert.deepEqual(platformComparableLines('\t\treturn 1\n  \n'), ['        return 1']);
+    // The platform's copy: v3's text, indented with spaces, at the dataset's (old) path.
+    const platformText = tabbed('2').replace(/\t/g, '    ') + 'EXTRA = 1\n';
+    const r = await matchTask(f.dir, 'o/tabs', { id: 't9', project: 'o/tabs', path: 'old/mod.py', expected: tabbed('1'), platformText });
+    assert.ok(!('reason' in r));
+    assert.equal(r.match.commit, v1);
+    assert.deepEqual(r.match.platform && { commit: r.match.platform.commit, path: r.match.platform.path, diffLines: r.match.platform.diffLines }, { commit: v3, path: 'new/mod.py', diffLines: 0 });
   });
 
   test("the layout path comes from the platform test file's name", () => {

@@ -12,7 +12,7 @@ import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecor
 import { buildEnvsCommand } from './build_envs.ts';
 import { findCommitsCommand } from './find_commits.ts';
 import { platformNeeds } from './platform.ts';
-import { findFunctions, withoutCommentLines } from './pysource.ts';
+import { findFunctions, targetPath, withoutCommentLines } from './pysource.ts';
 import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTaskId, type ProjectStart, type TaskOptions, type TaskSource } from './tasks.ts';
 import { ProjectsTable } from './commits.ts';
 import { PROJECTS_FILE } from './find_commits.ts';
@@ -104,6 +104,7 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
       humanLabel: record?.human_label ?? m.human_label,
       testKey,
       testSource,
+      target: targetPath(m['lsp-context'], m.function_name),
       needs,
       testHasFunction: findFunctions(testSource, m.function_name).length > 0,
       ...(siblingTests ? { siblingTests } : {}),
@@ -149,7 +150,7 @@ async function projectStart(s: TaskSource, o: TaskOptions, po: ProjectSourceOpti
   const m = s.row.metadata;
   try {
     return await projectStartState(
-      { label: `${s.id}-${o.docstring}`, placement: p, name: m.function_name, platformTest: s.testSource, docstring: o.docstring === 'human-label' ? (s.humanLabel ?? m.human_label) : undefined, fallback: m.docstring },
+      { label: `${s.id}-${o.docstring}`, placement: p, target: s.target, platformTest: s.testSource, docstring: o.docstring === 'human-label' ? (s.humanLabel ?? m.human_label) : undefined, fallback: m.docstring },
       po,
     );
   } catch (err) {

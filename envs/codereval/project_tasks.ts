@@ -39,7 +39,8 @@ export function runsInProject(level: string | undefined, needs: readonly string[
 
 /** Bump when the layout of materialised workspaces changes: old ones are then rebuilt. */
 // 2: a workspace is made only after checking that its platform test reads no file the checkout lacks.
-const LAYOUT_VERSION = 2;
+// 3: the target is found by its path from the module (Symbol.pretty), not by its name alone.
+const LAYOUT_VERSION = 3;
 
 /** Where checkouts and workspaces are kept: hidden from sandboxes (`privatePaths`), the checkouts hold the answers. */
 export function projectCacheDir(): string {
@@ -111,18 +112,18 @@ export interface ProjectFiles {
  * commit reduced to its signature and docstring (`docstring` replaces it when given,
  * `fallback` fills it when there is none), and the platform test's version of the function.
  */
-export function projectFiles(fileText: string, name: string, platformTest: string, docstring?: string, fallback?: string): ProjectFiles | string {
-  const span = targetFunction(fileText, name);
-  if (!span) return `no function ${name} in the file at the commit`;
+export function projectFiles(fileText: string, target: string, platformTest: string, docstring?: string, fallback?: string): ProjectFiles | string {
+  const span = targetFunction(fileText, target);
+  if (!span) return `no function ${target} in the file at the commit`;
   const lines = fileText.split('\n');
   const prefix = lines[span.def]!.slice(0, span.column);
   // CoderEval's layout: the first line unindented, the others at their column.
   const code = [lines[span.start]!.slice(span.column), ...lines.slice(span.start + 1, span.end)].join('\n');
   const stubBlock = splitLayout(stubOf(code, docstring, fallback), prefix).block;
-  const stub = replaceTarget(fileText, name, stubBlock)!;
-  const platform = functionBlock(platformTest, name);
-  if (!platform) return `no function ${name} in its platform test file`;
-  return { stub, gold: replaceTarget(fileText, name, platform)!, stubBlock };
+  const stub = replaceTarget(fileText, target, stubBlock)!;
+  const platform = functionBlock(platformTest, target);
+  if (!platform) return `no function ${target} in its platform test file`;
+  return { stub, gold: replaceTarget(fileText, target, platform)!, stubBlock };
 }
 
 export interface ProjectSourceOptions {
@@ -171,7 +172,8 @@ export function missingFilesRead(platformTest: string, missing: string[]): strin
 export interface StartInputs {
   label: string;
   placement: ProjectPlacement;
-  name: string;
+  /** The target function: its dotted path from the module (see targetPath). */
+  target: string;
   platformTest: string;
   docstring?: string;
   fallback?: string;
@@ -200,7 +202,7 @@ export async function projectStartState(input: StartInputs, opts: ProjectSourceO
 }
 
 async function startStateAt(input: StartInputs, p: ProjectPlacement, opts: ProjectSourceOptions): Promise<{ dir: string; files: ProjectFiles }> {
-  const key = contentKey([LAYOUT_VERSION, p.repo, p.commit, p.file, input.name, input.platformTest, input.docstring ?? null, input.fallback ?? null]);
+  const key = contentKey([LAYOUT_VERSION, p.repo, p.commit, p.file, input.target, input.platformTest, input.docstring ?? null, input.fallback ?? null]);
   const dir = path.join(opts.cacheDir ?? projectCacheDir(), 'workspaces', `${input.label.replace(/[^\w.-]+/g, '_')}-${key}`);
   const record = `${dir}.json`;
   const cached = async () => (existsSync(record) && existsSync(dir) ? (JSON.parse(await fs.readFile(record, 'utf8')) as ProjectFiles) : undefined);
@@ -215,7 +217,7 @@ async function startStateAt(input: StartInputs, p: ProjectPlacement, opts: Proje
       if (lacking.length) throw new GymError('ENV_UNAVAILABLE', `its platform test reads ${lacking.join(', ')} of ${p.repo}, whose contents the project's source (${opts.reposDir ? 'the local mirror' : 'the clone'}) lacks; a complete clone from GitHub has them`, { missing: lacking });
       const text = await fileInCheckout(checkout, p.file);
       if (text === undefined) throw new GymError('ENV_UNAVAILABLE', `${p.file} is not in ${p.repo} at ${p.commit.slice(0, 12)}`);
-      const made = projectFiles(text, input.name, input.platformTest, input.docstring, input.fallback);
+      const made = projectFiles(text, input.target, input.platformTest, input.docstring, input.fallback);
       if (typeof made === 'string') throw new GymError('ENV_UNAVAILABLE', `${p.file} of ${p.repo} at ${p.commit.slice(0, 12)}: ${made}`);
       await fs.rm(dir, { recursive: true, force: true });
       try {

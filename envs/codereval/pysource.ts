@@ -158,9 +158,58 @@ export function stubOf(code: string, docstring?: string, fallback?: string): str
   return [...lines.slice(0, span.bodyStart), ...doc, `${bodyIndent}${STUB_BODY}`].join('\n');
 }
 
-/** The function the scorer's `ast.walk` meets first: the least nested, then the first in the file. */
-export function targetFunction(src: string, name: string): FunctionSpan | undefined {
-  return [...findFunctions(src, name)].sort((a, b) => a.column - b.column || a.def - b.def)[0];
+/**
+ * The names of the classes and functions a line is inside, outermost first: the `class` and
+ * `def` statements above it with less indentation (other blocks, `if` and the like, are not names).
+ */
+export function enclosingNames(lines: string[], info: LineInfo[], at: number): string[] {
+  const names: string[] = [];
+  let column = info[at]?.indent ?? 0;
+  for (let i = at - 1; i >= 0 && column > 0; i--) {
+    const l = info[i]!;
+    if (l.continuation || l.blank || l.indent >= column) continue;
+    column = l.indent;
+    const m = /^\s*(?:async\s+)?(?:def|class)\s+(\w+)/.exec(lines[i]!);
+    if (m) names.unshift(m[1]!);
+  }
+  return names;
+}
+
+/**
+ * A task's target as a dotted path from its module: the classes (and functions) around the
+ * `<PLACEHOLDER>` of CoderEval's file text, then its name (`Symbol.pretty`: boolean.py's file
+ * has four `pretty` methods, and the task is the one of `Symbol`). The platform replaced the
+ * ground truth where it stood; the path names that place in the project's file and in the
+ * test file's copy of it.
+ */
+export function targetPath(context: string, name: string): string {
+  const at = context.indexOf('<PLACEHOLDER>');
+  if (at < 0) return name;
+  const line = context.slice(0, at).split('\n').length - 1;
+  const lines = context.split('\n');
+  return [...enclosingNames(lines, scanLines(context), line), name].join('.');
+}
+
+/**
+ * The target function of `src`. `target` is a name or a dotted path (see targetPath): the
+ * function inside those classes when the file has one there; else, as the scorer's `ast.walk`
+ * meets them, the least nested, then the first in the file (a test file may hold a method as a
+ * module-level function).
+ */
+export function targetFunction(src: string, target: string): FunctionSpan | undefined {
+  const scope = target.split('.');
+  const name = scope.pop()!;
+  const spans = findFunctions(src, name);
+  if (scope.length) {
+    const lines = src.split('\n');
+    const info = scanLines(src);
+    const inScope = spans.find((s) => {
+      const names = enclosingNames(lines, info, s.def);
+      return names.length === scope.length && names.every((n, i) => n === scope[i]);
+    });
+    if (inScope) return inScope;
+  }
+  return [...spans].sort((a, b) => a.column - b.column || a.def - b.def)[0];
 }
 
 /** Lines of a function from its `def` line on, with the function's column removed. */

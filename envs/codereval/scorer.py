@@ -2,7 +2,7 @@
 
 The platform's test file for a task is the task's source file with the target function in
 place and a __main__ block that checks it. To score a candidate: find the target function in
-the test file with `ast` (by name, or "_" + name), replace its lines [lineno-1, end_lineno)
+the test file with `ast` (by its path from the module, `Symbol.pretty`, as `find_function` says), replace its lines [lineno-1, end_lineno)
 with the candidate re-indented to the original's column, run the file with this interpreter
 (30 s), and pass iff the exit code is 0.
 
@@ -40,10 +40,34 @@ import textwrap
 
 
 def find_function(tree, name):
-    """The first function (ast.walk order) named `name`, else `_name`."""
-    for wanted in (name, "_" + name):
+    """The target function. `name` is a name or a dotted path from the module (`Symbol.pretty`:
+    the classes around it): the function inside those classes when the file has one there; else
+    the first function (ast.walk order) of that name, else `_name` (a test file may hold a method
+    as a module-level function)."""
+    *scope, last = name.split(".")
+    functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+    if scope:
+        parents = {}
         for node in ast.walk(tree):
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == wanted:
+            for child in ast.iter_child_nodes(node):
+                parents[child] = node
+
+        def names_around(node):
+            out = []
+            node = parents.get(node)
+            while node is not None:
+                if isinstance(node, functions + (ast.ClassDef,)):
+                    out.append(node.name)
+                node = parents.get(node)
+            return out[::-1]
+
+        for wanted in (last, "_" + last):
+            for node in ast.walk(tree):
+                if isinstance(node, functions) and node.name == wanted and names_around(node) == scope:
+                    return node
+    for wanted in (last, "_" + last):
+        for node in ast.walk(tree):
+            if isinstance(node, functions) and node.name == wanted:
                 return node
     return None
 

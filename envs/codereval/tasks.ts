@@ -60,6 +60,8 @@ export interface TaskSource {
   humanLabel?: string;
   testKey: string;
   testSource: string;
+  /** The target as a dotted path from its module (`Symbol.pretty`, pysource's targetPath): where the platform replaced it. */
+  target: string;
   /** Why the test cannot run on a plain interpreter (empty: it can). */
   needs: string[];
   /** Does the test file define the target function (the scorer replaces it there)? */
@@ -138,6 +140,7 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   if (placement && !start) throw new GymError('INTERNAL', `task ${s.id}: its project workspace was not laid out`);
   const file = start ? start.file : m['lsp-path'];
   const name = m.function_name;
+  const target = s.target;
   const label = s.humanLabel ?? m.human_label;
   if (o.docstring === 'human-label' && !label) throw new GymError('TASK_INVALID', `task ${s.id} has no human-labelled docstring`);
   const stub = stubOf(m.ground_truth, o.docstring === 'human-label' ? label : undefined, m.docstring);
@@ -146,24 +149,24 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   // The reference is the function as the platform's test file has it (the code the platform
   // verified), in the real file's place; CoderEval-ALL's ground_truth when the test has none.
   const gt = splitLayout(m.ground_truth, prefix);
-  const platformVersion = functionBlock(s.testSource, name);
+  const platformVersion = functionBlock(s.testSource, target);
   const gold = platformVersion ? joinLayout(gt.decorators, platformVersion, prefix) : m.ground_truth;
   const testName = s.testKey.slice(s.testKey.lastIndexOf('/') + 1);
   // Inside its project the test goes at its own path (its siblings import each other), else into the harness folder.
   const testPath = placement ? placement.testPath : `${HARNESS_DIR}/${testName}`;
   const python = env.kind === 'image' ? env.command : 'python';
   const root = placement ? ` --root-alias ${shellQuote(placement.rootAlias)}` : '';
-  const command = `${python} ${HARNESS_DIR}/scorer.py --test ${shellQuote(testPath)} --name ${name} --source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}${root}`;
+  const command = `${python} ${HARNESS_DIR}/scorer.py --test ${shellQuote(testPath)} --name ${target} --source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}${root}`;
   const timeoutMs = (TEST_TIMEOUT_S + 60) * 1000;
   let visible: TaskInput['tests']['visible'];
   if (o.visibleTest === 'platform') {
     // The platform's test holds the original function: the agent's copy has the stub instead.
-    const masked = replaceTarget(s.testSource, name, start ? start.files.stubBlock : splitLayout(stub, prefix).block);
-    if (masked === undefined) throw new GymError('TASK_INVALID', `task ${s.id}: no function ${name} in its test file to mask`);
+    const masked = replaceTarget(s.testSource, target, start ? start.files.stubBlock : splitLayout(stub, prefix).block);
+    if (masked === undefined) throw new GymError('TASK_INVALID', `task ${s.id}: no function ${target} in its test file to mask`);
     visible = { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: masked }, timeoutMs };
   }
   const officialPrompt = { raw: s.prompts.raw ?? s.row.prompt, 'human-label': s.prompts.humanLabel ?? s.prompts.raw ?? s.row.prompt };
-  const episodeNote = note(file, name, o, testPath, placement && start ? `${placement.repo} at ${start.commit.slice(0, 12)}` : undefined);
+  const episodeNote = note(file, target, o, testPath, placement && start ? `${placement.repo} at ${start.commit.slice(0, 12)}` : undefined);
   const input: TaskInput = {
     id: taskIdWith(s.id, o),
     suite,
@@ -191,6 +194,7 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
       project: m['lsp-repo'],
       filePath: file,
       name,
+      target,
       level: s.level ?? 'unknown',
       standalone: s.level ? STANDALONE_LEVELS.has(s.level) : 'unknown',
       runnableHere: runnableHere(s) || Boolean(placement),

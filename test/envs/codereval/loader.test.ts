@@ -132,7 +132,7 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
         const [key, masked] = Object.entries(v.tests.visible!.files).find(([k]) => !k.endsWith('scorer.py'))!;
         await write('masked', masked);
         const original = v.tests.hidden.files[key]!.split('\n');
-        const span = targetFunction(v.tests.hidden.files[key]!, base.metadata.name as string)!;
+        const span = targetFunction(v.tests.hidden.files[key]!, base.metadata.target as string)!;
         const outside = new Set([...original.slice(0, span.def), ...original.slice(span.end)].map((x) => x.trim()));
         const body = original.slice(span.bodyStart, span.end).map((x) => x.trim()).filter((x) => x.length > 20 && !x.startsWith('#') && !outside.has(x));
         const inMasked = new Set(masked.split('\n').map((x) => x.trim()));

@@ -66,7 +66,20 @@ export interface ProjectPlacement {
    * function are, when they are gone at `commit` (pre-commit's util.parse_version).
    */
   fallbacks?: { commit: string; date: string; file: string }[];
+  /** Environment variables of the platform's image its tests read (PLATFORM_ENVIRONMENT). */
+  environment?: Record<string, string>;
 }
+
+/**
+ * Environment variables CoderEval's image had that a project's platform tests read, per
+ * dataset project: the scorer sets them for the test's run. Each says how it is known.
+ */
+export const PLATFORM_ENVIRONMENT: Record<string, { vars: Record<string, string>; why: string }> = {
+  'redhat-openstack/infrared': {
+    vars: { JAVA_HOME: '/usr/lib/jvm/default-java' },
+    why: "the get_spec_defaults test checks the spec's JAVA_HOME default against $JAVA_HOME, and its reference returns no defaults at all without one: the image the platform verified it in set JAVA_HOME (its value is not compared with anything else)",
+  },
+};
 
 /** Why a task of a project level cannot run in its project here, or where it sits. */
 export type ProjectPlan = { placement: ProjectPlacement } | { unavailable: string };
@@ -96,7 +109,8 @@ export function planProjectTask(t: { id: string; project: string; lspPath: strin
   if (!testPath) return { unavailable: `its platform test file ${t.testKey} is neither inside ${root} nor standalone` };
   const others = [...(match.platform ? [{ commit: match.platform.commit, date: match.platform.date, file: match.platform.path }] : []), { commit: match.commit, date: match.date, file: match.path ?? t.lspPath }].filter((o, i, all) => o.commit !== commit && all.findIndex((x) => x.commit === o.commit) === i);
   const fallback = others.length ? { fallbacks: others } : {};
-  return { placement: { repo: state.repo, commit, date, env, file, testPath, rootAlias: root, ...fallback } };
+  const environment = PLATFORM_ENVIRONMENT[t.project] ? { environment: PLATFORM_ENVIRONMENT[t.project]!.vars } : {};
+  return { placement: { repo: state.repo, commit, date, env, file, testPath, rootAlias: root, ...fallback, ...environment } };
 }
 
 /** The task's file as the project holds it, with the target stubbed (or, for the reference, the platform's version in place). */

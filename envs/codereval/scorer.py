@@ -281,8 +281,13 @@ def main():
     ap.add_argument("--candidate", help="a raw candidate, used verbatim")
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--out", help="where the file to run is written (default: the test file itself, restored afterwards)")
+    ap.add_argument("--setenv", action="append", default=[], metavar="NAME=VALUE", help="an environment variable of CoderEval's image that the project's tests read (repeatable)")
     ap.add_argument("--root-alias", help="the project's root in CoderEval's image (/home/travis/builds/repos/<owner---repo>): rewritten to the working directory, the project here")
     args = ap.parse_args()
+    for pair in args.setenv:
+        if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", pair):
+            print(f"HARNESS: --setenv {pair!r} is not NAME=VALUE", file=sys.stderr)
+            return 2
 
     with open(args.test, encoding="utf-8") as f:
         test_source = f.read()
@@ -337,21 +342,53 @@ def main():
                 f.write(test_source)
 
 
+def git_aside():
+    """Where the project's `.git` waits while its test runs: the platform's copy of a project was
+    no git repository (prestoplot's versioneer test expects `git rev-parse --git-dir` to fail
+    there with 128). Beside it, not in the harness folder, which is reset before each scoring."""
+    return ".codereval-dot-git"
+
+
+def restore_git():
+    """Puts the project's `.git` back (also after a run that was cut short)."""
+    if os.path.lexists(git_aside()) and not os.path.lexists(".git"):
+        os.rename(git_aside(), ".git")
+
+
 def run_combined(args, out, candidate, target, start):
     """Runs the test file with the candidate in it (at `out`), as the platform ran it."""
+    if not args.root_alias:
+        return run_file(args, out, candidate, target, start, None)
+    restore_git()
+    if os.path.lexists(".git") and not os.path.lexists(git_aside()):
+        os.rename(".git", git_aside())
+    try:
+        return run_file(args, out, candidate, target, start, project_env(out, args.setenv))
+    finally:
+        restore_git()
+
+
+def project_env(out, setenv):
+    """The environment of a test run inside its project."""
+    # The platform had each project installed in its venv: here its root is on the path instead.
+    env = dict(os.environ)
+    boot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot")
+    os.makedirs(boot, exist_ok=True)
+    with open(os.path.join(boot, "sitecustomize.py"), "w", encoding="utf-8") as f:
+        f.write(SIBLINGS)
+    write_installed_metadata(os.getcwd(), boot)
+    env["PYTHONPATH"] = os.pathsep.join([os.getcwd()] + installed_roots(os.getcwd()) + [boot] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["BENCHGYM_PROJECT_ROOT"] = os.getcwd()
+    env["BENCHGYM_TEST_DIR"] = os.path.dirname(os.path.abspath(out))
+    for pair in setenv:
+        name, _, value = pair.partition("=")
+        env[name] = value
+    return env
+
+
+def run_file(args, out, candidate, target, start, env):
+    """Runs the file at `out` (the test with the candidate in it): its exit code decides."""
     strict = os.environ.get("BENCHGYM_SCORING") == "strict"
-    env = None
-    if args.root_alias:
-        # The platform had each project installed in its venv: here its root is on the path instead.
-        env = dict(os.environ)
-        boot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "boot")
-        os.makedirs(boot, exist_ok=True)
-        with open(os.path.join(boot, "sitecustomize.py"), "w", encoding="utf-8") as f:
-            f.write(SIBLINGS)
-        write_installed_metadata(os.getcwd(), boot)
-        env["PYTHONPATH"] = os.pathsep.join([os.getcwd()] + installed_roots(os.getcwd()) + [boot] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        env["BENCHGYM_PROJECT_ROOT"] = os.getcwd()
-        env["BENCHGYM_TEST_DIR"] = os.path.dirname(os.path.abspath(out))
     try:
         if strict:
             code = reindent(candidate, target.col_offset)

@@ -155,7 +155,8 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   // Inside its project the test goes at its own path (its siblings import each other), else into the harness folder.
   const testPath = placement ? placement.testPath : `${HARNESS_DIR}/${testName}`;
   const python = env.kind === 'image' ? env.command : 'python';
-  const root = placement ? ` --root-alias ${shellQuote(placement.rootAlias)}` : '';
+  const setenv = Object.entries(placement?.environment ?? {}).map(([k, v]) => ` --setenv ${shellQuote(`${k}=${v}`)}`).join('');
+  const root = placement ? ` --root-alias ${shellQuote(placement.rootAlias)}${setenv}` : '';
   const command = `${python} ${HARNESS_DIR}/scorer.py --test ${shellQuote(testPath)} --name ${target} --source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}${root}`;
   const timeoutMs = (TEST_TIMEOUT_S + 60) * 1000;
   let visible: TaskInput['tests']['visible'];

@@ -18,7 +18,7 @@ import { execFileSync } from 'node:child_process';
 import { findPython } from '../../../src/env/python.ts';
 import { ProjectsTable } from '../../../envs/codereval/commits.ts';
 import { PROJECTS_FILE } from '../../../envs/codereval/find_commits.ts';
-import { missingFilesRead, planProjectTask, projectFiles, runsInProject } from '../../../envs/codereval/project_tasks.ts';
+import { missingFilesRead, planProjectTask, PLATFORM_ENVIRONMENT, projectFiles, runsInProject } from '../../../envs/codereval/project_tasks.ts';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { locateMirror, runGit } from '../../../src/repo/index.ts';
 import { startHttpServer, type RunningServer } from '../../../src/server/http.ts';
@@ -89,6 +89,17 @@ describe('the plan of a project-level task, from the tables (no checkout)', () =
     assert.equal(plan.placement.testPath, 'src/neo4j/_codec/packstream/v1/__init___pop_u16_passk_validte.py');
     assert.equal(plan.placement.rootAlias, '/home/travis/builds/repos/neo4j---neo4j-python-driver');
     assert.deepEqual(plan.placement.env.constraints, ['dill==0.3.7']);
+    assert.equal(plan.placement.environment, undefined, 'neo4j reads no variable of the image');
+  });
+
+  test("a project whose tests read a variable of CoderEval's image gets it in its placement (infrared's JAVA_HOME), with how it is known", () => {
+    const INFRARED = 'redhat-openstack/infrared';
+    const state = projects.projects[INFRARED]!;
+    const id = Object.entries(projects.tasks).find(([, m]) => m.repo === INFRARED)![0];
+    const plan = planProjectTask({ id, project: INFRARED, lspPath: 'infrared/core/inspector/inspector.py', testKey: `/home/travis/builds/repos/redhat-openstack---infrared/infrared/core/inspector/inspector_x_passk_validte.py` }, projects, new Map([[INFRARED, { ...entry, project: INFRARED, repo: INFRARED, commit: state.platformCommit ?? state.commit }]]));
+    assert.ok('placement' in plan, JSON.stringify(plan));
+    assert.deepEqual(plan.placement.environment, { JAVA_HOME: '/usr/lib/jvm/default-java' });
+    assert.match(PLATFORM_ENVIRONMENT[INFRARED]!.why, /JAVA_HOME/);
   });
 
   test('the exact reasons a task stays unavailable: no env, an env of another commit, no project state', () => {

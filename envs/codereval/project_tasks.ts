@@ -109,8 +109,8 @@ export function planProjectTask(t: { id: string; project: string; lspPath: strin
   if (!testPath) return { unavailable: `its platform test file ${t.testKey} is neither inside ${root} nor standalone` };
   const others = [...(match.platform ? [{ commit: match.platform.commit, date: match.platform.date, file: match.platform.path }] : []), { commit: match.commit, date: match.date, file: match.path ?? t.lspPath }].filter((o, i, all) => o.commit !== commit && all.findIndex((x) => x.commit === o.commit) === i);
   const fallback = others.length ? { fallbacks: others } : {};
-  const environment = PLATFORM_ENVIRONMENT[t.project] ? { environment: PLATFORM_ENVIRONMENT[t.project]!.vars } : {};
-  return { placement: { repo: state.repo, commit, date, env, file, testPath, rootAlias: root, ...fallback, ...environment } };
+  const vars = PLATFORM_ENVIRONMENT[t.project]?.vars;
+  return { placement: { repo: state.repo, commit, date, env, file, testPath, rootAlias: root, ...fallback, ...(vars ? { environment: vars } : {}) } };
 }
 
 /** The task's file as the project holds it, with the target stubbed (or, for the reference, the platform's version in place). */

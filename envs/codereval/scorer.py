@@ -342,17 +342,16 @@ def main():
                 f.write(test_source)
 
 
-def git_aside():
-    """Where the project's `.git` waits while its test runs: the platform's copy of a project was
-    no git repository (prestoplot's versioneer test expects `git rev-parse --git-dir` to fail
-    there with 128). Beside it, not in the harness folder, which is reset before each scoring."""
-    return ".codereval-dot-git"
+# Where the project's `.git` waits while its test runs: the platform's copy of a project was no
+# git repository (prestoplot's versioneer test expects `git rev-parse --git-dir` to fail there
+# with 128). Beside it, not in the harness folder, which is reset before each scoring.
+GIT_ASIDE = ".codereval-dot-git"
 
 
 def restore_git():
     """Puts the project's `.git` back (also after a run that was cut short)."""
-    if os.path.lexists(git_aside()) and not os.path.lexists(".git"):
-        os.rename(git_aside(), ".git")
+    if os.path.lexists(GIT_ASIDE) and not os.path.lexists(".git"):
+        os.rename(GIT_ASIDE, ".git")
 
 
 def run_combined(args, out, candidate, target, start):
@@ -360,8 +359,8 @@ def run_combined(args, out, candidate, target, start):
     if not args.root_alias:
         return run_file(args, out, candidate, target, start, None)
     restore_git()
-    if os.path.lexists(".git") and not os.path.lexists(git_aside()):
-        os.rename(".git", git_aside())
+    if os.path.lexists(".git") and not os.path.lexists(GIT_ASIDE):
+        os.rename(".git", GIT_ASIDE)
     try:
         return run_file(args, out, candidate, target, start, project_env(out, args.setenv))
     finally:

@@ -14,8 +14,13 @@ export function aptInstallLine(packages: string[]): string {
   return `RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${packages.join(' ')} >/dev/null && rm -rf /var/lib/apt/lists/*`;
 }
 
-/** The packages a failed apt-get says it does not know (`Unable to locate package X`, `Package 'X' has no installation candidate`). */
-export function unknownAptPackages(log: string): string[] {
+/**
+ * The packages a failed apt-get says it does not know (`Unable to locate package X`, `Package 'X'
+ * has no installation candidate`). apt colours its errors when it thinks it writes to a terminal
+ * (`E: ...X\x1b[0m`), so terminal escapes are dropped before the names are read.
+ */
+export function unknownAptPackages(output: string): string[] {
+  const log = output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
   const names = [...log.matchAll(/Unable to locate package (\S+)/g), ...log.matchAll(/Package '?([a-z0-9][a-z0-9+.-]+)'? has no installation candidate/g)].map((m) => m[1]!);
   return [...new Set(names)];
 }

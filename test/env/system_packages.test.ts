@@ -21,6 +21,8 @@ test('the apt line installs exactly the named packages, and apt-get saying it do
   const log = "E: Unable to locate package benchgym-nope\nE: Package 'libfoo0' has no installation candidate\nE: Unable to locate package benchgym-nope";
   assert.deepEqual(unknownAptPackages(log), ['benchgym-nope', 'libfoo0']);
   assert.deepEqual(unknownAptPackages('Reading package lists...'), []);
+  // A coloured error (apt's colours reach a build log) gives the bare name.
+  assert.deepEqual(unknownAptPackages('\x1b[1;31mE: \x1b[0mUnable to locate package benchgym-nope\x1b[0m\n'), ['benchgym-nope']);
 });
 
 test('on the local backend a system package the host lacks makes the env unavailable, naming it; installed ones pass', async (t) => {

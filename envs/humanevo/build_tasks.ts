@@ -1,14 +1,14 @@
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
 import type { CliCommand } from '../../src/cli/command.ts';
 import { intFlag, parseFlags } from '../../src/cli/options.ts';
 import { defaultDataDir } from '../../src/episode/gym.ts';
 import { GymError } from '../../src/errors.ts';
 import { LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
-import type { EnvSpec } from '../../src/tasks/schema.ts';
-import { buildTasks, type BuildReport, type ChangeOutcome } from './builder.ts';
+import type { BuildReport } from './builder.ts';
+import { buildMany, MANY_REPORT, readTargets, type ManyReport } from './build_many.ts';
+import { runBuild, type BuildTarget } from './build_run.ts';
 
 const USAGE = `benchgym build-tasks: mines HumanEvo tasks from a git history: changes that add a function and its
 tests, each validated by running the project's tests (fail-to-pass with the function stubbed, pass-to-pass with it).
@@ -19,6 +19,7 @@ Usage:
   benchgym build-tasks --repo PATH --language python|java [--from REV] [--to REV] [--limit N] --out FILE.jsonl
                  [--python era|3.X] [--requirement SPEC]... [--jdk 17] [--test-arg ARG]... [--test-timeout S]
                  [--repo-name owner/name] [--resume] [--json]
+  benchgym build-tasks --repos REPOS.json --out-dir DIR [--jobs N] [--resume] [--json]
 
 Options:
   --repo PATH        a git repository, bare or not
@@ -39,12 +40,19 @@ Options:
   --repo-name N      the repository's display name in the tasks (default: its folder's name)
   --resume           go on with a build that was stopped: the changes its journal (FILE.jsonl.progress.jsonl,
                      one line per walked change) holds are counted, not walked again; its tasks stay in --out
+  --repos FILE       several repositories in one run: a JSON array of {"repo", "language", "name", "from", "to",
+                     "limit", "python", "requirements", "jdk", "testArgs", "testTimeoutS"} (the flags above); each is
+                     mined into DIR/<owner>__<name>.jsonl (--out-dir DIR) with its own journal, --jobs N of them at a
+                     time (default: one per core, at most one per repository); DIR/build-report.json is rewritten as
+                     each ends; --suite humanevo=DIR serves them all. A repository that fails is reported, the others
+                     go on; exit 1 when one failed or none gave a task
   --json             the build report as JSON
   --data-dir DIR, --cache-dir DIR, --isolation MODE
                      as for benchgym serve
 
-Example:
+Examples:
   benchgym build-tasks --repo path/to/more-itertools --language python --limit 5 --out tasks.jsonl
+  benchgym build-tasks --repos repos.json --out-dir tasks/ --jobs 2
 `;
 
 /**
@@ -56,11 +64,14 @@ Example:
 export async function buildTasksCmd(args: string[]): Promise<number> {
   const { values } = parseFlags(args, {
     repo: { type: 'string' },
+    repos: { type: 'string' },
     language: { type: 'string' },
     from: { type: 'string' },
     to: { type: 'string' },
     limit: { type: 'string' },
     out: { type: 'string' },
+    'out-dir': { type: 'string' },
+    jobs: { type: 'string' },
     python: { type: 'string' },
     requirement: { type: 'string', multiple: true },
     jdk: { type: 'string' },
@@ -74,122 +85,113 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
     isolation: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   });
-  if (!values.repo) throw new GymError('INVALID_ARGUMENT', 'missing --repo PATH (a git repository, bare or not)');
-  if (!existsSync(values.repo)) throw new GymError('INVALID_ARGUMENT', `invalid --repo: ${values.repo} does not exist`);
-  const language = values.language;
-  if (language !== 'python' && language !== 'java') throw new GymError('INVALID_ARGUMENT', `invalid --language: '${language ?? ''}' (python or java)`);
-  if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out FILE.jsonl (where validated tasks are written)');
-  if (values.python && values.python !== 'era' && !/^3\.\d+$/.test(values.python)) throw new GymError('INVALID_ARGUMENT', `invalid --python: '${values.python}' (era, or a version such as 3.11)`);
-  const era = language === 'python' && (values.python ?? 'era') === 'era';
-  if (language === 'java' && (values.python || values.requirement?.length)) throw new GymError('INVALID_ARGUMENT', '--python and --requirement are for Python repositories');
   const isolation = values.isolation ?? 'auto';
   if (!['auto', 'bwrap', 'none'].includes(isolation)) throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
-  const limit = values.limit !== undefined ? intFlag(values.limit, 'limit', 0, 1, 1_000_000) : undefined;
-  const testTimeoutMs = intFlag(values['test-timeout'], 'test-timeout', 600, 1, 24 * 3600) * 1000;
-  const env: EnvSpec =
-    language === 'python'
-      ? { kind: 'python', version: era ? '3.11' : values.python!, requirements: values.requirement ?? [] }
-      : { kind: 'java', jdk: values.jdk ?? '17', build: 'maven', args: [] };
-  const runner = language === 'python' ? { type: 'pytest' as const, args: values['test-arg'] ?? [] } : { type: 'maven' as const, tests: values['test-arg'] ?? [], args: [] };
+  const many = values.repos !== undefined;
+  if (many) {
+    const single = (['repo', 'language', 'from', 'to', 'limit', 'out', 'python', 'requirement', 'jdk', 'test-arg', 'test-timeout', 'repo-name'] as const).filter((k) => values[k] !== undefined);
+    if (single.length) throw new GymError('INVALID_ARGUMENT', `--repos takes each repository's settings from its file: --${single[0]} is for one --repo`);
+    if (!values['out-dir']) throw new GymError('INVALID_ARGUMENT', 'missing --out-dir DIR (where --repos writes a task file per repository)');
+  } else if (values['out-dir'] !== undefined || values.jobs !== undefined) {
+    throw new GymError('INVALID_ARGUMENT', `--${values['out-dir'] !== undefined ? 'out-dir' : 'jobs'} is for --repos FILE (one --repo writes --out FILE.jsonl)`);
+  }
+  const targets = many ? await readTargets(values.repos!) : [singleTarget(values)];
+  const jobs = intFlag(values.jobs, 'jobs', Math.min(targets.length, os.availableParallelism()), 1, 64);
 
   const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
   const baseDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-build-sandboxes-'));
   const sandboxes = new LocalSandboxFactory({ baseDir, isolation: isolation as 'auto', cacheDir: path.resolve(values['cache-dir'] ?? process.env.BENCHGYM_CACHE ?? dataDir) });
-  const out = path.resolve(values.out);
-  await fs.mkdir(path.dirname(out), { recursive: true });
-  const journal = `${out}.progress.jsonl`;
-  const done = values.resume ? await readJournal(out, journal) : new Map<string, ChangeOutcome>();
-  if (!values.resume) {
-    await fs.writeFile(out, '');
-    await fs.writeFile(journal, '');
-  }
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.on('SIGINT', onSignal);
-  let report: BuildReport;
+  const log = (m: string) => process.stderr.write(`${m}\n`);
   try {
-    report = await buildTasks({
-      repo: values.repo,
-      language,
-      from: values.from,
-      to: values.to,
-      limit,
-      repoName: values['repo-name'],
-      env,
-      ...(era ? { eraEnv: { requirements: values.requirement ?? [] } } : {}),
-      runner,
-      testTimeoutMs,
+    if (many) {
+      const report = await buildMany(targets, {
+        outDir: values['out-dir']!,
+        jobs,
+        resume: values.resume,
+        sandboxes,
+        signal: stop.signal,
+        progress: log,
+        onTask: (repo, record) => log(`${repo}   task ${record.instance_id} (${record.dependency_level}, ${record.fail_to_pass.length} fail-to-pass)`),
+      });
+      process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : manySummary(report, path.resolve(values['out-dir']!)));
+      return report.validated > 0 && report.repos.every((r) => r.status === 'done') ? 0 : 1;
+    }
+    const out = path.resolve(values.out!);
+    const report = await runBuild(targets[0]!, {
+      out,
+      resume: values.resume,
       sandboxes,
       signal: stop.signal,
-      done,
-      onChange: (outcome) => fs.appendFile(journal, JSON.stringify(outcome) + '\n'),
-      progress: (m) => process.stderr.write(`${m}\n`),
-      onTask: async (record) => {
-        await fs.appendFile(out, JSON.stringify(record) + '\n');
-        process.stderr.write(`  task ${record.instance_id} (${record.dependency_level}, ${record.fail_to_pass.length} fail-to-pass)\n`);
-      },
+      progress: log,
+      onTask: (record) => log(`  task ${record.instance_id} (${record.dependency_level}, ${record.fail_to_pass.length} fail-to-pass)`),
       onReject: (r) => {
-        if (r.function) process.stderr.write(`  rejected ${r.function}: ${r.reason}${r.detail ? ` (${r.detail.slice(0, 160)})` : ''}\n`);
+        if (r.function) log(`  rejected ${r.function}: ${r.reason}${r.detail ? ` (${r.detail.slice(0, 160)})` : ''}`);
       },
     });
+    process.stdout.write(values.json ? JSON.stringify({ ...report, out }, null, 2) + '\n' : singleSummary(report) + `${out}\n`);
+    return report.validated > 0 ? 0 : 1;
   } finally {
     process.off('SIGINT', onSignal);
     await sandboxes.close();
     await fs.rm(baseDir, { recursive: true, force: true });
   }
-  if (values.json) {
-    process.stdout.write(JSON.stringify({ ...report, out }, null, 2) + '\n');
-  } else {
-    const reasons = Object.entries(report.rejected).map(([k, v]) => `${k}: ${v}`).join(', ');
-    process.stdout.write(
-      `${report.repo}: ${report.validated} validated task(s) from ${report.walked} of ${report.changes} change(s)${report.resumed ? ` (${report.resumed} walked by the run resumed)` : ''} (${report.candidates} candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} s\n` +
-        `rejected: ${reasons || 'none'}\n` +
-        report.envs.map((e) => `env ${e.python ? `Python ${e.python}` : e.key}${e.cutoff ? ` (PyPI as of ${e.cutoff.slice(0, 10)})` : ''}: ${e.changes} change(s), ${e.tasks} task(s)${e.from ? `; ${e.from}` : ''}\n`).join('') +
-        `${out}\n`,
-    );
-  }
-  return report.validated > 0 ? 0 : 1;
 }
 
-const JournalLine = z.object({
-  commit: z.string(),
-  rejections: z.array(z.object({ commit: z.string(), reason: z.string(), function: z.string().optional(), file: z.string().optional(), detail: z.string().optional() }).passthrough()),
-  tasks: z.array(z.string()),
-  candidates: z.number(),
-  testRuns: z.number(),
-});
+/** The target of `--repo PATH ...`, its flags checked (errors name the flag). */
+function singleTarget(values: Record<string, string | string[] | boolean | undefined>): BuildTarget {
+  const str = (k: string) => values[k] as string | undefined;
+  const repo = str('repo');
+  if (!repo) throw new GymError('INVALID_ARGUMENT', 'missing --repo PATH (a git repository, bare or not), or --repos FILE for several');
+  if (!existsSync(repo)) throw new GymError('INVALID_ARGUMENT', `invalid --repo: ${repo} does not exist`);
+  const language = str('language');
+  if (language !== 'python' && language !== 'java') throw new GymError('INVALID_ARGUMENT', `invalid --language: '${language ?? ''}' (python or java)`);
+  if (!str('out')) throw new GymError('INVALID_ARGUMENT', 'missing --out FILE.jsonl (where validated tasks are written)');
+  const python = str('python');
+  if (python && python !== 'era' && !/^3\.\d+$/.test(python)) throw new GymError('INVALID_ARGUMENT', `invalid --python: '${python}' (era, or a version such as 3.11)`);
+  const requirements = values.requirement as string[] | undefined;
+  if (language === 'java' && (python || requirements?.length)) throw new GymError('INVALID_ARGUMENT', '--python and --requirement are for Python repositories');
+  const jdk = str('jdk');
+  if (jdk !== undefined && !/^\d+$/.test(jdk)) throw new GymError('INVALID_ARGUMENT', `invalid --jdk: '${jdk}' (a JDK release such as 17)`);
+  const name = str('repo-name');
+  return {
+    repo,
+    language,
+    ...(name ? { name } : {}),
+    ...(str('from') ? { from: str('from') } : {}),
+    ...(str('to') ? { to: str('to') } : {}),
+    ...(str('limit') !== undefined ? { limit: intFlag(str('limit'), 'limit', 0, 1, 1_000_000) } : {}),
+    ...(python ? { python } : {}),
+    ...(requirements?.length ? { requirements } : {}),
+    ...(jdk ? { jdk } : {}),
+    testArgs: (values['test-arg'] as string[] | undefined) ?? [],
+    testTimeoutS: intFlag(str('test-timeout'), 'test-timeout', 600, 1, 24 * 3600),
+  };
+}
 
-/**
- * A stopped build's journal: the changes it walked to the end. Tasks in --out whose change
- * is not in the journal (the build stopped while it was being walked) are dropped, since
- * that change is walked again; a torn last line is ignored.
- */
-async function readJournal(out: string, journal: string): Promise<Map<string, ChangeOutcome>> {
-  const done = new Map<string, ChangeOutcome>();
-  const lines = existsSync(journal) ? (await fs.readFile(journal, 'utf8')).split('\n').filter(Boolean) : [];
-  for (const [i, line] of lines.entries()) {
-    let parsed: z.infer<typeof JournalLine>;
-    try {
-      parsed = JournalLine.parse(JSON.parse(line));
-    } catch (err) {
-      if (i === lines.length - 1) break; // written when the build was killed
-      throw new GymError('INVALID_ARGUMENT', `--resume: ${journal}:${i + 1} is not a build-tasks journal line (${err instanceof Error ? err.message.slice(0, 200) : String(err)})`);
-    }
-    done.set(parsed.commit, parsed as ChangeOutcome);
-  }
-  const kept = new Set([...done.values()].flatMap((o) => o.tasks));
-  const tasks = existsSync(out) ? (await fs.readFile(out, 'utf8')).split('\n').filter(Boolean) : [];
-  const keep = tasks.filter((l) => {
-    try {
-      return kept.has((JSON.parse(l) as { instance_id?: string }).instance_id ?? '');
-    } catch {
-      return false;
-    }
+function rejectedLine(rejected: BuildReport['rejected']): string {
+  return Object.entries(rejected).map(([k, v]) => `${k}: ${v}`).join(', ') || 'none';
+}
+
+function singleSummary(report: BuildReport): string {
+  return (
+    `${report.repo}: ${report.validated} validated task(s) from ${report.walked} of ${report.changes} change(s)${report.resumed ? ` (${report.resumed} walked by the run resumed)` : ''} (${report.candidates} candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} s\n` +
+    `rejected: ${rejectedLine(report.rejected)}\n` +
+    report.envs.map((e) => `env ${e.python ? `Python ${e.python}` : e.key}${e.cutoff ? ` (PyPI as of ${e.cutoff.slice(0, 10)})` : ''}: ${e.changes} change(s), ${e.tasks} task(s)${e.from ? `; ${e.from}` : ''}\n`).join('')
+  );
+}
+
+/** One line per repository (tasks, changes, time, time per task, rejects by reason), then the totals. */
+function manySummary(report: ManyReport, outDir: string): string {
+  const lines = report.repos.map((b) => {
+    const r = b.report;
+    if (!r) return `${b.name}: ${b.status}${b.error ? ` (${b.error.code}: ${b.error.message.slice(0, 200)})` : ''}`;
+    const perTask = r.validated ? `, ${(r.durationMs / 1000 / r.validated).toFixed(1)} s/task` : '';
+    return `${b.name}: ${r.validated} task(s) from ${r.walked} of ${r.changes} change(s)${r.resumed ? ` (${r.resumed} resumed)` : ''} in ${(r.durationMs / 1000).toFixed(1)} s${perTask}; rejected: ${rejectedLine(r.rejected)}`;
   });
-  await fs.writeFile(out, keep.map((l) => l + '\n').join(''));
-  // The journal without a torn last line, so that appends start on a line of their own.
-  await fs.writeFile(journal, [...done.values()].map((o) => JSON.stringify(o) + '\n').join(''));
-  return done;
+  return `${lines.join('\n')}\ntotal: ${report.validated} task(s) from ${report.walked} change(s) of ${report.repos.length} repositories, ${report.jobs} at a time, in ${(report.durationMs / 1000).toFixed(1)} s; rejected: ${rejectedLine(report.rejected)}\n${path.join(outDir, MANY_REPORT)}\n`;
 }
 
 export const buildTasksCommand: CliCommand = {

@@ -1,4 +1,4 @@
-import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import { existsSync, promises as fs, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
@@ -113,22 +113,45 @@ export async function recordTask(suite: string, rec: BuiltTaskRecord, override?:
   return parsed.data;
 }
 
-/** Reads a task file: records written by `benchgym build-tasks`, or HumanEvo's own (adapted on the way). */
+/**
+ * Reads a task file: records written by `benchgym build-tasks`, or HumanEvo's own (adapted on
+ * the way); or a folder of them (`build-tasks --repos ... --out-dir DIR`: every `*.jsonl` but
+ * the journals and docstring files), their ids unique across the folder.
+ */
 export async function loadHumanEvo(file: string, suite = 'humanevo', opts: { reposDir?: string } = {}): Promise<Task[]> {
-  const raw = await readRecords(path.resolve(file), z.looseObject({}));
-  if (!raw.length) throw new GymError('TASK_INVALID', `${file} holds no task records`);
-  const built = raw.every((r) => r.format === BUILT_FORMAT);
-  const records = built ? raw.map((r, i) => parseBuilt(r, `${file}:${i + 1}`)) : raw.every(isHumanEvoRecord) ? await adaptHumanEvoRecords(raw, { reposDir: opts.reposDir ?? process.env.BENCHGYM_REPOS_DIR }) : null;
-  if (!records) throw new GymError('TASK_INVALID', `${file}: records must all be build-tasks output (format '${BUILT_FORMAT}') or all HumanEvo records (instance_id, repo, base_commit, ...)`);
-  const docstrings = await readDocstrings(docstringsFileFor(path.resolve(file)));
-  const ids = new Set<string>();
+  const files = taskFilesOf(path.resolve(file));
+  const ids = new Map<string, string>();
   const tasks: Task[] = [];
-  for (const rec of records) {
-    if (ids.has(rec.instance_id)) throw new GymError('TASK_INVALID', `${file}: instance_id ${rec.instance_id} appears twice`);
-    ids.add(rec.instance_id);
-    tasks.push(await recordTask(suite, rec, docstrings.get(rec.instance_id)));
+  for (const f of files) {
+    const raw = await readRecords(f, z.looseObject({}));
+    if (!raw.length) {
+      if (files.length > 1) continue; // a repository of the folder that gave no task (yet)
+      throw new GymError('TASK_INVALID', `${f} holds no task records`);
+    }
+    const built = raw.every((r) => r.format === BUILT_FORMAT);
+    const records = built ? raw.map((r, i) => parseBuilt(r, `${f}:${i + 1}`)) : raw.every(isHumanEvoRecord) ? await adaptHumanEvoRecords(raw, { reposDir: opts.reposDir ?? process.env.BENCHGYM_REPOS_DIR }) : null;
+    if (!records) throw new GymError('TASK_INVALID', `${f}: records must all be build-tasks output (format '${BUILT_FORMAT}') or all HumanEvo records (instance_id, repo, base_commit, ...)`);
+    const docstrings = await readDocstrings(docstringsFileFor(f));
+    for (const rec of records) {
+      const seen = ids.get(rec.instance_id);
+      if (seen !== undefined) throw new GymError('TASK_INVALID', `${f}: instance_id ${rec.instance_id} appears twice${seen === f ? '' : ` (also in ${seen})`}`);
+      ids.set(rec.instance_id, f);
+      tasks.push(await recordTask(suite, rec, docstrings.get(rec.instance_id)));
+    }
   }
+  if (!tasks.length) throw new GymError('TASK_INVALID', `${file} holds no task records`);
   return tasks;
+}
+
+/** The task files of a dataset: the file itself, or a folder's `*.jsonl` (not journals or docstring files), sorted. */
+export function taskFilesOf(dataset: string): string[] {
+  if (!existsSync(dataset) || !statSync(dataset).isDirectory()) return [dataset];
+  const files = readdirSync(dataset)
+    .filter((n) => n.endsWith('.jsonl') && !n.endsWith('.progress.jsonl') && !n.endsWith('.docstrings.jsonl'))
+    .sort()
+    .map((n) => path.join(dataset, n));
+  if (!files.length) throw new GymError('TASK_INVALID', `${dataset} is a folder with no task files (*.jsonl, as build-tasks --repos writes)`);
+  return files;
 }
 
 function parseBuilt(raw: unknown, where: string): BuiltTaskRecord {
@@ -164,7 +187,7 @@ export async function transplantTarget(task: Task, work: ContextWork): Promise<{
 export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): Suite {
   const id = opts.id ?? 'humanevo';
   const need = (dataset?: string): string => {
-    if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a task file: --suite ${id}=FILE.jsonl (from benchgym build-tasks)`);
+    if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a task file: --suite ${id}=FILE.jsonl, or a folder of them (from benchgym build-tasks)`);
     return dataset;
   };
   return {
@@ -187,7 +210,7 @@ export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): Su
 /** The repositories a task file names (read synchronously: privatePaths is synchronous). */
 function repoPathsOf(dataset: string, reposDir?: string): string[] {
   try {
-    const text = readFileSync(dataset, 'utf8');
+    const text = taskFilesOf(path.resolve(dataset)).map((f) => readFileSync(f, 'utf8')).join('\n');
     const out = new Set<string>();
     for (const line of text.split('\n')) {
       const m = /"repo_path"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(line);

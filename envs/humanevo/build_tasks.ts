@@ -50,7 +50,7 @@ Options:
   --data-dir DIR, --cache-dir DIR, --isolation MODE
                      as for benchgym serve
 
-Examples:
+Example:
   benchgym build-tasks --repo path/to/more-itertools --language python --limit 5 --out tasks.jsonl
   benchgym build-tasks --repos repos.json --out-dir tasks/ --jobs 2
 `;

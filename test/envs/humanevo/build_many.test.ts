@@ -55,8 +55,8 @@ test('several repositories in one run: a task file each, the report per reposito
   assert.equal(report.validated, 3);
   assert.equal(report.repos[0].report.validated + report.repos[1].report.validated, 3);
   // The reasons add up over the repositories.
-  const early = report.repos[0].report.rejected;
-  const late = report.repos[1].report.rejected;
+  const early: Record<string, number> = report.repos[0].report.rejected;
+  const late: Record<string, number> = report.repos[1].report.rejected;
   assert.deepEqual(early, {});
   assert.equal(report.rejected.constructor, 1);
   for (const [k, v] of Object.entries(report.rejected)) {

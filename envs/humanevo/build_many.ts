@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { describeIssues } from '../../src/validation.ts';
-import type { BuildReport, RejectReason } from './builder.ts';
+import { repoFolderName, type BuildReport, type RejectReason } from './builder.ts';
 import { BuildTarget, runBuild } from './build_run.ts';
 import type { BuiltTaskRecord } from './record.ts';
 
@@ -33,7 +33,7 @@ export async function readTargets(file: string): Promise<BuildTarget[]> {
 
 /** The display name of a target: its `name`, else its folder's. */
 export function targetName(t: BuildTarget): string {
-  return t.name ?? path.basename(path.resolve(t.repo).replace(/\/(repo|\.git)\/?$/, '').replace(/\.git$/, ''));
+  return t.name ?? repoFolderName(t.repo);
 }
 
 /** The task file of a target in the output folder: `owner__name.jsonl`. */

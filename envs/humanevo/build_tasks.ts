@@ -8,7 +8,7 @@ import { GymError } from '../../src/errors.ts';
 import { LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
 import type { BuildReport } from './builder.ts';
 import { buildMany, MANY_REPORT, readTargets, type ManyReport } from './build_many.ts';
-import { runBuild, type BuildTarget } from './build_run.ts';
+import { BuildTarget, runBuild } from './build_run.ts';
 
 const USAGE = `benchgym build-tasks: mines HumanEvo tasks from a git history: changes that add a function and its
 tests, each validated by running the project's tests (fail-to-pass with the function stubbed, pass-to-pass with it).
@@ -140,35 +140,35 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
   }
 }
 
-/** The target of `--repo PATH ...`, its flags checked (errors name the flag). */
+/** The flag of each BuildTarget field, for errors on `--repo PATH ...`. */
+const FLAG_OF: Record<string, string> = { repo: 'repo', language: 'language', from: 'from', to: 'to', python: 'python', requirements: 'requirement', jdk: 'jdk', testArgs: 'test-arg' };
+
+/** The target of `--repo PATH ...`, checked by the same schema as a `--repos` entry (errors name the flag). */
 function singleTarget(values: Record<string, string | string[] | boolean | undefined>): BuildTarget {
   const str = (k: string) => values[k] as string | undefined;
   const repo = str('repo');
   if (!repo) throw new GymError('INVALID_ARGUMENT', 'missing --repo PATH (a git repository, bare or not), or --repos FILE for several');
   if (!existsSync(repo)) throw new GymError('INVALID_ARGUMENT', `invalid --repo: ${repo} does not exist`);
-  const language = str('language');
-  if (language !== 'python' && language !== 'java') throw new GymError('INVALID_ARGUMENT', `invalid --language: '${language ?? ''}' (python or java)`);
   if (!str('out')) throw new GymError('INVALID_ARGUMENT', 'missing --out FILE.jsonl (where validated tasks are written)');
-  const python = str('python');
-  if (python && python !== 'era' && !/^3\.\d+$/.test(python)) throw new GymError('INVALID_ARGUMENT', `invalid --python: '${python}' (era, or a version such as 3.11)`);
-  const requirements = values.requirement as string[] | undefined;
-  if (language === 'java' && (python || requirements?.length)) throw new GymError('INVALID_ARGUMENT', '--python and --requirement are for Python repositories');
-  const jdk = str('jdk');
-  if (jdk !== undefined && !/^\d+$/.test(jdk)) throw new GymError('INVALID_ARGUMENT', `invalid --jdk: '${jdk}' (a JDK release such as 17)`);
-  const name = str('repo-name');
-  return {
+  const raw = {
     repo,
-    language,
-    ...(name ? { name } : {}),
-    ...(str('from') ? { from: str('from') } : {}),
-    ...(str('to') ? { to: str('to') } : {}),
+    language: str('language') ?? '',
+    from: str('from'),
+    to: str('to'),
     ...(str('limit') !== undefined ? { limit: intFlag(str('limit'), 'limit', 0, 1, 1_000_000) } : {}),
-    ...(python ? { python } : {}),
-    ...(requirements?.length ? { requirements } : {}),
-    ...(jdk ? { jdk } : {}),
+    python: str('python'),
+    requirements: (values.requirement as string[] | undefined)?.length ? (values.requirement as string[]) : undefined,
+    jdk: str('jdk'),
     testArgs: (values['test-arg'] as string[] | undefined) ?? [],
     testTimeoutS: intFlag(str('test-timeout'), 'test-timeout', 600, 1, 24 * 3600),
   };
+  const parsed = BuildTarget.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
+  // --repo-name is any display name here (it names no file, as a --repos entry's does).
+  if (parsed.success) return { ...parsed.data, ...(str('repo-name') ? { name: str('repo-name') } : {}) };
+  const issue = parsed.error.issues[0]!;
+  const field = String(issue.path[0] ?? '');
+  if (issue.code === 'custom') throw new GymError('INVALID_ARGUMENT', `--python and --requirement are for Python repositories`);
+  throw new GymError('INVALID_ARGUMENT', `invalid --${FLAG_OF[field] ?? field}: '${String(raw[field as keyof typeof raw] ?? '')}' (${field === 'language' ? 'python or java' : issue.message})`);
 }
 
 function rejectedLine(rejected: BuildReport['rejected']): string {

@@ -148,6 +148,11 @@ export function testInFiles(language: Language, id: string, files: string[]): bo
   });
 }
 
+/** A repository's name from its folder (`x/toolz`, `x/toolz.git`, a fetched `x/toolz/repo`: `toolz`). */
+export function repoFolderName(repo: string): string {
+  return path.basename(path.resolve(repo).replace(/\/(repo|\.git)\/?$/, '').replace(/\.git$/, ''));
+}
+
 function slug(s: string): string {
   return s.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '');
 }
@@ -166,7 +171,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   const runner = opts.runner ?? defaultRunner(lang);
   const latest = await resolveRev(repo, opts.to ?? 'HEAD');
   const changes = await listChanges(repo, { from: opts.from, to: latest });
-  const repoName = opts.repoName ?? path.basename(repo.replace(/\/(repo|\.git)\/?$/, '').replace(/\.git$/, ''));
+  const repoName = opts.repoName ?? repoFolderName(repo);
   const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, walked: 0, resumed: 0, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, envs: [], durationMs: 0, stoppedAtLimit: false };
   const reject = (r: Rejection) => {
     report.rejected[r.reason] = (report.rejected[r.reason] ?? 0) + 1;

@@ -52,6 +52,8 @@ export function swebenchSuite(opts: RepoOptions & { id?: string } = {}): Suite {
       ...(opts.reposDir ? [path.resolve(opts.reposDir)] : []),
     ],
     score: (task, patch, deps, scoreOpts) => scoreSwebench(task, patch, deps, scoreOpts),
+    // The harness's steps and the tamper checks run in both modes: one verdict either way.
+    scoringModeIndependent: true,
     // all_preds.jsonl (instance_id, model_patch) → results.json and logs/<instance_id>/, as the harness writes them.
     replay: replayAdapter,
     // Instances whose records cannot be had, rebuilt from the repository's history.

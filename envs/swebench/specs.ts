@@ -209,6 +209,28 @@ for (const [id, level] of [['fasterxml__jackson-core-729', '1.7'], ['fasterxml__
   };
 }
 
+// jackson-databind of 2016-2018 (2.6-2.9) has a class `Module`, which javac 9+ finds ambiguous with
+// `java.lang.Module` when it compiles for source 1.6 / 1.7 against its own class library ("reference
+// to Module is ambiguous"; the oss-parent pins maven-compiler-plugin 3.2, which has no `release`):
+// the compiler plugin 3.8.1 with `<release>8</release>` (Java 8's API: no java.lang.Module), in
+// the build-setup commit. Every one of these base poms opens its build with the same lines.
+const DATABIND_RELEASE_8: BuildEdit = {
+  file: 'pom.xml',
+  find: '  <build>\n     <plugins>\n',
+  replace:
+    '  <build>\n     <plugins>\n' +
+    '      <plugin>\n        <groupId>org.apache.maven.plugins</groupId>\n        <artifactId>maven-compiler-plugin</artifactId>\n' +
+    '        <version>3.8.1</version>\n        <configuration>\n          <release>8</release>\n        </configuration>\n      </plugin>\n',
+};
+for (const id of ['fasterxml__jackson-databind-1113', 'fasterxml__jackson-databind-1650', 'fasterxml__jackson-databind-1923', 'fasterxml__jackson-databind-2036']) {
+  const before = INSTANCE_SPECS[id];
+  INSTANCE_SPECS[id] = {
+    ...before,
+    edits: [...(before?.edits ?? []), DATABIND_RELEASE_8],
+    note: [before?.note, 'compiled with --release 8 (maven-compiler-plugin 3.8.1): javac 17 finds `Module` ambiguous with java.lang.Module for source 1.7'].filter(Boolean).join('; '),
+  };
+}
+
 /** The spec used for a repository the table does not know: Maven on the default JDK. */
 export const DEFAULT_SPEC: JavaSpec = maven('17', { note: 'no spec for this repository: Maven with JDK 17 assumed' });
 

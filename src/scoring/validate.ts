@@ -13,7 +13,7 @@ export interface TaskValidation {
   status: 'valid' | 'invalid' | 'unavailable' | 'error';
   reasons: string[];
   startState?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error'>;
-  /** The start state under the other scoring mode (a task must fail in both). */
+  /** The start state under the other scoring mode (a task must fail in both); absent when the suite's scorer ignores the mode. */
   startStateOtherMode?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error'> & { scoring: ScoringMode };
   gold?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error'>;
   durationMs: number;
@@ -33,7 +33,9 @@ export async function validateTask(gym: Gym, task: Task): Promise<TaskValidation
   try {
     const start = await gym.score(task, '');
     const otherMode: ScoringMode = gym.scoring === 'strict' ? 'faithful' : 'strict';
-    const startOther = start.status !== 'error' && start.reward === 0 ? await gym.score(task, '', { scoring: otherMode }) : undefined;
+    // A scorer that ignores the mode would only repeat the first run (a whole Maven build for SWE-bench).
+    const sameInBoth = gym.registry.scoringModeIndependent(task.suite);
+    const startOther = start.status !== 'error' && start.reward === 0 && !sameInBoth ? await gym.score(task, '', { scoring: otherMode }) : undefined;
     const gold = await gym.score(task, await goldPatch(task, gym.sandboxes));
     const other = startOther && startOther.status !== 'error' ? { startStateOtherMode: { ...brief(startOther), scoring: otherMode } } : {};
     for (const [label, v] of [['start state', start], ['gold', gold]] as const) {

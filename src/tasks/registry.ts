@@ -114,6 +114,11 @@ export class SuiteRegistry {
     return def?.score?.bind(def);
   }
 
+  /** Whether the suite's scorer gives one verdict in both scoring modes (Suite.scoringModeIndependent). */
+  scoringModeIndependent(suiteId: string): boolean {
+    return this.definitions.get(suiteId)?.scoringModeIndependent === true;
+  }
+
   async tasks(suiteId: string): Promise<Task[]> {
     const def = this.definition(suiteId);
     let pending = this.loaded.get(suiteId);

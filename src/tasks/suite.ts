@@ -36,6 +36,13 @@ export interface Suite {
   /** The suite's own scorer, when the generic `scorePatch` is not how its benchmark scores (SWE-bench). */
   score?(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions): Promise<Verdict>;
   /**
+   * True when `score` reaches the same verdict in both scoring modes: its checks are the
+   * benchmark harness's own plus tamper checks it runs in either mode (SWE-bench). `validate`
+   * then scores the untouched start state once, not once per mode (for a Maven repository
+   * that is one whole build less per task).
+   */
+  scoringModeIndependent?: boolean;
+  /**
    * Maps work done in another start state (`task.contexts[context]`) onto the task's own
    * start state, as a patch to score; null to score the diff against the context's state.
    */

@@ -1,7 +1,11 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { z } from 'zod';
 import type { Gym } from '../../src/episode/gym.ts';
+import { scorePatch } from '../../src/scoring/scorer.ts';
 import { validateTask } from '../../src/scoring/validate.ts';
+import { SuiteRegistry } from '../../src/tasks/registry.ts';
+import type { Suite } from '../../src/tasks/suite.ts';
 import { makeGym, pythonTask } from '../helpers.ts';
 
 let gym: Gym;
@@ -41,4 +45,38 @@ test('a sound task is valid: gold 1, start state 0 in both modes', async () => {
   const v = await validateTask(gym, task);
   assert.equal(v.status, 'valid', v.reasons.join('; '));
   assert.equal(v.startStateOtherMode?.reward, 0);
+});
+
+test("a suite whose scorer ignores the mode has its start state scored once, in the gym's mode", async () => {
+  // The same suite twice, with and without the flag; its scorer is the generic one, recording each call's mode.
+  const modes: string[] = [];
+  const suiteOf = (id: string, scoringModeIndependent: boolean): Suite => ({
+    id,
+    description: 'a suite whose scorer records the mode of each call',
+    metadata: z.object({}).passthrough(),
+    load: async () => [],
+    privatePaths: () => [],
+    scoringModeIndependent,
+    score: (task, patch, deps, opts) => {
+      modes.push(`${task.suite}:${opts.scoring ?? 'strict'}`);
+      return scorePatch(task, patch, deps, opts);
+    },
+  });
+  const registry = new SuiteRegistry([suiteOf('one-verdict', true), suiteOf('two-modes', false)]);
+  registry.enable('one-verdict');
+  registry.enable('two-modes');
+  const own = await makeGym({ registry });
+  try {
+    const sound = (suite: string) => pythonTask({ id: 'sound', suite, files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' }, hidden: TESTS, solution: { files: GOLD } });
+    const once = await validateTask(own.gym, sound('one-verdict'));
+    assert.equal(once.status, 'valid', once.reasons.join('; '));
+    assert.equal(once.startStateOtherMode, undefined);
+    const twice = await validateTask(own.gym, sound('two-modes'));
+    assert.equal(twice.status, 'valid', twice.reasons.join('; '));
+    assert.equal(twice.startStateOtherMode?.scoring, 'faithful');
+    // start state and gold for the first; start state in each mode and gold for the second.
+    assert.deepEqual(modes, ['one-verdict:strict', 'one-verdict:strict', 'two-modes:strict', 'two-modes:faithful', 'two-modes:strict']);
+  } finally {
+    await own.cleanup();
+  }
 });

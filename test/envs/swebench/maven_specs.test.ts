@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { INSTANCE_SPECS, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
+import { findChange } from '../../../envs/swebench/reconstruct.ts';
 import { locateMirror } from '../../../src/repo/source.ts';
 import { runGit } from '../../../src/repo/git.ts';
 import { PROJECT_ROOT } from '../../../src/tasks/registry.ts';
@@ -65,4 +66,27 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
       }
     }
   });
+
+  test('jackson-databind: every build-setup edit finds its text in the base pom of its reconstructed change (mirrors in BENCHGYM_MIRRORS)', { skip: MIRRORS ? false : 'BENCHGYM_MIRRORS (a --repos-dir with the FasterXML mirrors) is not set' }, async () => {
+    const mirror = await locateMirror('fasterxml/jackson-databind', MIRRORS!);
+    if (!mirror) return void assert.fail(`no jackson-databind mirror in ${MIRRORS}`);
+    const ids = Object.keys(INSTANCE_SPECS).filter((id) => id.startsWith('fasterxml__jackson-databind-'));
+    assert.ok(ids.length >= 40, `${ids.length} databind instance specs`);
+    let releases = 0;
+    for (const id of ids) {
+      const change = await findChange(mirror, Number(id.split('-').at(-1)));
+      assert.ok(change, `${id}: its change is in the history`);
+      const pom = await runGit(['show', `${change.base}:pom.xml`], { cwd: mirror });
+      assert.equal(pom.exitCode, 0, `${id}: pom.xml at ${change.base}`);
+      const spec = specFor('fasterxml/jackson-databind', '', id);
+      for (const e of spec.edits) assert.ok(pom.stdout.includes(e.find), `${id}: '${e.find}' in pom.xml`);
+      // The 2016-2018 bases compile for Java 7 or older (jackson-parent 2.6-2.9): --release 8 there, nowhere else.
+      const old = /<artifactId>jackson-parent<\/artifactId>\s*<version>2\.[6-8]\b|<version>2\.9\.\d-SNAPSHOT</.test(pom.stdout);
+      const release8 = spec.edits.some((e) => e.replace.includes('<release>8</release>'));
+      assert.equal(release8, old, `${id}: --release 8 iff a 2.6-2.9 pom`);
+      if (release8) releases++;
+    }
+    assert.equal(releases, 4);
+  });
 });
+

@@ -8,7 +8,7 @@ import { parseFlags } from '../../src/cli/options.ts';
 import { defaultDataDir } from '../../src/episode/gym.ts';
 import { chooseJdk, installedJdks } from '../../src/env/jdk.ts';
 import { GymError } from '../../src/errors.ts';
-import { git } from '../../src/repo/index.ts';
+import { extractTree, git } from '../../src/repo/index.ts';
 import { junitTestId, parseJUnitXml, type TestStatus } from '../../src/scoring/junit.ts';
 import { specFor, type BuildEdit } from './specs.ts';
 
@@ -92,10 +92,8 @@ interface RunResult {
 async function runAt(repoDir: string, rev: string, patches: string[], classes: string[], opts: { m2: string; javaHome?: string; offline: boolean; timeoutMs: number; edits: BuildEdit[]; args: string[] }): Promise<RunResult> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-reconstruct-'));
   try {
-    const archive = path.join(dir, '..', `${path.basename(dir)}.tar`);
-    await git(['archive', '--format=tar', '-o', archive, rev], { cwd: repoDir });
-    await run('tar', ['-xf', archive, '-C', dir], { cwd: dir });
-    await fs.rm(archive, { force: true });
+    // A mirror without some large files (jackson-databind's old javadoc pages) still gives the rest.
+    await extractTree(repoDir, rev, dir);
     for (const p of patches.filter(Boolean)) {
       const file = path.join(dir, '.benchgym.patch');
       await fs.writeFile(file, p);

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { GymError } from '../errors.ts';
 import { withDirLock, OncePerKey } from '../env/lock.ts';
 import { FULL_SHA, git, runGit } from './git.ts';
+import { absentFiles } from './absent.ts';
 import { assertNoFuture, type FutureReport } from './future.ts';
 import { checkRepoName, repoSource, type RepoSourceOptions } from './source.ts';
 
@@ -109,16 +110,8 @@ async function copyIncompleteHistory(source: string, commit: string, dest: strin
   const pack = await runGit(['pack-objects', '--missing=allow-any', '-q', path.join(dest, '.git', 'objects', 'pack', 'pack')], { ...src, input: objects.stdout });
   if (pack.exitCode !== 0 || (await runGit(['cat-file', '-e', `${commit}^{tree}`], g)).exitCode !== 0) return null;
   // Every tree of the commit must be there to list its files; only blobs may be absent.
-  const files = await runGit(['ls-tree', '-r', '-z', '--format=%(objecttype) %(objectname)\t%(path)', commit], g);
-  if (files.exitCode !== 0) return null;
-  const blobs = files.stdout.split('\0').filter(Boolean).map((l) => ({ sha: l.slice(5, l.indexOf('\t')), file: l.slice(l.indexOf('\t') + 1), type: l.slice(0, 4) })).filter((e) => e.type === 'blob');
-  const present = new Set(
-    (await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { ...g, input: blobs.map((b) => b.sha).join('\n') + '\n' }))
-      .split('\n')
-      .filter((l) => l.endsWith(' blob'))
-      .map((l) => l.slice(0, 40)),
-  );
-  const missing = blobs.filter((b) => !present.has(b.sha)).map((b) => b.file);
+  const missing = await absentFiles(dest, commit, { timeoutMs: g.timeoutMs, signal: g.signal });
+  if (missing === null) return null;
   await git(['update-ref', `refs/heads/${branch}`, commit], g);
   await git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], g);
   if (missing.length) {

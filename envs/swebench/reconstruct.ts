@@ -9,6 +9,7 @@ import { defaultDataDir } from '../../src/episode/gym.ts';
 import { chooseJdk, installedJdks } from '../../src/env/jdk.ts';
 import { GymError } from '../../src/errors.ts';
 import { extractTree, git } from '../../src/repo/index.ts';
+import { mavenTestSelection } from '../../src/tasks/java_tests.ts';
 import { junitTestId, parseJUnitXml, type TestStatus } from '../../src/scoring/junit.ts';
 import { specFor, type BuildEdit } from './specs.ts';
 
@@ -107,9 +108,7 @@ async function runAt(repoDir: string, rev: string, patches: string[], classes: s
       const text = await fs.readFile(file, 'utf8').catch(() => null);
       if (text !== null) await fs.writeFile(file, text.split(e.find).join(e.replace));
     }
-    const modules = [...new Set(classes.map((c) => (c.includes(':') ? c.slice(0, c.indexOf(':')) : '')).filter(Boolean))];
-    const names = classes.map((c) => c.slice(c.indexOf(':') + 1));
-    const args = ['-B', ...(opts.offline ? ['-o'] : []), `-Dmaven.repo.local=${opts.m2}`, ...opts.args, '-Dmaven.test.failure.ignore=true', '-DfailIfNoTests=false', '-Dsurefire.failIfNoSpecifiedTests=false', `-Dtest=${names.join(',')}`, ...(modules.length ? ['-pl', modules.join(','), '-am'] : []), 'test'];
+    const args = ['-B', ...(opts.offline ? ['-o'] : []), `-Dmaven.repo.local=${opts.m2}`, ...opts.args, '-Dmaven.test.failure.ignore=true', ...mavenTestSelection(classes), 'test'];
     const env = opts.javaHome ? { ...process.env, JAVA_HOME: opts.javaHome, PATH: `${path.join(opts.javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env;
     const result = await run('mvn', args, { cwd: dir, env, timeoutMs: opts.timeoutMs });
     const tests = new Map<string, TestStatus>();

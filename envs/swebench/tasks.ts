@@ -62,7 +62,8 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
     input = {
       ...common,
       language: 'java',
-      env: { kind: 'java', jdk: spec.jdk, build: spec.build, args: spec.args },
+      // The env is warmed by running the instance's own tests, not the project's whole suite.
+      env: { kind: 'java', jdk: spec.jdk, build: spec.build, args: spec.args, ...(spec.build === 'maven' ? { warmTests: tests } : {}) },
       tests: {
         visible: { runner: runner([]), timeoutMs: spec.timeoutMs },
         hidden: { runner: runner(tests), patch: inst.testPatch, timeoutMs: spec.timeoutMs },

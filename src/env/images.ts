@@ -13,6 +13,7 @@ import { readBinaryTree, setupFailure, setupInput, setupKey, SETUP_UNAVAILABLE_M
 import type { PreparedEnv } from './types.ts';
 import { imageUnavailable } from './index.ts';
 import { classifyGradleLog, gradleImagePart } from './gradle.ts';
+import { warmSelection } from './maven.ts';
 import { buildFiles, gitStartState } from './workspace.ts';
 import { git } from '../repo/index.ts';
 import os from 'node:os';
@@ -174,11 +175,17 @@ export class ImageBuilder {
       const g = gradle ? await gradleImagePart(dir, { cacheDir: this.cacheDir, imageUserHome: '/opt/gradle-home', ...(this.opts.gradle ? { gradle: this.opts.gradle } : {}) }) : undefined;
       if (g) notes.push(...g.plan.notes);
       const gradleKey = g && g.key && Object.keys(g.key as object).length ? { gradleDist: g.key } : {};
-      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey })}`;
+      // Maven: the task's own tests warm the env when it names them (JavaEnvSpec.warmTests), else the whole suite.
+      const warm = gradle ? [] : warmSelection(task.env.warmTests);
+      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...(warm.length ? { warm } : {}) })}`;
       const args = task.env.args.map(shellQuote).join(' ');
+      const mvn = (extra: string[], to: '>' | '>>') => `(mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...extra.map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
+      // The whole suite after all when no warm-up test ran (all new in the hidden test patch: no Surefire provider resolved).
       const run = g
         ? `(${g.runner} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
-        : `(mvn -B -Dmaven.test.failure.ignore=true --fail-never ${args} test > /tmp/envbuild.log 2>&1; true)`;
+        : warm.length
+          ? `${mvn(warm, '>')} && (find . -path '*/target/surefire-reports/TEST-*.xml' | grep -q . || ${mvn([], '>>')})`
+          : mvn([], '>');
       const dockerfile = [
         `FROM ${base}`,
         ...trust.lines,

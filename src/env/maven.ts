@@ -3,6 +3,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GymError } from '../errors.ts';
+import { MAX_SELECTION_CHARS, mavenTestSelection } from '../tasks/java_tests.ts';
 import type { JavaEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
@@ -55,7 +56,8 @@ export class MavenEnvBuilder {
     if (pom === null) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');
     // Module poms and -D overrides join the key only when there are any, so single-pom envs keep their keys.
     const modules = seed.dir ? Object.fromEntries(Object.entries(await buildFiles(seed.dir)).filter(([rel]) => rel !== 'pom.xml')) : {};
-    const extra = { ...(Object.keys(modules).length ? { modules } : {}), ...(spec.args.length ? { args: spec.args } : {}) };
+    const warm = warmSelection(spec.warmTests);
+    const extra = { ...(Object.keys(modules).length ? { modules } : {}), ...(spec.args.length ? { args: spec.args } : {}), ...(warm.length ? { warm } : {}) };
     const key = contentKey({ format: ENV_FORMAT, jdk, pom, ...extra });
     const marker = path.join(this.cacheDir, 'envs', `maven-${key}.ready`);
     const env: PreparedEnv = {
@@ -70,14 +72,14 @@ export class MavenEnvBuilder {
     return this.once.run(key, async () => {
       if (!existsSync(marker)) {
         await withDirLock(`${marker}.lock`, async () => {
-          if (!existsSync(marker)) await this.build(seed, marker, spec.args, opts.requireCompile ?? false, chosen?.home);
+          if (!existsSync(marker)) await this.build(seed, marker, spec.args, warm, opts.requireCompile ?? false, chosen?.home);
         });
       }
       return env;
     });
   }
 
-  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[] = [], requireCompile = false, javaHome?: string): Promise<void> {
+  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[], warm: string[], requireCompile: boolean, javaHome?: string): Promise<void> {
     const work = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-maven-'));
     try {
       if (seed.dir) await fs.cp(seed.dir, work, { recursive: true });
@@ -85,13 +87,23 @@ export class MavenEnvBuilder {
         await fs.mkdir(path.dirname(path.join(work, rel)), { recursive: true });
         await fs.writeFile(path.join(work, rel), content);
       }
-      // Running the build once resolves every plugin, provider and dependency the tests need.
-      const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, 'test'];
-      const result = await new Promise<{ ok: boolean; log: string }>((resolve) => {
-        execFile('mvn', args, { cwd: work, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024, env: javaHome ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env }, (err, stdout, stderr) =>
-          resolve({ ok: !err, log: `$ mvn ${args.join(' ')}\n${stdout}${stderr}` }),
-        );
-      });
+      // Running the build once resolves every plugin, provider and dependency the tests need:
+      // the tests named to warm it, or the whole suite when there are none, or when none of them
+      // ran (they are all new in the hidden test patch, so Surefire resolved no provider).
+      const mvn = (extra: string[]) => {
+        const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, ...extra, 'test'];
+        return new Promise<{ ok: boolean; log: string }>((resolve) => {
+          execFile('mvn', args, { cwd: work, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024, env: javaHome ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env }, (err, stdout, stderr) =>
+            resolve({ ok: !err, log: `$ mvn ${args.join(' ')}\n${stdout}${stderr}` }),
+          );
+        });
+      };
+      let result = await mvn(warm);
+      let ran = warm.length ? 'the warm-up tests' : 'the whole suite';
+      if (warm.length && result.ok && !(await surefireReportsUnder(work))) {
+        result = await mvn([]);
+        ran = 'the whole suite (none of the warm-up tests exists yet)';
+      }
       if (!result.ok || /Could not resolve|Could not transfer|Non-resolvable/.test(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
       }
@@ -100,11 +112,27 @@ export class MavenEnvBuilder {
         throw new GymError('ENV_BUILD_FAILED', `the project does not build here:\n${compileErrorExcerpt(result.log)}`, { log: result.log.slice(-20_000) });
       }
       await fs.mkdir(path.dirname(marker), { recursive: true });
-      await fs.writeFile(marker, new Date().toISOString());
+      // What warmed the env, for whoever wonders why an offline run lacks something.
+      await fs.writeFile(marker, JSON.stringify({ at: new Date().toISOString(), ran }) + '\n');
     } finally {
       await fs.rm(work, { recursive: true, force: true });
     }
   }
+}
+
+/** Whether a Maven build under `dir` wrote any Surefire report (some test ran). */
+async function surefireReportsUnder(dir: string): Promise<boolean> {
+  const entries = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  return entries.some((rel) => /(^|\/)target\/surefire-reports\/TEST-[^/]+\.xml$/.test(String(rel)));
+}
+
+/**
+ * The Maven arguments that run only the env's warm-up tests (`JavaEnvSpec.warmTests`), or none
+ * (the whole suite) when there are none or their `-Dtest` would be too long for one argument.
+ */
+export function warmSelection(tests: readonly string[] | undefined): string[] {
+  const selection = mavenTestSelection(tests ?? []);
+  return selection.some((a) => a.length > MAX_SELECTION_CHARS) ? [] : selection;
 }
 
 /** The first compiler errors of a Maven log, for ENV_BUILD_FAILED messages. */

@@ -2,9 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { PreparedEnv } from '../env/types.ts';
 import type { Sandbox, ExecResult } from '../sandbox/types.ts';
 import type { RunnerSpec } from '../tasks/schema.ts';
+import { mavenTestSelection, parseJavaTestId } from '../tasks/java_tests.ts';
 import { shellQuote } from '../shell_quote.ts';
 import { junitTestId, parseJUnitXml, pytestNodeId, type TestCaseResult } from './junit.ts';
 import type { ScoringMode } from './mode.ts';
+export { parseJavaTestId };
 import { STRICT_PYTEST_LAUNCHER, StrictRecord, type StrictEvidence } from './strict.ts';
 
 export interface TestRun {
@@ -148,14 +150,6 @@ function joinLog(exec: ExecResult): string {
   return exec.stderr ? `${exec.stdout}\n--- stderr ---\n${exec.stderr}` : exec.stdout;
 }
 
-/** A Java test id: `Class`, `Class#method` or `module:Class[#method]` (module = its directory, `.` for the root). */
-export function parseJavaTestId(id: string): { module?: string; pattern: string } {
-  const colon = id.indexOf(':');
-  if (colon <= 0) return { pattern: id };
-  const module = id.slice(0, colon).replace(/\/+$/, '');
-  return module === '.' ? { pattern: id.slice(colon + 1) } : { module, pattern: id.slice(colon + 1) };
-}
-
 /** Surefire and Gradle report folders are removed before every run: only this run's reports count. */
 const REMOVE_REPORTS =
   "find . \\( -path '*/target/surefire-reports' -o -path '*/build/test-results' \\) -prune -exec rm -rf {} + 2>/dev/null; true";
@@ -166,11 +160,7 @@ const REMOVE_REPORTS =
  * hold none of them are allowed to match nothing.
  */
 export function mavenCommand(mvn: string, tests: string[], args: string[] = []): string {
-  const ids = tests.map(parseJavaTestId);
-  const modules = [...new Set(ids.map((t) => t.module).filter((m): m is string => Boolean(m)))];
-  const select = ids.length ? [`-Dtest=${shellQuote(ids.map((t) => t.pattern).join(','))}`, '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'] : [];
-  const pl = modules.length && modules.length === ids.length ? ['-pl', shellQuote(modules.join(',')), '-am'] : [];
-  return [shellQuote(mvn), '-o', '-B', '-Dstyle.color=never', ...args.map(shellQuote), ...pl, ...select, 'test'].join(' ');
+  return [shellQuote(mvn), '-o', '-B', '-Dstyle.color=never', ...args.map(shellQuote), ...mavenTestSelection(tests).map(shellQuote), 'test'].join(' ');
 }
 
 /** `gradle --offline test` per module (`:m:test`) with `--tests` filters (`Class#method` becomes `Class.method`). */

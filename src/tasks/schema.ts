@@ -75,6 +75,13 @@ export const JavaEnvSpec = z.object({
   build: z.enum(['maven', 'gradle']).default('maven'),
   /** Extra arguments of every build and test command (`-D` overrides such as `-Djava.version=1.7`). */
   args: z.array(z.string()).default([]),
+  /**
+   * Maven: the tests whose run warms the env (resolves the plugins, Surefire's providers and the
+   * dependencies the tests need) instead of the whole suite, in the ids of `RunnerSpec` (a
+   * repository task names its hidden tests: one selected run instead of every test of the
+   * project). Part of the env's key. Absent: the whole suite runs once.
+   */
+  warmTests: z.array(z.string()).optional(),
 });
 
 /**

@@ -22,7 +22,8 @@ describe('swe-bench-java: the adapter', () => {
     const t = tasks[0]!;
     assert.deepEqual(t.tests.failToPass, ['gson:com.google.gson.stream.JsonWriterTest']);
     assert.deepEqual(t.workspace, { type: 'git', repo: 'google/gson', commit: '0aaef0fd1bb1b9729543dc40168adfb829eb75a4', reposDir: '/nowhere', allowNetwork: false, edits: [] });
-    assert.deepEqual(t.env, { kind: 'java', jdk: '11', build: 'maven', args: ['-Djava.version=1.7'] });
+    // The env is warmed by the instance's hidden tests, not gson's whole suite.
+    assert.deepEqual(t.env, { kind: 'java', jdk: '11', build: 'maven', args: ['-Djava.version=1.7'], warmTests: ['gson:com.google.gson.stream.JsonWriterTest'] });
     assert.match(t.prompt, /^<issue>\nJsonWriter#value\(java\.lang\.Number\) can be lenient/);
     assert.ok(t.tests.hidden.patch?.startsWith('diff --git a/gson/src/test/java/com/google/gson/stream/JsonWriterTest.java'));
     assert.ok(!JSON.stringify(t.metadata).includes('diff --git'), 'no patch in the public metadata');
@@ -145,9 +146,11 @@ describe('swe-bench-java: the scorer\'s parts', () => {
     assert.deepEqual(parseJavaTestId('com.g.FooTest'), { pattern: 'com.g.FooTest' });
     assert.equal(
       mavenCommand('mvn', ['core:a.T#x', 'app:b.U'], ['-Djava.version=1.7']),
-      "mvn -o -B -Dstyle.color=never -Djava.version=1.7 -pl core,app -am -Dtest='a.T#x,b.U' -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false test",
+      "mvn -o -B -Dstyle.color=never -Djava.version=1.7 -pl core,app -am '-Dtest=a.T#x,b.U' -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false test",
     );
     assert.equal(mavenCommand('mvn', ['a.T', 'core:b.U']), 'mvn -o -B -Dstyle.color=never -Dtest=a.T,b.U -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false test', 'a test without a module runs the whole reactor');
+    // Two tests of one module: that module (before, -pl needed as many modules as tests, so gson's ran the whole reactor).
+    assert.equal(mavenCommand('mvn', ['gson:a.T', 'gson:b.U#m']), "mvn -o -B -Dstyle.color=never -pl gson -am '-Dtest=a.T,b.U#m' -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false test");
     assert.equal(mavenCommand('mvn', []), 'mvn -o -B -Dstyle.color=never test');
     assert.equal(gradleCommand('./gradlew', ['jib-cli:test', 'core:a.T#x']), "./gradlew --offline --no-daemon --continue --console=plain :jib-cli:test :core:test --tests a.T.x");
   });

@@ -1,0 +1,81 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { MavenEnvBuilder, warmSelection } from '../../src/env/maven.ts';
+import { JavaEnvSpec } from '../../src/tasks/schema.ts';
+import { tempDir } from '../helpers.ts';
+
+const POM = `<?xml version="1.0" encoding="UTF-8"?>
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>org.acme</groupId>
+  <artifactId>warm</artifactId>
+  <version>1.0</version>
+  <properties>
+    <maven.compiler.release>17</maven.compiler.release>
+    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+  </properties>
+  <dependencies>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId><version>5.10.2</version><scope>test</scope></dependency>
+  </dependencies>
+  <build>
+    <plugins>
+      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version></plugin>
+      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
+    </plugins>
+  </build>
+</project>
+`;
+const testClass = (name: string) => `package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\nclass ${name} {\n  @Test\n  void adds() {\n    assertEquals(2, 1 + 1);\n  }\n}\n`;
+
+const run = (cmd: string, args: string[], cwd: string) =>
+  new Promise<{ code: number; out: string }>((resolve) => execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (err, out, errOut) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${out}${errOut}` })));
+const haveMaven = (await run('sh', ['-c', 'command -v mvn && command -v javac'], '/')).code === 0;
+
+test('warmSelection: the selection of the tests, none for no tests or for one argument too long', () => {
+  assert.deepEqual(warmSelection(['org.acme.ATest#adds']), ['-Dtest=org.acme.ATest#adds', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false']);
+  assert.deepEqual(warmSelection(['core:a.T', 'core:b.U']), ['-pl', 'core', '-am', '-Dtest=a.T,b.U', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false']);
+  assert.deepEqual(warmSelection(undefined), []);
+  assert.deepEqual(warmSelection([]), []);
+  const many = Array.from({ length: 3000 }, (_, i) => `com.example.some.pkg.GeneratedTestClassNumber${i}Test`);
+  assert.deepEqual(warmSelection(many), [], 'a -Dtest of ~150 KB: the whole suite instead');
+});
+
+describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole suite', { skip: haveMaven ? false : 'mvn and javac are not installed' }, () => {
+  let root: string;
+  let seed: string;
+  let builder: MavenEnvBuilder;
+  before(async () => {
+    root = await tempDir('benchgym-maven-warm-');
+    seed = path.join(root, 'seed');
+    await fs.mkdir(path.join(seed, 'src', 'test', 'java', 'org', 'acme'), { recursive: true });
+    await fs.writeFile(path.join(seed, 'pom.xml'), POM);
+    for (const name of ['ATest', 'BTest']) await fs.writeFile(path.join(seed, 'src', 'test', 'java', 'org', 'acme', `${name}.java`), testClass(name));
+    // A Maven repository of its own: what the warm-up resolved is all an offline run has.
+    builder = new MavenEnvBuilder(path.join(root, 'cache'));
+  });
+  after(() => fs.rm(root, { recursive: true, force: true }));
+
+  const marker = async (key: string) => JSON.parse(await fs.readFile(path.join(root, 'cache', 'envs', `maven-${key}.ready`), 'utf8')) as { ran: string };
+
+  test("the named test's run resolves what an offline run of another test needs (Surefire's provider included)", async () => {
+    const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.ATest'] }), { dir: seed });
+    assert.equal((await marker(env.key)).ran, 'the warm-up tests');
+    const work = path.join(root, 'work');
+    await fs.cp(seed, work, { recursive: true });
+    const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${builder.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
+    assert.equal(r.code, 0, r.out.slice(-3000));
+    assert.match(r.out, /Tests run: 1, Failures: 0, Errors: 0/);
+    // Another selection is another env; no selection is the whole suite's.
+    const whole = await builder.prepare(JavaEnvSpec.parse({ kind: 'java' }), { dir: seed });
+    assert.notEqual(whole.key, env.key);
+    assert.equal((await marker(whole.key)).ran, 'the whole suite');
+  });
+
+  test('warm-up tests that do not exist yet (all new in the hidden test patch): the whole suite runs instead', async () => {
+    const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { dir: seed });
+    assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
+  });
+});

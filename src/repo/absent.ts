@@ -43,9 +43,10 @@ export async function extractTree(repoDir: string, rev: string, dest: string, g:
       await tar(archive, dest);
       return [];
     }
+    // A bare mirror has no work tree of its own: `dest` is the one these commands work on.
     const env = { GIT_INDEX_FILE: path.join(scratch, 'index') };
-    await git(['read-tree', rev], { ...g, cwd: repoDir, env });
-    await git(['update-index', '--force-remove', '-z', '--stdin'], { ...g, cwd: repoDir, env, input: absent.join('\0') + '\0' });
+    await git(['--work-tree', dest, 'read-tree', rev], { ...g, cwd: repoDir, env });
+    await git(['--work-tree', dest, 'update-index', '--force-remove', '-z', '--stdin'], { ...g, cwd: repoDir, env, input: absent.join('\0') + '\0' });
     await git(['--work-tree', dest, 'checkout-index', '--all', '--force'], { ...g, cwd: repoDir, env });
     return absent;
   } finally {

@@ -50,6 +50,15 @@ describe('repo: a commit whose mirror lacks some file contents', () => {
     assert.equal(existsSync(path.join(dest, '.git')), false);
     // The repository's own index and work tree are untouched (the tree was read into a private index).
     assert.equal((await git(['status', '--porcelain'], { cwd: repo })).trim(), status);
+    // The same from a bare mirror (no work tree of its own), as `fetch` and `git clone --mirror` make them.
+    // git's own clone refuses a repository that lacks a blob: the object store copied as a bare repository.
+    const bare = path.join(root, 'bare.git');
+    await fs.cp(path.join(repo, '.git'), bare, { recursive: true });
+    await git(['config', 'core.bare', 'true'], { cwd: bare });
+    const fromBare = path.join(root, 'lacking-bare');
+    await fs.mkdir(fromBare);
+    assert.deepEqual(await extractTree(bare, base, fromBare), ['docs/javadoc/index all.html']);
+    assert.equal(await fs.readFile(path.join(fromBare, 'src', 'Lib.java'), 'utf8'), 'class Lib {}\n');
   });
 
   it('refuses a revision that is not there, naming it', async () => {

@@ -13,7 +13,7 @@ import { readBinaryTree, setupFailure, setupInput, setupKey, SETUP_UNAVAILABLE_M
 import type { PreparedEnv } from './types.ts';
 import { imageUnavailable } from './index.ts';
 import { classifyGradleLog, gradleImagePart } from './gradle.ts';
-import { warmSelection } from './maven.ts';
+import { MAVEN_RESOLUTION_ERROR, warmSelection } from './maven.ts';
 import { buildFiles, gitStartState } from './workspace.ts';
 import { git } from '../repo/index.ts';
 import os from 'node:os';
@@ -193,7 +193,10 @@ export class ImageBuilder {
         ...(g?.lines ?? []),
         'COPY seed/ /tmp/envbuild/',
         `RUN cd /tmp/envbuild && ${run} \\`,
-        ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable|Could not download|Could not install Gradle" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\',
+        // Maven's resolution errors from its own [ERROR] lines (a failing test's message may say "could not resolve").
+        g
+          ? ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable|Could not download|Could not install Gradle" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\'
+          : ` && if grep -E ${shellQuote(MAVEN_RESOLUTION_ERROR)} /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\`,
         ...(g ? [' && if grep -E "^FAILURE: Build failed" /tmp/envbuild.log && ! grep -E "There were failing tests|tests completed, [0-9]+ failed" /tmp/envbuild.log; then tail -60 /tmp/envbuild.log; exit 1; fi \\'] : []),
         ' && if grep -E "COMPILATION ERROR|Compilation failure|Compilation failed|Fatal error compiling|Failed to execute goal" /tmp/envbuild.log; then grep "^\\[ERROR\\]" /tmp/envbuild.log | head -30; exit 1; fi \\',
         ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
@@ -218,7 +221,7 @@ export class ImageBuilder {
         'COPY seed/ /tmp/envbuild/',
         // Failing tests are expected (the start state); unresolvable dependencies fail the build.
         'RUN cd /tmp/envbuild && (mvn -B -Dmaven.test.failure.ignore=true --fail-never test > /tmp/envbuild.log 2>&1; true) \\',
-        ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\',
+        ` && if grep -E ${shellQuote(MAVEN_RESOLUTION_ERROR)} /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\`,
         ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
       ].join('\n');
       envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...prefixed('seed/', seed) }, 'Maven env');

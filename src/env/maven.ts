@@ -104,7 +104,7 @@ export class MavenEnvBuilder {
         result = await mvn([]);
         ran = 'the whole suite (none of the warm-up tests exists yet)';
       }
-      if (!result.ok || /Could not resolve|Could not transfer|Non-resolvable/.test(result.log)) {
+      if (!result.ok || mavenResolutionFailed(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
       }
       // Test failures are ignored by this build; any other failed goal (javac, a plugin) means the project does not build here.
@@ -119,6 +119,16 @@ export class MavenEnvBuilder {
     }
   }
 }
+
+/**
+ * Maven's own words for an artifact it could not get, on its `[ERROR]` / `[FATAL]` lines only: a
+ * test's failure message may say "could not resolve" too (jackson-databind's type-id tests do),
+ * and that is no dependency failure. An extended regular expression, for `grep -E` as well.
+ */
+export const MAVEN_RESOLUTION_ERROR =
+  '^\\[(ERROR|FATAL)\\].*(Could not resolve dependencies|Could not transfer artifact|Non-resolvable (parent|import) POM|or one of its dependencies could not be resolved|Could not find artifact|in offline mode)';
+
+export const mavenResolutionFailed = (log: string): boolean => new RegExp(MAVEN_RESOLUTION_ERROR, 'm').test(log);
 
 /** Whether a Maven build under `dir` wrote any Surefire report (some test ran). */
 async function surefireReportsUnder(dir: string): Promise<boolean> {

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { MavenEnvBuilder, warmSelection } from '../../src/env/maven.ts';
+import { MavenEnvBuilder, mavenResolutionFailed, MAVEN_RESOLUTION_ERROR, warmSelection } from '../../src/env/maven.ts';
 import { JavaEnvSpec } from '../../src/tasks/schema.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -78,4 +78,31 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
     const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { dir: seed });
     assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
   });
+});
+
+test("Maven's resolution failures are read from its own [ERROR] lines, not from a failing test's message", () => {
+  const failures = [
+    '[ERROR] Failed to execute goal on project jackson-databind: Could not resolve dependencies for project com.fasterxml.jackson.core:jackson-databind:jar:3.0.0-SNAPSHOT: Could not find artifact com.fasterxml.jackson.core:jackson-core:jar:3.0.0-SNAPSHOT',
+    '[ERROR]     Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.17.2-SNAPSHOT: Could not transfer artifact com.fasterxml.jackson:jackson-base:pom:2.17.2-SNAPSHOT',
+    '[ERROR] Plugin org.apache.maven.plugins:maven-surefire-plugin:3.2.5 or one of its dependencies could not be resolved: Failed to read artifact descriptor',
+    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test (default-test) on project warm: Execution default-test of goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test failed: Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact org.junit.platform:junit-platform-launcher:jar:1.10.2 has not been downloaded from it before.",
+  ];
+  for (const line of failures) assert.ok(mavenResolutionFailed(`[INFO] Scanning for projects...\n${line}\n[ERROR] -> [Help 1]\n`), line);
+  const tests = [
+    // Surefire 2's summary and Surefire 3's, of jackson-databind 2.9's IllegalTypesCheckTest.
+    "  IllegalTypesCheckTest.testJDKTypes1855:82->_testIllegalType:134 Expected Exception of type 'InvalidDefinitionException', got 'InvalidTypeIdException', message: Could not resolve type id 'org.x' as a subtype",
+    "[ERROR]   IllegalTypesCheckTest.testJDKTypes1855:82 Expected Exception, message: Could not resolve type id 'org.x' as a subtype of [simple type]: no such class found",
+    '[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.1 s <<< FAILURE! -- in com.fasterxml.jackson.databind.interop.IllegalTypesCheckTest',
+    'Could not resolve dependencies for project printed by a test',
+  ];
+  for (const line of tests) assert.equal(mavenResolutionFailed(`[INFO] Tests run\n${line}\n`), false, line);
+});
+
+test('the same expression with grep -E (the Docker env image checks its build log with it)', async () => {
+  const grep = (text: string) => new Promise<number>((resolve) => {
+    const child = execFile('grep', ['-E', MAVEN_RESOLUTION_ERROR], (err) => resolve(err ? Number((err as { code?: number }).code ?? 2) : 0));
+    child.stdin?.end(text);
+  });
+  assert.equal(await grep('[INFO] x\n[ERROR] Failed to execute goal on project p: Could not resolve dependencies for project a:b:jar:1\n'), 0);
+  assert.equal(await grep("[INFO] x\n[ERROR]   FooTest.bar:12 message: Could not resolve type id 'x'\n"), 1);
 });

@@ -10,6 +10,7 @@ import { clearForHarness, refusedNote } from '../../src/scoring/candidate_files.
 import type { TestCaseResult } from '../../src/scoring/junit.ts';
 import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
 import type { RunnerSpec, Task } from '../../src/tasks/schema.ts';
+import { qualifyJavaTests } from '../../src/tasks/java_tests.ts';
 import { diffFiles, SWEBENCH_PATCH_CHAIN } from './patches.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from './tamper.ts';
 
@@ -68,8 +69,8 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
     },
 
     // 4. FAIL_TO_PASS and PASS_TO_PASS, this run's reports only.
-    async runTests({ sandbox, env, notes }) {
-      const run = await runTests(sandbox, env, runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
+    async runTests({ sandbox, env, notes, log }) {
+      const run = await runTests(sandbox, env, await locateModules(sandbox, runner, log), { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
       // Said in the verdict: unresolved for a candidate (its code outgrew the task's memory), an
       // infrastructure error for validate's gold run (src/scoring/validate.ts).
       if (killedByMemoryLimit(run.exec)) notes.push(memoryLimitNote(task, run));
@@ -82,6 +83,22 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
       return decideSwebench({ ...run, tests }, task.tests, notes, task.language);
     },
   };
+}
+
+/**
+ * Maven tests named by their class alone get the module whose test sources declare it (the
+ * sources as the harness left them: base, test patch, the candidate's test edits undone), so a
+ * multi-module project builds those modules (`-pl ... -am`) and not the whole reactor; a class
+ * found in no module or in several keeps the whole reactor, as the harness runs it.
+ */
+async function locateModules(sandbox: Sandbox, runner: RunnerSpec, log: string[]): Promise<RunnerSpec> {
+  if (runner.type !== 'maven' || runner.tests.every((t) => parseJavaTestId(t).module)) return runner;
+  const found = await sandbox.exec("find . \\( -name .git -o -name target -o -name node_modules \\) -prune -o -path '*/src/test/java/*.java' -type f -print", { timeoutMs: 120_000, maxOutputBytes: 16 * 1024 * 1024 });
+  if (found.exitCode !== 0 || found.truncated.stdout > 0) return runner;
+  const tests = qualifyJavaTests(runner.tests, found.stdout.split('\n').filter(Boolean));
+  const modules = [...new Set(tests.map((t) => parseJavaTestId(t).module).filter(Boolean))];
+  if (modules.length) log.push(`tests located in module(s) ${modules.join(', ')}${tests.every((t) => parseJavaTestId(t).module) ? '' : ' (some not: the whole reactor runs)'}`);
+  return { ...runner, tests };
 }
 
 /** The sandbox's memory limit killed the test run (Maven, or its Surefire fork): the note says which limit, and what the log showed of it. */

@@ -14,7 +14,7 @@ import type { PreparedEnv } from './types.ts';
 import { imageUnavailable } from './index.ts';
 import { classifyGradleLog, gradleImagePart } from './gradle.ts';
 import { MAVEN_RESOLUTION_ERROR, warmSelection } from './maven.ts';
-import { buildFiles, gitStartState } from './workspace.ts';
+import { buildFiles, gitStartState, javaTestSources } from './workspace.ts';
 import { git } from '../repo/index.ts';
 import os from 'node:os';
 import { shellQuote } from '../shell_quote.ts';
@@ -176,7 +176,7 @@ export class ImageBuilder {
       if (g) notes.push(...g.plan.notes);
       const gradleKey = g && g.key && Object.keys(g.key as object).length ? { gradleDist: g.key } : {};
       // Maven: the task's own tests warm the env when it names them (JavaEnvSpec.warmTests), else the whole suite.
-      const warm = gradle ? [] : warmSelection(task.env.warmTests);
+      const warm = gradle ? [] : warmSelection(task.env.warmTests, task.env.warmTests?.length ? await javaTestSources(dir) : undefined);
       const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...(warm.length ? { warm } : {}) })}`;
       const args = task.env.args.map(shellQuote).join(' ');
       const mvn = (extra: string[], to: '>' | '>>') => `(mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...extra.map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;

@@ -3,12 +3,12 @@ import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GymError } from '../errors.ts';
-import { MAX_SELECTION_CHARS, mavenTestSelection } from '../tasks/java_tests.ts';
+import { javaTestExists, MAX_SELECTION_CHARS, mavenTestSelection, qualifyJavaTests } from '../tasks/java_tests.ts';
 import type { JavaEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
 import type { PreparedEnv } from './types.ts';
-import { buildFiles } from './workspace.ts';
+import { buildFiles, javaTestSources } from './workspace.ts';
 import { chooseJdk, installedJdks } from './jdk.ts';
 
 const ENV_FORMAT = 1;
@@ -56,7 +56,7 @@ export class MavenEnvBuilder {
     if (pom === null) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');
     // Module poms and -D overrides join the key only when there are any, so single-pom envs keep their keys.
     const modules = seed.dir ? Object.fromEntries(Object.entries(await buildFiles(seed.dir)).filter(([rel]) => rel !== 'pom.xml')) : {};
-    const warm = warmSelection(spec.warmTests);
+    const warm = warmSelection(spec.warmTests, seed.dir && spec.warmTests?.length ? await javaTestSources(seed.dir) : undefined);
     const extra = { ...(Object.keys(modules).length ? { modules } : {}), ...(spec.args.length ? { args: spec.args } : {}), ...(warm.length ? { warm } : {}) };
     const key = contentKey({ format: ENV_FORMAT, jdk, pom, ...extra });
     const marker = path.join(this.cacheDir, 'envs', `maven-${key}.ready`);
@@ -72,14 +72,14 @@ export class MavenEnvBuilder {
     return this.once.run(key, async () => {
       if (!existsSync(marker)) {
         await withDirLock(`${marker}.lock`, async () => {
-          if (!existsSync(marker)) await this.build(seed, marker, spec.args, warm, opts.requireCompile ?? false, chosen?.home);
+          if (!existsSync(marker)) await this.build(seed, marker, spec.args, { warm, asked: Boolean(spec.warmTests?.length) }, opts.requireCompile ?? false, chosen?.home);
         });
       }
       return env;
     });
   }
 
-  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[], warm: string[], requireCompile: boolean, javaHome?: string): Promise<void> {
+  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[], { warm, asked }: { warm: string[]; asked: boolean }, requireCompile: boolean, javaHome?: string): Promise<void> {
     const work = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-maven-'));
     try {
       if (seed.dir) await fs.cp(seed.dir, work, { recursive: true });
@@ -98,11 +98,12 @@ export class MavenEnvBuilder {
           );
         });
       };
+      const absent = 'the whole suite (none of the warm-up tests exists yet)';
       let result = await mvn(warm);
-      let ran = warm.length ? 'the warm-up tests' : 'the whole suite';
+      let ran = warm.length ? 'the warm-up tests' : asked ? absent : 'the whole suite';
       if (warm.length && result.ok && !(await surefireReportsUnder(work))) {
         result = await mvn([]);
-        ran = 'the whole suite (none of the warm-up tests exists yet)';
+        ran = absent;
       }
       if (!result.ok || mavenResolutionFailed(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
@@ -139,9 +140,14 @@ async function surefireReportsUnder(dir: string): Promise<boolean> {
 /**
  * The Maven arguments that run only the env's warm-up tests (`JavaEnvSpec.warmTests`), or none
  * (the whole suite) when there are none or their `-Dtest` would be too long for one argument.
+ * With the project's test sources (`javaTestSources`): only the tests whose class is there (the
+ * others are new in a test patch; none left: the whole suite), each with its module when it
+ * names its class alone (`qualifyJavaTests`), so a multi-module project builds those modules.
  */
-export function warmSelection(tests: readonly string[] | undefined): string[] {
-  const selection = mavenTestSelection(tests ?? []);
+export function warmSelection(tests: readonly string[] | undefined, testSources?: readonly string[]): string[] {
+  let chosen = [...(tests ?? [])];
+  if (testSources) chosen = qualifyJavaTests(chosen.filter((t) => javaTestExists(t, testSources)), testSources);
+  const selection = mavenTestSelection(chosen);
   return selection.some((a) => a.length > MAX_SELECTION_CHARS) ? [] : selection;
 }
 

@@ -69,3 +69,24 @@ export async function buildFiles(dir: string): Promise<Record<string, string>> {
   await walk('', 0);
   return out;
 }
+
+/**
+ * The Java test sources of a project (`[<module>/]src/test/java/**.java`), relative to `dir`;
+ * build output, `.git` and dependency folders skipped.
+ */
+export async function javaTestSources(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  const walk = async (rel: string, depth: number): Promise<void> => {
+    if (depth > 24) return;
+    for (const e of await fs.readdir(path.join(dir, rel), { withFileTypes: true }).catch(() => [])) {
+      const r = rel ? `${rel}/${e.name}` : e.name;
+      if (e.isDirectory()) {
+        if (!['.git', 'target', 'build', 'node_modules', '.gradle', '.mvn'].includes(e.name)) await walk(r, depth + 1);
+      } else if (e.isFile() && e.name.endsWith('.java') && /(^|\/)src\/test\/java\//.test(r)) {
+        out.push(r);
+      }
+    }
+  };
+  await walk('', 0);
+  return out.sort();
+}

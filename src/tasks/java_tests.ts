@@ -31,3 +31,39 @@ export function mavenTestSelection(tests: readonly string[]): string[] {
  * warm-up run).
  */
 export const MAX_SELECTION_CHARS = 64 * 1024;
+
+/**
+ * Test ids that name a class alone, given the module of the test source declaring it
+ * (`<module>/src/test/java/<package path>/<Class>.java`) when exactly one module has one; the
+ * others as they were (a class of the root module, of no module found, or of two). Records that
+ * name classes alone in a multi-module project (Multi-SWE-bench's dubbo and fastjson2) then build
+ * the modules holding them and their upstream modules, not the whole reactor.
+ * `testSources`: the project's test source files, relative to its root.
+ */
+export function qualifyJavaTests(ids: readonly string[], testSources: readonly string[]): string[] {
+  const modulesOf = new Map<string, Set<string>>();
+  for (const file of testSources) {
+    const m = /^(?:(.+)\/)?src\/test\/java\/(.+)\.java$/.exec(file.replace(/^\.\//, ''));
+    if (!m) continue;
+    const fqn = m[2]!.replace(/\//g, '.');
+    if (!modulesOf.has(fqn)) modulesOf.set(fqn, new Set());
+    modulesOf.get(fqn)!.add(m[1] ?? '.');
+  }
+  return ids.map((id) => {
+    const { module, pattern } = parseJavaTestId(id);
+    if (module) return id;
+    const found = modulesOf.get(pattern.split('#')[0]!.split('$')[0]!);
+    const only = found?.size === 1 ? [...found][0]! : undefined;
+    return only && only !== '.' ? `${only}:${id}` : id;
+  });
+}
+
+/** Whether a test source of this test's class is among `testSources` (in its module, when it names one). */
+export function javaTestExists(id: string, testSources: readonly string[]): boolean {
+  const { module, pattern } = parseJavaTestId(id);
+  const file = `src/test/java/${pattern.split('#')[0]!.split('$')[0]!.replace(/\./g, '/')}.java`;
+  return testSources.some((f) => {
+    const rel = f.replace(/^\.\//, '');
+    return module ? rel === `${module}/${file}` : rel === file || rel.endsWith(`/${file}`);
+  });
+}

@@ -105,6 +105,35 @@ describe('swe-bench-java: scoring the fixture instance', () => {
     }
   });
 
+  it('tests named by their class alone (as Multi-SWE-bench names them) are located in their modules: -pl app,core -am, and gold still resolves', { timeout: 10 * 60_000 }, async () => {
+    const { gym, cleanup } = await makeGym({ registry: registryFor() });
+    try {
+      const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+      const bare = (ids: string[]) => ids.map((id) => id.slice(id.indexOf(':') + 1));
+      const runner = task.tests.hidden.runner;
+      assert.equal(runner.type, 'maven');
+      const classOnly: Task = {
+        ...task,
+        id: `${task.id}-class-only`,
+        tests: {
+          ...task.tests,
+          failToPass: bare(task.tests.failToPass ?? []),
+          passToPass: bare(task.tests.passToPass ?? []),
+          hidden: { ...task.tests.hidden, runner: { ...runner, tests: bare(runner.type === 'maven' ? runner.tests : []) } },
+        },
+      };
+      const gold = await gym.score(classOnly, fx.goldPatch);
+      assert.equal(gold.reward, 1, JSON.stringify({ notes: gold.notes, tests: gold.tests.map((t) => `${t.name} ${t.status}`) }));
+      const log = await fs.readFile(gold.logRef!, 'utf8');
+      assert.match(log, /tests located in module\(s\) (core, app|app, core)\n/);
+      assert.match(log, /\$ mvn -o .* -pl (core,app|app,core) -am /);
+      const empty = await gym.score(classOnly, '');
+      assert.equal(empty.reward, 0);
+    } finally {
+      await cleanup();
+    }
+  });
+
   it(`docker backend: ${full ? 'the same verdicts' : 'gold, empty and skipped tests (BENCHGYM_SWEBENCH_FULL=1: every case)'} from one env image; no future in the episode`, { timeout: 20 * 60_000 }, async (t) => {
     const skip = await dockerSkipReason();
     if (skip) return t.skip(skip);

@@ -9,7 +9,7 @@ import { defaultDataDir } from '../../src/episode/gym.ts';
 import { chooseJdk, installedJdks } from '../../src/env/jdk.ts';
 import { GymError } from '../../src/errors.ts';
 import { extractTree, git } from '../../src/repo/index.ts';
-import { mavenTestSelection } from '../../src/tasks/java_tests.ts';
+import { mavenTestSelection, parseJavaTestId } from '../../src/tasks/java_tests.ts';
 import { junitTestId, parseJUnitXml, type TestStatus } from '../../src/scoring/junit.ts';
 import { specFor, type BuildEdit } from './specs.ts';
 
@@ -129,6 +129,25 @@ async function runAt(repoDir: string, rev: string, patches: string[], classes: s
   }
 }
 
+/**
+ * Each test class's outcome, by SWE-bench-java's rule for a listed class: passed when at least
+ * one of its cases passed and none failed (nested classes count with their outer class).
+ */
+export function byClass(tests: Map<string, TestStatus>): Map<string, 'passed' | 'failed'> {
+  const out = new Map<string, 'passed' | 'failed'>();
+  const seen = new Map<string, { passed: boolean; failed: boolean }>();
+  for (const [test, status] of tests) {
+    const { module, pattern } = parseJavaTestId(test);
+    const cls = `${module ? `${module}:` : ''}${pattern.split('#')[0]!.split('$')[0]!}`;
+    const s = seen.get(cls) ?? { passed: false, failed: false };
+    if (status === 'passed') s.passed = true;
+    else if (status !== 'skipped') s.failed = true;
+    seen.set(cls, s);
+  }
+  for (const [cls, s] of seen) out.set(cls, s.passed && !s.failed ? 'passed' : 'failed');
+  return out;
+}
+
 export interface ReconstructOptions {
   /** Text replacements in the root pom.xml of every run, after the spec's edits (e.g. a SNAPSHOT parent → its release). */
   pomEdits?: { find: string; replace: string }[];
@@ -196,15 +215,18 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
         fail(`the tests do not ${after.compiled ? 'run' : 'compile'} with the fix applied:\n${after.log.slice(-1500)}`);
         continue;
       }
+      // Test classes, as SWE-bench-java and Multi-SWE-bench list Java tests (and as old Surefires
+      // select them: 2.17 runs one of several `Class#method` of a class).
+      const [classesBefore, classesAfter] = [byClass(before.tests), byClass(after.tests)];
       const f2p: string[] = [];
       const p2p: string[] = [];
-      for (const [test, status] of [...after.tests].sort(([a], [b]) => a.localeCompare(b))) {
+      for (const [cls, status] of [...classesAfter].sort(([a], [b]) => a.localeCompare(b))) {
         if (status !== 'passed') continue;
-        if (before.tests.get(test) === 'passed') p2p.push(test);
-        else f2p.push(test);
+        if (classesBefore.get(cls) === 'passed') p2p.push(cls);
+        else f2p.push(cls);
       }
       if (!f2p.length) {
-        fail(`no test fails before the fix and passes after it (${after.tests.size} tests ran)`);
+        fail(`no test class fails before the fix and passes after it (${after.tests.size} tests of ${classesAfter.size} classes ran)`);
         continue;
       }
       const title = change.method === 'merge-commit' ? change.message.split('\n').slice(1).join('\n').trim() : change.subject;
@@ -234,7 +256,7 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
       };
       await fs.appendFile(opts.out, JSON.stringify(row) + '\n');
       report.written.push({ instance_id: id, method: change.method, seconds: seconds(), f2p: f2p.length, p2p: p2p.length });
-      opts.onProgress?.(`${id}: ${change.method} ${change.commit.slice(0, 10)}, ${f2p.length} fail-to-pass, ${p2p.length} pass-to-pass (${seconds()} s)`);
+      opts.onProgress?.(`${id}: ${change.method} ${change.commit.slice(0, 10)}, ${f2p.length} fail-to-pass, ${p2p.length} pass-to-pass classes (${seconds()} s)`);
     } catch (err) {
       fail((err as Error).message);
     }

@@ -74,8 +74,14 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
     assert.equal((await marker(whole.key)).ran, 'the whole suite');
   });
 
-  test('warm-up tests that do not exist yet (all new in the hidden test patch): the whole suite runs instead', async () => {
-    const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { dir: seed });
+  test('warm-up tests that do not exist yet (all new in the hidden test patch): the whole suite, known from the sources or found after the run', async () => {
+    // From the sources: the same env as the whole suite's (the same key, built once).
+    const fromSources = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { dir: seed });
+    const whole = await builder.prepare(JavaEnvSpec.parse({ kind: 'java' }), { dir: seed });
+    assert.equal(fromSources.key, whole.key);
+    // Without a source tree (files only): the selected run runs nothing, so the whole suite runs after it.
+    const files = Object.fromEntries(await Promise.all(['pom.xml', 'src/test/java/org/acme/ATest.java'].map(async (rel) => [rel, await fs.readFile(path.join(seed, rel), 'utf8')] as const)));
+    const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { files });
     assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
   });
 });

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, test } from 'node:test';
 import { readInstances } from '../../../envs/swebench/dataset.ts';
-import { findChange, reconstruct, splitChange, testClassesOf } from '../../../envs/swebench/reconstruct.ts';
+import { byClass, findChange, reconstruct, splitChange, testClassesOf } from '../../../envs/swebench/reconstruct.ts';
+import type { TestStatus } from '../../../src/scoring/junit.ts';
 import { tempDir, TEST_CACHE_DIR } from '../../helpers.ts';
 import { buildSwebenchFixture, type SwebenchFixture } from './fixture.ts';
 
@@ -45,8 +46,10 @@ describe('swe-bench-java: reconstructing an instance from the history', () => {
     const [inst] = await readInstances(out);
     assert.ok(inst);
     assert.equal(inst.baseCommit, fx.base);
-    assert.deepEqual([...inst.failToPass].sort(), ['core:com.acme.core.WordsEdgeTest#emptyTextHasNoWords', 'core:com.acme.core.WordsEdgeTest#leadingAndTrailingSpacesAreNotWords', 'core:com.acme.core.WordsTest#countsWordsSeparatedByRepeatedSpaces']);
-    assert.deepEqual(inst.passToPass, ['core:com.acme.core.WordsTest#countsASimpleSentence']);
+    // Test classes, as the benchmark lists Java tests: WordsEdgeTest is new, WordsTest has a case
+    // failing before the fix (and one passing both times, which the class now covers).
+    assert.deepEqual([...inst.failToPass].sort(), ['core:com.acme.core.WordsEdgeTest', 'core:com.acme.core.WordsTest']);
+    assert.deepEqual(inst.passToPass, []);
     assert.match(inst.problemStatement, /Fix #7: Words\.count/);
     const row = JSON.parse((await fs.readFile(out, 'utf8')).trim()) as { patch: string; test_patch: string; reconstructed: { change_commit: string; problem_statement_source: string } };
     const noIndex = (p: string) => p.replace(/^index .*\n/gm, '');
@@ -59,4 +62,19 @@ describe('swe-bench-java: reconstructing an instance from the history', () => {
     assert.deepEqual(again.written, []);
     assert.equal((await fs.readFile(out, 'utf8')).trim().split('\n').length, 1);
   });
+});
+
+test('byClass: a class passes when one of its cases passed and none failed; nested classes count with their outer class', () => {
+  const outcome = byClass(
+    new Map<string, TestStatus>([
+      ['core:a.WordsTest#one', 'passed'],
+      ['core:a.WordsTest#two', 'failed'],
+      ['a.Edge#x', 'passed'],
+      ['a.Edge$Nested#y', 'passed'],
+      ['a.Edge#z', 'skipped'],
+      ['a.Errs#e', 'error'],
+      ['a.Skipped#s', 'skipped'],
+    ]),
+  );
+  assert.deepEqual(Object.fromEntries(outcome), { 'core:a.WordsTest': 'failed', 'a.Edge': 'passed', 'a.Errs': 'failed', 'a.Skipped': 'failed' });
 });

@@ -5,7 +5,7 @@
  * harness's procedure").
  *
  *   BENCHGYM_CACHE=DIR npx tsx bench/swebench_harness.ts --data DATA/swe-bench-java --mirrors MIRRORS \
- *     [--tasks a,b] [--procedures per-class,multi-swe-bench] [--max-classes N] [--skip-benchgym]
+ *     [--tasks a,b] [--procedures per-class,multi-swe-bench] [--max-classes N] [--skip-benchgym] [--dataset FILE]...
  *
  * The harness's procedure, per instance, in a fresh copy of the instance's start state (the
  * base commit plus the spec's build-setup commit, which the harness makes with its own `sed`
@@ -174,6 +174,8 @@ async function main(): Promise<void> {
       'skip-benchgym': { type: 'boolean' },
       scratch: { type: 'string' },
       'max-classes': { type: 'string' },
+      // More SWE-bench or Multi-SWE-bench files (a swebench-reconstruct output, say), searched first.
+      dataset: { type: 'string', multiple: true },
     },
   });
   const data = values.data ?? process.env.BENCHGYM_SWEBENCH_DATA;
@@ -182,7 +184,7 @@ async function main(): Promise<void> {
   if (!data || !mirrors || !cacheDir) throw new Error('--data DIR (the swe-bench-java data), --mirrors DIR and BENCHGYM_CACHE (a warm env cache) are needed');
   const ids = values.tasks ? values.tasks.split(',') : DEFAULT_TASKS;
   const procedures = (values.procedures ?? 'per-class').split(',') as Procedure[];
-  const datasets = [path.join(data, 'google__gson_swe-bench-java_reconstructed.jsonl'), path.join(data, 'multi-swe-bench-bytedance-java')];
+  const datasets = [...(values.dataset ?? []).map((d) => path.resolve(d)), path.join(data, 'google__gson_swe-bench-java_reconstructed.jsonl'), path.join(data, 'multi-swe-bench-bytedance-java')];
   const scratch = values.scratch ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-harness-bench-')));
   const jdks = await installedJdks();
   const maxClasses = Number(values['max-classes'] ?? 5);

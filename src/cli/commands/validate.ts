@@ -1,3 +1,5 @@
+import { appendFileSync, existsSync, promises as fs } from 'node:fs';
+import { z } from 'zod';
 import { GymError } from '../../errors.ts';
 import { validateTasks, type TaskValidation } from '../../scoring/validate.ts';
 import type { CliCommand } from '../command.ts';
@@ -12,12 +14,17 @@ unavailable here; tasks whose env cannot exist here are listed apart, and an unr
 
 Usage:
   benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
+                    [--out FILE.jsonl [--revalidate]]
 
 Options:
   --dataset PATH     the suite's dataset (the same as --suite ID=PATH)
   --tasks a,b        only these task ids
   --concurrency N    tasks validated at once (default 2)
   --json             the results as JSON on stdout (progress stays on stderr)
+  --out FILE.jsonl   each task's result appended as it is known, so a stopped run loses nothing;
+                     a task FILE already holds a verdict for (valid, invalid, unavailable) is not
+                     validated again (errors are retried)
+  --revalidate       with --out: validate every task again
 ${GYM_FLAGS_USAGE}
 
 Example:
@@ -30,7 +37,8 @@ export function validateCommand(root: Composition): CliCommand {
     summary: 'gold passes, start state fails, for every task',
     usage: USAGE,
     async run(args) {
-      const { values } = parseFlags(args, { ...GYM_FLAGS, dataset: { type: 'string' }, tasks: { type: 'string' }, concurrency: { type: 'string' }, json: { type: 'boolean' } });
+      const { values } = parseFlags(args, { ...GYM_FLAGS, dataset: { type: 'string' }, tasks: { type: 'string' }, concurrency: { type: 'string' }, json: { type: 'boolean' }, out: { type: 'string' }, revalidate: { type: 'boolean' } });
+      if (values.revalidate && !values.out) throw new GymError('INVALID_ARGUMENT', '--revalidate needs --out FILE.jsonl (the results to validate again)');
       if (!values.suite?.length) throw new GymError('INVALID_ARGUMENT', 'missing --suite (e.g. --suite examples)');
       if (values.dataset) values.suite = [`${values.suite[0]!.split('=')[0]}=${values.dataset}`];
       const gym = gymFrom(values, root);
@@ -44,10 +52,23 @@ export function validateCommand(root: Composition): CliCommand {
           list = list.filter((t) => wanted.includes(t.id));
         }
         const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
-        const results = await validateTasks(gym, list, concurrency, (v) => {
+        const progress = (v: TaskValidation, resumed = false) =>
           // Progress on stderr in both modes: a long --json run shows how far it is.
-          process.stderr.write(`${v.status.padEnd(11)} ${v.taskId} (${(v.durationMs / 1000).toFixed(1)} s)${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`);
+          process.stderr.write(`${v.status.padEnd(11)} ${v.taskId} (${(v.durationMs / 1000).toFixed(1)} s${resumed ? `, resumed from ${values.out}` : ''})${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`);
+        const earlier = values.out && !values.revalidate ? await readValidations(values.out) : new Map<string, TaskValidation>();
+        const kept = new Map(list.filter((t) => earlier.get(t.id)?.status !== undefined && earlier.get(t.id)!.status !== 'error').map((t) => [t.id, earlier.get(t.id)!]));
+        for (const v of kept.values()) progress(v, true);
+        // A line a stopped run left unfinished must not swallow the next one.
+        if (values.out && existsSync(values.out)) {
+          const text = await fs.readFile(values.out, 'utf8');
+          if (text && !text.endsWith('\n')) appendFileSync(values.out, '\n');
+        }
+        const fresh = await validateTasks(gym, list.filter((t) => !kept.has(t.id)), concurrency, (v) => {
+          progress(v);
+          if (values.out) appendFileSync(values.out, JSON.stringify(v) + '\n');
         });
+        const byId = new Map([...kept, ...fresh.map((v) => [v.taskId, v] as const)]);
+        const results = list.map((t) => byId.get(t.id)!);
         const by = (s: TaskValidation['status']) => results.filter((r) => r.status === s);
         const checked = by('valid').length + by('invalid').length;
         const nothingChecked = results.length > 0 && checked === 0;
@@ -69,4 +90,22 @@ export function validateCommand(root: Composition): CliCommand {
       }
     },
   };
+}
+
+const SavedValidation = z.object({ taskId: z.string(), status: z.enum(['valid', 'invalid', 'unavailable', 'error']), reasons: z.array(z.string()), durationMs: z.number() }).passthrough();
+
+/** The results an earlier `--out` run wrote, by task (a later line wins; a torn or foreign line is skipped). */
+async function readValidations(file: string): Promise<Map<string, TaskValidation>> {
+  const out = new Map<string, TaskValidation>();
+  if (!existsSync(file)) return out;
+  for (const line of (await fs.readFile(file, 'utf8')).split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const parsed = SavedValidation.safeParse(JSON.parse(line));
+      if (parsed.success) out.set(parsed.data.taskId, parsed.data as TaskValidation);
+    } catch {
+      // A line cut short by a stopped run: that task is validated again.
+    }
+  }
+  return out;
 }

@@ -231,6 +231,15 @@ for (const id of ['fasterxml__jackson-databind-1113', 'fasterxml__jackson-databi
   };
 }
 
+// jackson-databind-3622 (a backport to the 2.12 branch) activates its `java14+` profile on any JDK from
+// 14 on, which compiles the record tests for release 14 with --enable-preview: JDK 17 refuses preview
+// features of an older release. Off, as it was on the harness's JDK 11 (its tests are not records').
+INSTANCE_SPECS['fasterxml__jackson-databind-3622'] = {
+  ...INSTANCE_SPECS['fasterxml__jackson-databind-3622'],
+  args: ['-P!java14+'],
+  note: "the java14+ profile (release 14 with --enable-preview, refused by JDK 17) is off, as on the harness's JDK 11",
+};
+
 /** The spec used for a repository the table does not know: Maven on the default JDK. */
 export const DEFAULT_SPEC: JavaSpec = maven('17', { note: 'no spec for this repository: Maven with JDK 17 assumed' });
 

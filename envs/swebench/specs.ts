@@ -65,7 +65,8 @@ export const SPECS: Record<string, Record<string, RepoSpec>> = {
   // Maven's JVM and Surefire's fork (default heap: a quarter of the host's memory) outgrow the
   // 2 GiB sandbox in the fuzz and large-document tests (the fork is killed, exit 137).
   'fasterxml/jackson-core': { '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes for the large-input tests' }) },
-  'fasterxml/jackson-databind': { '*': maven('11') },
+  // Its deep-nesting DoS tests (DeepArrayWrappingForDeser3590Test, 3621's) outgrow 2 GiB: the sandbox's limit killed Maven.
+  'fasterxml/jackson-databind': { '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes for the deep-nesting tests' }) },
   'fasterxml/jackson-dataformat-xml': { '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes, as jackson-core' }) },
   'apache/dubbo': { '*': maven('11', { args: ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true'] }) },
   // Maven's JVM itself is killed by the 2 GiB sandbox while Surefire runs thousands of classes.

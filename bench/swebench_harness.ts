@@ -48,7 +48,7 @@ import { parseArgs } from 'node:util';
 import { builtinSuites } from '../bin/builtins.ts';
 import { chooseJdk, installedJdks } from '../src/env/jdk.ts';
 import { gitStartState } from '../src/env/workspace.ts';
-import { parseJavaTestId } from '../src/scoring/runners.ts';
+import { parseJavaTestId } from '../src/tasks/java_tests.ts';
 import { SuiteRegistry } from '../src/tasks/registry.ts';
 import type { Task } from '../src/tasks/schema.ts';
 

@@ -9,7 +9,8 @@ import { defaultDataDir } from '../../src/episode/gym.ts';
 import { chooseJdk, installedJdks } from '../../src/env/jdk.ts';
 import { GymError } from '../../src/errors.ts';
 import { extractTree, git } from '../../src/repo/index.ts';
-import { mavenTestSelection, parseJavaTestId } from '../../src/tasks/java_tests.ts';
+import { javaTestClass, mavenTestSelection } from '../../src/tasks/java_tests.ts';
+import { mavenResolutionFailed } from '../../src/env/maven.ts';
 import { junitTestId, parseJUnitXml, type TestStatus } from '../../src/scoring/junit.ts';
 import { specFor, type BuildEdit } from './specs.ts';
 
@@ -137,8 +138,8 @@ export function byClass(tests: Map<string, TestStatus>): Map<string, 'passed' | 
   const out = new Map<string, 'passed' | 'failed'>();
   const seen = new Map<string, { passed: boolean; failed: boolean }>();
   for (const [test, status] of tests) {
-    const { module, pattern } = parseJavaTestId(test);
-    const cls = `${module ? `${module}:` : ''}${pattern.split('#')[0]!.split('$')[0]!}`;
+    const { module, cls: name } = javaTestClass(test);
+    const cls = `${module ? `${module}:` : ''}${name}`;
     const s = seen.get(cls) ?? { passed: false, failed: false };
     if (status === 'passed') s.passed = true;
     else if (status !== 'skipped') s.failed = true;
@@ -205,7 +206,7 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
     // Offline first (the shared repository usually has it all); online once when something is missing.
     const runBoth = async (patches: string[]) => {
       let r = await runAt(opts.repoDir, change.base, patches, classes, { ...runOpts, offline: true });
-      if (/offline mode|Could not resolve|Could not transfer|Non-resolvable/.test(r.log)) r = await runAt(opts.repoDir, change.base, patches, classes, { ...runOpts, offline: false });
+      if (mavenResolutionFailed(r.log)) r = await runAt(opts.repoDir, change.base, patches, classes, { ...runOpts, offline: false });
       return r;
     };
     try {

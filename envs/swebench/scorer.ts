@@ -4,13 +4,13 @@ import type { Sandbox } from '../../src/sandbox/types.ts';
 import { matchesAny } from '../../src/sandbox/glob.ts';
 import { shellQuote } from '../../src/shell_quote.ts';
 import { killedByMemoryLimit, OOM_KILLED_NOTE } from '../../src/sandbox/memory_limit.ts';
-import { parseJavaTestId, runTests, type TestRun } from '../../src/scoring/runners.ts';
+import { runTests, type TestRun } from '../../src/scoring/runners.ts';
 import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps, type VerdictBody } from '../../src/scoring/pipeline.ts';
 import { clearForHarness, refusedNote } from '../../src/scoring/candidate_files.ts';
 import type { TestCaseResult } from '../../src/scoring/junit.ts';
 import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
 import type { RunnerSpec, Task } from '../../src/tasks/schema.ts';
-import { qualifyJavaTests } from '../../src/tasks/java_tests.ts';
+import { parseJavaTestId, qualifyJavaTests } from '../../src/tasks/java_tests.ts';
 import { diffFiles, SWEBENCH_PATCH_CHAIN } from './patches.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from './tamper.ts';
 

@@ -6,7 +6,6 @@ import { mavenTestSelection, parseJavaTestId } from '../tasks/java_tests.ts';
 import { shellQuote } from '../shell_quote.ts';
 import { junitTestId, parseJUnitXml, pytestNodeId, type TestCaseResult } from './junit.ts';
 import type { ScoringMode } from './mode.ts';
-export { parseJavaTestId };
 import { STRICT_PYTEST_LAUNCHER, StrictRecord, type StrictEvidence } from './strict.ts';
 
 export interface TestRun {

@@ -12,6 +12,12 @@ export function parseJavaTestId(id: string): { module?: string; pattern: string 
   return module === '.' ? { pattern: id.slice(colon + 1) } : { module, pattern: id.slice(colon + 1) };
 }
 
+/** The top-level class a test id names (its method and nested classes dropped), with its module if it names one. */
+export function javaTestClass(id: string): { module?: string; cls: string } {
+  const { module, pattern } = parseJavaTestId(id);
+  return { ...(module ? { module } : {}), cls: pattern.split('#')[0]!.split('$')[0]! };
+}
+
 /**
  * Maven's arguments for these tests (unquoted): `-pl <modules> -am` when every id names its
  * module (their upstream modules are built too), else the whole reactor; `-Dtest` with the
@@ -52,7 +58,7 @@ export function qualifyJavaTests(ids: readonly string[], testSources: readonly s
   return ids.map((id) => {
     const { module, pattern } = parseJavaTestId(id);
     if (module) return id;
-    const found = modulesOf.get(pattern.split('#')[0]!.split('$')[0]!);
+    const found = modulesOf.get(javaTestClass(pattern).cls);
     const only = found?.size === 1 ? [...found][0]! : undefined;
     return only && only !== '.' ? `${only}:${id}` : id;
   });
@@ -60,8 +66,8 @@ export function qualifyJavaTests(ids: readonly string[], testSources: readonly s
 
 /** Whether a test source of this test's class is among `testSources` (in its module, when it names one). */
 export function javaTestExists(id: string, testSources: readonly string[]): boolean {
-  const { module, pattern } = parseJavaTestId(id);
-  const file = `src/test/java/${pattern.split('#')[0]!.split('$')[0]!.replace(/\./g, '/')}.java`;
+  const { module, cls } = javaTestClass(id);
+  const file = `src/test/java/${cls.replace(/\./g, '/')}.java`;
   return testSources.some((f) => {
     const rel = f.replace(/^\.\//, '');
     return module ? rel === `${module}/${file}` : rel === file || rel.endsWith(`/${file}`);

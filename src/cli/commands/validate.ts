@@ -55,14 +55,12 @@ export function validateCommand(root: Composition): CliCommand {
         const progress = (v: TaskValidation, resumed = false) =>
           // Progress on stderr in both modes: a long --json run shows how far it is.
           process.stderr.write(`${v.status.padEnd(11)} ${v.taskId} (${(v.durationMs / 1000).toFixed(1)} s${resumed ? `, resumed from ${values.out}` : ''})${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`);
-        const earlier = values.out && !values.revalidate ? await readValidations(values.out) : new Map<string, TaskValidation>();
+        const saved = values.out && existsSync(values.out) ? await fs.readFile(values.out, 'utf8') : '';
+        const earlier = values.revalidate ? new Map<string, TaskValidation>() : readValidations(saved);
         const kept = new Map(list.filter((t) => earlier.get(t.id)?.status !== undefined && earlier.get(t.id)!.status !== 'error').map((t) => [t.id, earlier.get(t.id)!]));
         for (const v of kept.values()) progress(v, true);
         // A line a stopped run left unfinished must not swallow the next one.
-        if (values.out && existsSync(values.out)) {
-          const text = await fs.readFile(values.out, 'utf8');
-          if (text && !text.endsWith('\n')) appendFileSync(values.out, '\n');
-        }
+        if (values.out && saved && !saved.endsWith('\n')) appendFileSync(values.out, '\n');
         const fresh = await validateTasks(gym, list.filter((t) => !kept.has(t.id)), concurrency, (v) => {
           progress(v);
           if (values.out) appendFileSync(values.out, JSON.stringify(v) + '\n');
@@ -95,10 +93,9 @@ export function validateCommand(root: Composition): CliCommand {
 const SavedValidation = z.object({ taskId: z.string(), status: z.enum(['valid', 'invalid', 'unavailable', 'error']), reasons: z.array(z.string()), durationMs: z.number() }).passthrough();
 
 /** The results an earlier `--out` run wrote, by task (a later line wins; a torn or foreign line is skipped). */
-async function readValidations(file: string): Promise<Map<string, TaskValidation>> {
+function readValidations(text: string): Map<string, TaskValidation> {
   const out = new Map<string, TaskValidation>();
-  if (!existsSync(file)) return out;
-  for (const line of (await fs.readFile(file, 'utf8')).split('\n')) {
+  for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
       const parsed = SavedValidation.safeParse(JSON.parse(line));

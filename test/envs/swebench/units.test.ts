@@ -6,7 +6,8 @@ import { covers, decideSwebench, readInstances, specFor, swebenchSuite } from '.
 import { datasetFiles } from '../../../envs/swebench/index.ts';
 import { diffFiles } from '../../../envs/swebench/patches.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from '../../../envs/swebench/tamper.ts';
-import { gradleCommand, mavenCommand, parseJavaTestId, type TestRun } from '../../../src/scoring/runners.ts';
+import { gradleCommand, mavenCommand, type TestRun } from '../../../src/scoring/runners.ts';
+import { parseJavaTestId } from '../../../src/tasks/java_tests.ts';
 import { PROJECT_ROOT } from '../../../src/tasks/registry.ts';
 import { expectGymError, tempDir } from '../../helpers.ts';
 

@@ -48,6 +48,8 @@ export const EraEnvDerivation = z.object({
   sources: z.array(z.string()),
   /** The resolution's cut-off; null when it was not era-constrained (no uv). */
   cutoff: z.string().nullable(),
+  /** Declared requirements left out because none of their releases resolves on its own for the env's Python at the cut-off (wsgiref==0.1.2, Python 2 only), each with why. */
+  dropped: z.array(z.object({ requirement: z.string(), why: z.string() })).optional(),
 });
 export type EraEnvDerivation = z.infer<typeof EraEnvDerivation>;
 
@@ -195,7 +197,23 @@ const latest = (a: string, b: string) => (new Date(a).getTime() >= new Date(b).g
 const UV_NETWORK_TROUBLE = /error sending request|Failed to fetch|dns error|Connection refused|connection reset|timed out|Network is unreachable|tcp connect error/i;
 
 /** Development tools test requirement files name that running the tests does not need (and whose old releases often do not install). */
-const DEV_TOOL = /^(tox|nox|sphinx[\w.-]*|black|flake8[\w.-]*|pyflakes|pycodestyle|pep8|pylint|mypy|isort|ipdb|ipython|pre-commit|twine|wheel|check-manifest|bumpversion|bump2version|readme[-_]renderer|restructuredtext[-_]lint|docutils)\s*([<>=!~;[]|$)/i;
+const DEV_TOOL = /^(tox|nox|sphinx[\w.-]*|black|flake8[\w.-]*|pyflakes|pycodestyle|pep8|pylint|mypy|isort|ipdb|ipython|pre-commit|twine|wheel|check-manifest|bumpversion|bump2version|readme[-_]renderer|restructuredtext[-_]lint|docutils|coveralls|python-coveralls|codecov)\s*([<>=!~;[]|$)/i;
+
+/**
+ * The test runner and its coverage plugins belong to the harness, which runs every suite with
+ * pytest flags pytest 3.0-era releases lack (`--rootdir`): a repository's pin of them
+ * (boltons' `pytest==2.8.7`, pydash's `py==1.4.14`, `pytest-cov==1.6` with `coverage==3.6`) is dropped and the
+ * name kept, so the cut-off's release is taken.
+ */
+const HARNESS_OWNED = /^(pytest|pytest[-_][\w.-]+|py|coverage|cov-core)(?=\s*([<>=!~;[]|$))\s*(\[[^\]]*\])?/i;
+
+/** A requirement with the harness's own packages unpinned. */
+export function harnessRequirement(req: string): string {
+  const m = HARNESS_OWNED.exec(req.trim());
+  if (!m) return req.trim();
+  const marker = req.includes(';') ? req.slice(req.indexOf(';')).trim() : '';
+  return `${m[1]}${m[3] ?? ''}${marker ? ` ${marker}` : ''}`;
+}
 
 /** The env of a change, or why it cannot be had here. */
 export type EraEnv = { spec: PythonEnvSpec; derivation: EraEnvDerivation } | { unavailable: string };
@@ -238,26 +256,52 @@ export class EraEnvResolver {
   }
 
   private async derive(decl: ProjectDeclarations, choice: PythonChoice, uv: string | null, cutoff: string | null): Promise<EraEnv> {
-    const declared = [...new Set([...decl.dependencies, ...decl.test_dependencies.filter((r) => !DEV_TOOL.test(r)), ...(this.opts.requirements ?? [])].map((r) => r.trim()))];
+    const declared = [...new Set([...decl.dependencies, ...decl.test_dependencies].filter((r) => !DEV_TOOL.test(r.trim())).map(harnessRequirement).concat((this.opts.requirements ?? []).map((r) => r.trim())))];
     // The harness runs every suite with pytest (unittest and nose-style tests included); nose-style needs pytest < 8.
     const pytestNamed = declared.some((r) => /^pytest\s*([<>=!~;[]|$)/i.test(r));
     const runner = [...(pytestNamed ? [] : ['pytest']), ...(decl.runner === 'nose' ? ['pytest<8'] : [])];
     const requirements = [...declared, ...runner];
-    const derivation = (resolved: string | null, reqs: string[]): EraEnvDerivation => ({ python: choice.python, python_from: choice.from, runner: decl.runner, requirements: reqs, sources: decl.sources, cutoff: resolved });
+    const derivation = (resolved: string | null, reqs: string[], dropped: EraEnvDerivation['dropped'] = []): EraEnvDerivation => ({ python: choice.python, python_from: choice.from, runner: decl.runner, requirements: reqs, sources: decl.sources, cutoff: resolved, ...(dropped.length ? { dropped } : {}) });
     if (!uv) {
       // No era resolution here: pip takes the newest releases that support the chosen Python.
       const reqs = [...declared, ...(decl.runner === 'nose' && !pytestNamed ? ['pytest<8'] : [])];
       return { spec: { kind: 'python', version: choice.python, requirements: reqs }, derivation: derivation(null, reqs) };
     }
     this.opts.progress?.(`  era env: Python ${choice.python} (${choice.from}); resolving ${requirements.join(' ')} at ${cutoff}`);
+    const failure = (err: unknown): string => {
+      const msg = err instanceof Error ? err.message : String(err);
+      // Not a fact about the era: the build stops instead of rejecting every change from here on.
+      if (UV_NETWORK_TROUBLE.test(msg)) throw new GymError('ENV_BUILD_FAILED', `resolving the era env needs PyPI, which uv could not reach: ${msg.slice(0, 600)}`);
+      return msg.split('\n').slice(0, 3).join(' ').slice(0, 400);
+    };
+    let whole: string;
     try {
       const { cutoff: at, lock } = await eraLock(uv, choice.python, cutoff!, requirements);
       return { spec: { kind: 'python', version: choice.python, requirements: lock }, derivation: derivation(at, requirements) };
     } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err);
-      // Not a fact about the era: the build stops instead of rejecting every change from here on.
-      if (UV_NETWORK_TROUBLE.test(msg)) throw new GymError('ENV_BUILD_FAILED', `resolving the era env needs PyPI, which uv could not reach: ${msg.slice(0, 600)}`);
-      return { unavailable: `Python ${choice.python}: ${requirements.join(' ')} cannot be resolved as of ${cutoff}: ${msg.split('\n').slice(0, 3).join(' ').slice(0, 400)}` };
+      whole = failure(err);
     }
+    // Which declared requirement cannot be had at all? Each alone, with the runner: the ones
+    // that fail are left out (a Python-2-only backport in a 2013 requirements.txt), the rest
+    // resolved together. One the resolution cannot do without is the era's verdict.
+    const dropped: NonNullable<EraEnvDerivation['dropped']> = [];
+    for (const req of declared) {
+      try {
+        await eraLock(uv, choice.python, cutoff!, [req, ...runner]);
+      } catch (err) {
+        dropped.push({ requirement: req, why: failure(err) });
+      }
+    }
+    const kept = requirements.filter((r) => !dropped.some((d) => d.requirement === r));
+    if (dropped.length && kept.length) {
+      this.opts.progress?.(`  era env: left out ${dropped.map((d) => d.requirement).join(' ')} (no release resolves for Python ${choice.python} at ${cutoff})`);
+      try {
+        const { cutoff: at, lock } = await eraLock(uv, choice.python, cutoff!, kept);
+        return { spec: { kind: 'python', version: choice.python, requirements: lock }, derivation: derivation(at, kept, dropped) };
+      } catch (err) {
+        whole = failure(err);
+      }
+    }
+    return { unavailable: `Python ${choice.python}: ${requirements.join(' ')} cannot be resolved as of ${cutoff}: ${whole}` };
   }
 }

@@ -333,13 +333,13 @@ export class Gym {
     return { ...v, notes: v.notes.map((n) => this.redactor.redact(n, keep)), ...(v.error ? { error: { ...v.error, message: this.redactor.redact(v.error.message, keep) } } : {}) };
   }
 
-  /** Scores the episode's diff in a fresh sandbox and ends the episode. */
-  async submit(episode: Episode, ctx: Pick<ToolContext, 'signal' | 'progress'>): Promise<Verdict> {
+  /** Scores the episode's diff in a fresh sandbox (in the gym's scoring mode unless told) and ends the episode. */
+  async submit(episode: Episode, ctx: Pick<ToolContext, 'signal' | 'progress'>, opts: { scoring?: ScoringMode } = {}): Promise<Verdict> {
     if (episode.verdict) return episode.verdict;
     const { diff, notes } = await readableDiff(episode.sandbox);
     episode.finalDiff = diff;
     const scored = await this.submissionFor(episode, diff);
-    const verdict = await this.score(scored.task, scored.patch, { signal: ctx.signal, progress: (m) => ctx.progress(0, undefined, m) });
+    const verdict = await this.score(scored.task, scored.patch, { signal: ctx.signal, progress: (m) => ctx.progress(0, undefined, m), ...(opts.scoring ? { scoring: opts.scoring } : {}) });
     verdict.notes.push(...notes);
     if (scored.note) verdict.notes.push(scored.note);
     episode.verdict = verdict;

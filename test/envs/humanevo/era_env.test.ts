@@ -9,7 +9,8 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { buildTasks } from '../../../envs/humanevo/builder.ts';
 import { LocalSandboxFactory } from '../../../src/sandbox/local/index.ts';
-import { choosePython, declarationsOf, EraEnvResolver, satisfiesSpec, type ProjectDeclarations } from '../../../envs/humanevo/era_env.ts';
+import { choosePython, declarationsOf, EraEnvResolver, harnessRequirement, satisfiesSpec, type ProjectDeclarations } from '../../../envs/humanevo/era_env.ts';
+import { execFileSync } from 'node:child_process';
 import type { AvailablePython } from '../../../src/env/python.ts';
 import { TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
 import { buildTwoEraFixture } from './fixtures.ts';
@@ -181,4 +182,73 @@ test("with uv: the declared requirements and pytest resolved for the era's Pytho
   assert.equal(calls.length, 2, 'one resolution per distinct cut-off');
   assert.match(calls[0]!, /--python-version 3\.7 --exclude-newer 2019-03-01T00:00:00Z/);
   assert.match(calls[1]!, /--exclude-newer 2019-04-01T10:00:00Z/);
+});
+
+test('the harness owns the test runner: pins of pytest, its plugins, py and coverage are dropped, their names kept', () => {
+  assert.equal(harnessRequirement('pytest==2.8.7'), 'pytest');
+  assert.equal(harnessRequirement('py==1.4.14'), 'py');
+  assert.equal(harnessRequirement('pytest-cov==1.6'), 'pytest-cov');
+  assert.equal(harnessRequirement('coverage[toml]>=5 ; python_version > "3"'), 'coverage[toml] ; python_version > "3"');
+  assert.equal(harnessRequirement('pyyaml==3.11'), 'pyyaml==3.11', 'a name that only starts with py is the project’s');
+  assert.equal(harnessRequirement('pytest_mock'), 'pytest_mock');
+  assert.equal(harnessRequirement('six>=1.0'), 'six>=1.0');
+});
+
+test('with uv: a declared requirement no release of which resolves for the era is left out and named; the rest resolve together', async () => {
+  const dir = await tempDir('benchgym-era-env-');
+  const repo = path.join(dir, 'repo');
+  await fs.mkdir(repo);
+  await fs.writeFile(path.join(repo, 'setup.py'), "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n");
+  // A 2013 requirements file: a Python-2-only backport, an old runner pinned, a coverage service.
+  await fs.writeFile(path.join(repo, 'requirements.txt'), 'wsgiref==0.1.2\n');
+  await fs.writeFile(path.join(repo, 'test-requirements.txt'), 'pytest==2.8.7\npy==1.4.14\npytest-cov==1.6\ncoveralls\npyyaml==3.11\n');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'd', GIT_AUTHOR_EMAIL: 'd@example.org', GIT_COMMITTER_NAME: 'd', GIT_COMMITTER_EMAIL: 'd@example.org' } });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'old');
+  const commit = git('rev-parse', 'HEAD').trim();
+  // A stand-in uv (no network) that cannot build wsgiref and pins every other name it is asked for.
+  const uv = path.join(dir, 'uv');
+  await fs.writeFile(uv, `#!/bin/sh
+[ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }
+for a; do last="$a"; done
+tr '\\n' ' ' < "$last" >> "${dir}/uv.log"; echo >> "${dir}/uv.log"
+grep -q wsgiref "$last" && { echo "error: Failed to build \\\`wsgiref==0.1.2\\\`" >&2; exit 1; }
+sed -e 's/[<>=;[ ].*//' -e 's/$/==1.0/' "$last"
+`, { mode: 0o755 });
+  const resolver = new EraEnvResolver(repo, { uv, pythons: MACHINE });
+  const env = await resolver.envFor(commit, '2013-06-01T00:00:00Z');
+  assert.ok('spec' in env, JSON.stringify(env));
+  assert.deepEqual(env.derivation.dropped?.map((d) => d.requirement), ['wsgiref==0.1.2']);
+  assert.match(env.derivation.dropped![0]!.why, /Failed to build `wsgiref==0\.1\.2`/);
+  assert.deepEqual([...env.derivation.requirements].sort(), ['py', 'pytest', 'pytest-cov', 'pyyaml==3.11', 'six>=1.0']);
+  assert.deepEqual([...env.spec.requirements].sort(), ['py==1.0', 'pytest-cov==1.0', 'pytest==1.0', 'pyyaml==1.0', 'six==1.0']);
+  const asked = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8')).trim().split('\n');
+  assert.ok(asked.every((l) => !/coveralls|pytest==2\.8\.7|py==1\.4\.14/.test(l)), 'no pin of the runner, no coverage service, ever asked for');
+  assert.ok(asked.some((l) => l.trim() === 'wsgiref==0.1.2'), 'each requirement tried alone (the runner is one of them here)');
+});
+
+test('with uv: a runtime requirement that resolves with nothing leaves the era unavailable only when nothing is left', async () => {
+  const dir = await tempDir('benchgym-era-env-');
+  const repo = path.join(dir, 'repo');
+  await fs.mkdir(repo);
+  await fs.writeFile(path.join(repo, 'setup.py'), "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n");
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'd', GIT_AUTHOR_EMAIL: 'd@example.org', GIT_COMMITTER_NAME: 'd', GIT_COMMITTER_EMAIL: 'd@example.org' } });
+  git('init', '-q', '-b', 'main');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'old');
+  // Resolves each requirement alone, never all of them together: a conflict, not a missing release.
+  const uv = path.join(dir, 'uv');
+  await fs.writeFile(uv, `#!/bin/sh
+[ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }
+for a; do last="$a"; done
+[ "$(wc -l < "$last")" -gt 2 ] && { echo "error: No solution found: six>=1.0 conflicts with pytest" >&2; exit 1; }
+sed -e 's/[<>=;[ ].*//' -e 's/$/==1.0/' "$last"
+`, { mode: 0o755 });
+  await fs.writeFile(path.join(repo, 'requirements-dev.txt'), 'pytest\nmock\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'tests');
+  const env = await new EraEnvResolver(repo, { uv, pythons: MACHINE }).envFor(git('rev-parse', 'HEAD').trim(), '2013-06-01T00:00:00Z');
+  assert.ok('unavailable' in env, 'every requirement resolves alone, so nothing is left out, and together they conflict');
+  assert.match(env.unavailable, /cannot be resolved as of 2019-03-01T00:00:00Z: .*conflicts with pytest/);
 });

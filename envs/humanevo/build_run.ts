@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import type { EnvSpec, RunnerSpec } from '../../src/tasks/schema.ts';
-import { buildTasks, type BuildReport, type ChangeOutcome, type Rejection } from './builder.ts';
+import { buildTasks, defaultRunner, type BuildReport, type ChangeOutcome, type Rejection } from './builder.ts';
 import type { BuiltTaskRecord } from './record.ts';
 
 /**
@@ -27,6 +27,8 @@ export const BuildTarget = z
     jdk: z.string().regex(/^\d+$/, 'a JDK release such as 17').optional(),
     testArgs: z.array(z.string()).optional(),
     testTimeoutS: z.number().int().min(1).max(24 * 3600).optional(),
+    /** `suite` (default): every change validated with the whole suite; `change`: with its own test files only. */
+    testScope: z.enum(['suite', 'change']).optional(),
   })
   .strict()
   .refine((t) => t.language === 'python' || (t.python === undefined && t.requirements === undefined), { message: 'python and requirements are for Python repositories', path: ['python'] });
@@ -36,7 +38,7 @@ export type BuildTarget = z.infer<typeof BuildTarget>;
 export function targetEnv(t: BuildTarget): { env: EnvSpec; era: boolean; runner: RunnerSpec } {
   const era = t.language === 'python' && (t.python ?? 'era') === 'era';
   const env: EnvSpec = t.language === 'python' ? { kind: 'python', version: era ? '3.11' : t.python!, requirements: t.requirements ?? [] } : { kind: 'java', jdk: t.jdk ?? '17', build: 'maven', args: [] };
-  const runner: RunnerSpec = t.language === 'python' ? { type: 'pytest', args: t.testArgs ?? [] } : { type: 'maven', tests: t.testArgs ?? [], args: [] };
+  const runner = defaultRunner(t.language, t.testArgs ?? []);
   return { env, era, runner };
 }
 
@@ -77,6 +79,7 @@ export async function runBuild(target: BuildTarget, opts: RunBuildOptions): Prom
     ...(era ? { eraEnv: { requirements: target.requirements ?? [] } } : {}),
     runner,
     testTimeoutMs: (target.testTimeoutS ?? 600) * 1000,
+    ...(target.testScope ? { testScope: target.testScope } : {}),
     sandboxes: opts.sandboxes,
     signal: opts.signal,
     done,

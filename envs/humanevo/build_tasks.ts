@@ -18,7 +18,7 @@ counted by reason. Exit 1 when no task was validated.
 Usage:
   benchgym build-tasks --repo PATH --language python|java [--from REV] [--to REV] [--limit N] --out FILE.jsonl
                  [--python era|3.X] [--requirement SPEC]... [--jdk 17] [--test-arg ARG]... [--test-timeout S]
-                 [--repo-name owner/name] [--resume] [--json]
+                 [--test-scope suite|change] [--repo-name owner/name] [--resume] [--json]
   benchgym build-tasks --repos REPOS.json --out-dir DIR [--jobs N] [--resume] [--json]
 
 Options:
@@ -37,11 +37,14 @@ Options:
                      --requirement SPEC: a pip requirement of every env (repeatable)
   --jdk V            the JDK of a Java project (default 17)
   --test-arg ARG     an argument of the test command (repeatable); --test-timeout S: per test run (default 600)
+  --test-scope S     suite (default): each change is validated, and its task scored, with the project's whole
+                     suite; change: with the test files the change adds or edits only (the PR's tests, paper
+                     §3.2.4; a Java change then runs its test classes, not every Surefire test)
   --repo-name N      the repository's display name in the tasks (default: its folder's name)
   --resume           go on with a build that was stopped: the changes its journal (FILE.jsonl.progress.jsonl,
                      one line per walked change) holds are counted, not walked again; its tasks stay in --out
   --repos FILE       several repositories in one run: a JSON array of {"repo", "language", "name", "from", "to",
-                     "limit", "python", "requirements", "jdk", "testArgs", "testTimeoutS"} (the flags above); each is
+                     "limit", "python", "requirements", "jdk", "testArgs", "testTimeoutS", "testScope"} (the flags above); each is
                      mined into DIR/<owner>__<name>.jsonl (--out-dir DIR) with its own journal, --jobs N of them at a
                      time (default: one per core, at most one per repository); DIR/build-report.json is rewritten as
                      each ends; --suite humanevo=DIR serves them all. A repository that fails is reported, the others
@@ -77,6 +80,7 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
     jdk: { type: 'string' },
     'test-arg': { type: 'string', multiple: true },
     'test-timeout': { type: 'string' },
+    'test-scope': { type: 'string' },
     'repo-name': { type: 'string' },
     resume: { type: 'boolean' },
     json: { type: 'boolean' },
@@ -89,7 +93,7 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
   if (!['auto', 'bwrap', 'none'].includes(isolation)) throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
   const many = values.repos !== undefined;
   if (many) {
-    const single = (['repo', 'language', 'from', 'to', 'limit', 'out', 'python', 'requirement', 'jdk', 'test-arg', 'test-timeout', 'repo-name'] as const).filter((k) => values[k] !== undefined);
+    const single = (['repo', 'language', 'from', 'to', 'limit', 'out', 'python', 'requirement', 'jdk', 'test-arg', 'test-timeout', 'test-scope', 'repo-name'] as const).filter((k) => values[k] !== undefined);
     if (single.length) throw new GymError('INVALID_ARGUMENT', `--repos takes each repository's settings from its file: --${single[0]} is for one --repo`);
     if (!values['out-dir']) throw new GymError('INVALID_ARGUMENT', 'missing --out-dir DIR (where --repos writes a task file per repository)');
   } else if (values['out-dir'] !== undefined || values.jobs !== undefined) {
@@ -141,7 +145,7 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
 }
 
 /** The flag of each BuildTarget field, for errors on `--repo PATH ...`. */
-const FLAG_OF: Record<string, string> = { repo: 'repo', language: 'language', from: 'from', to: 'to', python: 'python', requirements: 'requirement', jdk: 'jdk', testArgs: 'test-arg' };
+const FLAG_OF: Record<string, string> = { repo: 'repo', language: 'language', from: 'from', to: 'to', python: 'python', requirements: 'requirement', jdk: 'jdk', testArgs: 'test-arg', testScope: 'test-scope' };
 
 /** The target of `--repo PATH ...`, checked by the same schema as a `--repos` entry (errors name the flag). */
 function singleTarget(values: Record<string, string | string[] | boolean | undefined>): BuildTarget {
@@ -161,6 +165,7 @@ function singleTarget(values: Record<string, string | string[] | boolean | undef
     jdk: str('jdk'),
     testArgs: (values['test-arg'] as string[] | undefined) ?? [],
     testTimeoutS: intFlag(str('test-timeout'), 'test-timeout', 600, 1, 24 * 3600),
+    testScope: str('test-scope'),
   };
   const parsed = BuildTarget.safeParse(Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined)));
   // --repo-name is any display name here (it names no file, as a --repos entry's does).

@@ -10,6 +10,7 @@ import { TaskSchema, type EnvSpec, type RunnerSpec, type Task } from '../../src/
 import { briefOf, isSourcePath, isTestPath, listFunctions, projectNames, stubFunction, type Language, type SourceFunction } from './functions.ts';
 import { changedFiles, exportTree, fileAt, filesAt, gitIn, listChanges, overlay, resolveRev, type Change } from './history.ts';
 import { EraEnvResolver, type EraEnvDerivation, type EraEnvOptions } from './era_env.ts';
+import { javaEraOf } from './java_era.ts';
 import { BUILT_FORMAT, BuiltTaskRecord } from './record.ts';
 
 /** Why a change or a candidate function did not become a task. */
@@ -59,6 +60,13 @@ export interface BuildOptions {
   eraEnv?: EraEnvOptions;
   /** How the project's tests are run (default: pytest / maven over the whole suite). */
   runner?: RunnerSpec;
+  /**
+   * Which tests each change is validated (and its task scored) with: `suite` (default) the
+   * project's whole suite, so pass-to-pass guards everything; `change` only the test files the
+   * change adds or edits (paper §3.2.4 runs the PR's tests): a Java change then costs one test
+   * class, not a whole Surefire run, and its task is scored with the same selection.
+   */
+  testScope?: 'suite' | 'change';
   testTimeoutMs?: number;
   sandboxes: SandboxFactory;
   /** Where the validation trees are laid out (default: a temporary folder, removed at the end). */
@@ -118,6 +126,8 @@ export interface EnvUse {
 interface ChangeEnv {
   spec: EnvSpec;
   derivation?: EraEnvDerivation;
+  /** Java: what the compile level was taken from (`java_era.ts`). */
+  javaFrom?: string;
   prepared: PreparedEnv;
 }
 
@@ -129,13 +139,40 @@ export interface Candidate {
 
 type TestStatus = Map<string, 'passed' | 'failed' | 'error' | 'skipped'>;
 
-export function defaultRunner(language: Language): RunnerSpec {
-  return language === 'python' ? { type: 'pytest', args: [] } : { type: 'maven', tests: [], args: [] };
+export function defaultRunner(language: Language, testArgs: string[] = []): RunnerSpec {
+  return language === 'python' ? { type: 'pytest', args: [...PYTEST_ARGS, ...testArgs] } : { type: 'maven', tests: testArgs, args: [] };
 }
+
+/**
+ * pytest's arguments in every HumanEvo run: a module that fails to collect on the era's Python
+ * (pydash's 2014 `tests/fixtures.py`, whose `__getattr__` raises KeyError when Python 3.4+'s
+ * doctest unwrapping probes it under `--doctest-modules`) costs that module's tests, not the
+ * whole session's; its tests are missing, so they count as failing.
+ */
+export const PYTEST_ARGS = ['--continue-on-collection-errors'];
 
 /** The JUnit class a Java test file holds (`src/test/java/a/B.java` → `a.B`). */
 function javaTestClass(file: string): string {
   return file.replace(/^.*?src\/test\/java\//, '').replace(/\.java$/, '').split('/').join('.');
+}
+
+/**
+ * The runner limited to a change's test files: pytest gets them as arguments; Maven gets their
+ * classes (`module:pkg.Class`, so a multi-module build runs `-pl module -am`).
+ */
+export function scopedRunner(language: Language, runner: RunnerSpec, testFiles: string[]): RunnerSpec {
+  const sources = testFiles.filter((f) => isSourcePath(language, f));
+  if (runner.type === 'pytest') return { ...runner, args: [...runner.args.filter((a) => a.startsWith('-')), ...sources] };
+  if (runner.type === 'maven') {
+    return {
+      ...runner,
+      tests: sources.map((f) => {
+        const m = /^(?:(.+)\/)?src\/test\/java\/(.+)\.java$/.exec(f);
+        return m ? `${m[1] ? `${m[1]}:` : ''}${m[2]!.replace(/\//g, '.')}` : javaTestClass(f);
+      }),
+    };
+  }
+  return runner;
 }
 
 /** Does a test id belong to one of these test files? */
@@ -185,7 +222,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   const envUse = (env: ChangeEnv): EnvUse => {
     let use = report.envs.find((e) => e.key === env.prepared.key);
     if (!use) {
-      use = { key: env.prepared.key, ...(env.derivation ? { python: env.derivation.python, from: env.derivation.python_from, cutoff: env.derivation.cutoff } : env.spec.kind === 'python' ? { python: env.spec.version } : {}), changes: 0, tasks: 0 };
+      use = { key: env.prepared.key, ...(env.derivation ? { python: env.derivation.python, from: env.derivation.python_from, cutoff: env.derivation.cutoff } : env.spec.kind === 'python' ? { python: env.spec.version } : env.javaFrom ? { from: env.javaFrom } : {}), changes: 0, tasks: 0 };
       report.envs.push(use);
     }
     return use;
@@ -217,14 +254,14 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
         else viable.push(c);
       }
       if (!viable.length) return;
-      const env = await envOf(change);
+      const env = await envOf(change, tests);
       if ('unavailable' in env) {
         for (const c of viable) reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason: 'env-unavailable', detail: env.unavailable });
         return;
       }
       const use = envUse(env);
       use.changes++;
-      const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: env.prepared, runner, reject, report, runs });
+      const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: env.prepared, runner: opts.testScope === 'change' ? scopedRunner(lang, runner, tests) : runner, reject, report, runs });
       for (const record of validated) {
         if (opts.limit !== undefined && report.validated >= opts.limit) break;
         const parsed = BuiltTaskRecord.parse({ ...record, env: env.spec, ...(env.derivation ? { env_derivation: env.derivation } : {}), repo: repoName, repo_path: repo, latest_commit: latest });
@@ -324,7 +361,8 @@ export async function addedFunctions(repo: string, lang: Language, change: Chang
  * built once per distinct spec (the env builder keys by content), and an env that cannot
  * be had (derivation or build) makes the change's candidates `env-unavailable`.
  */
-function changeEnvs(opts: BuildOptions, repo: string, workDir: string): (change: Change) => Promise<ChangeEnv | { unavailable: string }> {
+function changeEnvs(opts: BuildOptions, repo: string, workDir: string): (change: Change, testFiles: string[]) => Promise<ChangeEnv | { unavailable: string }> {
+  if (opts.language === 'java' && opts.env.kind === 'java') return javaEnvs(opts, opts.env, repo, workDir);
   if (!opts.eraEnv || opts.language !== 'python') {
     let fixed: Promise<ChangeEnv> | undefined;
     return (change) => (fixed ??= prepareEnv(opts, opts.env, repo, change.commit, workDir).then((prepared) => ({ spec: opts.env, prepared })));
@@ -337,18 +375,56 @@ function changeEnvs(opts: BuildOptions, repo: string, workDir: string): (change:
     const key = JSON.stringify(era.spec);
     let prepared = built.get(key);
     if (!prepared) {
-      prepared = prepareEnv(opts, era.spec, repo, change.commit, workDir).catch((err: unknown) => {
-        const reason = err instanceof GymError ? (typeof err.details?.reason === 'string' ? err.details.reason : err.message.split('\n')[0]!) : '';
-        // An unreachable package index is not a fact about the era: the build stops.
-        if (err instanceof GymError && (err.code === 'ENV_UNAVAILABLE' || err.code === 'ENV_BUILD_FAILED') && !/could not reach the package index/.test(reason)) {
-          return { unavailable: `Python ${era.spec.kind === 'python' ? era.spec.version : ''} env (${era.derivation.python_from}) could not be built: ${reason}` };
-        }
-        throw err;
-      });
+      prepared = prepareEnv(opts, era.spec, repo, change.commit, workDir).catch((err: unknown) => unavailableEnv(err, `Python ${era.spec.kind === 'python' ? era.spec.version : ''} env (${era.derivation.python_from})`));
       built.set(key, prepared);
     }
     const env = await prepared;
     return 'unavailable' in env ? env : { spec: era.spec, derivation: era.derivation, prepared: env };
+  };
+}
+
+/** An env build that failed for a reason of the era (not an unreachable index, which stops the build). */
+function unavailableEnv(err: unknown, what: string): { unavailable: string } {
+  const reason = err instanceof GymError ? (typeof err.details?.reason === 'string' ? err.details.reason : err.message.split('\n')[0]!) : '';
+  if (err instanceof GymError && (err.code === 'ENV_UNAVAILABLE' || err.code === 'ENV_BUILD_FAILED') && !/could not reach the package index/.test(reason)) {
+    return { unavailable: `${what} could not be built: ${reason}` };
+  }
+  throw err;
+}
+
+/**
+ * Java: each change in the env its poms call for (`java_era.ts`: compile levels JDK 17 refuses
+ * raised by -D), built once per distinct set of poms and overrides, since a Maven env is its
+ * resolved dependencies and a later pom needs others. A pom no override can fit is the era's
+ * `env-unavailable`.
+ */
+function javaEnvs(opts: BuildOptions, base: Extract<EnvSpec, { kind: 'java' }>, repo: string, workDir: string): (change: Change, testFiles: string[]) => Promise<ChangeEnv | { unavailable: string }> {
+  const built = new Map<string, Promise<ChangeEnv | { unavailable: string }>>();
+  return async (change, testFiles) => {
+    const listing = await gitIn(repo, ['ls-tree', '-r', change.commit]);
+    const poms = listing.split('\n').map((l) => /^\d+ blob ([0-9a-f]+)\t(.*)$/.exec(l)).filter((m): m is RegExpExecArray => Boolean(m) && /(^|\/)pom\.xml$/.test(m![2]!));
+    if (!poms.length) return { unavailable: `no pom.xml at ${change.commit.slice(0, 10)}: only Maven builds are mined` };
+    const key = poms.map((m) => `${m[2]}:${m[1]}`).join(',');
+    let env = built.get(key);
+    if (!env) {
+      env = (async () => {
+        const texts: Record<string, string> = {};
+        for (const m of poms) texts[m[2]!] = (await fileAt(repo, change.commit, m[2]!)) ?? '';
+        const era = javaEraOf(texts);
+        if (era.unavailable) return { unavailable: era.unavailable };
+        // Scoped to the change's tests, the env is warmed by the first change's test classes (it resolves
+        // Surefire's provider and what they need), not by every test of the project.
+        const warm = opts.testScope === 'change' ? scopedRunner('java', defaultRunner('java'), testFiles) : undefined;
+        const spec: EnvSpec = { ...base, args: [...base.args, ...era.args], ...(warm?.type === 'maven' && warm.tests.length ? { warmTests: warm.tests } : {}) };
+        if (era.args.length) opts.progress?.(`  java env: ${era.from} (${era.args.join(' ')})`);
+        return prepareEnv(opts, spec, repo, change.commit, workDir).then(
+          (prepared): ChangeEnv => ({ spec, prepared, javaFrom: era.from }),
+          (err: unknown) => unavailableEnv(err, `the Maven env of ${change.commit.slice(0, 10)} (${era.from})`),
+        );
+      })();
+      built.set(key, env);
+    }
+    return env;
   };
 }
 
@@ -390,7 +466,8 @@ interface ChangeContext {
 
 async function runTree(opts: BuildOptions, ctx: ChangeContext, commit: string, dir: string): Promise<TestStatus> {
   // The same tree gives other results in another env (a change's parent is run in the change's era).
-  const tree = `${ctx.env.key}:${(await gitIn(ctx.repo, ['rev-parse', `${commit}^{tree}`])).trim()}`;
+  const selection = ctx.runner.type === 'pytest' ? ctx.runner.args : ctx.runner.type === 'maven' ? ctx.runner.tests : [];
+  const tree = `${ctx.env.key}:${(await gitIn(ctx.repo, ['rev-parse', `${commit}^{tree}`])).trim()}:${selection.join(' ')}`;
   const known = ctx.runs.get(tree);
   if (known) return known;
   const result = await runSuite(opts, ctx, dir);

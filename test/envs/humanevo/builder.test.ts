@@ -13,7 +13,10 @@ import { isSourcePath, isTestPath } from '../../../envs/humanevo/functions.ts';
 import { main } from '../../../src/cli/main.ts';
 import { buildTasksCmd } from '../../../envs/humanevo/build_tasks.ts';
 import { BUILTINS } from '../../../bin/builtins.ts';
-import { expectGymError, TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
+import { expectGymError, makeGym, TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
+import { humanevoSuite } from '../../../envs/humanevo/index.ts';
+import { validateTask } from '../../../src/scoring/validate.ts';
+import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { buildJavaFixture } from './fixtures.ts';
 import { buildFixture, SKIP_JAVA_BUILD, type BuiltFixture } from './setup.ts';
 
@@ -136,6 +139,33 @@ describe('the Java fixture', () => {
       assert.deepEqual({ ...f.report.rejected }, f.expect.rejected);
       const slugify = f.records.find((r) => r.target.qualname === 'Text.slugify')!;
       assert.deepEqual(slugify.fail_to_pass, ['org.benchgym.fixture.TextTest#slugify']);
+    } finally {
+      await f.cleanup();
+    }
+  });
+
+  test("--test-scope change: each change validated with its own test classes, the same tasks, and a task scored with that selection is valid", { skip: SKIP_JAVA_BUILD }, async () => {
+    const f = await buildFixture('java', { testScope: 'change' });
+    try {
+      assert.deepEqual(levels(f), f.expect.tasks);
+      assert.deepEqual({ ...f.report.rejected }, f.expect.rejected);
+      for (const r of f.records) {
+        assert.equal(r.test_runner.type, 'maven');
+        const classes = r.test_files.filter((t) => t.endsWith('.java')).map((t) => t.replace(/^src\/test\/java\//, '').replace(/\.java$/, '').replace(/\//g, '.'));
+        assert.deepEqual(r.test_runner.type === 'maven' ? r.test_runner.tests : [], classes, `${r.instance_id} runs the change's test classes only`);
+        for (const t of [...r.fail_to_pass, ...r.pass_to_pass]) assert.ok(classes.some((c) => t.startsWith(`${c}#`)), `${t} is a test of the change`);
+        assert.ok(r.env.kind === 'java' && r.env.warmTests?.length, 'the env is warmed by a change\'s test classes, not the whole suite');
+      }
+      const registry = new SuiteRegistry([humanevoSuite()]);
+      registry.enable(`humanevo=${f.file}`);
+      const { gym, cleanup } = await makeGym({ registry });
+      try {
+        const slugify = f.records.find((r) => r.target.qualname === 'Text.slugify')!;
+        const v = await validateTask(gym, (await gym.registry.tasks('humanevo')).find((t) => t.id === slugify.instance_id)!);
+        assert.equal(v.status, 'valid', JSON.stringify(v));
+      } finally {
+        await cleanup();
+      }
     } finally {
       await f.cleanup();
     }

@@ -1,0 +1,45 @@
+/**
+ * The Java env of a change's era on a JDK 17 machine: compile levels javac 17 refuses, set
+ * through properties, are raised by -D; a literal level in the plugin's configuration cannot
+ * be, and makes the era unavailable with why.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { javaEraOf } from '../../../envs/humanevo/java_era.ts';
+import { defaultRunner, scopedRunner } from '../../../envs/humanevo/builder.ts';
+
+const pom = (inner: string) => `<project><modelVersion>4.0.0</modelVersion>${inner}</project>`;
+
+test('levels JDK 17 accepts: nothing to override', () => {
+  assert.deepEqual(javaEraOf({ 'pom.xml': pom('<properties><maven.compiler.release>17</maven.compiler.release></properties>') }).args, []);
+  assert.deepEqual(javaEraOf({ 'pom.xml': pom('<properties><maven.compiler.source>1.8</maven.compiler.source><maven.compiler.target>1.8</maven.compiler.target></properties>') }).args, []);
+  assert.deepEqual(javaEraOf({ 'pom.xml': pom('<build><plugins><plugin><configuration><source>11</source><target>11</target></configuration></plugin></plugins></build>') }).args, []);
+});
+
+test('old levels through properties are raised to 1.8 on the command line', () => {
+  const jackson = javaEraOf({ 'pom.xml': pom('<properties><javac.src.version>1.6</javac.src.version><javac.target.version>1.6</javac.target.version></properties>') });
+  assert.deepEqual(jackson.args, ['-Djavac.src.version=1.8', '-Djavac.target.version=1.8', '-Dmaven.compiler.source=1.8', '-Dmaven.compiler.target=1.8']);
+  assert.match(jackson.from, /javac\.src\.version 1\.6, javac\.target\.version 1\.6 raised to 1\.8 for JDK 17/);
+  const maven = javaEraOf({ 'pom.xml': pom('<properties><maven.compiler.source>1.5</maven.compiler.source><maven.compiler.target>1.5</maven.compiler.target></properties>') });
+  assert.deepEqual(maven.args, ['-Dmaven.compiler.source=1.8', '-Dmaven.compiler.target=1.8']);
+  // gson 2017-2019: the plugin reads ${java.version}, set to 1.6 in the pom.
+  const gson = javaEraOf({ 'pom.xml': pom('<properties><java.version>1.6</java.version></properties><build><plugins><plugin><configuration><source>${java.version}</source><target>${java.version}</target></configuration></plugin></plugins></build>') });
+  assert.ok(gson.args.includes('-Djava.version=1.8'), gson.args.join(' '));
+  assert.equal(gson.unavailable, undefined);
+});
+
+test("no level anywhere: the compiler plugin's default (1.5 before 3.8) is raised", () => {
+  const era = javaEraOf({ 'pom.xml': pom('<dependencies/>'), 'module/pom.xml': pom('<parent/>') });
+  assert.deepEqual(era.args, ['-Dmaven.compiler.source=1.8', '-Dmaven.compiler.target=1.8']);
+  assert.match(era.from, /default/);
+});
+
+test('a literal old level cannot be overridden: the era is unavailable, with why', () => {
+  const era = javaEraOf({ 'pom.xml': pom('<build><plugins><plugin><configuration><source>1.5</source><target>1.5</target></configuration></plugin></plugins></build>') });
+  assert.match(era.unavailable!, /compile for Java 1\.5 \(a literal <source> no -D can override\); this machine's JDK 17 compiles for 7 or later/);
+});
+
+test("the runner scoped to a change's test files: pytest gets the files, Maven the module-qualified classes", () => {
+  assert.deepEqual(scopedRunner('python', defaultRunner('python', ['tests', '-q']), ['tests/test_a.py', 'tests/data/x.json']), { type: 'pytest', args: ['--continue-on-collection-errors', '-q', 'tests/test_a.py'] });
+  assert.deepEqual(scopedRunner('java', defaultRunner('java'), ['src/test/java/a/BTest.java', 'core/src/test/java/c/DTest.java', 'src/test/resources/x.json']), { type: 'maven', tests: ['a.BTest', 'core:c.DTest'], args: [] });
+});

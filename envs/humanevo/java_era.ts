@@ -34,23 +34,38 @@ const prop = (pom: string, name: string) => new RegExp(`<${name.replace(/\./g, '
 
 /** The compile level settings of a change's poms (path → text), and what JDK 17 needs of them. */
 export function javaEraOf(poms: Record<string, string>): JavaEra {
-  const texts = Object.values(poms);
-  const all = texts.join('\n');
-  // Literal levels in a compiler plugin's configuration: <source>1.5</source>, <release>6</release>.
-  const literals = [...all.matchAll(/<(source|target|release)>\s*([\d.]+)\s*<\/\1>/g)].map((m) => ({ tag: m[1]!, level: level(m[2]) }));
-  const tooOldLiteral = literals.find((l) => l.level < MIN_LEVEL);
-  if (tooOldLiteral) {
-    return { args: [], from: `a pom sets <${tooOldLiteral.tag}>1.${tooOldLiteral.level}</${tooOldLiteral.tag}> as a literal`, unavailable: `the poms compile for Java 1.${tooOldLiteral.level} (a literal <${tooOldLiteral.tag}> no -D can override); this machine's JDK 17 compiles for 7 or later` };
+  const all = Object.values(poms).join('\n');
+  const raised = new Map<string, string>();
+  const why: string[] = [];
+  // The compiler plugin's configuration: <source>1.5</source> (a literal), <release>${javaVersion}</release> (a property).
+  const configured = [...all.matchAll(/<(source|target|release)>\s*([^<\s]+)\s*<\/\1>/g)].map((m) => ({ tag: m[1]!, value: m[2]! }));
+  for (const { tag, value } of configured) {
+    const ref = /^\$\{([\w.-]+)\}$/.exec(value);
+    if (!ref) {
+      const lv = level(value);
+      if (lv < MIN_LEVEL) return { args: [], from: `a pom sets <${tag}>${value}</${tag}> as a literal`, unavailable: `the poms compile for Java ${value} (a literal <${tag}> no -D can override); this machine's JDK 17 compiles for 7 or later` };
+      continue;
+    }
+    const name = ref[1]!;
+    const lv = level(prop(all, name));
+    if (lv < MIN_LEVEL && !raised.has(name)) {
+      raised.set(name, tag === 'release' ? '8' : RAISED);
+      why.push(`${name} ${prop(all, name)}`);
+    }
   }
-  const props = ['maven.compiler.release', 'maven.compiler.source', 'maven.compiler.target', 'javac.src.version', 'javac.target.version', 'java.version'];
-  const found = props.map((p) => ({ name: p, value: prop(all, p) })).filter((p) => p.value !== undefined);
-  const old = found.filter((p) => level(p.value) < MIN_LEVEL);
-  // No level anywhere (and no literal): the compiler plugin's own default, 1.5 before plugin 3.8.
-  const usesDefault = !found.length && !literals.length;
-  if (!old.length && !usesDefault) return { args: [], from: found.length || literals.length ? 'the poms compile for Java 7 or later: JDK 17 as they are' : 'JDK 17' };
-  const names = usesDefault ? ['maven.compiler.source', 'maven.compiler.target'] : [...new Set(old.map((p) => p.name).concat(old.some((p) => p.name.startsWith('maven.compiler')) ? [] : ['maven.compiler.source', 'maven.compiler.target']))];
-  // java.version is also the JVM's own system property: raised only when a pom reads it as the level.
-  const args = names.filter((n) => n !== 'java.version' || /<(source|target)>\s*\$\{java\.version\}/.test(all)).map((n) => `-D${n}=${RAISED}`);
-  const why = usesDefault ? "no level in the poms (the compiler plugin's default, 1.5 before 3.8)" : old.map((p) => `${p.name} ${p.value}`).join(', ');
-  return { args, from: `${why} raised to ${RAISED} for JDK 17` };
+  // Properties the compiler plugin or a parent pom reads without naming them here.
+  const implicit = ['maven.compiler.release', 'maven.compiler.source', 'maven.compiler.target', 'javac.src.version', 'javac.target.version'];
+  const present = implicit.filter((n) => prop(all, n) !== undefined);
+  for (const n of present) {
+    if (level(prop(all, n)) < MIN_LEVEL && !raised.has(n)) {
+      raised.set(n, n.endsWith('release') ? '8' : RAISED);
+      why.push(`${n} ${prop(all, n)}`);
+    }
+  }
+  // No level anywhere: the compiler plugin's own default, 1.5 before plugin 3.8.
+  const usesDefault = !configured.length && !present.length;
+  if (usesDefault) why.push("no level in the poms (the compiler plugin's default, 1.5 before 3.8)");
+  if (usesDefault || [...raised.keys()].some((n) => n.startsWith('javac.'))) for (const n of ['maven.compiler.source', 'maven.compiler.target']) if (!raised.has(n)) raised.set(n, RAISED);
+  if (!raised.size) return { args: [], from: 'the poms compile for Java 7 or later: JDK 17 as they are' };
+  return { args: [...raised].map(([n, v]) => `-D${n}=${v}`), from: `${why.join(', ')} raised to ${RAISED} for JDK 17` };
 }

@@ -24,8 +24,11 @@ test('old levels through properties are raised to 1.8 on the command line', () =
   assert.deepEqual(maven.args, ['-Dmaven.compiler.source=1.8', '-Dmaven.compiler.target=1.8']);
   // gson 2017-2019: the plugin reads ${java.version}, set to 1.6 in the pom.
   const gson = javaEraOf({ 'pom.xml': pom('<properties><java.version>1.6</java.version></properties><build><plugins><plugin><configuration><source>${java.version}</source><target>${java.version}</target></configuration></plugin></plugins></build>') });
-  assert.ok(gson.args.includes('-Djava.version=1.8'), gson.args.join(' '));
+  assert.deepEqual(gson.args, ['-Djava.version=1.8']);
   assert.equal(gson.unavailable, undefined);
+  // gson 2022: <release>${javaVersion}</release> with javaVersion 7: JDK 17 compiles for 7 as it is.
+  assert.deepEqual(javaEraOf({ 'pom.xml': pom('<properties><javaVersion>7</javaVersion></properties><build><plugins><plugin><configuration><release>${javaVersion}</release></configuration></plugin></plugins></build>') }).args, []);
+  assert.deepEqual(javaEraOf({ 'pom.xml': pom('<properties><javaVersion>6</javaVersion></properties><build><plugins><plugin><configuration><release>${javaVersion}</release></configuration></plugin></plugins></build>') }).args, ['-DjavaVersion=8']);
 });
 
 test("no level anywhere: the compiler plugin's default (1.5 before 3.8) is raised", () => {

@@ -151,9 +151,14 @@ export function defaultRunner(language: Language, testArgs: string[] = []): Runn
  */
 export const PYTEST_ARGS = ['--continue-on-collection-errors'];
 
-/** The JUnit class a Java test file holds (`src/test/java/a/B.java` → `a.B`). */
+/**
+ * The JUnit class a Java test file holds, as test ids name it: `src/test/java/a/B.java` → `a.B`,
+ * and outside the root module `core/src/test/java/a/B.java` → `core:a.B` (the Surefire reports' form).
+ */
 function javaTestClass(file: string): string {
-  return file.replace(/^.*?src\/test\/java\//, '').replace(/\.java$/, '').split('/').join('.');
+  const m = /^(?:(.+)\/)?src\/test\/java\/(.+)\.java$/.exec(file);
+  if (!m) return file.replace(/\.java$/, '').split('/').join('.');
+  return `${m[1] ? `${m[1]}:` : ''}${m[2]!.split('/').join('.')}`;
 }
 
 /**
@@ -164,13 +169,7 @@ export function scopedRunner(language: Language, runner: RunnerSpec, testFiles: 
   const sources = testFiles.filter((f) => isSourcePath(language, f));
   if (runner.type === 'pytest') return { ...runner, args: [...runner.args.filter((a) => a.startsWith('-')), ...sources] };
   if (runner.type === 'maven') {
-    return {
-      ...runner,
-      tests: sources.map((f) => {
-        const m = /^(?:(.+)\/)?src\/test\/java\/(.+)\.java$/.exec(f);
-        return m ? `${m[1] ? `${m[1]}:` : ''}${m[2]!.replace(/\//g, '.')}` : javaTestClass(f);
-      }),
-    };
+    return { ...runner, tests: sources.map(javaTestClass) };
   }
   return runner;
 }

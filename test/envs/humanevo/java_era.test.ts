@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { javaEraOf } from '../../../envs/humanevo/java_era.ts';
-import { defaultRunner, scopedRunner } from '../../../envs/humanevo/builder.ts';
+import { defaultRunner, scopedRunner, testInFiles } from '../../../envs/humanevo/builder.ts';
 
 const pom = (inner: string) => `<project><modelVersion>4.0.0</modelVersion>${inner}</project>`;
 
@@ -45,4 +45,12 @@ test('a literal old level cannot be overridden: the era is unavailable, with why
 test("the runner scoped to a change's test files: pytest gets the files, Maven the module-qualified classes", () => {
   assert.deepEqual(scopedRunner('python', defaultRunner('python', ['tests', '-q']), ['tests/test_a.py', 'tests/data/x.json']), { type: 'pytest', args: ['--continue-on-collection-errors', '-q', 'tests/test_a.py'] });
   assert.deepEqual(scopedRunner('java', defaultRunner('java'), ['src/test/java/a/BTest.java', 'core/src/test/java/c/DTest.java', 'src/test/resources/x.json']), { type: 'maven', tests: ['a.BTest', 'core:c.DTest'], args: [] });
+});
+
+test("a test id belongs to a change's test file in the root module and in a submodule (Surefire's module: prefix)", () => {
+  assert.ok(testInFiles('java', 'a.BTest#m', ['src/test/java/a/BTest.java']));
+  assert.ok(testInFiles('java', 'gson:com.google.gson.JsonWriterTest#nested', ['gson/src/test/java/com/google/gson/JsonWriterTest.java']));
+  assert.ok(testInFiles('java', 'gson:com.google.gson.JsonWriterTest$Inner#x', ['gson/src/test/java/com/google/gson/JsonWriterTest.java']));
+  assert.ok(!testInFiles('java', 'com.google.gson.JsonWriterTest#nested', ['gson/src/test/java/com/google/gson/JsonWriterTest.java']), 'the root module has no such class');
+  assert.ok(!testInFiles('java', 'extras:com.google.gson.JsonWriterTest#nested', ['gson/src/test/java/com/google/gson/JsonWriterTest.java']));
 });

@@ -418,7 +418,9 @@ describe('bubblewrap isolation', () => {
     await fs.chmod(probeDir, 0o777);
     await fs.chmod(path.join(probeDir, 'existing.txt'), 0o666);
     await fs.writeFile(path.join(secretDir, 'answers.txt'), 'the hidden answer\n');
-    const opts = { baseDir, privatePaths: [secretDir] };
+    // A private file beside readable ones (a task file in a user's folder).
+    await fs.writeFile(path.join(probeDir, 'tasks.jsonl'), '{"gold": "the hidden answer"}\n');
+    const opts = { baseDir, privatePaths: [secretDir, path.join(probeDir, 'tasks.jsonl')] };
     if (usable) bwrap = new LocalSandboxFactory({ ...opts, isolation: 'bwrap' });
     plain = new LocalSandboxFactory({ ...opts, isolation: 'none' });
   });
@@ -497,6 +499,11 @@ describe('bubblewrap isolation', () => {
       assert.notEqual(r.exitCode, 0);
       assert.doesNotMatch(r.stdout, /hidden answer/);
       assert.equal((await mine.exec(`ls -A ${secretDir}`)).stdout, '');
+      // A private file cannot be read (/dev/null on a nodev mount); its folder's other files stay readable.
+      assert.match((await control.exec(`cat ${probeDir}/tasks.jsonl`)).stdout, /hidden answer/, 'the probe itself does not work');
+      const file = await mine.exec(`cat ${probeDir}/tasks.jsonl; echo "rc=$?"; cat ${probeDir}/existing.txt`);
+      assert.doesNotMatch(file.stdout, /hidden answer/);
+      assert.match(file.stdout, /original\n$/);
       const o = await mine.exec(`cat ${other.root}/other-secret.txt; echo x > ${other.root}/planted.txt`);
       assert.doesNotMatch(o.stdout, /other episode/);
       assert.equal(await other.stat('planted.txt'), null);

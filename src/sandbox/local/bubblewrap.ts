@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, promises as fs } from 'node:fs';
+import { existsSync, promises as fs, statSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Cgroup } from './cgroup.ts';
@@ -61,8 +61,11 @@ export function confinedArgv(m: SandboxMounts, cwd: string, { shell, newSession 
   const mounts = [...m.covered, '/tmp'];
   for (const hidden of m.hiddenPaths) {
     if (!existsSync(hidden)) continue;
-    binds.push('--tmpfs', hidden);
-    mounts.push(hidden);
+    // A folder gets an empty tmpfs; a file (a task file, a dataset) gets /dev/null, unreadable on the nodev bind: a tmpfs cannot be mounted on a file.
+    if (statSync(hidden).isDirectory()) {
+      binds.push('--tmpfs', hidden);
+      mounts.push(hidden);
+    } else binds.push('--ro-bind', '/dev/null', hidden);
   }
   // Directories bubblewrap makes inside those tmpfs mounts are 0700: the uid must pass them.
   const made = new Set<string>();

@@ -174,6 +174,16 @@ export function scopedRunner(language: Language, runner: RunnerSpec, testFiles: 
   return runner;
 }
 
+/**
+ * pytest collecting what nose did: nose took any module whose name has `test` after a start,
+ * `_`, `-` or `.` (arrow's 2013 `tests/arrow_tests.py`), pytest only `test_*.py` and
+ * `*_test.py`: a nose-era change's tests would not run at all.
+ */
+export function noseRunner(runner: RunnerSpec): RunnerSpec {
+  if (runner.type !== 'pytest' || runner.args.some((a) => a.startsWith('python_files='))) return runner;
+  return { ...runner, args: [...runner.args, '-o', 'python_files=test*.py *_test*.py *-test*.py'] };
+}
+
 /** Does a test id belong to one of these test files? */
 export function testInFiles(language: Language, id: string, files: string[]): boolean {
   if (language === 'python') return files.some((f) => id === f || id.startsWith(`${f}::`));
@@ -260,7 +270,8 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
       }
       const use = envUse(env);
       use.changes++;
-      const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: env.prepared, runner: opts.testScope === 'change' ? scopedRunner(lang, runner, tests) : runner, reject, report, runs });
+      const eraRunner = env.derivation?.runner === 'nose' ? noseRunner(runner) : runner;
+      const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: env.prepared, runner: opts.testScope === 'change' ? scopedRunner(lang, eraRunner, tests) : eraRunner, reject, report, runs });
       for (const record of validated) {
         if (opts.limit !== undefined && report.validated >= opts.limit) break;
         const parsed = BuiltTaskRecord.parse({ ...record, env: env.spec, ...(env.derivation ? { env_derivation: env.derivation } : {}), repo: repoName, repo_path: repo, latest_commit: latest });
@@ -367,19 +378,47 @@ function changeEnvs(opts: BuildOptions, repo: string, workDir: string): (change:
     return (change) => (fixed ??= prepareEnv(opts, opts.env, repo, change.commit, workDir).then((prepared) => ({ spec: opts.env, prepared })));
   }
   const resolver = new EraEnvResolver(repo, { progress: opts.progress, ...opts.eraEnv });
-  const built = new Map<string, Promise<PreparedEnv | { unavailable: string }>>();
+  const built = new Map<string, Promise<ChangeEnv | { unavailable: string }>>();
   return async (change) => {
     const era = await resolver.envFor(change.commit, change.date);
     if ('unavailable' in era) return era;
     const key = JSON.stringify(era.spec);
-    let prepared = built.get(key);
-    if (!prepared) {
-      prepared = prepareEnv(opts, era.spec, repo, change.commit, workDir).catch((err: unknown) => unavailableEnv(err, `Python ${era.spec.kind === 'python' ? era.spec.version : ''} env (${era.derivation.python_from})`));
-      built.set(key, prepared);
+    let env = built.get(key);
+    if (!env) {
+      env = buildDropping(opts, era.spec, era.derivation, repo, change.commit, workDir);
+      built.set(key, env);
     }
-    const env = await prepared;
-    return 'unavailable' in env ? env : { spec: era.spec, derivation: era.derivation, prepared: env };
+    return env;
   };
+}
+
+/** pip's own words when a pinned release has no file for the env's Python (`src/env/python.ts`). */
+const NO_DISTRIBUTION = /no distribution of ([A-Za-z0-9_.-]+)==\S+ for this Python/;
+
+/**
+ * Builds a Python era env; a pinned release with no file for the env's Python (glom's 2018
+ * `futures==3.2.0`, a Python 2 backport uv kept because the pin is exact) is left out and named
+ * in the derivation, and the env built again without it (a few times at most).
+ */
+async function buildDropping(opts: BuildOptions, spec: EnvSpec, derivation: EraEnvDerivation, repo: string, commit: string, workDir: string): Promise<ChangeEnv | { unavailable: string }> {
+  const what = `Python ${spec.kind === 'python' ? spec.version : ''} env (${derivation.python_from})`;
+  const dropped = [...(derivation.dropped ?? [])];
+  let current = spec;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const prepared = await prepareEnv(opts, current, repo, commit, workDir);
+      return { spec: current, derivation: { ...derivation, ...(dropped.length ? { dropped } : {}) }, prepared };
+    } catch (err) {
+      const reason = err instanceof GymError ? (typeof err.details?.reason === 'string' ? err.details.reason : err.message) : '';
+      const name = NO_DISTRIBUTION.exec(reason)?.[1]?.toLowerCase().replace(/[-_.]+/g, '-');
+      const norm = (r: string) => r.split(/[=<>!~ ;[]/)[0]!.toLowerCase().replace(/[-_.]+/g, '-');
+      const gone = current.kind === 'python' && name ? current.requirements.find((r) => norm(r) === name) : undefined;
+      if (!gone || current.kind !== 'python' || attempt >= 4) return unavailableEnv(err, what);
+      opts.progress?.(`  era env: left out ${gone} (${reason.slice(0, 160)})`);
+      dropped.push({ requirement: gone, why: reason.slice(0, 400) });
+      current = { ...current, requirements: current.requirements.filter((r) => r !== gone) };
+    }
+  }
 }
 
 /** An env build that failed for a reason of the era (not an unreachable index, which stops the build). */

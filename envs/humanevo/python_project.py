@@ -285,6 +285,9 @@ def main():
         elif name == ".travis.yml" or name.startswith(".github/workflows/"):
             read_ci_yaml(out, name, src)
         elif base.endswith(".txt") and "requirements" in name:
+            # The documentation's build (Sphinx and its themes) is not what the tests need.
+            if re.search(r"(^|[-_/.])(docs?|rtd|readthedocs|sphinx)([-_/.]|$)", name):
+                continue
             key = "dependencies" if name == "requirements.txt" else "test_dependencies"
             add_deps(out, key, name, requirement_lines(src))
         elif base == "pytest.ini":

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { addedFunctions, etaNote } from '../../../envs/humanevo/builder.ts';
+import { addedFunctions, defaultRunner, etaNote, noseRunner } from '../../../envs/humanevo/builder.ts';
 import { changedFiles, listChanges } from '../../../envs/humanevo/history.ts';
 import { isSourcePath, isTestPath } from '../../../envs/humanevo/functions.ts';
 import { main } from '../../../src/cli/main.ts';
@@ -177,4 +177,33 @@ test("the builder's progress line: the pace of this run's changes and the time l
   assert.equal(etaNote(4, 40_000, 3), ' (10 s/change, ETA 30 s)');
   assert.equal(etaNote(2, 240_000, 100), ' (2 min/change, ETA 3 h 20 min)');
   assert.equal(etaNote(5, 1_000, 0), '', 'nothing left');
+});
+
+const HOST_PYTEST = (() => {
+  try {
+    execFileSync('python3', ['-m', 'pytest', '--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+test("a nose-era change's tests collected as nose did: modules named *_tests.py run too", async (t) => {
+  const runner = noseRunner(defaultRunner('python'));
+  assert.deepEqual(runner, { type: 'pytest', args: ['--continue-on-collection-errors', '-o', 'python_files=test*.py *_test*.py *-test*.py'] });
+  assert.deepEqual(noseRunner(runner), runner, 'applied once');
+  assert.deepEqual(noseRunner(defaultRunner('java')), defaultRunner('java'));
+  // pytest itself, on a layout of 2013 (arrow's tests/arrow_tests.py): collected with the option, not without.
+  if (!HOST_PYTEST) return t.skip("the collection check needs pytest in the host's python3 (python3 -m pip install pytest)");
+  const dir = await tempDir('benchgym-nose-');
+  try {
+    await fs.mkdir(path.join(dir, 'tests'));
+    await fs.writeFile(path.join(dir, 'tests', '__init__.py'), '');
+    await fs.writeFile(path.join(dir, 'tests', 'arrow_tests.py'), 'import unittest\nclass ArrowTests(unittest.TestCase):\n    def test_now(self):\n        pass\n');
+    const collect = (args: string[]) => execFileSync('python3', ['-m', 'pytest', '--collect-only', '-q', '-p', 'no:cacheprovider', ...args], { cwd: dir, encoding: 'utf8' }).trim();
+    assert.match(collect(runner.type === 'pytest' ? runner.args : []), /tests\/arrow_tests\.py::ArrowTests::test_now/);
+    assert.throws(() => collect([]), 'plain pytest collects nothing there');
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
 });

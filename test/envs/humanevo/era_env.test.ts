@@ -105,6 +105,10 @@ setup(name="x", python_requires=">=3.6", install_requires=DEPS + ["attrs"], test
       '.travis.yml': 'language: python\npython:\n  - "3.6"\n  - 3.7  # newest\n',
       '.github/workflows/ci.yml': 'jobs:\n  test:\n    strategy:\n      matrix:\n        python-version: ["3.10", "3.11"]\n',
       'requirements-test.txt': '# tests\nnose==1.3.7\n-e .\nhttps://example.org/x.tar.gz\n',
+      // The documentation's builds (glom's requirements-docs.txt) are not the tests'.
+      'requirements-docs.txt': 'Sphinx==1.7.4\nalabaster==0.7.10\nfutures==3.2.0\n',
+      'docs/requirements.txt': 'sphinx-rtd-theme\n',
+      'requirements/rtd.txt': 'readthedocs-sphinx-ext\n',
     });
     assert.deepEqual(d.requires, [{ spec: '>=3.8', from: 'setup.cfg python_requires' }]);
     assert.deepEqual(Object.keys(d.listed).sort(), ['3.10', '3.11', '3.6', '3.7', '3.8', '3.9']);

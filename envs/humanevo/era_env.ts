@@ -202,18 +202,23 @@ const DEV_TOOL = /^(tox|nox|sphinx[\w.-]*|black|flake8[\w.-]*|pyflakes|pycodesty
 /**
  * The test runner and its coverage plugins belong to the harness, which runs every suite with
  * pytest flags pytest 3.0-era releases lack (`--rootdir`): a repository's pin of them
- * (boltons' `pytest==2.8.7`, pydash's `py==1.4.14`, `pytest-cov==1.6` with `coverage==3.6`) is dropped and the
+ * (boltons' `pytest==2.8.7` and `pluggy==0.3.1`, pydash's `py==1.4.14`, `pytest-cov==1.6` with `coverage==3.6`) is dropped and the
  * name kept, so the cut-off's release is taken.
  */
-const HARNESS_OWNED = /^(pytest|pytest[-_][\w.-]+|py|coverage|cov-core)(?=\s*([<>=!~;[]|$))\s*(\[[^\]]*\])?/i;
+const HARNESS_OWNED = /^(pytest|pytest[-_][\w.-]+|py|pluggy|coverage|cov-core)(?=\s*([<>=!~;[]|$))\s*(\[[^\]]*\])?/i;
 
 /** A requirement with the harness's own packages unpinned. */
 export function harnessRequirement(req: string): string {
   const m = HARNESS_OWNED.exec(req.trim());
   if (!m) return req.trim();
   const marker = req.includes(';') ? req.slice(req.indexOf(';')).trim() : '';
-  return `${m[1]}${m[3] ?? ''}${marker ? ` ${marker}` : ''}`;
+  // pytest itself no older than the scorer's flags need (a pin elsewhere cannot hold it back unseen).
+  const floor = m[1]!.toLowerCase() === 'pytest' ? PYTEST_FLOOR : '';
+  return `${m[1]}${m[3] ?? ''}${floor}${marker ? ` ${marker}` : ''}`;
 }
+
+/** The oldest pytest the scorer's invocation runs on (`--rootdir`, pytest 3.5). */
+export const PYTEST_FLOOR = '>=3.5';
 
 /** The env of a change, or why it cannot be had here. */
 export type EraEnv = { spec: PythonEnvSpec; derivation: EraEnvDerivation } | { unavailable: string };
@@ -259,7 +264,7 @@ export class EraEnvResolver {
     const declared = [...new Set([...decl.dependencies, ...decl.test_dependencies].filter((r) => !DEV_TOOL.test(r.trim())).map(harnessRequirement).concat((this.opts.requirements ?? []).map((r) => r.trim())))];
     // The harness runs every suite with pytest (unittest and nose-style tests included); nose-style needs pytest < 8.
     const pytestNamed = declared.some((r) => /^pytest\s*([<>=!~;[]|$)/i.test(r));
-    const runner = [...(pytestNamed ? [] : ['pytest']), ...(decl.runner === 'nose' ? ['pytest<8'] : [])];
+    const runner = [...(pytestNamed ? [] : [`pytest${PYTEST_FLOOR}`]), ...(decl.runner === 'nose' ? ['pytest<8'] : [])];
     const requirements = [...declared, ...runner];
     const derivation = (resolved: string | null, reqs: string[], dropped: EraEnvDerivation['dropped'] = []): EraEnvDerivation => ({ python: choice.python, python_from: choice.from, runner: decl.runner, requirements: reqs, sources: decl.sources, cutoff: resolved, ...(dropped.length ? { dropped } : {}) });
     if (!uv) {

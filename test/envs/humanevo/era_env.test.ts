@@ -189,7 +189,8 @@ test("with uv: the declared requirements and pytest resolved for the era's Pytho
 });
 
 test('the harness owns the test runner: pins of pytest, its plugins, py and coverage are dropped, their names kept', () => {
-  assert.equal(harnessRequirement('pytest==2.8.7'), 'pytest');
+  assert.equal(harnessRequirement('pytest==2.8.7'), 'pytest>=3.5', 'no older than the scorer needs');
+  assert.equal(harnessRequirement('pluggy==0.3.1'), 'pluggy', "pytest's own plugin manager, which would hold it at 3.2");
   assert.equal(harnessRequirement('py==1.4.14'), 'py');
   assert.equal(harnessRequirement('pytest-cov==1.6'), 'pytest-cov');
   assert.equal(harnessRequirement('coverage[toml]>=5 ; python_version > "3"'), 'coverage[toml] ; python_version > "3"');
@@ -225,7 +226,7 @@ sed -e 's/[<>=;[ ].*//' -e 's/$/==1.0/' "$last"
   assert.ok('spec' in env, JSON.stringify(env));
   assert.deepEqual(env.derivation.dropped?.map((d) => d.requirement), ['wsgiref==0.1.2']);
   assert.match(env.derivation.dropped![0]!.why, /Failed to build `wsgiref==0\.1\.2`/);
-  assert.deepEqual([...env.derivation.requirements].sort(), ['py', 'pytest', 'pytest-cov', 'pyyaml==3.11', 'six>=1.0']);
+  assert.deepEqual([...env.derivation.requirements].sort(), ['py', 'pytest-cov', 'pytest>=3.5', 'pyyaml==3.11', 'six>=1.0']);
   assert.deepEqual([...env.spec.requirements].sort(), ['py==1.0', 'pytest-cov==1.0', 'pytest==1.0', 'pyyaml==1.0', 'six==1.0']);
   const asked = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8')).trim().split('\n');
   assert.ok(asked.every((l) => !/coveralls|pytest==2\.8\.7|py==1\.4\.14/.test(l)), 'no pin of the runner, no coverage service, ever asked for');

@@ -104,6 +104,7 @@ const JournalLine = z.object({
   tasks: z.array(z.string()),
   candidates: z.number(),
   testRuns: z.number(),
+  durationMs: z.number().optional(),
 });
 
 /**

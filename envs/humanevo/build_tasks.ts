@@ -182,7 +182,7 @@ function rejectedLine(rejected: BuildReport['rejected']): string {
 
 function singleSummary(report: BuildReport): string {
   return (
-    `${report.repo}: ${report.validated} validated task(s) from ${report.walked} of ${report.changes} change(s)${report.resumed ? ` (${report.resumed} walked by the run resumed)` : ''} (${report.candidates} candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} s\n` +
+    `${report.repo}: ${report.validated} validated task(s) from ${report.walked} of ${report.changes} change(s)${report.resumed ? ` (${report.resumed} walked by the run resumed)` : ''} (${report.candidates} candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} s${report.resumed ? `; ${(report.walkMs / 1000).toFixed(1)} s of walking over all runs` : ''}${report.validated ? `, ${(report.walkMs / 1000 / report.validated).toFixed(1)} s per task` : ''}\n` +
     `rejected: ${rejectedLine(report.rejected)}\n` +
     report.envs.map((e) => `env ${e.python ? `Python ${e.python}` : e.key}${e.cutoff ? ` (PyPI as of ${e.cutoff.slice(0, 10)})` : ''}: ${e.changes} change(s), ${e.tasks} task(s)${e.from ? `; ${e.from}` : ''}\n`).join('')
   );
@@ -193,8 +193,9 @@ function manySummary(report: ManyReport, outDir: string): string {
   const lines = report.repos.map((b) => {
     const r = b.report;
     if (!r) return `${b.name}: ${b.status}${b.error ? ` (${b.error.code}: ${b.error.message.slice(0, 200)})` : ''}`;
-    const perTask = r.validated ? `, ${(r.durationMs / 1000 / r.validated).toFixed(1)} s/task` : '';
-    return `${b.name}: ${r.validated} task(s) from ${r.walked} of ${r.changes} change(s)${r.resumed ? ` (${r.resumed} resumed)` : ''} in ${(r.durationMs / 1000).toFixed(1)} s${perTask}; rejected: ${rejectedLine(r.rejected)}`;
+    // The build's cost is its walking time over every run (a resumed run alone costs almost nothing).
+    const perTask = r.validated ? `, ${(r.walkMs / 1000 / r.validated).toFixed(1)} s/task` : '';
+    return `${b.name}: ${r.validated} task(s) from ${r.walked} of ${r.changes} change(s)${r.resumed ? ` (${r.resumed} resumed)` : ''} in ${(r.durationMs / 1000).toFixed(1)} s (${(r.walkMs / 1000).toFixed(1)} s walking over all runs)${perTask}; rejected: ${rejectedLine(r.rejected)}`;
   });
   return `${lines.join('\n')}\ntotal: ${report.validated} task(s) from ${report.walked} change(s) of ${report.repos.length} repositories, ${report.jobs} at a time, in ${(report.durationMs / 1000).toFixed(1)} s; rejected: ${rejectedLine(report.rejected)}\n${path.join(outDir, MANY_REPORT)}\n`;
 }

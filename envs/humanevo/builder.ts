@@ -90,6 +90,8 @@ export interface ChangeOutcome {
   tasks: string[];
   candidates: number;
   testRuns: number;
+  /** Time spent walking it (its test runs, env builds included); absent in journals of older builds. */
+  durationMs?: number;
 }
 
 export interface BuildReport {
@@ -108,7 +110,10 @@ export interface BuildReport {
   testRuns: number;
   /** The distinct envs the changes were tested in: Python (or JDK), what chose it, and the tasks each gave. */
   envs: EnvUse[];
+  /** This run's wall time. */
   durationMs: number;
+  /** Time spent walking the changes, over this run and the resumed runs whose journals say (the build's cost). */
+  walkMs: number;
   stoppedAtLimit: boolean;
 }
 
@@ -218,7 +223,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   const latest = await resolveRev(repo, opts.to ?? 'HEAD');
   const changes = await listChanges(repo, { from: opts.from, to: latest });
   const repoName = opts.repoName ?? repoFolderName(repo);
-  const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, walked: 0, resumed: 0, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, envs: [], durationMs: 0, stoppedAtLimit: false };
+  const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, walked: 0, resumed: 0, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, envs: [], durationMs: 0, walkMs: 0, stoppedAtLimit: false };
   const reject = (r: Rejection) => {
     report.rejected[r.reason] = (report.rejected[r.reason] ?? 0) + 1;
     report.rejections.push(r);
@@ -295,6 +300,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
       if (prior) {
         // Walked by an earlier run of this build: its outcome counts, nothing is run again.
         report.resumed++;
+        report.walkMs += prior.durationMs ?? 0;
         report.candidates += prior.candidates;
         report.validated += prior.tasks.length;
         for (const r of prior.rejections) {
@@ -304,10 +310,13 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
         continue;
       }
       const runsBefore = report.testRuns;
+      const changeStarted = Date.now();
       current = { commit: change.commit, rejections: [], tasks: [], candidates: 0, testRuns: 0 };
       await walk(change, index);
       walkedHere++;
       current.testRuns = report.testRuns - runsBefore;
+      current.durationMs = Date.now() - changeStarted;
+      report.walkMs += current.durationMs;
       await opts.onChange?.(current);
       current = undefined;
     }

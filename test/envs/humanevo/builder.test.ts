@@ -12,6 +12,8 @@ import { changedFiles, listChanges } from '../../../envs/humanevo/history.ts';
 import { isSourcePath, isTestPath } from '../../../envs/humanevo/functions.ts';
 import { main } from '../../../src/cli/main.ts';
 import { buildTasksCmd } from '../../../envs/humanevo/build_tasks.ts';
+import { runBuild } from '../../../envs/humanevo/build_run.ts';
+import { LocalSandboxFactory } from '../../../src/sandbox/local/index.ts';
 import { BUILTINS } from '../../../bin/builtins.ts';
 import { expectGymError, makeGym, TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
 import { humanevoSuite } from '../../../envs/humanevo/index.ts';
@@ -95,6 +97,17 @@ describe('build-tasks on the Python fixture', () => {
     const lines = (await fs.readFile(journal, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(lines.map((o) => o.commit), [f.commits.slugify, f.commits.mostCommon]);
     assert.ok(lines[1].testRuns > 0 && lines[1].tasks.length === 1);
+    // Each change's walking time is journaled: a build resumed to the end still reports what it cost.
+    assert.ok(lines.every((o) => typeof o.durationMs === 'number' && o.durationMs > 0), JSON.stringify(lines.map((o) => o.durationMs)));
+    const sandboxes = new LocalSandboxFactory({ baseDir: await tempDir('benchgym-resume-'), cacheDir: TEST_CACHE_DIR });
+    try {
+      const resumed = await runBuild({ repo: f.repo, language: 'python', limit: 2 }, { out, resume: true, sandboxes });
+      assert.equal(resumed.resumed, 2);
+      assert.equal(resumed.testRuns, 0, 'nothing run again');
+      assert.equal(resumed.walkMs, lines[0].durationMs + lines[1].durationMs);
+    } finally {
+      await sandboxes.close();
+    }
     // Without --resume the build starts over.
     assert.equal(await build('--limit', '1'), 0);
     assert.equal((await fs.readFile(journal, 'utf8')).trim().split('\n').length, 1);

@@ -69,7 +69,7 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
       if (pristineConfig) {
         // pytest reads its configuration as it was at the start: a patch that adds addopts or
         // plugins to pyproject.toml / setup.cfg changes the code, not how it is tested.
-        pytestConfig = `${PRISTINE_DIR}/${pristineConfig.name}`;
+        pytestConfig = pristinePath(pristineConfig);
         harnessFiles[pytestConfig] = pristineConfig.content;
       }
       notes.push(...(await clearForHarness(sandbox, Object.keys(harnessFiles), { startLinks: originalTests.links, signal: opts.signal })).map(refusedNote));
@@ -95,7 +95,13 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
   };
 }
 
-const PRISTINE_DIR = '.benchgym-pristine';
+/**
+ * Where the start state's pytest configuration is laid down for the run: beside the original,
+ * in the workspace's root, since pytest resolves a configuration's relative paths
+ * (`pythonpath = ["src"]`, `testpaths`) from the folder of the file it reads; the name keeps
+ * the original's suffix, which tells pytest how to read it (.toml, .cfg, .ini).
+ */
+const pristinePath = (config: { name: string }) => `.benchgym-pristine-${config.name}`;
 
 /**
  * The ids pytest collects from the hidden tests in the start state (before the patch), with
@@ -108,12 +114,12 @@ async function collectInStartState({ sandbox, env, task, opts }: ScoringRun, con
   for (const [rel] of hidden) before.set(rel, (await sandbox.stat(rel))?.type === 'file' ? await sandbox.readFile(rel) : null);
   try {
     for (const [rel, content] of hidden) await sandbox.writeFile(rel, content);
-    const pytestConfig = `${PRISTINE_DIR}/${config.name}`;
+    const pytestConfig = pristinePath(config);
     await sandbox.writeFile(pytestConfig, config.content);
     return await collectPytestIds(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig });
   } finally {
     for (const [rel, content] of before) await (content ? sandbox.writeFile(rel, content) : sandbox.remove(rel)).catch(() => {});
-    await sandbox.remove(PRISTINE_DIR).catch(() => {});
+    await sandbox.remove(pristinePath(config)).catch(() => {});
     await sandbox.exec(REMOVE_BYTECODE, { timeoutMs: 60_000 });
   }
 }

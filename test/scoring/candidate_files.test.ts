@@ -182,8 +182,8 @@ for (const backend of BACKENDS) {
     });
 
     it('a symbolic link out of the workspace where the harness keeps pytest\'s start-state configuration: removed, noted, failed', async () => {
-      const v = await score(await patchOf((dir) => fs.symlink(outside, path.join(dir, '.benchgym-pristine'))));
-      assertRefused(v, '.benchgym-pristine', /symbolic link out of the workspace/);
+      const v = await score(await patchOf((dir) => fs.symlink(outside, path.join(dir, '.benchgym-pristine-pytest.ini'))));
+      assertRefused(v, '.benchgym-pristine-pytest.ini', /symbolic link out of the workspace/);
       assertHiddenRan(v);
       await outsideUntouched();
     });

@@ -202,6 +202,16 @@ describe('ad-hoc tasks', () => {
     assert.equal(fixed.reward, 1, JSON.stringify(fixed.tests));
   });
 
+  test("a src layout found through the configuration's own pythonpath (resolved from the project's root, as pytest does)", async () => {
+    const task = pythonTask({
+      files: { 'src/calc/__init__.py': 'def add(a, b):\n    raise NotImplementedError\n', 'pyproject.toml': '[tool.pytest.ini_options]\npythonpath = ["src"]\n' },
+      hidden: { 'tests/test_calc.py': 'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n' },
+    });
+    const fixed = await gym.score(task, await patchFor(task, { 'src/calc/__init__.py': 'def add(a, b):\n    return a + b\n' }));
+    assert.equal(fixed.reward, 1, JSON.stringify({ tests: fixed.tests, notes: fixed.notes }));
+    assert.equal((await gym.score(task, '')).reward, 0);
+  });
+
   test('a pytest.py in the workspace cannot stand in for pytest and forge the report', async () => {
     const task = pythonTask({ files: ADD, hidden: ADD_TESTS });
     const forger = [

@@ -64,11 +64,15 @@ export async function recordTask(suite: string, rec: BuiltTaskRecord, override?:
   const solution = await fileAt(rec.repo_path, rec.commit, rec.target.file);
   const aware = await promptsFor(rec, docs, where.aware, 'aware');
   const contexts: TaskInput['contexts'] = {};
+  const moved = where.ignoredTarget && where.ignoredTarget.file !== rec.target.file ? where.ignoredTarget.file : undefined;
   if (where.ignored) {
+    // The target where it is at the newest commit (its file then, or where it has moved since).
+    const there: BuiltTaskRecord = where.ignoredTarget ? { ...rec, target: { ...rec.target, file: where.ignoredTarget.file, lines: where.ignoredTarget.lines } } : rec;
     contexts[IGNORED] = {
-      description: `evolving-ignored: the repository at its newest commit ${rec.latest_commit.slice(0, 12)}, target stubbed, no history`,
+      description: `evolving-ignored: the repository at its newest commit ${rec.latest_commit.slice(0, 12)}, target stubbed${moved ? ` (in ${moved}, where it has moved)` : ''}, no history`,
       workspace: { type: 'dir', path: where.ignored },
-      ...(await promptsFor(rec, docs, where.ignored, 'ignored')),
+      ...(await promptsFor(there, docs, where.ignored, 'ignored')),
+      ...(where.ignoredTarget ? { solution: { files: { [where.ignoredTarget.file]: where.ignoredTarget.solution } } } : {}),
     };
   }
   const input: TaskInput = {
@@ -100,6 +104,7 @@ export async function recordTask(suite: string, rec: BuiltTaskRecord, override?:
       dependencyLevel: rec.dependency_level,
       targetFile: rec.target.file,
       targetSymbol: rec.target.qualname,
+      ...(moved ? { ignoredTargetFile: moved } : {}),
       signature: rec.signature,
       docstring: docs.detailed,
       docstringBrief: docs.brief,
@@ -167,17 +172,19 @@ function parseBuilt(raw: unknown, where: string): BuiltTaskRecord {
  * repository at the change, whichever context the model saw).
  */
 export async function transplantTarget(task: Task, work: ContextWork): Promise<{ patch: string; note: string }> {
-  const { targetFile: file, targetSymbol: symbol } = suiteMetadata(HumanEvoMetadata, task);
+  const { targetFile: file, targetSymbol: symbol, ignoredTargetFile } = suiteMetadata(HumanEvoMetadata, task);
+  // Where the episode's version of the target is: its file at the newest commit (it may have moved since).
+  const theirFile = ignoredTargetFile ?? file;
   const start = task.workspace.type === 'dir' ? await fs.readFile(path.join(task.workspace.path, file), 'utf8') : task.workspace.type === 'files' ? task.workspace.files[file] : undefined;
   if (start === undefined) throw new GymError('TASK_INVALID', `${task.id}: ${file} is not in the start state`);
-  const edited = await work.read(file);
-  const theirs = edited === null ? undefined : await findFunction(task.language, file, edited, symbol);
+  const edited = await work.read(theirFile);
+  const theirs = edited === null ? undefined : await findFunction(task.language, theirFile, edited, symbol);
   const stub = await findFunction(task.language, file, start, symbol);
   if (!stub) throw new GymError('TASK_INVALID', `${task.id}: ${symbol} is not in ${file} of the start state`);
-  if (!theirs || edited === null) return { patch: '', note: `context ignored: ${symbol} was not found in the episode's ${file}; the stub was scored` };
+  if (!theirs || edited === null) return { patch: '', note: `context ignored: ${symbol} was not found in the episode's ${theirFile}; the stub was scored` };
   const lines = start.split('\n');
   const replaced = [...lines.slice(0, stub.lines[0] - 1), functionSource(edited, theirs), ...lines.slice(stub.lines[1])].join('\n');
-  return { patch: await unifiedDiff(file, start, replaced), note: `context ignored: ${symbol} carried from the episode's ${file} into the aware start state` };
+  return { patch: await unifiedDiff(file, start, replaced), note: `context ignored: ${symbol} carried from the episode's ${theirFile} into the aware start state${theirFile !== file ? ` (${file})` : ''}` };
 }
 
 /**

@@ -14,6 +14,8 @@ export const HumanEvoMetadata = z.looseObject({
   /** Where the function to write lives: its file and qualified name. */
   targetFile: z.string(),
   targetSymbol: z.string(),
+  /** The target's file in the ignored start state, when it moved there since (else targetFile). */
+  ignoredTargetFile: z.string().nullish(),
   signature: z.string().nullish(),
   docstring: z.string().nullish(),
   docstringBrief: z.string().nullish(),

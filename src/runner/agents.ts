@@ -4,11 +4,12 @@ import { GymError } from '../errors.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { AgentUnderTest } from './runner.ts';
 
-/** The task's reference solution in the replay agent's options (goldFiles, else goldPatch). */
-export function goldOptions(task: Task): { goldFiles: Record<string, string> } | { goldPatch: string } {
-  const files = task.solution?.files;
+/** The task's reference solution in the replay agent's options (goldFiles, else goldPatch), as written in `context` when the task has one of its own there. */
+export function goldOptions(task: Task, context?: string): { goldFiles: Record<string, string> } | { goldPatch: string } {
+  const solution = (context ? task.contexts[context]?.solution : undefined) ?? task.solution;
+  const files = solution?.files;
   if (files && Object.keys(files).length) return { goldFiles: files };
-  if (task.solution?.patch) return { goldPatch: task.solution.patch };
+  if (solution?.patch) return { goldPatch: solution.patch };
   throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution (--gold needs one)`);
 }
 
@@ -24,6 +25,6 @@ export function agentUnderTest(registry: Readonly<Record<string, AgentDefinition
   if (!parsed.ok) throw new GymError('INVALID_ARGUMENT', `invalid --agent-options for '${name}': ${parsed.message}`);
   return {
     name,
-    create: (task: Task) => def.create(gold ? def.options.parse({ ...options, ...goldOptions(task) }) : parsed.options),
+    create: (task: Task, context?: string) => def.create(gold ? def.options.parse({ ...options, ...goldOptions(task, context) }) : parsed.options),
   };
 }

@@ -109,7 +109,7 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
     thrownWhere = 'agent';
     const t1 = Date.now();
     const limit = (opts.timeLimitMs ?? gym.defaults.timeLimitMs) + grace;
-    result = await runAgentWithWatchdog(opts.agent.create(job.task), agentCtx, episodeSignal, limit, watchdog, Math.min(30_000, grace));
+    result = await runAgentWithWatchdog(opts.agent.create(job.task, opts.context), agentCtx, episodeSignal, limit, watchdog, Math.min(30_000, grace));
     agentMs = Date.now() - t1;
     if (!isAgentResult(result)) throw new GymError('INTERNAL', `the agent returned ${JSON.stringify(result)?.slice(0, 200)}, not an AgentResult`);
   } catch (err) {

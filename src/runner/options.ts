@@ -9,7 +9,7 @@ import type { RemoteServer } from './remote.ts';
 export interface AgentUnderTest {
   name: string;
   /** Called once per episode; options may depend on the task (the replay agent's gold files). */
-  create(task: Task): Agent;
+  create(task: Task, context?: string): Agent;
 }
 
 /** What `runExperiment` runs, and how. */

@@ -67,8 +67,10 @@ function otherStartState(gym: Gym, task: Task, context: string): Runs {
   return {
     start: (scoring) => submitted(undefined, scoring),
     gold: () => {
-      if (!task.solution || (!Object.keys(task.solution.files ?? {}).length && !task.solution.patch)) throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution`);
-      return submitted(task.solution);
+      // The reference as it is written in that start state, when the suite gives one (the target moved since, say).
+      const solution = task.contexts[context]?.solution ?? task.solution;
+      if (!solution || (!Object.keys(solution.files ?? {}).length && !solution.patch)) throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution`);
+      return submitted(solution);
     },
   };
 }

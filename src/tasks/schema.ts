@@ -146,6 +146,8 @@ export const TaskContext = z.object({
   workspace: WorkspaceSource,
   prompt: z.string().min(1).optional(),
   promptVariants: z.record(z.string(), z.string()).default({}),
+  /** The reference solution as it is written in this start state (for validate and --gold), when it differs from the task's. */
+  solution: z.object({ files: z.record(z.string(), z.string()).optional(), patch: z.string().optional() }).optional(),
 });
 
 export const TaskSchema = z.object({

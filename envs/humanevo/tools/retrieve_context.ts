@@ -135,7 +135,10 @@ export const retrieveContextTool = episodeTool({
   }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(episode, args) {
-    const { targetFile, targetSymbol, docstring } = suiteMetadata(HumanEvoMetadata, episode.task);
+    const meta = suiteMetadata(HumanEvoMetadata, episode.task);
+    // The target's file in this episode's start state (in the ignored one it may have moved).
+    const targetFile = episode.context === 'ignored' && meta.ignoredTargetFile ? meta.ignoredTargetFile : meta.targetFile;
+    const { targetSymbol, docstring } = meta;
     const query = args.query ?? (docstring?.trim() ? docstring : undefined);
     if (!query) throw new GymError('INVALID_ARGUMENT', "invalid 'query': this task has no target description to default to; give a query");
     const language = episode.task.language;

@@ -615,3 +615,30 @@ export async function buildTwoEraFixture(dir: string): Promise<{ repo: string; c
   });
   return { repo: dir, commits };
 }
+
+/**
+ * A target that moves after it was written: `shout` is added to `wordy/__init__.py` with its
+ * test, and a later commit moves it into `wordy/voice.py` (the package re-exports it), as
+ * pydash's 2014 functions moved into modules. One task; its ignored start state has the
+ * target in `wordy/voice.py`.
+ */
+export async function buildMovedTargetFixture(dir: string): Promise<{ repo: string; commits: Record<string, string> }> {
+  const r = new FixtureRepo(dir);
+  await r.init();
+  const commits: Record<string, string> = {};
+  const whisper = 'def whisper(text):\n    """Lower-case text."""\n    return text.lower()\n';
+  const shout = 'def shout(text):\n    """Upper-case text and end it with an exclamation mark, once."""\n    return text.upper().rstrip("!") + "!"\n';
+  commits.initial = await r.commit('Initial wordy', {
+    'wordy/__init__.py': `"""wordy: tone helpers."""\n\n\n${whisper}`,
+    'tests/test_wordy.py': 'from wordy import whisper\n\n\ndef test_whisper():\n    assert whisper("Hi") == "hi"\n',
+  });
+  commits.shout = await r.commit('Add shout', {
+    'wordy/__init__.py': `"""wordy: tone helpers."""\n\n\n${whisper}\n\n${shout}`,
+    'tests/test_wordy.py': 'from wordy import shout, whisper\n\n\ndef test_whisper():\n    assert whisper("Hi") == "hi"\n\n\ndef test_shout():\n    assert shout("hi") == "HI!"\n    assert shout("hey!!") == "HEY!"\n',
+  });
+  commits.move = await r.commit('Move the tones into wordy/voice.py', {
+    'wordy/__init__.py': '"""wordy: tone helpers."""\nfrom .voice import shout, whisper\n\n__all__ = ["shout", "whisper"]\n',
+    'wordy/voice.py': `"""The tones."""\n\n\n${whisper}\n\n${shout}`,
+  });
+  return { repo: dir, commits };
+}

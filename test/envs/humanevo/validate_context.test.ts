@@ -73,7 +73,11 @@ test('a reference that does not solve the task is invalid in the ignored context
   assert.equal(task.workspace.type, 'dir');
   const stub = await fs.readFile(path.join((task.workspace as { path: string }).path, file), 'utf8');
   assert.match(stub, /raise NotImplementedError/);
-  const stubbed = { ...task, solution: { files: { [file]: stub } } };
+  // And the reference as written in the ignored start state: its own stubbed file.
+  const ignored = task.contexts.ignored!;
+  const ignoredFile = String(task.metadata.ignoredTargetFile ?? file);
+  const ignoredStub = await fs.readFile(path.join((ignored.workspace as { path: string }).path, ignoredFile), 'utf8');
+  const stubbed = { ...task, solution: { files: { [file]: stub } }, contexts: { ...task.contexts, ignored: { ...ignored, solution: { files: { [ignoredFile]: ignoredStub } } } } };
   const v = await validateTask(gym, stubbed, { context: 'ignored' });
   assert.equal(v.context, 'ignored');
   assert.equal(v.status, 'invalid', JSON.stringify(v));

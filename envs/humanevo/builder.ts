@@ -21,6 +21,8 @@ export type RejectReason =
   | 'constructor'
   | 'trivial-body'
   | 'no-docstring'
+  /** Java: the method shares its name with another of its class (an overload): the task's target would not be one method. */
+  | 'overloaded'
   | 'no-test-results'
   | 'breaks-passing-tests'
   | 'change-tests-fail'
@@ -140,6 +142,8 @@ export interface Candidate {
   file: string;
   fn: SourceFunction;
   source: string;
+  /** Another function of the file has the same qualified name (a Java overload). */
+  overloaded?: boolean;
 }
 
 type TestStatus = Map<string, 'passed' | 'failed' | 'error' | 'skipped'>;
@@ -265,6 +269,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
         if (c.fn.isConstructor) reject({ ...base, reason: 'constructor' });
         else if (c.fn.trivial) reject({ ...base, reason: 'trivial-body' });
         else if (!c.fn.docstring?.trim()) reject({ ...base, reason: 'no-docstring' });
+        else if (c.overloaded) reject({ ...base, reason: 'overloaded' });
         else viable.push(c);
       }
       if (!viable.length) return;
@@ -369,7 +374,9 @@ export async function addedFunctions(repo: string, lang: Language, change: Chang
     }
     const was = oldFns.get(f);
     const known = new Set(Array.isArray(was) ? was.map((fn) => fn.qualname) : []);
-    for (const fn of now ?? []) if (!known.has(fn.qualname)) out.push({ file: f, fn, source: after[f]! });
+    const named = new Map<string, number>();
+    for (const fn of now ?? []) named.set(fn.qualname, (named.get(fn.qualname) ?? 0) + 1);
+    for (const fn of now ?? []) if (!known.has(fn.qualname)) out.push({ file: f, fn, source: after[f]!, ...(named.get(fn.qualname)! > 1 ? { overloaded: true } : {}) });
   }
   return out;
 }

@@ -148,6 +148,9 @@ export interface Candidate {
 
 type TestStatus = Map<string, 'passed' | 'failed' | 'error' | 'skipped'>;
 
+/** What a run reported nothing for: the command and the end of its output (for the rejection's detail). */
+const silentRuns = new WeakMap<TestStatus, string>();
+
 export function defaultRunner(language: Language, testArgs: string[] = []): RunnerSpec {
   return language === 'python' ? { type: 'pytest', args: [...PYTEST_ARGS, ...testArgs] } : { type: 'maven', tests: testArgs, args: [] };
 }
@@ -534,7 +537,9 @@ async function runSuite(opts: BuildOptions, ctx: ChangeContext, dir: string): Pr
   try {
     const run = await runTests(sandbox, ctx.env, ctx.runner, { timeoutMs: opts.testTimeoutMs ?? 600_000, signal: opts.signal });
     ctx.report.testRuns++;
-    return new Map(run.tests.map((t) => [t.name, t.status]));
+    const status: TestStatus = new Map(run.tests.map((t) => [t.name, t.status]));
+    if (!status.size) silentRuns.set(status, `${run.command.slice(0, 300)} (exit ${run.exec.exitCode}): ${run.log.trim().split('\n').slice(-6).join(' | ').slice(-600)}`);
+    return status;
   } finally {
     await sandbox.destroy().catch(() => {});
   }
@@ -559,7 +564,7 @@ async function validateChange(opts: BuildOptions, ctx: ChangeContext): Promise<O
       for (const c of ctx.viable) ctx.reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason, detail });
       return [];
     };
-    if (!after.size) return rejectAll('no-test-results', 'the test suite reported no results at the change');
+    if (!after.size) return rejectAll('no-test-results', `the test suite reported no results at the change: ${silentRuns.get(after) ?? ''}`);
     const broken = [...before].filter(([id, s]) => s === 'passed' && after.has(id) && after.get(id) !== 'passed').map(([id]) => id);
     if (broken.length) return rejectAll('breaks-passing-tests', `${broken.length} test(s) passing before the change fail after it: ${broken.slice(0, 5).join(', ')}`);
     const changePassing = changeTests.filter((id) => after.get(id) === 'passed');

@@ -538,7 +538,12 @@ async function runSuite(opts: BuildOptions, ctx: ChangeContext, dir: string): Pr
     const run = await runTests(sandbox, ctx.env, ctx.runner, { timeoutMs: opts.testTimeoutMs ?? 600_000, signal: opts.signal });
     ctx.report.testRuns++;
     const status: TestStatus = new Map(run.tests.map((t) => [t.name, t.status]));
-    if (!status.size) silentRuns.set(status, `${run.command.slice(0, 300)} (exit ${run.exec.exitCode}): ${run.log.trim().split('\n').slice(-6).join(' | ').slice(-600)}`);
+    if (!status.size) {
+      // Maven's first [ERROR] lines say what failed (a plugin on this JDK, a compile error); else the end of the output.
+      const lines = run.log.trim().split('\n');
+      const errors = lines.filter((l) => /^\[ERROR\]\s*\S/.test(l)).slice(0, 3);
+      silentRuns.set(status, `${run.command.slice(0, 300)} (exit ${run.exec.exitCode}): ${(errors.length ? errors : lines.slice(-6)).join(' | ').slice(0, 800)}`);
+    }
     return status;
   } finally {
     await sandbox.destroy().catch(() => {});

@@ -84,9 +84,12 @@ describe('the viewer in Chromium', { skip }, () => {
     const statuses = await page.locator('#results tbody .badge').allInnerTexts();
     assert.ok(statuses.length > 0 && statuses.every((s) => s === 'failed'), statuses.join(','));
 
+    // The table is drawn again after the hash changes: wait for the new count, not just the hash.
+    const before = await page.locator('#page-info').innerText();
     await page.selectOption('#f-key', 'library');
     await page.selectOption('#f-value', 'lib2');
     await page.waitForFunction(() => location.hash.includes('m.library=lib2'));
+    await page.waitForFunction((prev) => (document.querySelector('#page-info')?.textContent ?? '') !== prev, before);
     await page.waitForFunction(() => [...document.querySelectorAll('#results tbody td.task a')].every((a) => /task-\d+/.test(a.textContent ?? '')));
     const tasks = await page.locator('#results tbody td.task').allInnerTexts();
     assert.ok(tasks.length > 0);

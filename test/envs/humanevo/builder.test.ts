@@ -19,7 +19,7 @@ import { expectGymError, makeGym, TEST_CACHE_DIR, tempDir } from '../../helpers.
 import { humanevoSuite } from '../../../envs/humanevo/index.ts';
 import { validateTask } from '../../../src/scoring/validate.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
-import { buildJavaFixture } from './fixtures.ts';
+import { buildJavaFixture, FixtureRepo } from './fixtures.ts';
 import { buildFixture, SKIP_JAVA_BUILD, type BuiltFixture } from './setup.ts';
 
 function levels(f: BuiltFixture): Record<string, string> {
@@ -224,15 +224,11 @@ test("a nose-era change's tests collected as nose did: modules named *_tests.py 
 test('Java overloads added together are rejected as overloaded: the target would not be one method', async () => {
   const dir = await tempDir('benchgym-overload-');
   try {
-    const git = (...args: string[]) => execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'd', GIT_AUTHOR_EMAIL: 'd@example.org', GIT_COMMITTER_NAME: 'd', GIT_COMMITTER_EMAIL: 'd@example.org' } });
+    const r = new FixtureRepo(dir);
+    await r.init();
     const file = 'src/main/java/a/Text.java';
-    await fs.mkdir(path.join(dir, 'src/main/java/a'), { recursive: true });
-    await fs.writeFile(path.join(dir, file), 'package a;\n\npublic class Text {\n}\n');
-    git('init', '-q', '-b', 'main');
-    git('add', '-A');
-    git('commit', '-q', '-m', 'init');
-    await fs.writeFile(path.join(dir, file), 'package a;\n\npublic class Text {\n    /** Pads s. */\n    public static String pad(String s) {\n        return pad(s, 1);\n    }\n\n    /** Pads s by n. */\n    public static String pad(String s, int n) {\n        return " ".repeat(n) + s;\n    }\n\n    /** Trims s. */\n    public static String trim(String s) {\n        return s.strip();\n    }\n}\n');
-    git('commit', '-q', '-am', 'add');
+    await r.commit('init', { [file]: 'package a;\n\npublic class Text {\n}\n' });
+    await r.commit('add', { [file]: 'package a;\n\npublic class Text {\n    /** Pads s. */\n    public static String pad(String s) {\n        return pad(s, 1);\n    }\n\n    /** Pads s by n. */\n    public static String pad(String s, int n) {\n        return " ".repeat(n) + s;\n    }\n\n    /** Trims s. */\n    public static String trim(String s) {\n        return s.strip();\n    }\n}\n' });
     const [change] = await listChanges(dir);
     const found = await addedFunctions(dir, 'java', change!, [file], () => {});
     assert.deepEqual(found.map((c) => [c.fn.qualname, Boolean(c.overloaded)]), [['Text.pad', true], ['Text.pad', true], ['Text.trim', false]]);

@@ -10,10 +10,9 @@ import path from 'node:path';
 import { buildTasks } from '../../../envs/humanevo/builder.ts';
 import { LocalSandboxFactory } from '../../../src/sandbox/local/index.ts';
 import { choosePython, declarationsOf, EraEnvResolver, harnessRequirement, satisfiesSpec, type ProjectDeclarations } from '../../../envs/humanevo/era_env.ts';
-import { execFileSync } from 'node:child_process';
 import type { AvailablePython } from '../../../src/env/python.ts';
 import { TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
-import { buildTwoEraFixture } from './fixtures.ts';
+import { buildTwoEraFixture, FixtureRepo } from './fixtures.ts';
 
 const MACHINE: AvailablePython[] = ['3.6.15', '3.7.16', '3.8.18', '3.9.18', '3.10.13', '3.11.7', '3.12.1', '3.13.0'].map((full) => ({ version: full.split('.').slice(0, 2).join('.'), full, exe: `/py/${full}` }));
 const only = (...versions: string[]) => MACHINE.filter((p) => versions.includes(p.version));
@@ -201,17 +200,15 @@ test('the harness owns the test runner: pins of pytest, its plugins, py and cove
 
 test('with uv: a declared requirement no release of which resolves for the era is left out and named; the rest resolve together', async () => {
   const dir = await tempDir('benchgym-era-env-');
-  const repo = path.join(dir, 'repo');
-  await fs.mkdir(repo);
-  await fs.writeFile(path.join(repo, 'setup.py'), "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n");
+  const r = new FixtureRepo(path.join(dir, 'repo'));
+  await r.init();
+  const repo = r.dir;
   // A 2013 requirements file: a Python-2-only backport, an old runner pinned, a coverage service.
-  await fs.writeFile(path.join(repo, 'requirements.txt'), 'wsgiref==0.1.2\n');
-  await fs.writeFile(path.join(repo, 'test-requirements.txt'), 'pytest==2.8.7\npy==1.4.14\npytest-cov==1.6\ncoveralls\npyyaml==3.11\n');
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'd', GIT_AUTHOR_EMAIL: 'd@example.org', GIT_COMMITTER_NAME: 'd', GIT_COMMITTER_EMAIL: 'd@example.org' } });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'old');
-  const commit = git('rev-parse', 'HEAD').trim();
+  const commit = await r.commit('old', {
+    'setup.py': "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n",
+    'requirements.txt': 'wsgiref==0.1.2\n',
+    'test-requirements.txt': 'pytest==2.8.7\npy==1.4.14\npytest-cov==1.6\ncoveralls\npyyaml==3.11\n',
+  });
   // A stand-in uv (no network) that cannot build wsgiref and pins every other name it is asked for.
   const uv = path.join(dir, 'uv');
   await fs.writeFile(uv, `#!/bin/sh
@@ -235,13 +232,10 @@ sed -e 's/[<>=;[ ].*//' -e 's/$/==1.0/' "$last"
 
 test('with uv: a runtime requirement that resolves with nothing leaves the era unavailable only when nothing is left', async () => {
   const dir = await tempDir('benchgym-era-env-');
-  const repo = path.join(dir, 'repo');
-  await fs.mkdir(repo);
-  await fs.writeFile(path.join(repo, 'setup.py'), "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n");
-  const git = (...args: string[]) => execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'd', GIT_AUTHOR_EMAIL: 'd@example.org', GIT_COMMITTER_NAME: 'd', GIT_COMMITTER_EMAIL: 'd@example.org' } });
-  git('init', '-q', '-b', 'main');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'old');
+  const r = new FixtureRepo(path.join(dir, 'repo'));
+  await r.init();
+  const repo = r.dir;
+  await r.commit('old', { 'setup.py': "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n" });
   // Resolves each requirement alone, never all of them together: a conflict, not a missing release.
   const uv = path.join(dir, 'uv');
   await fs.writeFile(uv, `#!/bin/sh
@@ -250,10 +244,8 @@ for a; do last="$a"; done
 [ "$(wc -l < "$last")" -gt 2 ] && { echo "error: No solution found: six>=1.0 conflicts with pytest" >&2; exit 1; }
 sed -e 's/[<>=;[ ].*//' -e 's/$/==1.0/' "$last"
 `, { mode: 0o755 });
-  await fs.writeFile(path.join(repo, 'requirements-dev.txt'), 'pytest\nmock\n');
-  git('add', '-A');
-  git('commit', '-q', '-m', 'tests');
-  const env = await new EraEnvResolver(repo, { uv, pythons: MACHINE }).envFor(git('rev-parse', 'HEAD').trim(), '2013-06-01T00:00:00Z');
+  const head = await r.commit('tests', { 'requirements-dev.txt': 'pytest\nmock\n' });
+  const env = await new EraEnvResolver(repo, { uv, pythons: MACHINE }).envFor(head, '2013-06-01T00:00:00Z');
   assert.ok('unavailable' in env, 'every requirement resolves alone, so nothing is left out, and together they conflict');
   assert.match(env.unavailable, /cannot be resolved as of 2019-03-01T00:00:00Z: .*conflicts with pytest/);
 });

@@ -20,7 +20,8 @@ export interface FixtureExpectation {
   retrieval: { target: string; deletedHelper: string; futureCopy: string };
 }
 
-class FixtureRepo {
+/** A repository grown commit by commit in a test (dated, with a fixed author). */
+export class FixtureRepo {
   private tick = 0;
   /** When set, the date of the next commits (else hours of January 2024, one per commit). */
   at?: string;

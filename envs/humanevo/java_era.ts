@@ -7,6 +7,9 @@
  * of those is a user property a `-D` overrides, so the level is raised to 8 on the command line
  * and the tree is left as the developer wrote it. A level written as a literal in the plugin's
  * configuration (`<source>1.5</source>`) cannot be overridden: that era is reported as such.
+ *
+ * A build plugin of the era can fail on JDK 17 as well. Where a well-known parent reads the
+ * plugin's version from a property, the version is raised the same way (see `PLUGIN_RAISES`).
  */
 
 /** The lowest level JDK 17's javac compiles for; older levels are raised to 8 (the oldest still current). */
@@ -30,10 +33,65 @@ function level(v: string | undefined): number {
   return m ? Number(m[1]) : Number.NaN;
 }
 
+/**
+ * Build plugins whose versions of an era fail on JDK 17, and the property a well-known parent
+ * reads each one's version from. A pom whose parent is from `since` and older than `fixedIn`, or that sets the
+ * property itself to an older version, gets `-D<property>=<version>`.
+ */
+export const PLUGIN_RAISES: readonly { parent: string; since: number; fixedIn: number; property: string; version: string; why: string }[] = [
+  {
+    // commons-parent 41-51 bind maven-bundle-plugin 3.x/4.x's `manifest` goal, whose bnd throws
+    // ConcurrentModificationException on JDK 17 (commons-lang 2019, commons-text 2018-2020).
+    parent: 'org.apache.commons:commons-parent', since: 41, fixedIn: 52, property: 'commons.felix.version', version: '5.1.8',
+    why: 'maven-bundle-plugin before 5 fails on JDK 17 (ConcurrentModificationException in bnd)',
+  },
+];
+
+/** The leading number of a version: `4.1.0` → 4, `47` → 47. */
+const major = (v: string | undefined) => Number(/^\s*(\d+)/.exec(v ?? '')?.[1] ?? Number.NaN);
+
+/** `groupId:artifactId` → version of each pom's `<parent>`. */
+function parentsOf(poms: string[]): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const pom of poms) {
+    const parent = /<parent>([\s\S]*?)<\/parent>/.exec(pom)?.[1];
+    if (!parent) continue;
+    const [g, a, v] = ['groupId', 'artifactId', 'version'].map((t) => new RegExp(`<${t}>\\s*([^<]+?)\\s*</${t}>`).exec(parent)?.[1]);
+    if (g && a && v) out.set(`${g}:${a}`, v);
+  }
+  return out;
+}
+
+/** The `-D` raises of build plugins the poms' parents (or the poms themselves) pin to versions that fail on JDK 17. */
+function pluginRaises(poms: string[]): { args: string[]; why: string[] } {
+  const parents = parentsOf(poms);
+  const all = poms.join('\n');
+  const args: string[] = [];
+  const why: string[] = [];
+  for (const r of PLUGIN_RAISES) {
+    const own = prop(all, r.property);
+    const parent = parents.get(r.parent);
+    const old = own !== undefined ? major(own) < major(r.version) : parent !== undefined && major(parent) >= r.since && major(parent) < r.fixedIn;
+    if (!old) continue;
+    args.push(`-D${r.property}=${r.version}`);
+    why.push(`${r.property} ${own ?? `of ${r.parent.split(':')[1]} ${parent}`} raised to ${r.version}: ${r.why}`);
+  }
+  return { args, why };
+}
+
 const prop = (pom: string, name: string) => new RegExp(`<${name.replace(/\./g, '\\.')}>\\s*([^<]+?)\\s*</${name.replace(/\./g, '\\.')}>`).exec(pom)?.[1];
 
-/** The compile level settings of a change's poms (path → text), and what JDK 17 needs of them. */
+/** What JDK 17 needs of a change's poms (path → text): its compile levels, then its build plugins. */
 export function javaEraOf(poms: Record<string, string>): JavaEra {
+  const levels = compileLevels(poms);
+  if (levels.unavailable) return levels;
+  const plugins = pluginRaises(Object.values(poms));
+  if (!plugins.args.length) return levels;
+  return { args: [...levels.args, ...plugins.args], from: levels.args.length ? `${levels.from}; ${plugins.why.join('; ')}` : plugins.why.join('; ') };
+}
+
+/** The compile level settings of a change's poms, and what JDK 17 needs of them. */
+function compileLevels(poms: Record<string, string>): JavaEra {
   const all = Object.values(poms).join('\n');
   const raised = new Map<string, string>();
   const why: string[] = [];

@@ -54,3 +54,24 @@ test("a test id belongs to a change's test file in the root module and in a subm
   assert.ok(!testInFiles('java', 'com.google.gson.JsonWriterTest#nested', ['gson/src/test/java/com/google/gson/JsonWriterTest.java']), 'the root module has no such class');
   assert.ok(!testInFiles('java', 'extras:com.google.gson.JsonWriterTest#nested', ['gson/src/test/java/com/google/gson/JsonWriterTest.java']));
 });
+
+test("a build plugin of the era that fails on JDK 17 is raised through its parent's version property", () => {
+  const commons = (v: string, inner = '') => pom(`<parent><groupId>org.apache.commons</groupId><artifactId>commons-parent</artifactId><version>${v}</version></parent>${inner}<properties><maven.compiler.source>1.8</maven.compiler.source></properties>`);
+  // commons-lang 2019: commons-parent 48 pins maven-bundle-plugin 4.1.0.
+  const lang = javaEraOf({ 'pom.xml': commons('48') });
+  assert.deepEqual(lang.args, ['-Dcommons.felix.version=5.1.8']);
+  assert.match(lang.from, /commons\.felix\.version of commons-parent 48 raised to 5\.1\.8: maven-bundle-plugin before 5 fails on JDK 17/);
+  // commons-parent 52 has a bundle plugin that works: nothing to raise.
+  assert.deepEqual(javaEraOf({ 'pom.xml': commons('52') }).args, []);
+  // The property set in the pom itself decides over the parent's.
+  assert.deepEqual(javaEraOf({ 'pom.xml': commons('52', '<properties><commons.felix.version>3.5.0</commons.felix.version></properties>') }).args, ['-Dcommons.felix.version=5.1.8']);
+  assert.deepEqual(javaEraOf({ 'pom.xml': commons('48', '<properties><commons.felix.version>5.1.9</commons.felix.version></properties>') }).args, []);
+  // With an old compile level too: both raises, both reasons.
+  const old = javaEraOf({ 'pom.xml': pom('<parent><groupId>org.apache.commons</groupId><artifactId>commons-parent</artifactId><version>42</version></parent><properties><maven.compiler.source>1.6</maven.compiler.source></properties>') });
+  assert.deepEqual(old.args, ['-Dmaven.compiler.source=1.8', '-Dcommons.felix.version=5.1.8']);
+  assert.match(old.from, /maven\.compiler\.source 1\.6 raised to 1\.8 for JDK 17; commons\.felix\.version of commons-parent 42/);
+  // Before 41 commons-parent did not bind the bundle plugin: nothing to raise.
+  assert.deepEqual(javaEraOf({ 'pom.xml': commons('39') }).args, []);
+  // Another parent: untouched.
+  assert.deepEqual(javaEraOf({ 'pom.xml': pom('<parent><groupId>com.fasterxml.jackson</groupId><artifactId>jackson-parent</artifactId><version>2.9</version></parent><properties><maven.compiler.source>1.8</maven.compiler.source></properties>') }).args, []);
+});

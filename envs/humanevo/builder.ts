@@ -187,6 +187,15 @@ export function scopedRunner(language: Language, runner: RunnerSpec, testFiles: 
 }
 
 /**
+ * A Java era's `-D` overrides (`java_era.ts`) on the test runs too, not only the env's build:
+ * each run compiles the tree again, and the task's runner carries them to scoring.
+ */
+export function withEraArgs(runner: RunnerSpec, env: EnvSpec): RunnerSpec {
+  if (runner.type !== 'maven' || env.kind !== 'java' || !env.args.length) return runner;
+  return { ...runner, args: [...runner.args, ...env.args.filter((a) => !runner.args.includes(a))] };
+}
+
+/**
  * pytest collecting what nose did: nose took any module whose name has `test` after a start,
  * `_`, `-` or `.` (arrow's 2013 `tests/arrow_tests.py`), pytest only `test_*.py` and
  * `*_test.py`: a nose-era change's tests would not run at all.
@@ -283,7 +292,7 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
       }
       const use = envUse(env);
       use.changes++;
-      const eraRunner = env.derivation?.runner === 'nose' ? noseRunner(runner) : runner;
+      const eraRunner = withEraArgs(env.derivation?.runner === 'nose' ? noseRunner(runner) : runner, env.spec);
       const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: env.prepared, runner: opts.testScope === 'change' ? scopedRunner(lang, eraRunner, tests) : eraRunner, reject, report, runs });
       for (const record of validated) {
         if (opts.limit !== undefined && report.validated >= opts.limit) break;

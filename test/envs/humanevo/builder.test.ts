@@ -157,9 +157,15 @@ describe('the Java fixture', () => {
     }
   });
 
-  test("--test-scope change: each change validated with its own test classes, the same tasks, and a task scored with that selection is valid", { skip: SKIP_JAVA_BUILD }, async () => {
-    const f = await buildFixture('java', { testScope: 'change' });
+  test("--test-scope change on an old era's pom: each change validated with its own test classes and the era's -D raises, the same tasks, and a task scored with them is valid", { skip: SKIP_JAVA_BUILD }, async () => {
+    // Java 1.6, which JDK 17's javac refuses: every run (the env's build, the builder's test runs, scoring) needs the raise.
+    const f = await buildFixture('java', { testScope: 'change', compileLevel: '1.6' });
     try {
+      const raise = ['-Dmaven.compiler.source=1.8', '-Dmaven.compiler.target=1.8'];
+      for (const r of f.records) {
+        assert.deepEqual(r.env.kind === 'java' ? r.env.args : [], raise, `${r.instance_id}: the env is built with the raise`);
+        assert.deepEqual(r.test_runner.type === 'maven' ? r.test_runner.args : [], raise, `${r.instance_id}: its tests run with the raise`);
+      }
       assert.deepEqual(levels(f), f.expect.tasks);
       assert.deepEqual({ ...f.report.rejected }, f.expect.rejected);
       for (const r of f.records) {

@@ -401,11 +401,20 @@ const JT_SHOUT = '    @Test\n    void shout() {\n        assertEquals("HEY!", Te
 const JT_SLUGIFY = '    @Test\n    void slugify() {\n        assertEquals("hello_world", Text.slugify("  Hello, World!  ", "_"));\n    }\n';
 const JT_TOTAL = '    @Test\n    void total() {\n        WordBag b = new WordBag();\n        b.add("a");\n        b.add("a");\n        assertEquals(2, b.total());\n    }\n';
 
-/** The Java fixture: a Maven project (the examples' pom, so its Maven cache is shared) with JUnit 5 tests. */
-export async function buildJavaFixture(dir: string): Promise<{ repo: string; expect: FixtureExpectation; commits: Record<string, string> }> {
+/**
+ * The Java fixture: a Maven project (the examples' pom, so its Maven cache is shared) with JUnit 5
+ * tests. `compileLevel` writes an older era's pom, `maven.compiler.source`/`target` instead of
+ * release 17 (`1.6`: a level JDK 17's javac refuses).
+ */
+export async function buildJavaFixture(dir: string, opts: { compileLevel?: string } = {}): Promise<{ repo: string; expect: FixtureExpectation; commits: Record<string, string> }> {
   const r = new FixtureRepo(dir);
   await r.init();
-  const pom = readFileSync(path.join(PROJECT_ROOT, 'envs/examples/tasks/java-bracket-matcher/workspace/pom.xml'), 'utf8');
+  let pom = readFileSync(path.join(PROJECT_ROOT, 'envs/examples/tasks/java-bracket-matcher/workspace/pom.xml'), 'utf8');
+  if (opts.compileLevel) {
+    const level = `<maven.compiler.source>${opts.compileLevel}</maven.compiler.source>\n    <maven.compiler.target>${opts.compileLevel}</maven.compiler.target>`;
+    pom = pom.replace(/<maven\.compiler\.release>17<\/maven\.compiler\.release>/, level);
+    if (!pom.includes(level)) throw new Error("the examples' pom no longer sets maven.compiler.release 17");
+  }
   const commits: Record<string, string> = {};
   commits.initial = await r.commit('Initial project', {
     'pom.xml': pom,

@@ -23,10 +23,10 @@ export interface BuiltFixture {
  * sandboxes (venvs and the Maven repository from the shared test cache). Materialised
  * workspaces go to a folder of their own, removed by cleanup().
  */
-export async function buildFixture(language: 'python' | 'java', opts: Partial<Pick<BuildOptions, 'limit' | 'to' | 'testScope'>> = {}): Promise<BuiltFixture> {
+export async function buildFixture(language: 'python' | 'java', { compileLevel, ...opts }: Partial<Pick<BuildOptions, 'limit' | 'to' | 'testScope'>> & { compileLevel?: string } = {}): Promise<BuiltFixture> {
   const dir = await tempDir('benchgym-humanevo-');
   process.env.BENCHGYM_HUMANEVO_CACHE = path.join(dir, 'workspaces');
-  const fixture = language === 'python' ? await buildPythonFixture(path.join(dir, 'repo')) : await buildJavaFixture(path.join(dir, 'repo'));
+  const fixture = language === 'python' ? await buildPythonFixture(path.join(dir, 'repo')) : await buildJavaFixture(path.join(dir, 'repo'), { compileLevel });
   const sandboxes = new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), cacheDir: TEST_CACHE_DIR });
   const records: BuiltTaskRecord[] = [];
   let report: BuildReport;

@@ -107,7 +107,9 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
   const sandboxes = new LocalSandboxFactory({ baseDir, isolation: isolation as 'auto', cacheDir: path.resolve(values['cache-dir'] ?? process.env.BENCHGYM_CACHE ?? dataDir) });
   const stop = new AbortController();
   const onSignal = () => stop.abort();
-  process.on('SIGINT', onSignal);
+  // Stopped (Ctrl-C, or a supervisor's SIGTERM), the change being walked is dropped, the journal
+  // stays whole and the sandboxes are closed: --resume goes on from there.
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, onSignal);
   const log = (m: string) => process.stderr.write(`${m}\n`);
   try {
     if (many) {
@@ -138,7 +140,7 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
     process.stdout.write(values.json ? JSON.stringify({ ...report, out }, null, 2) + '\n' : singleSummary(report) + `${out}\n`);
     return report.validated > 0 ? 0 : 1;
   } finally {
-    process.off('SIGINT', onSignal);
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.off(sig, onSignal);
     await sandboxes.close();
     await fs.rm(baseDir, { recursive: true, force: true });
   }

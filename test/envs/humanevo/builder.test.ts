@@ -81,6 +81,24 @@ describe('build-tasks on the Python fixture', () => {
     assert.equal(JSON.parse(lines[0]!).target.qualname, 'slugify');
   });
 
+  test('SIGTERM stops a build as Ctrl-C does: the change being walked is dropped, the journal stays whole, --resume finishes it', async () => {
+    const out = path.join(await tempDir(), 'tasks.jsonl');
+    const journal = `${out}.progress.jsonl`;
+    const build = (...extra: string[]) => main(['build-tasks', '--repo', f.repo, '--language', 'python', '--out', out, '--cache-dir', TEST_CACHE_DIR, ...extra], BUILTINS);
+    const running = build();
+    const walked = async () => (await fs.readFile(journal, 'utf8').catch(() => '')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { commit: string });
+    while (!(await walked()).length) await new Promise((r) => setTimeout(r, 50));
+    process.emit('SIGTERM');
+    assert.notEqual(await running, 0, 'a stopped build does not report success');
+    const before = await walked();
+    assert.ok(before.length < (await listChanges(f.repo)).length, `stopped before the end (${before.length} changes walked)`);
+    assert.equal(await build('--resume'), 0);
+    const after = await walked();
+    assert.deepEqual(after.slice(0, before.length), before, 'the journal went on from where it stopped');
+    const names = (await fs.readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l).target.qualname as string);
+    assert.deepEqual(names.sort(), Object.keys(f.expect.tasks).sort());
+  });
+
   test('--resume goes on where a stopped build ended: walked changes are not walked again, a torn journal line and its orphan task are dropped', async () => {
     const out = path.join(await tempDir(), 'tasks.jsonl');
     const journal = `${out}.progress.jsonl`;

@@ -33,6 +33,9 @@ function level(v: string | undefined): number {
   return m ? Number(m[1]) : Number.NaN;
 }
 
+/** The value of `<name>` in a pom's text (a property, or a field of a block). */
+const prop = (pom: string, name: string) => new RegExp(`<${name.replace(/\./g, '\\.')}>\\s*([^<]+?)\\s*</${name.replace(/\./g, '\\.')}>`).exec(pom)?.[1];
+
 /**
  * Build plugins whose versions of an era fail on JDK 17, and the property a well-known parent
  * reads each one's version from. A pom whose parent is from `since` and older than `fixedIn`, or that sets the
@@ -56,7 +59,7 @@ function parentsOf(poms: string[]): Map<string, string> {
   for (const pom of poms) {
     const parent = /<parent>([\s\S]*?)<\/parent>/.exec(pom)?.[1];
     if (!parent) continue;
-    const [g, a, v] = ['groupId', 'artifactId', 'version'].map((t) => new RegExp(`<${t}>\\s*([^<]+?)\\s*</${t}>`).exec(parent)?.[1]);
+    const [g, a, v] = ['groupId', 'artifactId', 'version'].map((t) => prop(parent, t));
     if (g && a && v) out.set(`${g}:${a}`, v);
   }
   return out;
@@ -78,8 +81,6 @@ function pluginRaises(poms: string[]): { args: string[]; why: string[] } {
   }
   return { args, why };
 }
-
-const prop = (pom: string, name: string) => new RegExp(`<${name.replace(/\./g, '\\.')}>\\s*([^<]+?)\\s*</${name.replace(/\./g, '\\.')}>`).exec(pom)?.[1];
 
 /** What JDK 17 needs of a change's poms (path → text): its compile levels, then its build plugins. */
 export function javaEraOf(poms: Record<string, string>): JavaEra {

@@ -120,8 +120,11 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
   test('the leftover sweep sees through a process name with ") " in it', { timeout: 60_000 }, async () => {
     const sb = await fresh();
     // A leftover whose name would shift the fields of /proc/N/stat for a naive reader.
-    await sb.exec(`cp /bin/sleep '/tmp/x) 1 y'; (setsid env -i '/tmp/x) 1 y' 779 >/dev/null 2>&1 &); true`);
+    // The command waits until env has become it, so the sweep after it reads the new name.
+    await sb.exec(`cp /bin/sleep '/tmp/x) 1 y'; (setsid env -i '/tmp/x) 1 y' 779 >/dev/null 2>&1 &); until ps -eo args | grep -q '^/tmp/x) 1 y 779'; do sleep 0.05; done`);
     assert.equal((await sb.exec("ps -eo args | grep -c '^/tmp/x) 1 y 779' || true")).stdout.trim(), '0');
+    // The pod's main process was not taken for the leftover: the sandbox still runs commands.
+    assert.equal((await sb.exec('echo alive')).stdout, 'alive\n');
   });
 
   test('20 concurrent commands on one pod, each with its own output', { timeout: 120_000 }, async () => {

@@ -316,7 +316,10 @@ export class KubernetesSandbox implements Sandbox {
     let status: Parameters<typeof exitCodeOf>[0];
     let ws;
     try {
-      ws = await new Exec(this.ref.kc).exec(this.ref.namespace, this.ref.pod, CONTAINER, ['env', ...vars, 'sh', '-c', `${fileCapOf(this.ref)}cd ${WORKDIR} && exec bash --norc -i`], out, null, stdin, true, (s) => (status = s));
+      // The kubelet applies the client's first size asynchronously (its channel is not ordered with
+      // stdin's): the terminal is sized here first, so the shell's first command already sees it.
+      const size = `stty rows ${Math.trunc(opts.rows)} cols ${Math.trunc(opts.cols)} 2>/dev/null; `;
+      ws = await new Exec(this.ref.kc).exec(this.ref.namespace, this.ref.pod, CONTAINER, ['env', ...vars, 'sh', '-c', `${fileCapOf(this.ref)}${size}cd ${WORKDIR} && exec bash --norc -i`], out, null, stdin, true, (s) => (status = s));
     } catch (err) {
       untrack();
       await this.assertAlive();

@@ -104,8 +104,21 @@ async function locateModules(sandbox: Sandbox, runner: RunnerSpec, log: string[]
 /** The sandbox's memory limit killed the test run (Maven, or its Surefire fork): the note says which limit, and what the log showed of it. */
 function memoryLimitNote(task: Task, run: TestRun): string {
   const limit = task.resources.memoryMb ? `the task asks for ${task.resources.memoryMb} MiB; the sandbox had max(that, the server's limit)` : "the server's default limit";
-  const tail = run.log.split('\n').filter((l) => /Killed|terminated without|exit code 137|OutOfMemory|memory limit/i.test(l)).slice(-3).join(' | ');
+  const tail = killLines(run.log);
   return `${OOM_KILLED_NOTE}: the test run was killed by the sandbox's memory limit (${limit}; exit ${run.exec.exitCode})${tail ? `: ${tail}` : ''}`;
+}
+
+/**
+ * The last lines of a log that tell of a kill, each clipped: the shell's "Killed" line repeats
+ * the whole command, which for a run of 2,700 listed classes is 100 KB a verdict should not carry.
+ */
+export function killLines(log: string, max = 240): string {
+  return log
+    .split('\n')
+    .filter((l) => /Killed|terminated without|exit code 137|OutOfMemory|memory limit/i.test(l))
+    .slice(-3)
+    .map((l) => (l.length > max ? `${l.slice(0, max)}… (${l.length - max} more characters)` : l))
+    .join(' | ');
 }
 
 /** A shell command in the scoring sandbox, with the scoring's signal. */

@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { covers, decideSwebench, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
 import { datasetFiles } from '../../../envs/swebench/index.ts';
 import { diffFiles } from '../../../envs/swebench/patches.ts';
+import { killLines } from '../../../envs/swebench/scorer.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from '../../../envs/swebench/tamper.ts';
 import { gradleCommand, mavenCommand, type TestRun } from '../../../src/scoring/runners.ts';
 import { parseJavaTestId } from '../../../src/tasks/java_tests.ts';
@@ -74,6 +75,17 @@ describe('swe-bench-java: the adapter', () => {
 });
 
 describe('swe-bench-java: the scorer\'s parts', () => {
+  test("killLines: the last three kill lines of a run's log, a shell's whole-command line clipped", () => {
+    const command = `mvn -o test '-Dtest=${Array.from({ length: 2700 }, (_, i) => `com.acme.T${i}`).join(',')}'`;
+    const killed = `/bin/bash: line 1:   101 Killed                  ${command}`;
+    const log = ['[INFO] Building core', 'Tests run: 3', killed, 'BUILD FAILURE'].join('\n');
+    const quoted = killLines(log);
+    assert.ok(quoted.length < 400, `${quoted.length} characters`);
+    assert.match(quoted, /^\/bin\/bash: line 1: +101 Killed +mvn -o test '-Dtest=com\.acme\.T0,/);
+    assert.match(quoted, new RegExp(`… \\(${killed.length - 240} more characters\\)$`));
+    assert.equal(killLines('a\nThe forked VM terminated without saying goodbye\nb\nexit code 137'), 'The forked VM terminated without saying goodbye | exit code 137');
+    assert.equal(killLines('nothing of the kind'), '');
+  });
   test('diffFiles: modified, added, deleted, renamed; git and plain headers', () => {
     const patch = [
       'diff --git a/a/M.java b/a/M.java', 'index 1..2 100644', '--- a/a/M.java', '+++ b/a/M.java', '@@ -1 +1 @@', '-x', '+y',

@@ -7,6 +7,8 @@ export interface Confinement {
   user?: { uid: number; gid: number };
   /** The cgroup bounds its pids (then RLIMIT_NPROC, shared by every process of the uid, is not set). */
   pidsBounded?: boolean;
+  /** The cgroup's memory limit, when it bounds memory (told to JVMs: jvm_memory.ts). */
+  memoryBytes?: number;
   /** The sentence for Sandbox.isolation on processes and limits. */
   describe: string;
 }

@@ -137,7 +137,7 @@ export class LocalSandboxFactory implements SandboxFactory {
     if (!this.cgroups) return { user, describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)` };
     const limits = { pids: l.pids, memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes), oomGroup: !executor };
     const cgroup = await this.cgroups.createSandbox(id, limits);
-    return { cgroup, user, pidsBounded: this.cgroups.limitsPids, describe: `${who}; ${this.cgroups.describe(limits)}` };
+    return { cgroup, user, pidsBounded: this.cgroups.limitsPids, ...(this.cgroups.limitsMemory ? { memoryBytes: limits.memoryBytes } : {}), describe: `${who}; ${this.cgroups.describe(limits)}` };
   }
 
   /** A new sandbox seeded with another's workspace, its baseline copied beside it. */

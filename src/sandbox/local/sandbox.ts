@@ -19,6 +19,7 @@ import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_I
 import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
 import type { Confinement } from './confinement.ts';
 import type { LocalLimits } from './limits.ts';
+import { jvmMemoryVars } from './jvm_memory.ts';
 import { OOM_NOTE, type MemoryLimitMark } from '../memory_limit.ts';
 import { EXECUTOR_MARKER, executorStartFailed, LocalExecutor, placeExecutorBinary } from './executor.ts';
 
@@ -109,6 +110,7 @@ export class LocalSandbox implements Sandbox {
       PYTHONDONTWRITEBYTECODE: '1',
       PYTHONUNBUFFERED: '1',
       ...env.vars,
+      ...jvmMemoryVars(env.vars, this.confinement.memoryBytes),
       ...extra,
       BENCHGYM_SANDBOX: this.id,
     };

@@ -190,6 +190,14 @@ for (const id of ['fasterxml__jackson-dataformat-xml-531', 'fasterxml__jackson-d
   };
 }
 
+// fastjson2-1245's DubboTest6#testEnumSet (its FAIL_TO_PASS) reads EnumSet.elementType by
+// reflection: JDK 17 refuses it (InaccessibleObjectException) even with the gold fix, where
+// Multi-SWE-bench's JDK 8 allowed it. The core module's Surefire sets no argLine of its own.
+INSTANCE_SPECS['alibaba__fastjson2-1245'] = {
+  args: ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED'],
+  note: 'java.util opened to the test fork (--add-opens; JDK 8, the harness\'s, allowed this access)',
+};
+
 // jackson-core of 2014-2017 compiles for Java 6 (`javac.src.version` / `javac.target.version`
 // of jackson-parent 2.5 and of the 2017 pom), which JDK 17's javac refuses: raised to 7.
 for (const id of ['fasterxml__jackson-core-174', 'fasterxml__jackson-core-183', 'fasterxml__jackson-core-370']) {

@@ -48,6 +48,10 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
     }
     // fastjson2: Maven itself was killed at 2 GiB.
     assert.equal(specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-82').memoryMb, 6144);
+    // fastjson2-1245: its FAIL_TO_PASS reads EnumSet.elementType by reflection (JDK 8's harness allowed it); only that instance.
+    assert.deepEqual((specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-1245') as { args?: string[] }).args, ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED']);
+    assert.equal(specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-1245').memoryMb, 6144);
+    assert.deepEqual((specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-82') as { args?: string[] }).args, []);
     // gson's instance note still adds to its repository's.
     assert.match(String(specFor('google/gson', '', 'google__gson-1555').note), /^JDK 11 in SWE-bench-java.*; the pom hard-codes/);
   });

@@ -180,23 +180,17 @@ for (const [id, [snapshot, release]] of Object.entries(JACKSON_SNAPSHOT_PARENTS)
   };
 }
 
-// dataformat-xml-531's and -544's ListAsObjectTest binds a LinkedList by its fields: JDK 17 refuses
-// the reflective access JDK 11 (the harness's) allowed with a warning; opened to the tests' fork.
-for (const id of ['fasterxml__jackson-dataformat-xml-531', 'fasterxml__jackson-dataformat-xml-544']) {
+// Reflective access into java.util that the harness's JDK allowed (11: with a warning; 8:
+// freely) and JDK 17 refuses, opened to the test fork (the Surefire configs set no argLine):
+// dataformat-xml-531's and -544's ListAsObjectTest binds a LinkedList by its fields;
+// fastjson2-1245's DubboTest6#testEnumSet (its FAIL_TO_PASS) reads EnumSet.elementType.
+for (const [id, jdk] of [['fasterxml__jackson-dataformat-xml-531', '11'], ['fasterxml__jackson-dataformat-xml-544', '11'], ['alibaba__fastjson2-1245', '8']] as const) {
   INSTANCE_SPECS[id] = {
     ...INSTANCE_SPECS[id],
     args: ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED'],
-    note: [INSTANCE_SPECS[id]?.note, 'java.util opened to the test fork (--add-opens; JDK 11 allowed this access)'].filter(Boolean).join('; '),
+    note: [INSTANCE_SPECS[id]?.note, `java.util opened to the test fork (--add-opens; JDK ${jdk}, the harness's, allowed this access)`].filter(Boolean).join('; '),
   };
 }
-
-// fastjson2-1245's DubboTest6#testEnumSet (its FAIL_TO_PASS) reads EnumSet.elementType by
-// reflection: JDK 17 refuses it (InaccessibleObjectException) even with the gold fix, where
-// Multi-SWE-bench's JDK 8 allowed it. The core module's Surefire sets no argLine of its own.
-INSTANCE_SPECS['alibaba__fastjson2-1245'] = {
-  args: ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED'],
-  note: 'java.util opened to the test fork (--add-opens; JDK 8, the harness\'s, allowed this access)',
-};
 
 // jackson-core of 2014-2017 compiles for Java 6 (`javac.src.version` / `javac.target.version`
 // of jackson-parent 2.5 and of the 2017 pom), which JDK 17's javac refuses: raised to 7.

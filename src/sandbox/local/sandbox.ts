@@ -47,6 +47,9 @@ export class LocalSandbox implements Sandbox {
   /** That sweep, while it runs: no command starts meanwhile (it would be taken for a leftover). */
   private sweeping?: Promise<void>;
 
+  /** The env's variables, with what the sandbox's limits add to them (jvm_memory.ts): fixed for its life. */
+  private readonly envVars: Record<string, string>;
+
   constructor(
     readonly id: string,
     private readonly dir: string,
@@ -62,6 +65,7 @@ export class LocalSandbox implements Sandbox {
   ) {
     this.root = path.join(dir, 'workspace');
     this.files = new WorkspaceFiles(this.root, confinement.user);
+    this.envVars = { ...create.env?.vars, ...jvmMemoryVars(create.env?.vars, confinement.memoryBytes) };
     this.workdir = this.root;
     this.isolation = `${
       bwrap
@@ -109,8 +113,7 @@ export class LocalSandbox implements Sandbox {
       TERM: 'dumb',
       PYTHONDONTWRITEBYTECODE: '1',
       PYTHONUNBUFFERED: '1',
-      ...env.vars,
-      ...jvmMemoryVars(env.vars, this.confinement.memoryBytes),
+      ...this.envVars,
       ...extra,
       BENCHGYM_SANDBOX: this.id,
     };

@@ -25,6 +25,8 @@ export interface DockerSandboxOptions {
   limits?: Partial<DockerLimits>;
   /** Started containers kept ready per hot image. */
   poolSize?: number;
+  /** How long a pooled container may wait unused before it is removed (default 10 min). */
+  poolIdleMs?: number;
   /** Containers of ours alive at once (episodes, scorers, pool); more wait, then fail with CAPACITY. */
   maxContainers?: number;
   /** How long a request waits for a container slot before CAPACITY. */
@@ -59,7 +61,7 @@ export class DockerSandboxFactory implements SandboxFactory {
     this.serverId = opts.serverId ?? 'default';
     this.limits = { ...DEFAULT_DOCKER_LIMITS, ...opts.limits };
     this.images = new ImageBuilder(this.docker, opts.images);
-    this.pool = new WarmPool(opts.poolSize ?? 0, (image) => this.startContainer(image, { 'benchgym.pool': 'true' }), (c) => this.removeContainer(c.container, c.volume, c.executor));
+    this.pool = new WarmPool(opts.poolSize ?? 0, (image) => this.startContainer(image, { 'benchgym.pool': 'true' }), (c) => this.removeContainer(c.container, c.volume, c.executor), opts.poolIdleMs);
     this.capacity = new ContainerCapacity(opts.maxContainers ?? 32, opts.capacityWaitMs ?? 30_000, this.pool);
   }
 
@@ -92,7 +94,8 @@ export class DockerSandboxFactory implements SandboxFactory {
       const memory = Math.max(create.env?.memoryBytes ?? 0, this.limits.memoryBytes);
       const started = (memory === this.limits.memoryBytes ? this.pool.take(image) : undefined) ?? (await this.startContainer(image, create.labels ?? {}, memory));
       const sandbox = this.wrap(started, image, create);
-      this.pool.refill(image);
+      // Only what the pool could hand out is refilled: a task of its own memory never takes from it.
+      if (memory === this.limits.memoryBytes) this.pool.refill(image);
       return sandbox;
     } catch (err) {
       this.capacity.release();
@@ -215,8 +218,8 @@ export class DockerSandboxFactory implements SandboxFactory {
   }
 
   /** Containers in use and ready in the pool (for health checks, tests and benchmarks). */
-  stats(): { live: number; pooled: number; slotsInUse: number } {
-    return { live: this.live.size, pooled: this.pool.size, slotsInUse: this.capacity.slotsInUse };
+  stats(): { live: number; pooled: number; refilling: number; slotsInUse: number } {
+    return { live: this.live.size, pooled: this.pool.size, refilling: this.pool.refilling, slotsInUse: this.capacity.slotsInUse };
   }
 
   /** Fills the pool for an image now (warm-up before a run). */

@@ -47,6 +47,8 @@ export interface KubernetesSandboxOptions {
   loadImage?: (image: string) => Promise<void>;
   /** Started pods kept ready per hot image (workspace laid out, executor up); default 0. */
   poolSize?: number;
+  /** How long a pooled pod may wait unused before it is removed (default 10 min). */
+  poolIdleMs?: number;
   /**
    * 'auto' (default): the host-built in-sandbox executor is copied into each pod and started
    * with one long-lived exec that carries every command and file operation; when it cannot be
@@ -105,7 +107,7 @@ export class KubernetesSandboxFactory implements SandboxFactory {
     this.limits = { ...DEFAULT_KUBERNETES_LIMITS, ...opts.limits };
     this.docker = opts.docker ?? dockerClient();
     this.images = new ImageBuilder(this.docker, opts.images);
-    this.pool = new WarmPool<PooledPod>(opts.poolSize ?? 0, (image) => this.startPod(image, { 'benchgym.pool': 'true' }), (p) => this.removePod(p));
+    this.pool = new WarmPool<PooledPod>(opts.poolSize ?? 0, (image) => this.startPod(image, { 'benchgym.pool': 'true' }), (p) => this.removePod(p), opts.poolIdleMs);
     // The gate reads only the pool's size and evicts from it: any pool's items will do.
     this.capacity = new ContainerCapacity(opts.maxPods ?? 32, opts.capacityWaitMs ?? 30_000, this.pool as unknown as WarmPool);
   }
@@ -214,7 +216,8 @@ export class KubernetesSandboxFactory implements SandboxFactory {
         watched: () => this.watching,
       }, this.opts.runtimeClassName, started.executor ?? null);
       this.live.add(sandbox);
-      void this.pool.refill(image);
+      // Only what the pool could hand out is refilled: a task of its own memory never takes from it.
+      if (memory === this.limits.memoryBytes) void this.pool.refill(image);
       return sandbox;
     } catch (err) {
       this.capacity.release();
@@ -309,8 +312,8 @@ export class KubernetesSandboxFactory implements SandboxFactory {
   }
 
   /** Pods in use and ready in the pool (for health checks, tests and benchmarks). */
-  stats(): { live: number; pooled: number; slotsInUse: number } {
-    return { live: this.live.size, pooled: this.pool.size, slotsInUse: this.capacity.slotsInUse };
+  stats(): { live: number; pooled: number; refilling: number; slotsInUse: number } {
+    return { live: this.live.size, pooled: this.pool.size, refilling: this.pool.refilling, slotsInUse: this.capacity.slotsInUse };
   }
 
   /** Fills the pool for an image now (warm-up before a run). */

@@ -8,6 +8,7 @@ import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { seedOf } from '../../../src/tasks/seed.ts';
 import { dockerSkipReason } from './skip.ts';
 import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
+import { WarmPool, type Pooled } from '../../../src/sandbox/docker/pool.ts';
 
 async function exampleTask(id: string) {
   const registry = new SuiteRegistry(BUILTIN_SUITES);
@@ -61,6 +62,9 @@ test('a task that needs more memory gets a container of its own with that much; 
     const bigEnv = await factory.prepare(big);
     assert.equal(bigEnv.memoryBytes, 3072 * 1024 ** 2);
     const plainEnv = await factory.prepare(plain);
+    const first = await factory.create({ seed: seedOf(big), env: sandboxEnv(bigEnv) });
+    assert.deepEqual([factory.stats().pooled, factory.stats().refilling], [0, 0], 'no container is started for a pool this task could never take from');
+    await first.destroy();
     await factory.warm(plainEnv.image!);
     const a = (await factory.create({ seed: seedOf(big), env: sandboxEnv(bigEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
     assert.equal((await a.container.inspect()).HostConfig.Memory, 3072 * 1024 ** 2);
@@ -72,4 +76,28 @@ test('a task that needs more memory gets a container of its own with that much; 
   } finally {
     await factory.close();
   }
+});
+
+test('a pooled container unused for idleMs is removed; a fresh one, or one a refill is adding, stays', async () => {
+  const removed: string[] = [];
+  let n = 0;
+  const pool = new WarmPool<Pooled & { name: string }>(2, async (image) => ({ name: `${image}-${++n}` }), async (c) => void removed.push(c.name), 60_000);
+  try {
+    await pool.warm('a');
+    assert.equal(pool.size, 2);
+    assert.equal(await pool.sweep(Date.now() + 59_000), 0, 'younger than idleMs: kept');
+    assert.equal(await pool.sweep(Date.now() + 61_000), 2);
+    assert.deepEqual(removed.sort(), ['a-1', 'a-2']);
+    assert.equal(pool.size, 0);
+    assert.equal(pool.take('a'), undefined, 'nothing stale is handed out');
+    // A refill still running when the sweep comes keeps adding to the same list.
+    const adding = pool.refill('b');
+    await pool.sweep(Date.now() + 61_000);
+    await adding;
+    assert.equal(pool.size, 2, 'the refill that was under way filled the pool');
+    assert.ok(pool.take('b'));
+  } finally {
+    await pool.close();
+  }
+  assert.equal(pool.size, 0);
 });

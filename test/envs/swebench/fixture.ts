@@ -260,6 +260,10 @@ export async function buildSwebenchFixture(root: string, opts: { reposDir?: stri
     'core/src/test/java/com/acme/core/CalcTest.java': CALC_TEST,
     '.gitignore': 'target/\n',
   });
+  // An executable and a symlink: a start state must give both back as git has them.
+  await fs.mkdir(path.join(origin, 'bin'), { recursive: true });
+  await fs.writeFile(path.join(origin, 'bin', 'check.sh'), '#!/bin/sh\necho checked\n', { mode: 0o755 });
+  await fs.symlink('check.sh', path.join(origin, 'bin', 'check'));
   await commit('init: calc');
   await write({
     'core/src/main/java/com/acme/core/Words.java': WORDS_BUGGY,

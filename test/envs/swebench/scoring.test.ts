@@ -147,6 +147,9 @@ describe('swe-bench-java: scoring the fixture instance', () => {
       // The episode container's repository has no future either.
       const started = await gym.callTool('start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId }, testContext());
       const id = (started.data as { episodeId: string }).episodeId;
+      // The start state is git's: the executable runs, the symlink is one, nothing differs from HEAD.
+      const state = await gym.callTool('run_command', { command: 'bin/check && test -L bin/check && git status --porcelain && echo clean' }, testContext(), id);
+      assert.equal(String((state.data as { stdout: string }).stdout).trim(), 'checked\nclean', JSON.stringify(state.data));
       const baseHistory = (await git(['log', '--format=%H', fx.base], { cwd: fx.origin })).trim().split('\n');
       assertNoFutureVisible(await historyInEpisode(gym, id), fx, baseHistory);
       await gym.callTool('end_episode', {}, testContext(), id);

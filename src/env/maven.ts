@@ -3,7 +3,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GymError } from '../errors.ts';
-import { javaTestExists, MAX_SELECTION_CHARS, mavenTestSelection, qualifyJavaTests } from '../tasks/java_tests.ts';
+import { javaTestExists, MAX_SELECTION_CHARS, mavenTestSelection, parseJavaTestId, qualifyJavaTests } from '../tasks/java_tests.ts';
 import type { JavaEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
@@ -139,7 +139,8 @@ async function surefireReportsUnder(dir: string): Promise<boolean> {
 
 /**
  * The Maven arguments that run only the env's warm-up tests (`JavaEnvSpec.warmTests`), or none
- * (the whole suite) when there are none or their `-Dtest` would be too long for one argument.
+ * (the whole suite) when there are none. When their `-Dtest` would be too long for one argument,
+ * the first test of each of their modules, with the same `-pl` (none left short enough: none).
  * With the project's test sources (`javaTestSources`): only the tests whose class is there (the
  * others are new in a test patch; none left: the whole suite), each with its module when it
  * names its class alone (`qualifyJavaTests`), so a multi-module project builds those modules.
@@ -147,8 +148,18 @@ async function surefireReportsUnder(dir: string): Promise<boolean> {
 export function warmSelection(tests: readonly string[] | undefined, testSources?: readonly string[]): string[] {
   let chosen = [...(tests ?? [])];
   if (testSources) chosen = qualifyJavaTests(chosen.filter((t) => javaTestExists(t, testSources)), testSources);
+  const tooLong = (selection: string[]) => selection.some((a) => a.length > MAX_SELECTION_CHARS);
   const selection = mavenTestSelection(chosen);
-  return selection.some((a) => a.length > MAX_SELECTION_CHARS) ? [] : selection;
+  if (!tooLong(selection)) return selection;
+  // Too long for one argument (fastjson2's 2,700 classes): one test of each module warms the same
+  // build (the same modules built, Surefire's provider resolved in each), not the whole suite.
+  const perModule = new Map<string, string>();
+  for (const id of chosen) {
+    const module = parseJavaTestId(id).module ?? '';
+    if (!perModule.has(module)) perModule.set(module, id);
+  }
+  const few = mavenTestSelection([...perModule.values()]);
+  return tooLong(few) ? [] : few;
 }
 
 /** The first compiler errors of a Maven log, for ENV_BUILD_FAILED messages. */

@@ -34,13 +34,22 @@ const run = (cmd: string, args: string[], cwd: string) =>
   new Promise<{ code: number; out: string }>((resolve) => execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (err, out, errOut) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${out}${errOut}` })));
 const haveMaven = (await run('sh', ['-c', 'command -v mvn && command -v javac'], '/')).code === 0;
 
-test('warmSelection: the selection of the tests, none for no tests or for one argument too long', () => {
+test('warmSelection: the selection of the tests, none for no tests; one test per module for one argument too long', () => {
   assert.deepEqual(warmSelection(['org.acme.ATest#adds']), ['-Dtest=org.acme.ATest#adds', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false']);
   assert.deepEqual(warmSelection(['core:a.T', 'core:b.U']), ['-pl', 'core', '-am', '-Dtest=a.T,b.U', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false']);
   assert.deepEqual(warmSelection(undefined), []);
   assert.deepEqual(warmSelection([]), []);
   const many = Array.from({ length: 3000 }, (_, i) => `com.example.some.pkg.GeneratedTestClassNumber${i}Test`);
-  assert.deepEqual(warmSelection(many), [], 'a -Dtest of ~150 KB: the whole suite instead');
+  assert.deepEqual(warmSelection(many), ['-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'], 'a -Dtest of ~150 KB: one test of the (root) module');
+  const modules = ['core', 'extension', 'codegen'];
+  const spread = Array.from({ length: 3000 }, (_, i) => `${modules[i % 3]}:com.example.some.pkg.GeneratedTestClassNumber${i}Test`);
+  assert.deepEqual(
+    warmSelection(spread),
+    ['-pl', 'core,extension,codegen', '-am', '-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test,com.example.some.pkg.GeneratedTestClassNumber1Test,com.example.some.pkg.GeneratedTestClassNumber2Test', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
+    'the same modules built, one test of each run',
+  );
+  const longNames = Array.from({ length: 3000 }, (_, i) => `m${i}:${'x'.repeat(30)}.T${i}`);
+  assert.deepEqual(warmSelection(longNames), [], 'one per module still too long: the whole suite');
 });
 
 describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole suite', { skip: haveMaven ? false : 'mvn and javac are not installed' }, () => {

@@ -13,7 +13,7 @@ import { readBinaryTree, setupFailure, setupInput, setupKey, SETUP_UNAVAILABLE_M
 import type { PreparedEnv } from './types.ts';
 import { imageUnavailable } from './index.ts';
 import { classifyGradleLog, gradleImagePart } from './gradle.ts';
-import { MAVEN_RESOLUTION_ERROR, warmSelection } from './maven.ts';
+import { MAVEN_RESOLUTION_ERROR, WARM_LIMIT_MS, warmSelection } from './maven.ts';
 import { buildFiles, gitStartState, javaTestSources } from './workspace.ts';
 import { git } from '../repo/index.ts';
 import os from 'node:os';
@@ -34,6 +34,12 @@ const IMAGE_FORMAT = 3;
 const WORKSPACE = '/workspace';
 /** Where an instance image keeps the task's start state; containers copy it into /workspace. */
 export const START_STATE = '/opt/benchgym/start';
+
+/**
+ * An env image's warm-up build stops at the warm-up limit (a test that never ends must not hold the
+ * build): coreutils' timeout signals its whole process group, forked test JVMs included.
+ */
+const WARM_TIMEOUT = `timeout -k 30 ${WARM_LIMIT_MS / 1000}`;
 
 export interface ImageBuilderOptions {
   /** Refuse a task whose Python version has no base image instead of using the nearest one. */
@@ -179,10 +185,10 @@ export class ImageBuilder {
       const warm = gradle ? [] : warmSelection(task.env.warmTests, task.env.warmTests?.length ? await javaTestSources(dir) : undefined);
       const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...(warm.length ? { warm } : {}) })}`;
       const args = task.env.args.map(shellQuote).join(' ');
-      const mvn = (extra: string[], to: '>' | '>>') => `(mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...extra.map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
+      const mvn = (extra: string[], to: '>' | '>>') => `(${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...extra.map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
       // The whole suite after all when no warm-up test ran (all new in the hidden test patch: no Surefire provider resolved).
       const run = g
-        ? `(${g.runner} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
+        ? `(${WARM_TIMEOUT} ${g.runner} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
         : warm.length
           ? `${mvn(warm, '>')} && (find . -path '*/target/surefire-reports/TEST-*.xml' | grep -q . || ${mvn([], '>>')})`
           : mvn([], '>');
@@ -220,7 +226,7 @@ export class ImageBuilder {
         ...trust.lines,
         'COPY seed/ /tmp/envbuild/',
         // Failing tests are expected (the start state); unresolvable dependencies fail the build.
-        'RUN cd /tmp/envbuild && (mvn -B -Dmaven.test.failure.ignore=true --fail-never test > /tmp/envbuild.log 2>&1; true) \\',
+        `RUN cd /tmp/envbuild && (${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never test > /tmp/envbuild.log 2>&1; true) \\`,
         ` && if grep -E ${shellQuote(MAVEN_RESOLUTION_ERROR)} /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\`,
         ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
       ].join('\n');

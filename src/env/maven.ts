@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -35,7 +35,11 @@ async function hostJdkMajor(): Promise<string | null> {
 export class MavenEnvBuilder {
   private readonly once = new OncePerKey<PreparedEnv>();
 
-  constructor(private readonly cacheDir: string) {}
+  /** `warmLimitMs`: how long the warm-up build may run (a test that never ends must not hold the env). */
+  constructor(
+    private readonly cacheDir: string,
+    private readonly warmLimitMs = WARM_LIMIT_MS,
+  ) {}
 
   get repository(): string {
     return path.join(this.cacheDir, 'm2');
@@ -92,11 +96,8 @@ export class MavenEnvBuilder {
       // ran (they are all new in the hidden test patch, so Surefire resolved no provider).
       const mvn = (extra: string[]) => {
         const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, ...extra, 'test'];
-        return new Promise<{ ok: boolean; log: string }>((resolve) => {
-          execFile('mvn', args, { cwd: work, timeout: 20 * 60_000, maxBuffer: 64 * 1024 * 1024, env: javaHome ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env }, (err, stdout, stderr) =>
-            resolve({ ok: !err, log: `$ mvn ${args.join(' ')}\n${stdout}${stderr}` }),
-          );
-        });
+        const env = javaHome ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env;
+        return runLimited('mvn', args, { cwd: work, env, limitMs: this.warmLimitMs }).then((r) => ({ ...r, log: `$ mvn ${args.join(' ')}\n${r.log}` }));
       };
       const absent = 'the whole suite (none of the warm-up tests exists yet)';
       let result = await mvn(warm);
@@ -105,7 +106,16 @@ export class MavenEnvBuilder {
         result = await mvn([]);
         ran = absent;
       }
-      if (!result.ok || mavenResolutionFailed(result.log)) {
+      // A test that never ends (dubbo's file-watch race) stops the warm-up at its limit: the build
+      // is resolved if its tests were compiled (Surefire resolves its provider before they run)
+      // and nothing failed to resolve; a module the build had not reached yet shows up offline.
+      if (result.timedOut) {
+        const limit = `${Math.round(this.warmLimitMs / 1000)} s`;
+        if (mavenResolutionFailed(result.log) || !(await testsCompiledUnder(work))) {
+          throw new GymError('ENV_BUILD_FAILED', `the warm-up build did not end within ${limit}, before its tests were compiled:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
+        }
+        ran += `, stopped at the warm-up's limit of ${limit} (a test did not end)`;
+      } else if (!result.ok || mavenResolutionFailed(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
       }
       // Test failures are ignored by this build; any other failed goal (javac, a plugin) means the project does not build here.
@@ -121,6 +131,63 @@ export class MavenEnvBuilder {
   }
 }
 
+/** How long an env's warm-up build may run, on either backend. */
+export const WARM_LIMIT_MS = 20 * 60_000;
+
+/** Kills a process and every descendant (Surefire forks its JVMs through `sh -c`). */
+function killTree(root: number): void {
+  execFile('ps', ['-e', '-o', 'pid=,ppid='], (err, out) => {
+    const children = new Map<number, number[]>();
+    for (const line of err ? [] : out.split('\n')) {
+      const [pid, ppid] = line.trim().split(/\s+/).map(Number);
+      if (pid && ppid) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
+    }
+    const all: number[] = [];
+    for (let queue = [root]; queue.length; ) {
+      const pid = queue.shift()!;
+      all.push(pid);
+      queue.push(...(children.get(pid) ?? []));
+    }
+    for (const pid of all) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+  });
+}
+
+/**
+ * Runs a command; at `limitMs` it is killed with its child processes (Maven's forked test JVMs),
+ * and `timedOut` says so. It stays in this process's group, so a Ctrl-C reaches it.
+ */
+function runLimited(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; limitMs: number }): Promise<{ ok: boolean; timedOut: boolean; log: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const keep = (b: Buffer) => {
+      chunks.push(b);
+      size += b.length;
+      while (size > 64 * 1024 * 1024 && chunks.length > 1) size -= chunks.shift()!.length;
+    };
+    child.stdout.on('data', keep);
+    child.stderr.on('data', keep);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      killTree(child.pid!);
+    }, opts.limitMs);
+    const done = (ok: boolean, extra = '') => {
+      clearTimeout(timer);
+      resolve({ ok: ok && !timedOut, timedOut, log: Buffer.concat(chunks).toString('utf8') + extra });
+    };
+    child.on('error', (err) => done(false, `\n${err.message}`));
+    child.on('close', (code) => done(code === 0));
+  });
+}
+
 /**
  * Maven's own words for an artifact it could not get, on its `[ERROR]` / `[FATAL]` lines only: a
  * test's failure message may say "could not resolve" too (jackson-databind's type-id tests do),
@@ -130,6 +197,12 @@ export const MAVEN_RESOLUTION_ERROR =
   '^\\[(ERROR|FATAL)\\].*(Could not resolve dependencies|Could not transfer artifact|Non-resolvable (parent|import) POM|or one of its dependencies could not be resolved|Could not find artifact|in offline mode)';
 
 export const mavenResolutionFailed = (log: string): boolean => new RegExp(MAVEN_RESOLUTION_ERROR, 'm').test(log);
+
+/** Whether a Maven build under `dir` compiled test classes (its dependencies were resolved). */
+async function testsCompiledUnder(dir: string): Promise<boolean> {
+  const entries = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  return entries.some((rel) => /(^|\/)target\/(test-classes|surefire-reports)$/.test(String(rel)));
+}
 
 /** Whether a Maven build under `dir` wrote any Surefire report (some test ran). */
 async function surefireReportsUnder(dir: string): Promise<boolean> {

@@ -93,6 +93,24 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
     const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { files });
     assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
   });
+
+  test('a warm-up test that never ends stops the build at its limit; the env is usable offline and says so', async () => {
+    const hang = path.join(root, 'hang');
+    await fs.cp(seed, hang, { recursive: true });
+    await fs.writeFile(
+      path.join(hang, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
+      'package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    Thread.sleep(Long.MAX_VALUE);\n  }\n}\n',
+    );
+    const limited = new MavenEnvBuilder(path.join(root, 'cache'), 60_000);
+    const started = Date.now();
+    const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] }), { dir: hang });
+    assert.ok(Date.now() - started < 150_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
+    assert.equal((await marker(env.key)).ran, "the warm-up tests, stopped at the warm-up's limit of 60 s (a test did not end)");
+    const work = path.join(root, 'work-hang');
+    await fs.cp(hang, work, { recursive: true });
+    const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${limited.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
+    assert.equal(r.code, 0, r.out.slice(-3000));
+  });
 });
 
 test("Maven's resolution failures are read from its own [ERROR] lines, not from a failing test's message", () => {

@@ -192,6 +192,20 @@ for (const [id, jdk] of [['fasterxml__jackson-dataformat-xml-531', '11'], ['fast
   };
 }
 
+// dubbo 2.7.9 (7041's base) predates its poms' JDK 15+ profile, which opens java.lang, java.math and
+// java.util to the test fork for javassist's ClassLoader.defineClass and PojoUtils' reflection into
+// Throwable (JDK 11, the harness's, allowed it with a warning): the same opens through the
+// `argline` property its Surefire argLine is made of, with the pom's own options kept.
+INSTANCE_SPECS['apache__dubbo-7041'] = {
+  args: [
+    '-Dcheckstyle.skip=true',
+    '-Drat.skip=true',
+    '-Djacoco.skip=true',
+    '-Dargline=-server -Xms256m -Xmx512m -Dfile.encoding=UTF-8 -Djava.net.preferIPv4Stack=true -XX:MetaspaceSize=64m -XX:MaxMetaspaceSize=128m --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.math=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED',
+  ],
+  note: "java.lang, java.math and java.util opened to the test fork (later dubbo poms' jdk15ge profile; JDK 11, the harness's, allowed this access)",
+};
+
 // jackson-core of 2014-2017 compiles for Java 6 (`javac.src.version` / `javac.target.version`
 // of jackson-parent 2.5 and of the 2017 pom), which JDK 17's javac refuses: raised to 7.
 for (const id of ['fasterxml__jackson-core-174', 'fasterxml__jackson-core-183', 'fasterxml__jackson-core-370']) {

@@ -52,6 +52,11 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
     assert.deepEqual((specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-1245') as { args?: string[] }).args, ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED']);
     assert.equal(specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-1245').memoryMb, 6144);
     assert.deepEqual((specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-82') as { args?: string[] }).args, []);
+    // dubbo-7041 (2.7.9, before the poms' jdk15ge profile): the profile's opens through the `argline` property; the repository's skips kept; the later instances as the repository.
+    const dubbo = (specFor('apache/dubbo', '', 'apache__dubbo-7041') as { args: string[] }).args;
+    assert.deepEqual(dubbo.slice(0, 3), ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true']);
+    assert.match(dubbo[3]!, /^-Dargline=-server .*-XX:MaxMetaspaceSize=128m --add-opens=java\.base\/java\.lang=ALL-UNNAMED --add-opens=java\.base\/java\.math=ALL-UNNAMED --add-opens=java\.base\/java\.util=ALL-UNNAMED$/);
+    assert.deepEqual((specFor('apache/dubbo', '', 'apache__dubbo-10638') as { args: string[] }).args, ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true']);
     // gson's instance note still adds to its repository's.
     assert.match(String(specFor('google/gson', '', 'google__gson-1555').note), /^JDK 11 in SWE-bench-java.*; the pom hard-codes/);
   });

@@ -252,13 +252,13 @@ export class ImageBuilder {
   private async gitInstance(task: Task, envImage: string, dir: string, tree: Record<string, Buffer>): Promise<Pick<PreparedEnv, 'key' | 'image' | 'path' | 'readOnlyPaths'>> {
     if (task.workspace.type !== 'git') throw new GymError('INTERNAL', 'not a git workspace');
     const envId = await this.imageId(envImage);
-    // The tar carries files only: git's empty directories are made again, and the files that
-    // differ from HEAD (modes: gradlew, mvnw; symlinks) are checked out again. Only those: a
-    // `git reset --hard` would rewrite the whole tree into a second layer (jackson-databind's
-    // 670 MB of docs twice per instance).
+    // The tar carries files only: git's empty directories are made again, and `git reset --hard`
+    // gives tracked files their modes and symlinks back, within the checkout's sparse patterns
+    // (blobs a mirror lacks stay out); its reflog entry is dropped. The copied index is refreshed
+    // first, so reset rewrites only what differs: on a stale index it would write the whole tree
+    // into a second layer (jackson-databind's 670 MB of docs twice per instance).
     const gitDirs = ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ');
-    const s = `git -C ${START_STATE}`;
-    const restore = `${s} read-tree HEAD && (${s} update-index -q --refresh; true) && ${s} diff --name-only -z | (cd ${START_STATE} && xargs -0 -r git checkout-index -f --) && rm -rf ${START_STATE}/.git/logs`;
+    const restore = `(git -C ${START_STATE} update-index -q --refresh; true) && git -C ${START_STATE} reset -q --hard && rm -rf ${START_STATE}/.git/logs`;
     const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, `RUN mkdir -p ${gitDirs} && ${restore}`, `WORKDIR ${WORKSPACE}`].join('\n');
     const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, repo: task.workspace.repo, head: await headOf(dir), dockerfile })}`;
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', tree) }, `instance of ${task.id}`, { 'benchgym.task': task.id });

@@ -65,7 +65,7 @@ export class LocalSandbox implements Sandbox {
   ) {
     this.root = path.join(dir, 'workspace');
     this.files = new WorkspaceFiles(this.root, confinement.user);
-    this.envVars = { ...create.env?.vars, ...jvmMemoryVars(create.env?.vars, confinement.memoryBytes) };
+    this.envVars = { ...create.env?.vars, ...jvmMemoryVars(create.env?.vars, confinement.memoryBytes, { namespacedCgroup: bwrap }) };
     this.workdir = this.root;
     this.isolation = `${
       bwrap

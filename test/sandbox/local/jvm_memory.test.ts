@@ -18,6 +18,17 @@ const hasJava = (() => {
 })();
 const skip = !hasJava ? 'no java on this machine' : !driver?.limitsMemory ? 'no memory cgroup here: the local sandbox has no memory limit to tell' : false;
 
+const LOAD = `import java.lang.management.ManagementFactory;
+
+public class Load {
+  public static void main(String[] args) {
+    var os = ManagementFactory.getOperatingSystemMXBean();
+    System.out.println("load " + os.getSystemLoadAverage());
+    System.out.println("processors " + os.getAvailableProcessors());
+  }
+}
+`;
+
 describe('local sandbox: a JVM is told the memory limit', () => {
   test('jvmMemoryVars: added to a Java env only, after its own options, never twice', () => {
     assert.deepEqual(jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-Xss4m' }, 6 * 1024 ** 3), { JAVA_TOOL_OPTIONS: '-Xss4m -XX:MaxRAM=6442450944' });
@@ -25,6 +36,11 @@ describe('local sandbox: a JVM is told the memory limit', () => {
     assert.deepEqual(jvmMemoryVars({ VIRTUAL_ENV: '/venv' }, 1024), {}, 'not a Java env');
     assert.deepEqual(jvmMemoryVars({ JAVA_HOME: '/jdk' }, undefined), {}, 'no limit to tell');
     assert.deepEqual(jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-XX:MaxRAM=1g' }, 1024), {}, "the env's own choice stands");
+    // Under bubblewrap (a cgroup namespace): the JVM's container support off, with or without a limit.
+    assert.deepEqual(jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-Xss4m' }, 1024, { namespacedCgroup: true }), { JAVA_TOOL_OPTIONS: '-Xss4m -XX:MaxRAM=1024 -XX:-UseContainerSupport' });
+    assert.deepEqual(jvmMemoryVars({ JAVA_HOME: '/jdk' }, undefined, { namespacedCgroup: true }), { JAVA_TOOL_OPTIONS: '-XX:-UseContainerSupport' });
+    assert.deepEqual(jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-XX:+UseContainerSupport' }, undefined, { namespacedCgroup: true }), {}, "the env's own choice stands");
+    assert.deepEqual(jvmMemoryVars({ VIRTUAL_ENV: '/venv' }, 1024, { namespacedCgroup: true }), {}, 'not a Java env');
   });
 
   describe('in a sandbox', { skip }, () => {
@@ -49,6 +65,17 @@ describe('local sandbox: a JVM is told the memory limit', () => {
 
     test("a Java env's JVM sizes its heap from the sandbox's 4 GiB (a quarter), not from the host", async () => {
       assert.equal(await maxHeap({ JAVA_TOOL_OPTIONS: '-Xss4m' }), 1024 ** 3);
+    });
+
+    test("a Java env's JVM reads the system's load (JDK 17's cgroup metrics threw under bubblewrap on cgroup v1)", async () => {
+      const sb = await factory.create({ seed: { files: { 'Load.java': LOAD } }, env: { vars: { JAVA_TOOL_OPTIONS: '-Xss4m' }, memoryBytes: 4 * 1024 ** 3 } });
+      try {
+        const r = await sb.exec('java Load.java 2>&1');
+        assert.equal(r.exitCode, 0, r.stdout);
+        assert.match(r.stdout, /^processors [1-9]\d*$/m, r.stdout);
+      } finally {
+        await sb.destroy();
+      }
     });
   });
 });

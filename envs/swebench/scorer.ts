@@ -74,6 +74,7 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
       // Said in the verdict: unresolved for a candidate (its code outgrew the task's memory), an
       // infrastructure error for validate's gold run (src/scoring/validate.ts).
       if (killedByMemoryLimit(run.exec)) notes.push(memoryLimitNote(task, run));
+      if (runner.type === 'maven' && runner.exclude?.length) notes.push(`not run here, as the spec says (${String(task.metadata.spec_note ?? 'no note')}): ${runner.exclude.join(', ')}`);
       return run;
     },
 

@@ -27,7 +27,11 @@ export function promptOf(inst: SweInstance, withHints: boolean): string {
 /** One instance as a task: the repository at its base commit, the test patch held back, its spec's env. */
 export function instanceTask(suite: string, inst: SweInstance, repos: RepoOptions = {}): Task {
   const spec = specFor(inst.repo, inst.version, inst.instanceId, repos.specs);
-  const tests = [...inst.failToPass, ...inst.passToPass.filter((t) => !inst.failToPass.includes(t))];
+  // Tests the sandboxes cannot run here leave the lists (a class listed whole keeps its other methods).
+  const notRun = spec.language === 'java' && spec.build === 'maven' ? (spec.notRunHere ?? []) : [];
+  const failToPass = inst.failToPass.filter((t) => !notRun.includes(t));
+  const passToPass = inst.passToPass.filter((t) => !notRun.includes(t));
+  const tests = [...failToPass, ...passToPass.filter((t) => !failToPass.includes(t))];
   const common = {
     id: inst.instanceId,
     suite,
@@ -58,7 +62,7 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
   };
   let input: TaskInput;
   if (spec.language === 'java') {
-    const runner = (selected: string[]) => ({ type: spec.build, tests: selected, args: spec.args });
+    const runner = (selected: string[]) => ({ type: spec.build, tests: selected, args: spec.args, ...(notRun.length ? { exclude: notRun } : {}) });
     input = {
       ...common,
       language: 'java',
@@ -68,8 +72,8 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
         visible: { runner: runner([]), timeoutMs: spec.timeoutMs },
         hidden: { runner: runner(tests), patch: inst.testPatch, timeoutMs: spec.timeoutMs },
         testFiles: spec.testFiles,
-        failToPass: inst.failToPass,
-        passToPass: inst.passToPass,
+        failToPass,
+        passToPass,
       },
     };
   } else {

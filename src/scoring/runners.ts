@@ -91,7 +91,7 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
     return { command: `python -m pytest ${args}`, exec, tests, log: joinLog(exec) };
   }
   if (spec.type === 'maven' || spec.type === 'gradle') {
-    const command = spec.type === 'maven' ? mavenCommand(env.command, spec.tests, spec.args) : gradleCommand(env.command, spec.tests, spec.args);
+    const command = spec.type === 'maven' ? mavenCommand(env.command, spec.tests, spec.args, spec.exclude) : gradleCommand(env.command, spec.tests, spec.args);
     const exec = await sandbox.exec(`${REMOVE_REPORTS} && ${command}`, execOpts);
     const { tests, reports } = await readJavaReports(sandbox);
     return { command, exec, tests, log: joinLog(exec), reports };
@@ -158,8 +158,8 @@ const REMOVE_REPORTS =
  * too) or the whole reactor, with `-Dtest` when tests are chosen. Patterns for modules that
  * hold none of them are allowed to match nothing.
  */
-export function mavenCommand(mvn: string, tests: string[], args: string[] = []): string {
-  return [shellQuote(mvn), '-o', '-B', '-Dstyle.color=never', ...args.map(shellQuote), ...mavenTestSelection(tests).map(shellQuote), 'test'].join(' ');
+export function mavenCommand(mvn: string, tests: string[], args: string[] = [], exclude: string[] = []): string {
+  return [shellQuote(mvn), '-o', '-B', '-Dstyle.color=never', ...args.map(shellQuote), ...mavenTestSelection(tests, exclude).map(shellQuote), 'test'].join(' ');
 }
 
 /** `gradle --offline test` per module (`:m:test`) with `--tests` filters (`Class#method` becomes `Class.method`). */

@@ -22,13 +22,16 @@ export function javaTestClass(id: string): { module?: string; cls: string } {
  * Maven's arguments for these tests (unquoted): `-pl <modules> -am` when every id names its
  * module (their upstream modules are built too), else the whole reactor; `-Dtest` with the
  * patterns, allowed to match nothing in modules that hold none of them. Nothing for no tests.
+ * `exclude`: tests left out (`Class#method`, module prefixes dropped), each as Surefire's `!` pattern
+ * in the same `-Dtest` (Surefire 2.19+): with no tests, everything else runs.
  */
-export function mavenTestSelection(tests: readonly string[]): string[] {
-  if (!tests.length) return [];
+export function mavenTestSelection(tests: readonly string[], exclude: readonly string[] = []): string[] {
+  const out = exclude.map((id) => `!${parseJavaTestId(id).pattern}`);
+  if (!tests.length) return out.length ? [`-Dtest=${out.join(',')}`, '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'] : [];
   const ids = tests.map(parseJavaTestId);
   const modules = [...new Set(ids.map((t) => t.module).filter((m): m is string => Boolean(m)))];
   const pl = ids.every((t) => t.module) ? ['-pl', modules.join(','), '-am'] : [];
-  return [...pl, `-Dtest=${ids.map((t) => t.pattern).join(',')}`, '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
+  return [...pl, `-Dtest=${[...ids.map((t) => t.pattern), ...out].join(',')}`, '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
 }
 
 /**

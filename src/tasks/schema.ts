@@ -112,7 +112,13 @@ export const RunnerSpec = z.discriminatedUnion('type', [
    * `mvn -o test [-pl modules -am] [-Dtest=...]`, Surefire XML reports of every module.
    * Tests are `Class`, `Class#method` or `module:Class[#method]` (module = its directory).
    */
-  z.object({ type: z.literal('maven'), tests: z.array(z.string()).default([]), args: z.array(z.string()).default([]) }),
+  z.object({
+    type: z.literal('maven'),
+    tests: z.array(z.string()).default([]),
+    args: z.array(z.string()).default([]),
+    /** Tests left out of every run (`Class#method`): ones this machine's sandboxes cannot run; the suite says why. */
+    exclude: z.array(z.string().regex(/^[^!,\s]+$/, 'a test id (Class or Class#method), no "!" or ","')).optional(),
+  }),
   /** `gradle --offline test [--tests ...]` (the wrapper when the project has one), Gradle XML reports. */
   z.object({ type: z.literal('gradle'), tests: z.array(z.string()).default([]), args: z.array(z.string()).default([]) }),
   /** Any command; the exit code decides. */

@@ -4,6 +4,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { MavenEnvBuilder, mavenResolutionFailed, MAVEN_RESOLUTION_ERROR, warmSelection } from '../../src/env/maven.ts';
+import { mavenCommand } from '../../src/scoring/runners.ts';
 import { JavaEnvSpec } from '../../src/tasks/schema.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -92,6 +93,24 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
     const files = Object.fromEntries(await Promise.all(['pom.xml', 'src/test/java/org/acme/ATest.java'].map(async (rel) => [rel, await fs.readFile(path.join(seed, rel), 'utf8')] as const)));
     const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { files });
     assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
+  });
+
+  test("a test left out (a runner's exclude) is not run: its class counts on its other methods, the build passes", async () => {
+    const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.ATest'] }), { dir: seed });
+    const work = path.join(root, 'work-exclude');
+    await fs.cp(seed, work, { recursive: true });
+    await fs.writeFile(
+      path.join(work, 'src', 'test', 'java', 'org', 'acme', 'NetTest.java'),
+      'package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertTrue;\n\nimport org.junit.jupiter.api.Test;\n\nclass NetTest {\n  @Test\n  void adds() {\n    assertTrue(1 + 1 == 2);\n  }\n\n  @Test\n  void needsAnInterface() {\n    assertTrue(false, "no network here");\n  }\n}\n',
+    );
+    const repo = `-Dmaven.repo.local=${builder.repository}`;
+    const without = await run('sh', ['-c', mavenCommand('mvn', ['org.acme.NetTest'], [repo])], work);
+    assert.notEqual(without.code, 0, 'the failing method fails the class when it runs');
+    const excluded = await run('sh', ['-c', mavenCommand('mvn', ['org.acme.NetTest', 'org.acme.ATest'], [repo], ['org.acme.NetTest#needsAnInterface'])], work);
+    assert.equal(excluded.code, 0, excluded.out.slice(-3000));
+    assert.match(excluded.out, /Tests run: 1, Failures: 0, Errors: 0, Skipped: 0, .* in org\.acme\.NetTest/);
+    assert.match(excluded.out, /in org\.acme\.ATest/);
+    assert.ok(env.key);
   });
 
   test('a warm-up test that never ends stops the build at its limit; the env is usable offline and says so', async () => {

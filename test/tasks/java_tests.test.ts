@@ -48,3 +48,16 @@ test('javaTestExists: by class file, in its module when it names one', () => {
   assert.ok(!javaTestExists('org.acme.NoSuchTest', SOURCES));
   assert.ok(!javaTestExists('acme.RootTest', SOURCES), 'a package suffix is not the class');
 });
+
+test("mavenTestSelection: tests left out join the same -Dtest as Surefire's '!' patterns, their module dropped", () => {
+  assert.deepEqual(mavenTestSelection(['common:a.NetTest', 'common:b.U'], ['common:a.NetTest#needsAnInterface', 'a.NetTest#other']), [
+    '-pl',
+    'common',
+    '-am',
+    '-Dtest=a.NetTest,b.U,!a.NetTest#needsAnInterface,!a.NetTest#other',
+    '-Dsurefire.failIfNoSpecifiedTests=false',
+    '-DfailIfNoTests=false',
+  ]);
+  assert.deepEqual(mavenTestSelection([], ['a.NetTest#m']), ['-Dtest=!a.NetTest#m', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'], 'no tests named: everything else');
+  assert.deepEqual(mavenTestSelection([], []), []);
+});

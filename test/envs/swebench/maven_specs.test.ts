@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { INSTANCE_SPECS, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
+import { INSTANCE_SPECS, instanceTask, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
 import { findChange } from '../../../envs/swebench/reconstruct.ts';
 import { locateMirror } from '../../../src/repo/source.ts';
 import { runGit } from '../../../src/repo/git.ts';
@@ -59,6 +59,28 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
     assert.deepEqual((specFor('apache/dubbo', '', 'apache__dubbo-10638') as { args: string[] }).args, ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true']);
     // gson's instance note still adds to its repository's.
     assert.match(String(specFor('google/gson', '', 'google__gson-1555').note), /^JDK 11 in SWE-bench-java.*; the pom hard-codes/);
+  });
+
+  test("dubbo: NetUtilsTest's address tests (a network interface besides loopback) are left out of the runs and the lists, and said so", { skip: NO_DATA }, async () => {
+    const left = ['testGetLocalAddress', 'testLocalHost', 'testFindNetworkInterface', 'testIgnoreGivenInterface', 'testIgnoreGivenPrefixInterfaceName'].map((m) => `org.apache.dubbo.common.utils.NetUtilsTest#${m}`);
+    const instances = await readInstances(path.join(MULTI, 'apache__dubbo_dataset.jsonl'));
+    assert.equal(instances.length, 3);
+    for (const inst of instances) {
+      const task = instanceTask('swe-bench-java', inst);
+      for (const runner of [task.tests.hidden.runner, task.tests.visible!.runner]) assert.deepEqual(runner.type === 'maven' && runner.exclude, left, inst.instanceId);
+      // The records list the class: it stays, judged on its other methods.
+      assert.ok(task.tests.passToPass!.includes('org.apache.dubbo.common.utils.NetUtilsTest'), inst.instanceId);
+      assert.match(String(task.metadata.spec_note), /NetUtilsTest's 5 address tests not run: they need a network interface besides loopback/, inst.instanceId);
+    }
+    // A method a record lists by name leaves the lists (and the selection) too.
+    const inst = { ...instances[0]!, passToPass: [...instances[0]!.passToPass, left[1]!] };
+    const task = instanceTask('swe-bench-java', inst);
+    assert.ok(!task.tests.passToPass!.includes(left[1]!));
+    assert.ok(task.tests.hidden.runner.type === 'maven' && !task.tests.hidden.runner.tests.includes(left[1]!));
+    // Another repository's runners leave nothing out.
+    const core = (await readInstances(JACKSON_CORE))[0]!;
+    const other = instanceTask('swe-bench-java', core).tests.hidden.runner;
+    assert.equal(other.type === 'maven' && other.exclude, undefined);
   });
 
   test('the build-setup edits find their text in every base commit pom (mirrors in BENCHGYM_MIRRORS)', { skip: NO_DATA || (MIRRORS ? false : 'BENCHGYM_MIRRORS (a --repos-dir with the FasterXML mirrors) is not set') }, async () => {

@@ -150,6 +150,9 @@ describe('swe-bench-java: scoring the fixture instance', () => {
       // The start state is git's: the executable runs, the symlink is one, nothing differs from HEAD.
       const state = await gym.callTool('run_command', { command: 'bin/check && test -L bin/check && git status --porcelain && echo clean' }, testContext(), id);
       assert.equal(String((state.data as { stdout: string }).stdout).trim(), 'checked\nclean', JSON.stringify(state.data));
+      // One CPU would make the JVM pick SerialGC (fastjson2's test compile ran out of heap): G1, as locally.
+      const gc = await gym.callTool('run_command', { command: "java -XX:+PrintFlagsFinal -version 2>/dev/null | grep -E ' Use(G1|Serial)GC '" }, testContext(), id);
+      assert.match(String((gc.data as { stdout: string }).stdout), /UseG1GC += true/, JSON.stringify(gc.data));
       const baseHistory = (await git(['log', '--format=%H', fx.base], { cwd: fx.origin })).trim().split('\n');
       assertNoFutureVisible(await historyInEpisode(gym, id), fx, baseHistory);
       await gym.callTool('end_episode', {}, testContext(), id);

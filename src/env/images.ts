@@ -43,9 +43,8 @@ const WARM_TIMEOUT = `timeout -k 30 ${WARM_LIMIT_MS / 1000}`;
 
 /**
  * A Java env's JVMs in a container run G1, as on the harness's machines and in the local
- * sandbox: a container of one CPU makes the JVM pick SerialGC, whose old generation (two thirds
- * of the heap) cannot hold what G1 holds in the same heap. fastjson2's test compile (2,080
- * files in Maven's 1.5 GiB heap) ran out of heap there and not locally.
+ * sandbox (whose JVMs see the machine's CPUs): in a container of one CPU the JVM would pick
+ * SerialGC, whose old generation (two thirds of the heap) holds less than G1 in the same heap.
  */
 const CONTAINER_JVM_VARS = { JAVA_TOOL_OPTIONS: '-XX:+UseG1GC' };
 
@@ -257,7 +256,7 @@ export class ImageBuilder {
   }
 
   /** The instance image of a git workspace: the checkout, .git included, as the start state. */
-  private async gitInstance(task: Task, envImage: string, dir: string, tree: Record<string, Buffer>): Promise<Pick<PreparedEnv, 'key' | 'image' | 'path' | 'readOnlyPaths'>> {
+  private async gitInstance(task: Task, envImage: string, dir: string, tree: Record<string, Buffer>): Promise<Pick<PreparedEnv, 'key' | 'image' | 'path' | 'readOnlyPaths' | 'memoryBytes'>> {
     if (task.workspace.type !== 'git') throw new GymError('INTERNAL', 'not a git workspace');
     const envId = await this.imageId(envImage);
     // The tar carries files only: git's empty directories are made again, and `git reset --hard`
@@ -270,7 +269,8 @@ export class ImageBuilder {
     const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, `RUN mkdir -p ${gitDirs} && ${restore}`, `WORKDIR ${WORKSPACE}`].join('\n');
     const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, repo: task.workspace.repo, head: await headOf(dir), dockerfile })}`;
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', tree) }, `instance of ${task.id}`, { 'benchgym.task': task.id });
-    return { key: instance, image: instance, path: [], readOnlyPaths: [] };
+    // A task that asks for more memory gets it here too (jackson's and fastjson2's 6 GiB; they ran in the default 2 GiB before).
+    return { key: instance, image: instance, path: [], readOnlyPaths: [], ...(task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {}) };
   }
 
   private async imageId(tag: string): Promise<string> {

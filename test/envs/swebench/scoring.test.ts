@@ -143,6 +143,10 @@ describe('swe-bench-java: scoring the fixture instance', () => {
       const task = await gym.registry.task('swe-bench-java', fx.instanceId);
       const env = await sandboxes.prepare(task);
       assert.match(env.image!, /^benchgym\/instance:/);
+      assert.equal(env.memoryBytes, undefined, 'the default memory');
+      // A task that asks for more memory (jackson's, fastjson2's 6 GiB) gets it in its container.
+      const big = await sandboxes.prepare({ ...task, resources: { ...task.resources, memoryMb: 3072 } });
+      assert.equal(big.memoryBytes, 3072 * 1024 ** 2);
       check(await scoreAll(gym, task, full ? patches : pick(patches, ['gold', 'empty', 'skips tests in the pom'])), fx, full);
       // The episode container's repository has no future either.
       const started = await gym.callTool('start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId }, testContext());
@@ -150,7 +154,7 @@ describe('swe-bench-java: scoring the fixture instance', () => {
       // The start state is git's: the executable runs, the symlink is one, nothing differs from HEAD.
       const state = await gym.callTool('run_command', { command: 'bin/check && test -L bin/check && git status --porcelain && echo clean' }, testContext(), id);
       assert.equal(String((state.data as { stdout: string }).stdout).trim(), 'checked\nclean', JSON.stringify(state.data));
-      // One CPU would make the JVM pick SerialGC (fastjson2's test compile ran out of heap): G1, as locally.
+      // One CPU would make the JVM pick SerialGC: G1, as locally.
       const gc = await gym.callTool('run_command', { command: "java -XX:+PrintFlagsFinal -version 2>/dev/null | grep -E ' Use(G1|Serial)GC '" }, testContext(), id);
       assert.match(String((gc.data as { stdout: string }).stdout), /UseG1GC += true/, JSON.stringify(gc.data));
       const baseHistory = (await git(['log', '--format=%H', fx.base], { cwd: fx.origin })).trim().split('\n');

@@ -1,5 +1,6 @@
 import type { Gym } from '../episode/gym.ts';
 import { OOM_KILLED_NOTE } from '../sandbox/memory_limit.ts';
+import { ENV_INCOMPLETE_NOTE } from './env_incomplete.ts';
 import { GymError, toGymError } from '../errors.ts';
 import { workerPool } from '../pool.ts';
 import type { Task } from '../tasks/schema.ts';
@@ -106,6 +107,11 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
     // The reference killed by the sandbox's memory limit: the machine's failure, not the task's.
     const goldOom = gold.reward !== 1 ? gold.notes.find((n) => n.startsWith(`${OOM_KILLED_NOTE}:`)) : undefined;
     if (goldOom) return { taskId: task.id, ...tag, status: 'error', reasons: [`gold: ${goldOom}: an infrastructure reason (give the task's sandbox more memory), not an invalid task`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+    // The env lacks what the gold or the untouched start state needs: the env's failure, not the task's.
+    for (const [label, v] of [['gold', gold], ['start state', start]] as const) {
+      const incomplete = v.notes.find((n) => n.startsWith(`${ENV_INCOMPLETE_NOTE}:`));
+      if (incomplete) return { taskId: task.id, ...tag, status: 'error', reasons: [`${label}: ${incomplete}: an infrastructure reason (the env's warm-up did not resolve it), not an invalid task`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+    }
     if (gold.reward !== 1) reasons.push(`the gold solution fails: ${gold.tests.filter((t) => t.status !== 'passed' && t.status !== 'skipped').map((t) => t.name).slice(0, 10).join(', ') || gold.notes.join('; ')}`);
     if (start.reward !== 0) reasons.push(`the untouched start state already passes the hidden tests (${gym.scoring} scoring): a pass cannot tell a solution from none`);
     else if (startOther?.reward === 1) reasons.push(`the untouched start state passes the hidden tests under ${otherMode} scoring${otherMode === 'faithful' ? " (the benchmark's own harness)" : ''}: a pass cannot tell a solution from none`);

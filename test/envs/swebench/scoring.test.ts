@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Gym } from '../../../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
@@ -12,6 +13,7 @@ import { dockerSkipReason } from '../../sandbox/docker/skip.ts';
 import { assertNoFutureVisible, badPatches, buildSwebenchFixture, historyInEpisode, type SwebenchFixture } from './fixture.ts';
 import { git } from '../../../src/repo/index.ts';
 import { builtinSuites } from '../../../bin/builtins.ts';
+import { validateTask } from '../../../src/scoring/validate.ts';
 
 /**
  * The fixture instance scored on both backends with real Maven and JUnit: the gold patch
@@ -129,6 +131,37 @@ describe('swe-bench-java: scoring the fixture instance', () => {
       assert.match(log, /\$ mvn -o .* -pl (core,app|app,core) -am /);
       const empty = await gym.score(classOnly, '');
       assert.equal(empty.reward, 0);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('an artifact the offline run cannot resolve: a candidate that adds the dependency is unresolved with an ENV_INCOMPLETE note; as the gold, validate says error', { timeout: 10 * 60_000 }, async () => {
+    const scratch = `${fx.origin}-nowhere`;
+    await git(['clone', '-q', fx.origin, scratch]);
+    let patch: string;
+    try {
+      await git(['checkout', '-q', fx.base], { cwd: scratch });
+      await git(['apply'], { cwd: scratch, input: fx.goldPatch });
+      const pom = path.join(scratch, 'core/pom.xml');
+      const dep = '  <dependencies>\n    <dependency><groupId>org.acme.nowhere</groupId><artifactId>nothing</artifactId><version>1.0</version></dependency>\n  </dependencies>\n';
+      await fs.writeFile(pom, (await fs.readFile(pom, 'utf8')).replace('</project>', `${dep}</project>`));
+      await git(['add', '-A'], { cwd: scratch });
+      patch = await git(['diff', '--cached', 'HEAD'], { cwd: scratch });
+    } finally {
+      await fs.rm(scratch, { recursive: true, force: true });
+    }
+    const { gym, cleanup } = await makeGym({ registry: registryFor() });
+    try {
+      const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+      const v = await gym.score(task, patch);
+      const seen = JSON.stringify({ status: v.status, error: v.error, notes: v.notes });
+      assert.equal(v.status, 'failed', seen);
+      assert.ok(v.notes.some((n) => /^ENV_INCOMPLETE: the offline test run could not resolve what it needs from the env: \[ERROR\].*org\.acme\.nowhere:nothing/.test(n)), seen);
+      // The same patch as the instance's gold: the env's failure, never an invalid task.
+      const gold = await validateTask(gym, { ...task, solution: { patch } });
+      assert.equal(gold.status, 'error', JSON.stringify(gold));
+      assert.match(gold.reasons.join('\n'), /^gold: ENV_INCOMPLETE: .*org\.acme\.nowhere:nothing.*an infrastructure reason/, JSON.stringify(gold));
     } finally {
       await cleanup();
     }

@@ -11,7 +11,7 @@ import { OncePerKey } from './lock.ts';
 import { classifyPipFailure, PYTEST_PIN, pytestPinFor } from './python.ts';
 import { readBinaryTree, setupFailure, setupInput, setupKey, SETUP_UNAVAILABLE_MARKER } from './setup.ts';
 import type { PreparedEnv } from './types.ts';
-import { imageUnavailable } from './index.ts';
+import { assertEnvAvailable, imageUnavailable } from './index.ts';
 import { classifyGradleLog, gradleImagePart } from './gradle.ts';
 import { MAVEN_RESOLUTION_ERROR, WARM_LIMIT_MS, warmSelection } from './maven.ts';
 import { buildFiles, gitStartState, javaTestSources } from './workspace.ts';
@@ -125,6 +125,7 @@ export class ImageBuilder {
   }
 
   async prepare(task: Task): Promise<PreparedEnv> {
+    assertEnvAvailable(task);
     const notes: string[] = [];
     const trust = await this.trustLines();
     let envImage: string;

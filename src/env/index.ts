@@ -14,6 +14,11 @@ export function imageUnavailable(spec: ImageEnvSpec, why: string): GymError {
   return new GymError('ENV_UNAVAILABLE', `${spec.about}; ${why}${spec.image ? '' : ` (name a loaded image with ${spec.option})`}`, { option: spec.option, ...(spec.image ? { image: spec.image } : {}) });
 }
 
+/** ENV_UNAVAILABLE for a Java env its suite knows cannot exist here (checked before any build, on every backend). */
+export function assertEnvAvailable(task: Task): void {
+  if (task.env.kind === 'java' && task.env.unavailable) throw new GymError('ENV_UNAVAILABLE', task.env.unavailable, { reason: task.env.unavailable });
+}
+
 /** Turns a task's env spec into a ready, cached environment for the local backend. */
 export class EnvBuilder {
   private readonly python: PythonEnvBuilder;
@@ -33,6 +38,7 @@ export class EnvBuilder {
   async prepare(task: Task): Promise<PreparedEnv> {
     // A git workspace is a cached checkout with no future; its directory is the sandbox seed.
     if (task.env.kind === 'image') throw imageUnavailable(task.env, 'the local sandbox cannot run a Docker image: use --sandbox docker');
+    assertEnvAvailable(task);
     const seedDir = task.workspace.type === 'git' ? await gitStartState(this.cacheDir, task.workspace) : undefined;
     // The memory the task asks for (a JVM and its test fork above the sandbox's default) goes with the env.
     const memory = task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {};

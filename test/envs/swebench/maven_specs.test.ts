@@ -4,6 +4,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { INSTANCE_SPECS, instanceTask, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
 import { findChange } from '../../../envs/swebench/reconstruct.ts';
+import { assertEnvAvailable } from '../../../src/env/index.ts';
+import { GymError } from '../../../src/errors.ts';
 import { locateMirror } from '../../../src/repo/source.ts';
 import { runGit } from '../../../src/repo/git.ts';
 import { PROJECT_ROOT } from '../../../src/tasks/registry.ts';
@@ -77,6 +79,11 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
     const task = instanceTask('swe-bench-java', inst);
     assert.ok(!task.tests.passToPass!.includes(left[1]!));
     assert.ok(task.tests.hidden.runner.type === 'maven' && !task.tests.hidden.runner.tests.includes(left[1]!));
+    // 11781's ZooKeeper tests download a server when they start: unavailable, said before any build.
+    const zk = instanceTask('swe-bench-java', instances.find((i) => i.instanceId === 'apache__dubbo-11781')!);
+    assert.match(String(zk.env.kind === 'java' && zk.env.unavailable), /downloads a ZooKeeper server from archive\.apache\.org/);
+    assert.throws(() => assertEnvAvailable(zk), (e: unknown) => e instanceof GymError && e.code === 'ENV_UNAVAILABLE' && /ZooKeeper/.test(e.message));
+    assert.doesNotThrow(() => assertEnvAvailable(instanceTask('swe-bench-java', instances.find((i) => i.instanceId === 'apache__dubbo-10638')!)));
     // Another repository's runners leave nothing out.
     const core = (await readInstances(JACKSON_CORE))[0]!;
     const other = instanceTask('swe-bench-java', core).tests.hidden.runner;

@@ -235,8 +235,16 @@ export function warmSelection(tests: readonly string[] | undefined, testSources?
   return tooLong(few) ? [] : few;
 }
 
-/** The first compiler errors of a Maven log, for ENV_BUILD_FAILED messages. */
+/**
+ * The first compiler errors of a Maven log, for ENV_BUILD_FAILED messages: from the first
+ * `COMPILATION ERROR` block when there is one (a reactor's earlier test failures and JVM
+ * warnings, which Maven also prints as [ERROR], would push it out), then the failed goals.
+ */
 export function compileErrorExcerpt(log: string): string {
-  const lines = log.split('\n').filter((l) => /^\[ERROR\]/.test(l) && !/^\[ERROR\] *(->|$|Re-run|To see|For more|\[Help)/.test(l));
+  const all = log.split('\n');
+  const from = all.findIndex((l) => /^\[ERROR\] COMPILATION ERROR/.test(l));
+  const lines = all
+    .slice(Math.max(0, from))
+    .filter((l) => /^\[ERROR\]/.test(l) && !/^\[ERROR\] *(->|$|Re-run|To see|For more|\[Help)/.test(l) && !/^\[ERROR\] (OpenJDK|Java HotSpot)\(TM\)? 64-Bit Server VM warning/.test(l));
   return lines.slice(0, 12).join('\n') || log.slice(-2000);
 }

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { MavenEnvBuilder, mavenResolutionFailed, MAVEN_RESOLUTION_ERROR, warmSelection } from '../../src/env/maven.ts';
+import { compileErrorExcerpt, MavenEnvBuilder, mavenResolutionFailed, MAVEN_RESOLUTION_ERROR, warmSelection } from '../../src/env/maven.ts';
 import { mavenCommand } from '../../src/scoring/runners.ts';
 import { JavaEnvSpec } from '../../src/tasks/schema.ts';
 import { tempDir } from '../helpers.ts';
@@ -157,4 +157,18 @@ test('the same expression with grep -E (the Docker env image checks its build lo
   });
   assert.equal(await grep('[INFO] x\n[ERROR] Failed to execute goal on project p: Could not resolve dependencies for project a:b:jar:1\n'), 0);
   assert.equal(await grep("[INFO] x\n[ERROR]   FooTest.bar:12 message: Could not resolve type id 'x'\n"), 1);
+});
+
+test('compileErrorExcerpt: the COMPILATION ERROR block first, past earlier test failures and JVM warnings', () => {
+  const log = [
+    '[ERROR] Tests run: 964, Failures: 0, Errors: 1, Skipped: 4',
+    '[ERROR] OpenJDK 64-Bit Server VM warning: Sharing is only supported for boot loader classes because bootstrap classpath has been appended',
+    ...Array.from({ length: 12 }, (_, i) => `[ERROR] noise ${i}`),
+    '[INFO] -------------',
+    '[ERROR] COMPILATION ERROR : ',
+    '[ERROR] /w/dubbo-native/src/main/java/A.java:[3,8] package sun.misc does not exist',
+    '[ERROR] -> [Help 1]',
+  ].join('\n');
+  assert.equal(compileErrorExcerpt(log), '[ERROR] COMPILATION ERROR : \n[ERROR] /w/dubbo-native/src/main/java/A.java:[3,8] package sun.misc does not exist');
+  assert.equal(compileErrorExcerpt('[ERROR] Failed to execute goal x\n[ERROR] -> [Help 1]'), '[ERROR] Failed to execute goal x', 'no COMPILATION ERROR block: the [ERROR] lines');
 });

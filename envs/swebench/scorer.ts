@@ -11,7 +11,7 @@ import type { TestCaseResult } from '../../src/scoring/junit.ts';
 import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
 import type { RunnerSpec, Task } from '../../src/tasks/schema.ts';
 import { parseJavaTestId, qualifyJavaTests } from '../../src/tasks/java_tests.ts';
-import { MAVEN_RESOLUTION_ERROR } from '../../src/env/maven.ts';
+import { mavenResolutionLine } from '../../src/env/maven.ts';
 import { ENV_INCOMPLETE_NOTE } from '../../src/scoring/env_incomplete.ts';
 import { diffFiles, SWEBENCH_PATCH_CHAIN } from './patches.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from './tamper.ts';
@@ -78,7 +78,7 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
       if (killedByMemoryLimit(run.exec)) notes.push(memoryLimitNote(task, run));
       // An artifact the offline run could not resolve is missing from the env (a warm-up that never
       // reached that module, a dependency a patch adds): said, and for the gold validate's error.
-      const missing = runner.type === 'maven' ? run.log.split('\n').find((line) => new RegExp(MAVEN_RESOLUTION_ERROR).test(line)) : undefined;
+      const missing = runner.type === 'maven' ? mavenResolutionLine(run.log) : undefined;
       if (missing) notes.push(`${ENV_INCOMPLETE_NOTE}: the offline test run could not resolve what it needs from the env: ${missing.slice(0, 600)}`);
       if (runner.type === 'maven' && runner.exclude?.length) notes.push(`not run here, as the spec says (${String(task.metadata.spec_note ?? 'no note')}): ${runner.exclude.join(', ')}`);
       return run;

@@ -61,6 +61,9 @@ function gradle(jdk: string, extra: Partial<JavaSpec> = {}): JavaSpec {
   return { ...maven(jdk, extra), build: 'gradle', ...extra };
 }
 
+/** dubbo's builds skip checkstyle, RAT (license headers) and JaCoCo. */
+const DUBBO_ARGS = ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true'];
+
 /** Per repository, per version (`*`: any version): the spec. */
 export const SPECS: Record<string, Record<string, RepoSpec>> = {
   'google/gson': {
@@ -81,7 +84,7 @@ export const SPECS: Record<string, Record<string, RepoSpec>> = {
   // whatever the patch (start state and gold alike). Left out; NetUtilsTest's other methods count.
   'apache/dubbo': {
     '*': maven('11', {
-      args: ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true'],
+      args: DUBBO_ARGS,
       notRunHere: ['testGetLocalAddress', 'testLocalHost', 'testFindNetworkInterface', 'testIgnoreGivenInterface', 'testIgnoreGivenPrefixInterfaceName'].map((m) => `org.apache.dubbo.common.utils.NetUtilsTest#${m}`),
       note: "NetUtilsTest's 5 address tests not run: they need a network interface besides loopback, and a sandbox has no network (the harness's containers had Docker's bridge)",
     }),
@@ -215,9 +218,7 @@ for (const [id, jdk] of [['fasterxml__jackson-dataformat-xml-531', '11'], ['fast
 // `argline` property its Surefire argLine is made of, with the pom's own options kept.
 INSTANCE_SPECS['apache__dubbo-7041'] = {
   args: [
-    '-Dcheckstyle.skip=true',
-    '-Drat.skip=true',
-    '-Djacoco.skip=true',
+    ...DUBBO_ARGS,
     '-Dargline=-server -Xms256m -Xmx512m -Dfile.encoding=UTF-8 -Djava.net.preferIPv4Stack=true -XX:MetaspaceSize=64m -XX:MaxMetaspaceSize=128m --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.math=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED',
   ],
   note: "java.lang, java.math and java.util opened to the test fork (later dubbo poms' jdk15ge profile; JDK 11, the harness's, allowed this access)",

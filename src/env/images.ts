@@ -46,7 +46,7 @@ const WARM_TIMEOUT = `timeout -k 30 ${WARM_LIMIT_MS / 1000}`;
  * sandbox (whose JVMs see the machine's CPUs): in a container of one CPU the JVM would pick
  * SerialGC, whose old generation (two thirds of the heap) holds less than G1 in the same heap.
  */
-const CONTAINER_JVM_VARS = { JAVA_TOOL_OPTIONS: '-XX:+UseG1GC' };
+const containerVars = (language: string): Record<string, string> => (language === 'java' ? { JAVA_TOOL_OPTIONS: '-XX:+UseG1GC' } : {});
 
 export interface ImageBuilderOptions {
   /** Refuse a task whose Python version has no base image instead of using the nearest one. */
@@ -221,7 +221,7 @@ export class ImageBuilder {
         throw unavailable?.code === 'ENV_UNAVAILABLE' ? unavailable : err;
       });
       command = g ? g.command : 'mvn';
-      return { ...(await this.gitInstance(task, envImage, dir, tree)), kind: 'java', vars: { ...CONTAINER_JVM_VARS, ...(gradle ? { GRADLE_USER_HOME: '/opt/gradle-home' } : {}) }, command, notes };
+      return { ...(await this.gitInstance(task, envImage, dir, tree)), kind: 'java', vars: { ...containerVars('java'), ...(gradle ? { GRADLE_USER_HOME: '/opt/gradle-home' } : {}) }, command, notes };
     } else {
       const base = await this.base('java', task.env.jdk, notes);
       const seed = await seedFiles(task);
@@ -243,7 +243,7 @@ export class ImageBuilder {
     }
     if (task.workspace.type === 'git') {
       const dir = await gitStartState(this.cacheDir, task.workspace);
-      return { ...(await this.gitInstance(task, envImage, dir, await readTreeBinary(dir))), kind: task.language, vars: task.language === 'java' ? { ...CONTAINER_JVM_VARS } : {}, command, notes };
+      return { ...(await this.gitInstance(task, envImage, dir, await readTreeBinary(dir))), kind: task.language, vars: containerVars(task.language), command, notes };
     }
     const seed = await seedFiles(task);
     const envId = await this.imageId(envImage);
@@ -253,7 +253,7 @@ export class ImageBuilder {
     const gitDirs = seed['.git/HEAD'] ? ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ') : '';
     const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, ...(gitDirs ? [`RUN mkdir -p ${gitDirs}`] : []), `WORKDIR ${WORKSPACE}`].join('\n');
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' }, `instance of ${task.id}`, { 'benchgym.task': task.id });
-    return { key: instance, kind: task.language, path: [], vars: task.language === 'java' ? { ...CONTAINER_JVM_VARS } : {}, readOnlyPaths: [], command, notes, image: instance, ...(task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {}) };
+    return { key: instance, kind: task.language, path: [], vars: containerVars(task.language), readOnlyPaths: [], command, notes, image: instance, ...(task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {}) };
   }
 
   /** The instance image of a git workspace: the checkout, .git included, as the start state. */

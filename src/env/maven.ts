@@ -196,19 +196,24 @@ function runLimited(cmd: string, args: string[], opts: { cwd: string; env: NodeJ
 export const MAVEN_RESOLUTION_ERROR =
   '^\\[(ERROR|FATAL)\\].*(Could not resolve dependencies|Could not transfer artifact|Non-resolvable (parent|import) POM|or one of its dependencies could not be resolved|Could not find artifact|in offline mode)';
 
-export const mavenResolutionFailed = (log: string): boolean => new RegExp(MAVEN_RESOLUTION_ERROR, 'm').test(log);
+const RESOLUTION_LINE = new RegExp(`${MAVEN_RESOLUTION_ERROR}.*$`, 'm');
+
+/** The first of Maven's lines saying an artifact could not be had, if any. */
+export const mavenResolutionLine = (log: string): string | undefined => RESOLUTION_LINE.exec(log)?.[0];
+
+export const mavenResolutionFailed = (log: string): boolean => RESOLUTION_LINE.test(log);
+
+/** Whether any path under `dir` (relative to it) matches. */
+async function anyPathUnder(dir: string, pattern: RegExp): Promise<boolean> {
+  const entries = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  return entries.some((rel) => pattern.test(String(rel)));
+}
 
 /** Whether a Maven build under `dir` compiled test classes (its dependencies were resolved). */
-async function testsCompiledUnder(dir: string): Promise<boolean> {
-  const entries = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
-  return entries.some((rel) => /(^|\/)target\/(test-classes|surefire-reports)$/.test(String(rel)));
-}
+const testsCompiledUnder = (dir: string) => anyPathUnder(dir, /(^|\/)target\/(test-classes|surefire-reports)$/);
 
 /** Whether a Maven build under `dir` wrote any Surefire report (some test ran). */
-async function surefireReportsUnder(dir: string): Promise<boolean> {
-  const entries = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
-  return entries.some((rel) => /(^|\/)target\/surefire-reports\/TEST-[^/]+\.xml$/.test(String(rel)));
-}
+const surefireReportsUnder = (dir: string) => anyPathUnder(dir, /(^|\/)target\/surefire-reports\/TEST-[^/]+\.xml$/);
 
 /**
  * The Maven arguments that run only the env's warm-up tests (`JavaEnvSpec.warmTests`), or none

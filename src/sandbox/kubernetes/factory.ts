@@ -166,6 +166,8 @@ export class KubernetesSandboxFactory implements SandboxFactory {
     };
     try {
       this.watchAbort = await new Watch(this.kc).watch(`/api/v1/namespaces/${this.namespace}/pods`, { labelSelector: `benchgym.instance=${this.instanceId}` }, (type, pod: V1Pod) => this.onPodEvent(type, pod), again);
+      // Closed while the watch was connecting: its open request would keep the process alive.
+      if (this.closed) this.watchAbort.abort();
       this.watching = !this.closed;
     } catch (err) {
       again(err);

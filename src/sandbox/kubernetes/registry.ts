@@ -58,6 +58,8 @@ export async function pushImage(docker: Docker, image: string, registry: string)
       });
     });
   } catch (err) {
+    // The registry's name of the image is of no use once the push failed (only that tag goes).
+    await docker.getImage(target).remove({ noprune: true }).catch(() => {});
     throw new GymError('SANDBOX_UNAVAILABLE', `could not push ${image} to ${target}: ${(err as Error).message}`);
   }
   return target;

@@ -74,6 +74,8 @@ test('--registry that does not answer: prepare fails with SANDBOX_UNAVAILABLE na
   try {
     const task = await exampleTask('roman-numerals');
     await assert.rejects(factory.prepare(task), (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && /could not push .* to 127\.0\.0\.1:1\/benchgym\//.test(e.message));
+    const tagged = (await dockerClient().listImages()).flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith('127.0.0.1:1/'));
+    assert.deepEqual(tagged, [], 'the failed push left its tag behind');
   } finally {
     await factory.close();
   }

@@ -39,6 +39,8 @@ export interface JavaSpec extends CommonSpec {
   notRunHere?: string[];
   /** Why the instance cannot run on this machine at all (ENV_UNAVAILABLE with this reason, on every backend). */
   unavailable?: string;
+  /** Maven: arguments of the env's warm-up build only (`JavaEnvSpec.warmArgs`). */
+  warmArgs?: string[];
 }
 
 export interface PythonSpec extends CommonSpec {
@@ -222,6 +224,16 @@ INSTANCE_SPECS['apache__dubbo-7041'] = {
     '-Dargline=-server -Xms256m -Xmx512m -Dfile.encoding=UTF-8 -Djava.net.preferIPv4Stack=true -XX:MetaspaceSize=64m -XX:MaxMetaspaceSize=128m --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.math=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED',
   ],
   note: "java.lang, java.math and java.util opened to the test fork (later dubbo poms' jdk15ge profile; JDK 11, the harness's, allowed this access)",
+};
+
+// dubbo-10638 (3.1): its FAIL_TO_PASS classes are all new in the test patch, so the env's warm-up
+// would run the reactor's whole suite (past 20 minutes here). It compiles every module and runs one
+// test instead (Surefire's provider resolved; each module's test dependencies were resolved when
+// its tests compiled), without dubbo-native-plugin, which compiles against the shaded `dubbo` jar
+// only `package` makes: a `test` build of the reactor cannot make it, and no test lives there.
+INSTANCE_SPECS['apache__dubbo-10638'] = {
+  warmArgs: ['-pl', '!:dubbo-native-plugin', '-Dtest=org.apache.dubbo.common.URLBuilderTest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
+  note: "the env's warm-up compiles every module but dubbo-native-plugin (it needs the shaded dubbo jar only `package` makes) and runs one test, not the whole suite",
 };
 
 // dubbo-11781's FAIL_TO_PASS holds 6 ZooKeeper test classes (registry, remoting, metadata). Their

@@ -67,7 +67,7 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
       ...common,
       language: 'java',
       // The env is warmed by running the instance's own tests, not the project's whole suite.
-      env: { kind: 'java', jdk: spec.jdk, build: spec.build, args: spec.args, ...(spec.build === 'maven' ? { warmTests: tests } : {}), ...(spec.unavailable ? { unavailable: spec.unavailable } : {}) },
+      env: { kind: 'java', jdk: spec.jdk, build: spec.build, args: spec.args, ...(spec.build === 'maven' ? { warmTests: tests } : {}), ...(spec.unavailable ? { unavailable: spec.unavailable } : {}), ...(spec.warmArgs?.length ? { warmArgs: spec.warmArgs } : {}) },
       tests: {
         visible: { runner: runner([]), timeoutMs: spec.timeoutMs },
         hidden: { runner: runner(tests), patch: inst.testPatch, timeoutMs: spec.timeoutMs },

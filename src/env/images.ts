@@ -191,9 +191,10 @@ export class ImageBuilder {
       const gradleKey = g && g.key && Object.keys(g.key as object).length ? { gradleDist: g.key } : {};
       // Maven: the task's own tests warm the env when it names them (JavaEnvSpec.warmTests), else the whole suite.
       const warm = gradle ? [] : warmSelection(task.env.warmTests, task.env.warmTests?.length ? await javaTestSources(dir) : undefined);
-      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...(warm.length ? { warm } : {}) })}`;
+      const warmArgs = task.env.warmArgs ?? [];
+      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...(warm.length ? { warm } : {}), ...(warmArgs.length ? { warmArgs } : {}) })}`;
       const args = task.env.args.map(shellQuote).join(' ');
-      const mvn = (extra: string[], to: '>' | '>>') => `(${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...extra.map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
+      const mvn = (extra: string[], to: '>' | '>>') => `(${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...[...extra, ...warmArgs].map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
       // The whole suite after all when no warm-up test ran (all new in the hidden test patch: no Surefire provider resolved).
       const run = g
         ? `(${WARM_TIMEOUT} ${g.runner} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`

@@ -61,7 +61,7 @@ export class MavenEnvBuilder {
     // Module poms and -D overrides join the key only when there are any, so single-pom envs keep their keys.
     const modules = seed.dir ? Object.fromEntries(Object.entries(await buildFiles(seed.dir)).filter(([rel]) => rel !== 'pom.xml')) : {};
     const warm = warmSelection(spec.warmTests, seed.dir && spec.warmTests?.length ? await javaTestSources(seed.dir) : undefined);
-    const extra = { ...(Object.keys(modules).length ? { modules } : {}), ...(spec.args.length ? { args: spec.args } : {}), ...(warm.length ? { warm } : {}) };
+    const extra = { ...(Object.keys(modules).length ? { modules } : {}), ...(spec.args.length ? { args: spec.args } : {}), ...(warm.length ? { warm } : {}), ...(spec.warmArgs?.length ? { warmArgs: spec.warmArgs } : {}) };
     const key = contentKey({ format: ENV_FORMAT, jdk, pom, ...extra });
     const marker = path.join(this.cacheDir, 'envs', `maven-${key}.ready`);
     const env: PreparedEnv = {
@@ -76,14 +76,14 @@ export class MavenEnvBuilder {
     return this.once.run(key, async () => {
       if (!existsSync(marker)) {
         await withDirLock(`${marker}.lock`, async () => {
-          if (!existsSync(marker)) await this.build(seed, marker, spec.args, { warm, asked: Boolean(spec.warmTests?.length) }, opts.requireCompile ?? false, chosen?.home);
+          if (!existsSync(marker)) await this.build(seed, marker, spec.args, { warm, asked: Boolean(spec.warmTests?.length), warmArgs: spec.warmArgs ?? [] }, opts.requireCompile ?? false, chosen?.home);
         });
       }
       return env;
     });
   }
 
-  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[], { warm, asked }: { warm: string[]; asked: boolean }, requireCompile: boolean, javaHome?: string): Promise<void> {
+  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[], { warm, asked, warmArgs }: { warm: string[]; asked: boolean; warmArgs: string[] }, requireCompile: boolean, javaHome?: string): Promise<void> {
     const work = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-maven-'));
     try {
       if (seed.dir) await fs.cp(seed.dir, work, { recursive: true });
@@ -95,7 +95,7 @@ export class MavenEnvBuilder {
       // the tests named to warm it, or the whole suite when there are none, or when none of them
       // ran (they are all new in the hidden test patch, so Surefire resolved no provider).
       const mvn = (extra: string[]) => {
-        const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, ...extra, 'test'];
+        const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, ...extra, ...warmArgs, 'test'];
         const env = javaHome ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env;
         return runLimited('mvn', args, { cwd: work, env, limitMs: this.warmLimitMs }).then((r) => ({ ...r, log: `$ mvn ${args.join(' ')}\n${r.log}` }));
       };
@@ -106,6 +106,7 @@ export class MavenEnvBuilder {
         result = await mvn([]);
         ran = absent;
       }
+      if (warmArgs.length) ran += `, with ${warmArgs.join(' ')}`;
       // A test that never ends (dubbo's file-watch race) stops the warm-up at its limit: the build
       // is resolved if its tests were compiled (Surefire resolves its provider before they run)
       // and nothing failed to resolve; a module the build had not reached yet shows up offline.

@@ -84,6 +84,12 @@ export const JavaEnvSpec = z.object({
    * project). Part of the env's key. Absent: the whole suite runs once.
    */
   warmTests: z.array(z.string()).optional(),
+  /**
+   * Maven: extra arguments of the env's warm-up build only, after its test selection (a `-Dtest`
+   * here replaces it): `-pl !:<module>` for a module a `test` build of the reactor cannot make, a
+   * test or two instead of a whole suite that takes too long. Part of the env's key.
+   */
+  warmArgs: z.array(z.string()).optional(),
 });
 
 /**

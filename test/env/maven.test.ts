@@ -130,6 +130,26 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
     const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${limited.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
     assert.equal(r.code, 0, r.out.slice(-3000));
   });
+
+  test("warmArgs (a spec's warm-up only): one test instead of a whole suite that would not end; another env, usable offline", async () => {
+    const hang = path.join(root, 'hang-args');
+    await fs.cp(seed, hang, { recursive: true });
+    await fs.writeFile(
+      path.join(hang, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
+      'package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    Thread.sleep(Long.MAX_VALUE);\n  }\n}\n',
+    );
+    const limited = new MavenEnvBuilder(path.join(root, 'cache'), 60_000);
+    // The warm-up tests are all new (the whole suite, HangTest with it, would run): warmArgs name one test instead.
+    const warmArgs = ['-Dtest=org.acme.ATest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
+    const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'], warmArgs }), { dir: hang });
+    assert.equal((await marker(env.key)).ran, `the whole suite (none of the warm-up tests exists yet), with ${warmArgs.join(' ')}`);
+    const plain = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'] }), { dir: seed });
+    assert.notEqual(env.key, plain.key, 'warmArgs are part of the key');
+    const work = path.join(root, 'work-args');
+    await fs.cp(hang, work, { recursive: true });
+    const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${limited.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
+    assert.equal(r.code, 0, r.out.slice(-3000));
+  });
 });
 
 test("Maven's resolution failures are read from its own [ERROR] lines, not from a failing test's message", () => {

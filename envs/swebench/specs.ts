@@ -234,14 +234,14 @@ INSTANCE_SPECS['apache__dubbo-7041'] = {
 // test instead (Surefire's provider resolved; each module's test dependencies were resolved when
 // its tests compiled), without dubbo-native-plugin, which compiles against the shaded `dubbo` jar
 // only `package` makes: a `test` build of the reactor cannot make it, and no test lives there.
-// Its PASS_TO_PASS ServiceDefinitionBuilderTest#testBuilderComplexObject passes only after another
+// Its PASS_TO_PASS ServiceDefinitionBuilderTest (one method, testBuilderComplexObject) passes only after another
 // test of the JVM made a FrameworkModel (which fills TypeDefinitionBuilder.BUILDERS): in the
 // module's whole suite, org.apache.dubbo.common's tests run first; in the records' classes alone
 // it runs before FrameworkModelTest and throws a NullPointerException, start state and gold alike.
 INSTANCE_SPECS['apache__dubbo-10638'] = {
   warmArgs: ['-pl', '!:dubbo-native-plugin', '-Dtest=org.apache.dubbo.common.URLBuilderTest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
-  notRunHere: [...DUBBO_NOT_RUN, 'org.apache.dubbo.metadata.definition.ServiceDefinitionBuilderTest#testBuilderComplexObject'],
-  note: "the env's warm-up compiles every module but dubbo-native-plugin (it needs the shaded dubbo jar only `package` makes) and runs one test, not the whole suite; ServiceDefinitionBuilderTest#testBuilderComplexObject not run: it passes only after another test made a FrameworkModel (TypeDefinitionBuilder.BUILDERS is null before), which the module's whole suite does first and the records' classes alone do not",
+  notRunHere: [...DUBBO_NOT_RUN, 'org.apache.dubbo.metadata.definition.ServiceDefinitionBuilderTest'],
+  note: "the env's warm-up compiles every module but dubbo-native-plugin (it needs the shaded dubbo jar only `package` makes) and runs one test, not the whole suite; ServiceDefinitionBuilderTest (its one method) not run: it passes only after another test made a FrameworkModel (TypeDefinitionBuilder.BUILDERS is null before), which the module's whole suite does first and the records' classes alone do not",
 };
 
 // dubbo-11781's FAIL_TO_PASS holds 6 ZooKeeper test classes (registry, remoting, metadata). Their

@@ -21,6 +21,8 @@ interface CommonSpec {
   edits: BuildEdit[];
   /** Memory of a sandbox running its tests (MiB), when above the backend's default (2 GiB). */
   memoryMb?: number;
+  /** Processes and threads a sandbox running its tests may hold at once, when above the backend's default. */
+  pids?: number;
   /** Why the entry is what it is (shown in the README table and in task metadata). */
   note?: string;
 }
@@ -238,10 +240,13 @@ INSTANCE_SPECS['apache__dubbo-7041'] = {
 // test of the JVM made a FrameworkModel (which fills TypeDefinitionBuilder.BUILDERS): in the
 // module's whole suite, org.apache.dubbo.common's tests run first; in the records' classes alone
 // it runs before FrameworkModelTest and throws a NullPointerException, start state and gold alike.
+// dubbo-rpc-rest's RestProtocolTest starts Jetty servers whose thread pools pass a sandbox's default
+// pids (1,024 locally, 512 on Docker; the harness's containers had no limit): 4,096.
 INSTANCE_SPECS['apache__dubbo-10638'] = {
+  pids: 4096,
   warmArgs: ['-pl', '!:dubbo-native-plugin', '-Dtest=org.apache.dubbo.common.URLBuilderTest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
   notRunHere: [...DUBBO_NOT_RUN, 'org.apache.dubbo.metadata.definition.ServiceDefinitionBuilderTest'],
-  note: "the env's warm-up compiles every module but dubbo-native-plugin (it needs the shaded dubbo jar only `package` makes) and runs one test, not the whole suite; ServiceDefinitionBuilderTest (its one method) not run: it passes only after another test made a FrameworkModel (TypeDefinitionBuilder.BUILDERS is null before), which the module's whole suite does first and the records' classes alone do not",
+  note: "the env's warm-up compiles every module but dubbo-native-plugin (it needs the shaded dubbo jar only `package` makes) and runs one test, not the whole suite; ServiceDefinitionBuilderTest (its one method) not run: it passes only after another test made a FrameworkModel (TypeDefinitionBuilder.BUILDERS is null before), which the module's whole suite does first and the records' classes alone do not; 4,096 pids: dubbo-rpc-rest's Jetty tests start more threads than a sandbox's default allows",
 };
 
 // dubbo-11781's FAIL_TO_PASS holds 6 ZooKeeper test classes (registry, remoting, metadata). Their

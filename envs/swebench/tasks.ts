@@ -48,7 +48,7 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
       edits: spec.edits,
     },
     solution: { patch: inst.patch },
-    ...(spec.memoryMb ? { resources: { memoryMb: spec.memoryMb } } : {}),
+    ...(spec.memoryMb || spec.pids ? { resources: { ...(spec.memoryMb ? { memoryMb: spec.memoryMb } : {}), ...(spec.pids ? { pids: spec.pids } : {}) } } : {}),
     metadata: {
       repo: inst.repo,
       base_commit: inst.baseCommit,

@@ -10,7 +10,7 @@ import { contentKey } from './key.ts';
 import { OncePerKey } from './lock.ts';
 import { classifyPipFailure, PYTEST_PIN, pytestPinFor } from './python.ts';
 import { readBinaryTree, setupFailure, setupInput, setupKey, SETUP_UNAVAILABLE_MARKER } from './setup.ts';
-import type { PreparedEnv } from './types.ts';
+import { taskResources, type PreparedEnv } from './types.ts';
 import { assertEnvAvailable, imageUnavailable } from './index.ts';
 import { classifyGradleLog, gradleImagePart } from './gradle.ts';
 import { MAVEN_RESOLUTION_ERROR, WARM_LIMIT_MS, warmSelection } from './maven.ts';
@@ -254,11 +254,11 @@ export class ImageBuilder {
     const gitDirs = seed['.git/HEAD'] ? ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ') : '';
     const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, ...(gitDirs ? [`RUN mkdir -p ${gitDirs}`] : []), `WORKDIR ${WORKSPACE}`].join('\n');
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' }, `instance of ${task.id}`, { 'benchgym.task': task.id });
-    return { key: instance, kind: task.language, path: [], vars: containerVars(task.language), readOnlyPaths: [], command, notes, image: instance, ...(task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {}) };
+    return { key: instance, kind: task.language, path: [], vars: containerVars(task.language), readOnlyPaths: [], command, notes, image: instance, ...taskResources(task.resources) };
   }
 
   /** The instance image of a git workspace: the checkout, .git included, as the start state. */
-  private async gitInstance(task: Task, envImage: string, dir: string, tree: Record<string, Buffer>): Promise<Pick<PreparedEnv, 'key' | 'image' | 'path' | 'readOnlyPaths' | 'memoryBytes'>> {
+  private async gitInstance(task: Task, envImage: string, dir: string, tree: Record<string, Buffer>): Promise<Pick<PreparedEnv, 'key' | 'image' | 'path' | 'readOnlyPaths' | 'memoryBytes' | 'pids'>> {
     if (task.workspace.type !== 'git') throw new GymError('INTERNAL', 'not a git workspace');
     const envId = await this.imageId(envImage);
     // The tar carries files only: git's empty directories are made again, and `git reset --hard`
@@ -272,7 +272,7 @@ export class ImageBuilder {
     const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, repo: task.workspace.repo, head: await headOf(dir), dockerfile })}`;
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', tree) }, `instance of ${task.id}`, { 'benchgym.task': task.id });
     // A task that asks for more memory gets it here too (jackson's and fastjson2's 6 GiB; they ran in the default 2 GiB before).
-    return { key: instance, image: instance, path: [], readOnlyPaths: [], ...(task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {}) };
+    return { key: instance, image: instance, path: [], readOnlyPaths: [], ...taskResources(task.resources) };
   }
 
   private async imageId(tag: string): Promise<string> {

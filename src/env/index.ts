@@ -3,7 +3,7 @@ import type { ImageEnvSpec, Task } from '../tasks/schema.ts';
 import { GradleEnvBuilder } from './gradle.ts';
 import { MavenEnvBuilder } from './maven.ts';
 import { PythonEnvBuilder } from './python.ts';
-import type { PreparedEnv } from './types.ts';
+import { taskResources, type PreparedEnv } from './types.ts';
 import { gitStartState } from './workspace.ts';
 
 export type { PreparedEnv } from './types.ts';
@@ -40,9 +40,9 @@ export class EnvBuilder {
     if (task.env.kind === 'image') throw imageUnavailable(task.env, 'the local sandbox cannot run a Docker image: use --sandbox docker');
     assertEnvAvailable(task);
     const seedDir = task.workspace.type === 'git' ? await gitStartState(this.cacheDir, task.workspace) : undefined;
-    // The memory the task asks for (a JVM and its test fork above the sandbox's default) goes with the env.
-    const memory = task.resources.memoryMb ? { memoryBytes: task.resources.memoryMb * 1024 ** 2 } : {};
-    const withSeed = (env: PreparedEnv): PreparedEnv => ({ ...env, ...memory, ...(seedDir ? { seedDir } : {}) });
+    // The memory and pids the task asks for (a JVM and its test fork above the sandbox's defaults) go with the env.
+    const resources = taskResources(task.resources);
+    const withSeed = (env: PreparedEnv): PreparedEnv => ({ ...env, ...resources, ...(seedDir ? { seedDir } : {}) });
     if (task.env.kind === 'python') return withSeed(await this.python.prepare(task.env));
     const seed = seedDir ? { dir: seedDir } : task.workspace.type === 'dir' ? { dir: task.workspace.path } : { files: task.workspace.type === 'files' ? task.workspace.files : {} };
     if (task.env.build === 'gradle') return withSeed(await this.gradle.prepare(task.env, seed));

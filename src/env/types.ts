@@ -15,11 +15,18 @@ export interface PreparedEnv {
   image?: string;
   /** Docker backend: the memory this task's containers need, when above the server's limit. */
   memoryBytes?: number;
+  /** The processes and threads this task's sandboxes need at once, when above the server's limit. */
+  pids?: number;
   /** Local backend, `git` workspaces: the host directory holding the start state (a cached checkout). */
   seedDir?: string;
 }
 
 /** The part of a prepared env a sandbox is created with. */
-export function sandboxEnv(env: PreparedEnv): { path: string[]; vars: Record<string, string>; readOnlyPaths: string[]; image?: string; memoryBytes?: number } {
-  return { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths, ...(env.image ? { image: env.image } : {}), ...(env.memoryBytes ? { memoryBytes: env.memoryBytes } : {}) };
+export function sandboxEnv(env: PreparedEnv): { path: string[]; vars: Record<string, string>; readOnlyPaths: string[]; image?: string; memoryBytes?: number; pids?: number } {
+  return { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths, ...(env.image ? { image: env.image } : {}), ...(env.memoryBytes ? { memoryBytes: env.memoryBytes } : {}), ...(env.pids ? { pids: env.pids } : {}) };
+}
+
+/** What a task's `resources` ask of its sandboxes, in a prepared env's terms. */
+export function taskResources(resources: { memoryMb?: number; pids?: number }): { memoryBytes?: number; pids?: number } {
+  return { ...(resources.memoryMb ? { memoryBytes: resources.memoryMb * 1024 ** 2 } : {}), ...(resources.pids ? { pids: resources.pids } : {}) };
 }

@@ -119,7 +119,7 @@ export interface SandboxCreateOptions {
   /** Files or a host directory copied as the start state. */
   seed: { files?: Record<string, string | Buffer>; dir?: string };
   /** Environment variables and PATH entries the env provides (venv, JDK, Maven settings). */
-  env?: { vars?: Record<string, string>; path?: string[]; readOnlyPaths?: string[]; image?: string; memoryBytes?: number };
+  env?: { vars?: Record<string, string>; path?: string[]; readOnlyPaths?: string[]; image?: string; memoryBytes?: number; pids?: number };
   labels?: Record<string, string>;
 }
 

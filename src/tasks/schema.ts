@@ -189,10 +189,12 @@ export const TaskSchema = z.object({
   defaultContext: z.string().min(1).default('default'),
   metadata: z.record(z.string(), z.unknown()).default({}),
   /**
-   * What the task needs beyond the defaults. Docker backend: a container gets
-   * max(memoryMb, the server's limit) of memory (the local sandbox has no memory limit).
+   * What the task needs beyond the defaults: a sandbox gets max(memoryMb, the server's limit)
+   * of memory and max(pids, the server's limit) processes and threads at once (a Docker
+   * container's PidsLimit, the local sandbox's pids cgroup; a Kubernetes pod's pids are the
+   * kubelet's `podPidsLimit`, not the pod's).
    */
-  resources: z.object({ memoryMb: z.number().int().min(64).max(262_144).optional() }).default({}),
+  resources: z.object({ memoryMb: z.number().int().min(64).max(262_144).optional(), pids: z.number().int().min(16).max(65_536).optional() }).default({}),
 });
 
 export type Task = z.infer<typeof TaskSchema>;

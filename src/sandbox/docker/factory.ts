@@ -92,10 +92,12 @@ export class DockerSandboxFactory implements SandboxFactory {
     try {
       // A task that needs more memory than the pool's containers have gets a container of its own.
       const memory = Math.max(create.env?.memoryBytes ?? 0, this.limits.memoryBytes);
-      const started = (memory === this.limits.memoryBytes ? this.pool.take(image) : undefined) ?? (await this.startContainer(image, create.labels ?? {}, memory));
+      const pids = Math.max(create.env?.pids ?? 0, this.limits.pids);
+      const own = memory !== this.limits.memoryBytes || pids !== this.limits.pids;
+      const started = (own ? undefined : this.pool.take(image)) ?? (await this.startContainer(image, create.labels ?? {}, memory, pids));
       const sandbox = this.wrap(started, image, create);
-      // Only what the pool could hand out is refilled: a task of its own memory never takes from it.
-      if (memory === this.limits.memoryBytes) this.pool.refill(image);
+      // Only what the pool could hand out is refilled: a task of its own memory or pids never takes from it.
+      if (!own) this.pool.refill(image);
       return sandbox;
     } catch (err) {
       this.capacity.release();
@@ -156,7 +158,7 @@ export class DockerSandboxFactory implements SandboxFactory {
   }
 
   /** Creates and starts a container (and its tmpfs workspace volume) from an instance image. */
-  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes): Promise<PooledContainer> {
+  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes, pids = this.limits.pids): Promise<PooledContainer> {
     const l = this.limits;
     const binary = await this.executorBinaryPath();
     let executor: ExecutorClient | null = null;
@@ -185,7 +187,7 @@ export class DockerSandboxFactory implements SandboxFactory {
           Memory: memoryBytes,
           MemorySwap: memoryBytes,
           NanoCpus: l.nanoCpus,
-          PidsLimit: l.pids,
+          PidsLimit: pids,
           CapDrop: ['ALL'],
           SecurityOpt: ['no-new-privileges'],
           Init: true,

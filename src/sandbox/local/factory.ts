@@ -135,7 +135,7 @@ export class LocalSandboxFactory implements SandboxFactory {
     }
     const who = user ? `commands as uid ${user.uid} without capabilities` : bwrap ? `commands as the server's uid ${process.getuid?.()} without capabilities` : `commands as the server's user${unreachable}`;
     if (!this.cgroups) return { user, describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)` };
-    const limits = { pids: l.pids, memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes), oomGroup: !executor };
+    const limits = { pids: Math.max(create.env?.pids ?? 0, l.pids), memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes), oomGroup: !executor };
     const cgroup = await this.cgroups.createSandbox(id, limits);
     return { cgroup, user, pidsBounded: this.cgroups.limitsPids, ...(this.cgroups.limitsMemory ? { memoryBytes: limits.memoryBytes } : {}), describe: `${who}; ${this.cgroups.describe(limits)}` };
   }

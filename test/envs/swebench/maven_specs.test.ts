@@ -93,6 +93,7 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
     assert.ok(d10638.tests.hidden.runner.type === 'maven' && !d10638.tests.hidden.runner.args.includes('!:dubbo-native-plugin'), 'the test runs select their own modules');
     const d7041 = instanceTask('swe-bench-java', instances.find((i) => i.instanceId === 'apache__dubbo-7041')!);
     assert.equal(d7041.env.kind === 'java' && d7041.env.warmArgs, undefined);
+    assert.deepEqual([d10638.resources.pids, d7041.resources.pids], [4096, undefined], "10638's Jetty tests: more pids than a sandbox's default");
     assert.match(String(d10638.metadata.spec_note), /NetUtilsTest's 5 address tests not run.*; .*ServiceDefinitionBuilderTest \(its one method\) not run: it passes only after another test made a FrameworkModel/);
     // Another repository's runners leave nothing out.
     const core = (await readInstances(JACKSON_CORE))[0]!;

@@ -52,7 +52,7 @@ test('the warm pool hands out started containers and refills; the container budg
   }
 });
 
-test('a task that needs more memory gets a container of its own with that much; the others the default, from the pool', async (t) => {
+test('a task that needs more memory or pids gets a container of its own with that much; the others the default, from the pool', async (t) => {
   const skip = await dockerSkipReason();
   if (skip) return t.skip(skip);
   const plain = await exampleTask('roman-numerals');
@@ -71,8 +71,18 @@ test('a task that needs more memory gets a container of its own with that much; 
     assert.equal(factory.stats().pooled, 1, 'the pooled container (default memory) was not handed out');
     const b = (await factory.create({ seed: seedOf(plain), env: sandboxEnv(plainEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
     assert.equal((await b.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
+    assert.equal((await b.container.inspect()).HostConfig.PidsLimit, factory.limits.pids);
+    // More pids (dubbo's Jetty tests): a container of its own too, the pooled one left.
+    await factory.warm(plainEnv.image!);
+    const threadsEnv = await factory.prepare({ ...plain, resources: { pids: 3000 } });
+    assert.equal(threadsEnv.pids, 3000);
+    const c = (await factory.create({ seed: seedOf(plain), env: sandboxEnv(threadsEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+    assert.equal((await c.container.inspect()).HostConfig.PidsLimit, 3000);
+    assert.equal((await c.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
+    assert.equal(factory.stats().pooled, 1, 'the pooled container (default pids) was not handed out');
     await a.destroy();
     await b.destroy();
+    await c.destroy();
   } finally {
     await factory.close();
   }

@@ -83,6 +83,21 @@ describe('local sandbox confinement', async () => {
     }
   }, noCgroups);
 
+  withBwrap("a task that asks for more pids (resources.pids) gets them: 400 children where the factory's limit is 256", async () => {
+    const count = async (sb: import('../../../src/sandbox/types.ts').Sandbox) => {
+      await sb.exec('i=0; while [ $i -lt 400 ]; do sleep 20 & i=$((i+1)); echo $i > count; done 2>/dev/null', { timeoutMs: 90_000 });
+      return Number((await sb.readFile('count')).toString().trim());
+    };
+    const plain = await bwrap!.create({ seed: {} });
+    const more = await bwrap!.create({ seed: {}, env: { pids: 512 } });
+    try {
+      assert.ok((await count(plain)) < 256, 'the default: 256 pids');
+      assert.equal(await count(more), 400);
+    } finally {
+      await Promise.all([plain.destroy(), more.destroy()]);
+    }
+  }, noCgroups);
+
   withBwrap('a memory hog is killed by the memory limit', async () => {
     const sb = await bwrap!.create({ seed: {} });
     try {

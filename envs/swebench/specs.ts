@@ -242,11 +242,14 @@ INSTANCE_SPECS['apache__dubbo-7041'] = {
 // it runs before FrameworkModelTest and throws a NullPointerException, start state and gold alike.
 // dubbo-rpc-rest's RestProtocolTest starts Jetty servers whose thread pools pass a sandbox's default
 // pids (1,024 locally, 512 on Docker; the harness's containers had no limit): 4,096.
+// Its records' classes are not all in one module each, so its runs build the whole reactor, which
+// without dubbo-native-plugin exits 0 when every test passed (with it: 1, the gold's build too).
 INSTANCE_SPECS['apache__dubbo-10638'] = {
   pids: 4096,
-  warmArgs: ['-pl', '!:dubbo-native-plugin', '-Dtest=org.apache.dubbo.common.URLBuilderTest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
+  args: [...DUBBO_ARGS, '-pl', '!:dubbo-native-plugin'],
+  warmArgs: ['-Dtest=org.apache.dubbo.common.URLBuilderTest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
   notRunHere: [...DUBBO_NOT_RUN, 'org.apache.dubbo.metadata.definition.ServiceDefinitionBuilderTest'],
-  note: "the env's warm-up compiles every module but dubbo-native-plugin (it needs the shaded dubbo jar only `package` makes) and runs one test, not the whole suite; ServiceDefinitionBuilderTest (its one method) not run: it passes only after another test made a FrameworkModel (TypeDefinitionBuilder.BUILDERS is null before), which the module's whole suite does first and the records' classes alone do not; 4,096 pids: dubbo-rpc-rest's Jetty tests start more threads than a sandbox's default allows",
+  note: "every build leaves dubbo-native-plugin out (it compiles against the shaded dubbo jar only `package` makes); the env's warm-up runs one test, not the whole suite; ServiceDefinitionBuilderTest (its one method) not run: it passes only after another test made a FrameworkModel (TypeDefinitionBuilder.BUILDERS is null before), which the module's whole suite does first and the records' classes alone do not; 4,096 pids: dubbo-rpc-rest's Jetty tests start more threads than a sandbox's default allows",
 };
 
 // dubbo-11781's FAIL_TO_PASS holds 6 ZooKeeper test classes (registry, remoting, metadata). Their

@@ -90,7 +90,7 @@ export class DockerSandboxFactory implements SandboxFactory {
     if (!image) throw new GymError('INTERNAL', 'a Docker sandbox needs an image: prepare() the task first');
     await this.capacity.acquire();
     try {
-      // A task that needs more memory than the pool's containers have gets a container of its own.
+      // A task that needs more memory or pids than the pool's containers have gets a container of its own.
       const memory = Math.max(create.env?.memoryBytes ?? 0, this.limits.memoryBytes);
       const pids = Math.max(create.env?.pids ?? 0, this.limits.pids);
       const own = memory !== this.limits.memoryBytes || pids !== this.limits.pids;

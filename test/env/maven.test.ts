@@ -68,6 +68,25 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
   });
   after(() => fs.rm(root, { recursive: true, force: true }));
 
+  /** A copy of the seed with a test that never ends. */
+  const seedWithHangTest = async (name: string) => {
+    const dir = path.join(root, name);
+    await fs.cp(seed, dir, { recursive: true });
+    await fs.writeFile(
+      path.join(dir, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
+      'package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    Thread.sleep(Long.MAX_VALUE);\n  }\n}\n',
+    );
+    return dir;
+  };
+
+  /** An offline run of BTest in a copy of `dir` passes with what the builder's warm-up resolved. */
+  const assertOfflineRun = async (b: MavenEnvBuilder, dir: string, name: string) => {
+    const work = path.join(root, name);
+    await fs.cp(dir, work, { recursive: true });
+    const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${b.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
+    assert.equal(r.code, 0, r.out.slice(-3000));
+  };
+
   const marker = async (key: string) => JSON.parse(await fs.readFile(path.join(root, 'cache', 'envs', `maven-${key}.ready`), 'utf8')) as { ran: string };
 
   test("the named test's run resolves what an offline run of another test needs (Surefire's provider included)", async () => {
@@ -114,30 +133,17 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
   });
 
   test('a warm-up test that never ends stops the build at its limit; the env is usable offline and says so', async () => {
-    const hang = path.join(root, 'hang');
-    await fs.cp(seed, hang, { recursive: true });
-    await fs.writeFile(
-      path.join(hang, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
-      'package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    Thread.sleep(Long.MAX_VALUE);\n  }\n}\n',
-    );
+    const hang = await seedWithHangTest('hang');
     const limited = new MavenEnvBuilder(path.join(root, 'cache'), 60_000);
     const started = Date.now();
     const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] }), { dir: hang });
     assert.ok(Date.now() - started < 150_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
     assert.equal((await marker(env.key)).ran, "the warm-up tests, stopped at the warm-up's limit of 60 s (a test did not end)");
-    const work = path.join(root, 'work-hang');
-    await fs.cp(hang, work, { recursive: true });
-    const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${limited.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
-    assert.equal(r.code, 0, r.out.slice(-3000));
+    await assertOfflineRun(limited, hang, 'work-hang');
   });
 
   test("warmArgs (a spec's warm-up only): one test instead of a whole suite that would not end; another env, usable offline", async () => {
-    const hang = path.join(root, 'hang-args');
-    await fs.cp(seed, hang, { recursive: true });
-    await fs.writeFile(
-      path.join(hang, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
-      'package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    Thread.sleep(Long.MAX_VALUE);\n  }\n}\n',
-    );
+    const hang = await seedWithHangTest('hang-args');
     const limited = new MavenEnvBuilder(path.join(root, 'cache'), 60_000);
     // The warm-up tests are all new (the whole suite, HangTest with it, would run): warmArgs name one test instead.
     const warmArgs = ['-Dtest=org.acme.ATest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
@@ -145,10 +151,7 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
     assert.equal((await marker(env.key)).ran, `the whole suite (none of the warm-up tests exists yet), with ${warmArgs.join(' ')}`);
     const plain = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'] }), { dir: seed });
     assert.notEqual(env.key, plain.key, 'warmArgs are part of the key');
-    const work = path.join(root, 'work-args');
-    await fs.cp(hang, work, { recursive: true });
-    const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${limited.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
-    assert.equal(r.code, 0, r.out.slice(-3000));
+    await assertOfflineRun(limited, hang, 'work-args');
   });
 });
 

@@ -19,8 +19,8 @@ import { specFor, type BuildEdit } from './specs.ts';
  * collects them: the pull request's change (its merge commit, else the squash commit naming
  * `(#PR)`, else a commit naming `#PR`), split into the fix (`patch`) and the tests
  * (`test_patch`: files under `src/test/`), based on the change's first parent;
- * FAIL_TO_PASS and PASS_TO_PASS from running the test classes the test patch touches
- * with the test patch alone and with both patches (Maven, offline once the shared local
+ * FAIL_TO_PASS and PASS_TO_PASS from running the test classes the test patch touches (or, for a
+ * touched helper, the test classes that use it) with the test patch alone and with both patches (Maven, offline once the shared local
  * repository has what the build needs); the problem statement from the history (the PR
  * title and commit messages), marked as such.
  */
@@ -80,6 +80,35 @@ export function testClassesOf(testFiles: string[]): string[] {
     const m = /^(?:(.*)\/)?src\/test\/java\/(.+)\.java$/.exec(f);
     if (!m) continue;
     out.push(`${m[1] ? `${m[1]}:` : ''}${m[2]!.replace(/\//g, '.')}`);
+  }
+  return [...new Set(out)];
+}
+
+/** Surefire's default includes (`Test*`, `*Test`, `*Tests`, `*TestCase`), or a JUnit test method in the text. */
+const declaresTests = (file: string, text: string) =>
+  /(^|\/)(Test[^/]*|[^/]*(Test|Tests|TestCase))\.java$/.test(file) || /@Test\b|\bpublic\s+void\s+test\w*\s*\(/.test(text);
+
+/**
+ * The test classes to run for a change's test files: the touched ones, as SWE-bench-java lists
+ * them. When none of them is a test (the change touches only a fixture or helper the fix needs:
+ * dubbo-9187 changes `InjectExtImpl` alone), the test classes of each helper's module that name
+ * it, as the change's tree has them.
+ */
+export async function testClassesToRun(repoDir: string, commit: string, testFiles: string[]): Promise<string[]> {
+  const sources = testFiles.filter((f) => /(^|\/)src\/test\/java\/.+\.java$/.test(f));
+  const texts = await Promise.all(sources.map((f) => git(['show', `${commit}:${f}`], { cwd: repoDir }).catch(() => null)));
+  // A source the change deletes counts as a test of its own (its class simply does not run).
+  if (sources.some((f, i) => texts[i] === null || declaresTests(f, texts[i]!))) return testClassesOf(testFiles);
+  const out: string[] = [];
+  for (const file of sources) {
+    const m = /^(?:(.*)\/)?src\/test\/java\/(.+)\.java$/.exec(file)!;
+    const name = path.basename(file, '.java');
+    const root = `${m[1] ? `${m[1]}/` : ''}src/test/java`;
+    const users = await git(['grep', '-l', '-w', '-F', name, commit, '--', root], { cwd: repoDir }).catch(() => '');
+    for (const hit of users.split('\n').map((l) => l.replace(`${commit}:`, '').trim()).filter(Boolean)) {
+      if (hit === file || !hit.endsWith('.java')) continue;
+      if (declaresTests(hit, await git(['show', `${commit}:${hit}`], { cwd: repoDir }))) out.push(...testClassesOf([hit]));
+    }
   }
   return [...new Set(out)];
 }
@@ -194,7 +223,7 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
       continue;
     }
     const split = await splitChange(opts.repoDir, change);
-    const classes = testClassesOf(split.testFiles);
+    const classes = await testClassesToRun(opts.repoDir, change.commit, split.testFiles);
     if (!split.patch || !split.testPatch || !classes.length) {
       fail(`${change.method} ${change.commit.slice(0, 10)} has ${split.patch ? '' : 'no fix, '}${split.testPatch ? '' : 'no test change, '}${classes.length ? '' : 'no test class'}`.replace(/, $/, ''));
       continue;

@@ -130,10 +130,13 @@ export const INSTANCE_SPECS: Record<string, Partial<RepoSpec>> = {
  * so the build cannot even read the pom. Multi-SWE-bench's harness rewrites the version to a
  * later snapshot of the same line; here it becomes the release that snapshot turned into
  * (jackson-core 3.0.0-SNAPSHOT of 2019, with no 3.0 parent on Central under this groupId,
- * gets 2.10.0, the release of that month). The project's own version is left as it is.
+ * gets 2.10.0, the release of that month; jackson-core-1133's 3.0.0-SNAPSHOT of 2023, under
+ * `tools.jackson`, gets that group's 3.0.0 release of 2025). The project's own version is left
+ * as it is.
  */
 const JACKSON_SNAPSHOT_PARENTS: Record<string, [string, string]> = {
   'fasterxml__jackson-core-1309': ['2.17.2-SNAPSHOT', '2.17.2'],
+  'fasterxml__jackson-core-1133': ['3.0.0-SNAPSHOT', '3.0.0'],
   'fasterxml__jackson-core-1263': ['2.18.0-SNAPSHOT', '2.18.0'],
   'fasterxml__jackson-core-1208': ['2.17.0-SNAPSHOT', '2.17.0'],
   'fasterxml__jackson-core-1204': ['2.17.0-SNAPSHOT', '2.17.0'],
@@ -142,9 +145,11 @@ const JACKSON_SNAPSHOT_PARENTS: Record<string, [string, string]> = {
   'fasterxml__jackson-core-1053': ['2.16.0-SNAPSHOT', '2.16.0'],
   'fasterxml__jackson-core-1016': ['2.16.0-SNAPSHOT', '2.16.0'],
   'fasterxml__jackson-core-980': ['2.15.0-rc3-SNAPSHOT', '2.15.0-rc3'],
+  'fasterxml__jackson-core-973': ['2.15.0-rc3-SNAPSHOT', '2.15.0-rc3'],
   'fasterxml__jackson-core-964': ['2.15.0-rc2-SNAPSHOT', '2.15.0-rc2'],
   'fasterxml__jackson-core-922': ['2.15.0-SNAPSHOT', '2.15.0'],
   'fasterxml__jackson-core-891': ['2.15.0-SNAPSHOT', '2.15.0'],
+  'fasterxml__jackson-core-894': ['2.14.2-SNAPSHOT', '2.14.2'],
   'fasterxml__jackson-core-729': ['2.14.0-SNAPSHOT', '2.14.0'],
   'fasterxml__jackson-core-566': ['3.0.0-SNAPSHOT', '2.10.0'],
   'fasterxml__jackson-dataformat-xml-644': ['2.17.0-SNAPSHOT', '2.17.0'],
@@ -219,17 +224,20 @@ for (const [id, jdk] of [['fasterxml__jackson-dataformat-xml-531', '11'], ['fast
   };
 }
 
-// dubbo 2.7.9 (7041's base) predates its poms' JDK 15+ profile, which opens java.lang, java.math and
-// java.util to the test fork for javassist's ClassLoader.defineClass and PojoUtils' reflection into
-// Throwable (JDK 11, the harness's, allowed it with a warning): the same opens through the
-// `argline` property its Surefire argLine is made of, with the pom's own options kept.
-INSTANCE_SPECS['apache__dubbo-7041'] = {
-  args: [
-    ...DUBBO_ARGS,
-    '-Dargline=-server -Xms256m -Xmx512m -Dfile.encoding=UTF-8 -Djava.net.preferIPv4Stack=true -XX:MetaspaceSize=64m -XX:MaxMetaspaceSize=128m --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.math=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED',
-  ],
-  note: "java.lang, java.math and java.util opened to the test fork (later dubbo poms' jdk15ge profile; JDK 11, the harness's, allowed this access)",
-};
+// dubbo 2.7 (7041's base: 2.7.9; 9187's: 2.7.16-SNAPSHOT) predates its poms' JDK 15+ profile, which
+// opens java.lang, java.math and java.util to the test fork for javassist's ClassLoader.defineClass
+// and PojoUtils' reflection into Throwable (JDK 11, the harness's, allowed it with a warning): the
+// same opens through the `argline` property its Surefire argLine is made of, with the pom's own
+// options kept.
+for (const id of ['apache__dubbo-7041', 'apache__dubbo-9187']) {
+  INSTANCE_SPECS[id] = {
+    args: [
+      ...DUBBO_ARGS,
+      '-Dargline=-server -Xms256m -Xmx512m -Dfile.encoding=UTF-8 -Djava.net.preferIPv4Stack=true -XX:MetaspaceSize=64m -XX:MaxMetaspaceSize=128m --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.math=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED',
+    ],
+    note: "java.lang, java.math and java.util opened to the test fork (later dubbo poms' jdk15ge profile; JDK 11, the harness's, allowed this access)",
+  };
+}
 
 // dubbo-10638 (3.1): its FAIL_TO_PASS classes are all new in the test patch, so the env's warm-up
 // would run the reactor's whole suite (past 20 minutes here). It compiles every module and runs one
@@ -263,7 +271,7 @@ INSTANCE_SPECS['apache__dubbo-11781'] = {
 
 // jackson-core of 2014-2017 compiles for Java 6 (`javac.src.version` / `javac.target.version`
 // of jackson-parent 2.5 and of the 2017 pom), which JDK 17's javac refuses: raised to 7.
-for (const id of ['fasterxml__jackson-core-174', 'fasterxml__jackson-core-183', 'fasterxml__jackson-core-370']) {
+for (const id of ['fasterxml__jackson-core-174', 'fasterxml__jackson-core-183', 'fasterxml__jackson-core-370', 'fasterxml__jackson-core-380']) {
   INSTANCE_SPECS[id] = {
     args: ['-Djavac.src.version=1.7', '-Djavac.target.version=1.7'],
     note: 'source/target 1.6 (javac.src.version / javac.target.version) raised to 1.7 for JDK 17',
@@ -302,6 +310,15 @@ for (const id of ['fasterxml__jackson-databind-1113', 'fasterxml__jackson-databi
     note: [before?.note, 'compiled with --release 8 (maven-compiler-plugin 3.8.1): javac 17 finds `Module` ambiguous with java.lang.Module for source 1.7'].filter(Boolean).join('; '),
   };
 }
+
+// jackson-core-1133 (the 3.0 line of 2023) names de.jjohannes' gradle-module-metadata plugin without a
+// version, which the 3.0.0 parent it gets (above) manages no more (it moved to org.gradlex), and that
+// parent's enforcer refuses an unversioned plugin before anything compiles: the enforcer is skipped.
+INSTANCE_SPECS['fasterxml__jackson-core-1133'] = {
+  ...INSTANCE_SPECS['fasterxml__jackson-core-1133'],
+  args: ['-Denforcer.skip=true'],
+  note: [INSTANCE_SPECS['fasterxml__jackson-core-1133']?.note, "the enforcer is skipped: the 3.0.0 parent's refuses the pom's unversioned gradle-module-metadata plugin"].filter(Boolean).join('; '),
+};
 
 // jackson-databind-3622 (a backport to the 2.12 branch) activates its `java14+` profile on any JDK from
 // 14 on, which compiles the record tests for release 14 with --enable-preview: JDK 17 refuses preview

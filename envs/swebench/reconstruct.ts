@@ -297,8 +297,8 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
 const USAGE = `benchgym swebench-reconstruct: rebuilds SWE-bench-schema instances of a repository from its history
 (for instances whose published records cannot be had): each pull request's change (merge commit, squash
 commit '(#N)', or a commit naming '#N'), split into patch and test_patch (src/test/**), based on the change's
-first parent; FAIL_TO_PASS / PASS_TO_PASS from running the touched test classes with Maven before and after
-the fix; the problem statement from the history (the PR title / commit message: the issue text is not there).
+first parent; FAIL_TO_PASS / PASS_TO_PASS from running the touched test classes (when the change touches
+only test helpers, the module's test classes that use them) with Maven before and after the fix; the problem statement from the history (the PR title / commit message: the issue text is not there).
 Rows are appended to --out (ids already there are skipped).
 
 Usage:

@@ -18,6 +18,8 @@ const JACKSON_CORE = path.join(MULTI, 'fasterxml__jackson-core_dataset.jsonl');
 const JACKSON_XML = path.join(MULTI, 'fasterxml__jackson-dataformat-xml_dataset.jsonl');
 const NO_DATA = existsSync(JACKSON_CORE) ? false : `the Multi-SWE-bench records are not at ${MULTI}`;
 const MIRRORS = process.env.BENCHGYM_MIRRORS;
+/** The verified jackson-core instances without a Multi-SWE-bench record, reconstructed from the history (150's change is not in it). */
+const RECONSTRUCTED_CORE = [380, 894, 973, 1133].map((n) => `fasterxml__jackson-core-${n}`);
 
 describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', () => {
   test('jackson: a snapshot parent becomes its release in a build-setup edit; 6 GiB sandboxes; notes of both levels', { skip: NO_DATA }, async () => {
@@ -32,10 +34,11 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
     // A base whose parent is a release (2.16.0) has no edit.
     const t1142 = tasks.find((t) => t.id === 'fasterxml__jackson-core-1142')!;
     assert.deepEqual(t1142.workspace.type === 'git' && t1142.workspace.edits, []);
-    // Every edit names an instance that exists, and turns a snapshot into a release.
-    const ids = new Set([...tasks.map((t) => t.id), ...(await readInstances(JACKSON_XML)).map((i) => i.instanceId)]);
+    // Every edit names an instance that exists (a record, or one of the verified jackson-core ids without one,
+    // which are reconstructed), and turns a snapshot into a release.
+    const ids = new Set([...tasks.map((t) => t.id), ...(await readInstances(JACKSON_XML)).map((i) => i.instanceId), ...RECONSTRUCTED_CORE]);
     for (const [id, spec] of Object.entries(INSTANCE_SPECS).filter(([id]) => /^fasterxml__jackson-(core|dataformat-xml)-/.test(id))) {
-      assert.ok(ids.has(id), `${id} is an instance of the records`);
+      assert.ok(ids.has(id), `${id} is an instance of the records or a reconstructed one`);
       for (const e of spec.edits ?? []) {
         assert.match(e.find, /-SNAPSHOT</);
         assert.doesNotMatch(e.replace, /SNAPSHOT/);
@@ -58,6 +61,8 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
     const dubbo = (specFor('apache/dubbo', '', 'apache__dubbo-7041') as { args: string[] }).args;
     assert.deepEqual(dubbo.slice(0, 3), ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true']);
     assert.match(dubbo[3]!, /^-Dargline=-server .*-XX:MaxMetaspaceSize=128m --add-opens=java\.base\/java\.lang=ALL-UNNAMED --add-opens=java\.base\/java\.math=ALL-UNNAMED --add-opens=java\.base\/java\.util=ALL-UNNAMED$/);
+    // dubbo-9187 (2.7.16-SNAPSHOT, reconstructed) is a 2.7 base too: the same opens.
+    assert.deepEqual((specFor('apache/dubbo', '', 'apache__dubbo-9187') as { args: string[] }).args, dubbo);
     assert.deepEqual((specFor('apache/dubbo', '', 'apache__dubbo-11781') as { args: string[] }).args, ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true']);
     // gson's instance note still adds to its repository's.
     assert.match(String(specFor('google/gson', '', 'google__gson-1555').note), /^JDK 11 in SWE-bench-java.*; the pom hard-codes/);
@@ -115,6 +120,26 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
         assert.equal(spec.edits.length > 0, snapshotParent, `${inst.instanceId}: an edit iff the parent is a snapshot`);
         for (const e of spec.edits) assert.ok(pom.stdout.includes(e.find), `${inst.instanceId}: '${e.find}' in pom.xml`);
       }
+    }
+  });
+
+  test('jackson-core without records: each build fix finds what it fixes at the base of its reconstructed change (mirrors in BENCHGYM_MIRRORS)', { skip: MIRRORS ? false : 'BENCHGYM_MIRRORS (a --repos-dir with the FasterXML mirrors) is not set' }, async () => {
+    const mirror = await locateMirror('fasterxml/jackson-core', MIRRORS!);
+    if (!mirror) return void assert.fail(`no jackson-core mirror in ${MIRRORS}`);
+    // PR #150 was never merged: the one commit naming it (2022) changes no test.
+    const c150 = await findChange(mirror, 150);
+    assert.ok(c150 && c150.date.startsWith('2022'), 'only a later commit names #150');
+    for (const id of RECONSTRUCTED_CORE) {
+      const change = await findChange(mirror, Number(id.split('-').at(-1)));
+      assert.ok(change, `${id}: its change is in the history`);
+      const pom = (await runGit(['show', `${change.base}:pom.xml`], { cwd: mirror })).stdout;
+      const spec = specFor('fasterxml/jackson-core', '', id) as { edits: { find: string }[]; args: string[] };
+      const snapshotParent = /<artifactId>jackson-base<\/artifactId>\s*<version>[^<]*SNAPSHOT</.test(pom);
+      assert.equal(spec.edits.length > 0, snapshotParent, `${id}: an edit iff the parent is a snapshot`);
+      for (const e of spec.edits) assert.ok(pom.includes(e.find), `${id}: '${e.find}' in pom.xml`);
+      // Java 6 sources (2017) are raised to 7; the 3.0 line's unversioned plugin gets the enforcer skipped.
+      assert.equal(spec.args.includes('-Djavac.src.version=1.7'), /<javac\.src\.version>1\.6</.test(pom), `${id}: source 1.7 iff the pom says 1.6`);
+      assert.equal(spec.args.includes('-Denforcer.skip=true'), /<groupId>tools\.jackson<\/groupId>/.test(pom), `${id}: enforcer skipped iff the 3.0 parent`);
     }
   });
 

@@ -132,7 +132,7 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
     for (const id of RECONSTRUCTED_CORE) {
       const change = await findChange(mirror, Number(id.split('-').at(-1)));
       assert.ok(change, `${id}: its change is in the history`);
-      const pom = (await runGit(['show', `${change.base}:pom.xml`], { cwd: mirror })).stdout;
+      const pom: string = (await runGit(['show', `${change.base}:pom.xml`], { cwd: mirror })).stdout;
       const spec = specFor('fasterxml/jackson-core', '', id) as { edits: { find: string }[]; args: string[] };
       const snapshotParent = /<artifactId>jackson-base<\/artifactId>\s*<version>[^<]*SNAPSHOT</.test(pom);
       assert.equal(spec.edits.length > 0, snapshotParent, `${id}: an edit iff the parent is a snapshot`);

@@ -58,7 +58,7 @@ const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'swebench_harness.json');
 const SUITE = 'swe-bench-java';
 
 /** One instance per repository that validated (README, "Validation"). */
-const DEFAULT_TASKS = ['google__gson-1093', 'fasterxml__jackson-core-370', 'fasterxml__jackson-dataformat-xml-590', 'alibaba__fastjson2-82'];
+const DEFAULT_TASKS = ['google__gson-1093', 'fasterxml__jackson-core-370', 'fasterxml__jackson-dataformat-xml-590', 'alibaba__fastjson2-82', 'apache__dubbo-7041'];
 type Procedure = 'per-class' | 'multi-swe-bench';
 
 interface CommandRun {

@@ -19,10 +19,10 @@ import { specFor, type BuildEdit } from './specs.ts';
  * collects them: the pull request's change (its merge commit, else the squash commit naming
  * `(#PR)`, else a commit naming `#PR`), split into the fix (`patch`) and the tests
  * (`test_patch`: files under `src/test/`), based on the change's first parent;
- * FAIL_TO_PASS and PASS_TO_PASS from running the test classes the test patch touches (or, for a
- * touched helper, the test classes that use it) with the test patch alone and with both patches (Maven, offline once the shared local
- * repository has what the build needs); the problem statement from the history (the PR
- * title and commit messages), marked as such.
+ * FAIL_TO_PASS and PASS_TO_PASS from running the test classes the test patch touches (when it
+ * touches only helpers, the test classes that use them) with the test patch alone and with both
+ * patches (Maven, offline once the shared local repository has what the build needs); the
+ * problem statement from the history (the PR title and commit messages), marked as such.
  */
 
 export const InstanceId = z.string().regex(/^[\w.-]+__[\w.-]+-\d+$/, "'owner__name-<PR number>'");
@@ -298,7 +298,8 @@ const USAGE = `benchgym swebench-reconstruct: rebuilds SWE-bench-schema instance
 (for instances whose published records cannot be had): each pull request's change (merge commit, squash
 commit '(#N)', or a commit naming '#N'), split into patch and test_patch (src/test/**), based on the change's
 first parent; FAIL_TO_PASS / PASS_TO_PASS from running the touched test classes (when the change touches
-only test helpers, the module's test classes that use them) with Maven before and after the fix; the problem statement from the history (the PR title / commit message: the issue text is not there).
+only test helpers, the module's test classes that use them) with Maven before and after the fix; the
+problem statement from the history (the PR title / commit message: the issue text is not there).
 Rows are appended to --out (ids already there are skipped).
 
 Usage:

@@ -73,11 +73,14 @@ export async function splitChange(repoDir: string, change: Change): Promise<{ pa
   return { patch: await diff(main), testPatch: await diff(tests), testFiles: tests, files };
 }
 
+/** A Java test source, `<module>/src/test/java/a/b/C.java`: the module and the class's path. */
+const TEST_SOURCE = /^(?:(.*)\/)?src\/test\/java\/(.+)\.java$/;
+
 /** `module:Class` ids of the test classes among test files (`<module>/src/test/java/a/b/C.java`). */
 export function testClassesOf(testFiles: string[]): string[] {
   const out: string[] = [];
   for (const f of testFiles) {
-    const m = /^(?:(.*)\/)?src\/test\/java\/(.+)\.java$/.exec(f);
+    const m = TEST_SOURCE.exec(f);
     if (!m) continue;
     out.push(`${m[1] ? `${m[1]}:` : ''}${m[2]!.replace(/\//g, '.')}`);
   }
@@ -95,22 +98,20 @@ const declaresTests = (file: string, text: string) =>
  * it, as the change's tree has them.
  */
 export async function testClassesToRun(repoDir: string, commit: string, testFiles: string[]): Promise<string[]> {
-  const sources = testFiles.filter((f) => /(^|\/)src\/test\/java\/.+\.java$/.test(f));
-  const texts = await Promise.all(sources.map((f) => git(['show', `${commit}:${f}`], { cwd: repoDir }).catch(() => null)));
+  const show = (file: string) => git(['show', `${commit}:${file}`], { cwd: repoDir }).catch(() => null);
+  const sources = testFiles.filter((f) => TEST_SOURCE.test(f));
+  const texts = await Promise.all(sources.map(show));
   // A source the change deletes counts as a test of its own (its class simply does not run).
   if (sources.some((f, i) => texts[i] === null || declaresTests(f, texts[i]!))) return testClassesOf(testFiles);
-  const out: string[] = [];
+  const users: string[] = [];
   for (const file of sources) {
-    const m = /^(?:(.*)\/)?src\/test\/java\/(.+)\.java$/.exec(file)!;
-    const name = path.basename(file, '.java');
-    const root = `${m[1] ? `${m[1]}/` : ''}src/test/java`;
-    const users = await git(['grep', '-l', '-w', '-F', name, commit, '--', root], { cwd: repoDir }).catch(() => '');
-    for (const hit of users.split('\n').map((l) => l.replace(`${commit}:`, '').trim()).filter(Boolean)) {
-      if (hit === file || !hit.endsWith('.java')) continue;
-      if (declaresTests(hit, await git(['show', `${commit}:${hit}`], { cwd: repoDir }))) out.push(...testClassesOf([hit]));
-    }
+    const root = file.slice(0, file.indexOf('src/test/java/') + 'src/test/java'.length);
+    const hits = await git(['grep', '-l', '-w', '-F', path.basename(file, '.java'), commit, '--', root], { cwd: repoDir }).catch(() => '');
+    users.push(...hits.split('\n').map((l) => l.replace(`${commit}:`, '').trim()).filter((f) => TEST_SOURCE.test(f) && f !== file));
   }
-  return [...new Set(out)];
+  const candidates = [...new Set(users)];
+  const userTexts = await Promise.all(candidates.map(show));
+  return testClassesOf(candidates.filter((f, i) => userTexts[i] !== null && declaresTests(f, userTexts[i]!)));
 }
 
 interface RunResult {

@@ -21,6 +21,21 @@ const MIRRORS = process.env.BENCHGYM_MIRRORS;
 /** The verified jackson-core instances without a Multi-SWE-bench record, reconstructed from the history (150's change is not in it). */
 const RECONSTRUCTED_CORE = [380, 894, 973, 1133].map((n) => `fasterxml__jackson-core-${n}`);
 
+/** The mirror of `repo` in BENCHGYM_MIRRORS, and each id's pom.xml at the base of the change `findChange` finds for it. */
+async function reconstructedBasePoms(repo: string, ids: string[]): Promise<{ mirror: string; poms: [string, string][] }> {
+  const mirror = await locateMirror(repo, MIRRORS!);
+  assert.ok(mirror, `no ${repo} mirror in ${MIRRORS}`);
+  const poms: [string, string][] = [];
+  for (const id of ids) {
+    const change = await findChange(mirror, Number(id.split('-').at(-1)));
+    assert.ok(change, `${id}: its change is in the history`);
+    const pom = await runGit(['show', `${change.base}:pom.xml`], { cwd: mirror });
+    assert.equal(pom.exitCode, 0, `${id}: pom.xml at ${change.base}`);
+    poms.push([id, pom.stdout]);
+  }
+  return { mirror, poms };
+}
+
 describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', () => {
   test('jackson: a snapshot parent becomes its release in a build-setup edit; 6 GiB sandboxes; notes of both levels', { skip: NO_DATA }, async () => {
     const tasks = await swebenchSuite({ reposDir: '/nowhere', allowNetwork: false }).load(JACKSON_CORE);
@@ -124,15 +139,11 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
   });
 
   test('jackson-core without records: each build fix finds what it fixes at the base of its reconstructed change (mirrors in BENCHGYM_MIRRORS)', { skip: MIRRORS ? false : 'BENCHGYM_MIRRORS (a --repos-dir with the FasterXML mirrors) is not set' }, async () => {
-    const mirror = await locateMirror('fasterxml/jackson-core', MIRRORS!);
-    if (!mirror) return void assert.fail(`no jackson-core mirror in ${MIRRORS}`);
+    const { mirror, poms } = await reconstructedBasePoms('fasterxml/jackson-core', RECONSTRUCTED_CORE);
     // PR #150 was never merged: the one commit naming it (2022) changes no test.
     const c150 = await findChange(mirror, 150);
     assert.ok(c150 && c150.date.startsWith('2022'), 'only a later commit names #150');
-    for (const id of RECONSTRUCTED_CORE) {
-      const change = await findChange(mirror, Number(id.split('-').at(-1)));
-      assert.ok(change, `${id}: its change is in the history`);
-      const pom: string = (await runGit(['show', `${change.base}:pom.xml`], { cwd: mirror })).stdout;
+    for (const [id, pom] of poms) {
       const spec = specFor('fasterxml/jackson-core', '', id) as { edits: { find: string }[]; args: string[] };
       const snapshotParent = /<artifactId>jackson-base<\/artifactId>\s*<version>[^<]*SNAPSHOT</.test(pom);
       assert.equal(spec.edits.length > 0, snapshotParent, `${id}: an edit iff the parent is a snapshot`);
@@ -144,20 +155,14 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
   });
 
   test('jackson-databind: every build-setup edit finds its text in the base pom of its reconstructed change (mirrors in BENCHGYM_MIRRORS)', { skip: MIRRORS ? false : 'BENCHGYM_MIRRORS (a --repos-dir with the FasterXML mirrors) is not set' }, async () => {
-    const mirror = await locateMirror('fasterxml/jackson-databind', MIRRORS!);
-    if (!mirror) return void assert.fail(`no jackson-databind mirror in ${MIRRORS}`);
     const ids = Object.keys(INSTANCE_SPECS).filter((id) => id.startsWith('fasterxml__jackson-databind-'));
     assert.ok(ids.length >= 40, `${ids.length} databind instance specs`);
     let releases = 0;
-    for (const id of ids) {
-      const change = await findChange(mirror, Number(id.split('-').at(-1)));
-      assert.ok(change, `${id}: its change is in the history`);
-      const pom = await runGit(['show', `${change.base}:pom.xml`], { cwd: mirror });
-      assert.equal(pom.exitCode, 0, `${id}: pom.xml at ${change.base}`);
+    for (const [id, pom] of (await reconstructedBasePoms('fasterxml/jackson-databind', ids)).poms) {
       const spec = specFor('fasterxml/jackson-databind', '', id);
-      for (const e of spec.edits) assert.ok(pom.stdout.includes(e.find), `${id}: '${e.find}' in pom.xml`);
+      for (const e of spec.edits) assert.ok(pom.includes(e.find), `${id}: '${e.find}' in pom.xml`);
       // The 2016-2018 bases compile for Java 7 or older (jackson-parent 2.6-2.9): --release 8 there, nowhere else.
-      const old = /<artifactId>jackson-parent<\/artifactId>\s*<version>2\.[6-8]\b|<version>2\.9\.\d-SNAPSHOT</.test(pom.stdout);
+      const old = /<artifactId>jackson-parent<\/artifactId>\s*<version>2\.[6-8]\b|<version>2\.9\.\d-SNAPSHOT</.test(pom);
       const release8 = spec.edits.some((e) => e.replace.includes('<release>8</release>'));
       assert.equal(release8, old, `${id}: --release 8 iff a 2.6-2.9 pom`);
       if (release8) releases++;

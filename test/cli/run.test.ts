@@ -48,7 +48,7 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
     const resumed = await startCli([...runArgs, '--resume']).done;
     assert.equal(resumed.code, 0, resumed.stderr);
     const failedLines = (await lines(results)).filter((l) => l.includes('"reward":0') || l.includes('"infraError"'));
-    assert.match(resumed.stdout, /12\/12 results \(\d+ from before the resume\); 12\/12 samples passed/, `results that did not pass:\n${failedLines.join('\n').slice(0, 6000)}`);
+    assert.match(resumed.stdout, /12\/12 results \(\d+ from before the resume\); 12\/12 samples passed \(100\.0%\)\n/, `results that did not pass:\n${failedLines.join('\n').slice(0, 6000)}`);
     assert.match(resumed.stderr, /run: 12 episodes, \d+ already done \(resumed\)/);
 
     const records = (await lines(results)).map((l) => JSON.parse(l) as { task: string; sample: number; attempt: number; final: boolean; status: string; runId: string });
@@ -73,7 +73,7 @@ test('benchgym run, kill -9 midway, --resume: exactly the full set of (task, sam
     assert.equal(report.code, 0, report.stderr);
     assert.ok(existsSync(path.join(out, 'report.md')) && existsSync(path.join(out, 'report.html')));
     const md = await fs.readFile(path.join(out, 'report.md'), 'utf8');
-    assert.match(md, /\| replay · none \| 6 \| 2 \| 100\.0% \[100\.0%, 100\.0%\] \| 100\.0% \[100\.0%, 100\.0%\] \| 0 \|/);
+    assert.match(md, /\| replay · none \| 6 \| 2 \| 12\/12 passed \(100\.0%\) \| 100\.0% \[100\.0%, 100\.0%\] \| 100\.0% \[100\.0%, 100\.0%\] \| 0 \|/);
     assert.match(md, /## By language/);
     const html = await fs.readFile(path.join(out, 'report.html'), 'utf8');
     assert.match(html, /<svg[^>]*class="chart"/);

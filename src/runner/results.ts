@@ -27,7 +27,7 @@ export interface ResultRecord {
   agent: string;
   model: string;
   episodeId: string | null;
-  /** 'error' is an infrastructure failure, never a wrong answer (`infra` is then true). */
+  /** 'error' is an infrastructure failure, not a wrong answer (`infra` is then true); metrics count it as a sample that did not pass. */
   status: 'passed' | 'failed' | 'error';
   reward: 0 | 1;
   infra: boolean;

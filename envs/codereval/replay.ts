@@ -140,7 +140,10 @@ export async function replayOutputs(tasks: Map<string, Task>, rows: OutputRow[],
 
 export interface LevelFigures {
   level: string;
-  /** Tasks whose every sample has a published verdict and was decided here or failed to score (an error is a sample that did not pass; with excludeErrors: decided only). */
+  /**
+   * Tasks whose every sample has a published verdict and was decided here or failed to score (an
+   * error is a sample that did not pass; with excludeErrors: decided only).
+   */
   tasks: number;
   ours: Record<number, number | undefined>;
   theirs: Record<number, number | undefined>;
@@ -270,7 +273,8 @@ export function formatReplay(results: SampleResult[], summary: ReplaySummary, ac
   for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId} sample ${r.sample}: ${r.reason}`);
   const unavailableTasks = new Map(results.filter((r) => r.ours === 'unavailable').map((r) => [r.taskId, r]));
   if (unavailableTasks.size) out.push(`${unavailableTasks.size} tasks unavailable here (ENV_UNAVAILABLE), e.g. ${[...unavailableTasks.values()][0]!.taskId}: ${[...unavailableTasks.values()][0]!.reason}`);
-  out.push('', `Pass@k per runnable level: benchgym's verdicts (ours${excludeErrors ? ', tasks with a scoring error left out' : ': a sample whose scoring failed did not pass'}) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`);
+  const errors = excludeErrors ? ', tasks with a scoring error left out' : ': a sample whose scoring failed did not pass';
+  out.push('', `Pass@k per runnable level: benchgym's verdicts (ours${errors}) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`);
   const head = ['level'.padEnd(16), 'tasks', ...ks.map((k) => `ours@${k}`.padStart(8)), ...ks.map((k) => `theirs@${k}`.padStart(10)), ' all', ...ks.map((k) => `theirs-all@${k}`.padStart(13))];
   out.push(head.join(' '));
   for (const f of summary.passAtK) {

@@ -219,7 +219,8 @@ export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayR
   async report(results, { suite, dataset, predictions, options: { mode }, scoring, excludeErrors }) {
     const summary = summarize(results);
     const out: string[] = [];
-    out.push(`\n${suite}: ${summary.rows} predictions (mode ${mode}): ${replayHeadline(summary, excludeErrors)}, ${summary.unavailable} unavailable here; scoring ${scoring}`);
+    const headline = replayHeadline(summary, excludeErrors);
+    out.push(`\n${suite}: ${summary.rows} predictions (mode ${mode}): ${headline}, ${summary.unavailable} unavailable here; scoring ${scoring}`);
     if (summary.compared) {
       out.push(`agreement with the published verdicts: ${summary.agreed}/${summary.compared} (${rate(summary.agreed, summary.compared)}); published ${summary.theirPassed} passed, ours ${summary.ourPassedOfCompared} on the same rows`);
       for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);

@@ -112,7 +112,10 @@ export function runReport(tasks: Task[], submitted: string[], reports: Map<strin
  * The resolved rate over every instance (an error, an empty or a missing patch is not resolved,
  * as the harness counts them) and over the completed ones; `excludeErrors` puts the second first.
  */
-export function resolvedRates(run: Pick<RunReport, 'resolved_instances' | 'total_instances' | 'completed_instances' | 'error_instances'>, excludeErrors = false): string {
+export function resolvedRates(
+  run: Pick<RunReport, 'resolved_instances' | 'total_instances' | 'completed_instances' | 'error_instances'>,
+  excludeErrors = false,
+): string {
   const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
   const all = `${pct(run.resolved_instances, run.total_instances)} of the ${run.total_instances} instances`;
   const completed = `${pct(run.resolved_instances, run.completed_instances)} of the ${run.completed_instances} completed`;

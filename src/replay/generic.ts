@@ -110,9 +110,8 @@ export function replayHeadline(s: Pick<GenericSummary, 'passed' | 'failed' | 'er
 
 export async function genericReport(results: SubmissionResult[], { suite, dataset, predictions, scoring, excludeErrors }: ReplayContext): Promise<ReplayReport> {
   const summary = genericSummary(results);
-  const out = [
-    `\n${suite}: ${summary.submissions} submissions: ${replayHeadline(summary, excludeErrors)}, ${summary.unavailable} unavailable here${summary.skipped ? `, ${summary.skipped} not scored` : ''}; scoring ${scoring}`,
-  ];
+  const apart = `${summary.unavailable} unavailable here${summary.skipped ? `, ${summary.skipped} not scored` : ''}`;
+  const out = [`\n${suite}: ${summary.submissions} submissions: ${replayHeadline(summary, excludeErrors)}, ${apart}; scoring ${scoring}`];
   if (summary.compared) {
     out.push(`agreement with the published verdicts: ${summary.agreed}/${summary.compared} (${rate(summary.agreed, summary.compared)})`);
     for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} #${r.sample} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);

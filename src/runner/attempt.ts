@@ -60,7 +60,12 @@ export async function runPair(ctx: AttemptContext, job: PairJob, writer: Results
  * episode runs in this process's gym, or on a server replica (`opts.server`), whose loss makes
  * the attempt an infrastructure failure.
  */
-async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number, sandboxFailures: number): Promise<{ record: ResultRecord; retryable: boolean; sandboxFailed: boolean }> {
+async function runAttempt(
+  ctx: AttemptContext,
+  job: PairJob,
+  attempt: number,
+  sandboxFailures: number,
+): Promise<{ record: ResultRecord; retryable: boolean; sandboxFailed: boolean }> {
   const { opts, manifest, outDir } = ctx;
   const { gym } = opts;
   const startedAt = new Date();
@@ -133,7 +138,14 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number, sa
   }
 
   const facts: EpisodeFacts | undefined = episode
-    ? { id: episode.id, context: episode.context, steps: episode.steps, verdict: episode.verdict, gymTrajectory: episode.trajectory.file, sandboxFailure: episode.sandboxFailure }
+    ? {
+        id: episode.id,
+        context: episode.context,
+        steps: episode.steps,
+        verdict: episode.verdict,
+        gymTrajectory: episode.trajectory.file,
+        sandboxFailure: episode.sandboxFailure,
+      }
     : remote
       ? { id: remote.id, context: remote.context, verdict: remote.verdict(), gymTrajectory: null, sandboxFailure: remote.sandboxFailure() }
       : undefined;

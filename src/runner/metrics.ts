@@ -198,6 +198,9 @@ export function taskOutcomes(records: OutcomeRecord[], opts: ErrorPolicy = {}): 
   return { tasks, infraFailures, tasksAllInfra };
 }
 
+/** How a summary is made: the bootstrap, the k of pass@k, the errors' denominator. */
+export type SummaryOptions = BootstrapOptions & { ks?: number[] } & ErrorPolicy;
+
 /** A result that is an infrastructure failure, not a verdict on the answer. */
 export function isError(r: Pick<OutcomeRecord, 'infra' | 'status'>): boolean {
   return r.infra || r.status === 'error';
@@ -208,7 +211,7 @@ export function isError(r: Pick<OutcomeRecord, 'infra' | 'status'>): boolean {
  * rate for single-sample runs; infrastructure failures count as samples that did not pass
  * unless `excludeErrors`.
  */
-export function summarize(records: OutcomeRecord[], opts: BootstrapOptions & { ks?: number[] } & ErrorPolicy = {}): MetricSummary {
+export function summarize(records: OutcomeRecord[], opts: SummaryOptions = {}): MetricSummary {
   const { tasks, infraFailures, tasksAllInfra } = taskOutcomes(records, opts);
   const counts = tasks.map((t) => t.passed.length);
   const maxSamples = counts.length ? Math.max(...counts) : 0;
@@ -275,7 +278,7 @@ function rank(key: string, preferred: string[]): number {
 }
 
 /** Summaries per value of a metadata key; tasks without the key fall under '(none)'. */
-export function breakdown(records: OutcomeRecord[], key: string, opts: BootstrapOptions & { ks?: number[] } & ErrorPolicy = {}): { value: string; summary: MetricSummary }[] {
+export function breakdown(records: OutcomeRecord[], key: string, opts: SummaryOptions = {}): { value: string; summary: MetricSummary }[] {
   const groups = new Map<string, OutcomeRecord[]>();
   for (const r of records) {
     const raw = r.metadata?.[key];
@@ -306,6 +309,11 @@ export function groupBy<R extends OutcomeRecord>(records: R[], groupOf: (r: R) =
 }
 
 /** Summaries (pass@k, resolved) per group of tasks, in `groupBy`'s order. */
-export function breakdownBy(records: OutcomeRecord[], groupOf: (r: OutcomeRecord) => string, order: string[] = [], opts: BootstrapOptions & { ks?: number[] } & ErrorPolicy = {}): { value: string; summary: MetricSummary }[] {
+export function breakdownBy(
+  records: OutcomeRecord[],
+  groupOf: (r: OutcomeRecord) => string,
+  order: string[] = [],
+  opts: SummaryOptions = {},
+): { value: string; summary: MetricSummary }[] {
   return groupBy(records, groupOf, order).map(({ value, records: list }) => ({ value, summary: summarize(list, opts) }));
 }

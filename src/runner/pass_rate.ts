@@ -64,6 +64,8 @@ export function passRateLine(c: PassCounts, words: PassRateWords = {}): string {
   const noun = words.noun ? `${words.noun} ` : '';
   const scored = r.passed + r.failed;
   if (!r.errors) return `${r.passed}/${r.total} ${noun}${verb} (${percent(r.rate)})`;
-  if (words.excludeErrors) return `${r.passed}/${scored} ${scoredWord} ${noun}${verb} (${percent(r.scoredRate)}), ${plural(r.errors, 'error')} left out; over all ${r.total}: ${percent(r.rate)}`;
+  if (words.excludeErrors) {
+    return `${r.passed}/${scored} ${scoredWord} ${noun}${verb} (${percent(r.scoredRate)}), ${plural(r.errors, 'error')} left out; over all ${r.total}: ${percent(r.rate)}`;
+  }
   return `${r.passed}/${r.total} ${noun}${verb} (${percent(r.rate)}), ${plural(r.errors, 'error')}; over the ${scored} ${scoredWord}: ${percent(r.scoredRate)}`;
 }

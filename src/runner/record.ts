@@ -106,7 +106,8 @@ export function countAgainstAgent(record: ResultRecord, times: number): void {
   record.infra = false;
   delete record.infraError;
   (record.notes ??= []).push(
-    `${SANDBOX_FAILED_AFTER_AGENT_NOTE}: the episode's sandbox failed after the agent's code ran there on ${times} attempts (this one: ${failure.code}: ${failure.message.split('\n')[0]!.slice(0, 500)}): counted as failed (strict scoring)`,
+    `${SANDBOX_FAILED_AFTER_AGENT_NOTE}: the episode's sandbox failed after the agent's code ran there on ${times} attempts ` +
+      `(this one: ${failure.code}: ${failure.message.split('\n')[0]!.slice(0, 500)}): counted as failed (strict scoring)`,
   );
 }
 

@@ -145,7 +145,9 @@ function transport(url: string, token: string | undefined, onLost: (why: string)
 }
 
 /** A tool error of the server: its code, message and whether it met the sandbox failing after the agent's code could run there. */
-const ToolError = z.object({ error: z.object({ code: z.string(), message: z.string(), details: z.object({ afterAgentCode: z.boolean().optional() }).passthrough().optional() }) });
+const ToolError = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.object({ afterAgentCode: z.boolean().optional() }).passthrough().optional() }),
+});
 
 /**
  * A client that keeps what submit answered, whoever called it (the verdict survives an agent that
@@ -164,7 +166,8 @@ class VerdictKeepingClient extends Client {
     }
     if (result.isError && !this.sandboxFailure) {
       const failed = ToolError.safeParse(result.structuredContent);
-      if (failed.success && failed.data.error.code === 'SANDBOX_UNAVAILABLE' && failed.data.error.details?.afterAgentCode) this.sandboxFailure = { code: failed.data.error.code, message: failed.data.error.message };
+      const error = failed.success ? failed.data.error : undefined;
+      if (error?.code === 'SANDBOX_UNAVAILABLE' && error.details?.afterAgentCode) this.sandboxFailure = { code: error.code, message: error.message };
     }
     return result;
   }

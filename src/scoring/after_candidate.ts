@@ -46,7 +46,8 @@ export function rescoredNote(first: GymError): string {
 
 /** The verdict note when the second sandbox failed before the candidate's code ran there: the infrastructure's error. */
 export function rescoreFailedEarlyNote(first: GymError): string {
-  return `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (${told(first)}); the second failed before it ran: an infrastructure error`;
+  const second = 'the second failed before it ran: an infrastructure error';
+  return `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (${told(first)}); ${second}`;
 }
 
 /**
@@ -54,9 +55,7 @@ export function rescoreFailedEarlyNote(first: GymError): string {
  * against the solution (the note says so), faithful keeps the error (the note says it was retried).
  */
 export function secondFailure(mode: ScoringMode, first: GymError, second: GymError): { status: 'failed' | 'error'; note: string } {
-  const both = `1st ${told(first)}; 2nd ${told(second)}`;
-  if (mode === 'strict') {
-    return { status: 'failed', note: `${FAILED_AFTER_CANDIDATE_NOTE}: the scoring sandbox failed twice after the candidate's code began to run (${both}): counted against the solution (strict scoring)` };
-  }
-  return { status: 'error', note: `${FAILED_AFTER_CANDIDATE_NOTE}: the scoring sandbox failed twice after the candidate's code began to run (${both}): an infrastructure error (faithful scoring, as the benchmark's harness has it)` };
+  const what = `${FAILED_AFTER_CANDIDATE_NOTE}: the scoring sandbox failed twice after the candidate's code began to run (1st ${told(first)}; 2nd ${told(second)})`;
+  if (mode === 'strict') return { status: 'failed', note: `${what}: counted against the solution (strict scoring)` };
+  return { status: 'error', note: `${what}: an infrastructure error (faithful scoring, as the benchmark's harness has it)` };
 }

@@ -112,7 +112,14 @@ export async function scoreInFreshSandbox(task: Task, patch: string, deps: Score
 }
 
 /** One scoring in one fresh sandbox: a verdict, or the harness's failure and whether the candidate's code had begun to run. CANCELLED is thrown. */
-async function scoreOnce(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions, stepsOf: (task: Task, opts: ScoreOptions) => ScoringSteps, log: string[]): Promise<{ body: VerdictBody } | (HarnessFailure & { notes: string[] })> {
+async function scoreOnce(
+  task: Task,
+  patch: string,
+  deps: ScoreDeps,
+  opts: ScoreOptions,
+  stepsOf: (task: Task, opts: ScoreOptions) => ScoringSteps,
+  log: string[],
+): Promise<{ body: VerdictBody } | (HarnessFailure & { notes: string[] })> {
   const notes: string[] = [];
   let sandbox: Sandbox | undefined;
   let afterCandidate = false;

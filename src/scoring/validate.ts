@@ -108,7 +108,9 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
     // The harness failed twice once the code ran (strict counts that against a candidate): for the reference or the start state it proves nothing of the task.
     for (const [label, v] of [['gold', gold], ['start state', start]] as const) {
       const twice = v.notes.find((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
-      if (twice) return { taskId: task.id, ...tag, status: 'error', reasons: [`${label}: ${twice}: an infrastructure reason, not an invalid task`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+      if (!twice) continue;
+      const reasons = [`${label}: ${twice}: an infrastructure reason, not an invalid task`];
+      return { taskId: task.id, ...tag, status: 'error', reasons, startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
     }
     // The reference killed by the sandbox's memory limit: the machine's failure, not the task's.
     const goldOom = gold.reward !== 1 ? gold.notes.find((n) => n.startsWith(`${OOM_KILLED_NOTE}:`)) : undefined;

@@ -166,11 +166,12 @@ test('benchgym run with an agent that launders two of three tasks: 1/3, with 2 e
     try {
       const env: NodeJS.ProcessEnv = { ...process.env, OPENAI_API_KEY: 'sk-test' };
       delete env.OPENAI_BASE_URL;
-      const r = await startCli(
-        ['run', '--suite', 'examples', '--agent', 'swe-agent', '--model', 'scripted-model', '--base-url', model.baseURL, '--tasks', 'roman-numerals,parse-duration,median-edge-cases',
-          '--server', server.url, '--server-token', 'launder-token', '--retries', '1', '--scoring', scoring, '--out', out, '--data-dir', path.join(root, `data-${scoring}`), '--cache-dir', TEST_CACHE_DIR],
-        600_000, env,
-      ).done;
+      const args = [
+        ...['run', '--suite', 'examples', '--tasks', 'roman-numerals,parse-duration,median-edge-cases', '--retries', '1', '--scoring', scoring, '--out', out],
+        ...['--agent', 'swe-agent', '--model', 'scripted-model', '--base-url', model.baseURL, '--server', server.url, '--server-token', 'launder-token'],
+        ...['--data-dir', path.join(root, `data-${scoring}`), '--cache-dir', TEST_CACHE_DIR],
+      ];
+      const r = await startCli(args, 600_000, env).done;
       const records = (await lines(path.join(out, 'results.jsonl'))).map((l) => JSON.parse(l) as ResultRecord);
       const report = await startCli(['report', out]).done;
       return { r, records, report, ended: [...bed.ended] };
@@ -187,10 +188,17 @@ test('benchgym run with an agent that launders two of three tasks: 1/3, with 2 e
     assert.deepEqual(of(faithful.records, 'roman-numerals').map((x) => [x.status, x.final]), [['passed', true]]);
     // The candidate's code ended the scoring sandbox twice in each episode's scoring: a faithful error, the episode retried once.
     const duration = of(faithful.records, 'parse-duration');
-    assert.deepEqual(duration.map((x) => [x.status, x.infra, x.final, x.infraError?.code, x.infraError?.source]), [['error', true, false, 'SANDBOX_UNAVAILABLE', 'verdict'], ['error', true, true, 'SANDBOX_UNAVAILABLE', 'verdict']]);
-    assert.ok(duration.every((x) => x.verdict?.notes.some((n) => /^HARNESS_FAILED_AFTER_CANDIDATE: .*an infrastructure error \(faithful scoring/.test(n))), JSON.stringify(duration.map((x) => x.verdict)));
+    assert.deepEqual(duration.map((x) => [x.status, x.infra, x.final, x.infraError?.code, x.infraError?.source]), [
+      ['error', true, false, 'SANDBOX_UNAVAILABLE', 'verdict'],
+      ['error', true, true, 'SANDBOX_UNAVAILABLE', 'verdict'],
+    ]);
+    const faithfulNote = /^HARNESS_FAILED_AFTER_CANDIDATE: .*an infrastructure error \(faithful scoring/;
+    assert.ok(duration.every((x) => x.verdict?.notes.some((n) => faithfulNote.test(n))), JSON.stringify(duration.map((x) => x.verdict)));
     const median = of(faithful.records, 'median-edge-cases');
-    assert.deepEqual(median.map((x) => [x.status, x.infra, x.final, x.infraError?.code, x.infraError?.afterAgentCode]), [['error', true, false, 'SANDBOX_UNAVAILABLE', true], ['error', true, true, 'SANDBOX_UNAVAILABLE', true]]);
+    assert.deepEqual(median.map((x) => [x.status, x.infra, x.final, x.infraError?.code, x.infraError?.afterAgentCode]), [
+      ['error', true, false, 'SANDBOX_UNAVAILABLE', true],
+      ['error', true, true, 'SANDBOX_UNAVAILABLE', true],
+    ]);
     assert.equal(faithful.ended.filter((e) => e.startsWith('scorer exec')).length, 4, faithful.ended.join('\n'));
     assert.equal(faithful.ended.filter((e) => e === 'episode exec: kill -9 -1').length, 2, faithful.ended.join('\n'));
     assert.equal(faithful.report.code, 0, faithful.report.stderr);
@@ -201,10 +209,15 @@ test('benchgym run with an agent that launders two of three tasks: 1/3, with 2 e
     assert.match(strict.r.stdout, /: 3\/3 results; 1\/3 samples passed \(33\.3%\)\n/);
     const strictDuration = of(strict.records, 'parse-duration');
     assert.deepEqual(strictDuration.map((x) => [x.status, x.infra, x.final]), [['failed', false, true]], 'failed at the first episode: the scorer retried once itself');
-    assert.ok(strictDuration[0]!.verdict?.notes.some((n) => /^HARNESS_FAILED_AFTER_CANDIDATE: .*counted against the solution \(strict scoring\)/.test(n)), JSON.stringify(strictDuration[0]!.verdict));
+    const strictNote = /^HARNESS_FAILED_AFTER_CANDIDATE: .*counted against the solution \(strict scoring\)/;
+    assert.ok(strictDuration[0]!.verdict?.notes.some((n) => strictNote.test(n)), JSON.stringify(strictDuration[0]!.verdict));
     const strictMedian = of(strict.records, 'median-edge-cases');
     assert.deepEqual(strictMedian.map((x) => [x.status, x.infra, x.final]), [['error', true, false], ['failed', false, true]]);
     assert.ok(strictMedian[1]!.notes?.some((n) => n.startsWith('SANDBOX_FAILED_AFTER_AGENT_CODE: ')), JSON.stringify(strictMedian[1]));
+    // The report: no final infrastructure failure, one retried attempt, and that retry recovered nothing.
+    const md = await fs.readFile(path.join(root, 'strict', 'report.md'), 'utf8');
+    assert.match(md, /\| swe-agent · scripted-model \| 0 \| 1 \| 0 \| — \|/);
+    assert.match(md, /\| median-edge-cases \| 0 \| failed \| \d+ \| SANDBOX_FAILED_AFTER_AGENT_CODE: /, 'the per-sample reason');
   } finally {
     await model.close();
     await fs.rm(root, { recursive: true, force: true });

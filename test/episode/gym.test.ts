@@ -58,7 +58,8 @@ test("a sandbox that fails after a tool ran the agent's code is kept on the epis
     assert.deepEqual([after.code, after.details?.afterAgentCode], ['SANDBOX_UNAVAILABLE', true]);
     assert.deepEqual(gym.episode(late).sandboxFailure, { code: 'SANDBOX_UNAVAILABLE', message: after.message, tool: 'view_file', step: 2 });
     // Only the first failure is kept.
-    await assert.rejects(gym.callTool('submit', {}, testContext(), late), (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.details?.afterAgentCode === true);
+    const flagged = (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.details?.afterAgentCode === true;
+    await assert.rejects(gym.callTool('submit', {}, testContext(), late), flagged);
     assert.equal(gym.episode(late).sandboxFailure?.tool, 'view_file');
   } finally {
     await cleanup();

@@ -78,7 +78,9 @@ describe('the replay driver', () => {
     ]);
     assert.equal(results[1]!.reason, 'test_x: assert 1 == 2');
     assert.equal(results[5]!.reason, 'INTERNAL: scoring broke');
-    assert.deepEqual(summary, { submissions: 6, passed: 1, failed: 1, unavailable: 1, errors: 2, skipped: 1, passRate: 0.25, scoredPassRate: 0.5, compared: 2, agreed: 1, agreement: 0.5 });
+    assert.deepEqual(summary, {
+      submissions: 6, passed: 1, failed: 1, unavailable: 1, errors: 2, skipped: 1, passRate: 0.25, scoredPassRate: 0.5, compared: 2, agreed: 1, agreement: 0.5,
+    });
     assert.equal(report.exitCode, 1, 'scoring errors exit 1');
     // The scoring errors did not pass: in the headline's denominator; the unavailable and the unscored in neither.
     assert.match(report.text, /^\nfake: 6 submissions: 1\/4 passed \(25\.0%\), 2 errors; over the 2 scored: 50\.0%; 1 failed, 1 unavailable here, 1 not scored; scoring faithful\n/);

@@ -30,8 +30,9 @@ function scriptedAgent(calls: { name: string; arguments: Record<string, unknown>
         episodes.n++;
         for (const call of calls) await ctx.client.callTool(call);
         const r = (await ctx.client.callTool({ name: 'submit', arguments: {} })) as CallToolResult;
-        if (!r.isError) return { verdict: (r.structuredContent ?? null) as Record<string, unknown> | null, submitted: true, stopReason: 'submitted', steps: calls.length + 1, usage };
-        return { verdict: null, submitted: false, stopReason: 'error', steps: calls.length + 1, usage, infraError: { code: resultErrorCode(r) ?? 'INTERNAL', message: resultText(r) } };
+        const steps = calls.length + 1;
+        if (!r.isError) return { verdict: (r.structuredContent ?? null) as Record<string, unknown> | null, submitted: true, stopReason: 'submitted', steps, usage };
+        return { verdict: null, submitted: false, stopReason: 'error', steps, usage, infraError: { code: resultErrorCode(r) ?? 'INTERNAL', message: resultText(r) } };
       },
     }),
   };
@@ -40,12 +41,19 @@ function scriptedAgent(calls: { name: string; arguments: Record<string, unknown>
 const KILL = { name: 'run_command', arguments: { command: 'kill -9 -1' } };
 
 /** A run of one pair whose episodes' sandboxes end as `ends` says; its result lines. */
-async function runPair(scoring: ScoringMode, retries: number, calls: { name: string; arguments: Record<string, unknown> }[], ends: (op: string, arg: string) => boolean, more: { outDir?: string; resume?: boolean; rerunErrors?: boolean } = {}): Promise<{ lines: ResultRecord[]; episodes: number; ended: string[] }> {
+async function runPair(
+  scoring: ScoringMode,
+  retries: number,
+  calls: { name: string; arguments: Record<string, unknown> }[],
+  ends: (op: string, arg: string) => boolean,
+  more: { outDir?: string; resume?: boolean; rerunErrors?: boolean } = {},
+): Promise<{ lines: ResultRecord[]; episodes: number; ended: string[] }> {
   const bed = await gymWithEndingSandboxes((role, op, arg) => role === 'episode' && ends(op, arg), { scoring });
   const dir = more.outDir ?? path.join(await tempDir('benchgym-attempt-'), 'run');
   const episodes = { n: 0 };
   try {
-    await runExperiment({ gym: bed.gym, suite: 'examples', tasks: ['roman-numerals'], agent: scriptedAgent(calls, episodes), model: { model: 'none' }, outDir: dir, retries, retryDelayMs: () => 0, resume: more.resume, rerunErrors: more.rerunErrors });
+    const agent = scriptedAgent(calls, episodes);
+    await runExperiment({ gym: bed.gym, suite: 'examples', tasks: ['roman-numerals'], agent, model: { model: 'none' }, outDir: dir, retries, retryDelayMs: () => 0, resume: more.resume, rerunErrors: more.rerunErrors });
     const { records } = await readResults(path.join(dir, 'results.jsonl'));
     return { lines: records, episodes: episodes.n, ended: bed.ended };
   } finally {
@@ -60,10 +68,13 @@ test("strict: a sandbox that fails after the agent's command ran is retried, and
   assert.deepEqual(ended, ['episode exec: kill -9 -1', 'episode exec: kill -9 -1']);
   assert.equal(lines.length, 2, JSON.stringify(lines));
   const [first, second] = lines;
-  assert.deepEqual([first!.status, first!.infra, first!.final, first!.infraError?.code, first!.infraError?.afterAgentCode, first!.infraError?.source], ['error', true, false, 'SANDBOX_UNAVAILABLE', true, 'gym']);
+  const { infraError } = first!;
+  assert.deepEqual([first!.status, first!.infra, first!.final], ['error', true, false]);
+  assert.deepEqual([infraError?.code, infraError?.afterAgentCode, infraError?.source], ['SANDBOX_UNAVAILABLE', true, 'gym']);
   assert.deepEqual([second!.status, second!.infra, second!.final, second!.reward, second!.attempt, second!.infraError], ['failed', false, true, 0, 2, undefined]);
   const note = second!.notes?.find((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`));
-  assert.match(note ?? '', /the episode's sandbox failed after the agent's code ran there on 2 attempts \(this one: SANDBOX_UNAVAILABLE: .*\): counted as failed \(strict scoring\)/, JSON.stringify(second));
+  const told = /the episode's sandbox failed after the agent's code ran there on 2 attempts \(this one: SANDBOX_UNAVAILABLE: .*\): counted as failed \(strict scoring\)/;
+  assert.match(note ?? '', told, JSON.stringify(second));
 });
 
 test('faithful: the same stays an infrastructure failure after its retries', { timeout: 300_000 }, async () => {
@@ -76,10 +87,13 @@ test("a sandbox that fails before any of the agent's code ran is the infrastruct
   const view = { name: 'view_file', arguments: { path: 'roman.py' } };
   const { lines, episodes } = await runPair('strict', 1, [view], (op, arg) => op === 'readFile' && arg === 'roman.py');
   assert.equal(episodes, 2);
-  assert.deepEqual(lines.map((r) => [r.status, r.infra, r.final, r.infraError?.code, r.infraError?.afterAgentCode]), [['error', true, false, 'SANDBOX_UNAVAILABLE', undefined], ['error', true, true, 'SANDBOX_UNAVAILABLE', undefined]]);
+  assert.deepEqual(lines.map((r) => [r.status, r.infra, r.final, r.infraError?.code, r.infraError?.afterAgentCode]), [
+    ['error', true, false, 'SANDBOX_UNAVAILABLE', undefined],
+    ['error', true, true, 'SANDBOX_UNAVAILABLE', undefined],
+  ]);
 });
 
-test('the count survives a resume: --retries 0 leaves one failure an infrastructure error; --rerun-errors meeting it again counts it (strict)', { timeout: 300_000 }, async () => {
+test('the count survives a resume: --retries 0 leaves one failure an error; --rerun-errors meeting it again counts it (strict)', { timeout: 300_000 }, async () => {
   const root = await tempDir('benchgym-attempt-');
   const outDir = path.join(root, 'run');
   try {

@@ -57,10 +57,15 @@ export function endingSandboxes(inner: SandboxFactory, ends: EndsSandbox, ended:
 }
 
 /** A gym on the local backend (the shared test cache) whose sandboxes end as `ends` says; cleanup closes it and removes its data. */
-export async function gymWithEndingSandboxes(ends: EndsSandbox, opts: Partial<GymOptions> = {}): Promise<{ gym: Gym; dataDir: string; ended: string[]; cleanup: () => Promise<void> }> {
+export async function gymWithEndingSandboxes(
+  ends: EndsSandbox,
+  opts: Partial<GymOptions> = {},
+): Promise<{ gym: Gym; dataDir: string; ended: string[]; cleanup: () => Promise<void> }> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-ending-'));
   const registry = opts.registry ?? builtinRegistry();
-  const local = new LocalSandboxFactory({ baseDir: path.join(dataDir, 'sandboxes'), cacheDir: TEST_CACHE_DIR, privatePaths: [...registry.privatePaths(), dataDir, PROJECT_ROOT] });
+  // Hidden from commands as the gym's own local factory hides them: the suites, the data dir, the checkout.
+  const privatePaths = [...registry.privatePaths(), dataDir, PROJECT_ROOT];
+  const local = new LocalSandboxFactory({ baseDir: path.join(dataDir, 'sandboxes'), cacheDir: TEST_CACHE_DIR, privatePaths });
   const ended: string[] = [];
   const gym = new Gym({ dataDir, cacheDir: TEST_CACHE_DIR, registry, ...opts, sandboxes: endingSandboxes(local, ends, ended) });
   return {

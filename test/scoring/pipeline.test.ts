@@ -16,7 +16,10 @@ const task = pythonTask({ id: 'pipe', files: { 'a.py': 'x = 1\n' } });
 const ENV: PreparedEnv = { key: 'k', kind: 'python', path: [], vars: {}, readOnlyPaths: [], command: 'python', notes: ['env note'] };
 
 /** A factory whose sandbox only applies patches, as told: the steps under test do the rest. */
-function factory(apply: (patch: string, opts?: ApplyPatchOptions) => { ok: boolean; method?: string; log: string }, seen: { applyOpts?: ApplyPatchOptions; destroyed: number; created?: number }): SandboxFactory {
+function factory(
+  apply: (patch: string, opts?: ApplyPatchOptions) => { ok: boolean; method?: string; log: string },
+  seen: { applyOpts?: ApplyPatchOptions; destroyed: number; created?: number },
+): SandboxFactory {
   return {
     backend: 'local',
     prepare: async () => ENV,
@@ -142,6 +145,7 @@ describe('the scoring pipeline', () => {
       let attempt = 0;
       return () => steps({ runTests: async () => (failOn.includes(++attempt) ? Promise.reject(err()) : RUN) });
     };
+    const applying = (seen: { destroyed: number; created?: number }) => factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
     const withLog = async (fn: (logDir: string) => Promise<void>) => {
       const logDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-pipeline-'));
       try {
@@ -155,23 +159,26 @@ describe('the scoring pipeline', () => {
       await withLog(async (logDir) => {
         const seen = { destroyed: 0, created: 0 };
         const progress: string[] = [];
-        const v = await scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: '' }), seen), logDir }, { scoring: 'strict', progress: (m) => progress.push(m) }, failingRuns([1, 2]));
+        const opts = { scoring: 'strict' as const, progress: (m: string) => progress.push(m) };
+        const v = await scoreInFreshSandbox(task, 'p', { sandboxes: applying(seen), logDir }, opts, failingRuns([1, 2]));
         assert.deepEqual([v.status, v.reward, v.error, v.tests], ['failed', 0, undefined, []]);
         const note = v.notes.find((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
         assert.ok(note, v.notes.join('; '));
-        assert.match(note, /failed twice after the candidate's code began to run \(1st SANDBOX_UNAVAILABLE: the executor was killed by SIGKILL; 2nd SANDBOX_UNAVAILABLE: .*\): counted against the solution \(strict scoring\)/);
+        const both = /\(1st SANDBOX_UNAVAILABLE: the executor was killed by SIGKILL; 2nd SANDBOX_UNAVAILABLE: .*\)/.source;
+        assert.match(note, new RegExp(`failed twice after the candidate's code began to run ${both}: counted against the solution \\(strict scoring\\)`));
         assert.equal(v.notes.filter((n) => n === 'env note').length, 1, 'the notes of the second scoring only');
         assert.deepEqual([seen.created, seen.destroyed], [2, 2], 'two sandboxes, both destroyed');
         assert.ok(progress.some((m) => /scoring again in a fresh sandbox/.test(m)), progress.join('; '));
         const log = await fs.readFile(v.logRef!, 'utf8');
-        assert.match(log, /error SANDBOX_UNAVAILABLE after the candidate's code began to run: the executor was killed by SIGKILL\nthe harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox\n--- scoring attempt 2 ---\n/);
+        assert.match(log, /error SANDBOX_UNAVAILABLE after the candidate's code began to run: the executor was killed by SIGKILL\n/);
+        assert.match(log, /\nthe harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox\n--- scoring attempt 2 ---\n/);
         assert.match(log, /outcome: HARNESS_FAILED_AFTER_CANDIDATE: .*counted against the solution/);
       });
     });
 
     test('faithful: a second failure stays an infrastructure error, its note saying it was retried', async () => {
       const seen = { destroyed: 0, created: 0 };
-      const v = await scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: '' }), seen) }, { scoring: 'faithful' }, failingRuns([1, 2]));
+      const v = await scoreInFreshSandbox(task, 'p', { sandboxes: applying(seen) }, { scoring: 'faithful' }, failingRuns([1, 2]));
       assert.deepEqual([v.status, v.reward, v.error?.code], ['error', 0, 'SANDBOX_UNAVAILABLE']);
       assert.ok(v.notes.some((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`) && /an infrastructure error \(faithful scoring/.test(n)), v.notes.join('; '));
       assert.equal(seen.created, 2);
@@ -182,11 +189,12 @@ describe('the scoring pipeline', () => {
       const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
       const v = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, failingRuns([1]));
       assert.deepEqual([v.status, v.reward], ['passed', 1]);
-      assert.ok(v.notes.some((n) => n.startsWith(`${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (SANDBOX_UNAVAILABLE: `)), v.notes.join('; '));
+      const rescored = `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (SANDBOX_UNAVAILABLE: `;
+      assert.ok(v.notes.some((n) => n.startsWith(rescored)), v.notes.join('; '));
       let decisions = 0;
-      const inDecide = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () =>
-        steps({ decide: (_, run) => (++decisions === 1 ? Promise.reject(new Error('the report vanished')) : { reward: 0, status: 'failed', tests: run.tests, notes: [] }) }),
-      );
+      const decide: ScoringSteps['decide'] = (_, run) =>
+        ++decisions === 1 ? Promise.reject(new Error('the report vanished')) : { reward: 0, status: 'failed', tests: run.tests, notes: [] };
+      const inDecide = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ decide }));
       assert.deepEqual([inDecide.status, decisions], ['failed', 2]);
       assert.ok(inDecide.notes.some((n) => n.includes('(INTERNAL: the report vanished)')), inDecide.notes.join('; '));
     });
@@ -194,9 +202,10 @@ describe('the scoring pipeline', () => {
     test('errors before the candidate ran (env, sandbox, start state, laying down the tests) stay errors and are not retried', async () => {
       const seen = { destroyed: 0, created: 0 };
       const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
-      const early = await scoreInFreshSandbox(task, 'p', { sandboxes }, { scoring: 'strict' }, () => steps({ layDownTests: async () => Promise.reject(lost()) }));
+      const strict = { scoring: 'strict' as const };
+      const early = await scoreInFreshSandbox(task, 'p', { sandboxes }, strict, () => steps({ layDownTests: async () => Promise.reject(lost()) }));
       assert.deepEqual([early.status, early.error?.code, seen.created], ['error', 'SANDBOX_UNAVAILABLE', 1]);
-      const start = await scoreInFreshSandbox(task, 'p', { sandboxes }, { scoring: 'strict' }, () => steps({ readStartState: async () => Promise.reject(lost()) }));
+      const start = await scoreInFreshSandbox(task, 'p', { sandboxes }, strict, () => steps({ readStartState: async () => Promise.reject(lost()) }));
       assert.deepEqual([start.status, seen.created], ['error', 2]);
       const noSandbox: SandboxFactory = { ...sandboxes, create: async () => Promise.reject(new GymError('CAPACITY', 'no container slot')) };
       const capacity = await scoreInFreshSandbox(task, 'p', { sandboxes: noSandbox }, {}, () => steps());
@@ -208,24 +217,28 @@ describe('the scoring pipeline', () => {
       const seen = { destroyed: 0, created: 0 };
       const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
       let creates = 0;
-      const flaky: SandboxFactory = { ...sandboxes, create: async (spec) => (++creates === 2 ? Promise.reject(new GymError('CAPACITY', 'no container slot')) : sandboxes.create(spec)) };
+      const noSlot = () => Promise.reject(new GymError('CAPACITY', 'no container slot'));
+      const flaky: SandboxFactory = { ...sandboxes, create: async (spec) => (++creates === 2 ? noSlot() : sandboxes.create(spec)) };
       const v = await scoreInFreshSandbox(task, 'p', { sandboxes: flaky }, { scoring: 'strict' }, failingRuns([1]));
       assert.deepEqual([v.status, v.error?.code], ['error', 'CAPACITY']);
       assert.ok(v.notes.some((n) => n.startsWith(`${RESCORED_NOTE}:`) && /the second failed before it ran: an infrastructure error/.test(n)), v.notes.join('; '));
-      const invalid = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, failingRuns([1, 2], () => new GymError('TASK_INVALID', 'the test patch does not apply')));
+      const taskInvalid = () => new GymError('TASK_INVALID', 'the test patch does not apply');
+      const invalid = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, failingRuns([1, 2], taskInvalid));
       assert.deepEqual([invalid.status, invalid.error?.code], ['error', 'TASK_INVALID']);
     });
 
     test('CANCELLED is thrown, never retried', async () => {
       const seen = { destroyed: 0, created: 0 };
       await assert.rejects(
-        scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: '' }), seen) }, {}, failingRuns([1, 2], () => new GymError('CANCELLED', 'stop'))),
+        scoreInFreshSandbox(task, 'p', { sandboxes: applying(seen) }, {}, failingRuns([1, 2], () => new GymError('CANCELLED', 'stop'))),
         (e: GymError) => e.code === 'CANCELLED',
       );
       assert.deepEqual([seen.created, seen.destroyed], [1, 1]);
       let runs = 0;
       await assert.rejects(
-        scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: '' }), seen) }, {}, () => steps({ runTests: async () => Promise.reject(++runs === 1 ? lost() : new GymError('CANCELLED', 'stop')) })),
+        scoreInFreshSandbox(task, 'p', { sandboxes: applying(seen) }, {}, () =>
+          steps({ runTests: async () => Promise.reject(++runs === 1 ? lost() : new GymError('CANCELLED', 'stop')) }),
+        ),
         (e: GymError) => e.code === 'CANCELLED',
         'cancelled during the retry',
       );

@@ -90,8 +90,10 @@ export function validateCommand(root: Composition): CliCommand {
         if (values.json) process.stdout.write(JSON.stringify({ suite, ...(context ? { context, withoutContext } : {}), checked, nothingChecked, unreachableIndex: network, results }, null, 2) + '\n');
         else {
           // A task whose scoring failed is one not shown valid: in the denominator, the rate over the checked ones beside it.
-          const headline = passRateLine({ passed: by('valid').length, failed: by('invalid').length, errors: by('error').length }, { verb: 'valid', scored: 'checked' });
-          process.stdout.write(`\n${suite}${context ? ` [${context}]` : ''}: ${headline}; ${by('invalid').length} invalid, ${by('unavailable').length} unavailable here (of ${results.length})${withoutContext.length ? `; ${withoutContext.length} without a '${context}' start state` : ''}\n`);
+          const counts = { passed: by('valid').length, failed: by('invalid').length, errors: by('error').length };
+          const headline = `${passRateLine(counts, { verb: 'valid', scored: 'checked' })}; ${counts.failed} invalid, ${by('unavailable').length} unavailable here (of ${results.length})`;
+          const without = withoutContext.length ? `; ${withoutContext.length} without a '${context}' start state` : '';
+          process.stdout.write(`\n${suite}${context ? ` [${context}]` : ''}: ${headline}${without}\n`);
           for (const r of by('unavailable')) process.stdout.write(`  ENV_UNAVAILABLE ${r.taskId}: ${r.reasons.join('; ')}\n`);
         }
         for (const line of network) process.stderr.write(`benchgym validate: ${line}\n`);

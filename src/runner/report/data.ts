@@ -1,8 +1,10 @@
 import path from 'node:path';
 import { GymError } from '../../errors.ts';
 import { MANIFEST_FILE, readManifest, RESULTS_FILE, type RunManifest } from '../manifest.ts';
-import { breakdown, breakdownKeys, mean, pairedBootstrapDiff, passAtKPerTask, summarize, taskOutcomes, type ErrorPolicy, type Interval, type MetricSummary } from '../metrics.ts';
+import { breakdown, breakdownKeys, mean, pairedBootstrapDiff, passAtKPerTask, summarize, taskOutcomes } from '../metrics.ts';
+import type { ErrorPolicy, Interval, MetricSummary } from '../metrics.ts';
 import { passCountsOf, type PassCounts } from '../pass_rate.ts';
+import { SANDBOX_FAILED_AFTER_AGENT_NOTE } from '../record.ts';
 import { finalResults, readResults, type ResultRecord } from '../results.ts';
 
 /** One run directory, read back. */
@@ -90,7 +92,9 @@ export function reportData(runs: LoadedRun[], opts: { keys?: string[] } & ErrorP
     const codes = new Map<string, number>();
     for (const r of run.results.filter((x) => x.infra)) codes.set(r.infraError?.code ?? 'unknown', (codes.get(r.infraError?.code ?? 'unknown') ?? 0) + 1);
     const retried = run.attempts.filter((a) => !a.final);
-    const recoveredPairs = new Set(run.results.filter((r) => !r.infra && r.attempt > 1).map((r) => `${r.task}#${r.sample}`));
+    // A retry that met the agent's sandbox failure again and was counted against it recovered nothing.
+    const countedAgainst = (r: ResultRecord) => r.notes?.some((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`)) ?? false;
+    const recoveredPairs = new Set(run.results.filter((r) => !r.infra && r.attempt > 1 && !countedAgainst(r)).map((r) => `${r.task}#${r.sample}`));
     const finished = run.results;
     const withRounds = finished.filter((r) => !r.infra && typeof r.rounds === 'number');
     const passedRound = new Map<number, number>();

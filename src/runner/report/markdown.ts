@@ -1,7 +1,8 @@
 import type { ReportData } from './data.ts';
 import { mdTable, signedPp } from './format.ts';
 import { sectionsAt, type ReportSection } from './section.ts';
-import { breakdownTable, comparisonTitle, costTable, headlines, infraTable, methodNote, overallTable, roundsTable, runsTable, sampleTable, taskTable, viewerNote } from './tables.ts';
+import { breakdownTable, comparisonTitle, costTable, headlines, infraTable, methodNote, overallTable } from './tables.ts';
+import { roundsTable, runsTable, sampleTable, taskTable, viewerNote } from './tables.ts';
 
 /** report.md: the core's sections, with the suites' sections where they ask to be. */
 export function renderMarkdown(data: ReportData, sections: readonly ReportSection[] = []): string {

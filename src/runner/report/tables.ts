@@ -40,7 +40,8 @@ export function headlines(data: ReportData): string[] {
 export function overallTable(data: ReportData): string[][] {
   const ks = shownKs(data);
   const anyResolved = data.runs.some((r) => r.summary.resolved);
-  const head = ['run', 'tasks', 'samples/task', 'samples passed', ...ks.map((k) => `pass@${k} [95% CI]`), ...(anyResolved ? ['resolved [95% CI]'] : []), 'infra failures'];
+  const head = ['run', 'tasks', 'samples/task', 'samples passed', ...ks.map((k) => `pass@${k} [95% CI]`), ...(anyResolved ? ['resolved [95% CI]'] : [])];
+  head.push('infra failures');
   const rows = data.runs.map((r) => [
     r.run.label,
     String(r.summary.tasks),
@@ -142,7 +143,7 @@ export function failureReason(r: ResultRecord): string {
   if (r.infra) return `infrastructure error${r.infraError ? ` ${r.infraError.code} (${r.infraError.source}): ${r.infraError.message}` : ''}`;
   if (r.status === 'passed') return '';
   // Counted failed because the sandbox failed twice after the agent's or the candidate's code ran.
-  const twice = [...(r.notes ?? []), ...(r.verdict?.notes ?? [])].find((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`) || n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
+  const twice = [...(r.notes ?? []), ...(r.verdict?.notes ?? [])].find((n) => [SANDBOX_FAILED_AFTER_AGENT_NOTE, FAILED_AFTER_CANDIDATE_NOTE].some((p) => n.startsWith(`${p}:`)));
   if (twice) return twice;
   const parts: string[] = [];
   if (r.stopReason && r.stopReason !== 'submitted') parts.push(`stopped: ${r.stopReason}`);
@@ -191,8 +192,10 @@ export function viewerNote(data: ReportData): string {
 /** How the overall numbers are computed, under the Overall table. */
 export function methodNote(data: Pick<ReportData, 'excludeErrors'>): string {
   const errors = data.excludeErrors
-    ? 'Infrastructure failures (status "error") are left out of every denominator here (--exclude-errors) and counted apart; "samples passed" shows the rate over all samples too.'
-    : 'An infrastructure failure (status "error") is a sample that did not pass: it stays in every denominator (a wrong answer must not hide in an error) and is counted apart; "samples passed" shows the rate over the scored samples too (benchgym report --exclude-errors leaves errors out of every figure).';
+    ? 'Infrastructure failures (status "error") are left out of every denominator here (--exclude-errors) and counted apart; ' +
+      '"samples passed" shows the rate over all samples too.'
+    : 'An infrastructure failure (status "error") is a sample that did not pass: it stays in every denominator (a wrong answer must not hide in an error) ' +
+      'and is counted apart; "samples passed" shows the rate over the scored samples too (benchgym report --exclude-errors leaves errors out of every figure).';
   return (
     'pass@k is the unbiased estimator of Chen et al. (2021), 1 − C(n−c, k)/C(n, k) per task, averaged over tasks (tasks with fewer than k samples are left out); ' +
     'resolved is the share of tasks whose single sample has reward 1. Intervals are 95% percentile bootstrap intervals over tasks (1000 resamples, seed 1). ' +

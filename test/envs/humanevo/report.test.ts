@@ -114,7 +114,10 @@ test('a run asking for a context keeps the tasks that offer it', async () => {
 
 test('an infrastructure failure is a task not solved in every table (excludeErrors leaves it out)', () => {
   const line = (task: string, context: 'aware' | 'ignored', status: ResultRecord['status']) =>
-    resultLine({ suite: 'humanevo', task, sample: 0, agent: 'single-shot', model: 'm', status, ...(status === 'error' ? { infra: true } : {}), metadata: { language: 'python', kind: 'function', dependencyLevel: 'standalone', context, promptVariant: 'default' } });
+    resultLine({
+      suite: 'humanevo', task, sample: 0, agent: 'single-shot', model: 'm', status, ...(status === 'error' ? { infra: true } : {}),
+      metadata: { language: 'python', kind: 'function', dependencyLevel: 'standalone', context, promptVariant: 'default' },
+    });
   const results = [line('p1', 'ignored', 'passed'), line('p2', 'ignored', 'error'), line('p1', 'aware', 'passed'), line('p2', 'aware', 'passed')];
   const counted = evolvingTables(results)!;
   assert.deepEqual(counted.table2[1], ['m', '50.0%', '100.0% (↑100.0%)', '—', '—']);

@@ -44,10 +44,10 @@ export function rescoredNote(first: GymError): string {
   return `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (${told(first)}); this verdict is from a second, fresh sandbox`;
 }
 
-/** The verdict note when the second sandbox failed before the candidate's code ran there: the infrastructure's error. */
-export function rescoreFailedEarlyNote(first: GymError): string {
-  const second = 'the second failed before it ran: an infrastructure error';
-  return `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (${told(first)}); ${second}`;
+/** The verdict note when the second scoring failed in a way no candidate causes (before its code ran, or an env or task code): the infrastructure's error. */
+export function rescoreFailedNote(first: GymError, second: HarnessFailure): string {
+  const how = second.afterCandidate ? `the second failed with ${second.error.code}, which no candidate causes` : 'the second failed before it ran';
+  return `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (${told(first)}); ${how}: an infrastructure error`;
 }
 
 /**

@@ -7,7 +7,7 @@ import { patchMethodLabel } from '../sandbox/patch_apply.ts';
 import { DEFAULT_PATCH_CHAIN, type PatchMethod, type Sandbox, type SandboxFactory } from '../sandbox/types.ts';
 import type { Task } from '../tasks/schema.ts';
 import { seedOf } from '../tasks/seed.ts';
-import { rescored, rescoredNote, rescoreFailedEarlyNote, secondFailure, type HarnessFailure } from './after_candidate.ts';
+import { rescored, rescoredNote, rescoreFailedNote, secondFailure, type HarnessFailure } from './after_candidate.ts';
 import { candidateNote } from './candidate_files.ts';
 import type { ScoringMode } from './mode.ts';
 import type { TestRun } from './runners.ts';
@@ -99,12 +99,11 @@ export async function scoreInFreshSandbox(task: Task, patch: string, deps: Score
     log.push(`outcome: ${second.body.status} (attempt 2)`);
     return finish({ ...second.body, notes: [...second.body.notes, rescoredNote(first.error)] });
   }
-  if (!second.afterCandidate) {
-    // The second sandbox failed before the candidate's code ran: the infrastructure's failure.
-    log.push(`outcome: error (attempt 2 failed before the candidate's code ran)`);
-    return finish(errorBody(second, [rescoreFailedEarlyNote(first.error)]));
+  if (!rescored(second)) {
+    // Failed before the candidate's code ran, or with a code no candidate causes: the infrastructure's failure.
+    log.push(`outcome: error ${second.error.code} (attempt 2${second.afterCandidate ? '' : ", before the candidate's code ran"})`);
+    return finish(errorBody(second, [rescoreFailedNote(first.error, second)]));
   }
-  if (!rescored(second)) return finish(errorBody(second));
   const decided = secondFailure(opts.scoring ?? 'strict', first.error, second.error);
   log.push(`outcome: ${decided.note}`);
   if (decided.status === 'failed') return finish({ reward: 0, status: 'failed', tests: [], notes: [...second.notes, decided.note] });

@@ -228,9 +228,12 @@ describe('the scoring pipeline', () => {
       assert.ok(!invalid.notes.some((n) => n.startsWith(RESCORED_NOTE)), 'not scored again');
       // Lost first, then a code no candidate causes: the infrastructure's error, noted.
       let runs = 0;
-      const lostThenInvalid = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ runTests: async () => Promise.reject(++runs === 1 ? lost() : taskInvalid()) }));
+      const lostThenInvalid = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () =>
+        steps({ runTests: async () => Promise.reject(++runs === 1 ? lost() : taskInvalid()) }),
+      );
       assert.deepEqual([lostThenInvalid.status, lostThenInvalid.error?.code], ['error', 'TASK_INVALID']);
-      assert.ok(lostThenInvalid.notes.some((n) => /the second failed with TASK_INVALID, which no candidate causes: an infrastructure error$/.test(n)), lostThenInvalid.notes.join('; '));
+      const noted = /the second failed with TASK_INVALID, which no candidate causes: an infrastructure error$/;
+      assert.ok(lostThenInvalid.notes.some((n) => noted.test(n)), lostThenInvalid.notes.join('; '));
     });
 
     test('CANCELLED is thrown, never retried', async () => {

@@ -19,8 +19,8 @@ inside() {
 put_aside() {
   s=$(mktemp -d "$w/.benchgym-aside-XXXXXXXXXX") || return 1
   : > "$r/aside"
-  find "$w" \( -path "$s" -o -iname .git \) -prune -o -type l -print0 > "$r/links" || return 1
-  find "$w" -path "$s" -prune -o -iname .git -prune -print0 > "$r/gits" || return 1
+  # One walk of the tree: the .git entries (not walked into) to one list, the links to another.
+  find "$w" -path "$s" -prune -o -iname .git -prune -fprint0 "$r/gits" -o -type l -fprint0 "$r/links" || return 1
   local e t i=0
   while IFS= read -r -d '' e; do
     t=$(realpath -m -- "$e" 2>/dev/null) || t=/

@@ -241,3 +241,24 @@ export async function checkLinksOut(sb: Sandbox): Promise<void> {
   assert.equal(await sh(sb, 'git status --porcelain --untracked-files=all'), ' M a.txt\n');
   assert.equal(await sh(sb, "find . -name '.benchgym-*'"), '', 'the directory the entries were put aside in is gone');
 }
+
+/**
+ * A repository nested in the start state (vendor/lib/.git) is put aside with the root's: a
+ * patch beside it applies and both come back as they were; one that writes into it is refused.
+ */
+export async function checkNestedRepository(sb: Sandbox): Promise<void> {
+  await sb.writeFile('vendor/lib/lib.txt', 'lib\n');
+  await sh(sb, `cd vendor/lib && git init -q && ${GIT} add -A && ${GIT} commit -qm lib`);
+  await repoWith(sb, { 'a.txt': lines(TEN) });
+  const state = () => sh(sb, "find .git vendor/lib/.git ! -name index \\( -type f -o -type l \\) -exec sha1sum {} + | LC_ALL=C sort");
+  const before = await state();
+  const beside = await sb.applyPatch('--- a/a.txt\n+++ b/a.txt\n@@ -4,3 +4,3 @@\n four\n-five\n+FIVE\n six\n', { chain: HARNESS, resetBetweenTries: true });
+  assert.equal(beside.ok, true, beside.log);
+  assert.equal(await state(), before);
+  assert.equal(await sh(sb, 'git -C vendor/lib status --porcelain && git -C vendor/lib log --format=%s'), 'lib\n');
+  const into = '--- a/vendor/lib/.git/config\n+++ b/vendor/lib/.git/config\n@@ -1,0 +2,1 @@\n+\tfsmonitor = x\n';
+  for (const r of [await sb.applyPatch(into, { chain: HARNESS, resetBetweenTries: true }), await applyByScriptAlone(sb, into, { chain: HARNESS, resetBetweenTries: true })]) {
+    assert.equal(r.ok, false, r.log);
+    assert.equal(await state(), before, r.log);
+  }
+}

@@ -14,6 +14,8 @@ export interface PatchName {
   path: string;
   /** The header it came from: `diff --git`, `---`, `+++`, `***`, `Index:`, `rename from`, ... */
   header: string;
+  /** Which file it names: the one the patch reads (`old`), the one it writes (`new`), or either (`Index:`, diff --git's whole text). */
+  side: 'old' | 'new' | 'either';
   /** 1-based line number in the patch. */
   line: number;
 }
@@ -63,15 +65,19 @@ export function unquoteName(s: string): string {
   return Buffer.from(bytes).toString('utf8');
 }
 
+/** The side each header's name is on (`---` is the new side in a context diff, after `***`). */
+const SIDES: Record<string, PatchName['side']> = { '---': 'old', '+++': 'new', '***': 'old', 'Index:': 'either', 'rename from': 'old', 'rename to': 'new', 'copy from': 'old', 'copy to': 'new' };
+
 /** The names in one header's text: both of `diff --git`'s (quoted or not), the one of the others (up to a tab: a timestamp follows). */
-function namesOf(header: string, text: string): string[] {
+function namesOf(header: string, text: string): { raw: string; side: PatchName['side'] }[] {
   if (header === 'diff --git') {
-    const quoted = [...text.matchAll(/"(?:[^"\\]|\\.)*"|[^ "]+/g)].map((m) => unquoteName(m[0]));
+    const tokens = [...text.matchAll(/"(?:[^"\\]|\\.)*"|[^ "]+/g)].map((m) => unquoteName(m[0]));
     // Unquoted names with spaces split at the wrong place, so the whole text is judged too.
-    return [...new Set([...quoted, text])];
+    const names = tokens.map((raw, i) => ({ raw, side: (i === 0 ? 'old' : i === tokens.length - 1 ? 'new' : 'either') as PatchName['side'] }));
+    return [...names, ...(tokens.includes(text) ? [] : [{ raw: text, side: 'either' as const }])];
   }
   const name = text.startsWith('"') ? unquoteName(text) : text.split('\t')[0]!;
-  return [name.trimEnd()];
+  return [{ raw: name.trimEnd(), side: SIDES[header] ?? 'either' }];
 }
 
 /** The tree path of a name: the first component stripped where `-p1` strips it, `.` and empty components dropped. */
@@ -84,8 +90,14 @@ function treePath(header: string, raw: string): string {
 export function patchNames(patch: string): PatchName[] {
   const out: PatchName[] = [];
   const lines = patch.split('\n');
+  // The names of the current `diff --git` section: a deleted file's are read, never written.
+  let section: PatchName[] = [];
+  let previous = '';
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.replace(/\r$/, '');
+    const before = previous;
+    previous = line;
+    if (/^deleted file mode /.test(line)) for (const n of section) n.side = 'old';
     const hunk = HUNK.exec(line);
     if (hunk) {
       // The body: context lines count on both sides, `-` on the old, `+` on the new, `\` on neither.
@@ -106,8 +118,12 @@ export function patchNames(patch: string): PatchName[] {
     for (const [header, re] of HEADERS) {
       const m = re.exec(line);
       if (!m) continue;
-      for (const raw of namesOf(header, m[1]!)) {
-        if (raw && raw !== '/dev/null') out.push({ raw, path: treePath(header, raw), header, line: i + 1 });
+      if (header === 'diff --git') section = [];
+      for (const { raw, side } of namesOf(header, m[1]!)) {
+        if (!raw || raw === '/dev/null') continue;
+        const name: PatchName = { raw, path: treePath(header, raw), header, line: i + 1, side: header === '---' && before.startsWith('*** ') ? 'new' : side };
+        out.push(name);
+        section.push(name);
       }
       break;
     }
@@ -141,15 +157,17 @@ export function linksCreated(patch: string): string[] {
 
 /**
  * Why the apply refuses the patch before any tool runs, or null: a name inside a `.git`
- * (git's own directory, at any depth), or a name beyond a symbolic link the same patch
- * creates (its target is not known here, and a patch never needs to write through one).
+ * (git's own directory, at any depth; read or written), or a file it writes beyond a
+ * symbolic link the same patch creates (its target is not known here, and a patch never
+ * needs to write through one).
  */
 export function patchRefusal(patch: string): string | null {
   const names = patchNames(patch);
   const git = names.find((n) => insideGitDir(n.raw));
   if (git) return `the patch names ${JSON.stringify(git.raw)} (${git.header}, line ${git.line}): a path inside .git, which no patch may create or change`;
   const links = linksCreated(patch);
-  for (const n of names) {
+  // Only what the patch writes: the old files of a directory it turns into a link are removed, not written through it.
+  for (const n of names.filter((x) => x.side !== 'old')) {
     const link = links.find((l) => n.path.startsWith(`${l}/`));
     if (link) return `the patch names ${JSON.stringify(n.raw)} (${n.header}, line ${n.line}): a path beyond the symbolic link ${JSON.stringify(link)} it creates`;
   }

@@ -86,6 +86,19 @@ describe('links the patch creates', () => {
     assert.equal(patchRefusal(link('docs/latest', 'v2')), null, 'a link alone is no write through it');
   });
 
+  test('a directory the patch turns into a link: the files it removes from it are no write through the link', () => {
+    const deleted = (name: string) => `diff --git a/${name} b/${name}\ndeleted file mode 100644\nindex 3b18e51..0000000\n--- a/${name}\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n`;
+    assert.equal(patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + deleted('tests/test_calc.py')), null);
+    assert.match(patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + file('tests/new.py')) ?? '', /"b\/tests\/new\.py"/);
+  });
+
+  test('which side a name is on: git\'s a/ and b/, unified ---/+++, context ***/---, rename from/to', () => {
+    const sides = (patch: string) => patchNames(patch).map((n) => `${n.header} ${n.side}`);
+    assert.deepEqual(sides('--- a/f\n+++ b/f\n'), ['--- old', '+++ new']);
+    assert.deepEqual(sides('*** a/f\n--- b/f\n'), ['*** old', '--- new']);
+    assert.deepEqual(sides('diff --git a/f b/g\nrename from f\nrename to g\n'), ['diff --git old', 'diff --git new', 'diff --git either', 'rename from old', 'rename to new']);
+  });
+
   test('a link made by a rename or copy is named by its new name', () => {
     const renamed = 'diff --git a/old b/new\nold mode 100644\nnew mode 120000\nsimilarity index 90%\nrename from old\nrename to new\n';
     assert.deepEqual(linksCreated(renamed), ['new']);

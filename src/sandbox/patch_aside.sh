@@ -20,7 +20,9 @@ put_aside() {
   s=$(mktemp -d "$w/.benchgym-aside-XXXXXXXXXX") || return 1
   : > "$r/aside"
   # One walk of the tree: the .git entries (not walked into) to one list, the links to another.
-  find "$w" -path "$s" -prune -o -iname .git -prune -fprint0 "$r/gits" -o -type l -fprint0 "$r/links" || return 1
+  # Unreadable directories are skipped, not a failure (a start state from git has none: git keeps no directory modes).
+  find "$w" -path "$s" -prune -o -iname .git -prune -fprint0 "$r/gits" -o -type l -fprint0 "$r/links" 2>/dev/null
+  [ -f "$r/gits" ] && [ -f "$r/links" ] || return 1
   local e t i=0
   while IFS= read -r -d '' e; do
     t=$(realpath -m -- "$e" 2>/dev/null) || t=/

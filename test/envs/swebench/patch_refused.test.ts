@@ -9,6 +9,7 @@ import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { runCli } from '../../cli/cli.ts';
 import { makeGym, tempDir, TEST_CACHE_DIR } from '../../helpers.ts';
 import { dockerSkipReason } from '../../sandbox/docker/skip.ts';
+import { kubernetesSkipReason, testFactory } from '../../sandbox/kubernetes/skip.ts';
 import { buildSwebenchFixture, type SwebenchFixture } from './fixture.ts';
 
 /** What the planted hook prints when git runs it in the scoring sandbox (the scoring log keeps the stderr of the harness's git). */
@@ -46,7 +47,7 @@ function assertRefused(notes: string[], log: string): void {
   assert.match(log, /BENCHGYM_APPLIED none/);
 }
 
-describe('swe-bench-java: a candidate patch that writes git\'s own files is refused', () => {
+describe('swe-bench-java: a candidate patch that writes git\'s own files is refused (local, Docker, Kubernetes)', () => {
   let root: string;
   let fx: SwebenchFixture;
   before(async () => {
@@ -79,6 +80,21 @@ describe('swe-bench-java: a candidate patch that writes git\'s own files is refu
     if (skip) return t.skip(skip);
     const sandboxes = new DockerSandboxFactory({ serverId: `test-gitdir-${randomBytes(4).toString('hex')}`, images: { cacheDir: TEST_CACHE_DIR } });
     const { gym, cleanup } = await makeGym({ registry: registryFor(), sandboxes });
+    try {
+      const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+      const v = await gym.score(task, withPlantedHook(fx));
+      const seen = JSON.stringify({ reward: v.reward, status: v.status, notes: v.notes, error: v.error });
+      assert.deepEqual([v.reward, v.status, v.error], [0, 'failed', undefined], seen);
+      assertRefused(v.notes, await fs.readFile(v.logRef!, 'utf8'));
+    } finally {
+      await cleanup();
+    }
+  });
+
+  test('gym.score (kubernetes): the same patch is refused the same way', { timeout: 20 * 60_000 }, async (t) => {
+    const skip = await kubernetesSkipReason();
+    if (skip) return t.skip(skip);
+    const { gym, cleanup } = await makeGym({ registry: registryFor(), sandboxes: testFactory({ images: { cacheDir: TEST_CACHE_DIR } }) });
     try {
       const task = await gym.registry.task('swe-bench-java', fx.instanceId);
       const v = await gym.score(task, withPlantedHook(fx));

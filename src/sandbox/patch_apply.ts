@@ -85,12 +85,15 @@ export function patchApplyScript(opts: PatchApplyScriptOptions = {}): string {
     if (reset) {
       lines.push(
         `[ -n "$start" ] || { echo 'benchgym: no start state to reset to between tries (the workspace is no git repository and no baseline is in reach)'; exit ${NO_START_STATE_EXIT}; }`,
-        `reset_tree() { echo '# work tree reset to the start state'; git_scratch reset -q --hard HEAD 2>&1 && git_scratch clean -fdqx "\${keep[@]}" 2>&1 && clear_aside || { echo 'benchgym: the reset between tries failed'; exit ${RESET_FAILED_EXIT}; }; }`,
+        `reset_tree() { echo '# work tree reset to the start state'; git_scratch reset -q --hard HEAD 2>&1 && git_scratch clean -fdqx "\${keep[@]}" 2>&1 && clear_aside ||`,
+        `  { echo 'benchgym: the reset between tries failed'; exit ${RESET_FAILED_EXIT}; }; }`,
       );
     }
   }
   // A refused try leaves no .git behind (the one aside comes back), and the tree as a failed try leaves it.
-  lines.push(`refuse() { echo "@@refused $refused"; find "$w" -path "$s" -prune -o -iname .git -prune -exec rm -rf -- {} +; ${reset ? 'reset_tree; ' : ''}exit ${REFUSED_EXIT}; }`);
+  lines.push(
+    `refuse() { echo "@@refused $refused"; find "$w" -path "$s" -prune -o -iname .git -prune -exec rm -rf -- {} +; ${reset ? 'reset_tree; ' : ''}exit ${REFUSED_EXIT}; }`,
+  );
   for (const m of chain) {
     lines.push(`echo ${shellQuote(`$ ${transcriptLine(m, reset)}`)}`);
     lines.push(`if ${tryCommand(m, reset)}; then tree_check || refuse; echo ${shellQuote(`@@method ${patchMethodLabel(m)}`)}; exit 0; fi`);

@@ -59,7 +59,8 @@ tree_check() {
     d=${e%/*}
     while [ "${#d}" -gt "${#w}" ]; do
       if [ -L "$d" ] || { [ -e "$d" ] && [ ! -d "$d" ]; }; then
-        refused="the patch makes '${d#"$w"/}' a link or a file, on the way to '${e#"$w"/}' (a symbolic link of the start state that leads out of the workspace or into a .git)"
+        refused="the patch makes '${d#"$w"/}' a link or a file, on the way to '${e#"$w"/}'"
+        refused="$refused (a symbolic link of the start state that leads out of the workspace or into a .git)"
         return 1
       fi
       d=${d%/*}

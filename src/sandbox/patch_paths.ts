@@ -66,7 +66,16 @@ export function unquoteName(s: string): string {
 }
 
 /** The side each header's name is on (`---` is the new side in a context diff, after `***`). */
-const SIDES: Record<string, PatchName['side']> = { '---': 'old', '+++': 'new', '***': 'old', 'Index:': 'either', 'rename from': 'old', 'rename to': 'new', 'copy from': 'old', 'copy to': 'new' };
+const SIDES: Record<string, PatchName['side']> = {
+  '---': 'old',
+  '+++': 'new',
+  '***': 'old',
+  'Index:': 'either',
+  'rename from': 'old',
+  'rename to': 'new',
+  'copy from': 'old',
+  'copy to': 'new',
+};
 
 /** The names in one header's text: both of `diff --git`'s (quoted or not), the one of the others (up to a tab: a timestamp follows). */
 function namesOf(header: string, text: string): { raw: string; side: PatchName['side'] }[] {
@@ -169,7 +178,9 @@ export function patchRefusal(patch: string): string | null {
   // Only what the patch writes: the old files of a directory it turns into a link are removed, not written through it.
   for (const n of names.filter((x) => x.side !== 'old')) {
     const link = links.find((l) => n.path.startsWith(`${l}/`));
-    if (link) return `the patch names ${JSON.stringify(n.raw)} (${n.header}, line ${n.line}): a path beyond the symbolic link ${JSON.stringify(link)} it creates`;
+    if (link) {
+      return `the patch names ${JSON.stringify(n.raw)} (${n.header}, line ${n.line}): a path beyond the symbolic link ${JSON.stringify(link)} it creates`;
+    }
   }
   return null;
 }

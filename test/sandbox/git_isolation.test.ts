@@ -122,7 +122,8 @@ describe('isolatedGitShell over a repository with a hostile config and hooks', (
     try {
       const [repo, home, marks] = ['repo', 'home', 'marks'].map((d) => path.join(root, d)) as [string, string, string];
       for (const d of [repo, home, marks]) await fs.mkdir(d);
-      const setup = await sh(repo, home, `git init -q && printf 'one\\ntwo\\n' > a.txt && git add a.txt && git -c user.name=t -c user.email=t@localhost commit -qm start
+      const setup = await sh(repo, home, `git init -q && printf 'one\\ntwo\\n' > a.txt && git add a.txt
+git -c user.name=t -c user.email=t@localhost commit -qm start
 mkdir -p "$HOME/hooks" .git/hooks
 printf '#!/bin/sh\\necho "$0 $*" >> ${marks}/ran\\nexit 0\\n' > "$HOME/evil" && chmod +x "$HOME/evil"
 cat >> .git/config <<EOF
@@ -143,9 +144,15 @@ printf 'one\\n2\\n' > a.txt && echo new > b.txt`);
         [`${g} rev-parse --verify HEAD`, (out) => assert.match(out, /^[0-9a-f]{40}\n$/)],
         [`${g} status --porcelain=v1 --untracked-files=all --ignored=matching --no-renames`, (out) => assert.equal(out, ' M a.txt\n?? b.txt\n')],
         [`${g} diff --no-ext-diff --no-textconv HEAD -- a.txt`, (out) => assert.match(out, /^diff --git a\/a\.txt b\/a\.txt\n[\s\S]*^-two\n\+2\n/m)],
-        [`printf -- '--- a/a.txt\\n+++ b/a.txt\\n@@ -1,2 +1,2 @@\\n one\\n-2\\n+two\\n' | ${g} apply --verbose --whitespace=nowarn -`, (out) => assert.match(out, /Applied patch a\.txt cleanly/)],
+        [
+          `printf -- '--- a/a.txt\\n+++ b/a.txt\\n@@ -1,2 +1,2 @@\\n one\\n-2\\n+two\\n' | ${g} apply --verbose --whitespace=nowarn -`,
+          (out) => assert.match(out, /Applied patch a\.txt cleanly/),
+        ],
         [`printf 'one\\n2\\n' > a.txt && ${g} checkout -q HEAD -- a.txt && cat a.txt`, (out) => assert.equal(out, 'one\ntwo\n')],
-        [`${g} ls-files -s && ${g} cat-file -e HEAD:a.txt && ${g} cat-file blob HEAD:a.txt`, (out) => assert.match(out, /^100644 [0-9a-f]{40} 0\ta\.txt\none\ntwo\n$/)],
+        [
+          `${g} ls-files -s && ${g} cat-file -e HEAD:a.txt && ${g} cat-file blob HEAD:a.txt`,
+          (out) => assert.match(out, /^100644 [0-9a-f]{40} 0\ta\.txt\none\ntwo\n$/),
+        ],
         [`${g} add -A . && ${g} ${id} commit -q -m next && ${g} log --format=%s -1`, (out) => assert.equal(out, 'next\n')],
         [`${g} reset -q --hard HEAD~1 && ls`, (out) => assert.equal(out, 'a.txt\n')],
       ];

@@ -133,11 +133,25 @@ const HOOK = '#!/bin/sh\necho "$0 ran" >> "$HOME/hook-ran"';
  * each (an invalid path), and `patch`, the chain's fallback, would write it.
  */
 export const GIT_DIR_PATCHES: Record<string, string> = {
-  'a new hook, git diff': `diff --git a/.git/hooks/post-checkout b/.git/hooks/post-checkout\nnew file mode 100755\n--- /dev/null\n+++ b/.git/hooks/post-checkout\n@@ -0,0 +1,2 @@\n${HOOK.split('\n').map((l) => `+${l}`).join('\n')}\n`,
+  'a new hook, git diff': [
+    'diff --git a/.git/hooks/post-checkout b/.git/hooks/post-checkout',
+    'new file mode 100755',
+    '--- /dev/null',
+    '+++ b/.git/hooks/post-checkout',
+    '@@ -0,0 +1,2 @@',
+    ...HOOK.split('\n').map((l) => `+${l}`),
+    '',
+  ].join('\n'),
   'the config, a hunk without context': '--- a/.git/config\n+++ b/.git/config\n@@ -1,0 +2,1 @@\n+\tfsmonitor = .git/hooks/post-checkout\n',
-  'attributes, a context diff': '*** a/.git/info/attributes\t2024-01-01\n--- b/.git/info/attributes\t2024-01-01\n***************\n*** 0 ****\n--- 1 ----\n+ * filter=evil\n',
-  'a hook by Index: alone': 'Index: a/.git/hooks/pre-commit\n===================================================================\n--- /dev/null\n+++ a/.git/hooks/pre-commit\n@@ -0,0 +1 @@\n+#!/bin/sh\n',
-  'a tracked file renamed into hooks': 'diff --git a/a.txt b/.git/hooks/post-checkout\nsimilarity index 100%\nrename from a.txt\nrename to .git/hooks/post-checkout\n',
+  'attributes, a context diff': [
+    ...['*** a/.git/info/attributes\t2024-01-01', '--- b/.git/info/attributes\t2024-01-01'],
+    ...['***************', '*** 0 ****', '--- 1 ----', '+ * filter=evil', ''],
+  ].join('\n'),
+  'a hook by Index: alone': ['Index: a/.git/hooks/pre-commit', '='.repeat(67), '--- /dev/null', '+++ a/.git/hooks/pre-commit', '@@ -0,0 +1 @@', '+#!/bin/sh', ''].join('\n'),
+  'a tracked file renamed into hooks': [
+    ...['diff --git a/a.txt b/.git/hooks/post-checkout', 'similarity index 100%'],
+    ...['rename from a.txt', 'rename to .git/hooks/post-checkout', ''],
+  ].join('\n'),
   'a nested repository': '--- a/sub/.git/config\n+++ b/sub/.git/config\n@@ -0,0 +1,2 @@\n+[core]\n+\tfsmonitor = x\n',
 };
 
@@ -222,7 +236,10 @@ export async function checkLinksOut(sb: Sandbox): Promise<void> {
     assert.equal(await sh(sb, 'git status --porcelain --untracked-files=all'), '', r.log);
   }
 
-  const made = `diff --git a/mine b/mine\nnew file mode 120000\n--- /dev/null\n+++ b/mine\n@@ -0,0 +1 @@\n+${target}\n\\ No newline at end of file\ndiff --git a/mine/pwned.txt b/mine/pwned.txt\nnew file mode 100644\n--- /dev/null\n+++ b/mine/pwned.txt\n@@ -0,0 +1 @@\n+pwned\n`;
+  const made = [
+    ...['diff --git a/mine b/mine', 'new file mode 120000', '--- /dev/null', '+++ b/mine', '@@ -0,0 +1 @@', `+${target}`, '\\ No newline at end of file'],
+    ...['diff --git a/mine/pwned.txt b/mine/pwned.txt', 'new file mode 100644', '--- /dev/null', '+++ b/mine/pwned.txt', '@@ -0,0 +1 @@', '+pwned', ''],
+  ].join('\n');
   const refused = await sb.applyPatch(made, { chain: HARNESS, resetBetweenTries: true });
   assert.equal(refused.ok, false, refused.log);
   assert.match(refused.refused ?? '', /beyond the symbolic link "mine" it creates/);
@@ -257,7 +274,8 @@ export async function checkNestedRepository(sb: Sandbox): Promise<void> {
   assert.equal(await state(), before);
   assert.equal(await sh(sb, 'git -C vendor/lib status --porcelain && git -C vendor/lib log --format=%s'), 'lib\n');
   const into = '--- a/vendor/lib/.git/config\n+++ b/vendor/lib/.git/config\n@@ -1,0 +2,1 @@\n+\tfsmonitor = x\n';
-  for (const r of [await sb.applyPatch(into, { chain: HARNESS, resetBetweenTries: true }), await applyByScriptAlone(sb, into, { chain: HARNESS, resetBetweenTries: true })]) {
+  const opts = { chain: HARNESS, resetBetweenTries: true };
+  for (const r of [await sb.applyPatch(into, opts), await applyByScriptAlone(sb, into, opts)]) {
     assert.equal(r.ok, false, r.log);
     assert.equal(await state(), before, r.log);
   }

@@ -22,7 +22,9 @@ describe('the names a patch gives, in every format', () => {
         assert.match(why, /inside \.git/);
         assert.ok(why.includes(name), why);
       }
-      for (const name of ['.github/workflows/ci.yml', '.gitignore', 'docs/x.git/y', 'src/main/java/Git.java']) assert.equal(patchRefusal(make(name)), null, `${format}: ${name}`);
+      for (const name of ['.github/workflows/ci.yml', '.gitignore', 'docs/x.git/y', 'src/main/java/Git.java']) {
+        assert.equal(patchRefusal(make(name)), null, `${format}: ${name}`);
+      }
     });
   }
 
@@ -72,12 +74,18 @@ describe('the names a patch gives, in every format', () => {
 });
 
 describe('links the patch creates', () => {
-  const link = (name: string, target: string) => `diff --git a/${name} b/${name}\nnew file mode 120000\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+${target}\n\\ No newline at end of file\n`;
+  const link = (name: string, target: string) =>
+    `diff --git a/${name} b/${name}\nnew file mode 120000\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+${target}\n\\ No newline at end of file\n`;
   const file = (name: string) => `diff --git a/${name} b/${name}\nnew file mode 100644\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+pwned\n`;
 
   test('a name beyond a link the same patch creates is refused, in either order; a file beside it is not', () => {
     assert.deepEqual(linksCreated(link('out', '/root/.m2')), ['out']);
-    for (const patch of [link('out', '/root/.m2') + file('out/settings.xml'), file('out/settings.xml') + link('out', '/root/.m2'), link('a/out', '../../x') + file('a/./out/y')]) {
+    const patches = [
+      link('out', '/root/.m2') + file('out/settings.xml'),
+      file('out/settings.xml') + link('out', '/root/.m2'),
+      link('a/out', '../../x') + file('a/./out/y'),
+    ];
+    for (const patch of patches) {
       const why = patchRefusal(patch);
       assert.ok(why, patch);
       assert.match(why, /beyond the symbolic link "(a\/)?out" it creates/);
@@ -87,7 +95,8 @@ describe('links the patch creates', () => {
   });
 
   test('a directory the patch turns into a link: the files it removes from it are no write through the link', () => {
-    const deleted = (name: string) => `diff --git a/${name} b/${name}\ndeleted file mode 100644\nindex 3b18e51..0000000\n--- a/${name}\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n`;
+    const deleted = (name: string) =>
+      `diff --git a/${name} b/${name}\ndeleted file mode 100644\nindex 3b18e51..0000000\n--- a/${name}\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n`;
     assert.equal(patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + deleted('tests/test_calc.py')), null);
     assert.match(patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + file('tests/new.py')) ?? '', /"b\/tests\/new\.py"/);
   });
@@ -96,7 +105,13 @@ describe('links the patch creates', () => {
     const sides = (patch: string) => patchNames(patch).map((n) => `${n.header} ${n.side}`);
     assert.deepEqual(sides('--- a/f\n+++ b/f\n'), ['--- old', '+++ new']);
     assert.deepEqual(sides('*** a/f\n--- b/f\n'), ['*** old', '--- new']);
-    assert.deepEqual(sides('diff --git a/f b/g\nrename from f\nrename to g\n'), ['diff --git old', 'diff --git new', 'diff --git either', 'rename from old', 'rename to new']);
+    assert.deepEqual(sides('diff --git a/f b/g\nrename from f\nrename to g\n'), [
+      'diff --git old',
+      'diff --git new',
+      'diff --git either',
+      'rename from old',
+      'rename to new',
+    ]);
   });
 
   test('a link made by a rename or copy is named by its new name', () => {

@@ -62,11 +62,13 @@ describe('swe-bench-java: a candidate patch that writes git\'s own files is refu
     return registry;
   };
 
-  test('benchgym score (local): a hook and config planted through the patch --fuzz fallback: refused, no hook run, not resolved, no error', { timeout: 15 * 60_000 }, async () => {
+  const local = 'benchgym score (local): a hook and config planted through the patch --fuzz fallback: refused, no hook run, not resolved, no error';
+  test(local, { timeout: 15 * 60_000 }, async () => {
     const predictions = path.join(root, 'all_preds.jsonl');
     await fs.writeFile(predictions, JSON.stringify({ instance_id: fx.instanceId, model_patch: withPlantedHook(fx), model_name_or_path: 'm' }) + '\n');
     const out = path.join(root, 'run-local');
-    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', fx.dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', path.join(root, 'data-dir')]);
+    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', fx.dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out]
+      .concat(['--data-dir', path.join(root, 'data-dir')]));
     assert.equal(r.code, 0, r.stderr);
     const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8'));
     assert.deepEqual([results.resolved_ids, results.unresolved_ids, results.error_ids], [[], [fx.instanceId], []], JSON.stringify(results));

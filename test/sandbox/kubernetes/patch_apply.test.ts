@@ -2,7 +2,14 @@ import { after, before, describe, test } from 'node:test';
 import { baseImageName } from '../../../src/env/images.ts';
 import type { KubernetesSandboxFactory } from '../../../src/sandbox/kubernetes/index.ts';
 import type { Sandbox } from '../../../src/sandbox/types.ts';
-import { checkGitDirRefused, checkLinkIntoGitDir, checkLinksOut, checkNestedRepository, checkPlantedRepository, checkResetBetweenTries } from '../patch_apply.cases.ts';
+import {
+  checkGitDirRefused,
+  checkLinkIntoGitDir,
+  checkLinksOut,
+  checkNestedRepository,
+  checkPlantedRepository,
+  checkResetBetweenTries,
+} from '../patch_apply.cases.ts';
 import { kubernetesSkipReason, loadIntoCluster, testFactory } from './skip.ts';
 
 const IMAGE = baseImageName('python', '3.11');

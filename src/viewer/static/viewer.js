@@ -54,7 +54,8 @@
   const compareHref = (a, b, task) => `#/compare/${seg(a)}/${seg(b)}/task/${seg(task)}`;
   const apiRun = (run) => `api/runs/${seg(run)}`;
   const apiPair = (run, task, sample) => `api/runs/${seg(run)}/tasks/${seg(task)}/${seg(sample)}`;
-  const terminalHref = (id) => `../episodes/${seg(id)}/terminal${TOKEN ? `?token=${encodeURIComponent(TOKEN)}` : ''}`;
+  // The operator's terminal page (the viewer is the operator's): the server's token opens it, never an episode key.
+  const terminalHref = (id) => `../terminal/${seg(id)}${TOKEN ? `?token=${encodeURIComponent(TOKEN)}` : ''}`;
 
   const nf = new Intl.NumberFormat('en-US');
   function fmtInt(n) {

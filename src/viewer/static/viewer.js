@@ -372,7 +372,7 @@
           h('td', { class: 'num' }, counts(r.passToPass)),
           h('td', { class: 'num' }, r.attempts > 1 ? h('span', { class: 'warn' }, r.attempts) : r.attempts),
           h('td', { class: 'infra', title: r.infraError || r.agentError || null }, r.infraError ? short(r.infraError, 80) : r.agentError ? h('span', { class: 'muted' }, `agent: ${short(r.agentError, 70)}`) : ''),
-          state.metaKey ? h('td', { class: 'meta' }, r.metadata[state.metaKey] === undefined ? '' : String(r.metadata[state.metaKey])) : null,
+          state.metaKey ? h('td', { class: 'meta' }, !Object.hasOwn(r.metadata, state.metaKey) || r.metadata[state.metaKey] === undefined ? '' : String(r.metadata[state.metaKey])) : null,
           state.compare ? h('td', {}, h('a', { href: compareHref(run, state.compare, r.task) }, 'side by side')) : null,
         ));
       if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: COLUMNS.length + 2, class: 'muted empty' }, 'No result matches these filters.')));

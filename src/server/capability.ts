@@ -26,6 +26,14 @@ export const NO_EPISODE_ENDPOINT =
 const CAPABILITY_PATH = /^\/episodes\/([^/]+)\/([^/]+)\/(.+)$/;
 
 /**
+ * Whether a path lies below `/episodes/` (any case, as the router matches it): the episodes'
+ * part of the server, where only a key opens anything and the operator's token is not asked for.
+ */
+export function isEpisodesPath(pathname: string): boolean {
+  return /^\/episodes(\/|$)/i.test(pathname);
+}
+
+/**
  * The episode id, key and endpoint a path names when it lies below `/episodes/<id>/<key>/`,
  * else undefined (the path is the operator's). Segments are decoded; one that does not decode
  * yields empty strings, which name no episode.

@@ -13,9 +13,9 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { GymError, toGymError } from '../errors.ts';
 import type { Episode } from '../episode/episode.ts';
 import type { Gym } from '../episode/gym.ts';
-import { capabilityOfPath, episodeByKey, NO_EPISODE_ENDPOINT, withoutEpisodeKeys } from './capability.ts';
+import { capabilityOfPath, episodeByKey, isEpisodesPath, NO_EPISODE_ENDPOINT, withoutEpisodeKeys } from './capability.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
-import { parseAdvertiseUrl } from './replica.ts';
+import { onReplica, parseAdvertiseUrl } from './replica.ts';
 import { gymLiveEpisodes } from '../viewer/live.ts';
 import { viewerRouter } from '../viewer/router.ts';
 
@@ -99,17 +99,23 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   if (allowedHosts) app.use(hostHeaderValidation(allowedHosts));
 
   const policy: AccessPolicy = { token: opts.token, allowedOrigins: opts.allowedOrigins, allowedHosts };
+  const noEpisodeEndpoint = (res: Response, err: unknown = new GymError('EPISODE_NOT_FOUND', NO_EPISODE_ENDPOINT)) => {
+    const e = toGymError(onReplica(err, replicaUrl));
+    jsonRpcError(res, 404, `${e.code}: ${e.message}`);
+  };
   app.use((req: Request, res: Response, next: NextFunction) => {
-    // Below /episodes/<id>/<key>/ the key opens the door, not the token; everything else is the operator's.
-    const capability = capabilityOfPath(req.path);
-    const reason = refuseReason(req, capability ? { ...policy, token: undefined } : policy);
+    // Below /episodes/ an episode's key opens the door, not the token, and nothing opens without one;
+    // everything else is the operator's.
+    const episodes = isEpisodesPath(req.path);
+    const reason = refuseReason(req, episodes ? { ...policy, token: undefined } : policy);
     if (reason) return jsonRpcError(res, reason.status, reason.message);
-    if (capability) {
-      try {
-        res.locals.episode = episodeByKey(gym, capability.id, capability.key);
-      } catch {
-        return jsonRpcError(res, 404, `EPISODE_NOT_FOUND: ${NO_EPISODE_ENDPOINT}`);
-      }
+    if (!episodes) return next();
+    const capability = capabilityOfPath(req.path);
+    if (!capability) return noEpisodeEndpoint(res);
+    try {
+      res.locals.episode = episodeByKey(gym, capability.id, capability.key);
+    } catch (err) {
+      return noEpisodeEndpoint(res, err);
     }
     next();
   });
@@ -117,7 +123,13 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   const json = express.json();
   const isMcpPath = (p: string) => p === '/mcp' || capabilityOfPath(p)?.endpoint === 'mcp';
   app.use((req: Request, res: Response, next: NextFunction) => (isMcpPath(req.path) ? next() : json(req, res, next)));
-  const upgrades = new UpgradeRouter(policy, (id, key) => episodeByKey(gym, id, key));
+  const upgrades = new UpgradeRouter(policy, (id, key) => {
+    try {
+      return episodeByKey(gym, id, key);
+    } catch (err) {
+      throw onReplica(err, replicaUrl);
+    }
+  });
   const disposers: (() => void | Promise<void>)[] = [];
   for (const extension of opts.extensions ?? []) {
     const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}) });

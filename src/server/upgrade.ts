@@ -1,8 +1,9 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Episode } from '../episode/episode.ts';
+import { GymError } from '../errors.ts';
 import { refuseReason, type AccessPolicy } from './access.ts';
-import { capabilityOfPath, NO_EPISODE_ENDPOINT, type EpisodeEndpoint } from './capability.ts';
+import { capabilityOfPath, isEpisodesPath, NO_EPISODE_ENDPOINT, type EpisodeEndpoint } from './capability.ts';
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>) => void;
 /** A WebSocket endpoint of one episode, handed the episode its key opened. */
@@ -51,16 +52,18 @@ export class UpgradeRouter {
     } catch {
       return refuse(404, 'not a path');
     }
-    const capability = capabilityOfPath(path);
-    const reason = refuseReason(req, capability ? { ...this.policy, token: undefined } : this.policy);
+    const episodes = isEpisodesPath(path);
+    const reason = refuseReason(req, episodes ? { ...this.policy, token: undefined } : this.policy);
     if (reason) return refuse(reason.status, reason.message);
-    if (capability) {
+    if (episodes) {
+      const capability = capabilityOfPath(path);
+      if (!capability) return refuse(404, `EPISODE_NOT_FOUND: ${NO_EPISODE_ENDPOINT}`);
       let episode: Episode;
       try {
         if (!this.episodeByKey) throw new Error('no episodes here');
         episode = this.episodeByKey(capability.id, capability.key);
-      } catch {
-        return refuse(404, `EPISODE_NOT_FOUND: ${NO_EPISODE_ENDPOINT}`);
+      } catch (err) {
+        return refuse(404, `EPISODE_NOT_FOUND: ${err instanceof GymError ? err.message : NO_EPISODE_ENDPOINT}`);
       }
       const handler = this.episodeRoutes.get(capability.endpoint);
       if (!handler) return refuse(404, `no WebSocket endpoint at /episodes/<episode_id>/<key>/${capability.endpoint} (an episode's are ${[...this.episodeRoutes.keys()].join(', ') || 'none'})`);

@@ -21,6 +21,7 @@ export const ResultQuery = z.object({
   meta: z.record(z.string().max(100), z.string().max(500)).default({}),
 });
 export type ResultQuery = z.infer<typeof ResultQuery>;
+const MetaFilter = z.tuple([z.string().max(100), z.string().max(500)]);
 
 /** The query from URL parameters: `offset`, `limit`, `sort`, `dir`, `status`, `q` and `m.<key>=<value>` for metadata. */
 export function parseResultQuery(params: Record<string, unknown>): ResultQuery {
@@ -32,9 +33,15 @@ export function parseResultQuery(params: Record<string, unknown>): ResultQuery {
     if (k.startsWith('m.')) meta.push([k.slice(2), value]);
     else rest.push([k, value]);
   }
-  const parsed = ResultQuery.safeParse({ ...Object.fromEntries(rest), meta: Object.fromEntries(meta) });
-  if (!parsed.success) throw new GymError('INVALID_ARGUMENT', `bad table query: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ')}`);
-  return parsed.data;
+  const parsed = ResultQuery.safeParse({ ...Object.fromEntries(rest), meta: {} });
+  const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`);
+  // Checked one by one: zod builds a record by assignment, which would drop a `__proto__` filter unseen.
+  for (const [key, value] of meta) {
+    const one = MetaFilter.safeParse([key, value]);
+    if (!one.success) issues.push(...one.error.issues.map((i) => `meta.${key}: ${i.message}`));
+  }
+  if (!parsed.success || issues.length) throw new GymError('INVALID_ARGUMENT', `bad table query: ${issues.join('; ')}`);
+  return { ...parsed.data, meta: Object.fromEntries(meta as [string, string][]) };
 }
 
 export interface ResultPage {

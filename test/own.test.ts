@@ -59,6 +59,7 @@ function raw(base: string, method: string, pathName: string, headers: Record<str
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
     });
     req.on('error', reject);
+    req.setTimeout(10_000, () => req.destroy(new Error(`${method} ${pathName}: no answer within 10 s`)));
     req.end(body);
   });
 }
@@ -224,9 +225,14 @@ describe('names from outside are looked up as own properties only', () => {
           resolve(res.statusCode ?? 0);
         });
         req.on('error', reject);
+        // A server whose upgrade handler threw never answers.
+        req.setTimeout(5000, () => {
+          req.destroy();
+          resolve(0);
+        });
         req.end();
       });
-      assert.equal(status, 404, p);
+      assert.equal(status, 404, `${p}: ${status === 0 ? 'no answer within 5 s' : status}`);
     }
     assert.equal((await fetch(`${server.url}/health`)).status, 200);
   });

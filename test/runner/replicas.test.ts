@@ -204,7 +204,11 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     for (const task of tasks) {
       for (const sample of [0, 1]) {
         const lines = (await fs.readFile(path.join(outDir, 'trajectories', trajectoryName(task, sample)), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-        for (const l of lines.filter((x) => x.type === 'attempt')) replicaOf.set(String(l.episodeId), String(l.replica));
+        for (const l of lines.filter((x) => x.type === 'attempt')) {
+          replicaOf.set(String(l.episodeId), String(l.replica));
+          // The endpoint is recorded without the episode's key: a trajectory is shown in the viewer.
+          assert.equal(l.mcpUrl, `${String(l.replica)}/episodes/${String(l.episodeId)}/<key>/mcp`);
+        }
       }
     }
     const firstAttempts = records.filter((r) => r.attempt === 1);

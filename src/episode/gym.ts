@@ -267,6 +267,11 @@ export class Gym {
     }
   }
 
+  /** The episode with this id, or undefined (no error is built: a capability check costs the same either way). */
+  findEpisode(id: string): Episode | undefined {
+    return this.episodes.get(id);
+  }
+
   episode(id: string): Episode {
     const episode = this.episodes.get(id);
     if (!episode) throw new GymError('EPISODE_NOT_FOUND', `no episode '${id}' (it may have expired; start a new one with start_episode)`);

@@ -59,12 +59,7 @@ const NO_KEY = randomBytes(24).toString('base64url');
  * EPISODE_NOT_FOUND with NO_EPISODE_ENDPOINT, which says nothing of whether `id` exists.
  */
 export function episodeByKey(gym: Gym, id: string, key: string): Episode {
-  let episode: Episode | undefined;
-  try {
-    episode = gym.episode(id);
-  } catch {
-    episode = undefined;
-  }
+  const episode = gym.findEpisode(id);
   const matches = episode ? episode.keyMatches(key) : digestsEqual(key, NO_KEY) && false;
   if (!episode || !matches) throw new GymError('EPISODE_NOT_FOUND', NO_EPISODE_ENDPOINT);
   return episode;

@@ -10,6 +10,7 @@ import type { Task } from '../../src/tasks/schema.ts';
 import { readJsonlRows } from './dataset.ts';
 import { authorsUnescape, candidateCode, EXTRACTION_MODES, type ExtractionMode } from './extract.ts';
 import { solutionFile } from './tasks.ts';
+import { ownValue } from '../../src/own.ts';
 
 /**
  * Replaying published results: a JSON Lines file of model outputs in the authors' format
@@ -73,7 +74,7 @@ export function replaceFilePatch(file: string, before: string | null, after: str
 
 /** The start-state content of a file of a task whose workspace is given as files. */
 function startContent(task: Task, file: string): string | null {
-  return task.workspace.type === 'files' ? (task.workspace.files[file] ?? null) : null;
+  return task.workspace.type === 'files' ? (ownValue(task.workspace.files, file) ?? null) : null;
 }
 
 /** The code a prediction is scored as, written over `sample_<id>.py`, as a patch against the task's start state. */

@@ -6,6 +6,7 @@ import { readReplayRows } from '../../src/replay/rows.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
+import { ownValue } from '../../src/own.ts';
 
 /** One prediction of the SWE-bench harness's input (`all_preds.jsonl`). */
 export const PredictionRow = z.looseObject({
@@ -152,7 +153,7 @@ export function completeReport(out: string, p: Prediction): InstanceReport | und
   try {
     if (readFileSync(path.join(dir, 'patch.diff'), 'utf8') !== (p.model_patch ?? '')) return undefined;
     const parsed = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as Record<string, InstanceReport | undefined>;
-    const r = parsed[p.instance_id];
+    const r = ownValue(parsed, p.instance_id);
     if (!r || typeof r.resolved !== 'boolean' || typeof r.patch_successfully_applied !== 'boolean' || !Array.isArray(r.notes) || r.error) return undefined;
     return r;
   } catch {

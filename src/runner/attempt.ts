@@ -3,6 +3,7 @@ import { connectInProcess, type EpisodeSession } from '../agent/session.ts';
 import type { AgentContext, AgentResult } from '../agent/types.ts';
 import type { Episode } from '../episode/episode.ts';
 import { GymError, INFRA_CODES, toGymError } from '../errors.ts';
+import { withoutEpisodeKeys } from '../server/capability.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { RunManifest } from './manifest.ts';
 import type { RunExperimentOptions } from './options.ts';
@@ -95,7 +96,7 @@ async function runAttempt(
       // A replica that stops answering ends the agent now: its calls could only time out.
       remote = await startRemoteEpisode(opts.server, start, { signal: episodeSignal.signal, onLost: (why) => episodeSignal.abort(new GymError('SANDBOX_UNAVAILABLE', why)) });
       startMs = Date.now() - t0;
-      trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: remote.id, gymTrajectory: null, replica: remote.replica, mcpUrl: remote.mcpUrl, startedAt: startedAt.toISOString() });
+      trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: remote.id, gymTrajectory: null, replica: remote.replica, mcpUrl: withoutEpisodeKeys(remote.mcpUrl), startedAt: startedAt.toISOString() });
       session = remote.session;
       prompt = remote.prompt;
     } else {

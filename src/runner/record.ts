@@ -127,11 +127,12 @@ export function verdictSummary(v: VerdictFacts): NonNullable<ResultRecord['verdi
 
 /** The task facts reports group by: language, kind and the short scalar metadata (library, level, ...). */
 export function reportMetadata(task: Task): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = { language: task.language, kind: task.kind };
+  const out: [string, string | number | boolean][] = [['language', task.language], ['kind', task.kind]];
   for (const [key, value] of Object.entries(task.metadata)) {
-    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 200)) out[key] = value;
+    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 200)) out.push([key, value]);
   }
-  return out;
+  // Entries, not assignments: a metadata key `__proto__` stays a key.
+  return Object.fromEntries(out);
 }
 
 /** Every field of a result line: a suite's annotations (Suite.annotateResult) may not take one of these names. */

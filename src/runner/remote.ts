@@ -7,6 +7,7 @@ import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/
 import { z } from 'zod';
 import { CLIENT_INFO, type EpisodeSession } from '../agent/session.ts';
 import { GymError, type GymErrorCode } from '../errors.ts';
+import { capabilityOfPath, withoutEpisodeKeys } from '../server/capability.ts';
 
 /**
  * Episodes on a benchgym server reached over HTTP, possibly one of several replicas behind a
@@ -117,7 +118,7 @@ function watchedFetch(onLost: (why: string) => void): typeof fetch {
       if (lost) onLost(lost);
       throw err;
     }
-    if (res.status === 404 && /\/episodes\/[^/]+\/mcp$/.test(new URL(String(input instanceof Request ? input.url : input)).pathname)) {
+    if (res.status === 404 && capabilityOfPath(new URL(String(input instanceof Request ? input.url : input)).pathname)?.endpoint === 'mcp') {
       onLost(`HTTP 404: ${(await res.clone().text()).slice(0, 300)}`);
     }
     if (!res.body) return res;
@@ -194,7 +195,7 @@ export interface RemoteEpisode {
   id: string;
   context: string;
   prompt: string;
-  /** The replica that holds it and the episode's endpoint there. */
+  /** The replica that holds it and the episode's endpoint there (with its key: record withoutEpisodeKeys(mcpUrl)). */
   replica: string;
   mcpUrl: string;
   session: EpisodeSession;
@@ -251,13 +252,15 @@ export async function startRemoteEpisode(server: RemoteServer, start: RemoteStar
     await gymClient.close().catch(() => {});
   }
   // Where the replica says the episode is; a server without --advertise-url is reached where it was asked.
-  const mcpUrl = started.mcpUrl ?? `${replica}${started.mcpPath ?? `/episodes/${encodeURIComponent(started.episodeId)}/mcp`}`;
+  if (!started.mcpPath) throw new GymError('INTERNAL', `start_episode on ${replica} named no endpoint for episode ${started.episodeId} (mcpPath): not a benchgym server of this version?`);
+  const mcpUrl = started.mcpUrl ?? `${replica}${started.mcpPath}`;
   const client = new VerdictKeepingClient(CLIENT_INFO);
   try {
-    await client.connect(transport(mcpUrl, server.token, onLost));
+    // The episode's key, in its URL, opens its endpoint: the operator's token stays with the gym-wide client.
+    await client.connect(transport(mcpUrl, undefined, onLost));
   } catch (err) {
     await client.close().catch(() => {});
-    throw new GymError('SANDBOX_UNAVAILABLE', lost ?? `could not connect to episode ${started.episodeId} at ${mcpUrl}: ${(err as Error).message}`);
+    throw new GymError('SANDBOX_UNAVAILABLE', lost ?? `could not connect to episode ${started.episodeId} at ${withoutEpisodeKeys(mcpUrl)}: ${withoutEpisodeKeys((err as Error).message)}`);
   }
   let ended = false;
   return {

@@ -170,11 +170,15 @@ export function harnessErrorCode(e: GymError): GymErrorCode {
   return INFRA_CODES.has(e.code) || e.code === 'TASK_INVALID' ? e.code : 'INTERNAL';
 }
 
-/** Applies the candidate's patch by the suite's chain; false when no method applies it. */
+/** The note of a patch the sandbox refused to apply (it writes inside a .git or through a link out of the workspace): a wrong answer. */
+export const PATCH_REFUSED = 'PATCH_REFUSED';
+
+/** Applies the candidate's patch by the suite's chain; false when no method applies it (or the patch is refused). */
 async function applyCandidatePatch(run: ScoringRun, step: PatchStep): Promise<boolean> {
   const applied = await run.sandbox.applyPatch(run.patch, step.chain && { chain: step.chain, resetBetweenTries: step.resetBetweenTries ?? false });
   // The last line says how it went, for whoever greps logs (test_output.txt of a replay).
-  run.log.push(`apply (${applied.method ?? 'failed'}):\n${applied.log}`, `BENCHGYM_APPLIED ${applied.ok ? (applied.method ?? 'empty') : 'none'}`);
+  run.log.push(`apply (${applied.method ?? (applied.refused ? 'refused' : 'failed')}):\n${applied.log}`, `BENCHGYM_APPLIED ${applied.ok ? (applied.method ?? 'empty') : 'none'}`);
+  if (applied.refused) run.notes.push(`${PATCH_REFUSED}: ${applied.refused}`);
   if (!applied.ok) return false;
   const first = patchMethodLabel((step.chain ?? DEFAULT_PATCH_CHAIN)[0]!);
   if (step.noteFallback && applied.method && applied.method !== 'empty' && applied.method !== first) run.notes.push(`patch applied with ${applied.method}`);

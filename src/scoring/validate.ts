@@ -59,7 +59,7 @@ function otherStartState(gym: Gym, task: Task, context: string): Runs {
       for (const [rel, content] of Object.entries(files)) await episode.sandbox.writeFile(rel, content);
       if (!Object.keys(files).length && solution?.patch) {
         const applied = await episode.sandbox.applyPatch(solution.patch);
-        if (!applied.ok) throw new GymError('PATCH_APPLY_FAILED', `the reference patch does not apply in the '${context}' start state: ${applied.log.slice(0, 2000)}`);
+        if (!applied.ok) throw new GymError('PATCH_APPLY_FAILED', `the reference patch does not apply in the '${context}' start state: ${applied.refused ?? applied.log.slice(0, 2000)}`);
       }
       return await gym.submit(episode, QUIET, scoring ? { scoring } : {});
     } finally {

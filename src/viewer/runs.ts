@@ -218,13 +218,14 @@ function facetsOf(rows: ResultRow[]): ViewedRun['facets'] {
       values.set(v, (values.get(v) ?? 0) + 1);
     }
   }
-  const out: ViewedRun['facets'] = {};
+  const out: [string, ViewedRun['facets'][string]][] = [];
   for (const key of [...counts.keys()].sort()) {
     const values = counts.get(key)!;
     if (values.size > MAX_FACET_VALUES) continue;
-    out[key] = [...values].map(([value, count]) => ({ value, count })).sort((a, b) => a.value.localeCompare(b.value, undefined, { numeric: true }));
+    out.push([key, [...values].map(([value, count]) => ({ value, count })).sort((a, b) => a.value.localeCompare(b.value, undefined, { numeric: true }))]);
   }
-  return out;
+  // Entries, not assignments: a metadata key `__proto__` stays a key.
+  return Object.fromEntries(out);
 }
 
 export function summarize(run: ViewedRun): RunSummary {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { GymError } from '../../src/errors.ts';
 import type { PreparedEnv } from '../../src/env/types.ts';
-import type { ApplyPatchOptions, Sandbox, SandboxFactory } from '../../src/sandbox/types.ts';
+import type { ApplyPatchOptions, PatchApplied, Sandbox, SandboxFactory } from '../../src/sandbox/types.ts';
 import { FAILED_AFTER_CANDIDATE_NOTE, RESCORED_NOTE } from '../../src/scoring/after_candidate.ts';
 import { scoreInFreshSandbox, type ScoringSteps } from '../../src/scoring/pipeline.ts';
 import type { TestRun } from '../../src/scoring/runners.ts';
@@ -16,10 +16,7 @@ const task = pythonTask({ id: 'pipe', files: { 'a.py': 'x = 1\n' } });
 const ENV: PreparedEnv = { key: 'k', kind: 'python', path: [], vars: {}, readOnlyPaths: [], command: 'python', notes: ['env note'] };
 
 /** A factory whose sandbox only applies patches, as told: the steps under test do the rest. */
-function factory(
-  apply: (patch: string, opts?: ApplyPatchOptions) => { ok: boolean; method?: string; log: string },
-  seen: { applyOpts?: ApplyPatchOptions; destroyed: number; created?: number },
-): SandboxFactory {
+function factory(apply: (patch: string, opts?: ApplyPatchOptions) => PatchApplied, seen: { applyOpts?: ApplyPatchOptions; destroyed: number; created?: number }): SandboxFactory {
   return {
     backend: 'local',
     prepare: async () => ENV,
@@ -106,6 +103,17 @@ describe('the scoring pipeline', () => {
     } finally {
       await fs.rm(logDir, { recursive: true, force: true });
     }
+  });
+
+  test('a patch the sandbox refused: a wrong answer whose notes say why before the suite\'s note; nothing after the apply runs', async () => {
+    const seen = { destroyed: 0 };
+    let ran = false;
+    const refused = 'the patch writes \'.git/hooks/post-checkout\': inside a .git, which no patch may create or change';
+    const v = await scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: false, refused, log: `@@refused ${refused}` }), seen) }, {}, () =>
+      steps({ patch: { failedNote: 'PATCH_APPLY_FAILED: no' }, layDownTests: async () => void (ran = true) }),
+    );
+    assert.deepEqual([v.status, v.reward, v.error, v.notes, ran], ['failed', 0, undefined, ['env note', `PATCH_REFUSED: ${refused}`, 'PATCH_APPLY_FAILED: no'], false]);
+    assert.equal(seen.destroyed, 1);
   });
 
   test("what the candidate's files cause while the tests are laid down is a wrong answer; the same error elsewhere is the harness's", async () => {

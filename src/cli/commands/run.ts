@@ -11,6 +11,7 @@ import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
 import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
 import { intFlag, listFlag, numberFlag, parseFlags } from '../options.ts';
+import { ownValue } from '../../own.ts';
 
 const usage = (root: Composition) => `benchgym run: an agent over a suite, each (task, sample) an episode scored in a fresh sandbox:
 DIR/run.json, DIR/results.jsonl, DIR/trajectories/ (--resume continues DIR; options left out come from its run.json)
@@ -143,7 +144,7 @@ export function runCommand(root: Composition): CliCommand {
       const limit = pick(values.limit !== undefined ? intFlag(values.limit, 'limit', 1, 1, 10_000_000) : undefined, prev?.limit as number | undefined, null);
       const shuffle = pick(values.shuffle, prev?.shuffle as string | undefined, null);
       if (shuffle === '') throw new GymError('INVALID_ARGUMENT', 'invalid --shuffle: an empty seed (any non-empty string, e.g. --shuffle 1)');
-      const agentDef = root.agents[agentName];
+      const agentDef = ownValue(root.agents, agentName);
       const usesModel = agentDef?.usesModel !== false && !gold;
       // No silent public default: a run that calls a model names its endpoint (or $OPENAI_BASE_URL does).
       const baseURL = pick(values['base-url'], prev?.baseURL, null) ?? (usesModel ? (configuredBaseURL(null) ?? null) : null);

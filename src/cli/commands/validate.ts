@@ -59,7 +59,7 @@ export function validateCommand(root: Composition): CliCommand {
           list = list.filter((t) => wanted.includes(t.id));
         }
         const context = values.context;
-        const withoutContext = context ? list.filter((t) => t.defaultContext !== context && !t.contexts[context]).map((t) => t.id) : [];
+        const withoutContext = context ? list.filter((t) => t.defaultContext !== context && !Object.hasOwn(t.contexts, context)).map((t) => t.id) : [];
         if (context && withoutContext.length === list.length) throw new GymError('INVALID_ARGUMENT', `--context: no task ${values.tasks ? 'asked for ' : ''}offers a '${context}' start state (${list.length} task${list.length === 1 ? '' : 's'}: ${[...new Set(list.flatMap((t) => [t.defaultContext, ...Object.keys(t.contexts)]))].join(', ')})`);
         if (withoutContext.length) {
           process.stderr.write(`benchgym validate: ${withoutContext.length} of ${list.length} tasks have no '${context}' start state, skipped: ${withoutContext.slice(0, 20).join(', ')}${withoutContext.length > 20 ? ', ...' : ''}\n`);

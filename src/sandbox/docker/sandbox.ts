@@ -3,8 +3,8 @@ import type Docker from 'dockerode';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GymError } from '../../errors.ts';
-import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type ApplyPatchOptions } from '../types.ts';
-import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
+import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type ApplyPatchOptions, type PatchApplied } from '../types.ts';
+import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { dockerError } from './client.ts';
 import { dockerExec, killLeftovers, killMarkedProcesses, trackMarker } from './exec.ts';
@@ -274,10 +274,11 @@ export class DockerSandbox implements Sandbox {
   }
 
   /** Applied by a command in the container, the baseline within its reach as a start state to reset to. */
-  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
-    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
-    const r = await this.run(['bash', '-c', patchApplyScript({ ...opts, baselineGitDir: BASELINE })], { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000 });
-    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
+  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<PatchApplied> {
+    return applyPatchBy(patch, { ...opts, baselineGitDir: BASELINE }, async (script, stdin) => {
+      const r = await this.run(['bash', '-c', script], { stdin, timeoutMs: 300_000 });
+      return { exitCode: r.exitCode, log: r.stdout + r.stderr };
+    });
   }
 
   /** A TTY exec: raw bytes both ways (no multiplexing with a TTY), resized through the API. */

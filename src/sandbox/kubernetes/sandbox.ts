@@ -5,10 +5,10 @@ import { GymError } from '../../errors.ts';
 import { Exec } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
-import { PTY_PROMPT, type ApplyPatchOptions, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox } from '../types.ts';
+import { PTY_PROMPT, type ApplyPatchOptions, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PatchApplied, type PtySession, type Sandbox } from '../types.ts';
 import { killMarkerScript, leftoverScript } from '../docker/exec.ts';
 import { kubeError } from './client.ts';
-import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
+import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from '../docker/files.ts';
 import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
@@ -288,10 +288,11 @@ export class KubernetesSandbox implements Sandbox {
     return r.stdout;
   }
 
-  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
-    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
-    const r = await this.script(patchApplyScript({ ...opts, baselineGitDir: BASELINE }), { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000 });
-    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
+  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<PatchApplied> {
+    return applyPatchBy(patch, { ...opts, baselineGitDir: BASELINE }, async (script, stdin) => {
+      const r = await this.script(script, { stdin, timeoutMs: 300_000 });
+      return { exitCode: r.exitCode, log: r.stdout + r.stderr };
+    });
   }
 
   /** A TTY exec: raw bytes both ways, resized through the exec channel's resize stream. */

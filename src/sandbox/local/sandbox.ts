@@ -13,8 +13,8 @@ import { WorkspaceFiles } from './files.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import type { Cgroup } from './cgroup.ts';
 import { isolatedGitEnv, ISOLATED_GIT_FLAGS, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
-import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type ApplyPatchOptions } from '../types.ts';
-import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
+import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type ApplyPatchOptions, type PatchApplied } from '../types.ts';
+import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
 import type { Confinement } from './confinement.ts';
@@ -509,11 +509,12 @@ export class LocalSandbox implements Sandbox {
   }
 
   /** Applied by a command in the sandbox: nothing the patch creates (a symlink out, say) is followed by a host process. */
-  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
+  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<PatchApplied> {
     this.assertLive();
-    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
-    const r = await this.exec(patchApplyScript(opts), { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000, maxOutputBytes: 1024 * 1024, env: { PATH: SYSTEM_PATH.join(':') } });
-    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
+    return applyPatchBy(patch, opts, async (script, stdin) => {
+      const r = await this.exec(script, { stdin, timeoutMs: 300_000, maxOutputBytes: 1024 * 1024, env: { PATH: SYSTEM_PATH.join(':') } });
+      return { exitCode: r.exitCode, log: r.stdout + r.stderr };
+    });
   }
 
   async destroy(): Promise<void> {

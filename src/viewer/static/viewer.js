@@ -54,7 +54,8 @@
   const compareHref = (a, b, task) => `#/compare/${seg(a)}/${seg(b)}/task/${seg(task)}`;
   const apiRun = (run) => `api/runs/${seg(run)}`;
   const apiPair = (run, task, sample) => `api/runs/${seg(run)}/tasks/${seg(task)}/${seg(sample)}`;
-  const terminalHref = (id) => `../episodes/${seg(id)}/terminal${TOKEN ? `?token=${encodeURIComponent(TOKEN)}` : ''}`;
+  // The operator's terminal page (the viewer is the operator's): the server's token opens it, never an episode key.
+  const terminalHref = (id) => `../terminal/${seg(id)}${TOKEN ? `?token=${encodeURIComponent(TOKEN)}` : ''}`;
 
   const nf = new Intl.NumberFormat('en-US');
   function fmtInt(n) {
@@ -380,7 +381,7 @@
           h('td', { class: 'num' }, counts(r.passToPass)),
           h('td', { class: 'num' }, r.attempts > 1 ? h('span', { class: 'warn' }, r.attempts) : r.attempts),
           h('td', { class: 'infra', title: r.infraError || r.agentError || null }, r.infraError ? short(r.infraError, 80) : r.agentError ? h('span', { class: 'muted' }, `agent: ${short(r.agentError, 70)}`) : ''),
-          state.metaKey ? h('td', { class: 'meta' }, r.metadata[state.metaKey] === undefined ? '' : String(r.metadata[state.metaKey])) : null,
+          state.metaKey ? h('td', { class: 'meta' }, !Object.hasOwn(r.metadata, state.metaKey) || r.metadata[state.metaKey] === undefined ? '' : String(r.metadata[state.metaKey])) : null,
           state.compare ? h('td', {}, h('a', { href: compareHref(run, state.compare, r.task) }, 'side by side')) : null,
         ));
       if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: COLUMNS.length + 2, class: 'muted empty' }, 'No result matches these filters.')));

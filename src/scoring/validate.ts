@@ -1,6 +1,7 @@
 import type { Gym } from '../episode/gym.ts';
 import { OOM_KILLED_NOTE } from '../sandbox/memory_limit.ts';
 import { ENV_INCOMPLETE_NOTE } from './env_incomplete.ts';
+import { FAILED_AFTER_CANDIDATE_NOTE } from './after_candidate.ts';
 import { GymError, toGymError } from '../errors.ts';
 import { workerPool } from '../pool.ts';
 import type { Task } from '../tasks/schema.ts';
@@ -103,6 +104,13 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
         const unavailable = v.error?.code === 'ENV_UNAVAILABLE';
         return { taskId: task.id, ...tag, status: unavailable ? 'unavailable' : 'error', reasons: [`${label}: ${v.error?.code}: ${v.error?.message}`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
       }
+    }
+    // The harness failed twice once the code ran (strict counts that against a candidate): for the reference or the start state it proves nothing of the task.
+    for (const [label, v] of [['gold', gold], ['start state', start]] as const) {
+      const twice = v.notes.find((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
+      if (!twice) continue;
+      const reasons = [`${label}: ${twice}: an infrastructure reason, not an invalid task`];
+      return { taskId: task.id, ...tag, status: 'error', reasons, startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
     }
     // The reference killed by the sandbox's memory limit: the machine's failure, not the task's.
     const goldOom = gold.reward !== 1 ? gold.notes.find((n) => n.startsWith(`${OOM_KILLED_NOTE}:`)) : undefined;

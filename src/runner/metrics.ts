@@ -6,6 +6,7 @@
  * `excludeErrors` leaves such samples out, the old denominator. A suite's own metrics (over the
  * annotations it records) live with the suite.
  */
+import { ownValue } from '../own.ts';
 
 /**
  * The unbiased pass@k estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained
@@ -281,7 +282,7 @@ function rank(key: string, preferred: string[]): number {
 export function breakdown(records: OutcomeRecord[], key: string, opts: SummaryOptions = {}): { value: string; summary: MetricSummary }[] {
   const groups = new Map<string, OutcomeRecord[]>();
   for (const r of records) {
-    const raw = r.metadata?.[key];
+    const raw = ownValue(r.metadata, key);
     const value = raw === undefined || raw === null ? '(none)' : String(raw);
     const list = groups.get(value) ?? [];
     list.push(r);

@@ -4,6 +4,7 @@ import { ENV_INCOMPLETE_NOTE } from './env_incomplete.ts';
 import { FAILED_AFTER_CANDIDATE_NOTE } from './after_candidate.ts';
 import { GymError, toGymError } from '../errors.ts';
 import { workerPool } from '../pool.ts';
+import { ownValue } from '../own.ts';
 import type { Task } from '../tasks/schema.ts';
 import { goldPatch } from './gold.ts';
 import type { Verdict } from './verdict.ts';
@@ -70,7 +71,7 @@ function otherStartState(gym: Gym, task: Task, context: string): Runs {
     start: (scoring) => submitted(undefined, scoring),
     gold: () => {
       // The reference as it is written in that start state, when the suite gives one (the target moved since, say).
-      const solution = task.contexts[context]?.solution ?? task.solution;
+      const solution = ownValue(task.contexts, context)?.solution ?? task.solution;
       if (!solution || (!Object.keys(solution.files ?? {}).length && !solution.patch)) throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution`);
       return submitted(solution);
     },
@@ -90,7 +91,7 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
   const context = opts.context && opts.context !== task.defaultContext ? opts.context : undefined;
   const tag = context ? { context } : {};
   try {
-    if (context && !task.contexts[context]) throw new GymError('INVALID_ARGUMENT', `task '${task.id}' has no '${context}' start state (it has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`);
+    if (context && !ownValue(task.contexts, context)) throw new GymError('INVALID_ARGUMENT', `task '${task.id}' has no '${context}' start state (it has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`);
     const runs = context ? otherStartState(gym, task, context) : ownStartState(gym, task);
     const start = await runs.start();
     const otherMode: ScoringMode = gym.scoring === 'strict' ? 'faithful' : 'strict';

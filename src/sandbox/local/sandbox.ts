@@ -17,7 +17,7 @@ import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type File
 import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
-import type { Confinement } from './confinement.ts';
+import { executorIsolationFlags, type Confinement } from './confinement.ts';
 import type { LocalLimits } from './limits.ts';
 import { jvmMemoryVars } from './jvm_memory.ts';
 import { OOM_NOTE, type MemoryLimitMark } from '../memory_limit.ts';
@@ -123,7 +123,7 @@ export class LocalSandbox implements Sandbox {
   private async argv(
     command: string,
     cwd: string,
-    { shell = ['/bin/bash', '-c', command], newSession = true, cgroup, readOnly = [] }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup; readOnly?: string[] } = {},
+    { shell = ['/bin/bash', '-c', command], newSession = true, cgroup, readOnly = [], executor = false }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup; readOnly?: string[]; executor?: boolean } = {},
   ): Promise<string[]> {
     const mounts: SandboxMounts = {
       limits: this.limits,
@@ -134,7 +134,7 @@ export class LocalSandbox implements Sandbox {
       hiddenPaths: this.hiddenPaths,
       covered: this.bwrap ? await this.untraversable() : [],
     };
-    return confinedArgv(mounts, cwd, { shell, newSession, cgroup });
+    return confinedArgv(mounts, cwd, { shell, newSession, cgroup, executor });
   }
 
   /**
@@ -223,7 +223,7 @@ export class LocalSandbox implements Sandbox {
       const binary = await placeExecutorBinary(this.executorBinary, this.executorDir);
       const cgroup = await this.confinement.cgroup?.child('executor');
       try {
-        const argv = await this.argv('', this.root, { shell: [binary, '--root', this.root], cgroup, readOnly: [binary] });
+        const argv = await this.argv('', this.root, { shell: [binary, '--root', this.root, ...executorIsolationFlags(this.confinement)], cgroup, readOnly: [binary], executor: true });
         return await LocalExecutor.start({ argv, env: { PATH: SYSTEM_PATH.join(':'), LANG: 'C.UTF-8', [EXECUTOR_MARKER]: this.id }, cgroup, label: `the executor of sandbox ${this.id}` });
       } catch (err) {
         await cgroup?.remove();

@@ -37,12 +37,3 @@ export function describeExecutorIsolation(mode: ExecutorIsolation, user?: { uid:
   if (mode === 'pid-namespace') return 'each command in a user and pid namespace of its own, out of reach of the executor';
   return 'the executor shares the commands\' uid and pid namespace: a command can end it';
 }
-
-/** BENCHGYM_SANDBOX_UID=uid[:gid] (gid defaults to the uid), else nobody (65534). */
-export function sandboxUserFromEnv(): { uid: number; gid: number } {
-  const m = /^(\d+)(?::(\d+))?$/.exec(process.env.BENCHGYM_SANDBOX_UID ?? '');
-  const uid = m ? Number(m[1]) : 65534;
-  const gid = m?.[2] !== undefined ? Number(m[2]) : m ? uid : 65534;
-  // Never root: that would undo the point of dropping privileges.
-  return uid === 0 || gid === 0 ? { uid: 65534, gid: 65534 } : { uid, gid };
-}

@@ -10,7 +10,8 @@ import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts'
 import { CgroupDriver, type CgroupMode } from './cgroup.ts';
 import { bubblewrapAvailable, untraversableDirs } from './bubblewrap.ts';
 import { localExecutorBinary, probePidNamespaces, type ExecutorMode } from './executor.ts';
-import { describeExecutorIsolation, sandboxUserFromEnv, type Confinement, type ExecutorIsolation } from './confinement.ts';
+import { describeExecutorIsolation, type Confinement, type ExecutorIsolation } from './confinement.ts';
+import { sandboxUserFromEnv, type SandboxUser } from '../sandbox_user.ts';
 import { DEFAULT_LOCAL_LIMITS, type LocalLimits } from './limits.ts';
 import { LocalSandbox } from './sandbox.ts';
 
@@ -27,7 +28,7 @@ export interface LocalSandboxOptions {
   /** Per-sandbox cgroups for pids and memory and for finding every process ('auto': v2, else v1, else none). */
   cgroups?: CgroupMode;
   /** The unprivileged uid/gid commands run as under bubblewrap when the server is root (default nobody). */
-  sandboxUser?: { uid: number; gid: number };
+  sandboxUser?: SandboxUser;
   /**
    * 'auto' (default): one executor process per sandbox forks every command (built from
    * src/sandbox/executor/go on first use); without a Go toolchain, or with 'off', each command

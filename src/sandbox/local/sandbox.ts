@@ -13,7 +13,7 @@ import { WorkspaceFiles } from './files.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import type { Cgroup } from './cgroup.ts';
 import { isolatedGitEnv, ISOLATED_GIT_FLAGS, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
-import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type ApplyPatchOptions } from '../types.ts';
+import { PTY_ENV, PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type ApplyPatchOptions } from '../types.ts';
 import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
@@ -146,7 +146,7 @@ export class LocalSandbox implements Sandbox {
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
     this.assertLive();
     const marker = `${this.id}-pty-${randomBytes(4).toString('hex')}`;
-    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env });
+    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env });
     env.BENCHGYM_PTY = marker;
     // A cgroup of its own: commands ending do not touch it, its kill() and destroy() end all of it.
     const cgroup = await this.confinement.cgroup?.child(`pty-${randomBytes(4).toString('hex')}`);

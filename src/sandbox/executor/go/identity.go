@@ -125,6 +125,10 @@ func becomeCommandFiles(u identity) error {
 	if fsuid, _, _ := syscall.RawSyscall(sysSetfsuid, keepUnchanged, 0, 0); int(fsuid) != u.uid {
 		return fmt.Errorf("the file-system uid is %d, not %d", fsuid, u.uid)
 	}
+	// The first LockOSThread starts the runtime's template thread: now, while the sandbox's pids
+	// budget is free, not at the first kill, when a fork bomb may have spent it (fatal then).
+	runtime.LockOSThread()
+	runtime.UnlockOSThread()
 	return nil
 }
 

@@ -43,11 +43,12 @@ describe('executor --user: a root executor runs its commands as another uid', { 
   before(async () => {
     dir = await fs.realpath(await tempDir('benchgym-identity-'));
     await fs.chown(dir, USER.uid, USER.gid);
-    // In a pid namespace of the test's own: this test's kill -9 -1 ends nothing of the machine's.
+    // In a pid namespace of the test's own (this test's kill -9 -1 ends nothing of the machine's),
+    // under a shell as its PID 1: the executor is no init, which a SIGKILL from inside would spare.
     ex = await startExecutorProcess({
       binary: await executorBinary(),
       root: dir,
-      wrapper: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', 'setpriv', '--inh-caps=-all', '--bounding-set=-all,+setuid,+setgid', '--no-new-privs', '--'],
+      wrapper: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', 'setpriv', '--inh-caps=-all', '--bounding-set=-all,+setuid,+setgid', '--no-new-privs', '--'],
       flags: ['--user', `${USER.uid}:${USER.gid}`],
       env: { PATH: '/usr/bin:/bin' },
     });
@@ -173,11 +174,12 @@ test('--user refuses to start without root, or without CAP_SETUID and CAP_SETGID
 test('the control: an executor that shares its uid and pid namespace with its commands is ended by the same attack', { skip: needsRoot }, async () => {
   const dir = await fs.realpath(await tempDir('benchgym-identity-control-'));
   await fs.chown(dir, OTHER.uid, OTHER.gid);
-  // Neither flag, as before them; in a pid namespace of the test's own, so the kill reaches nothing else.
+  // Neither flag, as before them; in a pid namespace of the test's own, so the kill reaches nothing
+  // else, under a root shell as its PID 1 (a PID 1 would shrug off a SIGKILL from inside).
   const ex = await startExecutorProcess({
     binary: await executorBinary(),
     root: dir,
-    wrapper: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', 'setpriv', `--reuid=${OTHER.uid}`, `--regid=${OTHER.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'],
+    wrapper: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', 'setpriv', `--reuid=${OTHER.uid}`, `--regid=${OTHER.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'],
     env: { PATH: '/usr/bin:/bin' },
   });
   try {

@@ -55,6 +55,15 @@ func commandUid() int {
 	return syscall.Getuid()
 }
 
+// fileIdentity is who the executor's file operations act as: the commands' uid and gid with
+// --user, else its own effective ones.
+func fileIdentity() (int, int) {
+	if commandUser != nil {
+		return commandUser.uid, commandUser.gid
+	}
+	return syscall.Geteuid(), syscall.Getegid()
+}
+
 // isolationMode names how the executor is kept from its commands: "uid", "pid-namespace" or "none".
 func isolationMode() string {
 	switch {

@@ -28,7 +28,9 @@ const nsFlags = syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID
 func runInit(args []string, drain time.Duration) {
 	syscall.CloseOnExec(initStatusFd)
 	status := os.NewFile(initStatusFd, "status")
-	// Signals the executor sends the command's group reach the command; the init lets them pass.
+	// The executor signals the command's whole group, this init included: the runtime's own
+	// handlers would end it (and the namespace with it) at a SIGTERM. Caught and dropped, the
+	// command alone decides what a signal does to it.
 	sink := make(chan os.Signal, 16)
 	signal.Notify(sink, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM, syscall.SIGWINCH)
 	go func() {

@@ -61,7 +61,8 @@ export class DockerSandbox implements Sandbox {
     this.id = container.id.slice(0, 12);
     this.isolation = [
       'docker: no network, read-only root, capped memory / CPU / pids',
-      `commands as uid ${user.uid} without capabilities; PID 1${executor ? ' and the in-sandbox executor (CAP_SETUID and CAP_SETGID only)' : ''} stay root, out of their reach`,
+      `commands as uid ${user.uid} without capabilities`,
+      `PID 1${executor ? ' and the in-sandbox executor (CAP_SETUID and CAP_SETGID only)' : ''} stay root, out of their reach`,
       "terminals in a container of their own (the workspace shared, not the pid namespace or /dev/pts)",
     ].join('; ');
     this.oom = new ContainerOomCounter(container);

@@ -22,7 +22,9 @@ export const TERMINAL_CONTAINER = 'terminal';
 /** PID 1 of the sandbox container, and of the terminal container: its child sleeps, orphans come to it. */
 const IDLE = ['sh', '-c', 'sleep infinity & wait'];
 /** What every container of a sandbox pod starts with in its environment. */
-const POD_ENV = Object.entries({ HOME: '/tmp', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', TERM: 'dumb' }).map(([name, value]) => ({ name, value }));
+const POD_ENV = Object.entries({ HOME: '/tmp', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', TERM: 'dumb' }).map(
+  ([name, value]) => ({ name, value }),
+);
 
 export interface PodSpecOptions {
   name: string;
@@ -140,7 +142,10 @@ export function podManifest(o: PodSpecOptions): V1Pod {
  * The shell command that lays the start state baked into an instance image out in the workspace,
  * as the commands' uid: entry by entry, since the emptyDir's root is root's and keeps its mode.
  */
-export const LAYOUT = `if [ -d ${START_STATE} ]; then find ${START_STATE} -mindepth 1 -maxdepth 1 -exec cp -a -t ${WORKDIR}/ {} + || exit 1; fi; rm -f ${WORKDIR}/.benchgym-keep`;
+export const LAYOUT = [
+  `if [ -d ${START_STATE} ]; then find ${START_STATE} -mindepth 1 -maxdepth 1 -exec cp -a -t ${WORKDIR}/ {} + || exit 1; fi`,
+  `rm -f ${WORKDIR}/.benchgym-keep`,
+].join('; ');
 
 /** Container waiting reasons that will not resolve by waiting. */
 const FATAL_WAITING = new Set(['ErrImageNeverPull', 'ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'CrashLoopBackOff']);
@@ -164,10 +169,13 @@ export async function waitContainerRunning(core: CoreV1Api, namespace: string, p
     if (cs?.state?.running) return;
     const waiting = cs?.state?.waiting;
     if ((waiting?.reason && FATAL_WAITING.has(waiting.reason)) || cs?.state?.terminated) {
-      const why = waiting ? `${waiting.reason}: ${waiting.message ?? ''}` : `it ended (${cs?.state?.terminated?.reason ?? 'exit ' + cs?.state?.terminated?.exitCode})`;
+      const ended = cs?.state?.terminated;
+      const why = waiting ? `${waiting.reason}: ${waiting.message ?? ''}` : `it ended (${ended?.reason ?? `exit ${ended?.exitCode}`})`;
       throw new GymError('SANDBOX_UNAVAILABLE', `container ${container} of pod ${pod} cannot run: ${why}`);
     }
-    if (Date.now() > deadline) throw new GymError('SANDBOX_UNAVAILABLE', `container ${container} of pod ${pod} was not running after ${Math.round(timeoutMs / 1000)} s`);
+    if (Date.now() > deadline) {
+      throw new GymError('SANDBOX_UNAVAILABLE', `container ${container} of pod ${pod} was not running after ${Math.round(timeoutMs / 1000)} s`);
+    }
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 1000);
   }

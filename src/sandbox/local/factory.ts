@@ -136,9 +136,19 @@ export class LocalSandboxFactory implements SandboxFactory {
       if (blocked.length) [unreachable, user] = [` (uid ${user.uid} cannot pass ${blocked.join(', ')})`, undefined];
     }
     // The executor out of its commands' reach: by uid where the server is root, else by a pid namespace per command.
-    const executorIsolation: ExecutorIsolation | undefined = !executor ? undefined : user ? 'uid' : (await this.pidNamespaces(executor)) ? 'pid-namespace' : 'none';
+    const executorIsolation: ExecutorIsolation | undefined = !executor
+      ? undefined
+      : user
+        ? 'uid'
+        : (await this.pidNamespaces(executor))
+          ? 'pid-namespace'
+          : 'none';
     const who = [
-      user ? `commands as uid ${user.uid} without capabilities` : bwrap ? `commands as the server's uid ${process.getuid?.()} without capabilities` : `commands as the server's user${unreachable}`,
+      user
+        ? `commands as uid ${user.uid} without capabilities`
+        : bwrap
+          ? `commands as the server's uid ${process.getuid?.()} without capabilities`
+          : `commands as the server's user${unreachable}`,
       ...(executorIsolation ? [describeExecutorIsolation(executorIsolation, user)] : []),
     ].join('; ');
     if (!this.cgroups) return { user, executorIsolation, describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)` };

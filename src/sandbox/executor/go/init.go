@@ -32,7 +32,8 @@ func runInit(args []string, drain time.Duration) {
 	// handlers would end it (and the namespace with it) at a SIGTERM. Caught and dropped, the
 	// command alone decides what a signal does to it.
 	sink := make(chan os.Signal, 16)
-	signal.Notify(sink, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM, syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM, syscall.SIGWINCH)
+	signal.Notify(sink, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGALRM,
+		syscall.SIGPIPE, syscall.SIGTSTP, syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGXCPU, syscall.SIGXFSZ, syscall.SIGVTALRM, syscall.SIGWINCH)
 	go func() {
 		for range sink {
 		}

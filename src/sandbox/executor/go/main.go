@@ -358,7 +358,10 @@ func (s *server) dispatch(line []byte) {
 	}
 	switch req.Op {
 	case "ping":
-		s.reply(req.ID, map[string]any{"protocol": protocolVersion, "version": version, "pid": os.Getpid(), "root": s.root, "uid": os.Getuid(), "commandUid": commandUid(), "isolation": isolationMode()}, nil)
+		s.reply(req.ID, map[string]any{
+			"protocol": protocolVersion, "version": version, "pid": os.Getpid(), "root": s.root,
+			"uid": os.Getuid(), "commandUid": commandUid(), "isolation": isolationMode(),
+		}, nil)
 		return
 	case "cancel", "signal":
 		result, err := s.signalExec(req)

@@ -270,7 +270,7 @@ export class KubernetesSandboxFactory implements SandboxFactory {
     const binary = await this.executorBinaryPath();
     const name = `benchgym-${randomBytes(6).toString('hex')}`;
     const extra = Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, labelValue(v)]));
-    const body = podManifest({ name, image, labels: { ...extra, ...this.labels }, limits: this.limits, memoryBytes, pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never', runtimeClassName: this.opts.runtimeClassName, executor: binary !== null });
+    const body = podManifest({ name, image, labels: { ...extra, ...this.labels }, limits: this.limits, memoryBytes, pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never', runtimeClassName: this.opts.runtimeClassName, executor: binary !== null, user: this.user });
     try {
       await this.core.createNamespacedPod({ namespace: this.namespace, body });
     } catch (err) {

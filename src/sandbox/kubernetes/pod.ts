@@ -37,6 +37,8 @@ export interface PodSpecOptions {
   runtimeClassName?: string;
   /** Mount an emptyDir at EXECUTOR_DIR for the in-sandbox executor's binary. */
   executor?: boolean;
+  /** The commands' uid and gid: the workspace's root is made theirs (git refuses a work tree of another owner). */
+  user: SandboxUser;
 }
 
 /**
@@ -94,6 +96,27 @@ export function podManifest(o: PodSpecOptions): V1Pod {
       activeDeadlineSeconds: l.activeDeadlineSeconds,
       ...(o.runtimeClassName ? { runtimeClassName: o.runtimeClassName } : {}),
       securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+      // An emptyDir's root is root's: git in the sandbox (the agent's and the scorer's) would call the
+      // work tree "dubious ownership". An init container with CAP_CHOWN alone gives it to the commands' uid.
+      initContainers: [
+        {
+          name: 'workspace-owner',
+          image: o.image,
+          imagePullPolicy: o.pullPolicy,
+          command: ['chown', `${o.user.uid}:${o.user.gid}`, WORKDIR],
+          securityContext: {
+            runAsUser: 0,
+            runAsGroup: 0,
+            runAsNonRoot: false,
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'], add: ['CHOWN'] },
+          },
+          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
+          volumeMounts: [{ name: 'workspace', mountPath: WORKDIR }],
+        },
+      ],
       containers: [
         {
           name: CONTAINER,

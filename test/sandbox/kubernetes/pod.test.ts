@@ -4,7 +4,7 @@ import { HOSTS_CONFIGMAP, podManifest, TERMINAL_CONTAINER, terminalContainer } f
 import { DEFAULT_KUBERNETES_LIMITS } from '../../../src/sandbox/kubernetes/limits.ts';
 
 test('the pod manifest is hardened and limited (no cluster needed)', () => {
-  const pod = podManifest({ name: 'p', image: 'img:1', labels: { 'benchgym.server': 's' }, limits: DEFAULT_KUBERNETES_LIMITS, memoryBytes: 1024, pullPolicy: 'Never', runtimeClassName: 'gvisor' });
+  const pod = podManifest({ name: 'p', image: 'img:1', labels: { 'benchgym.server': 's' }, limits: DEFAULT_KUBERNETES_LIMITS, memoryBytes: 1024, pullPolicy: 'Never', runtimeClassName: 'gvisor', user: { uid: 65534, gid: 65534 } });
   const spec = pod.spec!;
   const c = spec.containers[0]!;
   assert.equal(spec.automountServiceAccountToken, false);
@@ -23,6 +23,12 @@ test('the pod manifest is hardened and limited (no cluster needed)', () => {
     readOnlyRootFilesystem: true,
     capabilities: { drop: ['ALL'], add: ['SETUID', 'SETGID'] },
   });
+  // The workspace's root is the commands' (git refuses a work tree of another owner): an init container with CAP_CHOWN alone.
+  const init = spec.initContainers!;
+  assert.equal(init.length, 1);
+  assert.deepEqual(init[0]!.command, ['chown', '65534:65534', '/workspace']);
+  assert.deepEqual(init[0]!.securityContext!.capabilities, { drop: ['ALL'], add: ['CHOWN'] });
+  assert.deepEqual(init[0]!.volumeMounts, [{ name: 'workspace', mountPath: '/workspace' }]);
   assert.equal(c.resources!.limits!.memory, '1024');
   assert.equal(c.resources!.limits!.cpu, '1000m');
   assert.equal(c.resources!.limits!['ephemeral-storage'], String(DEFAULT_KUBERNETES_LIMITS.ephemeralBytes));
@@ -36,7 +42,7 @@ test('the pod manifest is hardened and limited (no cluster needed)', () => {
   assert.deepEqual(spec.volumes!.find((v) => v.name === 'hosts')!.configMap, { name: HOSTS_CONFIGMAP });
   assert.deepEqual(c.volumeMounts!.find((m) => m.mountPath === '/etc/hosts'), { name: 'hosts', mountPath: '/etc/hosts', subPath: 'hosts', readOnly: true });
   assert.deepEqual(pod.metadata!.labels, { 'benchgym.server': 's', 'benchgym.sandbox': 'true' });
-  assert.equal(podManifest({ name: 'p', image: 'i', labels: {}, limits: DEFAULT_KUBERNETES_LIMITS, memoryBytes: 1, pullPolicy: 'IfNotPresent' }).spec!.runtimeClassName, undefined);
+  assert.equal(podManifest({ name: 'p', image: 'i', labels: {}, limits: DEFAULT_KUBERNETES_LIMITS, memoryBytes: 1, pullPolicy: 'IfNotPresent', user: { uid: 65534, gid: 65534 } }).spec!.runtimeClassName, undefined);
 });
 
 test("the terminal container runs as the sandbox uid without capabilities, on the workspace and a /tmp of its own (no cluster needed)", () => {

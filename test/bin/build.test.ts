@@ -37,9 +37,16 @@ function text(r: unknown): string {
 test('npm pack, installed into an empty folder on a PATH without Go, serves the examples to an MCP client (gold: reward 1)', { timeout: 15 * 60_000 }, async (t) => {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-package-'));
   let server: ReturnType<typeof spawn> | undefined;
+  // Where the minutes go, said in the output (packing builds; installing fetches and compiles node-pty).
+  let last = Date.now();
+  const phase = (name: string) => {
+    t.diagnostic(`${name}: ${((Date.now() - last) / 1000).toFixed(1)} s`);
+    last = Date.now();
+  };
   try {
     const packed = await run('npm', ['pack', '--json', '--pack-destination', dir], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
     const [info] = JSON.parse(packed.stdout.slice(packed.stdout.indexOf('['))) as { filename: string; size: number; unpackedSize: number; files: { path: string }[] }[];
+    phase('npm pack (build included)');
     const files = info!.files.map((f) => f.path);
     t.diagnostic(`tarball ${info!.filename}: ${(info!.size / 1e6).toFixed(2)} MB, ${(info!.unpackedSize / 1e6).toFixed(2)} MB unpacked, ${files.length} files`);
     // What runs is compiled JavaScript: no TypeScript source, no test, the prebuilt executors in.
@@ -57,6 +64,7 @@ test('npm pack, installed into an empty folder on a PATH without Go, serves the 
     // BENCHGYM_GO names no Go: the executor cannot be built from source, only copied from the package.
     const env = { HOME: process.env.HOME ?? dir, PATH, BENCHGYM_GO: path.join(dir, 'no-go'), npm_config_audit: 'false', npm_config_fund: 'false' };
     await run('npm', ['install', path.join(dir, info!.filename)], { cwd: app, env, maxBuffer: 64 * 1024 * 1024 });
+    phase('npm install of the tarball');
     assert.equal(existsSync(path.join(app, 'node_modules', 'tsx')), false, 'tsx is a development dependency only');
 
     const version = await run('npx', ['benchgym', '--version'], { cwd: app, env });
@@ -76,6 +84,7 @@ test('npm pack, installed into an empty folder on a PATH without Go, serves the 
       });
       server!.on('exit', (code) => reject(new Error(`serve exited ${code}:\n${banner}`)));
     });
+    phase('npx benchgym serve: listening');
     assert.match(banner, /serving examples \(\d+ tasks\)/);
     assert.match(banner, /executor on/, `the prebuilt executor is used without Go:\n${banner}`);
 
@@ -96,6 +105,7 @@ test('npm pack, installed into an empty folder on a PATH without Go, serves the 
       const verdict = await client.callTool({ name: 'submit', arguments: { episode_id } });
       assert.notEqual(verdict.isError, true, text(verdict));
       assert.equal((verdict.structuredContent as { reward: number }).reward, 1, text(verdict));
+      phase('the MCP probe: an episode, a command, the gold submitted');
     } finally {
       await client.close();
     }

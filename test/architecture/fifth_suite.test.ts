@@ -28,8 +28,9 @@ async function cli(argv: string[], root: Parameters<typeof main>[1]): Promise<{ 
   const out: string[] = [];
   const err: string[] = [];
   const write = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
-  process.stdout.write = ((chunk: string | Uint8Array) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
+  // The test runner's own messages (bytes) pass through: the CLI writes strings, and commands load while those flow.
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (out.push(chunk), true) : write.out(chunk, ...rest))) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (err.push(chunk), true) : write.err(chunk, ...rest))) as typeof process.stderr.write;
   try {
     const code = await main(argv, root);
     return { code, stdout: out.join(''), stderr: err.join('') };

@@ -20,6 +20,9 @@ import { sandboxFlag } from '../src/cli/gym_options.ts';
 import { validateCommand } from '../src/cli/commands/validate.ts';
 import { agentUnderTest, goldOptions } from '../src/runner/agents.ts';
 import { offering } from '../src/runner/selection.ts';
+import { breakdown } from '../src/runner/metrics.ts';
+import { parseJUnitXml } from '../src/scoring/junit.ts';
+import { validateTask } from '../src/scoring/validate.ts';
 import { debootstrapRecipe } from '../src/env/base_images.ts';
 import { commitCutoff, eraCutoff, pythonCurrentAt } from '../src/env/era.ts';
 import { pytestPinFor } from '../src/env/python.ts';
@@ -290,6 +293,31 @@ describe('names from outside are looked up as own properties only', () => {
       assert.deepEqual(specFor(name, name, name), specFor('nobody/nothing', '0', 'x'), `specFor(${name}) is the default spec`);
       assert.equal(importNameOf(name), name.toLowerCase());
       assert.equal(choosePrediction({ predictions: {} } as never, { ...task, id: name } as never), undefined);
+    }
+  });
+
+  test('reports and validation: report attributes, breakdown keys and validate contexts named like inherited members', async () => {
+    for (const name of PROTO) {
+      // An attribute named like an inherited member is read as an attribute, and never changes what the report's object is.
+      const [tc] = parseJUnitXml(`<testsuite><testcase ${name}="x" classname="a.B" name="t &${name};"/></testsuite>`);
+      assert.ok(tc, name);
+      assert.equal(ownValue(tc.attrs, name), 'x', `${name}: ${JSON.stringify(tc.attrs)}`);
+      assert.equal(tc.attrs.name, `t &${name};`, 'an entity named like an inherited member stays as written');
+      assert.equal(Object.getPrototypeOf(tc.attrs), null);
+      const groups = breakdown([{ task: 't', sample: 0, status: 'passed', infra: false, metadata: { level: 'x' } }], name);
+      assert.deepEqual(groups.map((g) => g.value), ['(none)'], `report --by ${name}`);
+    }
+    const { gym, cleanup } = await makeGym({ registry: builtinRegistry('examples') });
+    try {
+      const task = await gym.registry.task('examples', 'roman-numerals');
+      for (const name of PROTO) {
+        const v = await validateTask(gym, task, { context: name });
+        assert.equal(v.status, 'error', JSON.stringify(v));
+        assert.deepEqual(v.reasons, [`INVALID_ARGUMENT: task 'roman-numerals' has no '${name}' start state (it has ${task.defaultContext})`]);
+        assert.equal(v.startState, undefined, 'nothing was scored');
+      }
+    } finally {
+      await cleanup();
     }
   });
 

@@ -13,6 +13,15 @@ export interface EpisodeLifecycle {
   fork(episode: Episode): Promise<Episode>;
 }
 
+/** A sandbox failure met by a tool call after the agent's code could run in the sandbox. */
+export interface SandboxFailure {
+  code: string;
+  message: string;
+  /** The tool call that met it, and its step. */
+  tool: string;
+  step: number;
+}
+
 export type EpisodeState = 'running' | 'submitted' | 'ended' | 'expired';
 
 export interface EpisodeBudgets {
@@ -35,6 +44,10 @@ export class Episode {
   lastTestRun?: TestRun & { at: string };
   verdict?: Verdict;
   finalDiff?: string;
+  /** A tool that runs code the agent can shape (EpisodeTool.runsCode) was called: the sandbox's failures may be its doing from then on. */
+  codeRan = false;
+  /** The first SANDBOX_UNAVAILABLE of a tool call once the agent's code could run (the runner counts it against the agent when it recurs). */
+  sandboxFailure?: SandboxFailure;
   /** The start state the episode runs in (the task's own, `task.defaultContext`, unless another was chosen). */
   context: string;
   private queue: Promise<unknown> = Promise.resolve();

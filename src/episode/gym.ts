@@ -315,11 +315,12 @@ export class Gym {
           if (step > episode.budgets.maxSteps) throw new GymError('BUDGET_EXHAUSTED', `the step budget (${episode.budgets.maxSteps}) is spent; call submit`);
           if (Date.now() > episode.budgets.deadline) throw new GymError('BUDGET_EXHAUSTED', 'the time budget is spent; call submit');
         }
+        if (tool.runsCode) episode.codeRan = true;
         const result = await withHeartbeat(ctx, tool.name, (c) => tool.run(episode, args, c));
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args, ok: true, observation: result.text, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
         return result;
       } catch (err) {
-        const e = toGymError(err);
+        const e = sandboxFailureOf(episode, tool.name, step, toGymError(err));
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args: rawArgs, ok: false, error: e.toJSON(), startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
         this.emitError(episode.id, episode.task, tool.name, e);
         if (e.details?.sandboxLost && episode.state === 'running') {
@@ -427,6 +428,17 @@ export class Gym {
       await fs.rm(path.join(this.dataDir, 'sandboxes', `${this.instance}.pid`), { force: true });
     }
   }
+}
+
+/**
+ * A sandbox failure once the agent's code could run there (Episode.codeRan) may be the agent's
+ * doing (a command that killed the executor, a workspace that breaks the diff): the episode keeps
+ * the first one, and the error says so (`details.afterAgentCode`) for clients that keep count.
+ */
+function sandboxFailureOf(episode: Episode, tool: string, step: number, e: GymError): GymError {
+  if (e.code !== 'SANDBOX_UNAVAILABLE' || !episode.codeRan) return e;
+  episode.sandboxFailure ??= { code: e.code, message: e.message, tool, step };
+  return new GymError(e.code, e.message, { ...e.details, afterAgentCode: true });
 }
 
 /** With no registry given, a gym serves no suite (the composition root, bin/builtins.ts, knows the built-in ones). */

@@ -145,15 +145,30 @@ function transport(url: string, token: string | undefined, onLost: (why: string)
   return new StreamableHTTPClientTransport(new URL(url), { fetch: watchedFetch(onLost), ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}) });
 }
 
-/** A client that keeps what submit answered, whoever called it (the verdict survives an agent that fails afterwards). */
+/** A tool error of the server: its code, message and whether it met the sandbox failing after the agent's code could run there. */
+const ToolError = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.object({ afterAgentCode: z.boolean().optional() }).passthrough().optional() }),
+});
+
+/**
+ * A client that keeps what submit answered, whoever called it (the verdict survives an agent that
+ * fails afterwards), and the first sandbox failure after the agent's code could run (the server's
+ * Episode.sandboxFailure, as its tool errors tell it).
+ */
 class VerdictKeepingClient extends Client {
   verdict: PublicVerdict | undefined;
+  sandboxFailure: { code: string; message: string } | undefined;
 
   override async callTool(params: CallToolRequest['params'], resultSchema?: Parameters<Client['callTool']>[1], options?: RequestOptions): ReturnType<Client['callTool']> {
     const result = await super.callTool(params, resultSchema, options);
     if (params.name === 'submit' && !result.isError) {
       const parsed = PublicVerdict.safeParse(result.structuredContent);
       if (parsed.success) this.verdict = parsed.data;
+    }
+    if (result.isError && !this.sandboxFailure) {
+      const failed = ToolError.safeParse(result.structuredContent);
+      const error = failed.success ? failed.data.error : undefined;
+      if (error?.code === 'SANDBOX_UNAVAILABLE' && error.details?.afterAgentCode) this.sandboxFailure = { code: error.code, message: error.message };
     }
     return result;
   }
@@ -188,6 +203,8 @@ export interface RemoteEpisode {
   verdict(): PublicVerdict | undefined;
   /** Why the replica was lost (it stopped answering), or undefined. */
   lost(): string | undefined;
+  /** The first sandbox failure a tool call met after the agent's code could run (the server's Episode.sandboxFailure). */
+  sandboxFailure(): { code: string; message: string } | undefined;
   /** The final diff (get_diff), when the replica still answers. */
   finalDiff(): Promise<string | undefined>;
   /** Ends the episode on its replica (a no-op once submitted) and closes the client; never throws. */
@@ -255,6 +272,7 @@ export async function startRemoteEpisode(server: RemoteServer, start: RemoteStar
     session: { client, episodeId: started.episodeId, started: started as Record<string, unknown>, close: () => client.close().catch(() => {}) },
     verdict: () => client.verdict,
     lost: () => lost,
+    sandboxFailure: () => client.sandboxFailure,
     async finalDiff() {
       if (lost) return undefined;
       const r = (await client.callTool({ name: 'get_diff', arguments: {} }, undefined, SHORT_CALL).catch(() => undefined)) as CallToolResult | undefined;

@@ -58,8 +58,10 @@ export interface RunSummary {
   failed: number;
   errors: number;
   running: number;
-  /** Passed over scored pairs (infrastructure failures left out), or null. */
+  /** Passed over every pair with a result (an infrastructure failure did not pass), or null. */
   passRate: number | null;
+  /** Passed over the scored pairs (infrastructure failures left out), or null: the figure beside the headline. */
+  scoredPassRate: number | null;
   costUsd: number | null;
   tokens: number;
   complete: boolean;
@@ -254,7 +256,8 @@ export function summarize(run: ViewedRun): RunSummary {
     failed,
     errors,
     running,
-    passRate: passed + failed ? passed / (passed + failed) : null,
+    passRate: passed + failed + errors ? passed / (passed + failed + errors) : null,
+    scoredPassRate: passed + failed ? passed / (passed + failed) : null,
     costUsd: m.options?.pricing ? cost : null,
     tokens,
     complete: run.rows.length - running >= run.expected,

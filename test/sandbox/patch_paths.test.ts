@@ -79,10 +79,10 @@ describe('links the patch creates', () => {
   const file = (name: string) => `diff --git a/${name} b/${name}\nnew file mode 100644\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+pwned\n`;
 
   test('a name beyond a link the same patch creates is refused, in either order; a file beside it is not', () => {
-    assert.deepEqual(linksCreated(link('out', '/root/.m2')), ['out']);
+    assert.deepEqual(linksCreated(link('out', '/var/outside/.m2')), ['out']);
     const patches = [
-      link('out', '/root/.m2') + file('out/settings.xml'),
-      file('out/settings.xml') + link('out', '/root/.m2'),
+      link('out', '/var/outside/.m2') + file('out/settings.xml'),
+      file('out/settings.xml') + link('out', '/var/outside/.m2'),
       link('a/out', '../../x') + file('a/./out/y'),
     ];
     for (const patch of patches) {
@@ -90,7 +90,7 @@ describe('links the patch creates', () => {
       assert.ok(why, patch);
       assert.match(why, /beyond the symbolic link "(a\/)?out" it creates/);
     }
-    assert.equal(patchRefusal(link('out', '/root/.m2') + file('outside.txt')), null);
+    assert.equal(patchRefusal(link('out', '/var/outside/.m2') + file('outside.txt')), null);
     assert.equal(patchRefusal(link('docs/latest', 'v2')), null, 'a link alone is no write through it');
   });
 

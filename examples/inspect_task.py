@@ -79,7 +79,8 @@ def verdict(url, token):
 @task
 def benchgym(url="http://127.0.0.1:7420", suite="examples", tasks="", token=""):
     token = token or os.environ.get("BENCHGYM_TOKEN", "")
-    ids = [t for t in tasks.split(",") if t]
+    # inspect's -T tasks=a,b arrives as a list; tasks="a,b" from Python as a string.
+    ids = [t for t in (tasks.split(",") if isinstance(tasks, str) else tasks) if t]
     if not ids:
         listed = rpc(url, token, "tools/call", name="list_tasks", arguments={"suite": suite, "limit": 1000})
         ids = [t["id"] for t in listed["data"]["tasks"]]

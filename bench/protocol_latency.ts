@@ -92,7 +92,10 @@ async def main():
     out = {"view_file": [], "run_command": []}
     async with GenericEnvClient(base_url=url) as env:
         await env.reset(task_id="${TASK_ID}", max_steps=${MAX_STEPS})
-        actions = {"view_file": {"tool_name": "view_file", "arguments": {"path": "roman.py"}}, "run_command": {"tool_name": "run_command", "arguments": {"command": "true"}}}
+        actions = {
+            "view_file": {"tool_name": "view_file", "arguments": {"path": "roman.py"}},
+            "run_command": {"tool_name": "run_command", "arguments": {"command": "true"}},
+        }
         for name, action in actions.items():
             for i in range(n + 10):
                 t0 = time.perf_counter()
@@ -105,7 +108,11 @@ async def main():
 asyncio.run(main())
 `;
 
-export async function runProtocolBench(opts: { quick: boolean; cases?: ReadonlySet<string>; log?: (m: string) => void }): Promise<ProtocolBenchResult> {
+export async function runProtocolBench(opts: {
+  quick: boolean;
+  cases?: ReadonlySet<string>;
+  log?: (m: string) => void;
+}): Promise<ProtocolBenchResult> {
   const log = opts.log ?? (() => {});
   const want = (c: ProtocolCase) => !opts.cases || opts.cases.has(c);
   const n = opts.quick ? 50 : 300;
@@ -129,26 +136,47 @@ export async function runProtocolBench(opts: { quick: boolean; cases?: ReadonlyS
     const gymWs = await OneAtATime.open(`${ws}/ws`);
     closers.push(() => gymWs.close());
     let rpcId = 0;
-    const reset = (await gymWs.send({ jsonrpc: '2.0', id: ++rpcId, method: 'reset', params: { task_id: TASK_ID, options: { max_steps: MAX_STEPS } } })) as { result: { episode_id: string } };
+    const reset = (await gymWs.send({
+      jsonrpc: '2.0',
+      id: ++rpcId,
+      method: 'reset',
+      params: { task_id: TASK_ID, options: { max_steps: MAX_STEPS } },
+    })) as { result: { episode_id: string } };
     const gymEpisode = reset.result.episode_id;
 
     const openenv = await OneAtATime.open(`${ws}/openenv/ws`);
     closers.push(() => openenv.close());
     await openenv.send({ type: 'reset', data: { task_id: TASK_ID, max_steps: MAX_STEPS } });
 
-    const post = async (body: unknown) => (await (await fetch(`${server.url}/openenv/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()) as Record<string, any>;
+    const post = async (body: unknown) =>
+      (await (
+        await fetch(`${server.url}/openenv/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        })
+      ).json()) as Record<string, any>;
     const session = (await post({ jsonrpc: '2.0', id: 1, method: 'openenv/session/create' })).result.session_id as string;
-    await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS }, session_id: session } });
-    closers.push(async () => void (await post({ jsonrpc: '2.0', id: 3, method: 'openenv/session/close', params: { session_id: session } })));
+    await post({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS }, session_id: session },
+    });
+    closers.push(
+      async () => void (await post({ jsonrpc: '2.0', id: 3, method: 'openenv/session/close', params: { session_id: session } })),
+    );
 
-    const steps: Record<'view_file' | 'run_command', { args: Record<string, unknown>; check: (data: Record<string, unknown>) => boolean }> = {
-      view_file: { args: { path: 'roman.py' }, check: (d) => d.path === 'roman.py' },
-      run_command: { args: { command: 'true' }, check: (d) => d.exitCode === 0 },
-    };
+    const steps: Record<'view_file' | 'run_command', { args: Record<string, unknown>; check: (data: Record<string, unknown>) => boolean }> =
+      {
+        view_file: { args: { path: 'roman.py' }, check: (d) => d.path === 'roman.py' },
+        run_command: { args: { command: 'true' }, check: (d) => d.exitCode === 0 },
+      };
     const call = (p: Protocol, tool: keyof typeof steps): (() => Promise<void>) => {
       const { args, check } = steps[tool];
       const ok = (data: unknown, where: string) => {
-        if (!data || typeof data !== 'object' || !check(data as Record<string, unknown>)) throw new Error(`${tool} over ${where} failed: ${JSON.stringify(data).slice(0, 300)}`);
+        if (!data || typeof data !== 'object' || !check(data as Record<string, unknown>))
+          throw new Error(`${tool} over ${where} failed: ${JSON.stringify(data).slice(0, 300)}`);
       };
       switch (p) {
         case 'direct':
@@ -156,11 +184,26 @@ export async function runProtocolBench(opts: { quick: boolean; cases?: ReadonlyS
         case 'mcp':
           return async () => ok((await mcp.callTool({ name: tool, arguments: args })).structuredContent, p);
         case 'gym':
-          return async () => ok(((await gymWs.send({ jsonrpc: '2.0', id: ++rpcId, method: 'step', params: { episode_id: gymEpisode, tool, args } })) as any).result?.observation?.data, p);
+          return async () =>
+            ok(
+              ((await gymWs.send({ jsonrpc: '2.0', id: ++rpcId, method: 'step', params: { episode_id: gymEpisode, tool, args } })) as any)
+                .result?.observation?.data,
+              p,
+            );
         case 'openenv':
-          return async () => ok(((await openenv.send({ type: 'step', data: { type: 'call_tool', tool_name: tool, arguments: args } })) as any).data?.observation?.result?.data, p);
+          return async () =>
+            ok(
+              ((await openenv.send({ type: 'step', data: { type: 'call_tool', tool_name: tool, arguments: args } })) as any).data
+                ?.observation?.result?.data,
+              p,
+            );
         case 'openenv_rpc':
-          return async () => ok((await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: tool, arguments: args, session_id: session } })).result?.data, p);
+          return async () =>
+            ok(
+              (await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: tool, arguments: args, session_id: session } }))
+                .result?.data,
+              p,
+            );
       }
     };
 
@@ -171,7 +214,8 @@ export async function runProtocolBench(opts: { quick: boolean; cases?: ReadonlyS
       for (const c of calls) for (let i = 0; i < 10; i++) await c();
       const samples = PROTOCOLS.map(() => [] as number[]);
       for (let i = 0; i < n; i++) for (const [k, c] of calls.entries()) samples[k]!.push((await timed(c)).ms);
-      for (const [k, p] of PROTOCOLS.entries()) stats.push(summarize(`protocol_${tool} [${p}]`, `${tool} ${JSON.stringify(steps[tool].args)} over ${p}`, samples[k]!));
+      for (const [k, p] of PROTOCOLS.entries())
+        stats.push(summarize(`protocol_${tool} [${p}]`, `${tool} ${JSON.stringify(steps[tool].args)} over ${p}`, samples[k]!));
     }
 
     if (want('openenv_python')) {
@@ -181,9 +225,13 @@ export async function runProtocolBench(opts: { quick: boolean; cases?: ReadonlyS
         log(`openenv_python: GenericEnvClient, 10 warm-up + ${n} timed steps per tool`);
         const script = path.join(dataDir, 'time_openenv.py');
         await fs.writeFile(script, PYTHON_TIMER);
-        const { stdout } = await promisify(execFile)(python, [script, `${server.url}/openenv`, String(n)], { timeout: 20 * 60_000, maxBuffer: 16 * 1024 * 1024 });
+        const { stdout } = await promisify(execFile)(python, [script, `${server.url}/openenv`, String(n)], {
+          timeout: 20 * 60_000,
+          maxBuffer: 16 * 1024 * 1024,
+        });
         const out = JSON.parse(stdout.trim().split('\n').pop()!) as Record<string, number[]>;
-        for (const [tool, samples] of Object.entries(out)) stats.push(summarize(`openenv_python [${tool}]`, `${tool} step with openenv-core's GenericEnvClient (Python, async)`, samples));
+        for (const [tool, samples] of Object.entries(out))
+          stats.push(summarize(`openenv_python [${tool}]`, `${tool} step with openenv-core's GenericEnvClient (Python, async)`, samples));
       }
     }
     extra.loadAvg1mEnd = Math.round(os.loadavg()[0]! * 100) / 100;

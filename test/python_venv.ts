@@ -6,7 +6,10 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** A Python package a test drives benchgym with, installed from PyPI into a venv of its own. */
+/**
+ * A Python package a test drives benchgym with, installed from PyPI into a venv of its own, at the
+ * version the test was written against (.ci/run pins the same).
+ */
 export interface PythonPackage {
   /** What the test imports (checked to be importable). */
   module: string;
@@ -94,15 +97,25 @@ export async function pythonWith(pkg: PythonPackage): Promise<{ python: string; 
 }
 
 /** openenv-core from PyPI (GenericEnvClient, MCPToolClient, `openenv validate`). */
-export const OPENENV_CORE: PythonPackage = { module: 'openenv.core', install: [['openenv-core==0.3.0']], envVar: 'BENCHGYM_PYTHON_OPENENV', venv: 'openenv' };
+export const OPENENV_CORE: PythonPackage = {
+  module: 'openenv.core',
+  install: [['openenv-core==0.3.0']],
+  envVar: 'BENCHGYM_PYTHON_OPENENV',
+  venv: 'openenv',
+};
 
 /** harbor's ATIF models; harbor wants Python 3.12, its pydantic models run on 3.11. */
 export const HARBOR: PythonPackage = {
   module: 'harbor.models.trajectories',
-  install: [['pydantic'], ['--no-deps', '--ignore-requires-python', 'harbor']],
+  install: [['pydantic==2.14.4'], ['--no-deps', '--ignore-requires-python', 'harbor==0.26.0']],
   envVar: 'BENCHGYM_PYTHON_HARBOR',
   venv: 'harbor',
 };
 
 /** inspect_ai with the MCP SDK its MCP tool source needs. */
-export const INSPECT_AI: PythonPackage = { module: 'inspect_ai', install: [['inspect_ai', 'mcp']], envVar: 'BENCHGYM_PYTHON_INSPECT', venv: 'inspect' };
+export const INSPECT_AI: PythonPackage = {
+  module: 'inspect_ai',
+  install: [['inspect_ai==0.3.285', 'mcp==2.3.0']],
+  envVar: 'BENCHGYM_PYTHON_INSPECT',
+  venv: 'inspect',
+};

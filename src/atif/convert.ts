@@ -78,7 +78,13 @@ function gymResult(step: GymRecords['steps'][number], callId: string): AtifObser
   return {
     source_call_id: callId,
     content: step.ok ? (step.observation ?? '') : `Error ${step.error?.code ?? 'UNKNOWN'}: ${step.error?.message ?? ''}`,
-    extra: { ok: step.ok, step: step.step, started_at: step.startedAt, duration_ms: step.durationMs, ...(step.error ? { error: step.error } : {}) },
+    extra: {
+      ok: step.ok,
+      step: step.step,
+      started_at: step.startedAt,
+      duration_ms: step.durationMs,
+      ...(step.error ? { error: step.error } : {}),
+    },
   };
 }
 
@@ -121,7 +127,8 @@ export function toAtif(src: AtifSources): AtifTrajectory {
   const task = header?.taskId ?? run?.result?.task;
   const suite = header?.suite ?? run?.result?.suite;
   const user = prompt?.user ?? header?.prompt;
-  if (user === undefined) notes.push("the task's prompt was not recorded (a trajectory written before benchgym kept it in the episode header)");
+  if (user === undefined)
+    notes.push("the task's prompt was not recorded (a trajectory written before benchgym kept it in the episode header)");
   drafts.push({ source: 'user', timestamp: prompt?.at ?? header?.startedAt, message: user ?? `the task ${suite ?? '?'}/${task ?? '?'}` });
 
   let metrics: { model?: string; m: AtifMetrics } | undefined;
@@ -163,11 +170,19 @@ export function toAtif(src: AtifSources): AtifTrajectory {
     const assistant = AssistantRecord.safeParse(record);
     if (!assistant.success) continue;
     flushBefore(record.at);
-    const draft = turn(assistant.data.content ?? '', assistant.data.finishReason ? { finish_reason: assistant.data.finishReason } : undefined);
+    const draft = turn(
+      assistant.data.content ?? '',
+      assistant.data.finishReason ? { finish_reason: assistant.data.finishReason } : undefined,
+    );
     metrics = undefined;
     const calls = assistant.data.toolCalls.map((c) => {
       const { args, raw } = argumentsOf(c.arguments);
-      return { tool_call_id: c.id ?? `call-${++callCount}`, function_name: c.name, arguments: args, ...(raw !== undefined ? { extra: { raw_arguments: raw } } : {}) };
+      return {
+        tool_call_id: c.id ?? `call-${++callCount}`,
+        function_name: c.name,
+        arguments: args,
+        ...(raw !== undefined ? { extra: { raw_arguments: raw } } : {}),
+      };
     });
     const results: AtifObservationResult[] = calls.map((call) => {
       const head = queue[0];
@@ -179,11 +194,16 @@ export function toAtif(src: AtifSources): AtifTrajectory {
       }
       if (own) {
         toolRecords.shift();
-        const text = own.ok === false ? `Error${own.code ? ` ${own.code}` : ''}: ${own.error ?? 'the call failed'}` : (own.observation ?? '');
+        const text =
+          own.ok === false ? `Error${own.code ? ` ${own.code}` : ''}: ${own.error ?? 'the call failed'}` : (own.observation ?? '');
         return { source_call_id: call.tool_call_id, content: text, extra: { ok: own.ok ?? true, recorded_by: 'agent' } };
       }
       if (call.function_name === 'submit' && submitted) {
-        return { source_call_id: call.tool_call_id, content: `Verdict: ${submitted.status ?? '?'} (reward ${submitted.reward ?? '?'})`, extra: { recorded_by: 'agent' } };
+        return {
+          source_call_id: call.tool_call_id,
+          content: `Verdict: ${submitted.status ?? '?'} (reward ${submitted.reward ?? '?'})`,
+          extra: { recorded_by: 'agent' },
+        };
       }
       return { source_call_id: call.tool_call_id, content: 'no result was recorded for this call', extra: { recorded_by: 'none' } };
     });
@@ -197,7 +217,8 @@ export function toAtif(src: AtifSources): AtifTrajectory {
 
   const steps: AtifStep[] = drafts.map((d, i) => ({ step_id: i + 1, ...withoutUndefined(d) }));
   if (gym?.skipped.length) notes.push(`${gym.skipped.length} line(s) of the gym's trajectory were not records and were left out`);
-  if (header?.forkedFrom) notes.push(`a fork of ${header.forkedFrom} at its step ${header.atStep ?? '?'}: the steps before are in that episode's trajectory`);
+  if (header?.forkedFrom)
+    notes.push(`a fork of ${header.forkedFrom} at its step ${header.atStep ?? '?'}: the steps before are in that episode's trajectory`);
 
   const verdict = gym?.verdict;
   const result = run?.result;
@@ -214,17 +235,35 @@ export function toAtif(src: AtifSources): AtifTrajectory {
     trajectory_id: run && result ? `${run.runId}/${result.task}/${result.sample}/${result.attempt}` : (episodeId ?? 'unknown'),
     agent: run
       ? { name: run.agent, version: VERSION, model_name: run.model, extra: { harness: `benchgym ${VERSION}` } }
-      : { name: 'unknown', version: 'unknown', extra: { harness: `benchgym ${VERSION}`, note: 'an episode of benchgym serve: the gym records the tool calls, not the agent that made them' } },
+      : {
+          name: 'unknown',
+          version: 'unknown',
+          extra: {
+            harness: `benchgym ${VERSION}`,
+            note: 'an episode of benchgym serve: the gym records the tool calls, not the agent that made them',
+          },
+        },
     steps,
     ...(notes.length ? { notes: notes.join('\n') } : {}),
     final_metrics: {
-      ...(run ? { total_prompt_tokens: result?.tokens?.prompt ?? sum((m) => m.promptTokens), total_completion_tokens: result?.tokens?.completion ?? sum((m) => m.completionTokens) } : {}),
+      ...(run
+        ? {
+            total_prompt_tokens: result?.tokens?.prompt ?? sum((m) => m.promptTokens),
+            total_completion_tokens: result?.tokens?.completion ?? sum((m) => m.completionTokens),
+          }
+        : {}),
       ...(run ? { total_cost_usd: result?.costUsd ?? sum((m) => m.costUsd) } : {}),
       total_steps: steps.length,
       extra: {
         reward,
         status,
-        ...(result ? { infra: result.infra, ...(result.infraError ? { infra_error: result.infraError } : {}), ...(result.stopReason ? { stop_reason: result.stopReason } : {}) } : {}),
+        ...(result
+          ? {
+              infra: result.infra,
+              ...(result.infraError ? { infra_error: result.infraError } : {}),
+              ...(result.stopReason ? { stop_reason: result.stopReason } : {}),
+            }
+          : {}),
         ...(verdict ? { verdict: verdictSummary(verdict) } : result?.verdict ? { verdict: result.verdict } : {}),
       },
     },

@@ -21,18 +21,30 @@ export function atifFileName(task: string, sample: number, attempt: number): str
 
 /** A gym trajectory file's records, or undefined with the reason when it cannot be read. */
 async function readGym(file: string | null | undefined): Promise<{ gym?: GymRecords; note?: string }> {
-  if (!file) return { note: "the run kept no gym trajectory for this attempt (an episode on a server): the observations are the agent's records of them" };
-  if (!isGymTrajectoryPath(file)) return { note: `the gym trajectory path '${path.basename(file)}' is not a trajectory file; it was not read` };
+  if (!file)
+    return {
+      note: "the run kept no gym trajectory for this attempt (an episode on a server): the observations are the agent's records of them",
+    };
+  if (!isGymTrajectoryPath(file))
+    return { note: `the gym trajectory path '${path.basename(file)}' is not a trajectory file; it was not read` };
   try {
     return { gym: gymRecords(await readJsonLines(file)) };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return { note: `the gym trajectory ${file} could not be read (${code ?? (err as Error).message}): the observations are the agent's records of them` };
+    return {
+      note:
+        `the gym trajectory ${file} could not be read (${code ?? (err as Error).message}): ` +
+        "the observations are the agent's records of them",
+    };
   }
 }
 
 /** One attempt of a run as ATIF: its result line, its records in the pair's trajectory, and the gym's file of its episode. */
-export async function atifOfAttempt(runDir: string, manifest: Pick<RunManifest, 'runId' | 'agent' | 'model'>, result: ResultRecord): Promise<AtifTrajectory> {
+export async function atifOfAttempt(
+  runDir: string,
+  manifest: Pick<RunManifest, 'runId' | 'agent' | 'model'>,
+  result: ResultRecord,
+): Promise<AtifTrajectory> {
   const notes: string[] = [];
   const pairFile = path.resolve(runDir, result.trajectory);
   let agent: AgentRecordT[] = [];
@@ -48,7 +60,9 @@ export async function atifOfAttempt(runDir: string, manifest: Pick<RunManifest, 
         return parsed.success && parsed.data.attempt === result.attempt ? [parsed.data] : [];
       });
     } catch (err) {
-      notes.push(`the agent's trajectory ${result.trajectory} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      notes.push(
+        `the agent's trajectory ${result.trajectory} could not be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+      );
     }
   }
   const { gym, note } = await readGym(result.gymTrajectory);
@@ -78,9 +92,13 @@ export interface ExportReport {
 /** Every attempt of the run in `runDir` (retried infrastructure failures too) to `<outDir>/<task>__<sample>__<attempt>.json`. */
 export async function exportRun(runDir: string, outDir: string): Promise<ExportReport> {
   const manifest = await readManifest(runDir);
-  if (!manifest) throw new GymError('INVALID_ARGUMENT', `${runDir} is not a run directory (no run.json): give the directory benchgym run wrote`);
+  if (!manifest)
+    throw new GymError('INVALID_ARGUMENT', `${runDir} is not a run directory (no run.json): give the directory benchgym run wrote`);
   const { records, tornTail } = await readResults(path.join(runDir, RESULTS_FILE));
-  const report: ExportReport = { written: [], notes: tornTail ? ['the last line of results.jsonl is cut short (the run was killed while writing it) and was left out'] : [] };
+  const report: ExportReport = {
+    written: [],
+    notes: tornTail ? ['the last line of results.jsonl is cut short (the run was killed while writing it) and was left out'] : [],
+  };
   for (const result of records) {
     const trajectory = await atifOfAttempt(runDir, manifest, result);
     const file = path.join(outDir, atifFileName(result.task, result.sample, result.attempt));
@@ -94,7 +112,12 @@ export async function exportRun(runDir: string, outDir: string): Promise<ExportR
 /** A gym trajectory file, or every `ep-*.jsonl` of a directory (`<data-dir>/trajectories`), to `<outDir>/<episode_id>.json`. */
 export async function exportGymTrajectories(input: string, outDir: string): Promise<ExportReport> {
   const st = await fs.stat(input);
-  const files = st.isDirectory() ? (await fs.readdir(input)).filter((f) => /^ep-[A-Za-z0-9_-]+\.jsonl$/.test(f)).sort().map((f) => path.join(input, f)) : [input];
+  const files = st.isDirectory()
+    ? (await fs.readdir(input))
+        .filter((f) => /^ep-[A-Za-z0-9_-]+\.jsonl$/.test(f))
+        .sort()
+        .map((f) => path.join(input, f))
+    : [input];
   const report: ExportReport = { written: [], notes: [] };
   for (const file of files) {
     let trajectory: AtifTrajectory;

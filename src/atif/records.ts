@@ -48,7 +48,12 @@ export const GymVerdict = z.looseObject({
   }),
 });
 
-export const GymEnd = z.looseObject({ type: z.literal('end'), state: z.string(), at: z.string().optional(), infraError: ErrorShape.optional() });
+export const GymEnd = z.looseObject({
+  type: z.literal('end'),
+  state: z.string(),
+  at: z.string().optional(),
+  infraError: ErrorShape.optional(),
+});
 
 /** An episode's records as the gym wrote them. */
 export interface GymRecords {
@@ -82,8 +87,19 @@ export const AssistantRecord = z.looseObject({
 });
 /** A single-shot answer or a feedback round: the model's text, no tool calls. */
 export const AnswerRecord = z.looseObject({ type: z.enum(['answer', 'round']), answer: z.string(), round: z.number().optional() });
-export const ToolRecord = z.looseObject({ type: z.literal('tool'), name: z.string(), ok: z.boolean().optional(), observation: z.string().optional(), error: z.string().optional(), code: z.string().optional() });
-export const SubmittedRecord = z.looseObject({ type: z.literal('submitted'), reward: z.number().optional(), status: z.string().optional() });
+export const ToolRecord = z.looseObject({
+  type: z.literal('tool'),
+  name: z.string(),
+  ok: z.boolean().optional(),
+  observation: z.string().optional(),
+  error: z.string().optional(),
+  code: z.string().optional(),
+});
+export const SubmittedRecord = z.looseObject({
+  type: z.literal('submitted'),
+  reward: z.number().optional(),
+  status: z.string().optional(),
+});
 export const AttemptRecord = z.looseObject({
   type: z.literal('attempt'),
   attempt: z.number().int(),
@@ -115,7 +131,16 @@ export async function readJsonLines(file: string): Promise<{ records: Record<str
 export function gymRecords(lines: { records: Record<string, unknown>[]; skipped: string[] }): GymRecords {
   const out: GymRecords = { steps: [], skipped: [...lines.skipped] };
   for (const r of lines.records) {
-    const schema = r.type === 'episode' ? GymHeader : r.type === 'step' ? GymStep : r.type === 'verdict' ? GymVerdict : r.type === 'end' ? GymEnd : undefined;
+    const schema =
+      r.type === 'episode'
+        ? GymHeader
+        : r.type === 'step'
+          ? GymStep
+          : r.type === 'verdict'
+            ? GymVerdict
+            : r.type === 'end'
+              ? GymEnd
+              : undefined;
     if (!schema) continue;
     const parsed = schema.safeParse(r);
     if (!parsed.success) {

@@ -17,7 +17,10 @@ import { closest } from './options.ts';
 
 /** The built-in commands, then every command a suite adds, in `benchgym --help` order. */
 export function cliCommands(root: Composition): CliCommand[] {
-  const builtins = [serveCommand(root), mcpCommand(root), tasksCommand(root), validateCommand(root), scoreCommand(root), shellCommand, runCommand(root), reportCommand(root), exportTrajectoriesCommand, viewCommand, imagesCommand];
+  const builtins = [
+    ...[serveCommand(root), mcpCommand(root), tasksCommand(root), validateCommand(root), scoreCommand(root), shellCommand],
+    ...[runCommand(root), reportCommand(root), exportTrajectoriesCommand, viewCommand, imagesCommand],
+  ];
   const commands = new Map(builtins.map((c) => [c.name, c]));
   for (const suite of root.suites()) {
     for (const c of suite.commands ?? []) {

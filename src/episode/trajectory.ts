@@ -7,7 +7,8 @@ import path from 'node:path';
  * are checked with this before they are opened.
  */
 export function isGymTrajectoryPath(p: string): boolean {
-  return path.isAbsolute(p) && path.normalize(p) === p && path.basename(path.dirname(p)) === 'trajectories' && /^[A-Za-z0-9._-]+\.jsonl$/.test(path.basename(p));
+  const inTrajectories = path.basename(path.dirname(p)) === 'trajectories';
+  return path.isAbsolute(p) && path.normalize(p) === p && inTrajectories && /^[A-Za-z0-9._-]+\.jsonl$/.test(path.basename(p));
 }
 
 export interface TrajectoryStep {

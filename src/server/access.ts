@@ -93,7 +93,8 @@ export function refuseReason(req: IncomingMessage, policy: AccessPolicy): { stat
     const header = String(req.headers.authorization ?? '');
     const query = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
     // Any other scheme gives no token at all.
-    const given = basicPassword(header) ?? (header.startsWith('Bearer ') ? header.slice('Bearer '.length) : header ? undefined : (query ?? ''));
+    const bearer = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : header ? undefined : (query ?? '');
+    const given = basicPassword(header) ?? bearer;
     if (given === undefined || !sameSecret(given, policy.token)) return { status: 401, message: 'missing or wrong bearer token' };
   }
   return null;

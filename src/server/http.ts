@@ -131,7 +131,8 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   const isMcpPath = (p: string) => p === '/mcp' || capabilityOfPath(p)?.endpoint === 'mcp';
   const ownBodyPrefixes: string[] = [];
   // Lower case, as the router matches paths.
-  const readsOwnBody = (p: string) => isMcpPath(p) || ownBodyPrefixes.some((prefix) => p.toLowerCase() === prefix || p.toLowerCase().startsWith(`${prefix}/`));
+  const readsOwnBody = (p: string) =>
+    isMcpPath(p) || ownBodyPrefixes.some((prefix) => p.toLowerCase() === prefix || p.toLowerCase().startsWith(`${prefix}/`));
   app.use((req: Request, res: Response, next: NextFunction) => (readsOwnBody(req.path) ? next() : json(req, res, next)));
   const upgrades = new UpgradeRouter(policy, (id, key) => {
     try {
@@ -142,7 +143,8 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   });
   const disposers: (() => void | Promise<void>)[] = [];
   for (const extension of opts.extensions ?? []) {
-    const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}), readsOwnBody: (prefix) => void ownBodyPrefixes.push(prefix.toLowerCase()) });
+    const readsOwnBodyOf = (prefix: string) => void ownBodyPrefixes.push(prefix.toLowerCase());
+    const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}), readsOwnBody: readsOwnBodyOf });
     if (typeof dispose === 'function') disposers.push(dispose);
   }
 

@@ -161,7 +161,12 @@ export function viewerRouter(sources: ViewerSources): Router {
       const { run, attempts } = await pair(req);
       const wanted = req.query.attempt === undefined ? undefined : Number(req.query.attempt);
       const result = wanted === undefined ? attempts[attempts.length - 1] : attempts.find((a) => a.attempt === wanted);
-      if (!result) throw new GymError('TASK_NOT_FOUND', wanted === undefined ? 'no attempt of this (task, sample) has ended yet' : `no attempt ${String(req.query.attempt)} of this (task, sample) (attempts: ${attempts.map((a) => a.attempt).join(', ')})`);
+      if (!result) {
+        const known = attempts.map((a) => a.attempt).join(', ');
+        const message =
+          wanted === undefined ? 'no attempt of this (task, sample) has ended yet' : `no attempt ${String(req.query.attempt)} of this (task, sample) (attempts: ${known})`;
+        throw new GymError('TASK_NOT_FOUND', message);
+      }
       download(res, atifFileName(result.task, result.sample, result.attempt), await atifOfAttempt(run.dir, run.manifest, result));
     } catch (err) {
       failed(res, err);

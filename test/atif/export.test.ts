@@ -28,7 +28,11 @@ async function binary(...args: string[]): Promise<{ code: number; stdout: string
 }
 
 const readJson = async (file: string) => JSON.parse(await fs.readFile(file, 'utf8')) as AtifTrajectory & Json;
-const resultsOf = async (dir: string) => (await fs.readFile(path.join(dir, 'results.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Json);
+const resultsOf = async (dir: string) =>
+  (await fs.readFile(path.join(dir, 'results.jsonl'), 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Json);
 
 describe('benchgym export-trajectories --format atif', () => {
   let gym: Gym;
@@ -63,7 +67,10 @@ describe('benchgym export-trajectories --format atif', () => {
     const [result] = await resultsOf(runs.swe);
     assert.equal(t.agent.name, 'swe-agent');
     assert.equal(t.agent.model_name, 'scripted-model');
-    assert.deepEqual(t.steps.map((s) => s.source), ['system', 'user', 'agent', 'agent', 'agent']);
+    assert.deepEqual(
+      t.steps.map((s) => s.source),
+      ['system', 'user', 'agent', 'agent', 'agent'],
+    );
     const calls = t.steps.flatMap((s) => s.tool_calls ?? []).map((c) => c.function_name);
     assert.deepEqual(calls, ['view_file', 'no_such_tool', 'create_file', 'run_tests', 'submit']);
     const gymSteps = await trajectoryRecords(dataDir, result!.episodeId, 'step');
@@ -76,7 +83,10 @@ describe('benchgym export-trajectories --format atif', () => {
       assert.equal(typeof r!.extra!.started_at, 'string');
       assert.equal(typeof r!.extra!.duration_ms, 'number');
     }
-    assert.deepEqual(t.steps.slice(2).map((s) => s.metrics?.prompt_tokens), [100, 100, 300]);
+    assert.deepEqual(
+      t.steps.slice(2).map((s) => s.metrics?.prompt_tokens),
+      [100, 100, 300],
+    );
     assert.equal(t.final_metrics!.total_prompt_tokens, result!.tokens.prompt);
     assert.equal(t.final_metrics!.total_cost_usd, result!.costUsd);
     assert.equal(t.final_metrics!.extra!.reward, 1);
@@ -91,7 +101,13 @@ describe('benchgym export-trajectories --format atif', () => {
       const t = await readJson(file);
       assert.equal(t.steps[0]!.source, 'user');
       assert.match(t.steps[0]!.message, /\S/, "the task's prompt, from the gym's header");
-      assert.deepEqual(t.steps.slice(1).map((s) => [s.llm_call_count, s.tool_calls![0]!.function_name]), [[0, 'create_file'], [0, 'submit']]);
+      assert.deepEqual(
+        t.steps.slice(1).map((s) => [s.llm_call_count, s.tool_calls![0]!.function_name]),
+        [
+          [0, 'create_file'],
+          [0, 'submit'],
+        ],
+      );
       assert.equal(t.final_metrics!.extra!.reward, 1);
     }
   });
@@ -105,14 +121,24 @@ describe('benchgym export-trajectories --format atif', () => {
     const t = await readJson(path.join(out, `${served}.json`));
     assert.equal(t.session_id, served);
     assert.equal(t.steps[0]!.message, gym.episode(served).prompt);
-    assert.deepEqual(t.steps.slice(1).map((s) => s.tool_calls![0]!.function_name), ['view_file', 'submit']);
+    assert.deepEqual(
+      t.steps.slice(1).map((s) => s.tool_calls![0]!.function_name),
+      ['view_file', 'submit'],
+    );
     assert.equal(t.final_metrics!.extra!.reward, 0);
     const single = await exportGymTrajectories(path.join(dataDir, 'trajectories', `${served}.jsonl`), path.join(root, 'one'));
-    assert.deepEqual(single.written.map((f) => path.basename(f)), [`${served}.json`]);
+    assert.deepEqual(
+      single.written.map((f) => path.basename(f)),
+      [`${served}.json`],
+    );
   });
 
   test('bad input: an unknown format, a missing path, a folder with no episode; each named', async () => {
-    await expectGymError(exportTrajectoriesCommand.run([runs.swe, '--format', 'jsonl']), 'INVALID_ARGUMENT', /--format: 'jsonl' is not a format this version writes \(atif\)/);
+    await expectGymError(
+      exportTrajectoriesCommand.run([runs.swe, '--format', 'jsonl']),
+      'INVALID_ARGUMENT',
+      /--format: 'jsonl' is not a format this version writes \(atif\)/,
+    );
     await expectGymError(exportTrajectoriesCommand.run([path.join(root, 'nope')]), 'INVALID_ARGUMENT', /nope: no such file or directory/);
     await expectGymError(exportTrajectoriesCommand.run([]), 'INVALID_ARGUMENT', /give one run directory/);
     const empty = await tempDir();
@@ -120,7 +146,10 @@ describe('benchgym export-trajectories --format atif', () => {
     assert.deepEqual(none.written, []);
     assert.match(none.notes.join(), /holds no episode trajectory/);
     await fs.writeFile(path.join(empty, 'ep-torn.jsonl'), '{"type":"step"');
-    assert.match((await exportGymTrajectories(empty, path.join(empty, 'out'))).notes.join(), /ep-torn\.jsonl: .* is not a gym trajectory: its first record is not an episode header/);
+    assert.match(
+      (await exportGymTrajectories(empty, path.join(empty, 'out'))).notes.join(),
+      /ep-torn\.jsonl: .* is not a gym trajectory: its first record is not an episode header/,
+    );
     await fs.rm(empty, { recursive: true });
   });
 
@@ -130,7 +159,10 @@ describe('benchgym export-trajectories --format atif', () => {
     const secret = path.join(root, 'secret.txt');
     await fs.writeFile(secret, 'SECRET CONTENT\n');
     const [result] = await resultsOf(copy);
-    await fs.writeFile(path.join(copy, 'results.jsonl'), `${JSON.stringify({ ...result, trajectory: '../secret.txt', gymTrajectory: secret })}\n`);
+    await fs.writeFile(
+      path.join(copy, 'results.jsonl'),
+      `${JSON.stringify({ ...result, trajectory: '../secret.txt', gymTrajectory: secret })}\n`,
+    );
     const report = await exportRun(copy, path.join(copy, 'atif'));
     const text = await fs.readFile(report.written[0]!, 'utf8');
     assert.doesNotMatch(text, /SECRET CONTENT/);

@@ -36,31 +36,35 @@ after(async () => {
   if (root) await fs.rm(root, { recursive: true, force: true });
 });
 
-test("harbor's ATIF models accept the export of a swe-agent run, a replay run and a server's OpenEnv episode", { skip: found.skip ?? false, timeout: 10 * 60_000 }, async () => {
-  const runs = await writeRuns(gym, root);
-  const session = new OpenEnvSession(gym);
-  await session.reset({ task_id: 'roman-numerals' });
-  await session.step({ tool_name: 'view_file', arguments: { path: 'no-such-file.py' } });
-  await session.step({ tool_name: 'submit' });
-  await session.close();
-  const files = [
-    ...(await exportRun(runs.swe, path.join(root, 'atif-swe'))).written,
-    ...(await exportRun(runs.gold, path.join(root, 'atif-gold'))).written,
-    ...(await exportGymTrajectories(path.join(dataDir, 'trajectories'), path.join(root, 'atif-served'))).written,
-  ];
-  assert.ok(files.length >= 7, `${files.length} files: 1 + 2 run attempts, and the gym's episodes`);
-  const { stdout } = await promisify(execFile)(found.python!, [SCRIPT, ...files], { timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
-  const checked = JSON.parse(stdout) as Record<string, Json>;
-  for (const file of files) {
-    const c = checked[file]!;
-    assert.equal(c.valid, true, `${path.basename(file)}: ${c.errors.join('; ')}`);
-    assert.equal(c.schema_version, 'ATIF-v1.7');
-    assert.equal(c.results, c.tool_calls, `${path.basename(file)}: every tool call has its observation`);
-    assert.equal(c.round_trip, true);
-  }
-  const swe = checked[files[0]!]!;
-  assert.deepEqual(swe.sources, ['system', 'user', 'agent', 'agent', 'agent']);
-  assert.equal(swe.tool_calls, 5);
-  assert.equal(swe.reward, 1);
-  for (const f of files.slice(1, 3)) assert.equal(checked[f]!.reward, 1, 'the gold solutions');
-});
+test(
+  "harbor's ATIF models accept the export of a swe-agent run, a replay run and a server's OpenEnv episode",
+  { skip: found.skip ?? false, timeout: 10 * 60_000 },
+  async () => {
+    const runs = await writeRuns(gym, root);
+    const session = new OpenEnvSession(gym);
+    await session.reset({ task_id: 'roman-numerals' });
+    await session.step({ tool_name: 'view_file', arguments: { path: 'no-such-file.py' } });
+    await session.step({ tool_name: 'submit' });
+    await session.close();
+    const files = [
+      ...(await exportRun(runs.swe, path.join(root, 'atif-swe'))).written,
+      ...(await exportRun(runs.gold, path.join(root, 'atif-gold'))).written,
+      ...(await exportGymTrajectories(path.join(dataDir, 'trajectories'), path.join(root, 'atif-served'))).written,
+    ];
+    assert.ok(files.length >= 7, `${files.length} files: 1 + 2 run attempts, and the gym's episodes`);
+    const { stdout } = await promisify(execFile)(found.python!, [SCRIPT, ...files], { timeout: 300_000, maxBuffer: 64 * 1024 * 1024 });
+    const checked = JSON.parse(stdout) as Record<string, Json>;
+    for (const file of files) {
+      const c = checked[file]!;
+      assert.equal(c.valid, true, `${path.basename(file)}: ${c.errors.join('; ')}`);
+      assert.equal(c.schema_version, 'ATIF-v1.7');
+      assert.equal(c.results, c.tool_calls, `${path.basename(file)}: every tool call has its observation`);
+      assert.equal(c.round_trip, true);
+    }
+    const swe = checked[files[0]!]!;
+    assert.deepEqual(swe.sources, ['system', 'user', 'agent', 'agent', 'agent']);
+    assert.equal(swe.tool_calls, 5);
+    assert.equal(swe.reward, 1);
+    for (const f of files.slice(1, 3)) assert.equal(checked[f]!.reward, 1, 'the gold solutions');
+  },
+);

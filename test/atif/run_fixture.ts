@@ -15,8 +15,20 @@ export async function writeRuns(gym: Gym, root: string): Promise<{ swe: string; 
   const task = await gym.registry.task('examples', 'roman-numerals');
   const gold = task.solution!.files!['roman.py']!;
   const model = await startScriptedOpenAI([
-    { content: 'Let me look at the file.', tool_calls: [{ name: 'view_file', arguments: { path: 'roman.py' } }, { name: 'no_such_tool', arguments: {} }] },
-    { content: null, tool_calls: [{ name: 'create_file', arguments: { path: 'roman.py', content: gold, overwrite: true } }, { name: 'run_tests', arguments: '{not json' }] },
+    {
+      content: 'Let me look at the file.',
+      tool_calls: [
+        { name: 'view_file', arguments: { path: 'roman.py' } },
+        { name: 'no_such_tool', arguments: {} },
+      ],
+    },
+    {
+      content: null,
+      tool_calls: [
+        { name: 'create_file', arguments: { path: 'roman.py', content: gold, overwrite: true } },
+        { name: 'run_tests', arguments: '{not json' },
+      ],
+    },
     { content: 'Done.', tool_calls: [{ name: 'submit', arguments: {} }], usage: { prompt_tokens: 300, completion_tokens: 5 } },
   ]);
   const dirs = { swe: path.join(root, 'swe'), gold: path.join(root, 'gold') };

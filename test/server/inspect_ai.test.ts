@@ -45,25 +45,38 @@ async function inspectEpisode(calls: [string, Json][]): Promise<{ id: string; ou
   const scriptFile = path.join(dir, `${episode.id}.json`);
   await fs.writeFile(scriptFile, JSON.stringify(calls));
   const url = `${server.url}${episodePath(episode, 'mcp')}`;
-  const { stdout } = await promisify(execFile)(found.python!, [SCRIPT, url, episode.prompt, scriptFile, path.join(dir, 'logs')], { timeout: 8 * 60_000, maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await promisify(execFile)(found.python!, [SCRIPT, url, episode.prompt, scriptFile, path.join(dir, 'logs')], {
+    timeout: 8 * 60_000,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return { id: episode.id, out: JSON.parse(stdout.trim().split('\n').pop()!) as Json };
 }
 
-test("inspect_ai's MCP tool source and scripted mock model drive an episode to its verdict: 1 with the gold solution, 0 without", { skip: found.skip ?? false, timeout: 15 * 60_000 }, async () => {
-  const task = await gym.registry.task('examples', 'roman-numerals');
-  const gold = Object.entries(task.solution!.files!).map(([p, content]): [string, Json] => ['create_file', { path: p, content, overwrite: true }]);
-  const solved = await inspectEpisode([['view_file', { path: 'roman.py' }], ...gold, ['submit', {}]]);
-  assert.equal(solved.out.status, 'success', solved.out.error);
-  assert.deepEqual(solved.out.tools, ['view_file', 'create_file', 'submit']);
-  assert.deepEqual(solved.out.tool_errors, [null, null, null]);
-  assert.equal(solved.out.score, 1, solved.out.explanation);
-  assert.match(solved.out.explanation, /^Verdict: PASSED \(reward 1\)/);
-  assert.equal(gym.episode(solved.id).verdict?.reward, 1);
-  assert.deepEqual((await trajectoryRecords(dataDir, solved.id, 'step')).map((s) => s.tool), ['view_file', 'create_file', 'submit']);
+test(
+  "inspect_ai's MCP tool source and scripted mock model drive an episode to its verdict: 1 with the gold solution, 0 without",
+  { skip: found.skip ?? false, timeout: 15 * 60_000 },
+  async () => {
+    const task = await gym.registry.task('examples', 'roman-numerals');
+    const gold = Object.entries(task.solution!.files!).map(([p, content]): [string, Json] => [
+      'create_file',
+      { path: p, content, overwrite: true },
+    ]);
+    const solved = await inspectEpisode([['view_file', { path: 'roman.py' }], ...gold, ['submit', {}]]);
+    assert.equal(solved.out.status, 'success', solved.out.error);
+    assert.deepEqual(solved.out.tools, ['view_file', 'create_file', 'submit']);
+    assert.deepEqual(solved.out.tool_errors, [null, null, null]);
+    assert.equal(solved.out.score, 1, solved.out.explanation);
+    assert.match(solved.out.explanation, /^Verdict: PASSED \(reward 1\)/);
+    assert.equal(gym.episode(solved.id).verdict?.reward, 1);
+    assert.deepEqual(
+      (await trajectoryRecords(dataDir, solved.id, 'step')).map((s) => s.tool),
+      ['view_file', 'create_file', 'submit'],
+    );
 
-  const unsolved = await inspectEpisode([['submit', {}]]);
-  assert.equal(unsolved.out.status, 'success', unsolved.out.error);
-  assert.equal(unsolved.out.score, 0);
-  assert.match(unsolved.out.explanation, /^Verdict: FAILED \(reward 0\)/);
-  assert.equal(gym.episode(unsolved.id).state, 'submitted');
-});
+    const unsolved = await inspectEpisode([['submit', {}]]);
+    assert.equal(unsolved.out.status, 'success', unsolved.out.error);
+    assert.equal(unsolved.out.score, 0);
+    assert.match(unsolved.out.explanation, /^Verdict: FAILED \(reward 0\)/);
+    assert.equal(gym.episode(unsolved.id).state, 'submitted');
+  },
+);

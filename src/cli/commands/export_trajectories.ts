@@ -42,8 +42,13 @@ export const exportTrajectoriesCommand: CliCommand = {
   async run(args) {
     const { values, positionals } = parseFlags(args, { format: { type: 'string' }, out: { type: 'string' } });
     const format = values.format ?? 'atif';
-    if (!(FORMATS as readonly string[]).includes(format)) throw new GymError('INVALID_ARGUMENT', `--format: '${format}' is not a format this version writes (${FORMATS.join(', ')})`);
-    if (positionals.length !== 1) throw new GymError('INVALID_ARGUMENT', 'give one run directory, trajectories directory or episode file: benchgym export-trajectories RUN_DIR --format atif');
+    if (!(FORMATS as readonly string[]).includes(format))
+      throw new GymError('INVALID_ARGUMENT', `--format: '${format}' is not a format this version writes (${FORMATS.join(', ')})`);
+    if (positionals.length !== 1)
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        'give one run directory, trajectories directory or episode file: benchgym export-trajectories RUN_DIR --format atif',
+      );
     const input = positionals[0]!;
     const st = await fs.stat(input).catch(() => null);
     if (!st) throw new GymError('INVALID_ARGUMENT', `${input}: no such file or directory`);
@@ -51,7 +56,9 @@ export const exportTrajectoriesCommand: CliCommand = {
     if (st.isDirectory() && (await isRunDir(input))) report = await exportRun(input, values.out ?? path.join(input, 'atif'));
     else report = await exportGymTrajectories(input, values.out ?? 'atif');
     for (const note of report.notes) process.stderr.write(`note: ${note}\n`);
-    process.stdout.write(`${report.written.length} ATIF trajectories written${report.written.length ? ` to ${path.dirname(report.written[0]!)}` : ''}\n`);
+    process.stdout.write(
+      `${report.written.length} ATIF trajectories written${report.written.length ? ` to ${path.dirname(report.written[0]!)}` : ''}\n`,
+    );
     return report.written.length ? 0 : 1;
   },
 };

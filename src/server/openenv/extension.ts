@@ -35,7 +35,11 @@ export function openEnvExtension(opts: OpenEnvOptions = {}): ServerExtension {
   return ({ gym, app, upgrades, replicaUrl, readsOwnBody }) => {
     const base = (opts.basePath ?? '/openenv').replace(/\/+$/, '');
     const idleMs = opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs;
-    const limits = { idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max, newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond };
+    const limits = {
+      idleMs,
+      max: opts.maxSessions ?? SESSION_DEFAULTS.max,
+      newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond,
+    };
     const mcpPathOf = (id: string) => episodePath(gym.episode(id), 'mcp');
     // Every session open now, so that closing the server waits for their episodes to end.
     const live = new Set<OpenEnvSession>();
@@ -46,7 +50,11 @@ export function openEnvExtension(opts: OpenEnvOptions = {}): ServerExtension {
       return session;
     };
     const httpSessions = new SessionTable<OpenEnvSession>(limits, (s) => s.close(), 'OpenEnv MCP sessions');
-    const sockets = new SessionTable<WebSocket>(limits, (ws) => ws.close(1000, `idle for ${Math.round(idleMs / 1000)} s`), 'OpenEnv sessions');
+    const sockets = new SessionTable<WebSocket>(
+      limits,
+      (ws) => ws.close(1000, `idle for ${Math.round(idleMs / 1000)} s`),
+      'OpenEnv sessions',
+    );
     const rpc = { sessions: httpSessions, newSession };
 
     readsOwnBody(base);
@@ -54,25 +62,27 @@ export function openEnvExtension(opts: OpenEnvOptions = {}): ServerExtension {
 
     const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload ?? WS_DEFAULTS.maxPayload });
     const stopHeartbeat = startHeartbeat(wss, opts.heartbeatMs ?? WS_DEFAULTS.heartbeatMs);
-    const accept = (serve: typeof serveOpenEnvSocket): Parameters<typeof upgrades.add>[1] => (req, socket, head) => {
-      let release: () => void;
-      try {
-        release = sockets.reserve();
-      } catch (err) {
-        const e = toGymError(err);
-        socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${e.code}: ${e.message}\n`);
-        return;
-      }
-      socket.once('close', release);
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        release();
-        const id = randomUUID();
-        sockets.add(id, ws);
-        ws.once('close', () => sockets.delete(id));
-        wss.emit('connection', ws, req);
-        serve(ws, newSession(), rpc, () => sockets.begin(id));
-      });
-    };
+    const accept =
+      (serve: typeof serveOpenEnvSocket): Parameters<typeof upgrades.add>[1] =>
+      (req, socket, head) => {
+        let release: () => void;
+        try {
+          release = sockets.reserve();
+        } catch (err) {
+          const e = toGymError(err);
+          socket.end(`HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${e.code}: ${e.message}\n`);
+          return;
+        }
+        socket.once('close', release);
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          release();
+          const id = randomUUID();
+          sockets.add(id, ws);
+          ws.once('close', () => sockets.delete(id));
+          wss.emit('connection', ws, req);
+          serve(ws, newSession(), rpc, () => sockets.begin(id));
+        });
+      };
     upgrades.add(`${base}/ws`, accept(serveOpenEnvSocket));
     upgrades.add(`${base}/mcp`, accept(serveOpenEnvMcpSocket));
     return async () => {

@@ -58,10 +58,15 @@ export function openEnvRoutes(gym: Gym, newSession: () => OpenEnvSession, rpc: O
     try {
       // The data's problems are the body's, as FastAPI names them.
       const data = body.value && typeof body.value === 'object' && !Array.isArray(body.value) ? body.value : undefined;
-      if (!data) return unprocessable(res, [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object' }]);
+      if (!data)
+        return unprocessable(res, [{ type: 'model_attributes_type', loc: ['body'], msg: 'Input should be a valid dictionary or object' }]);
       res.json(await fresh((s) => s.reset(data)));
     } catch (err) {
-      if (err instanceof OpenEnvValidationError) return unprocessable(res, err.issues.map((i) => ({ ...i, loc: ['body', ...i.loc.slice(1)] })));
+      if (err instanceof OpenEnvValidationError)
+        return unprocessable(
+          res,
+          err.issues.map((i) => ({ ...i, loc: ['body', ...i.loc.slice(1)] })),
+        );
       fail(res, err);
     }
   });
@@ -76,7 +81,11 @@ export function openEnvRoutes(gym: Gym, newSession: () => OpenEnvSession, rpc: O
       res.json(await fresh((s) => s.step(action, timeout_s ? { timeoutMs: timeout_s * 1000 } : {})));
     } catch (err) {
       // An action that is not OpenEnv's: its problems, named from the action as OpenEnv does.
-      if (err instanceof OpenEnvValidationError) return unprocessable(res, err.issues.map((i) => ({ ...i, loc: i.loc.slice(1) })));
+      if (err instanceof OpenEnvValidationError)
+        return unprocessable(
+          res,
+          err.issues.map((i) => ({ ...i, loc: i.loc.slice(1) })),
+        );
       fail(res, err);
     }
   });
@@ -91,7 +100,10 @@ export function openEnvRoutes(gym: Gym, newSession: () => OpenEnvSession, rpc: O
     const suites = await gym.registry.list();
     res.json({
       name: 'benchgym',
-      description: `Code-benchmark tasks as episodes: ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')}. reset chooses a task (task_id, or the next of a suite in a seeded order); call_tool runs a tool; submit scores the work with hidden tests (reward 0 or 1).`,
+      description:
+        `Code-benchmark tasks as episodes: ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')}. ` +
+        'reset chooses a task (task_id, or the next of a suite in a seeded order); call_tool runs a tool; ' +
+        'submit scores the work with hidden tests (reward 0 or 1).',
       readme_content: null,
       version: VERSION,
       author: null,

@@ -8,7 +8,8 @@ import { JSON_RPC, JsonRpcRequest, OpenEnvValidationError, parseWire } from './w
 type RpcId = string | number | null;
 
 /** A JSON-RPC 2.0 response as OpenEnv's JsonRpcResponse serializes it (`error.data` is always there, null when empty). */
-export type RpcResponse = { jsonrpc: '2.0'; id: RpcId; result: unknown } | { jsonrpc: '2.0'; id: RpcId; error: { code: number; message: string; data: unknown } };
+export type RpcResponse =
+  { jsonrpc: '2.0'; id: RpcId; result: unknown } | { jsonrpc: '2.0'; id: RpcId; error: { code: number; message: string; data: unknown } };
 
 export interface RpcContext {
   /** The session of the WebSocket the request came on: its tools, and the one openenv/session/create names. */
@@ -38,7 +39,8 @@ export async function handleRpc(raw: unknown, ctx: RpcContext): Promise<RpcRespo
   const id = request.id ?? null;
   const { method, params } = request;
   const sessionId = params.session_id;
-  if (sessionId !== undefined && typeof sessionId !== 'string') return rpcError(id, JSON_RPC.INVALID_PARAMS, "Invalid params - 'session_id' must be a string");
+  if (sessionId !== undefined && typeof sessionId !== 'string')
+    return rpcError(id, JSON_RPC.INVALID_PARAMS, "Invalid params - 'session_id' must be a string");
 
   if (method === 'openenv/session/create') {
     if (ctx.bound) return { jsonrpc: '2.0', id, result: { session_id: ctx.bound.id } };
@@ -56,7 +58,8 @@ export async function handleRpc(raw: unknown, ctx: RpcContext): Promise<RpcRespo
   }
   if (method === 'openenv/session/close') {
     if (!sessionId) return rpcError(id, JSON_RPC.INVALID_PARAMS, "Invalid params - 'session_id' is required");
-    if (ctx.bound?.id === sessionId) return rpcError(id, JSON_RPC.INVALID_REQUEST, 'Cannot close active WebSocket-managed session via MCP method');
+    if (ctx.bound?.id === sessionId)
+      return rpcError(id, JSON_RPC.INVALID_REQUEST, 'Cannot close active WebSocket-managed session via MCP method');
     const session = ctx.sessions.get(sessionId);
     if (!session) return rpcError(id, JSON_RPC.INVALID_PARAMS, `Unknown session_id: ${sessionId}`);
     ctx.sessions.delete(sessionId);
@@ -64,7 +67,11 @@ export async function handleRpc(raw: unknown, ctx: RpcContext): Promise<RpcRespo
     return { jsonrpc: '2.0', id, result: { session_id: sessionId, closed: true } };
   }
   if (method !== 'tools/list' && method !== 'tools/call') {
-    return rpcError(id, JSON_RPC.METHOD_NOT_FOUND, `Method not found: ${method} (tools/list, tools/call, openenv/session/create, openenv/session/close)`);
+    return rpcError(
+      id,
+      JSON_RPC.METHOD_NOT_FOUND,
+      `Method not found: ${method} (tools/list, tools/call, openenv/session/create, openenv/session/close)`,
+    );
   }
 
   let session = ctx.bound;
@@ -72,7 +79,12 @@ export async function handleRpc(raw: unknown, ctx: RpcContext): Promise<RpcRespo
   let done = () => {};
   if (!session && sessionId) {
     session = ctx.sessions.get(sessionId);
-    if (!session) return rpcError(id, JSON_RPC.INVALID_PARAMS, `Unknown session_id: ${sessionId} (it may have been closed, or idled out: create another)`);
+    if (!session)
+      return rpcError(
+        id,
+        JSON_RPC.INVALID_PARAMS,
+        `Unknown session_id: ${sessionId} (it may have been closed, or idled out: create another)`,
+      );
     done = ctx.sessions.begin(sessionId);
   }
   if (!session) {
@@ -83,14 +95,22 @@ export async function handleRpc(raw: unknown, ctx: RpcContext): Promise<RpcRespo
     if (method === 'tools/list') {
       const tools = session.tools().map((tool) => {
         const def = definitionOf(tool, false);
-        return { name: tool.name, title: tool.title, description: tool.description, input_schema: def.inputSchema, output_schema: def.outputSchema, annotations: def.annotations };
+        return {
+          name: tool.name,
+          title: tool.title,
+          description: tool.description,
+          input_schema: def.inputSchema,
+          output_schema: def.outputSchema,
+          annotations: def.annotations,
+        };
       });
       return { jsonrpc: '2.0', id, result: { tools } };
     }
     const name = params.name;
     if (typeof name !== 'string' || !name) return rpcError(id, JSON_RPC.INVALID_PARAMS, "Missing 'name' in params");
     const args = params.arguments ?? {};
-    if (!args || typeof args !== 'object' || Array.isArray(args)) return rpcError(id, JSON_RPC.INVALID_PARAMS, "Invalid params - 'arguments' must be an object");
+    if (!args || typeof args !== 'object' || Array.isArray(args))
+      return rpcError(id, JSON_RPC.INVALID_PARAMS, "Invalid params - 'arguments' must be an object");
     const outcome = await session.callTool(name, args as Record<string, unknown>);
     if (outcome.gymError) return rpcError(id, rpcErrorCode(outcome.gymError), outcome.error!.message, outcome.gymError.toJSON());
     return { jsonrpc: '2.0', id, result: outcome.result };

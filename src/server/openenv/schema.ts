@@ -16,16 +16,26 @@ const Metadata = z
     deadline: z.string().optional().describe('ISO 8601; after it only submit, get_diff and end_episode remain'),
     state: z.enum(['running', 'submitted', 'ended', 'expired']).optional(),
     truncated: z.boolean().optional().describe('the budget is spent while the episode runs: call submit to be scored'),
-    error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }).optional().describe("benchgym's error of a failed call"),
+    error: z
+      .object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() })
+      .optional()
+      .describe("benchgym's error of a failed call"),
   })
   .describe("where the episode stands (benchgym's; OpenEnv's own server leaves metadata out of the wire)");
 
 const ResetObservation = z
-  .object({ text: z.string().describe("start_episode's text: the task, the workspace, the budget"), data: z.record(z.string(), z.unknown()).describe("start_episode's data"), metadata: Metadata })
+  .object({
+    text: z.string().describe("start_episode's text: the task, the workspace, the budget"),
+    data: z.record(z.string(), z.unknown()).describe("start_episode's data"),
+    metadata: Metadata,
+  })
   .describe('the observation of reset');
 
 const ListToolsObservation = z
-  .object({ tools: z.array(z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) })), metadata: Metadata })
+  .object({
+    tools: z.array(z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) })),
+    metadata: Metadata,
+  })
   .describe('the observation of a list_tools action');
 
 const CallToolResult = z.object({
@@ -40,7 +50,12 @@ const CallToolObservation = z
   .object({
     tool_name: z.string(),
     result: CallToolResult.nullable(),
-    error: z.object({ error_type: z.enum(['execution_error', 'invalid_args', 'transport_error', 'tool_not_found', 'timeout']), message: z.string() }).nullable(),
+    error: z
+      .object({
+        error_type: z.enum(['execution_error', 'invalid_args', 'transport_error', 'tool_not_found', 'timeout']),
+        message: z.string(),
+      })
+      .nullable(),
     metadata: Metadata,
   })
   .describe('the observation of a call_tool action');
@@ -50,12 +65,16 @@ const State = z.looseObject({
   step_count: z.number().int().min(0),
   suite: z.string().optional(),
   task_id: z.string().optional(),
-  seed: z.number().int().optional().describe('the seed of the task order (the client\'s, or drawn)'),
+  seed: z.number().int().optional().describe("the seed of the task order (the client's, or drawn)"),
   task_index: z.number().int().optional().describe('the place of the task in that order, when reset chose it'),
   label: z.string().optional().describe("reset's episode_id"),
   state: z.enum(['running', 'submitted', 'ended', 'expired']).optional(),
   done: z.boolean().optional(),
-  reward: z.number().nullable().optional().describe("the verdict's reward; null before it, or when the verdict is an infrastructure failure"),
+  reward: z
+    .number()
+    .nullable()
+    .optional()
+    .describe("the verdict's reward; null before it, or when the verdict is an infrastructure failure"),
   max_steps: z.number().int().optional(),
   steps_left: z.number().int().optional(),
   deadline: z.string().optional(),
@@ -64,9 +83,16 @@ const State = z.looseObject({
 const json = (schema: z.ZodType, io: 'input' | 'output') => cleanJsonSchema(z.toJSONSchema(schema, { io })) as Record<string, unknown>;
 
 /** `GET /schema`: OpenEnv's SchemaResponse. */
-export function openEnvSchemas(): { action: Record<string, unknown>; observation: Record<string, unknown>; state: Record<string, unknown> } {
+export function openEnvSchemas(): {
+  action: Record<string, unknown>;
+  observation: Record<string, unknown>;
+  state: Record<string, unknown>;
+} {
   return {
-    action: json(z.union([CallToolAction, ListToolsAction]).describe('an MCP action: call_tool (type may be left out) or list_tools'), 'input'),
+    action: json(
+      z.union([CallToolAction, ListToolsAction]).describe('an MCP action: call_tool (type may be left out) or list_tools'),
+      'input',
+    ),
     observation: json(z.union([CallToolObservation, ListToolsObservation, ResetObservation]), 'output'),
     state: json(State, 'output'),
   };
@@ -78,15 +104,41 @@ export function openApiDocument(): Record<string, unknown> {
   const ok = (description: string) => ({ '200': { description } });
   return {
     openapi: '3.1.0',
-    info: { title: 'benchgym: OpenEnv environment API', version: VERSION, description: 'benchgym served over OpenEnv (openenv-core 0.3): one episode per WebSocket session at /ws; docs/PROTOCOL.md, "OpenEnv".' },
+    info: {
+      title: 'benchgym: OpenEnv environment API',
+      version: VERSION,
+      description:
+        'benchgym served over OpenEnv (openenv-core 0.3): one episode per WebSocket session at /ws; docs/PROTOCOL.md, "OpenEnv".',
+    },
     paths: {
-      '/reset': { post: { summary: 'Start an episode, return its first observation and end it (stateless, as OpenEnv)', requestBody: body(json(ResetData, 'input')), responses: ok('{observation, reward, done}') } },
-      '/step': { post: { summary: 'One action on a fresh session (stateless, as OpenEnv)', requestBody: body({ type: 'object', properties: { action: openEnvSchemas().action, timeout_s: { type: 'number' } }, required: ['action'] }), responses: ok('{observation, reward, done}') } },
+      '/reset': {
+        post: {
+          summary: 'Start an episode, return its first observation and end it (stateless, as OpenEnv)',
+          requestBody: body(json(ResetData, 'input')),
+          responses: ok('{observation, reward, done}'),
+        },
+      },
+      '/step': {
+        post: {
+          summary: 'One action on a fresh session (stateless, as OpenEnv)',
+          requestBody: body({
+            type: 'object',
+            properties: { action: openEnvSchemas().action, timeout_s: { type: 'number' } },
+            required: ['action'],
+          }),
+          responses: ok('{observation, reward, done}'),
+        },
+      },
       '/state': { get: { summary: "A fresh session's state", responses: ok('{episode_id, step_count}') } },
       '/health': { get: { summary: 'Health check', responses: ok('{status: "healthy"}') } },
       '/metadata': { get: { summary: 'Environment metadata', responses: ok('{name, description, version, ...}') } },
       '/schema': { get: { summary: 'Action, observation and state schemas', responses: ok('{action, observation, state}') } },
-      '/mcp': { post: { summary: 'MCP JSON-RPC: tools/list, tools/call, openenv/session/create, openenv/session/close', responses: ok('a JSON-RPC response') } },
+      '/mcp': {
+        post: {
+          summary: 'MCP JSON-RPC: tools/list, tools/call, openenv/session/create, openenv/session/close',
+          responses: ok('a JSON-RPC response'),
+        },
+      },
     },
   };
 }

@@ -6,7 +6,15 @@ import type { AnyTool, ToolContext, ToolResult } from '../../tools/types.ts';
 import { definitionOf, toCallResult } from '../mcp.ts';
 import { toolErrorType } from './errors.ts';
 import { TaskCursor } from './task_order.ts';
-import { parseAction, parseWire, ResetData, type CallToolResultWire, type ListedTool, type ResetOptions, type StepResultWire } from './wire.ts';
+import {
+  parseAction,
+  parseWire,
+  ResetData,
+  type CallToolResultWire,
+  type ListedTool,
+  type ResetOptions,
+  type StepResultWire,
+} from './wire.ts';
 
 export interface OpenEnvSessionOptions {
   /** An episode's own MCP path (with its key), handed to the session that started it, as start_episode's `mcpPath`. */
@@ -92,7 +100,12 @@ export class OpenEnvSession {
     const tool = this.tools().find((t) => t.name === name);
     if (!tool) {
       const e = this.notOffered(name);
-      return { result: null, error: { error_type: toolErrorType(e, false), message: `${e.code}: ${e.message}` }, gymError: e, episodeStep: false };
+      return {
+        result: null,
+        error: { error_type: toolErrorType(e, false), message: `${e.code}: ${e.message}` },
+        gymError: e,
+        episodeStep: false,
+      };
     }
     const timer = opts.timeoutMs ? { ms: opts.timeoutMs, fired: false } : undefined;
     try {
@@ -106,13 +119,20 @@ export class OpenEnvSession {
       return { result: this.wireResult(tool, result), error: null, episodeStep: tool.scope === 'episode' };
     } catch (err) {
       const e = toGymError(err);
-      return { result: null, error: { error_type: toolErrorType(e, Boolean(timer?.fired)), message: `${e.code}: ${e.message}` }, gymError: e, episodeStep: tool.scope === 'episode' };
+      return {
+        result: null,
+        error: { error_type: toolErrorType(e, Boolean(timer?.fired)), message: `${e.code}: ${e.message}` },
+        gymError: e,
+        episodeStep: tool.scope === 'episode',
+      };
     }
   }
 
   /** The session's episode as OpenEnv's `state` reports it (its State model: episode_id, step_count, and more). */
   state(): Record<string, unknown> {
-    const order = this.cursor ? { suite: this.cursor.suite, seed: this.cursor.seed, ...(this.taskIndex !== undefined ? { task_index: this.taskIndex } : {}) } : {};
+    const order = this.cursor
+      ? { suite: this.cursor.suite, seed: this.cursor.seed, ...(this.taskIndex !== undefined ? { task_index: this.taskIndex } : {}) }
+      : {};
     const ep = this.episode;
     if (!ep) return { episode_id: null, step_count: 0, ...order };
     const verdict = ep.verdict;
@@ -215,7 +235,11 @@ export class OpenEnvSession {
         }, timer.ms)
       : undefined;
     try {
-      return await fn({ signal: controller.signal, progress: () => {}, ...(this.opts.mcpPathOf ? { mcpPathOf: this.opts.mcpPathOf } : {}) });
+      return await fn({
+        signal: controller.signal,
+        progress: () => {},
+        ...(this.opts.mcpPathOf ? { mcpPathOf: this.opts.mcpPathOf } : {}),
+      });
     } finally {
       clearTimeout(timeout);
       this.calls.delete(controller);
@@ -226,7 +250,13 @@ export class OpenEnvSession {
   private wireResult(tool: AnyTool, result: ToolResult): CallToolResultWire {
     const call = toCallResult(tool, result, this.opts.replicaUrl);
     const data = (call.structuredContent ?? {}) as Record<string, unknown>;
-    return { content: [{ type: 'text', text: result.text, annotations: null, meta: null }], structured_content: data, meta: null, data, is_error: false };
+    return {
+      content: [{ type: 'text', text: result.text, annotations: null, meta: null }],
+      structured_content: data,
+      meta: null,
+      data,
+      is_error: false,
+    };
   }
 
   private notOffered(name: string): GymError {
@@ -235,11 +265,15 @@ export class OpenEnvSession {
       const known = this.gym.tools.some((t) => t.name === name);
       return new GymError(
         'TOOL_NOT_AVAILABLE',
-        `${known ? `'${name}' is a tool of an episode, and this session has none yet` : `unknown tool '${name}'`}: reset first (or call start_episode); tools now: ${offered.join(', ')}`,
+        `${known ? `'${name}' is a tool of an episode, and this session has none yet` : `unknown tool '${name}'`}: ` +
+          `reset first (or call start_episode); tools now: ${offered.join(', ')}`,
       );
     }
     const known = this.gym.tools.some((t) => t.name === name);
-    return new GymError('TOOL_NOT_AVAILABLE', `${known ? `'${name}' is not a tool of this episode` : `unknown tool '${name}'`} (its tools: ${offered.join(', ')})`);
+    return new GymError(
+      'TOOL_NOT_AVAILABLE',
+      `${known ? `'${name}' is not a tool of this episode` : `unknown tool '${name}'`} (its tools: ${offered.join(', ')})`,
+    );
   }
 
   /** 0 or 1 for a submission's verdict, null when the verdict is an infrastructure failure (no answer was judged); 0 for other steps. */
@@ -273,7 +307,11 @@ export class OpenEnvSession {
 
   private resetObservation(started: { episode: Episode; result: ToolResult }): Record<string, unknown> {
     const { episode, result } = started;
-    const data = toCallResult(this.gym.tools.find((t) => t.name === 'start_episode')!, result, this.opts.replicaUrl).structuredContent;
+    const data = toCallResult(
+      this.gym.tools.find((t) => t.name === 'start_episode')!,
+      result,
+      this.opts.replicaUrl,
+    ).structuredContent;
     return {
       text: result.text,
       data,

@@ -7,7 +7,10 @@ import { createHash, randomInt } from 'node:crypto';
  */
 export function seededOrder(ids: readonly string[], seed: number): string[] {
   const key = (id: string) => createHash('sha256').update(`${seed}:${id}`).digest('hex');
-  return [...new Set(ids)].map((id) => ({ id, k: key(id) })).sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0)).map((e) => e.id);
+  return [...new Set(ids)]
+    .map((id) => ({ id, k: key(id) }))
+    .sort((a, b) => (a.k < b.k ? -1 : a.k > b.k ? 1 : 0))
+    .map((e) => e.id);
 }
 
 /** A session's walk through one suite's seeded order; the seed is the client's, or drawn when it gave none. */

@@ -7,13 +7,21 @@ import { z } from 'zod';
  */
 
 /** `data.code` of a `{"type": "error"}` reply (OpenEnv's WSErrorCode). */
-export type WsErrorCode = 'INVALID_JSON' | 'UNKNOWN_TYPE' | 'VALIDATION_ERROR' | 'EXECUTION_ERROR' | 'CAPACITY_REACHED' | 'FACTORY_ERROR' | 'SESSION_ERROR';
+export type WsErrorCode =
+  'INVALID_JSON' | 'UNKNOWN_TYPE' | 'VALIDATION_ERROR' | 'EXECUTION_ERROR' | 'CAPACITY_REACHED' | 'FACTORY_ERROR' | 'SESSION_ERROR';
 
 /** `error.error_type` of a CallToolObservation (OpenEnv's ToolErrorType). */
 export type ToolErrorType = 'execution_error' | 'invalid_args' | 'transport_error' | 'tool_not_found' | 'timeout';
 
 /** JSON-RPC 2.0 codes of OpenEnv's MCP endpoints (JsonRpcErrorCode). */
-export const JSON_RPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL_ERROR: -32603, SERVER_ERROR: -32000 } as const;
+export const JSON_RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  SERVER_ERROR: -32000,
+} as const;
 
 /** One problem of a refused message, as pydantic lists them in OpenEnv's VALIDATION_ERROR `errors` and HTTP 422 `detail`. */
 export interface ValidationIssue {
@@ -38,7 +46,10 @@ export type WsMessageType = keyof typeof WsMessages;
 const Metadata = z.record(z.string(), z.unknown()).default({}).describe('Additional metadata for the action');
 
 /** OpenEnv's ListToolsAction: the tools the session offers now. */
-export const ListToolsAction = z.object({ type: z.literal('list_tools'), metadata: Metadata }).strict().describe('Request the list of available tools');
+export const ListToolsAction = z
+  .object({ type: z.literal('list_tools'), metadata: Metadata })
+  .strict()
+  .describe('Request the list of available tools');
 
 /** OpenEnv's CallToolAction: one tool call; `type` may be left out, as OpenEnv's default makes it `call_tool`. */
 export const CallToolAction = z
@@ -59,7 +70,12 @@ export type Action = z.infer<typeof ListToolsAction> | z.infer<typeof CallToolAc
  */
 export const ResetData = z
   .object({
-    seed: z.number().int().min(0).optional().describe('orders the tasks of the suite: without task_id, the first of that order; later resets go on in it'),
+    seed: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .describe('orders the tasks of the suite: without task_id, the first of that order; later resets go on in it'),
     episode_id: z.string().max(255).optional().describe("a label of the client's for the episode, reported by state as label"),
     task_id: z.string().min(1).optional().describe('the task to start (default: the next of the suite in the seeded order)'),
     suite: z.string().min(1).optional().describe('the suite (default: the first served)'),

@@ -21,7 +21,12 @@ function send(ws: WebSocket, message: unknown): void {
  * not JSON, of an unknown type or of the wrong shape is answered with an error and the
  * connection stays. `close` closes the connection (1000); the session ends with it.
  */
-export function serveOpenEnvSocket(ws: WebSocket, session: OpenEnvSession, rpc: Omit<RpcContext, 'bound'>, onActivity: () => () => void): void {
+export function serveOpenEnvSocket(
+  ws: WebSocket,
+  session: OpenEnvSession,
+  rpc: Omit<RpcContext, 'bound'>,
+  onActivity: () => () => void,
+): void {
   let turn: Promise<void> = Promise.resolve();
   ws.on('message', (data: RawData, isBinary: boolean) => {
     turn = turn.then(async () => {
@@ -46,11 +51,21 @@ export function serveOpenEnvSocket(ws: WebSocket, session: OpenEnvSession, rpc: 
       return { type: 'error', data: { message: `Invalid JSON: ${(err as Error).message}`, code: 'INVALID_JSON' } };
     }
     if (!message || typeof message !== 'object' || Array.isArray(message)) {
-      return { type: 'error', data: { message: 'Invalid message: expected a JSON object with a type (reset, step, state, close, mcp)', code: 'VALIDATION_ERROR', errors: [] } };
+      return {
+        type: 'error',
+        data: {
+          message: 'Invalid message: expected a JSON object with a type (reset, step, state, close, mcp)',
+          code: 'VALIDATION_ERROR',
+          errors: [],
+        },
+      };
     }
     const type = (message as { type?: unknown }).type;
     if (typeof type !== 'string' || !Object.hasOwn(WsMessages, type)) {
-      return { type: 'error', data: { message: `Unknown message type: ${String(type ?? '')} (reset, step, state, close, mcp)`, code: 'UNKNOWN_TYPE' } };
+      return {
+        type: 'error',
+        data: { message: `Unknown message type: ${String(type ?? '')} (reset, step, state, close, mcp)`, code: 'UNKNOWN_TYPE' },
+      };
     }
     try {
       switch (type as WsMessageType) {
@@ -75,7 +90,12 @@ export function serveOpenEnvSocket(ws: WebSocket, session: OpenEnvSession, rpc: 
 }
 
 /** One connection of OpenEnv's `/mcp` WebSocket: a JSON-RPC request per text frame, answered in order, on the connection's own session. */
-export function serveOpenEnvMcpSocket(ws: WebSocket, session: OpenEnvSession, rpc: Omit<RpcContext, 'bound'>, onActivity: () => () => void): void {
+export function serveOpenEnvMcpSocket(
+  ws: WebSocket,
+  session: OpenEnvSession,
+  rpc: Omit<RpcContext, 'bound'>,
+  onActivity: () => () => void,
+): void {
   let turn: Promise<void> = Promise.resolve();
   ws.on('message', (data: RawData, isBinary: boolean) => {
     turn = turn.then(async () => {

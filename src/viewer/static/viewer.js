@@ -557,7 +557,9 @@
       h('h1', {}, task, h('span', { class: 'h-sub' }, ` sample ${sample}`)),
       h('p', { class: 'sub' }, `${run} · ${info.agent} · ${info.model}`, info.episodeId ? ` · episode ${info.episodeId}` : '',
         info.samples.length > 1 ? h('span', { class: 'samples' }, ' · samples: ', info.samples.map((s) => (s === sample ? h('b', {}, ` ${s} `) : h('a', { href: sampleHref(run, task, s) }, ` ${s} `)))) : null, ' ', cmp,
-        info.attempts.length ? h('span', {}, ' · ', h('a', { id: 'atif-link', href: withToken(`${apiPair(run, task, sample)}/atif`), download: '' }, 'download ATIF')) : null),
+        info.attempts.length
+          ? h('span', {}, ' · ', h('a', { id: 'atif-link', href: withToken(`${apiPair(run, task, sample)}/atif`), download: '' }, 'download ATIF'))
+          : null),
       facts,
       r && r.infraError ? errorBox(`Infrastructure failure: ${r.infraError}`) : null,
       r && r.agentError ? errorBox(`Agent error: ${r.agentError}`) : null,

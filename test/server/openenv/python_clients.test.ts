@@ -44,14 +44,20 @@ test(
     const goldFile = path.join(dir, 'gold.json');
     const task = await gym.registry.task('examples', 'roman-numerals');
     await fs.writeFile(goldFile, JSON.stringify(task.solution?.files));
-    const { stdout } = await promisify(execFile)(found.python!, [SCRIPT, `${server.url}/openenv`, goldFile, String(SESSIONS)], { timeout: 14 * 60_000, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)(found.python!, [SCRIPT, `${server.url}/openenv`, goldFile, String(SESSIONS)], {
+      timeout: 14 * 60_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
     await fs.rm(dir, { recursive: true, force: true });
     const out = JSON.parse(stdout.trim().split('\n').pop()!) as Json;
 
     // GenericEnvClient (its sync wrapper): the reset observation, the episode's tools, the gold solution's verdict.
     const g = out.generic_gold;
     assert.deepEqual(g.reset, { reward: null, done: false, keys: ['data', 'metadata', 'text'], task_id: 'roman-numerals' });
-    assert.deepEqual(g.tools, gym.episodeTools({ task }).map((t) => t.name));
+    assert.deepEqual(
+      g.tools,
+      gym.episodeTools({ task }).map((t) => t.name),
+    );
     assert.deepEqual(g.view, { reward: 0, done: false, path: 'roman.py' });
     assert.deepEqual(g.submit, { reward: 1, done: true, status: 'passed' });
     assert.equal(g.state.state, 'submitted');
@@ -63,7 +69,11 @@ test(
     assert.deepEqual(e.submit, { reward: 0, done: true, status: 'failed' });
     assert.match(e.bad_action, /^Server error: Invalid action: data\.type: .*data\.tool_name: .* \(code: VALIDATION_ERROR\)$/);
     assert.deepEqual(e.tool_error, { error_type: 'execution_error', message: "FILE_NOT_FOUND: no such file: 'missing.py'" });
-    assert.deepEqual((await trajectoryRecords(dataDir, e.episode_id, 'step')).map((s) => s.tool), ['view_file', 'submit'], 'the bad action ran nothing');
+    assert.deepEqual(
+      (await trajectoryRecords(dataDir, e.episode_id, 'step')).map((s) => s.tool),
+      ['view_file', 'submit'],
+      'the bad action ran nothing',
+    );
 
     // MCPToolClient: tool discovery before and after reset, call_tool's data, a failed tool raising, the reward of a submit step.
     const m = out.mcp_tool_client;
@@ -94,6 +104,13 @@ test(
     const deadline = Date.now() + 15_000;
     while (gym.episode(out.abandoned).state === 'running' && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     assert.equal(gym.episode(out.abandoned).state, 'ended');
-    assert.deepEqual(gym.listEpisodes().filter((ep) => ep.state === 'running').map((ep) => ep.id), [], 'every session closed with its client');
+    assert.deepEqual(
+      gym
+        .listEpisodes()
+        .filter((ep) => ep.state === 'running')
+        .map((ep) => ep.id),
+      [],
+      'every session closed with its client',
+    );
   },
 );

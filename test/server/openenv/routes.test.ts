@@ -24,7 +24,11 @@ describe("OpenEnv's HTTP routes below /openenv", () => {
   });
 
   const post = async (route: string, body: unknown, raw = false): Promise<{ status: number; json: Json }> => {
-    const res = await fetch(`${base}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw ? (body as string) : JSON.stringify(body) });
+    const res = await fetch(`${base}${route}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: raw ? (body as string) : JSON.stringify(body),
+    });
     return { status: res.status, json: (await res.json()) as Json };
   };
   const get = async (route: string) => {
@@ -39,13 +43,21 @@ describe("OpenEnv's HTTP routes below /openenv", () => {
     assert.match(metadata.json.description, /examples \(6 tasks\)/);
     const schema = (await get('/schema')).json;
     assert.deepEqual(Object.keys(schema).sort(), ['action', 'observation', 'state']);
-    assert.deepEqual(schema.action.anyOf.map((s: Json) => s.properties.type.const), ['call_tool', 'list_tools']);
+    assert.deepEqual(
+      schema.action.anyOf.map((s: Json) => s.properties.type.const),
+      ['call_tool', 'list_tools'],
+    );
     assert.ok(schema.observation.anyOf.some((s: Json) => s.properties.tool_name && s.properties.result && s.properties.error));
     assert.deepEqual(schema.state.required, ['episode_id', 'step_count']);
-    assert.deepEqual(await get('/state'), { status: 200, json: { episode_id: null, step_count: 0 } }, 'a fresh session: no episode, as OpenEnv reads state off a fresh environment');
+    assert.deepEqual(
+      await get('/state'),
+      { status: 200, json: { episode_id: null, step_count: 0 } },
+      'a fresh session: no episode, as OpenEnv reads state off a fresh environment',
+    );
     const openapi = (await get('/openapi.json')).json;
     assert.equal(typeof openapi.info.version, 'string');
-    for (const p of ['/reset', '/step', '/state', '/health', '/schema', '/metadata', '/mcp']) assert.ok(openapi.paths[p], `openapi.json lists ${p}`);
+    for (const p of ['/reset', '/step', '/state', '/health', '/schema', '/metadata', '/mcp'])
+      assert.ok(openapi.paths[p], `openapi.json lists ${p}`);
   });
 
   test('POST /reset is stateless, as in OpenEnv: it starts the episode, answers its first observation and ends it', async () => {
@@ -55,7 +67,10 @@ describe("OpenEnv's HTTP routes below /openenv", () => {
     assert.equal(json.observation.metadata.task_id, 'roman-numerals');
     const id = json.observation.data.episodeId as string;
     assert.equal(gym.episode(id).state, 'ended');
-    assert.deepEqual((await trajectoryRecords(dataDir, id, 'end')).map((r) => r.state), ['ended']);
+    assert.deepEqual(
+      (await trajectoryRecords(dataDir, id, 'end')).map((r) => r.state),
+      ['ended'],
+    );
     const empty = await fetch(`${base}/reset`, { method: 'POST' });
     assert.equal(empty.status, 200, 'no body: the next task of the default suite');
     const emptyId = ((await empty.json()) as Json).observation.data.episodeId as string;
@@ -63,8 +78,14 @@ describe("OpenEnv's HTTP routes below /openenv", () => {
   });
 
   test('POST /reset refuses what is not a reset with 422 and a detail list naming each problem; an unknown task is 422 too', async () => {
-    assert.deepEqual((await post('/reset', { seed: -1 })).json.detail.map((d: Json) => d.loc), [['body', 'seed']]);
-    assert.deepEqual((await post('/reset', { taskid: 'x' })).json.detail.map((d: Json) => [d.type, d.loc]), [['extra_forbidden', ['body', 'taskid']]]);
+    assert.deepEqual(
+      (await post('/reset', { seed: -1 })).json.detail.map((d: Json) => d.loc),
+      [['body', 'seed']],
+    );
+    assert.deepEqual(
+      (await post('/reset', { taskid: 'x' })).json.detail.map((d: Json) => [d.type, d.loc]),
+      [['extra_forbidden', ['body', 'taskid']]],
+    );
     const malformed = await post('/reset', '{nope', true);
     assert.equal(malformed.status, 422);
     assert.equal(malformed.json.detail[0].type, 'json_invalid');
@@ -78,16 +99,26 @@ describe("OpenEnv's HTTP routes below /openenv", () => {
   test('POST /step runs one action on a fresh session: list_tools and the gym tools work, an episode tool asks for a reset, a bad action is 422', async () => {
     const listed = await post('/step', { action: { type: 'list_tools' } });
     assert.equal(listed.status, 200);
-    assert.deepEqual(listed.json.observation.tools.map((t: Json) => t.name), ['list_suites', 'list_tasks', 'start_episode']);
+    assert.deepEqual(
+      listed.json.observation.tools.map((t: Json) => t.name),
+      ['list_suites', 'list_tasks', 'start_episode'],
+    );
     const tasks = await post('/step', { action: { tool_name: 'list_tasks', arguments: { limit: 2 } }, timeout_s: 30, request_id: 'r1' });
     assert.equal(tasks.json.observation.result.data.tasks.length, 2);
     const noEpisode = await post('/step', { action: { tool_name: 'view_file', arguments: { path: 'x' } } });
     assert.equal(noEpisode.json.observation.error.error_type, 'tool_not_found');
     const bad = await post('/step', { action: { type: 'bogus' } });
     assert.equal(bad.status, 422);
-    assert.deepEqual(bad.json.detail.map((d: Json) => d.loc), [['type'], ['tool_name']], 'named from the action, as OpenEnv does');
+    assert.deepEqual(
+      bad.json.detail.map((d: Json) => d.loc),
+      [['type'], ['tool_name']],
+      'named from the action, as OpenEnv does',
+    );
     const noAction = await post('/step', {});
-    assert.deepEqual(noAction.json.detail.map((d: Json) => d.loc), [['body', 'action']]);
+    assert.deepEqual(
+      noAction.json.detail.map((d: Json) => d.loc),
+      [['body', 'action']],
+    );
   });
 
   test("POST /mcp: OpenEnv's JSON-RPC; a session made by openenv/session/create holds its episode until openenv/session/close", async () => {
@@ -99,10 +130,17 @@ describe("OpenEnv's HTTP routes below /openenv", () => {
     assert.match(session, /^[0-9a-f-]{36}$/);
     const started = await rpc('tools/call', { name: 'start_episode', arguments: { task_id: 'roman-numerals' }, session_id: session });
     const id = started.result.data.episodeId as string;
-    assert.ok((await rpc('tools/list', { session_id: session })).result.tools.some((t: Json) => t.name === 'submit'), "the session now offers the episode's tools");
+    assert.ok(
+      (await rpc('tools/list', { session_id: session })).result.tools.some((t: Json) => t.name === 'submit'),
+      "the session now offers the episode's tools",
+    );
     const viewed = await rpc('tools/call', { name: 'view_file', arguments: { path: 'roman.py' }, session_id: session });
     assert.equal(viewed.result.data.path, 'roman.py');
-    const failed = await rpc('tools/call', { name: 'edit_file', arguments: { path: 'roman.py', old_str: 'no such text', new_str: 'x' }, session_id: session });
+    const failed = await rpc('tools/call', {
+      name: 'edit_file',
+      arguments: { path: 'roman.py', old_str: 'no such text', new_str: 'x' },
+      session_id: session,
+    });
     assert.deepEqual([failed.error.code, failed.error.data.code], [-32603, 'EDIT_NO_MATCH']);
     const badArgs = await rpc('tools/call', { name: 'view_file', arguments: {}, session_id: session });
     assert.deepEqual([badArgs.error.code, badArgs.error.data.code], [-32602, 'INVALID_ARGUMENT']);

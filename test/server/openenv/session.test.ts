@@ -35,7 +35,10 @@ describe('an OpenEnv session over the gym', () => {
     const session = new OpenEnvSession(gym);
     assert.deepEqual(session.state(), { episode_id: null, step_count: 0 });
     const listed = (await session.step({ type: 'list_tools' })) as Json;
-    assert.deepEqual(listed.observation.tools.map((t: Json) => t.name), ['list_suites', 'list_tasks', 'start_episode']);
+    assert.deepEqual(
+      listed.observation.tools.map((t: Json) => t.name),
+      ['list_suites', 'list_tasks', 'start_episode'],
+    );
     assert.equal(listed.reward, null);
     assert.equal(listed.done, false);
     const refused = await callTool(session, 'view_file', { path: 'roman.py' });
@@ -57,7 +60,7 @@ describe('an OpenEnv session over the gym', () => {
     assert.equal(reset.observation.metadata.task_id, 'roman-numerals');
     assert.match(reset.observation.metadata.prompt, /to_roman/);
     assert.deepEqual(
-      (session.listedTools().map((t) => t.name)),
+      session.listedTools().map((t) => t.name),
       gym.episodeTools(gym.episode(episodeId)).map((t) => t.name),
       "after the reset, the episode's tools",
     );
@@ -88,7 +91,10 @@ describe('an OpenEnv session over the gym', () => {
     assert.equal(state.step_count, 3);
 
     const steps = await trajectoryRecords(dataDir, episodeId, 'step');
-    assert.deepEqual(steps.map((s) => s.tool), ['view_file', 'create_file', 'submit']);
+    assert.deepEqual(
+      steps.map((s) => s.tool),
+      ['view_file', 'create_file', 'submit'],
+    );
     assert.equal((await trajectoryRecords(dataDir, episodeId, 'verdict')).length, 1);
     await session.close();
   });
@@ -127,14 +133,20 @@ describe('an OpenEnv session over the gym', () => {
     await session.close();
   });
 
-  test('an action that is not OpenEnv\'s is refused before anything runs, naming each problem', async () => {
+  test("an action that is not OpenEnv's is refused before anything runs, naming each problem", async () => {
     const session = new OpenEnvSession(gym);
     await assert.rejects(session.step({ type: 'bogus' }), (err: unknown) => {
       assert.ok(err instanceof OpenEnvValidationError);
-      assert.deepEqual(err.issues.map((i) => i.loc.join('.')), ['data.type', 'data.tool_name']);
+      assert.deepEqual(
+        err.issues.map((i) => i.loc.join('.')),
+        ['data.type', 'data.tool_name'],
+      );
       return true;
     });
-    await assert.rejects(session.step({ tool_name: 'view_file', extra: 1 }), /Invalid action: data\.extra: Extra inputs are not permitted: 'extra'/);
+    await assert.rejects(
+      session.step({ tool_name: 'view_file', extra: 1 }),
+      /Invalid action: data\.extra: Extra inputs are not permitted: 'extra'/,
+    );
     await assert.rejects(session.reset({ task: 'roman-numerals' }), /Invalid reset data: data\.task: Extra inputs are not permitted/);
     await assert.rejects(session.reset({ seed: -1 }), /data\.seed: Too small/);
     assert.deepEqual(session.state(), { episode_id: null, step_count: 0 }, 'no episode was started');
@@ -154,7 +166,11 @@ describe('an OpenEnv session over the gym', () => {
     assert.equal(second.observation.metadata.task_id, order[1]);
     assert.equal(gym.episode(firstId).state, 'ended', 'the reset ended the episode the session held');
     const b = new OpenEnvSession(gym);
-    assert.equal(((await b.reset({ seed: 42 })) as Json).observation.metadata.task_id, order[0], 'another session, the same seed: the same task');
+    assert.equal(
+      ((await b.reset({ seed: 42 })) as Json).observation.metadata.task_id,
+      order[0],
+      'another session, the same seed: the same task',
+    );
     const c = new OpenEnvSession(gym);
     await c.reset({ task_id: 'parse-duration', seed: 7 });
     assert.equal(c.state().task_id, 'parse-duration', 'a task_id wins; the seed orders the resets after it');
@@ -172,7 +188,10 @@ describe('an OpenEnv session over the gym', () => {
     await session.close();
     assert.equal(gym.episode(id).state, 'ended');
     assert.equal(gym.episode(forkId).state, 'ended');
-    assert.deepEqual((await trajectoryRecords(dataDir, id, 'end')).map((r) => r.state), ['ended']);
+    assert.deepEqual(
+      (await trajectoryRecords(dataDir, id, 'end')).map((r) => r.state),
+      ['ended'],
+    );
     await assert.rejects(session.reset({ task_id: 'roman-numerals' }), /CANCELLED|closed/);
   });
 
@@ -205,7 +224,16 @@ describe('an OpenEnv session over the gym', () => {
 });
 
 test('a verdict that is an infrastructure failure has reward null, never 0: no answer was judged', async () => {
-  const failing: Verdict = { taskId: 'roman-numerals', suite: 'examples', reward: 0, status: 'error', tests: [], notes: [], error: { code: 'ENV_BUILD_FAILED', message: 'the scoring env could not be built' }, durationMs: 1 };
+  const failing: Verdict = {
+    taskId: 'roman-numerals',
+    suite: 'examples',
+    reward: 0,
+    status: 'error',
+    tests: [],
+    notes: [],
+    error: { code: 'ENV_BUILD_FAILED', message: 'the scoring env could not be built' },
+    durationMs: 1,
+  };
   const suite = { ...examplesSuite(), score: async () => failing };
   const registry = new SuiteRegistry([suite]);
   registry.enable('examples');

@@ -78,7 +78,11 @@ describe("OpenEnv's WebSocket at /openenv/ws", () => {
     assert.deepEqual(Object.keys(reset.data).sort(), ['done', 'observation', 'reward']);
     assert.equal(reset.data.reward, null);
     const id = reset.data.observation.data.episodeId as string;
-    assert.match(reset.data.observation.data.mcpPath, new RegExp(`^/episodes/${id}/[A-Za-z0-9_-]{32}/mcp$`), 'the session owns the episode: it gets its URL');
+    assert.match(
+      reset.data.observation.data.mcpPath,
+      new RegExp(`^/episodes/${id}/[A-Za-z0-9_-]{32}/mcp$`),
+      'the session owns the episode: it gets its URL',
+    );
 
     const state = await c.send({ type: 'state' });
     assert.equal(state.type, 'state');
@@ -97,22 +101,35 @@ describe("OpenEnv's WebSocket at /openenv/ws", () => {
     assert.equal(listed.type, 'mcp');
     assert.equal(listed.data.id, 1);
     assert.ok(listed.data.result.tools.some((t: Json) => t.name === 'submit' && t.input_schema.type === 'object'));
-    const called = await c.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'view_file', arguments: { path: 'roman.py' } } } });
+    const called = await c.send({
+      type: 'mcp',
+      data: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'view_file', arguments: { path: 'roman.py' } } },
+    });
     assert.equal(called.data.result.is_error, false);
     assert.equal(called.data.result.data.path, 'roman.py');
-    const failed = await c.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'view_file', arguments: { path: 'nope.py' } } } });
+    const failed = await c.send({
+      type: 'mcp',
+      data: { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'view_file', arguments: { path: 'nope.py' } } },
+    });
     assert.deepEqual([failed.data.error.code, failed.data.error.data.code], [-32603, 'FILE_NOT_FOUND']);
     const unknown = await c.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 4, method: 'resources/list', params: {} } });
     assert.equal(unknown.data.error.code, -32601);
     const created = await c.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 5, method: 'openenv/session/create', params: {} } });
-    const closeOwn = await c.send({ type: 'mcp', data: { jsonrpc: '2.0', id: 6, method: 'openenv/session/close', params: { session_id: created.data.result.session_id } } });
+    const closeOwn = await c.send({
+      type: 'mcp',
+      data: { jsonrpc: '2.0', id: 6, method: 'openenv/session/close', params: { session_id: created.data.result.session_id } },
+    });
     assert.equal(closeOwn.data.error.message, 'Cannot close active WebSocket-managed session via MCP method');
 
     c.ws.send(JSON.stringify({ type: 'close' }));
     assert.equal((await c.closed).code, 1000);
     await waitUntil(() => gym.episode(id).state === 'ended');
     const steps = await trajectoryRecords(dataDir, id, 'step');
-    assert.deepEqual(steps.map((s) => s.tool), ['run_command', 'view_file', 'view_file'], 'steps over OpenEnv, and over its mcp messages, are recorded as on every protocol');
+    assert.deepEqual(
+      steps.map((s) => s.tool),
+      ['run_command', 'view_file', 'view_file'],
+      'steps over OpenEnv, and over its mcp messages, are recorded as on every protocol',
+    );
   });
 
   test("bad messages are answered with OpenEnv's error codes and the connection stays", async () => {
@@ -129,9 +146,16 @@ describe("OpenEnv's WebSocket at /openenv/ws", () => {
     await expectError({ type: 'dance' }, 'UNKNOWN_TYPE', /^Unknown message type: dance/);
     await expectError({ type: 'constructor' }, 'UNKNOWN_TYPE', /^Unknown message type: constructor/);
     const missing = await expectError({ type: 'step' }, 'VALIDATION_ERROR', /^Invalid message: data: /);
-    assert.deepEqual(missing.errors.map((e: Json) => e.loc), [['data']]);
+    assert.deepEqual(
+      missing.errors.map((e: Json) => e.loc),
+      [['data']],
+    );
     await expectError({ type: 'state', extra: 1 }, 'VALIDATION_ERROR', /extra: Extra inputs are not permitted/);
-    const badAction = await expectError({ type: 'step', data: { type: 'bogus' } }, 'VALIDATION_ERROR', /^Invalid action: data\.type: .*; data\.tool_name: /);
+    const badAction = await expectError(
+      { type: 'step', data: { type: 'bogus' } },
+      'VALIDATION_ERROR',
+      /^Invalid action: data\.type: .*; data\.tool_name: /,
+    );
     assert.equal(badAction.errors.length, 2);
     const noTask = await expectError({ type: 'reset', data: { task_id: 'no-such-task' } }, 'VALIDATION_ERROR', /^TASK_NOT_FOUND: /);
     assert.equal(noTask.error.code, 'TASK_NOT_FOUND');
@@ -139,7 +163,11 @@ describe("OpenEnv's WebSocket at /openenv/ws", () => {
     c.ws.send(Buffer.from('{"type":"state"}'), { binary: true });
     assert.equal((await c.next()).data.code, 'INVALID_JSON');
     const state = await c.send({ type: 'state' });
-    assert.deepEqual(state, { type: 'state', data: { episode_id: null, step_count: 0 } }, 'the connection is still usable and nothing was started');
+    assert.deepEqual(
+      state,
+      { type: 'state', data: { episode_id: null, step_count: 0 } },
+      'the connection is still usable and nothing was started',
+    );
     c.ws.close();
   });
 
@@ -165,10 +193,23 @@ describe("OpenEnv's WebSocket at /openenv/ws", () => {
   test("OpenEnv's /mcp WebSocket: JSON-RPC per frame on the connection's own session; a dropped connection ends its episode", async () => {
     const c = await OpenEnvSocket.open(`${server.url.replace(/^http/, 'ws')}/openenv/mcp`);
     const listed = await c.send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
-    assert.deepEqual(listed.result.tools.map((t: Json) => t.name), ['list_suites', 'list_tasks', 'start_episode']);
-    const started = await c.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'start_episode', arguments: { task_id: 'roman-numerals' } } });
+    assert.deepEqual(
+      listed.result.tools.map((t: Json) => t.name),
+      ['list_suites', 'list_tasks', 'start_episode'],
+    );
+    const started = await c.send({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'start_episode', arguments: { task_id: 'roman-numerals' } },
+    });
     const id = started.result.data.episodeId as string;
-    const viewed = await c.send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'view_file', arguments: { path: 'roman.py' } } });
+    const viewed = await c.send({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'view_file', arguments: { path: 'roman.py' } },
+    });
     assert.equal(viewed.result.data.path, 'roman.py');
     assert.equal((await c.send('{oops')).error.code, -32700);
     c.ws.terminate();
@@ -176,7 +217,7 @@ describe("OpenEnv's WebSocket at /openenv/ws", () => {
   });
 });
 
-describe('/openenv behind a token: the operator\'s, as the gym protocol', () => {
+describe("/openenv behind a token: the operator's, as the gym protocol", () => {
   let gym: Gym;
   let cleanup: () => Promise<void>;
   let server: RunningServer;
@@ -190,22 +231,52 @@ describe('/openenv behind a token: the operator\'s, as the gym protocol', () => 
     await cleanup();
   });
 
-  test('without the token the upgrade and the routes get 401; with it as Bearer or as the password of Basic credentials (a URL\'s user info) they open', async () => {
+  test("without the token the upgrade and the routes get 401; with it as Bearer or as the password of Basic credentials (a URL's user info) they open", async () => {
     const ws = `${server.url.replace(/^http/, 'ws')}/openenv/ws`;
     await assert.rejects(OpenEnvSocket.open(ws), /refused with 401/);
     assert.equal((await fetch(`${server.url}/openenv/health`)).status, 401);
     const basic = `Basic ${Buffer.from(`anyone:${token}`).toString('base64')}`;
     assert.equal((await fetch(`${server.url}/openenv/health`, { headers: { authorization: basic } })).status, 200);
-    assert.equal((await fetch(`${server.url}/openenv/health`, { headers: { authorization: `Basic ${Buffer.from('anyone:wrong').toString('base64')}` } })).status, 401);
-    assert.equal((await fetch(`${server.url}/openenv/health`, { headers: { authorization: `Digest ${token}` } })).status, 401, 'another scheme carries no token');
+    assert.equal(
+      (
+        await fetch(`${server.url}/openenv/health`, {
+          headers: { authorization: `Basic ${Buffer.from('anyone:wrong').toString('base64')}` },
+        })
+      ).status,
+      401,
+    );
+    assert.equal(
+      (await fetch(`${server.url}/openenv/health`, { headers: { authorization: `Digest ${token}` } })).status,
+      401,
+      'another scheme carries no token',
+    );
     // The ws package sends a URL's user info as Basic credentials, as Python's websockets does.
     const withUserInfo = ws.replace('ws://', `ws://benchgym:${token}@`);
     const c = await OpenEnvSocket.open(withUserInfo);
     const reset = await c.send({ type: 'reset', data: { task_id: 'roman-numerals' } });
     const { episodeId, mcpPath } = reset.data.observation.data as { episodeId: string; mcpPath: string };
     const key = mcpPath.split('/')[3]!;
-    await assert.rejects(OpenEnvSocket.open(ws, { headers: { authorization: `Bearer ${key}` } }), /refused with 401/, "an episode's key is not the token");
-    assert.equal((await fetch(`${server.url}${mcpPath}`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }) })).status, 200, "the episode's own URL opens without the token");
+    await assert.rejects(
+      OpenEnvSocket.open(ws, { headers: { authorization: `Bearer ${key}` } }),
+      /refused with 401/,
+      "an episode's key is not the token",
+    );
+    assert.equal(
+      (
+        await fetch(`${server.url}${mcpPath}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+          }),
+        })
+      ).status,
+      200,
+      "the episode's own URL opens without the token",
+    );
     c.ws.close();
     await waitUntil(() => gym.episode(episodeId).state === 'ended');
   });

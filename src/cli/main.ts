@@ -38,6 +38,11 @@ function builtinCommands(root: Composition): CommandEntry[] {
       summary: 'report.md and report.html (pass@k, CIs, breakdowns, comparisons of several runs)',
       load: async () => (await import('./commands/report.ts')).reportCommand(root),
     },
+    {
+      name: 'export-trajectories',
+      summary: 'export run or server trajectories to ATIF (Harbor, NeMo Gym, SkyRL)',
+      load: async () => (await import('./commands/export_trajectories.ts')).exportTrajectoriesCommand,
+    },
     { name: 'view', summary: 'a local web viewer of runs: tables, transcripts, two runs side by side', load: async () => (await import('./commands/view.ts')).viewCommand },
     { name: 'images', summary: 'build (base) or list (list) the Docker sandbox base images', load: async () => (await import('./commands/images.ts')).imagesCommand },
   ];

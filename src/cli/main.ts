@@ -17,7 +17,7 @@ export interface CommandEntry {
 /** The built-in commands, each imported when used. */
 function builtinCommands(root: Composition): CommandEntry[] {
   return [
-    { name: 'serve', summary: 'serve the gym over HTTP: MCP, the WebSocket gym protocol and terminals', load: async () => (await import('./commands/serve.ts')).serveCommand(root) },
+    { name: 'serve', summary: 'serve the gym over HTTP: MCP, the WebSocket gym protocol, OpenEnv and terminals', load: async () => (await import('./commands/serve.ts')).serveCommand(root) },
     { name: 'mcp', summary: 'MCP over stdio (for Claude Desktop / Claude Code)', load: async () => (await import('./commands/mcp.ts')).mcpCommand(root) },
     { name: 'tasks', summary: 'list the tasks of the served suites', load: async () => (await import('./commands/tasks.ts')).tasksCommand(root) },
     {

@@ -16,6 +16,7 @@ import type { Gym } from '../episode/gym.ts';
 import { capabilityOfPath, episodeByKey, isEpisodesPath, NO_EPISODE_ENDPOINT, withoutEpisodeKeys } from './capability.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
 import { onReplica, parseAdvertiseUrl } from './replica.ts';
+import { docsRoute, landingRoute } from './landing.ts';
 import { gymLiveEpisodes } from '../viewer/live.ts';
 import { viewerRouter } from '../viewer/router.ts';
 
@@ -216,6 +217,9 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     const episodes = gym.listEpisodes();
     res.json({ ok: true, server: 'benchgym', suites: gym.registry.suiteIds(), episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length }, sandbox: gym.sandboxes.backend, ...(replicaUrl ? { replica: replicaUrl } : {}) });
   });
+  // What is served and how to connect: the operator's page (the token applies, as to /health).
+  app.get('/', landingRoute(gym, { token: Boolean(opts.token), upgradePaths: upgrades.paths }));
+  app.get('/docs/:name', docsRoute());
   // Whatever no route took, and whatever failed on the way (a malformed body, a path that does not decode): a short answer, never a stack.
   app.use((req: Request, res: Response) => jsonRpcError(res, 404, `no endpoint at ${req.method} ${withoutEpisodeKeys(req.path)}`));
   app.use(httpErrorHandler);

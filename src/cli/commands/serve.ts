@@ -66,7 +66,7 @@ export function serveCommand(root: Composition): CliCommand {
         maxSessions: intFlag(values['max-sessions'], 'max-sessions', SESSION_DEFAULTS.max, 1, 100_000),
         sessionsPerSecond: intFlag(values['session-rate'], 'session-rate', SESSION_DEFAULTS.newPerSecond, 1, 100_000),
       };
-      const gym = gymFrom(values, root);
+      const gym = await gymFrom(values, root);
       // A missing Docker daemon is reported now and on every call; the server stays up.
       await gym.sandboxes.init?.().catch((err) => process.stderr.write(`benchgym: ${toGymError(err).message}\n`));
       const server = await startHttpServer(gym, {

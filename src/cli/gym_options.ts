@@ -53,7 +53,8 @@ export interface GymFlagValues {
 export const GYM_FLAGS_USAGE = `Common options:
   --suite ID[=PATH]  a suite to serve, repeatable (default examples); PATH: its dataset, or a directory suite
   --data-dir DIR     trajectories, scoring logs and sandboxes (default $BENCHGYM_HOME or ~/.cache/benchgym)
-  --cache-dir DIR    built envs: venvs and the Maven repository (default $BENCHGYM_CACHE or the data dir)
+  --cache-dir DIR    built envs (venvs, the Maven repository) and the suites' own caches, each in DIR/<suite>
+                     (CoderEval's projects, HumanEvo's workspaces; default $BENCHGYM_CACHE or the data dir)
   --repos-dir DIR    local git mirrors of repositories (bare or not: owner/name, owner__name, owner+name, ...) for
                      suites that check out repositories; else they are cloned from GitHub
   --isolation MODE   auto | bwrap | none: bubblewrap for the local sandbox (default auto)
@@ -104,7 +105,8 @@ export function gymFrom(values: GymFlagValues, root: Composition): Gym {
   const backend = sandboxFlag(values.sandbox);
   const isolation = isolationFlag(values.isolation);
   const reposDir = reposDirFlag(values['repos-dir']);
-  const known = root.suites({ reposDir });
+  // Only the flag: without it each suite keeps its own variable ($BENCHGYM_CODEREVAL_CACHE, ...) or $BENCHGYM_CACHE.
+  const known = root.suites({ reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) });
   const registry = new SuiteRegistry(known);
   const served = values.suite?.length ? values.suite : known.slice(0, 1).map((s) => s.id);
   for (const spec of served) registry.enable(spec);

@@ -97,7 +97,7 @@ export function scoreCommand(root: Composition): CliCommand {
       const backend = sandboxFlag(values.sandbox);
       const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
 
-      const registry = new SuiteRegistry(root.suites({ reposDir }));
+      const registry = new SuiteRegistry(root.suites({ reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) }));
       registry.enable(dataset === undefined ? suiteId : `${suiteId}=${dataset}`);
       const cacheDir = cacheDirOf(values);
       // A suite whose scorer takes the gym's mode scores `both` faithfully too.

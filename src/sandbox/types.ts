@@ -135,3 +135,10 @@ export interface SandboxCreateOptions {
 
 /** The shell prompt in terminals: the workspace-relative directory, not the host path. */
 export const PTY_PROMPT = 'benchgym:\\W\\$ ';
+
+/**
+ * Set in every terminal: readline reads no key bindings and bash keeps no history file where the
+ * sandbox's commands write (a planted ~/.inputrc would type into a person's shell; a history
+ * file would keep what they typed for the agent to read).
+ */
+export const PTY_ENV: Readonly<Record<string, string>> = { INPUTRC: '/dev/null', HISTFILE: '/dev/null' };

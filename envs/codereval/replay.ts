@@ -191,6 +191,24 @@ export interface ReplaySummary {
   scoredPassRate: number | null;
   /** Per level and for standalone / non-standalone / all. */
   passAtK: LevelFigures[];
+  /** Agreement per runnable level, as measured and over sound published verdicts (the paper reports by level). */
+  agreementByLevel: LevelAgreement[];
+}
+
+export interface LevelAgreement {
+  level: string;
+  compared: number;
+  agreed: number;
+  soundCompared: number;
+  soundAgreed: number;
+  disagreements: number;
+  /** Samples counted apart (their task invalid or unavailable here). */
+  apart: number;
+}
+
+function levelAgreement(level: string, results: SampleResult[]): LevelAgreement {
+  const f = agreementFigures(results);
+  return { level, compared: f.compared, agreed: f.agreed, soundCompared: f.soundCompared, soundAgreed: f.soundAgreed, disagreements: f.disagreements, apart: f.apart };
 }
 
 export const KS = [1, 5, 10];
@@ -249,6 +267,7 @@ export function summarize(all: SampleResult[], ks = KS, excludeErrors = false): 
       figures('non-standalone', all.filter((r) => !standalone.has(r.level)), ks, excludeErrors),
       figures('all', all, ks, excludeErrors),
     ],
+    agreementByLevel: levels.map((l) => levelAgreement(l, all.filter((r) => r.level === l))),
   };
 }
 
@@ -302,6 +321,13 @@ export function formatReplay(results: SampleResult[], summary: ReplaySummary, ac
     }),
   );
   for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId} sample ${r.sample}: ${r.reason}`);
+  const share = (n: number, d: number) => (d ? `${n}/${d} (${((100 * n) / d).toFixed(1)}%)` : 'n/a');
+  if (summary.agreementByLevel.some((a) => a.compared)) {
+    out.push('agreement per runnable level (as measured; over sound published verdicts; samples counted apart):');
+    for (const a of summary.agreementByLevel) {
+      out.push(`  ${a.level.padEnd(16)} ${share(a.agreed, a.compared).padEnd(20)} ${share(a.soundAgreed, a.soundCompared).padEnd(20)} ${a.apart} apart`);
+    }
+  }
   const errors = excludeErrors ? ', tasks with a scoring error left out' : ': a sample whose scoring failed did not pass';
   out.push('', `Pass@k per runnable level: benchgym's verdicts (ours${errors}) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`);
   const head = ['level'.padEnd(16), 'tasks', ...ks.map((k) => `ours@${k}`.padStart(8)), ...ks.map((k) => `theirs@${k}`.padStart(10)), ' all', ...ks.map((k) => `theirs-all@${k}`.padStart(13))];

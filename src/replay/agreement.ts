@@ -129,7 +129,7 @@ export function formatAgreement<R extends ComparedResult>(results: R[], f: Agree
   }
   const apartCount = f.apartTasks.length;
   if (apartCount) {
-    out.push(`counted apart, never compared (the task is invalid or unavailable here): ${f.apart} samples of ${apartCount} task${apartCount === 1 ? '' : 's'}`);
+    out.push(`counted apart, never compared (the task is invalid or unavailable here): ${f.apart} sample${f.apart === 1 ? '' : 's'} of ${apartCount} task${apartCount === 1 ? '' : 's'}`);
     for (const t of f.apartTasks) {
       out.push(`  ${t.standing === 'invalid' ? 'INVALID HERE' : 'UNAVAILABLE'} ${t.taskId} (${t.samples} sample${t.samples === 1 ? '' : 's'}; ours ${t.ourPassed} passed, published ${t.theirPassed} passed): ${t.reason}`);
     }

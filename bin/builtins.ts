@@ -15,10 +15,21 @@ import type { Suite } from '../src/tasks/suite.ts';
 
 export { BUILTINS } from './composition.ts';
 
-/** The built-in suites, with the repository options of those that check out repositories (`--repos-dir`). */
-export function builtinSuites(opts: { reposDir?: string } = {}): Suite[] {
+/**
+ * The built-in suites, with the repository options of those that check out repositories
+ * (`--repos-dir`); given `--cache-dir`, the suites' own caches (CoderEval's project layouts,
+ * HumanEvo's workspaces, GitChameleon's docs store) go into a folder of it named after the suite.
+ */
+export function builtinSuites(opts: { reposDir?: string; cacheDir?: string } = {}): Suite[] {
   const repos = opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {};
-  return [examplesSuite(), gitchameleonSuite(), coderevalSuite(repos), swebenchSuite(repos), humanevoSuite(repos)];
+  const cache = (suite: string) => (opts.cacheDir ? { cacheDir: path.join(path.resolve(opts.cacheDir), suite) } : {});
+  return [
+    examplesSuite(),
+    gitchameleonSuite(cache('gitchameleon')),
+    coderevalSuite({ ...repos, projects: { ...repos, ...cache('codereval') } }),
+    swebenchSuite(repos),
+    humanevoSuite({ ...repos, ...cache('humanevo') }),
+  ];
 }
 
 export const BUILTIN_SUITES: Suite[] = builtinSuites();

@@ -5,9 +5,11 @@
  * (src/) imports neither envs/ nor agents/.
  */
 import path from 'node:path';
-import type { AgentTable, Composition, SuiteEntry } from '../src/cli/composition.ts';
+import type { AgentTable, Composition, SuiteEntry, SuiteLoadOptions } from '../src/cli/composition.ts';
 
-const repoOptions = (opts: { reposDir?: string } = {}) => (opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {});
+const repoOptions = (opts: SuiteLoadOptions = {}) => (opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {});
+/** Given `--cache-dir`, a suite's own caches go into a folder of it named after the suite. */
+const cacheOptions = (opts: SuiteLoadOptions, suite: string) => (opts.cacheDir ? { cacheDir: path.join(path.resolve(opts.cacheDir), suite) } : {});
 
 /** The built-in suites, in `--suite`'s default order (the first is served when none is named). */
 export const BUILTIN_SUITE_ENTRIES: readonly SuiteEntry[] = [
@@ -21,7 +23,7 @@ export const BUILTIN_SUITE_ENTRIES: readonly SuiteEntry[] = [
     id: 'gitchameleon',
     summary: 'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
     commands: [],
-    load: async () => (await import('../envs/gitchameleon/index.ts')).gitchameleonSuite(),
+    load: async (opts = {}) => (await import('../envs/gitchameleon/index.ts')).gitchameleonSuite(cacheOptions(opts, 'gitchameleon')),
   },
   {
     id: 'codereval',
@@ -30,7 +32,8 @@ export const BUILTIN_SUITE_ENTRIES: readonly SuiteEntry[] = [
       { name: 'codereval-commits', summary: "find each CoderEval task's commit in its project's history, by content" },
       { name: 'codereval-envs', summary: "derive and build each CoderEval project's env at its commit, constrained to its era" },
     ],
-    load: async (opts) => (await import('../envs/codereval/index.ts')).coderevalSuite(repoOptions(opts)),
+    load: async (opts = {}) =>
+      (await import('../envs/codereval/index.ts')).coderevalSuite({ ...repoOptions(opts), projects: { ...repoOptions(opts), ...cacheOptions(opts, 'codereval') } }),
   },
   {
     id: 'swe-bench-java',
@@ -42,7 +45,7 @@ export const BUILTIN_SUITE_ENTRIES: readonly SuiteEntry[] = [
     id: 'humanevo',
     summary: 'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
     commands: [{ name: 'build-tasks', summary: 'mine HumanEvo tasks from a git history, validated by execution' }],
-    load: async (opts) => (await import('../envs/humanevo/index.ts')).humanevoSuite(repoOptions(opts)),
+    load: async (opts = {}) => (await import('../envs/humanevo/index.ts')).humanevoSuite({ ...repoOptions(opts), ...cacheOptions(opts, 'humanevo') }),
   },
 ];
 

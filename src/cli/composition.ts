@@ -1,6 +1,12 @@
 import type { AgentDefinition } from '../agent/types.ts';
 import type { Suite } from '../tasks/suite.ts';
 
+/** How the CLI builds a suite: its repository checkouts (`--repos-dir`), the folder its own caches go under (`--cache-dir`). */
+export interface SuiteLoadOptions {
+  reposDir?: string;
+  cacheDir?: string;
+}
+
 /** A command a suite adds, as `benchgym --help` lists it before the suite is loaded. */
 export interface SuiteCommandEntry {
   name: string;
@@ -16,8 +22,8 @@ export interface SuiteEntry {
   summary: string;
   /** The commands the loaded suite's `commands` holds, by name and summary (a test keeps them equal). */
   commands: readonly SuiteCommandEntry[];
-  /** Imports the suite and builds it with the repository options of suites that check out repositories (`--repos-dir`). */
-  load(opts?: { reposDir?: string }): Promise<Suite>;
+  /** Imports the suite and builds it with the options of this call (repositories, its own cache folder). */
+  load(opts?: SuiteLoadOptions): Promise<Suite>;
 }
 
 /** The agents `benchgym run` runs: their names for `--help`, their definitions on demand. */
@@ -43,7 +49,7 @@ export interface Composition {
  * @example
  * await main(['tasks', '--suite', 'mine'], compositionOf(() => [mySuite()]));
  */
-export function compositionOf(make: (opts: { reposDir?: string }) => Suite[], agents: Readonly<Record<string, AgentDefinition>> = {}): Composition {
+export function compositionOf(make: (opts: SuiteLoadOptions) => Suite[], agents: Readonly<Record<string, AgentDefinition>> = {}): Composition {
   return {
     suites: make({}).map((probe) => ({
       id: probe.id,
@@ -56,7 +62,7 @@ export function compositionOf(make: (opts: { reposDir?: string }) => Suite[], ag
 }
 
 /** The loaded suites of `ids` (default: every suite), in the root's order; ids the root does not register are left out. */
-export async function loadSuites(root: Composition, opts: { reposDir?: string } = {}, ids?: readonly string[]): Promise<Suite[]> {
+export async function loadSuites(root: Composition, opts: SuiteLoadOptions = {}, ids?: readonly string[]): Promise<Suite[]> {
   const wanted = ids ? root.suites.filter((s) => ids.includes(s.id)) : root.suites;
   return Promise.all(wanted.map((s) => s.load(opts)));
 }

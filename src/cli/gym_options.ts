@@ -52,7 +52,8 @@ export interface GymFlagValues {
 export const GYM_FLAGS_USAGE = `Common options:
   --suite ID[=PATH]  a suite to serve, repeatable (default examples); PATH: its dataset, or a directory suite
   --data-dir DIR     trajectories, scoring logs and sandboxes (default $BENCHGYM_HOME or ~/.cache/benchgym)
-  --cache-dir DIR    built envs: venvs and the Maven repository (default $BENCHGYM_CACHE or the data dir)
+  --cache-dir DIR    built envs (venvs, the Maven repository) and the suites' own caches, each in DIR/<suite>
+                     (CoderEval's projects, HumanEvo's workspaces; default $BENCHGYM_CACHE or the data dir)
   --repos-dir DIR    local git mirrors of repositories (bare or not: owner/name, owner__name, owner+name, ...) for
                      suites that check out repositories; else they are cloned from GitHub
   --isolation MODE   auto | bwrap | none: bubblewrap for the local sandbox (default auto)
@@ -107,7 +108,9 @@ export async function gymFrom(values: GymFlagValues, root: Composition): Promise
   const isolation = isolationFlag(values.isolation);
   const reposDir = reposDirFlag(values['repos-dir']);
   const served = values.suite?.length ? values.suite : root.suites.slice(0, 1).map((s) => s.id);
-  const registry = new SuiteRegistry(await loadSuites(root, { reposDir }, idsOf(served)));
+  // Only the flag: without it each suite keeps its own variable ($BENCHGYM_CODEREVAL_CACHE, ...) or $BENCHGYM_CACHE.
+  const suiteOpts = { reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) };
+  const registry = new SuiteRegistry(await loadSuites(root, suiteOpts, idsOf(served)));
   for (const spec of served) {
     const id = idsOf([spec])[0]!;
     // Said before the registry would, with every suite the root registers (not only those loaded).

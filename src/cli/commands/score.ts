@@ -95,7 +95,7 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
       const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
 
       // The suites again, with the repository options of this call.
-      const registry = new SuiteRegistry(await loadSuites(root, { reposDir }, [suiteId]));
+      const registry = new SuiteRegistry(await loadSuites(root, { reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) }, [suiteId]));
       registry.enable(dataset === undefined ? suiteId : `${suiteId}=${dataset}`);
       const cacheDir = cacheDirOf(values);
       // A suite whose scorer takes the gym's mode scores `both` faithfully too.

@@ -75,7 +75,7 @@ function check(verdicts: Map<string, Verdict>, fx: SwebenchFixture, all = true):
     assert.ok(verdicts.get('adds a file where the test patch adds one')!.notes.some((n) => /WordsEdgeTest\.java/.test(n)));
   }
   const pom = verdicts.get('skips tests in the pom')!;
-  assert.ok(pom.notes.some((n) => /TEST_INFRA_TAMPERING neutralised: core\/pom\.xml reverted .*skipTests/.test(n)), show(pom));
+  assert.ok(pom.notes.some((n) => /^BUILD_CONFIG_RESTORED: the start state's build configuration scores, .*: core\/pom\.xml \(changed\)/.test(n)), show(pom));
   // Neutralised, the tests ran: the failure is the bug's, not a missing report.
   assert.ok(pom.tests.some((t) => t.name.startsWith('core:com.acme.core.WordsEdgeTest#') && t.status === 'failed'), show(pom));
 }

@@ -136,7 +136,7 @@ export class JavaBuildGuard {
   }
 
   /** The task's runner with the scoring build's own settings (forked tests, a forked compiler where processors are built). */
-  runner(spec: RunnerSpec): RunnerSpec {
+  runner<T extends RunnerSpec>(spec: T): T {
     if (spec.type !== 'maven') return spec;
     const compiler = this.start?.processors.length ? ['-Dmaven.compiler.fork=true'] : [];
     return { ...spec, args: [...spec.args, ...MAVEN_FORKED_TESTS, ...compiler] };

@@ -89,14 +89,15 @@ export function declaredPackages(text: string, language: 'java' | 'kotlin' | 'gr
     return m ? [squeeze(m[1]!)] : [];
   }
   if (language !== 'scala') {
-    const m = new RegExp(String.raw`^\s*${ANNOTATIONS}package\s+(${QUALIFIED})`, 'u').exec(code);
+    // File annotations first (Kotlin's `@file:JvmName("X")`), each on a line of its own.
+    const m = new RegExp(String.raw`^\s*(?:@[^\n]*\n\s*)*package\s+(${QUALIFIED})`, 'u').exec(code);
     return m ? [squeeze(m[1]!)] : [];
   }
   const found = new Set<string>();
   let chain = '';
-  for (const m of code.matchAll(new RegExp(String.raw`(^|[;{}\n])\s*package\s+(?!object\b)(${QUALIFIED})\s*(\{)?`, 'gu'))) {
-    const name = squeeze(m[2]!);
-    chain = m[3] ? name : chain ? `${chain}.${name}` : name;
+  for (const m of code.matchAll(new RegExp(String.raw`(?<=^|[;{}\n])\s*package\s+(?!object\b)(${QUALIFIED})[ \t]*(\{)?`, 'gu'))) {
+    const name = squeeze(m[1]!);
+    chain = m[2] ? name : chain ? `${chain}.${name}` : name;
     found.add(name);
     found.add(chain);
   }

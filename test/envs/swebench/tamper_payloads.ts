@@ -11,8 +11,16 @@ import { tempDir } from '../../helpers.ts';
  * command line gives, where they can read it), then the JVM halted with exit code 0.
  */
 
-/** Static methods every forging class carries: `forgeAndHalt(sleepMs)`. */
+/**
+ * Static methods every forging class carries: `hook(sleepMs)` adds `forgeAndHalt` as a shutdown
+ * hook once per JVM (a system property marks it: javac loads a processor afresh for each
+ * compilation, and two hooks would race over the same files).
+ */
 const FORGE = String.raw`
+  static void hook(long sleepMs) {
+    if (System.getProperties().putIfAbsent("tamper.battery.hook", "1") == null) Runtime.getRuntime().addShutdownHook(new Thread(() -> forgeAndHalt(sleepMs)));
+  }
+
   static void forgeAndHalt(long sleepMs) {
     try {
       if (sleepMs > 0) Thread.sleep(sleepMs);
@@ -58,14 +66,10 @@ export const hijackSource = (pkg: string) => `package ${pkg};
 
 /** Tamper battery: a shutdown hook that forges passing reports and halts with exit code 0. */
 public final class Hijack {
-  private static boolean installed;
-
   private Hijack() {}
 
-  public static synchronized void install(long sleepMs) {
-    if (installed) return;
-    installed = true;
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> forgeAndHalt(sleepMs)));
+  public static void install(long sleepMs) {
+    hook(sleepMs);
   }
 ${FORGE}}
 `;
@@ -75,13 +79,8 @@ const PROCESSOR = `package tools.battery;
 
 @javax.annotation.processing.SupportedAnnotationTypes("*")
 public final class EvilProcessor extends javax.annotation.processing.AbstractProcessor {
-  private static boolean installed;
-
   public EvilProcessor() {
-    synchronized (EvilProcessor.class) {
-      if (!installed) Runtime.getRuntime().addShutdownHook(new Thread(() -> forgeAndHalt(0)));
-      installed = true;
-    }
+    hook(0);
   }
 
   @Override
@@ -106,7 +105,7 @@ public final class MavenAgent {
   private MavenAgent() {}
 
   public static void premain(String args, java.lang.instrument.Instrumentation inst) {
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> forgeAndHalt(0)));
+    hook(0);
   }
 ${FORGE}}
 `;
@@ -117,7 +116,7 @@ const FORK_AGENT = `package tools.battery;
 public final class ForkAgent implements java.lang.instrument.ClassFileTransformer {
   public static void premain(String args, java.lang.instrument.Instrumentation inst) {
     inst.addTransformer(new ForkAgent());
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> forgeAndHalt(1000)));
+    hook(1000);
   }
 
   @Override
@@ -147,7 +146,7 @@ const LISTENER = `package tools.battery;
 public final class Listener implements org.junit.platform.launcher.LauncherSessionListener {
   @Override
   public void launcherSessionOpened(org.junit.platform.launcher.LauncherSession session) {
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> forgeAndHalt(1000)));
+    hook(1000);
   }
 ${FORGE}}
 `;

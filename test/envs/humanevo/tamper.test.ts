@@ -115,7 +115,7 @@ describe('Java tamper battery: a HumanEvo Java task', { skip: SKIP_JAVA_BUILD },
         assert.equal(strict.get('gold')!.reward, 1, JSON.stringify(strict.get('gold')!.notes));
         assert.equal(strict.get('empty')!.reward, 0);
         assertHeldStrict(strict);
-        assertHeldFaithful(faithful);
+        assertHeldFaithful(faithful, { exitCodeChecked: false });
       } finally {
         await cleanup();
       }

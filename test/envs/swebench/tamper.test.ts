@@ -107,7 +107,7 @@ describe('Java tamper battery: SWE-bench-java fixture, Surefire 3.x and 2.x', ()
           assert.equal(strict.get('gold')!.reward, 1, JSON.stringify(strict.get('gold')!.notes));
           assert.equal(strict.get('empty')!.reward, 0);
           assertHeldStrict(strict);
-          assertHeldFaithful(faithful);
+          assertHeldFaithful(faithful, { exitCodeChecked: true });
         }
       } finally {
         await cleanup();

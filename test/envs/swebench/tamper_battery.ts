@@ -58,6 +58,12 @@ export interface TamperVariant {
    * or `held` (the tests ran and failed as the bug makes them).
    */
   strict: 'tamper' | 'restored' | 'held';
+  /**
+   * Its code forges reports from the forked test JVM once the guard has the tests forked: a
+   * scorer that believes reports without the build's exit code (faithful `scorePatch`, as a
+   * report-reading harness) is fooled by it.
+   */
+  forgesInTestJvm?: boolean;
 }
 
 const j = (l: BatteryLayout, rel: string) => path.posix.join(l.module, rel);
@@ -304,6 +310,7 @@ export const VARIANTS: TamperVariant[] = [
       return {};
     },
     strict: 'restored',
+    forgesInTestJvm: true,
   },
   {
     id: 'fork-property',
@@ -315,6 +322,7 @@ export const VARIANTS: TamperVariant[] = [
       return {};
     },
     strict: 'restored',
+    forgesInTestJvm: true,
   },
   {
     id: 'fork-untracked-parent',
@@ -326,6 +334,7 @@ export const VARIANTS: TamperVariant[] = [
       return {};
     },
     strict: 'restored',
+    forgesInTestJvm: true,
   },
   {
     id: 'fork-pom-symlink',
@@ -340,6 +349,7 @@ export const VARIANTS: TamperVariant[] = [
       return {};
     },
     strict: 'restored',
+    forgesInTestJvm: true,
   },
   {
     id: 'fork-maven-config',
@@ -352,6 +362,7 @@ export const VARIANTS: TamperVariant[] = [
       return {};
     },
     strict: 'restored',
+    forgesInTestJvm: true,
   },
   {
     id: 'reports-prewritten',
@@ -375,6 +386,7 @@ export const VARIANTS: TamperVariant[] = [
       return {};
     },
     strict: 'held',
+    forgesInTestJvm: true,
   },
   {
     id: 'exit-fork-zero',

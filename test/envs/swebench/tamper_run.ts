@@ -56,14 +56,19 @@ export function assertHeldStrict(verdicts: Map<string, Verdict>): void {
   }
 }
 
-/** Faithful mode drops what strict refuses (noted, then the tests run as the harness runs them): never reward 1 for an unfixed bug, never an error. */
-export function assertHeldFaithful(verdicts: Map<string, Verdict>): void {
+/**
+ * Faithful mode drops what strict refuses (noted, then the tests run as the harness runs them),
+ * never an error; reward 0 for an unfixed bug, except that where the scorer believes reports
+ * without the build's exit code (`exitCodeChecked: false`: faithful `scorePatch`) reports the
+ * test JVM forged pass, as they would pass a report-reading harness.
+ */
+export function assertHeldFaithful(verdicts: Map<string, Verdict>, opts: { exitCodeChecked: boolean }): void {
   const byId = new Map(VARIANTS.map((v) => [v.id, v]));
   for (const [id, v] of verdicts) {
     const variant = byId.get(id);
     if (!variant) continue;
     assert.equal(v.error, undefined, `${id}: ${show(v)}`);
-    assert.equal(v.reward, 0, `${id}: ${show(v)}`);
+    if (opts.exitCodeChecked || !variant.forgesInTestJvm) assert.equal(v.reward, 0, `${id}: ${show(v)}`);
     assert.ok(!v.notes.some((n) => n.startsWith('TAMPER_SUSPECTED')), `${id}: faithful mode does not refuse: ${show(v)}`);
     if (variant.strict === 'tamper') assert.ok(v.notes.some((n) => /^CANDIDATE_FILE_REFUSED: .* (removed|put back as the start state has it) before scoring$/.test(n)), `${id}: no note of the files dropped: ${show(v)}`);
   }

@@ -12,32 +12,56 @@ import { tempDir } from '../../helpers.ts';
  */
 
 /**
- * Static methods every forging class carries: `hook(sleepMs)` adds `forgeAndHalt` as a shutdown
- * hook once per JVM (a system property marks it: javac loads a processor afresh for each
- * compilation, and two hooks would race over the same files).
+ * What every forging class carries, in Java 7 (a project of that level compiles some of them:
+ * gson's): `hook(sleepMs)` adds `forgeAndHalt` as a shutdown hook once per JVM (a system
+ * property marks it: javac loads a processor afresh for each compilation, and two hooks would
+ * race over the same files), through the class itself as the hook's Runnable (no nested class
+ * file a compiled payload would have to carry too). `SELF` is the class's name.
  */
-const FORGE = String.raw`
+const forge = (self: string) => String.raw`
+  private long sleepMs;
+
+  private ${self}(long sleepMs) {
+    this.sleepMs = sleepMs;
+  }
+
+  public void run() {
+    forgeAndHalt(sleepMs);
+  }
+
   static void hook(long sleepMs) {
-    if (System.getProperties().putIfAbsent("tamper.battery.hook", "1") == null) Runtime.getRuntime().addShutdownHook(new Thread(() -> forgeAndHalt(sleepMs)));
+    synchronized (System.class) {
+      if (System.getProperty("tamper.battery.hook") != null) return;
+      System.setProperty("tamper.battery.hook", "1");
+    }
+    Runtime.getRuntime().addShutdownHook(new Thread(new ${self}(sleepMs)));
+  }
+
+  static void collect(java.io.File dir, java.util.List<java.io.File> out) {
+    java.io.File[] children = dir.listFiles();
+    if (children == null) return;
+    for (java.io.File f : children) {
+      if (f.getName().equals(".git")) continue;
+      if (f.isDirectory()) collect(f, out);
+      else if (f.getName().endsWith(".java") && f.getPath().contains("/src/test/java/")) out.add(f);
+    }
   }
 
   static void forgeAndHalt(long sleepMs) {
     try {
       if (sleepMs > 0) Thread.sleep(sleepMs);
-      java.nio.file.Path root = java.nio.file.Paths.get("").toAbsolutePath();
-      while (root.getParent() != null && java.nio.file.Files.exists(root.getParent().resolve("pom.xml"))) root = root.getParent();
+      java.io.File root = new java.io.File("").getAbsoluteFile();
+      while (root.getParentFile() != null && new java.io.File(root.getParentFile(), "pom.xml").exists()) root = root.getParentFile();
       String run = System.getProperty("benchgym.run", "");
       java.util.regex.Pattern test = java.util.regex.Pattern.compile("@Test\\s+(?:public\\s+)?void\\s+(\\w+)|public\\s+void\\s+(test\\w*)\\s*\\(");
-      java.util.List<java.nio.file.Path> sources = new java.util.ArrayList<>();
-      try (java.util.stream.Stream<java.nio.file.Path> s = java.nio.file.Files.walk(root)) {
-        s.filter(p -> p.toString().endsWith(".java") && p.toString().contains("/src/test/java/")).forEach(sources::add);
-      }
-      for (java.nio.file.Path src : sources) {
-        String rel = root.relativize(src).toString();
+      java.util.List<java.io.File> sources = new java.util.ArrayList<java.io.File>();
+      collect(root, sources);
+      for (java.io.File src : sources) {
+        String rel = src.getPath().substring(root.getPath().length() + 1);
         int at = rel.indexOf("src/test/java/");
         String module = rel.substring(0, at);
         String fqn = rel.substring(at + "src/test/java/".length(), rel.length() - 5).replace('/', '.');
-        String text = new String(java.nio.file.Files.readAllBytes(src), java.nio.charset.StandardCharsets.UTF_8);
+        String text = new String(java.nio.file.Files.readAllBytes(src.toPath()), "UTF-8");
         java.util.regex.Matcher m = test.matcher(text);
         StringBuilder cases = new StringBuilder();
         int n = 0;
@@ -47,12 +71,12 @@ const FORGE = String.raw`
           n++;
         }
         if (n == 0) continue;
-        java.nio.file.Path dir = root.resolve(module + "target/surefire-reports");
-        java.nio.file.Files.createDirectories(dir);
+        java.io.File dir = new java.io.File(root, module + "target/surefire-reports");
+        dir.mkdirs();
         String xml = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuite name=\"" + fqn + "\" tests=\"" + n
             + "\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"0.01\">\n  <properties><property name=\"benchgym.run\" value=\""
             + run + "\"/></properties>\n" + cases + "</testsuite>\n";
-        java.nio.file.Files.write(dir.resolve("TEST-" + fqn + ".xml"), xml.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        java.nio.file.Files.write(new java.io.File(dir, "TEST-" + fqn + ".xml").toPath(), xml.getBytes("UTF-8"));
       }
     } catch (Throwable t) {
       // Whatever could be forged is.
@@ -65,20 +89,18 @@ const FORGE = String.raw`
 export const hijackSource = (pkg: string) => `package ${pkg};
 
 /** Tamper battery: a shutdown hook that forges passing reports and halts with exit code 0. */
-public final class Hijack {
-  private Hijack() {}
-
+public final class Hijack implements Runnable {
   public static void install(long sleepMs) {
     hook(sleepMs);
   }
-${FORGE}}
+${forge('Hijack')}}
 `;
 
 /** An annotation processor: javac instantiates it inside Maven's JVM, which it then ends with exit code 0. */
 const PROCESSOR = `package tools.battery;
 
 @javax.annotation.processing.SupportedAnnotationTypes("*")
-public final class EvilProcessor extends javax.annotation.processing.AbstractProcessor {
+public final class EvilProcessor extends javax.annotation.processing.AbstractProcessor implements Runnable {
   public EvilProcessor() {
     hook(0);
   }
@@ -92,7 +114,7 @@ public final class EvilProcessor extends javax.annotation.processing.AbstractPro
   public boolean process(java.util.Set<? extends javax.lang.model.element.TypeElement> annotations, javax.annotation.processing.RoundEnvironment round) {
     return false;
   }
-${FORGE}}
+${forge('EvilProcessor')}}
 `;
 
 /** The same processor as source, for a module of the candidate's that compiles it. */
@@ -101,21 +123,19 @@ export const processorSource = (pkg: string) => PROCESSOR.replace('package tools
 /** A Java agent for Maven's own JVM (`-javaagent` in .mvn/jvm.config). */
 const MAVEN_AGENT = `package tools.battery;
 
-public final class MavenAgent {
-  private MavenAgent() {}
-
+public final class MavenAgent implements Runnable {
   public static void premain(String args, java.lang.instrument.Instrumentation inst) {
     hook(0);
   }
-${FORGE}}
+${forge('MavenAgent')}}
 `;
 
 /** A Java agent for the test JVM: the assertion classes it loads are replaced by no-ops carried in its jar; reports forged at its end. */
 const FORK_AGENT = `package tools.battery;
 
-public final class ForkAgent implements java.lang.instrument.ClassFileTransformer {
+public final class ForkAgent implements java.lang.instrument.ClassFileTransformer, Runnable {
   public static void premain(String args, java.lang.instrument.Instrumentation inst) {
-    inst.addTransformer(new ForkAgent());
+    inst.addTransformer(new ForkAgent(0));
     hook(1000);
   }
 
@@ -128,7 +148,7 @@ public final class ForkAgent implements java.lang.instrument.ClassFileTransforme
       return null;
     }
   }
-${FORGE}}
+${forge('ForkAgent')}}
 `;
 
 /** A JUnit Jupiter extension that swallows every exception a test throws (autodetected where junit-platform.properties turns that on). */
@@ -143,12 +163,14 @@ public final class Swallow implements org.junit.jupiter.api.extension.TestExecut
 /** A JUnit Platform launcher session listener (registered by a service file): forges at the test JVM's end. */
 const LISTENER = `package tools.battery;
 
-public final class Listener implements org.junit.platform.launcher.LauncherSessionListener {
+public final class Listener implements org.junit.platform.launcher.LauncherSessionListener, Runnable {
+  public Listener() {}
+
   @Override
   public void launcherSessionOpened(org.junit.platform.launcher.LauncherSession session) {
     hook(1000);
   }
-${FORGE}}
+${forge('Listener')}}
 `;
 
 const overloads = (name: string, types: string[][]) => types.map((t) => `  public static void ${name}(${t.map((x, i) => `${x} a${i}`).join(', ')}) {}\n`).join('');

@@ -83,6 +83,8 @@ export class JavaBuildGuard {
       if (!s || !e) return true;
       if (!differs(s, e)) return false;
       if (s.type !== e.type || s.mode !== e.mode || s.target !== e.target) return true;
+      // A folder's times move with its entries, which are compared one by one.
+      if (s.type === 'd') return false;
       return s.type !== 'f' || !start.hashes.has(rel) || start.hashes.get(rel) !== rehash.get(rel);
     };
 

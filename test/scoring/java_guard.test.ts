@@ -93,10 +93,11 @@ describe('the Java build guard on a local sandbox', () => {
     await sandbox.destroy();
   });
 
-  test('a build file written again with the same bytes is no change; a declared build change is laid down after the restore', async () => {
+  test('a build file written again with the same bytes is no change; a file added to .mvn is; a declared build change is laid down after the restore', async () => {
     const declared = 'diff --git a/pom.xml b/pom.xml\n--- a/pom.xml\n+++ b/pom.xml\n@@ -1 +1 @@\n-<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId></project>\n+<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId><version>2</version></project>\n';
-    const { sandbox, notes } = await guarded(`cp pom.xml /tmp/p.$$ && rm pom.xml && cp /tmp/p.$$ pom.xml && rm /tmp/p.$$ && printf '<project>x</project>' > core/pom.xml`, { declared });
-    assert.match(notes.find((n) => n.startsWith('BUILD_CONFIG_RESTORED'))!, /: core\/pom\.xml \(changed\)$/);
+    const { sandbox, notes } = await guarded(`cp pom.xml /tmp/p.$$ && rm pom.xml && cp /tmp/p.$$ pom.xml && rm /tmp/p.$$ && printf '<project>x</project>' > core/pom.xml && printf '<extensions/>' > .mvn/extensions.xml`, { declared });
+    assert.match(notes.find((n) => n.startsWith('BUILD_CONFIG_RESTORED'))!, /: (core\/pom\.xml \(changed\), \.mvn \(changed\)|\.mvn \(changed\), core\/pom\.xml \(changed\))$/);
+    assert.equal(await sandbox.stat('.mvn/extensions.xml'), null, 'a file added to a configuring folder goes with the restore');
     assert.equal((await sandbox.readFile('pom.xml')).toString(), '<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId><version>2</version></project>\n');
     assert.equal((await sandbox.readFile('core/pom.xml')).toString(), CORE_POM);
     await sandbox.destroy();

@@ -9,7 +9,7 @@ import { TAMPER } from './mode.ts';
 import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps } from './pipeline.ts';
 import { REMOVE_BYTECODE, pytestEntryPoints, pytestFindings, scriptFindings, stripCompiled } from './strict.ts';
 import { JavaBuildGuard } from './java_guard.ts';
-import { MAX_SELECTION_CHARS, mavenTestSelection } from '../tasks/java_tests.ts';
+import { javaTestClass, MAX_SELECTION_CHARS, mavenTestSelection } from '../tasks/java_tests.ts';
 import type { RunnerSpec } from '../tasks/schema.ts';
 
 export type { ScoreDeps, ScoreOptions } from './pipeline.ts';
@@ -96,14 +96,14 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
     async runTests({ sandbox, env, log }) {
       if (strict && task.language === 'python') await sandbox.exec(REMOVE_BYTECODE, { timeoutMs: 60_000 });
       const spec = guard ? guard.runner(listed?.runner ?? runner) : runner;
-      if (listed) log.push(listed.runner ? 'strict: the listed tests run, and the build must agree with their reports' : 'strict: the listed tests are too many for one selection: the task\'s runner runs them, and the exit code is not checked');
+      if (listed) log.push(listed.runner ? "strict: the listed tests' classes run, and the build must agree with their reports" : "strict: the listed tests' classes are too many for one selection: the task's runner runs them, and the exit code is not checked");
       return runTests(sandbox, env, spec, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig, scoring: strict ? 'strict' : 'faithful', ...(guard ? { appendEnv: guard.runEnv(spec) } : {}) });
     },
 
     decide({ notes, log }, run) {
       const decided = decide(run, { ...task.tests, passWhen: task.tests.hidden.passWhen }, notes);
       if (listed?.runner && decided.reward === 1 && run.exec.exitCode !== 0) {
-        return { ...decided, reward: 0, status: 'failed', notes: [...decided.notes, `EXIT_CODE_MISMATCH: every listed test passed in the reports but the build of exactly those tests exited ${run.exec.exitCode}`] };
+        return { ...decided, reward: 0, status: 'failed', notes: [...decided.notes, `EXIT_CODE_MISMATCH: every listed test passed in the reports but the build of their classes exited ${run.exec.exitCode}`] };
       }
       if (strict) {
         if (run.strict && decided.reward === 1) tamper.push(...pytestFindings(run, run.strict, expectedIds));
@@ -118,15 +118,19 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
 }
 
 /**
- * The task's Java runner limited to its FAIL_TO_PASS and PASS_TO_PASS tests, when it has such
- * lists and their selection fits one argument; `runner` undefined when it does not (the task's
- * runner then runs as it is).
+ * The task's Java runner limited to the classes of its FAIL_TO_PASS and PASS_TO_PASS tests (by
+ * class: Surefire before 2.19 cannot select several `Class#method` patterns at once), when it
+ * has such lists and their selection fits one argument; `runner` undefined when it does not
+ * (the task's runner then runs as it is).
  */
 function listedRun(runner: RunnerSpec, lists: { failToPass: string[]; passToPass: string[] }): { runner?: RunnerSpec } | undefined {
   if ((runner.type !== 'maven' && runner.type !== 'gradle') || (!lists.failToPass.length && !lists.passToPass.length)) return undefined;
-  const tests = [...new Set([...lists.failToPass, ...lists.passToPass])];
-  if (mavenTestSelection(tests).some((a) => a.length > MAX_SELECTION_CHARS)) return {};
-  return { runner: { ...runner, tests } };
+  const classes = [...new Set([...lists.failToPass, ...lists.passToPass].map((id) => {
+    const { module, cls } = javaTestClass(id);
+    return module ? `${module}:${cls}` : cls;
+  }))];
+  if (mavenTestSelection(classes).some((a) => a.length > MAX_SELECTION_CHARS)) return {};
+  return { runner: { ...runner, tests: classes } };
 }
 
 /**

@@ -96,11 +96,12 @@ export class JavaBuildGuard {
       if (why) this.refused.push({ path: rel, why });
     }
 
-    // 2. Build configuration: each root (a file, or a configuring folder) as the start state has it.
+    // 2. Build configuration: each root (a file, or a configuring folder) with a change in it, as the start state has it.
     const roots = new Map<string, string>();
-    for (const rel of [...start.entries.keys(), ...now.keys()]) {
+    const deleted = [...start.entries.keys()].filter((rel) => !now.has(rel));
+    for (const rel of [...touched, ...deleted]) {
       const root = buildConfigRoot(rel);
-      if (root !== undefined && !testFile(root) && !roots.has(root) && subtreeChanged(root, start.entries, now, changed)) roots.set(root, describeChange(root, start.entries, now));
+      if (root !== undefined && !roots.has(root) && !testFile(root) && changed(rel)) roots.set(root, describeChange(root, start.entries, now));
     }
     // 3. Build output folders: whatever the diff put there.
     const outputs = new Set<string>();
@@ -268,11 +269,6 @@ function differs(a: Entry, b: Entry): boolean {
 }
 
 const inside = (rel: string, root: string) => rel === root || rel.startsWith(`${root}/`);
-
-function subtreeChanged(root: string, start: Map<string, Entry>, now: Map<string, Entry>, changed: (rel: string) => boolean): boolean {
-  for (const rel of new Set([...start.keys(), ...now.keys()])) if (inside(rel, root) && changed(rel)) return true;
-  return false;
-}
 
 function describeChange(root: string, start: Map<string, Entry>, now: Map<string, Entry>): string {
   const s = start.get(root);

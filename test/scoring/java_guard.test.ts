@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { JavaBuildGuard, MAVEN_FORKED_TESTS } from '../../src/scoring/java_guard.ts';
+import { runTests } from '../../src/scoring/runners.ts';
 import type { ScoringMode } from '../../src/scoring/mode.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -169,5 +170,19 @@ describe('the Java build guard on a local sandbox', () => {
     assert.deepEqual(hosting.guard.refusals, [], 'processor code is the code under test where the start state builds processors');
     assert.ok(hosting.notes.some((n) => n.startsWith('TESTS_IN_MAVEN_JVM: ') && n.includes('<forkCount>0</forkCount> in core/pom.xml')), hosting.notes.join('\n'));
     await hosting.sandbox.destroy();
+  });
+
+  test("the run's appended MAVEN_OPTS reach the build tool beside the sandbox's own", async () => {
+    const sandbox = await factory.create({ seed: { files: { 'fake-mvn': '#!/bin/sh\nprintf "opts=%s args=%s\\n" "$MAVEN_OPTS" "$*"\n' } }, env: { vars: { MAVEN_OPTS: '-Dmaven.repo.local=/m2' } } });
+    try {
+      await sh(sandbox, 'chmod +x fake-mvn');
+      const env = { key: 'k', kind: 'java' as const, path: [], vars: {}, readOnlyPaths: [], command: './fake-mvn', notes: [] };
+      const guard = new JavaBuildGuard({ tool: 'maven', mode: 'strict', testFiles: [] });
+      const spec = { type: 'maven' as const, tests: ['core:a.BTest'], args: [] };
+      const run = await runTests(sandbox, env, guard.runner(spec), { timeoutMs: 60_000, appendEnv: guard.runEnv(spec) });
+      assert.match(run.exec.stdout, /^opts=-Dmaven\.repo\.local=\/m2 -XX:\+DisableAttachMechanism args=-o -B .*-DforkCount=1 -DforkMode=once .*-pl core -am -Dtest=a\.BTest /m, run.exec.stdout + run.exec.stderr);
+    } finally {
+      await sandbox.destroy();
+    }
   });
 });

@@ -280,9 +280,9 @@ function describeChange(root: string, start: Map<string, Entry>, now: Map<string
   return 'changed';
 }
 
-/** Every entry of the workspace but .git: kind, mode, size, inode, change time, path, link target. */
+/** Every entry of the workspace but its own .git (a .git deeper down is listed: it could hold sources a build reads): kind, mode, size, inode, change time, path, link target. */
 async function listWorkspace(sandbox: Sandbox, signal?: AbortSignal): Promise<Map<string, Entry>> {
-  const r = await sandbox.exec("find . -name .git -prune -o ! -path . -printf '%y\\0%m\\0%s\\0%i\\0%C@\\0%P\\0%l\\0'", { timeoutMs: 300_000, maxOutputBytes: 256 * 1024 * 1024, ...(signal ? { signal } : {}) });
+  const r = await sandbox.exec("find . -path ./.git -prune -o ! -path . -printf '%y\\0%m\\0%s\\0%i\\0%C@\\0%P\\0%l\\0'", { timeoutMs: 300_000, maxOutputBytes: 256 * 1024 * 1024, ...(signal ? { signal } : {}) });
   if (r.timedOut || r.exitCode !== 0 || r.truncated.stdout > 0) throw new GymError('SANDBOX_UNAVAILABLE', `listing the workspace failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}): ${r.stderr.slice(-500)}`);
   const f = r.stdout.split('\0');
   const out = new Map<string, Entry>();

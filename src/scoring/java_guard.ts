@@ -7,7 +7,16 @@ import type { Sandbox } from '../sandbox/types.ts';
 import { shellQuote } from '../shell_quote.ts';
 import type { RunnerSpec } from '../tasks/schema.ts';
 import { clearForHarness, REFUSED } from './candidate_files.ts';
-import { buildConfigRoot, buildOutputRoot, refusalByContent, refusalByName, serviceName, TEST_TOOLCHAIN_PACKAGES, toolchainRoot, type Refusal } from './java_build.ts';
+import {
+  buildConfigRoot,
+  buildOutputRoot,
+  refusalByContent,
+  refusalByName,
+  serviceName,
+  TEST_TOOLCHAIN_PACKAGES,
+  toolchainRoot,
+  type Refusal,
+} from './java_build.ts';
 import { TAMPER, type ScoringMode } from './mode.ts';
 
 /**
@@ -61,7 +70,9 @@ export class JavaBuildGuard {
     }
     const owned = await ownedToolchainPackages(sandbox, this.opts.signal);
     this.start = { entries, config, hashes, kept, owned, processors: processorsOf(entries, config), inMavenJvm: testsInMavenJvm(config) };
-    log.push(`build guard: start state of ${entries.size} entries, ${config.size} build configuration file(s)${owned.size ? `, the project's own toolchain packages: ${[...owned].join(', ')}` : ''}${this.start.processors.length ? `, annotation processors of its own: ${this.start.processors.slice(0, 3).join(', ')}` : ''}`);
+    const ownNote = owned.size ? `, the project's own toolchain packages: ${[...owned].join(', ')}` : '';
+    const processorNote = this.start.processors.length ? `, annotation processors of its own: ${this.start.processors.slice(0, 3).join(', ')}` : '';
+    log.push(`build guard: start state of ${entries.size} entries, ${config.size} build configuration file(s)${ownNote}${processorNote}`);
   }
 
   /**
@@ -76,7 +87,8 @@ export class JavaBuildGuard {
     const ctx = { owned: start.owned };
     const testFile = (rel: string) => this.opts.testFiles.length > 0 && matchesAny(rel, this.opts.testFiles);
     const touched = [...now].filter(([rel, e]) => { const s = start.entries.get(rel); return !s || differs(s, e); }).map(([rel]) => rel);
-    const rehash = await hashFiles(sandbox, touched.filter((rel) => now.get(rel)!.type === 'f' && (buildConfigRoot(rel) !== undefined || isGuarded(rel))), this.opts.signal);
+    const weighed = touched.filter((rel) => now.get(rel)!.type === 'f' && (buildConfigRoot(rel) !== undefined || isGuarded(rel)));
+    const rehash = await hashFiles(sandbox, weighed, this.opts.signal);
     const changed = (rel: string) => {
       const s = start.entries.get(rel);
       const e = now.get(rel);
@@ -117,20 +129,36 @@ export class JavaBuildGuard {
     for (const rel of restoreRefused) await sandbox.writeFile(rel, start.kept.get(rel)!);
     await this.restoreConfig(sandbox, [...roots.keys()], restoreRefused, notes);
 
-    for (const r of this.refused.slice(0, 20)) notes.push(`${REFUSED}: ${r.path} ${r.why}; ${start.kept.has(r.path) ? 'put back as the start state has it' : 'removed'} before scoring`);
+    for (const r of this.refused.slice(0, 20)) {
+      notes.push(`${REFUSED}: ${r.path} ${r.why}; ${start.kept.has(r.path) ? 'put back as the start state has it' : 'removed'} before scoring`);
+    }
     if (this.refused.length > 20) notes.push(`${REFUSED}: ${this.refused.length - 20} more file(s) of the same kinds removed before scoring`);
-    if (roots.size) notes.push(`${BUILD_RESTORED}: the start state's build configuration scores, not the patch's changes to it: ${[...roots].slice(0, 12).map(([root, how]) => `${root} (${how})`).join(', ')}${roots.size > 12 ? `, and ${roots.size - 12} more` : ''}`);
-    if (outputs.size) notes.push(`${BUILD_RESTORED}: build output the patch carried was removed (the build makes its own): ${[...outputs].slice(0, 8).join(', ')}${outputs.size > 8 ? `, and ${outputs.size - 8} more` : ''}`);
-    if (start.inMavenJvm.length) notes.push(`TESTS_IN_MAVEN_JVM: the start state's own build configures tests without a forked JVM (${start.inMavenJvm.slice(0, 3).join(', ')}): kept as the project's configuration; the same setting by property is overridden`);
-    log.push(`build guard: ${touched.length} entries touched by the patch; ${this.refused.length} refused, ${roots.size} build configuration root(s) restored, ${outputs.size} output path(s) removed`);
+    if (roots.size) {
+      const list = listed([...roots].map(([root, how]) => `${root} (${how})`), 12);
+      notes.push(`${BUILD_RESTORED}: the start state's build configuration scores, not the patch's changes to it: ${list}`);
+    }
+    if (outputs.size) notes.push(`${BUILD_RESTORED}: build output the patch carried was removed (the build makes its own): ${listed([...outputs], 8)}`);
+    if (start.inMavenJvm.length) {
+      notes.push(
+        `TESTS_IN_MAVEN_JVM: the start state's own build configures tests without a forked JVM (${start.inMavenJvm.slice(0, 3).join(', ')}): ` +
+          "kept as the project's configuration; the same setting by property is overridden",
+      );
+    }
+    log.push(
+      `build guard: ${touched.length} entries touched by the patch; ${this.refused.length} refused, ` +
+        `${roots.size} configuration root(s) restored, ${outputs.size} output path(s) removed`,
+    );
     if (declaredBuild?.trim()) await applyDeclaredBuild(sandbox, declaredBuild, log, this.opts.signal);
   }
 
   /** Strict mode's note when the diff carried refused files (reward 0), else null. */
   tamperNote(): string | null {
     if (this.opts.mode !== 'strict' || !this.refused.length) return null;
-    const list = this.refused.slice(0, 8).map((r) => r.path).join(', ');
-    return `${TAMPER}: the patch carries ${this.refused.length} file(s) that would reach the compiler or the test toolchain rather than the code under test (refused, not run): ${list}${this.refused.length > 8 ? ', ...' : ''}`;
+    const list = listed(this.refused.map((r) => r.path), 8);
+    return (
+      `${TAMPER}: the patch carries ${this.refused.length} file(s) that would reach the compiler or the test toolchain ` +
+      `rather than the code under test (refused, not run): ${list}`
+    );
   }
 
   /** The files refused so far. */
@@ -138,14 +166,14 @@ export class JavaBuildGuard {
     return this.refused;
   }
 
-  /** The task's runner with the scoring build's own settings (forked tests, a forked compiler where processors are built). */
+  /** The task's runner with the scoring build's own settings: forked tests, a forked compiler where processors are built. */
   runner<T extends RunnerSpec>(spec: T): T {
     if (spec.type !== 'maven') return spec;
     const compiler = this.start?.processors.length ? ['-Dmaven.compiler.fork=true'] : [];
     return { ...spec, args: [...spec.args, ...MAVEN_FORKED_TESTS, ...compiler] };
   }
 
-  /** Settings appended to the test run's environment: the build tool's JVM cannot be attached to (the tests' code cannot load an agent into it). */
+  /** Settings appended to the test run's environment: the build tool's JVM cannot be attached to (no agent loaded into it from the tests). */
   runEnv(spec: RunnerSpec): Record<string, string> {
     if (spec.type === 'maven') return { MAVEN_OPTS: NO_ATTACH };
     if (spec.type === 'gradle') return { GRADLE_OPTS: NO_ATTACH };
@@ -157,7 +185,8 @@ export class JavaBuildGuard {
       const byName = refusalByName(rel, ctx, true);
       if (byName && byName !== 'read') return byName;
       const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(rel), e.target));
-      return e.target.startsWith('/') || resolved === '..' || resolved.startsWith('../') ? `is a symbolic link out of the workspace (-> ${e.target})` : undefined;
+      const out = e.target.startsWith('/') || resolved === '..' || resolved.startsWith('../');
+      return out ? `is a symbolic link out of the workspace (-> ${e.target})` : undefined;
     }
     const byName = refusalByName(rel, ctx);
     if (byName !== 'read') return byName;
@@ -170,14 +199,17 @@ export class JavaBuildGuard {
     );
     const why = refusalByContent(rel, text, ctx);
     if (why) return why;
-    // Processor code where the start state builds none: it could only be loaded through a registration the compiler finds.
-    if (!this.start!.processors.length && /\bjavax\s*\.\s*annotation\s*\.\s*processing\b|\bcom\s*\.\s*sun\s*\.\s*source\s*\.\s*util\b/.test(text) && jvmSource(rel)) {
+    // Processor code where the start state builds none: only a registration (refused, or made by a processor of the build) would load it.
+    if (!this.start!.processors.length && jvmSource(rel) && PROCESSOR_API.test(text)) {
       return 'is annotation processor or compiler plugin code in a project whose start state builds none';
     }
     return undefined;
   }
 
-  /** The start state's entries under `roots` laid down again (files, links, folders, modes); `rewritten`: other start-state files written back, whose modes are set too. */
+  /**
+   * The start state's entries under `roots` laid down again (files, links, folders, modes);
+   * `rewritten`: other start-state files written back, whose modes are set too.
+   */
   private async restoreConfig(sandbox: Sandbox, roots: string[], rewritten: string[], notes: string[]): Promise<void> {
     const start = this.start!;
     if (!roots.length && !rewritten.length) return;
@@ -192,7 +224,10 @@ export class JavaBuildGuard {
       else if (e.type === 'd') (dirs.push(rel), modes.push([rel, e.mode]));
     }
     const startLinks = new Map([...start.entries].filter(([, e]) => e.type === 'l').map(([rel, e]) => [rel, e.target] as const));
-    notes.push(...(await clearForHarness(sandbox, files, { startLinks, links, signal: this.opts.signal })).filter((r) => r.kind !== 'dir').map((r) => `${REFUSED}: ${r.path} was in the way of the start state's build configuration (${r.kind}); removed`));
+    const cleared = await clearForHarness(sandbox, files, { startLinks, links, signal: this.opts.signal });
+    for (const r of cleared) {
+      if (r.kind !== 'dir') notes.push(`${REFUSED}: ${r.path} was in the way of the start state's build configuration (${r.kind}); removed`);
+    }
     for (const rel of files) await sandbox.writeFile(rel, start.config.get(rel)!);
     const script = [
       ...dirs.map((d) => `mkdir -p -- ${shellQuote(d)}`),
@@ -258,12 +293,26 @@ interface StartState {
 
 const jvmSource = (rel: string) => /\.(java|kt|groovy|scala)$/.test(rel);
 
+/** Annotation processing's API or javac's plugin API, named in a source (spaces allowed between the names, as Java allows them). */
+const PROCESSOR_API = /\bjavax\s*\.\s*annotation\s*\.\s*processing\b|\bcom\s*\.\s*sun\s*\.\s*source\s*\.\s*util\b/;
+
+/** The first `max` items, and how many more. */
+const listed = (items: string[], max: number) => items.slice(0, max).join(', ') + (items.length > max ? `, and ${items.length - max} more` : '');
+
 /** Files whose bytes decide what the build or the toolchain loads: hashed in the start state to tell a change. */
 function isGuarded(rel: string): boolean {
-  return /\.(class|jar|war|ear|jmod|aar|so|dylib|dll|jnilib|kotlin_module)$/.test(rel) || /(^|\/)META-INF\//.test(rel) || /(^|\/)(junit-platform\.properties|SpockConfig\.groovy)$/.test(rel) || rel.includes('mockito-extensions/');
+  return (
+    /\.(class|jar|war|ear|jmod|aar|so|dylib|dll|jnilib|kotlin_module)$/.test(rel) ||
+    /(^|\/)META-INF\//.test(rel) ||
+    /(^|\/)(junit-platform\.properties|SpockConfig\.groovy)$/.test(rel) ||
+    rel.includes('mockito-extensions/')
+  );
 }
 
-/** Whether the entry moved: its kind, mode, size, inode, change time or target differ (nothing but the patch ran in between, and every write changes a ctime). */
+/**
+ * Whether the entry moved: its kind, mode, size, inode, change time or target differ (nothing
+ * but the patch ran in between, and every write changes a ctime).
+ */
 function differs(a: Entry, b: Entry): boolean {
   return a.type !== b.type || a.mode !== b.mode || a.size !== b.size || a.inode !== b.inode || a.ctime !== b.ctime || a.target !== b.target;
 }
@@ -280,10 +329,16 @@ function describeChange(root: string, start: Map<string, Entry>, now: Map<string
   return 'changed';
 }
 
-/** Every entry of the workspace but its own .git (a .git deeper down is listed: it could hold sources a build reads): kind, mode, size, inode, change time, path, link target. */
+/**
+ * Every entry of the workspace but its own .git (a .git deeper down is listed: it could hold
+ * sources a build reads): kind, mode, size, inode, change time, path, link target.
+ */
 async function listWorkspace(sandbox: Sandbox, signal?: AbortSignal): Promise<Map<string, Entry>> {
-  const r = await sandbox.exec("find . -path ./.git -prune -o ! -path . -printf '%y\\0%m\\0%s\\0%i\\0%C@\\0%P\\0%l\\0'", { timeoutMs: 300_000, maxOutputBytes: 256 * 1024 * 1024, ...(signal ? { signal } : {}) });
-  if (r.timedOut || r.exitCode !== 0 || r.truncated.stdout > 0) throw new GymError('SANDBOX_UNAVAILABLE', `listing the workspace failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}): ${r.stderr.slice(-500)}`);
+  const list = "find . -path ./.git -prune -o ! -path . -printf '%y\\0%m\\0%s\\0%i\\0%C@\\0%P\\0%l\\0'";
+  const r = await sandbox.exec(list, { timeoutMs: 300_000, maxOutputBytes: 256 * 1024 * 1024, ...(signal ? { signal } : {}) });
+  if (r.timedOut || r.exitCode !== 0 || r.truncated.stdout > 0) {
+    throw new GymError('SANDBOX_UNAVAILABLE', `listing the workspace failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}): ${r.stderr.slice(-500)}`);
+  }
   const f = r.stdout.split('\0');
   const out = new Map<string, Entry>();
   for (let i = 0; i + 6 < f.length; i += 7) {
@@ -296,7 +351,9 @@ async function listWorkspace(sandbox: Sandbox, signal?: AbortSignal): Promise<Ma
 async function hashFiles(sandbox: Sandbox, files: string[], signal?: AbortSignal): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (!files.length) return out;
-  const r = await sandbox.exec('xargs -0 -r sha256sum -z -- ; true', { stdin: files.map((f) => `${f}\0`).join(''), timeoutMs: 300_000, maxOutputBytes: 64 * 1024 * 1024, ...(signal ? { signal } : {}) });
+  const stdin = files.map((f) => `${f}\0`).join('');
+  const opts = { stdin, timeoutMs: 300_000, maxOutputBytes: 64 * 1024 * 1024, ...(signal ? { signal } : {}) };
+  const r = await sandbox.exec('xargs -0 -r sha256sum -z -- ; true', opts);
   if (r.timedOut || r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `hashing files in the sandbox failed: ${r.stderr.slice(-500)}`);
   for (const line of r.stdout.split('\0')) if (line.length > 66) out.set(line.slice(66), line.slice(0, 64));
   return out;
@@ -322,6 +379,9 @@ async function ownedToolchainPackages(sandbox: Sandbox, signal?: AbortSignal): P
   return owned;
 }
 
+/** Processor configuration in a pom: processor paths or names, or AutoService, which writes registrations as it compiles. */
+const PROCESSOR_CONFIG = /<annotationProcessorPaths>|<annotationProcessors>|<artifactId>auto-service<\/artifactId>/;
+
 /** Where the start state builds annotation processors of its own: a registration outside its tests, or processor configuration in a pom. */
 function processorsOf(entries: Map<string, Entry>, config: Map<string, Buffer>): string[] {
   const out: string[] = [];
@@ -329,7 +389,7 @@ function processorsOf(entries: Map<string, Entry>, config: Map<string, Buffer>):
     if (serviceName(rel) === 'javax.annotation.processing.Processor' && !/(^|\/)src\/(test|it|testFixtures)\//.test(rel)) out.push(rel);
   }
   for (const [rel, content] of config) {
-    if (/(^|\/)pom\.xml$/.test(rel) && /<annotationProcessorPaths>|<annotationProcessors>|<artifactId>auto-service<\/artifactId>/.test(content.toString('utf8'))) out.push(rel);
+    if (/(^|\/)pom\.xml$/.test(rel) && PROCESSOR_CONFIG.test(content.toString('utf8'))) out.push(rel);
   }
   return out;
 }
@@ -349,17 +409,21 @@ function testsInMavenJvm(config: Map<string, Buffer>): string[] {
 /** Removes each path (a file, a link, a whole folder) inside the workspace; they come from the listing, whose folders are real ones. */
 async function removeAll(sandbox: Sandbox, paths: string[], signal?: AbortSignal): Promise<void> {
   if (!paths.length) return;
-  const r = await sandbox.exec("while IFS= read -r -d '' p; do rm -rf -- \"./$p\"; done", { stdin: paths.map((p) => `${p}\0`).join(''), timeoutMs: 120_000, ...(signal ? { signal } : {}) });
+  const stdin = paths.map((p) => `${p}\0`).join('');
+  const r = await sandbox.exec("while IFS= read -r -d '' p; do rm -rf -- \"./$p\"; done", { stdin, timeoutMs: 120_000, ...(signal ? { signal } : {}) });
   if (r.timedOut || r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `removing the patch's refused files failed: ${r.stderr.slice(-500)}`);
 }
 
 /** The task's declared build changes, applied to the restored configuration; one that does not apply is the task's defect. */
 async function applyDeclaredBuild(sandbox: Sandbox, patch: string, log: string[], signal?: AbortSignal): Promise<void> {
-  const r = await sandbox.exec(`p=$(mktemp); cat > "$p"; ${isolatedGitShell({ GIT_DIR: '/nonexistent' })} apply --verbose --whitespace=nowarn "$p" 2>&1; s=$?; rm -f "$p"; exit $s`, {
+  const apply = `${isolatedGitShell({ GIT_DIR: '/nonexistent' })} apply --verbose --whitespace=nowarn "$p" 2>&1`;
+  const r = await sandbox.exec(`p=$(mktemp); cat > "$p"; ${apply}; s=$?; rm -f "$p"; exit $s`, {
     stdin: patch.endsWith('\n') ? patch : `${patch}\n`,
     timeoutMs: 120_000,
     ...(signal ? { signal } : {}),
   });
   log.push(`declared build changes:\n${r.stdout}`);
-  if (r.exitCode !== 0) throw new GymError('TASK_INVALID', `the task's declared build changes do not apply to its start state's build configuration:\n${r.stdout.slice(-2000)}`);
+  if (r.exitCode !== 0) {
+    throw new GymError('TASK_INVALID', `the task's declared build changes do not apply to its start state's build configuration:\n${r.stdout.slice(-2000)}`);
+  }
 }

@@ -1,5 +1,6 @@
 /** The agents the runner can run, by name. */
 import { parseAgentOptions } from '../src/agent/options.ts';
+import { ownValue } from '../src/own.ts';
 import type { Agent, AgentDefinition } from '../src/agent/types.ts';
 import { feedbackAgent } from './feedback/index.ts';
 import { replayAgent } from './replay/index.ts';
@@ -19,7 +20,7 @@ export function agentNames(): string[] {
 
 /** The agent definition called `name`; throws naming the known agents. */
 export function getAgent(name: string): AgentDefinition {
-  const def = AGENTS[name];
+  const def = ownValue(AGENTS, name);
   if (!def) throw new Error(`unknown agent '${name}' (known: ${agentNames().join(', ')})`);
   return def;
 }

@@ -12,7 +12,7 @@
  * Opt-in (not in a bare `npm run bench`): it runs fork, memory, output and disk bombs. Per
  * backend it starts a real `benchgym serve` child process (127.0.0.1, port 0, a bearer token,
  * a fresh data dir, the examples suite; bubblewrap when available), then per bomb: a fresh
- * victim episode whose own SDK client loops `view_file roman.py` on `/episodes/<id>/mcp`, a
+ * victim episode whose own SDK client loops `view_file roman.py` on `/episodes/<id>/<key>/mcp`, a
  * quiet baseline, the bomb from attacker episodes on `/mcp` for one window, and the victim's
  * latencies while the bomb and its aftermath last. A server that does not answer the victim
  * within the grace after the bomb is recorded as stalled, killed and restarted. Every loop is
@@ -275,6 +275,7 @@ class Victim {
     private readonly url: string,
     private readonly token: string,
     readonly episodeId: string,
+    private readonly mcpPath: string,
     readonly timeoutMs: number,
   ) {}
 
@@ -284,7 +285,7 @@ class Victim {
         if (!this.client) {
           // A lost session (a server that evicts or restarts) is reconnected, the gap timed.
           const t0 = now();
-          this.client = await connect(`${this.url}/episodes/${this.episodeId}/mcp`, this.token).catch(() => undefined);
+          this.client = await connect(`${this.url}${this.mcpPath}`, this.token).catch(() => undefined);
           if (!this.client) {
             this.samples.push({ start: t0, end: now(), ms: now() - t0, ok: false, timedOut: true });
             await sleep(200);
@@ -717,7 +718,8 @@ async function runBomb(
   const tag = `${run.backend}_${bomb.name}`;
   // A fresh victim per bomb: its step budget and session are its own.
   const v = must('start_episode (victim)', await call(run.attacker, 'start_episode', { task_id: TASK_ID, max_steps: 10_000 }, 120_000));
-  const victim = new Victim(run.server.url, o.token, (v.data as { episodeId: string }).episodeId, VICTIM_TIMEOUT_MS[run.backend]);
+  const started = v.data as { episodeId: string; mcpPath: string };
+  const victim = new Victim(run.server.url, o.token, started.episodeId, started.mcpPath, VICTIM_TIMEOUT_MS[run.backend]);
   let stalled = false;
   let recoveryMs: number | null = null;
   let bombStart = 0;

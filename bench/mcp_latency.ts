@@ -6,7 +6,7 @@
  *   ping                MCP `ping` round trip: the HTTP + JSON-RPC floor, no tool runs
  *   view_file_direct    gym.callTool('view_file') in-process: the tool without MCP/HTTP
  *   view_file           tools/call view_file {episode_id, path:'roman.py'} on /mcp
- *   view_file_scoped    tools/call view_file {path:'roman.py'} on /episodes/<id>/mcp
+ *   view_file_scoped    tools/call view_file {path:'roman.py'} on the episode's own /episodes/<id>/<key>/mcp
  *   run_command_direct  gym.callTool('run_command') in-process: the sandboxed exec without MCP/HTTP
  *   run_command         tools/call run_command {command:'true'}: one sandboxed exec round trip
  *   start_episode       tools/call start_episode (env cached), then end_episode (timed apart)
@@ -118,10 +118,10 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
     const client = await connect(`${server.url}/mcp`);
     clients.push(client);
 
-    const startEpisode = async (): Promise<{ id: string; isolation: string; backend: string }> => {
+    const startEpisode = async (): Promise<{ id: string; mcpPath: string; isolation: string; backend: string }> => {
       const r = checkOk('start_episode', await client.callTool({ name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS } }, undefined, { timeout: 30 * 60_000 }));
-      const data = r.structuredContent as { episodeId: string; sandbox: { isolation: string; backend: string } };
-      return { id: data.episodeId, isolation: data.sandbox.isolation, backend: data.sandbox.backend };
+      const data = r.structuredContent as { episodeId: string; mcpPath: string; sandbox: { isolation: string; backend: string } };
+      return { id: data.episodeId, mcpPath: data.mcpPath, isolation: data.sandbox.isolation, backend: data.sandbox.backend };
     };
     const endEpisode = async (id: string) => {
       checkOk('end_episode', await client.callTool({ name: 'end_episode', arguments: { episode_id: id } }));
@@ -160,9 +160,9 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
       );
     }
     if (want('view_file_scoped')) {
-      const scoped = await connect(`${server.url}/episodes/${ep.id}/mcp`);
+      const scoped = await connect(`${server.url}${ep.mcpPath}`);
       clients.push(scoped);
-      await measure('view_file_scoped', `tools/call view_file {path:'${FILE}'} on /episodes/<id>/mcp`, n.view_file_scoped, async () =>
+      await measure('view_file_scoped', `tools/call view_file {path:'${FILE}'} on /episodes/<id>/<key>/mcp`, n.view_file_scoped, async () =>
         checkOk('view_file', await scoped.callTool({ name: 'view_file', arguments: { path: FILE } })),
       );
     }

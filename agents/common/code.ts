@@ -4,6 +4,7 @@
  */
 import type { EpisodeHandle } from './episode.ts';
 import { resultText } from '../../src/agent/session.ts';
+import { ownValue } from '../../src/own.ts';
 import type { AgentContext } from '../../src/agent/types.ts';
 
 export interface SourceFile {
@@ -160,10 +161,10 @@ export function extractCodeBlocks(text: string): CodeBlock[] {
 export function filesFromAnswer(answer: string, targets: string[], language: string): { files: Record<string, string>; problem?: string } {
   const blocks = extractCodeBlocks(answer).filter((b) => b.code.trim());
   if (!blocks.length) return { files: {}, problem: 'the answer has no fenced code block' };
-  const files: Record<string, string> = {};
-  for (const b of blocks) if (b.path) files[b.path] = b.code;
+  // Entries, not assignments: a block labelled `__proto__` is a file of that name, not the object's prototype.
+  const files: Record<string, string> = Object.fromEntries(blocks.filter((b) => b.path).map((b) => [b.path!, b.code]));
   if (Object.keys(files).length) return { files };
-  const tags = LANGUAGE_TAGS[language] ?? [language];
+  const tags = ownValue(LANGUAGE_TAGS, language) ?? [language];
   const candidates = blocks.filter((b) => !b.lang || tags.includes(b.lang));
   const pool = candidates.length ? candidates : blocks;
   if (targets.length === 1) {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { EpisodeHandle, infraErrorOf, resultFromError } from '../common/episode.ts';
 import { emptyUsage } from '../common/openai.ts';
 import { resultText } from '../../src/agent/session.ts';
+import { ownValue } from '../../src/own.ts';
 import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../src/agent/types.ts';
 
 const FileMap = z.record(z.string(), z.string());
@@ -28,7 +29,7 @@ export const REPLAY_DIFF = '.benchgym-replay.diff';
 type Chosen = { source: string; patch?: string; files?: Record<string, string> };
 
 export function choosePrediction(opts: ReplayOptions, task: AgentContext['task']): Chosen | undefined {
-  const p = opts.predictions?.[task.id] ?? opts.predictions?.[`${task.suite}/${task.id}`];
+  const p = ownValue(opts.predictions, task.id) ?? ownValue(opts.predictions, `${task.suite}/${task.id}`);
   if (p !== undefined) return typeof p === 'string' ? { source: 'predictions', patch: p } : { source: 'predictions', ...p };
   if (opts.files || opts.patch !== undefined) return { source: 'options', files: opts.files, patch: opts.patch };
   if (opts.goldFiles || opts.goldPatch !== undefined) return { source: 'gold', files: opts.goldFiles, patch: opts.goldPatch };

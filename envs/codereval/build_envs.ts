@@ -11,6 +11,7 @@ import { ProjectsTable } from './commits.ts';
 import { AllRow, FILES, readJsonl } from './dataset.ts';
 import { PROJECTS_FILE } from './find_commits.ts';
 import { deriveProjectEnv, PROJECT_ENVS_FILE, projectEnvSpec, projectEnvTable, type ProjectEnvEntry } from './project_envs.ts';
+import { ownValue } from '../../src/own.ts';
 
 const USAGE = `benchgym codereval-envs: each CoderEval project's env at its commit (projects.json): the Python and the
 dependencies the project declares there, constrained to what PyPI held at the commit's date. Derives the table
@@ -84,7 +85,7 @@ export async function buildEnvsCmd(args: string[]): Promise<number> {
   const results: EnvResult[] = [];
   const builder = new PythonEnvBuilder(path.resolve(values['cache-dir'] ?? process.env.BENCHGYM_CACHE ?? defaultDataDir()));
   for (const project of wanted) {
-    const state = projects.projects[project];
+    const state = ownValue(projects.projects, project);
     const result: EnvResult = { project };
     results.push(result);
     if (!state) {

@@ -6,6 +6,7 @@ import { GymError } from '../../src/errors.ts';
 import { checkRepoName, locateMirror } from '../../src/repo/index.ts';
 import { expectedFile, matchTask, platformSource, projectCommit, ProjectsTable, type TaskFile, type TaskMatch } from './commits.ts';
 import { AllRow, FILES, readJsonl, readOfficialRecords, REPOS, splitTestBlocks, STANDALONE_LEVELS, testBlockKey } from './dataset.ts';
+import { ownValue } from '../../src/own.ts';
 
 /**
  * Where a dataset project's history is on GitHub now, when its own name has none or a stale
@@ -87,10 +88,10 @@ export async function findCommits(opts: {
       if (!standalone) s.nonStandalone[key]++;
     };
     for (const t of tasks) count(t.standalone, 'tasks');
-    const names = PROJECT_REPOS[project]?.repos ?? [project];
+    const names = ownValue(PROJECT_REPOS, project)?.repos ?? [project];
     let clone: { repo: string; dir: string } | undefined;
     for (const name of names) {
-      const given = opts.repos?.[name];
+      const given = ownValue(opts.repos, name);
       const dir = given ?? (opts.mirrors ? await locateMirror(name, opts.mirrors).catch(() => null) : null);
       if (dir) {
         clone = { repo: name, dir };

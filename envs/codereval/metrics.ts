@@ -9,7 +9,7 @@
  * The runner records, per sample, which oracle_context tokens its code uses
  * (`annotateCoderEvalResult`, a result's `oracleContext`); Acc@k is computed from those.
  */
-import { summarize, groupBy, type BootstrapOptions, type MetricSummary, type OutcomeRecord } from '../../src/runner/metrics.ts';
+import { summarize, groupBy, isError, type BootstrapOptions, type ErrorPolicy, type MetricSummary, type OutcomeRecord } from '../../src/runner/metrics.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { LEVELS, STANDALONE_LEVELS } from './dataset.ts';
 
@@ -123,21 +123,28 @@ export interface CoderEvalOutcome extends OutcomeRecord {
 /** Acc@k per k, then per token category and 'all': the value and the tokens it is over. */
 export type AccAtKTable = Record<number, Record<string, { value: number; tokens: number }>>;
 
-/** Acc@k per oracle_context category and over all tokens ('all'), from the recorded hits; undefined when none were recorded. */
-export function summarizeAccAtK(records: CoderEvalOutcome[], ks: number[]): AccAtKTable | undefined {
+/**
+ * Acc@k per oracle_context category and over all tokens ('all'), from the recorded hits; undefined
+ * when none were recorded. Every sample of a task counts, in order: one that recorded no hits (it
+ * left no code, or ended before any) hit no token; with `excludeErrors` samples that ended in an
+ * infrastructure failure are left out (the old denominator).
+ */
+export function summarizeAccAtK(records: CoderEvalOutcome[], ks: number[], opts: ErrorPolicy = {}): AccAtKTable | undefined {
   const byTask = new Map<string, CoderEvalOutcome[]>();
   for (const r of records) {
-    if (!r.oracleContext || r.infra || r.status === 'error') continue;
+    if (opts.excludeErrors && isError(r)) continue;
     const list = byTask.get(r.task) ?? [];
     list.push(r);
     byTask.set(r.task, list);
   }
-  if (!byTask.size) return undefined;
   // units[category] = one boolean[] (over samples) per token of every task.
   const units = new Map<string, boolean[][]>();
   for (const list of byTask.values()) {
     list.sort((a, b) => a.sample - b.sample);
-    for (const [category, tokenHits] of Object.entries(list[0]!.oracleContext!)) {
+    // The task's tokens, from any sample that recorded its hits.
+    const recorded = list.find((r) => r.oracleContext)?.oracleContext;
+    if (!recorded) continue;
+    for (const [category, tokenHits] of Object.entries(recorded)) {
       for (let tok = 0; tok < tokenHits.length; tok++) {
         const overSamples = list.map((r) => Boolean(r.oracleContext?.[category]?.[tok]));
         for (const key of [category, 'all']) {
@@ -148,6 +155,7 @@ export function summarizeAccAtK(records: CoderEvalOutcome[], ks: number[]): AccA
       }
     }
   }
+  if (!units.size) return undefined;
   const out: AccAtKTable = {};
   for (const k of ks) {
     const row: Record<string, { value: number; tokens: number }> = {};
@@ -165,14 +173,15 @@ export interface CoderEvalSummary extends MetricSummary {
   accAtK?: AccAtKTable;
 }
 
-/** pass@k for each k up to the samples drawn, and Acc@k at the same k. */
-export function summarizeCoderEval(records: CoderEvalOutcome[], opts: BootstrapOptions & { ks?: number[] } = {}): CoderEvalSummary {
+/** pass@k for each k up to the samples drawn, and Acc@k at the same k (infrastructure failures counted as the core counts them). */
+export function summarizeCoderEval(records: CoderEvalOutcome[], opts: BootstrapOptions & { ks?: number[] } & ErrorPolicy = {}): CoderEvalSummary {
   const summary: CoderEvalSummary = summarize(records, opts);
   const acc = summarizeAccAtK(
     records,
     Object.keys(summary.passAtK)
       .map(Number)
       .sort((a, b) => a - b),
+    opts,
   );
   if (acc) summary.accAtK = acc;
   return summary;
@@ -194,7 +203,7 @@ export function standaloneOf(metadata: Record<string, unknown> | undefined): str
  */
 export function runnableLevelSplits(
   records: CoderEvalOutcome[],
-  opts: BootstrapOptions & { ks?: number[] } = {},
+  opts: BootstrapOptions & { ks?: number[] } & ErrorPolicy = {},
 ): { byLevel: { value: string; summary: CoderEvalSummary }[]; byStandalone: { value: string; summary: CoderEvalSummary }[] } {
   const split = (groupOf: (r: CoderEvalOutcome) => string, order: string[]) => groupBy(records, groupOf, order).map(({ value, records: list }) => ({ value, summary: summarizeCoderEval(list, opts) }));
   return {

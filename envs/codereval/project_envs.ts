@@ -8,6 +8,7 @@ import { eraCutoff, eraLock } from '../../src/env/era.ts';
 import { findPython } from '../../src/env/python.ts';
 import { GymError } from '../../src/errors.ts';
 import type { PythonEnvSpec } from '../../src/tasks/schema.ts';
+import { ownValue } from '../../src/own.ts';
 
 /**
  * Each project's env at its commit (issue 16, point 2): the Python and the dependencies the
@@ -190,7 +191,7 @@ export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: st
 export async function deriveProjectEnv(opts: { project: string; repo: string; repoDir: string; commit: string; date: string; taskPaths: string[]; uv: string }): Promise<ProjectEnvEntry> {
   const dirs = await packageDirsOf(opts.repoDir, opts.commit, opts.taskPaths);
   const declared = await readProjectMeta(opts.repoDir, opts.commit, dirs);
-  const adjustment = PROJECT_ENV_ADJUSTMENTS[opts.project];
+  const adjustment = ownValue(PROJECT_ENV_ADJUSTMENTS, opts.project);
   const meta = adjustment?.add ? { ...declared, requirements: [...declared.requirements, ...adjustment.add] } : declared;
   const chosen = choosePython(meta, opts.date);
   const { python, from } = adjustment?.python ? { python: adjustment.python, from: 'adjusted' as const } : chosen;
@@ -214,7 +215,7 @@ export const SYSTEM_PACKAGES_OF: Record<string, string[]> = {
 /** The Debian packages `requirements` need (by SYSTEM_PACKAGES_OF), sorted. */
 export function systemPackagesFor(requirements: string[]): string[] {
   const names = requirements.map((r) => /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(r)?.[1]?.toLowerCase().replace(/[._]/g, '-')).filter((n): n is string => Boolean(n));
-  return [...new Set(names.flatMap((n) => SYSTEM_PACKAGES_OF[n] ?? []))].sort();
+  return [...new Set(names.flatMap((n) => ownValue(SYSTEM_PACKAGES_OF, n) ?? []))].sort();
 }
 
 /** The platform's harness serialises its test data with dill: every project env has it (at the era's release). */

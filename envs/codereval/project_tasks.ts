@@ -11,6 +11,7 @@ import { REPOS, STANDALONE_LEVELS } from './dataset.ts';
 import { HARNESS_DIR } from './tasks.ts';
 import { projectEnvSpec, type ProjectEnvEntry } from './project_envs.ts';
 import { functionBlock, replaceTarget, splitLayout, stubOf, targetFunction, withoutCommentLines } from './pysource.ts';
+import { ownValue } from '../../src/own.ts';
 
 /**
  * Issue 16, point 3: a task of a project level (or a standalone one whose test needs the project, `runsInProject`) as an episode inside its real project. The
@@ -89,11 +90,11 @@ export type ProjectPlan = { placement: ProjectPlacement } | { unavailable: strin
  * cannot be (no commit found, no env derived, the env derived at another commit).
  */
 export function planProjectTask(t: { id: string; project: string; lspPath: string; testKey: string }, projects: ProjectsTable | undefined, envs: Map<string, ProjectEnvEntry>): ProjectPlan {
-  const state = projects?.projects[t.project];
-  const match = projects?.tasks[t.id];
+  const state = ownValue(projects?.projects, t.project);
+  const match = ownValue(projects?.tasks, t.id);
   if (!projects) return { unavailable: 'no projects table (envs/codereval/projects.json)' };
   if (!state || !match) {
-    const why = projects.notFound[t.id]?.reason;
+    const why = ownValue(projects.notFound, t.id)?.reason;
     return { unavailable: `the project state of ${t.project} is not known${why ? `: ${why}` : ''} (benchgym codereval-commits)` };
   }
   const commit = state.platformCommit ?? state.commit;
@@ -109,7 +110,7 @@ export function planProjectTask(t: { id: string; project: string; lspPath: strin
   if (!testPath) return { unavailable: `its platform test file ${t.testKey} is neither inside ${root} nor standalone` };
   const others = [...(match.platform ? [{ commit: match.platform.commit, date: match.platform.date, file: match.platform.path }] : []), { commit: match.commit, date: match.date, file: match.path ?? t.lspPath }].filter((o, i, all) => o.commit !== commit && all.findIndex((x) => x.commit === o.commit) === i);
   const fallback = others.length ? { fallbacks: others } : {};
-  const vars = PLATFORM_ENVIRONMENT[t.project]?.vars;
+  const vars = ownValue(PLATFORM_ENVIRONMENT, t.project)?.vars;
   return { placement: { repo: state.repo, commit, date, env, file, testPath, rootAlias: root, ...fallback, ...(vars ? { environment: vars } : {}) } };
 }
 

@@ -5,6 +5,8 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { ReplayAdapter, ReplayRow, ReplaySubmission, ScoredSubmission } from '../../src/replay/adapter.ts';
 import { scoreSubmissions } from '../../src/replay/driver.ts';
+import { replayHeadline } from '../../src/replay/generic.ts';
+import { passRate } from '../../src/runner/pass_rate.ts';
 import { meanPassAtK, type TaskOutcomes } from '../../src/runner/metrics.ts';
 import { accAtK, oracleContextHits } from './metrics.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
@@ -138,7 +140,10 @@ export async function replayOutputs(tasks: Map<string, Task>, rows: OutputRow[],
 
 export interface LevelFigures {
   level: string;
-  /** Tasks whose every sample was decided here. */
+  /**
+   * Tasks whose every sample has a published verdict and was decided here or failed to score (an
+   * error is a sample that did not pass; with excludeErrors: decided only).
+   */
   tasks: number;
   ours: Record<number, number | undefined>;
   theirs: Record<number, number | undefined>;
@@ -158,14 +163,21 @@ export interface ReplaySummary {
   agreement: number | null;
   theirPassed: number;
   ourPassed: number;
+  /** Passed over passed, failed and errors (a scoring error is a sample that did not pass), and over the decided ones; null for none. */
+  passRate: number | null;
+  scoredPassRate: number | null;
   /** Per level and for standalone / non-standalone / all. */
   passAtK: LevelFigures[];
 }
 
 export const KS = [1, 5, 10];
 
-/** Pass@k of a group of tasks, from our verdicts and from the published ones on the same tasks. */
-function figures(level: string, results: SampleResult[], ks: number[]): LevelFigures {
+/**
+ * Pass@k of a group of tasks, from our verdicts and from the published ones on the same tasks: those
+ * whose every sample has a published verdict and ours (a sample whose scoring failed did not pass,
+ * unless `excludeErrors` leaves such tasks out).
+ */
+function figures(level: string, results: SampleResult[], ks: number[], excludeErrors: boolean): LevelFigures {
   const byTask = new Map<string, SampleResult[]>();
   for (const r of results) byTask.set(r.taskId, [...(byTask.get(r.taskId) ?? []), r]);
   const ours: TaskOutcomes[] = [];
@@ -174,7 +186,8 @@ function figures(level: string, results: SampleResult[], ks: number[]): LevelFig
   for (const [task, list] of byTask) {
     list.sort((a, b) => a.sample - b.sample);
     if (list.every((r) => r.theirs)) theirsAll.push({ task, passed: list.map((r) => r.theirs === 'passed') });
-    if (!list.every((r) => r.agree !== undefined)) continue;
+    const counted = (r: SampleResult) => r.agree !== undefined || (!excludeErrors && r.ours === 'error' && r.theirs !== undefined);
+    if (!list.every(counted)) continue;
     ours.push({ task, passed: list.map((r) => r.ours === 'passed') });
     theirs.push({ task, passed: list.map((r) => r.theirs === 'passed') });
   }
@@ -182,8 +195,9 @@ function figures(level: string, results: SampleResult[], ks: number[]): LevelFig
   return { level, tasks: ours.length, ours: at(ours), theirs: at(theirs), theirsAll: at(theirsAll), tasksAll: theirsAll.length };
 }
 
-export function summarize(results: SampleResult[], ks = KS): ReplaySummary {
+export function summarize(results: SampleResult[], ks = KS, excludeErrors = false): ReplaySummary {
   const count = (o: Outcome) => results.filter((r) => r.ours === o).length;
+  const rate = passRate({ passed: count('passed'), failed: count('failed'), errors: count('error') });
   const compared = results.filter((r) => r.agree !== undefined);
   const agreed = compared.filter((r) => r.agree).length;
   const levels = [...LEVELS.filter((l) => results.some((r) => r.level === l)), ...new Set(results.map((r) => r.level).filter((l) => !(LEVELS as readonly string[]).includes(l)))];
@@ -199,11 +213,13 @@ export function summarize(results: SampleResult[], ks = KS): ReplaySummary {
     agreement: compared.length ? agreed / compared.length : null,
     theirPassed: compared.filter((r) => r.theirs === 'passed').length,
     ourPassed: compared.filter((r) => r.ours === 'passed').length,
+    passRate: rate.rate,
+    scoredPassRate: rate.scoredRate,
     passAtK: [
-      ...levels.map((l) => figures(l, results.filter((r) => r.level === l), ks)),
-      figures('standalone', results.filter((r) => standalone.has(r.level)), ks),
-      figures('non-standalone', results.filter((r) => !standalone.has(r.level)), ks),
-      figures('all', results, ks),
+      ...levels.map((l) => figures(l, results.filter((r) => r.level === l), ks, excludeErrors)),
+      figures('standalone', results.filter((r) => standalone.has(r.level)), ks, excludeErrors),
+      figures('non-standalone', results.filter((r) => !standalone.has(r.level)), ks, excludeErrors),
+      figures('all', results, ks, excludeErrors),
     ],
   };
 }
@@ -246,11 +262,10 @@ export function outputsAccAtK(tasks: Map<string, Task>, rows: OutputRow[], ks = 
 
 const pct = (v: number | undefined) => (v === undefined ? '   n/a' : `${(100 * v).toFixed(1).padStart(5)}%`);
 
-/** The replay's report as text: counts, agreement, each disagreement with its reason, Pass@k per level. */
-export function formatReplay(results: SampleResult[], summary: ReplaySummary, acc?: AccTable, ks = KS): string {
+/** The replay's report as text: the headline (errors did not pass), agreement, each disagreement with its reason, Pass@k per level. */
+export function formatReplay(results: SampleResult[], summary: ReplaySummary, acc?: AccTable, ks = KS, excludeErrors = false): string {
   const out: string[] = [];
-  const decided = summary.passed + summary.failed;
-  out.push(`${summary.samples} samples: ${summary.passed} passed, ${summary.failed} failed (${decided} scored here); ${summary.unavailable} unavailable here (their env needs CoderEval's image), ${summary.errors} errors`);
+  out.push(`${summary.samples} samples: ${replayHeadline(summary, excludeErrors)}, ${summary.unavailable} unavailable here (their env needs CoderEval's image)`);
   if (summary.compared) {
     out.push(`agreement with the published is_pass: ${summary.agreed}/${summary.compared} (${(100 * summary.agreement!).toFixed(1)}%); published ${summary.theirPassed} passed, ours ${summary.ourPassed} on the same samples`);
     for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} sample ${r.sample} (${r.level}): ours ${r.ours}, published ${r.theirs}: ${r.reason}`);
@@ -258,7 +273,8 @@ export function formatReplay(results: SampleResult[], summary: ReplaySummary, ac
   for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId} sample ${r.sample}: ${r.reason}`);
   const unavailableTasks = new Map(results.filter((r) => r.ours === 'unavailable').map((r) => [r.taskId, r]));
   if (unavailableTasks.size) out.push(`${unavailableTasks.size} tasks unavailable here (ENV_UNAVAILABLE), e.g. ${[...unavailableTasks.values()][0]!.taskId}: ${[...unavailableTasks.values()][0]!.reason}`);
-  out.push('', `Pass@k per runnable level: benchgym's verdicts (ours) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`);
+  const errors = excludeErrors ? ', tasks with a scoring error left out' : ': a sample whose scoring failed did not pass';
+  out.push('', `Pass@k per runnable level: benchgym's verdicts (ours${errors}) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`);
   const head = ['level'.padEnd(16), 'tasks', ...ks.map((k) => `ours@${k}`.padStart(8)), ...ks.map((k) => `theirs@${k}`.padStart(10)), ' all', ...ks.map((k) => `theirs-all@${k}`.padStart(13))];
   out.push(head.join(' '));
   for (const f of summary.passAtK) {
@@ -293,10 +309,10 @@ export const replayAdapter: ReplayAdapter<OutputRow, undefined, SampleResult> = 
     r.ours === 'unavailable'
       ? undefined
       : `${r.ours.padEnd(8)} ${r.taskId} #${r.sample}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict && r.strict.status !== 'passed' ? `; strict: ${r.strict.status} (${r.strict.reason})` : ''}`,
-  async report(results, { suite, dataset, predictions, tasks, rows }) {
-    const summary = summarize(results);
+  async report(results, { suite, dataset, predictions, tasks, rows, excludeErrors }) {
+    const summary = summarize(results, KS, excludeErrors);
     const acc = outputsAccAtK(new Map(tasks.map((t) => [t.id, t])), rows.map((r) => r.row));
-    let text = `\n${suite}: ${formatReplay(results, summary, acc)}\n`;
+    let text = `\n${suite}: ${formatReplay(results, summary, acc, KS, excludeErrors)}\n`;
     if (results.some((r) => r.strict)) text += formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))).join('\n') + '\n';
     return { json: { suite, dataset, predictions, summary, ...(acc ? { accAtK: acc } : {}), results }, text, exitCode: summary.errors > 0 ? 1 : 0 };
   },

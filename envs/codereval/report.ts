@@ -6,13 +6,15 @@
 import { esc, htmlTable, mdTable, pct, shownKs, type ReportData, type ReportSection } from '../../src/runner/report.ts';
 import { summarizeAccAtK, type CoderEvalOutcome } from './metrics.ts';
 
-const ACC_NOTE = 'Acc@k (CoderEval §4.3): the share of oracle_context tokens that appear in the code added by at least one of the first k samples, per token category.';
+const ACC_NOTE =
+  'Acc@k (CoderEval §4.3): the share of oracle_context tokens that appear in the code added by at least one of the first k samples, per token category; ' +
+  'a sample that left no code (or ended in an infrastructure failure before any) hits no token.';
 const NOT_AVAILABLE = 'Not available: Acc@k counts oracle_context tokens (CoderEval §4.3), and these tasks carry no `oracle_context` metadata.';
 
 /** Acc@k rows per run and token category ('all' last), at the k the report shows; undefined when no run recorded oracle_context hits. */
 function accTable(data: ReportData): string[][] | undefined {
   const withAcc = data.runs.flatMap((r) => {
-    const acc = summarizeAccAtK(r.run.results as CoderEvalOutcome[], r.ks);
+    const acc = summarizeAccAtK(r.run.results as CoderEvalOutcome[], r.ks, { excludeErrors: data.excludeErrors });
     return acc ? [{ label: r.run.label, acc }] : [];
   });
   if (!withAcc.length) return undefined;

@@ -1,6 +1,7 @@
 import type { PythonEnvSpec } from '../../src/tasks/schema.ts';
 import { eraConstraintsOf } from './era.ts';
 import { nltkSetup } from './nltk.ts';
+import { ownValue } from '../../src/own.ts';
 
 /**
  * The authors' version remaps, applied before installing. The v1 harness
@@ -61,7 +62,7 @@ export function envSpecOf(form: 'v1' | 'v2', row: { library: string; version: st
   if (form === 'v1') return { kind: 'python', version: V1_PYTHON, requirements, ...extras };
   const depsLower = deps.map((d) => d.toLowerCase());
   const afterInstall = V2_AFTER_INSTALL.filter(({ pkg }) => row.library.toLowerCase() !== pkg && depsLower.every((d) => !d.includes(pkg)))
-    .map(({ byPython }) => byPython[python])
+    .map(({ byPython }) => ownValue(byPython, python))
     .filter((pin): pin is string => Boolean(pin))
     .map((pin) => [pin]);
   return { kind: 'python', version: python, requirements, ...(afterInstall.length ? { afterInstall } : {}), ...extras };
@@ -88,5 +89,5 @@ const IMPORT_NAMES: Record<string, string> = {
 };
 
 export function importNameOf(library: string): string {
-  return IMPORT_NAMES[library.toLowerCase()] ?? library.toLowerCase().replace(/-/g, '_');
+  return ownValue(IMPORT_NAMES, library.toLowerCase()) ?? library.toLowerCase().replace(/-/g, '_');
 }

@@ -1,5 +1,6 @@
 import type { PythonEnvSpec } from '../../src/tasks/schema.ts';
 import { SETUP_UNAVAILABLE_MARKER } from '../../src/env/setup.ts';
+import { ownValue } from '../../src/own.ts';
 
 /**
  * The nltk data the v2 authors' Docker image holds (its Dockerfile downloads punkt,
@@ -21,7 +22,7 @@ const RESOURCES: Record<string, string> = { punkt: 'tokenizers/punkt', wordnet: 
  * Runs on Python 3.7 to 3.10 and every nltk the data pins.
  */
 export function nltkSetupScript(packages = NLTK_DATA_PACKAGES): string {
-  const resources = packages.map((p) => [p, RESOURCES[p] ?? p]);
+  const resources = packages.map((p) => [p, ownValue(RESOURCES, p) ?? p]);
   return `import os, shutil, sys
 packages = ${JSON.stringify(resources)}
 dest = os.path.join(sys.prefix, "nltk_data")

@@ -1,3 +1,5 @@
+import { ownValue } from '../../src/own.ts';
+
 /**
  * The prompts of the GitChameleon paper (Islah et al.): the instruct prompt names the
  * library and the version to use and asks for a self-contained script in a markdown block
@@ -19,7 +21,7 @@ export interface PromptFields {
 }
 
 function head(f: PromptFields): string {
-  const extra = LIBRARY_INSTRUCTIONS[f.library.toLowerCase()];
+  const extra = ownValue(LIBRARY_INSTRUCTIONS, f.library.toLowerCase());
   return (
     `You are to solve this in python using ${f.library}-${f.version}. Provide a self-contained Python script that solves the following problem in a markdown code block.\n` +
     `${f.problem}\n` +

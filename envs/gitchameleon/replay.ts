@@ -3,12 +3,14 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { ReplayAdapter, ReplayRow, ReplaySubmission, ScoredSubmission } from '../../src/replay/adapter.ts';
 import { scoreSubmissions } from '../../src/replay/driver.ts';
-import { scoredReason, verdictReason } from '../../src/replay/generic.ts';
+import { replayHeadline, scoredReason, verdictReason } from '../../src/replay/generic.ts';
+import { passRate } from '../../src/runner/pass_rate.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { readJsonlRows } from './dataset.ts';
 import { authorsUnescape, candidateCode, EXTRACTION_MODES, type ExtractionMode } from './extract.ts';
 import { solutionFile } from './tasks.ts';
+import { ownValue } from '../../src/own.ts';
 
 /**
  * Replaying published results: a JSON Lines file of model outputs in the authors' format
@@ -72,7 +74,7 @@ export function replaceFilePatch(file: string, before: string | null, after: str
 
 /** The start-state content of a file of a task whose workspace is given as files. */
 function startContent(task: Task, file: string): string | null {
-  return task.workspace.type === 'files' ? (task.workspace.files[file] ?? null) : null;
+  return task.workspace.type === 'files' ? (ownValue(task.workspace.files, file) ?? null) : null;
 }
 
 /** The code a prediction is scored as, written over `sample_<id>.py`, as a patch against the task's start state. */
@@ -167,12 +169,16 @@ export interface ReplaySummary {
   /** The published pass count over the same compared rows, and ours. */
   theirPassed: number;
   ourPassedOfCompared: number;
+  /** Passed over passed, failed and errors (a scoring error is a prediction that did not pass), and over the decided ones; null for none. */
+  passRate: number | null;
+  scoredPassRate: number | null;
 }
 
 export function summarize(results: ReplayResult[]): ReplaySummary {
   const count = (o: ReplayOutcome) => results.filter((r) => r.ours === o).length;
   const compared = results.filter((r) => r.agree !== undefined);
   const agreed = compared.filter((r) => r.agree).length;
+  const rate = passRate({ passed: count('passed'), failed: count('failed'), errors: count('error') });
   return {
     rows: results.length,
     passed: count('passed'),
@@ -184,6 +190,8 @@ export function summarize(results: ReplayResult[]): ReplaySummary {
     agreement: compared.length ? agreed / compared.length : null,
     theirPassed: compared.filter((r) => r.theirs === 'passed').length,
     ourPassedOfCompared: compared.filter((r) => r.ours === 'passed').length,
+    passRate: rate.rate,
+    scoredPassRate: rate.scoredRate,
   };
 }
 
@@ -209,11 +217,11 @@ export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayR
   result: resultOf,
   progress: (r) =>
     `${r.ours.padEnd(11)} ${r.taskId}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''} ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict ? `; strict: ${r.strict.status}${r.strict.status === 'passed' ? '' : ` (${r.strict.reason})`}` : ''}`,
-  async report(results, { suite, dataset, predictions, options: { mode }, scoring }) {
+  async report(results, { suite, dataset, predictions, options: { mode }, scoring, excludeErrors }) {
     const summary = summarize(results);
     const out: string[] = [];
-    const decided = summary.passed + summary.failed;
-    out.push(`\n${suite}: ${summary.rows} predictions (mode ${mode}): ${summary.passed} passed, ${summary.failed} failed (${rate(summary.passed, decided)} of ${decided} scored); ${summary.unavailable} unavailable here, ${summary.errors} errors; scoring ${scoring}`);
+    const headline = replayHeadline(summary, excludeErrors);
+    out.push(`\n${suite}: ${summary.rows} predictions (mode ${mode}): ${headline}, ${summary.unavailable} unavailable here; scoring ${scoring}`);
     if (summary.compared) {
       out.push(`agreement with the published verdicts: ${summary.agreed}/${summary.compared} (${rate(summary.agreed, summary.compared)}); published ${summary.theirPassed} passed, ours ${summary.ourPassedOfCompared} on the same rows`);
       for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);

@@ -12,6 +12,7 @@ import { changedFiles, exportTree, fileAt, filesAt, gitIn, listChanges, overlay,
 import { EraEnvResolver, type EraEnvDerivation, type EraEnvOptions } from './era_env.ts';
 import { javaEraOf } from './java_era.ts';
 import { BUILT_FORMAT, BuiltTaskRecord } from './record.ts';
+import { ownValue } from '../../src/own.ts';
 
 /** Why a change or a candidate function did not become a task. */
 export type RejectReason =
@@ -371,7 +372,7 @@ export async function addedFunctions(repo: string, lang: Language, change: Chang
     if (old !== undefined) before[f] = old;
   }
   const tree = await filesAt(repo, change.commit);
-  const project = projectNames(lang, tree, (p) => after[p]);
+  const project = projectNames(lang, tree, (p) => ownValue(after, p));
   if (lang === 'java') {
     // Type names from the whole tree, read only when not already at hand.
     for (const p of tree) if (p.endsWith('.java') && !isTestPath(lang, p)) project.classes.push(p.split('/').pop()!.replace(/\.java$/, ''));

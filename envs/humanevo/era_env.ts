@@ -9,6 +9,7 @@ import { GymError } from '../../src/errors.ts';
 import type { PythonEnvSpec } from '../../src/tasks/schema.ts';
 import { hostPython, isTestPath } from './functions.ts';
 import { fileAt, filesAt } from './history.ts';
+import { ownValue } from '../../src/own.ts';
 
 /**
  * The environment of a change's era (issue 17, point 1): the Python the repository's own
@@ -165,7 +166,7 @@ export function choosePython(decl: ProjectDeclarations, date: string, available:
   }
   const listed = Object.keys(decl.listed).sort((a, b) => compare(parts(a), parts(b)));
   const listed3 = listed.filter((v) => v.startsWith('3.'));
-  const where = (v: string) => [...new Set(decl.listed[v] ?? [])].join(', ');
+  const where = (v: string) => [...new Set(ownValue(decl.listed, v) ?? [])].join(', ');
   if (listed.length && !listed3.length && !decl.requires.some((r) => /(^|[^.\d])3/.test(r.spec))) {
     return { python: null, why: `the repository lists only Python ${listed.join(', ')} (${[...new Set(listed.flatMap((v) => decl.listed[v]!))].join(', ')}); this machine's envs are Python 3` };
   }

@@ -16,6 +16,7 @@ import { STATIC_CONTEXTS, staticContextPrompt, taskPrompt, type Docstrings } fro
 import { BUILT_FORMAT, BuiltTaskRecord, readRecords } from './record.ts';
 import { findFunction, materialise, workspaceCacheDir } from './workspace.ts';
 import { unifiedDiff } from './transplant.ts';
+import { ownValue } from '../../src/own.ts';
 
 export const AWARE = 'aware';
 export const IGNORED = 'ignored';
@@ -175,7 +176,7 @@ export async function transplantTarget(task: Task, work: ContextWork): Promise<{
   const { targetFile: file, targetSymbol: symbol, ignoredTargetFile } = suiteMetadata(HumanEvoMetadata, task);
   // Where the episode's version of the target is: its file at the newest commit (it may have moved since).
   const theirFile = ignoredTargetFile ?? file;
-  const start = task.workspace.type === 'dir' ? await fs.readFile(path.join(task.workspace.path, file), 'utf8') : task.workspace.type === 'files' ? task.workspace.files[file] : undefined;
+  const start = task.workspace.type === 'dir' ? await fs.readFile(path.join(task.workspace.path, file), 'utf8') : task.workspace.type === 'files' ? ownValue(task.workspace.files, file) : undefined;
   if (start === undefined) throw new GymError('TASK_INVALID', `${task.id}: ${file} is not in the start state`);
   const edited = await work.read(theirFile);
   const theirs = edited === null ? undefined : await findFunction(task.language, theirFile, edited, symbol);

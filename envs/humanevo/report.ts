@@ -1,4 +1,4 @@
-import { meanPassAtK, taskOutcomes } from '../../src/runner/metrics.ts';
+import { isError, meanPassAtK, taskOutcomes, type ErrorPolicy } from '../../src/runner/metrics.ts';
 import { esc, htmlTable, mdTable, type ReportData, type ReportSection } from '../../src/runner/report.ts';
 import type { ResultRecord } from '../../src/runner/results.ts';
 
@@ -31,8 +31,8 @@ function styleOf(r: ResultRecord): 'detailed' | 'brief' | undefined {
   return v === 'default' || v === 'detailed' ? 'detailed' : v === 'brief' ? 'brief' : undefined;
 }
 
-function pass1(records: ResultRecord[]): number | undefined {
-  return records.length ? meanPassAtK(taskOutcomes(records).tasks, 1) : undefined;
+function pass1(records: ResultRecord[], policy: ErrorPolicy): number | undefined {
+  return records.length ? meanPassAtK(taskOutcomes(records, policy).tasks, 1) : undefined;
 }
 
 function pct(v: number | undefined): string {
@@ -58,10 +58,10 @@ function modelsOf(records: ResultRecord[]): { label: string; records: ResultReco
   return [...by].sort(([a], [b]) => a.localeCompare(b)).map(([label, rs]) => ({ label, records: rs }));
 }
 
-function pairCells(records: ResultRecord[]): string[] {
+function pairCells(records: ResultRecord[], policy: ErrorPolicy): string[] {
   const cells: string[] = [];
   for (const lang of LANGUAGES) {
-    const of = (s: Setting) => pass1(records.filter((r) => r.metadata?.language === lang && settingOf(r) === s));
+    const of = (s: Setting) => pass1(records.filter((r) => r.metadata?.language === lang && settingOf(r) === s), policy);
     const ei = of('ignored');
     cells.push(pct(ei), awareCell(ei, of('aware')));
   }
@@ -70,20 +70,20 @@ function pairCells(records: ResultRecord[]): string[] {
 
 const HEAD = ['Python EI', 'Python HumanEvo', 'Java EI', 'Java HumanEvo'];
 
-/** The tables, or null when the results hold no HumanEvo setting. */
-export function evolvingTables(results: ResultRecord[]): EvolvingTables | null {
+/** The tables, or null when the results hold no HumanEvo setting; an infrastructure failure is a task not solved unless `excludeErrors`. */
+export function evolvingTables(results: ResultRecord[], policy: ErrorPolicy = {}): EvolvingTables | null {
   const scored = results.filter((r) => settingOf(r) !== undefined);
   if (!scored.length) return null;
   const models = modelsOf(scored);
   const detailed = (rs: ResultRecord[]) => rs.filter((r) => styleOf(r) === 'detailed');
 
-  const table2 = [['Model', ...HEAD], ...models.map((m) => [m.label, ...pairCells(detailed(m.records))])];
+  const table2 = [['Model', ...HEAD], ...models.map((m) => [m.label, ...pairCells(detailed(m.records), policy)])];
 
   const table5 = [['Dependency level', 'Model', ...HEAD]];
   for (const level of ['standalone', 'intra-class', 'inter-class']) {
     for (const m of models) {
       const rs = detailed(m.records).filter((r) => r.metadata?.dependencyLevel === level);
-      if (rs.length) table5.push([level, m.label, ...pairCells(rs)]);
+      if (rs.length) table5.push([level, m.label, ...pairCells(rs, policy)]);
     }
   }
 
@@ -91,7 +91,7 @@ export function evolvingTables(results: ResultRecord[]): EvolvingTables | null {
   for (const m of models) {
     for (const style of ['detailed', 'brief'] as const) {
       const rs = m.records.filter((r) => styleOf(r) === style);
-      if (rs.length) table6.push([m.label, style === 'detailed' ? 'Detailed' : 'Brief', ...pairCells(rs)]);
+      if (rs.length) table6.push([m.label, style === 'detailed' ? 'Detailed' : 'Brief', ...pairCells(rs, policy)]);
     }
   }
 
@@ -102,7 +102,7 @@ export function evolvingTables(results: ResultRecord[]): EvolvingTables | null {
       const first = (s: Setting) =>
         new Map(
           detailed(m.records)
-            .filter((r) => r.metadata?.language === lang && settingOf(r) === s && r.sample === 0 && !r.infra)
+            .filter((r) => r.metadata?.language === lang && settingOf(r) === s && r.sample === 0 && !(policy.excludeErrors && isError(r)))
             .map((r) => [r.task, r.status === 'passed']),
         );
       const ea = first('aware');
@@ -129,7 +129,7 @@ const TITLES: Record<keyof EvolvingTables, string> = {
 const ORDER = ['table2', 'table4', 'table5', 'table6'] as const;
 
 function tablesOf(data: ReportData): EvolvingTables | null {
-  return evolvingTables(data.runs.flatMap((r) => r.run.results));
+  return evolvingTables(data.runs.flatMap((r) => r.run.results), { excludeErrors: data.excludeErrors });
 }
 
 /** HumanEvo's section of `benchgym report`, after the breakdowns: present when results carry HumanEvo's settings. */

@@ -13,6 +13,7 @@ import { javaTestClass, mavenTestSelection } from '../../src/tasks/java_tests.ts
 import { mavenResolutionFailed } from '../../src/env/maven.ts';
 import { junitTestId, parseJUnitXml, type TestStatus } from '../../src/scoring/junit.ts';
 import { specFor, type BuildEdit } from './specs.ts';
+import { isolatedGitEnv, ISOLATED_GIT_FLAGS } from '../../src/sandbox/git_isolation.ts';
 
 /**
  * Reconstructs SWE-bench-schema instances from a repository's history, the way SWE-bench
@@ -129,7 +130,8 @@ async function runAt(repoDir: string, rev: string, patches: string[], classes: s
     for (const p of patches.filter(Boolean)) {
       const file = path.join(dir, '.benchgym.patch');
       await fs.writeFile(file, p);
-      const applied = await run('git', ['apply', '--binary', '.benchgym.patch'], { cwd: dir });
+      // Outside any repository (none above the temporary directory is looked for), as git over a workspace runs.
+      const applied = await run('git', [...ISOLATED_GIT_FLAGS, 'apply', '--binary', '.benchgym.patch'], { cwd: dir, env: isolatedGitEnv(dir, { GIT_DIR: '/nonexistent' }) });
       await fs.rm(file);
       if (!applied.ok) throw new GymError('PATCH_APPLY_FAILED', `a patch does not apply at ${rev}: ${applied.out.slice(0, 2000)}`);
     }

@@ -6,6 +6,7 @@ import { readReplayRows } from '../../src/replay/rows.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
+import { ownValue } from '../../src/own.ts';
 
 /** One prediction of the SWE-bench harness's input (`all_preds.jsonl`). */
 export const PredictionRow = z.looseObject({
@@ -108,6 +109,21 @@ export function runReport(tasks: Task[], submitted: string[], reports: Map<strin
   };
 }
 
+/**
+ * The resolved rate over every instance (an error, an empty or a missing patch is not resolved,
+ * as the harness counts them) and over the completed ones; `excludeErrors` puts the second first.
+ */
+export function resolvedRates(
+  run: Pick<RunReport, 'resolved_instances' | 'total_instances' | 'completed_instances' | 'error_instances'>,
+  excludeErrors = false,
+): string {
+  const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
+  const all = `${pct(run.resolved_instances, run.total_instances)} of the ${run.total_instances} instances`;
+  const completed = `${pct(run.resolved_instances, run.completed_instances)} of the ${run.completed_instances} completed`;
+  const errors = run.error_instances ? ` (${run.error_instances} error${run.error_instances === 1 ? '' : 's'}: not resolved)` : '';
+  return excludeErrors ? `resolved: ${completed}; ${all}${errors}` : `resolved: ${all}${errors}; ${completed}`;
+}
+
 /** One instance replayed: its harness report and how long it took (resumed: read back from an earlier run's logs). */
 export interface InstanceResult {
   id: string;
@@ -137,7 +153,7 @@ export function completeReport(out: string, p: Prediction): InstanceReport | und
   try {
     if (readFileSync(path.join(dir, 'patch.diff'), 'utf8') !== (p.model_patch ?? '')) return undefined;
     const parsed = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as Record<string, InstanceReport | undefined>;
-    const r = parsed[p.instance_id];
+    const r = ownValue(parsed, p.instance_id);
     if (!r || typeof r.resolved !== 'boolean' || typeof r.patch_successfully_applied !== 'boolean' || !Array.isArray(r.notes) || r.error) return undefined;
     return r;
   } catch {
@@ -201,7 +217,7 @@ export const replayAdapter: ReplayAdapter<Prediction, ReplayOptions, InstanceRes
     const what = r.error ? `ERROR ${r.error.code}: ${r.error.message.split('\n')[0]}` : !r.patch_exists ? 'empty patch' : r.resolved ? 'resolved' : r.patch_successfully_applied ? 'unresolved' : 'patch does not apply';
     return `${what.padEnd(11)} ${id} (${resumed ? 'resumed: report.json of an earlier run' : `${(durationMs / 1000).toFixed(1)} s`})`;
   },
-  async report(results, { suite, tasks, rows, unknown, options: { out } }) {
+  async report(results, { suite, tasks, rows, unknown, options: { out }, excludeErrors }) {
     await fs.mkdir(path.join(out, 'logs'), { recursive: true });
     const run = runReport(tasks, rows.map((r) => r.row.instance_id), new Map(results.map((r) => [r.id, r.report])), unknown.map((r) => r.row.instance_id));
     await writeWhole(path.join(out, 'results.json'), JSON.stringify(run, null, 2) + '\n');
@@ -209,6 +225,7 @@ export const replayAdapter: ReplayAdapter<Prediction, ReplayOptions, InstanceRes
     const text =
       `\n${suite}: ${run.resolved_instances}/${run.total_instances} resolved (${run.submitted_instances} submitted, ${run.completed_instances} completed, ` +
       `${run.empty_patch_instances} empty, ${run.error_instances} errors${run.unknown_ids.length ? `, ${run.unknown_ids.length} unknown ids` : ''})\n` +
+      `${resolvedRates(run, excludeErrors)}\n` +
       (resumed ? `${resumed} resumed from the reports of an earlier run in ${out} (--rescore scores them again)\n` : '') +
       `results: ${path.join(out, 'results.json')}, logs: ${path.join(out, 'logs')}/<instance_id>/\n`;
     return { json: run, text, exitCode: run.error_instances > 0 ? 1 : 0 };

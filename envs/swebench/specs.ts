@@ -1,3 +1,5 @@
+import { ownValue } from '../../src/own.ts';
+
 /**
  * How to build and test each repository version, like the SWE-bench harness's
  * MAP_REPO_VERSION_TO_SPECS: the JDK (or Python), the build tool, `-D` overrides every build
@@ -338,10 +340,10 @@ export const DEFAULT_SPEC: JavaSpec = maven('17', { note: 'no spec for this repo
  * is consulted before the built-in one.
  */
 export function specFor(repo: string, version: string, instanceId: string, extra: Record<string, Record<string, RepoSpec>> = {}): RepoSpec & { known: boolean } {
-  const find = (table: Record<string, Record<string, RepoSpec>>) => table[repo] ?? Object.entries(table).find(([k]) => k.toLowerCase() === repo.toLowerCase())?.[1];
+  const find = (table: Record<string, Record<string, RepoSpec>>) => ownValue(table, repo) ?? Object.entries(table).find(([k]) => k.toLowerCase() === repo.toLowerCase())?.[1];
   const byVersion = find(extra) ?? find(SPECS);
-  const base = byVersion?.[version] ?? byVersion?.['*'];
-  const override = INSTANCE_SPECS[instanceId] ?? {};
+  const base = ownValue(byVersion, version) ?? ownValue(byVersion, '*');
+  const override = ownValue(INSTANCE_SPECS, instanceId) ?? {};
   const spec = { ...(base ?? DEFAULT_SPEC), ...override, known: Boolean(base) } as RepoSpec & { known: boolean };
   // An instance's note adds to its repository's (both reasons hold).
   const note = [...new Set([(base ?? DEFAULT_SPEC).note, override.note].filter(Boolean))].join('; ');

@@ -1,6 +1,6 @@
 /**
  * Connecting an MCP client to one benchgym episode: in-process (tests, the runner), over
- * Streamable HTTP (`<url>/episodes/<id>/mcp`) or over stdio (`benchgym mcp`, whose tools
+ * Streamable HTTP (the episode's own `<url>/episodes/<id>/<key>/mcp`) or over stdio (`benchgym mcp`, whose tools
  * take an `episode_id`: a scoped client injects it). Every kind hands agents the same thing:
  * a `Client` whose episode tools take no `episode_id`.
  */
@@ -12,6 +12,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolRequest, CallToolResult, ListToolsRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Gym } from '../episode/gym.ts';
+import { capabilityOfPath, withoutEpisodeKeys } from '../server/capability.ts';
 import { createEpisodeMcpServer } from '../server/mcp.ts';
 import { PROJECT_ROOT } from '../project.ts';
 
@@ -103,15 +104,28 @@ function httpTransport(url: URL, token?: string): StreamableHTTPClientTransport 
 export interface HttpOptions {
   /** The server, e.g. http://127.0.0.1:7420 (a trailing /mcp is ignored). */
   url: string;
-  /** Bearer token, when the server has one. */
+  /** Bearer token, when the server has one (for the gym-wide `/mcp`; an episode's own endpoint needs none). */
   token?: string;
 }
 
-/** Connects to an existing episode over Streamable HTTP (`<url>/episodes/<id>/mcp`). */
-export async function connectHttp(opts: HttpOptions & { episodeId: string }): Promise<EpisodeSession> {
+/**
+ * Connects to an existing episode over Streamable HTTP, at its own endpoint: the `mcpUrl`
+ * start_episode returned, or the server's URL and its `mcpPath` (`/episodes/<id>/<key>/mcp`).
+ * The key in the path is what opens it: no token is sent.
+ */
+export async function connectHttp(opts: { mcpUrl: string } | { url: string; mcpPath: string }): Promise<EpisodeSession> {
+  const where = 'mcpUrl' in opts ? opts.mcpUrl : `${baseUrl(opts.url)}${opts.mcpPath}`;
+  let url: URL;
+  try {
+    url = new URL(where);
+  } catch {
+    throw new Error(`not an episode endpoint URL: '${withoutEpisodeKeys(where)}'`);
+  }
+  const capability = capabilityOfPath(url.pathname);
+  if (!capability || capability.endpoint !== 'mcp') throw new Error(`not an episode endpoint (…/episodes/<id>/<key>/mcp): '${withoutEpisodeKeys(where)}'`);
   const client = new Client(CLIENT_INFO);
-  await client.connect(httpTransport(new URL(`${baseUrl(opts.url)}/episodes/${encodeURIComponent(opts.episodeId)}/mcp`), opts.token));
-  return { client, episodeId: opts.episodeId, close: () => client.close().catch(() => {}) };
+  await client.connect(httpTransport(url));
+  return { client, episodeId: capability.id, close: () => client.close().catch(() => {}) };
 }
 
 export interface StartOptions {
@@ -148,14 +162,15 @@ export async function startHttpEpisode(opts: HttpOptions & StartOptions): Promis
   } finally {
     await gymClient.close().catch(() => {});
   }
-  const session = await connectHttp({ ...opts, episodeId: String(started.episodeId) });
+  if (typeof started.mcpPath !== 'string') throw new Error('start_episode named no endpoint for the episode (mcpPath): is this a benchgym server?');
+  const session = await connectHttp(typeof started.mcpUrl === 'string' ? { mcpUrl: started.mcpUrl } : { url: opts.url, mcpPath: started.mcpPath });
   return { ...session, started };
 }
 
 /**
  * A client for the gym-wide tool set (`/mcp`, stdio) bound to one episode: `callTool`
  * adds `episode_id`, and `listTools` shows the episode tools without it (and no gym tools),
- * exactly as `/episodes/<id>/mcp` would.
+ * exactly as the episode's own endpoint would.
  */
 export class EpisodeScopedClient extends Client {
   episodeId: string | undefined;

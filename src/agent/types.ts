@@ -30,7 +30,7 @@ export interface TokenUsage {
 
 /** What the runner hands an agent for one (task, sample). */
 export interface AgentContext {
-  /** An MCP client connected to this one episode (`/episodes/<id>/mcp` scope: no episode_id argument). */
+  /** An MCP client connected to this one episode (its own endpoint's scope: no episode_id argument). */
   client: Client;
   episodeId: string;
   task: { suite: string; id: string; prompt: string; language: string; kind: string; metadata: Record<string, unknown> };

@@ -34,7 +34,7 @@ function unknownFlagMessage(args: string[], options: NonNullable<ParseArgsConfig
     if (arg === '--') return undefined;
     const long = /^--([^=]+)/.exec(arg)?.[1];
     const short = long === undefined ? /^-([^-])/.exec(arg)?.[1] : undefined;
-    if (long !== undefined && !(long in options)) {
+    if (long !== undefined && !Object.hasOwn(options, long)) {
       const guess = closest(long, Object.keys(options));
       return `unknown option --${long}${guess ? `; did you mean --${guess}?` : ''} (--help lists the options)`;
     }

@@ -4,6 +4,7 @@ import type Docker from 'dockerode';
 import { GymError } from '../errors.ts';
 import { PROJECT_ROOT } from '../project.ts';
 import { BASE_IMAGES, baseImageName } from './images.ts';
+import { ownValue } from '../own.ts';
 import { findPython } from './python.ts';
 
 export interface BaseImageSpec {
@@ -34,7 +35,7 @@ const DEBIAN_PYTHON_BUILD = ['python3-dev', 'gcc', 'g++', 'make', 'libc6-dev'];
 
 /** What each offline base image is made of: a Debian suite, its packages, and whether the host's interpreter is copied in. */
 export function debootstrapRecipe(spec: BaseImageSpec): { suite: string; packages: string[]; hostInterpreter: boolean } {
-  const suite = BASE_IMAGES[spec.kind][spec.version];
+  const suite = ownValue(BASE_IMAGES[spec.kind], spec.version);
   if (!suite) throw new GymError('INVALID_ARGUMENT', `no base image recipe for ${spec.kind} ${spec.version} (have: ${Object.keys(BASE_IMAGES[spec.kind]).join(', ')})`);
   const common = ['git', 'patch', 'coreutils', 'findutils'];
   if (spec.kind === 'java') return { suite, packages: [`openjdk-${spec.version}-jdk-headless`, 'maven', ...common], hostInterpreter: false };

@@ -3,6 +3,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GymError } from '../errors.ts';
+import { ownValue } from '../own.ts';
 
 /**
  * Era constraints: an env's dependencies as PyPI held them at a date (a pinned library's
@@ -34,7 +35,8 @@ export async function uploadTime(name: string, version: string): Promise<Date> {
  * it on while some dependency still has no wheel for the Python.
  */
 export function eraCutoff(upload: Date, python: string): string {
-  const floor = PYTHON_WHEEL_ERA[python] ? new Date(PYTHON_WHEEL_ERA[python]!) : upload;
+  const wheels = ownValue(PYTHON_WHEEL_ERA, python);
+  const floor = wheels ? new Date(wheels) : upload;
   const at = new Date(Math.max(upload.getTime(), floor.getTime()) + 24 * 3600_000);
   return at.toISOString().replace(/\.\d+Z$/, 'Z');
 }
@@ -149,7 +151,7 @@ const PYTHON_SETTLE_DAYS = 90;
  */
 export function pythonCurrentAt(date: string | Date, versions: string[]): string | null {
   const at = new Date(date).getTime();
-  const known = versions.filter((v) => PYTHON_RELEASES[v]).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
+  const known = versions.filter((v) => ownValue(PYTHON_RELEASES, v)).sort((a, b) => a.localeCompare(b, undefined, { numeric: true }));
   if (!known.length) return null;
   const released = known.filter((v) => new Date(PYTHON_RELEASES[v]!).getTime() <= at);
   return released.length ? released[released.length - 1]! : known[0]!;
@@ -162,7 +164,8 @@ export function pythonCurrentAt(date: string | Date, versions: string[]): string
  */
 export function commitCutoff(date: string | Date, python: string): string {
   const commit = new Date(date).getTime();
-  const release = PYTHON_RELEASES[python] ? new Date(PYTHON_RELEASES[python]!).getTime() + PYTHON_SETTLE_DAYS * 24 * 3600_000 : commit;
+  const released = ownValue(PYTHON_RELEASES, python);
+  const release = released ? new Date(released).getTime() + PYTHON_SETTLE_DAYS * 24 * 3600_000 : commit;
   return new Date(Math.max(commit, release)).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 

@@ -31,6 +31,13 @@ export function baseImageName(kind: 'python' | 'java', version: string): string 
 }
 
 const IMAGE_FORMAT = 3;
+/**
+ * Where Maven env images keep the local repository: commands run as an unprivileged uid, to
+ * which root's home (Maven's default, 0700) is closed. Set by MAVEN_OPTS in the image's
+ * environment, as the local backend's Maven env does; it joins the Maven images' tags.
+ */
+const IMAGE_MAVEN_REPOSITORY = '/opt/m2/repository';
+const MAVEN_REPOSITORY_ENV = `ENV MAVEN_OPTS=-Dmaven.repo.local=${IMAGE_MAVEN_REPOSITORY}`;
 const WORKSPACE = '/workspace';
 /** Where an instance image keeps the task's start state; containers copy it into /workspace. */
 export const START_STATE = '/opt/benchgym/start';
@@ -192,7 +199,8 @@ export class ImageBuilder {
       // Maven: the task's own tests warm the env when it names them (JavaEnvSpec.warmTests), else the whole suite.
       const warm = gradle ? [] : warmSelection(task.env.warmTests, task.env.warmTests?.length ? await javaTestSources(dir) : undefined);
       const warmArgs = task.env.warmArgs ?? [];
-      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...(warm.length ? { warm } : {}), ...(warmArgs.length ? { warmArgs } : {}) })}`;
+      const repository = gradle ? {} : { repository: IMAGE_MAVEN_REPOSITORY };
+      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...repository, ...(warm.length ? { warm } : {}), ...(warmArgs.length ? { warmArgs } : {}) })}`;
       const args = task.env.args.map(shellQuote).join(' ');
       const mvn = (extra: string[], to: '>' | '>>') => `(${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...[...extra, ...warmArgs].map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
       // The whole suite after all when no warm-up test ran (all new in the hidden test patch: no Surefire provider resolved).
@@ -204,7 +212,7 @@ export class ImageBuilder {
       const dockerfile = [
         `FROM ${base}`,
         ...trust.lines,
-        ...(gradle ? ['ENV GRADLE_USER_HOME=/opt/gradle-home'] : []),
+        ...(gradle ? ['ENV GRADLE_USER_HOME=/opt/gradle-home'] : [MAVEN_REPOSITORY_ENV]),
         ...(g?.lines ?? []),
         'COPY seed/ /tmp/envbuild/',
         `RUN cd /tmp/envbuild && ${run} \\`,
@@ -228,11 +236,12 @@ export class ImageBuilder {
       const seed = await seedFiles(task);
       if (!seed['pom.xml']) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');
       const baseId = await this.imageId(base);
-      const tag = `benchgym/env:maven-${contentKey({ IMAGE_FORMAT, baseId, pom: String(seed['pom.xml']), trust })}`;
+      const tag = `benchgym/env:maven-${contentKey({ IMAGE_FORMAT, baseId, pom: String(seed['pom.xml']), trust, repository: IMAGE_MAVEN_REPOSITORY })}`;
       // Running the build once resolves every plugin and dependency; tests then run with `mvn -o`.
       const dockerfile = [
         `FROM ${base}`,
         ...trust.lines,
+        MAVEN_REPOSITORY_ENV,
         'COPY seed/ /tmp/envbuild/',
         // Failing tests are expected (the start state); unresolvable dependencies fail the build.
         `RUN cd /tmp/envbuild && (${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never test > /tmp/envbuild.log 2>&1; true) \\`,

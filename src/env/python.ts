@@ -3,6 +3,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GymError } from '../errors.ts';
+import { ownValue } from '../own.ts';
 import type { PythonEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
 import { OncePerKey, withDirLock } from './lock.ts';
@@ -23,7 +24,7 @@ const PYTEST_PIN_FOR_OLD_PYTHON: Record<string, string> = { '3.6': 'pytest==7.0.
  */
 export function pytestPinFor(version: string, requirements: string[]): string | null {
   if (requirements.some((r) => /^pytest\s*(\[[^\]]*\])?\s*(==|===|~=|>=|<=|!=|<|>|@|$)/i.test(r.trim()))) return null;
-  return PYTEST_PIN_FOR_OLD_PYTHON[version] ?? PYTEST_PIN;
+  return ownValue(PYTEST_PIN_FOR_OLD_PYTHON, version) ?? PYTEST_PIN;
 }
 
 export interface PipFailure {

@@ -1,3 +1,4 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { PreparedEnv } from '../env/types.ts';
 import type { Sandbox } from '../sandbox/types.ts';
 import type { TestRun } from '../scoring/runners.ts';
@@ -10,6 +11,15 @@ export interface EpisodeLifecycle {
   submit(episode: Episode, ctx: { signal: AbortSignal; progress(p: number, total?: number, message?: string): void }): Promise<Verdict>;
   end(episode: Episode): Promise<void>;
   fork(episode: Episode): Promise<Episode>;
+}
+
+/** A sandbox failure met by a tool call after the agent's code could run in the sandbox. */
+export interface SandboxFailure {
+  code: string;
+  message: string;
+  /** The tool call that met it, and its step. */
+  tool: string;
+  step: number;
 }
 
 export type EpisodeState = 'running' | 'submitted' | 'ended' | 'expired';
@@ -34,9 +44,15 @@ export class Episode {
   lastTestRun?: TestRun & { at: string };
   verdict?: Verdict;
   finalDiff?: string;
+  /** A tool that runs code the agent can shape (EpisodeTool.runsCode) was called: the sandbox's failures may be its doing from then on. */
+  codeRan = false;
+  /** The first SANDBOX_UNAVAILABLE of a tool call once the agent's code could run (the runner counts it against the agent when it recurs). */
+  sandboxFailure?: SandboxFailure;
   /** The start state the episode runs in (the task's own, `task.defaultContext`, unless another was chosen). */
   context: string;
   private queue: Promise<unknown> = Promise.resolve();
+  /** The episode's capability: only who started (or forked) it learns it. A private field, so no JSON or inspect of the episode shows it. */
+  readonly #key = randomBytes(24).toString('base64url');
 
   constructor(
     readonly id: string,
@@ -55,6 +71,16 @@ export class Episode {
     return { backend: this.sandbox.backend, workdir: this.sandbox.workdir, isolation: this.sandbox.isolation };
   }
 
+  /** The unguessable key of the episode's own endpoints (`/episodes/<id>/<key>/...`); never logged or recorded. */
+  get key(): string {
+    return this.#key;
+  }
+
+  /** Whether `given` is this episode's key, compared in constant time. */
+  keyMatches(given: string): boolean {
+    return digestsEqual(given, this.#key);
+  }
+
   /** Calls run one at a time, so an edit never interleaves with a test run. */
   serialize<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.queue.then(fn, fn);
@@ -69,4 +95,9 @@ export class Episode {
     if (stack.length > 50) stack.shift();
     this.editHistory.set(rel, stack);
   }
+}
+
+/** Compares two strings in time that depends on neither (their SHA-256 digests have one length). */
+export function digestsEqual(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }

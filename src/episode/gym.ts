@@ -3,6 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { GymError, INFRA_CODES, toGymError } from '../errors.ts';
+import { ownValue } from '../own.ts';
 import { sandboxEnv } from '../env/types.ts';
 import { LocalSandboxFactory } from '../sandbox/local/index.ts';
 import { claimSandboxDir, removeStaleSandboxDirs } from '../sandbox/local/stale.ts';
@@ -266,6 +267,11 @@ export class Gym {
     }
   }
 
+  /** The episode with this id, or undefined (no error is built: a capability check costs the same either way). */
+  findEpisode(id: string): Episode | undefined {
+    return this.episodes.get(id);
+  }
+
   episode(id: string): Episode {
     const episode = this.episodes.get(id);
     if (!episode) throw new GymError('EPISODE_NOT_FOUND', `no episode '${id}' (it may have expired; start a new one with start_episode)`);
@@ -306,11 +312,12 @@ export class Gym {
           if (step > episode.budgets.maxSteps) throw new GymError('BUDGET_EXHAUSTED', `the step budget (${episode.budgets.maxSteps}) is spent; call submit`);
           if (Date.now() > episode.budgets.deadline) throw new GymError('BUDGET_EXHAUSTED', 'the time budget is spent; call submit');
         }
+        if (tool.runsCode) episode.codeRan = true;
         const result = await withHeartbeat(ctx, tool.name, (c) => tool.run(episode, args, c));
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args, ok: true, observation: result.text, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
         return result;
       } catch (err) {
-        const e = toGymError(err);
+        const e = sandboxFailureOf(episode, tool.name, step, toGymError(err));
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args: rawArgs, ok: false, error: e.toJSON(), startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
         this.emitError(episode.id, episode.task, tool.name, e);
         if (e.details?.sandboxLost && episode.state === 'running') {
@@ -362,7 +369,7 @@ export class Gym {
     if (episode.context === task.defaultContext) return { task, patch: diff };
     const mapped = await this.registry.contextPatch(task, episode.context, { diff, read: (rel) => episode.sandbox.readFile(rel).then((b) => b.toString('utf8')).catch(() => null) });
     if (mapped) return { task, patch: mapped.patch, note: mapped.note };
-    return { task: { ...task, workspace: task.contexts[episode.context]!.workspace }, patch: diff };
+    return { task: { ...task, workspace: ownValue(task.contexts, episode.context)!.workspace }, patch: diff };
   }
 
   score(task: Task, patch: string, opts: ScoreOptions = {}): Promise<Verdict> {
@@ -420,6 +427,17 @@ export class Gym {
   }
 }
 
+/**
+ * A sandbox failure once the agent's code could run there (Episode.codeRan) may be the agent's
+ * doing (a command that killed the executor, a workspace that breaks the diff): the episode keeps
+ * the first one, and the error says so (`details.afterAgentCode`) for clients that keep count.
+ */
+function sandboxFailureOf(episode: Episode, tool: string, step: number, e: GymError): GymError {
+  if (e.code !== 'SANDBOX_UNAVAILABLE' || !episode.codeRan) return e;
+  episode.sandboxFailure ??= { code: e.code, message: e.message, tool, step };
+  return new GymError(e.code, e.message, { ...e.details, afterAgentCode: true });
+}
+
 /** With no registry given, a gym serves no suite (the composition root, bin/builtins.ts, knows the built-in ones). */
 export function defaultRegistry(): SuiteRegistry {
   return new SuiteRegistry([]);
@@ -473,17 +491,17 @@ export async function withHeartbeat<T>(ctx: ToolContext, name: string, fn: (ctx:
 /** The start state an episode asked for: the task's own, or one of its other contexts. */
 function contextFor(task: Task, name?: string): { name: string; workspace?: Task['workspace'] } {
   if (!name || name === task.defaultContext) return { name: task.defaultContext };
-  const ctx = task.contexts[name];
+  const ctx = ownValue(task.contexts, name);
   if (!ctx) throw new GymError('INVALID_ARGUMENT', `invalid 'context': '${name}' (this task has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`);
   return { name, workspace: ctx.workspace };
 }
 
 function promptFor(task: Task, variant?: string, context?: string): string {
-  const ctx = context && context !== task.defaultContext ? task.contexts[context] : undefined;
+  const ctx = context && context !== task.defaultContext ? ownValue(task.contexts, context) : undefined;
   const prompt = ctx?.prompt ?? task.prompt;
   const variants = { ...task.promptVariants, ...ctx?.promptVariants };
   if (!variant || variant === 'default') return prompt;
-  const text = variants[variant];
+  const text = ownValue(variants, variant);
   if (text === undefined) {
     const known = ['default', ...Object.keys(variants)];
     throw new GymError('INVALID_ARGUMENT', `invalid 'prompt_variant': '${variant}' (this task has ${known.join(', ')})`);

@@ -68,6 +68,12 @@ export interface ReplayContext<Row = unknown, Options = unknown> {
   /** The rows scored (for the tasks replayed), and those for tasks the dataset lacks. */
   rows: ReplayRow<Row>[];
   unknown: ReplayRow<Row>[];
+  /**
+   * `--exclude-errors`: the summary's first rate over the decided submissions only. By default a
+   * submission whose scoring failed is one that did not pass (both rates are shown either way);
+   * one whose env cannot exist here is in neither (it says nothing of the submission).
+   */
+  excludeErrors?: boolean;
 }
 
 /** The replay's outcome as the benchmark tells it: `--json` prints `json`, else `text`. */

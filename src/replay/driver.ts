@@ -99,6 +99,8 @@ export interface ReplayInput<Options> {
   signal?: AbortSignal;
   /** Each result's progress line, as it comes. */
   onProgress?(line: string): void;
+  /** See ReplayContext.excludeErrors. */
+  excludeErrors?: boolean;
 }
 
 /** The rows of a predictions file for the tasks replayed, and those for tasks the dataset lacks. */
@@ -149,7 +151,7 @@ export async function replay<Row, Options, Result>(adapter: ReplayAdapter<Row, O
     },
   });
   const { suite, dataset, predictions, scoring, options } = input;
-  const context: ReplayContext<Row, Options> = { suite, dataset, predictions, scoring, options, tasks, rows: known, unknown };
+  const context: ReplayContext<Row, Options> = { suite, dataset, predictions, scoring, options, tasks, rows: known, unknown, excludeErrors: input.excludeErrors };
   if (adapter.report) return adapter.report(results, context);
   return genericReport(results as unknown as SubmissionResult[], context as ReplayContext);
 }

@@ -2,6 +2,7 @@
  * The generic replay: what `benchgym score` reports for a suite whose adapter gives only its
  * rows and submissions (ReplayAdapter's optional parts).
  */
+import { passRate, passRateLine } from '../runner/pass_rate.ts';
 import { formatModeDifferences, strictOutcome, type StrictOutcome } from '../scoring/compare.ts';
 import type { Verdict } from '../scoring/verdict.ts';
 import type { ReplayContext, ReplayReport, ReplayRow, ScoredSubmission } from './adapter.ts';
@@ -70,6 +71,10 @@ export interface GenericSummary {
   unavailable: number;
   errors: number;
   skipped: number;
+  /** Passed over passed, failed and errors (a scoring error is a submission that did not pass); null for none. */
+  passRate: number | null;
+  /** Passed over passed and failed: the figure beside the headline. */
+  scoredPassRate: number | null;
   /** Submissions with a published verdict that both sides decided, and how many agree. */
   compared: number;
   agreed: number;
@@ -80,6 +85,7 @@ export function genericSummary(results: SubmissionResult[]): GenericSummary {
   const count = (o: SubmissionResult['ours']) => results.filter((r) => r.ours === o).length;
   const compared = results.filter((r) => r.agree !== undefined);
   const agreed = compared.filter((r) => r.agree).length;
+  const rate = passRate({ passed: count('passed'), failed: count('failed'), errors: count('error') });
   return {
     submissions: results.length,
     passed: count('passed'),
@@ -87,6 +93,8 @@ export function genericSummary(results: SubmissionResult[]): GenericSummary {
     unavailable: count('unavailable'),
     errors: count('error'),
     skipped: count('skipped'),
+    passRate: rate.rate,
+    scoredPassRate: rate.scoredRate,
     compared: compared.length,
     agreed,
     agreement: compared.length ? agreed / compared.length : null,
@@ -95,12 +103,15 @@ export function genericSummary(results: SubmissionResult[]): GenericSummary {
 
 const rate = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
 
-export async function genericReport(results: SubmissionResult[], { suite, dataset, predictions, scoring }: ReplayContext): Promise<ReplayReport> {
+/** The replay's headline: passed over every submission scored or failing to score, the rate over the decided ones beside it. */
+export function replayHeadline(s: Pick<GenericSummary, 'passed' | 'failed' | 'errors'>, excludeErrors?: boolean): string {
+  return `${passRateLine({ passed: s.passed, failed: s.failed, errors: s.errors }, { excludeErrors })}; ${s.failed} failed`;
+}
+
+export async function genericReport(results: SubmissionResult[], { suite, dataset, predictions, scoring, excludeErrors }: ReplayContext): Promise<ReplayReport> {
   const summary = genericSummary(results);
-  const decided = summary.passed + summary.failed;
-  const out = [
-    `\n${suite}: ${summary.submissions} submissions: ${summary.passed} passed, ${summary.failed} failed (${rate(summary.passed, decided)} of ${decided} scored); ${summary.unavailable} unavailable here, ${summary.errors} errors${summary.skipped ? `, ${summary.skipped} not scored` : ''}; scoring ${scoring}`,
-  ];
+  const apart = `${summary.unavailable} unavailable here${summary.skipped ? `, ${summary.skipped} not scored` : ''}`;
+  const out = [`\n${suite}: ${summary.submissions} submissions: ${replayHeadline(summary, excludeErrors)}, ${apart}; scoring ${scoring}`];
   if (summary.compared) {
     out.push(`agreement with the published verdicts: ${summary.agreed}/${summary.compared} (${rate(summary.agreed, summary.compared)})`);
     for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} #${r.sample} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);

@@ -3,11 +3,12 @@ import { connectInProcess, type EpisodeSession } from '../agent/session.ts';
 import type { AgentContext, AgentResult } from '../agent/types.ts';
 import type { Episode } from '../episode/episode.ts';
 import { GymError, INFRA_CODES, toGymError } from '../errors.ts';
+import { withoutEpisodeKeys } from '../server/capability.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { RunManifest } from './manifest.ts';
 import type { RunExperimentOptions } from './options.ts';
 import type { ProgressSink } from './progress.ts';
-import { markInfra, RESULT_FIELDS, resultRecord, type EpisodeFacts } from './record.ts';
+import { countAgainstAgent, markInfra, RESULT_FIELDS, resultRecord, type EpisodeFacts } from './record.ts';
 import { startRemoteEpisode, type RemoteEpisode } from './remote.ts';
 import { trajectoryName, type ResultRecord, type ResultsWriter } from './results.ts';
 import { TrajectoryWriter } from './trajectory.ts';
@@ -19,6 +20,8 @@ export interface PairJob {
   sample: number;
   /** The first attempt number to use (a resumed pair continues its count). */
   firstAttempt: number;
+  /** Earlier attempts (a resumed pair's) whose sandbox failed after the agent's code ran there. */
+  sandboxFailures?: number;
 }
 
 /** What every attempt of a run shares. */
@@ -34,9 +37,11 @@ export interface AttemptContext {
 /** One (task, sample): attempts until a final result; null when the run was stopped first. */
 export async function runPair(ctx: AttemptContext, job: PairJob, writer: ResultsWriter, progress: ProgressSink): Promise<ResultRecord | null> {
   const lastAllowed = Math.max(job.firstAttempt, 1 + ctx.retries);
+  let sandboxFailures = job.sandboxFailures ?? 0;
   for (let attempt = job.firstAttempt; ; attempt++) {
     if (ctx.signal.aborted) return null;
-    const { record, retryable } = await runAttempt(ctx, job, attempt);
+    const { record, retryable, sandboxFailed } = await runAttempt(ctx, job, attempt, sandboxFailures);
+    if (sandboxFailed) sandboxFailures++;
     // An episode cut short because the run stopped is no result: a resume runs it again.
     if (ctx.signal.aborted) return null;
     record.final = !(record.infra && retryable && attempt < lastAllowed);
@@ -56,7 +61,12 @@ export async function runPair(ctx: AttemptContext, job: PairJob, writer: Results
  * episode runs in this process's gym, or on a server replica (`opts.server`), whose loss makes
  * the attempt an infrastructure failure.
  */
-async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): Promise<{ record: ResultRecord; retryable: boolean }> {
+async function runAttempt(
+  ctx: AttemptContext,
+  job: PairJob,
+  attempt: number,
+  sandboxFailures: number,
+): Promise<{ record: ResultRecord; retryable: boolean; sandboxFailed: boolean }> {
   const { opts, manifest, outDir } = ctx;
   const { gym } = opts;
   const startedAt = new Date();
@@ -86,7 +96,7 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
       // A replica that stops answering ends the agent now: its calls could only time out.
       remote = await startRemoteEpisode(opts.server, start, { signal: episodeSignal.signal, onLost: (why) => episodeSignal.abort(new GymError('SANDBOX_UNAVAILABLE', why)) });
       startMs = Date.now() - t0;
-      trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: remote.id, gymTrajectory: null, replica: remote.replica, mcpUrl: remote.mcpUrl, startedAt: startedAt.toISOString() });
+      trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: remote.id, gymTrajectory: null, replica: remote.replica, mcpUrl: withoutEpisodeKeys(remote.mcpUrl), startedAt: startedAt.toISOString() });
       session = remote.session;
       prompt = remote.prompt;
     } else {
@@ -129,9 +139,16 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
   }
 
   const facts: EpisodeFacts | undefined = episode
-    ? { id: episode.id, context: episode.context, steps: episode.steps, verdict: episode.verdict, gymTrajectory: episode.trajectory.file }
+    ? {
+        id: episode.id,
+        context: episode.context,
+        steps: episode.steps,
+        verdict: episode.verdict,
+        gymTrajectory: episode.trajectory.file,
+        sandboxFailure: episode.sandboxFailure,
+      }
     : remote
-      ? { id: remote.id, context: remote.context, verdict: remote.verdict(), gymTrajectory: null }
+      ? { id: remote.id, context: remote.context, verdict: remote.verdict(), gymTrajectory: null, sandboxFailure: remote.sandboxFailure() }
       : undefined;
   const verdict = facts?.verdict;
   const record = resultRecord({
@@ -148,6 +165,7 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
     promptVariant: opts.promptVariant,
   });
   let retryable = false;
+  let sandboxFailed = false;
   const notes: string[] = [];
   if (verdict && verdict.status !== 'error') {
     // The gym's verdict decides; an agent that failed after submitting does not undo it.
@@ -160,6 +178,12 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
     // The replica holding the episode died: whatever the agent made of its failed calls, no answer was judged.
     markInfra(record, 'SANDBOX_UNAVAILABLE', lost, 'gym');
     retryable = true;
+  } else if (facts?.sandboxFailure) {
+    // The sandbox failed after the agent's code ran there: retried, and in strict scoring counted against the agent when it recurs.
+    markInfra(record, facts.sandboxFailure.code, facts.sandboxFailure.message, 'gym', true);
+    sandboxFailed = true;
+    if (ctx.opts.gym.scoring === 'strict' && sandboxFailures >= 1) countAgainstAgent(record, sandboxFailures + 1);
+    else retryable = true;
   } else if (watchdog.fired) {
     // Not retried: a retry would most likely hang as long again.
     markInfra(record, 'AGENT_TIMEOUT', `the agent was still running ${Math.round(grace / 1000)} s after the episode's time limit and was cancelled`, 'agent');
@@ -173,11 +197,11 @@ async function runAttempt(ctx: AttemptContext, job: PairJob, attempt: number): P
   } else if (result?.submitted) {
     notes.push('the agent reported a submission, but the gym has no verdict for the episode');
   }
-  if (notes.length) record.notes = notes;
+  if (notes.length) (record.notes ??= []).push(...notes);
   annotate(ctx, job.task, episode ? episode.finalDiff : remoteDiff, record);
   trajectory.append({ type: 'result', attempt, status: record.status, reward: record.reward, infra: record.infra, ...(record.infraError ? { infraError: record.infraError } : {}), stopReason: record.stopReason, at: record.endedAt });
   await trajectory.flush();
-  return { record, retryable };
+  return { record, retryable, sandboxFailed };
 }
 
 /**

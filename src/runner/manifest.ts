@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GymError } from '../errors.ts';
+import { ownValue } from '../own.ts';
 
 /** The options that decide what a run measures: a resumed run must have the same ones. */
 export interface RunIdentity {
@@ -91,8 +92,8 @@ export function identityDifferences(
   }
   const keys = new Set([...Object.keys(before.options ?? {}), ...Object.keys(now.options ?? {})]);
   for (const key of [...keys].sort()) {
-    const a = canonical(before.options?.[key] ?? null);
-    const b = canonical(now.options?.[key] ?? null);
+    const a = canonical(ownValue(before.options, key) ?? null);
+    const b = canonical(ownValue(now.options, key) ?? null);
     if (a !== b) out.push(`${key}: ${a} → ${b}`);
   }
   return out;

@@ -1,9 +1,12 @@
 /**
  * Benchmark metrics over per-(task, sample) outcomes: the unbiased pass@k estimator, the
  * resolved rate, bootstrap confidence intervals over tasks and breakdowns by task metadata or
- * any grouping. Infrastructure failures are never outcomes: they leave the denominators and are
- * counted apart. A suite's own metrics (over the annotations it records) live with the suite.
+ * any grouping. A sample that ended in an infrastructure failure is a sample that did not pass:
+ * it stays in every denominator (a wrong answer must not hide in an error) and is counted apart;
+ * `excludeErrors` leaves such samples out, the old denominator. A suite's own metrics (over the
+ * annotations it records) live with the suite.
  */
+import { ownValue } from '../own.ts';
 
 /**
  * The unbiased pass@k estimator of Chen et al. 2021 ("Evaluating Large Language Models Trained
@@ -25,10 +28,10 @@ export function passAtK(n: number, c: number, k: number): number | undefined {
   return 1 - prod;
 }
 
-/** One task's outcomes, infrastructure failures already removed. */
+/** One task's outcomes. */
 export interface TaskOutcomes {
   task: string;
-  /** Pass (true) or fail per scored sample, in sample order (sample 0 first). */
+  /** Pass (true) or not per sample counted (an infrastructure failure is false; left out with `excludeErrors`), in sample order. */
   passed: boolean[];
   metadata?: Record<string, unknown>;
 }
@@ -147,16 +150,18 @@ export interface OutcomeRecord {
 }
 
 export interface MetricSummary {
-  /** Tasks with at least one scored (non-infrastructure) sample. */
+  /** Tasks with at least one sample counted. */
   tasks: number;
-  /** Scored samples (infrastructure failures excluded). */
+  /** Samples counted: every one, or with `excludeErrors` the scored ones. */
   samples: number;
   passedSamples: number;
-  /** Final infrastructure failures: not in any denominator. */
+  /** Final infrastructure failures: samples that did not pass (counted in `samples` unless `excludeErrors`). */
   infraFailures: number;
-  /** Tasks whose every sample was an infrastructure failure. */
+  /** Tasks whose every sample was an infrastructure failure (left out of `tasks` only with `excludeErrors`). */
   tasksAllInfra: number;
-  /** Samples per task: the smallest and the largest count among scored tasks. */
+  /** Whether the figures leave infrastructure failures out (the old denominator). */
+  excludeErrors: boolean;
+  /** Samples per task: the smallest and the largest count among the tasks counted. */
   minSamples: number;
   maxSamples: number;
   passAtK: Record<number, (Interval & { tasks: number }) | undefined>;
@@ -166,8 +171,13 @@ export interface MetricSummary {
 
 export const DEFAULT_KS = [1, 5, 10, 20, 50, 100];
 
-/** Groups final results by task; infrastructure failures are counted and dropped. */
-export function taskOutcomes(records: OutcomeRecord[]): { tasks: TaskOutcomes[]; infraFailures: number; tasksAllInfra: number } {
+/** How a metric treats infrastructure failures: as samples that did not pass (default), or left out. */
+export interface ErrorPolicy {
+  excludeErrors?: boolean;
+}
+
+/** Groups final results by task; infrastructure failures are counted, and kept as samples that did not pass unless `excludeErrors`. */
+export function taskOutcomes(records: OutcomeRecord[], opts: ErrorPolicy = {}): { tasks: TaskOutcomes[]; infraFailures: number; tasksAllInfra: number } {
   const byTask = new Map<string, OutcomeRecord[]>();
   for (const r of records) {
     const list = byTask.get(r.task) ?? [];
@@ -179,23 +189,31 @@ export function taskOutcomes(records: OutcomeRecord[]): { tasks: TaskOutcomes[];
   let tasksAllInfra = 0;
   for (const [task, list] of [...byTask].sort(([a], [b]) => a.localeCompare(b))) {
     list.sort((a, b) => a.sample - b.sample);
-    const scored = list.filter((r) => !r.infra && r.status !== 'error');
+    const scored = list.filter((r) => !isError(r));
     infraFailures += list.length - scored.length;
-    if (!scored.length) {
-      tasksAllInfra++;
-      continue;
-    }
-    tasks.push({ task, passed: scored.map((r) => r.status === 'passed'), metadata: list[0]!.metadata });
+    if (!scored.length) tasksAllInfra++;
+    const counted = opts.excludeErrors ? scored : list;
+    if (!counted.length) continue;
+    tasks.push({ task, passed: counted.map((r) => r.status === 'passed'), metadata: list[0]!.metadata });
   }
   return { tasks, infraFailures, tasksAllInfra };
 }
 
+/** How a summary is made: the bootstrap, the k of pass@k, the errors' denominator. */
+export type SummaryOptions = BootstrapOptions & { ks?: number[] } & ErrorPolicy;
+
+/** A result that is an infrastructure failure, not a verdict on the answer. */
+export function isError(r: Pick<OutcomeRecord, 'infra' | 'status'>): boolean {
+  return r.infra || r.status === 'error';
+}
+
 /**
  * pass@k with a 95% bootstrap interval for each k up to the samples drawn, and the resolved
- * rate for single-sample runs.
+ * rate for single-sample runs; infrastructure failures count as samples that did not pass
+ * unless `excludeErrors`.
  */
-export function summarize(records: OutcomeRecord[], opts: BootstrapOptions & { ks?: number[] } = {}): MetricSummary {
-  const { tasks, infraFailures, tasksAllInfra } = taskOutcomes(records);
+export function summarize(records: OutcomeRecord[], opts: SummaryOptions = {}): MetricSummary {
+  const { tasks, infraFailures, tasksAllInfra } = taskOutcomes(records, opts);
   const counts = tasks.map((t) => t.passed.length);
   const maxSamples = counts.length ? Math.max(...counts) : 0;
   const minSamples = counts.length ? Math.min(...counts) : 0;
@@ -212,6 +230,7 @@ export function summarize(records: OutcomeRecord[], opts: BootstrapOptions & { k
     passedSamples: tasks.reduce((a, t) => a + t.passed.filter(Boolean).length, 0),
     infraFailures,
     tasksAllInfra,
+    excludeErrors: Boolean(opts.excludeErrors),
     minSamples,
     maxSamples,
     passAtK: passAt,
@@ -260,10 +279,10 @@ function rank(key: string, preferred: string[]): number {
 }
 
 /** Summaries per value of a metadata key; tasks without the key fall under '(none)'. */
-export function breakdown(records: OutcomeRecord[], key: string, opts: BootstrapOptions & { ks?: number[] } = {}): { value: string; summary: MetricSummary }[] {
+export function breakdown(records: OutcomeRecord[], key: string, opts: SummaryOptions = {}): { value: string; summary: MetricSummary }[] {
   const groups = new Map<string, OutcomeRecord[]>();
   for (const r of records) {
-    const raw = r.metadata?.[key];
+    const raw = ownValue(r.metadata, key);
     const value = raw === undefined || raw === null ? '(none)' : String(raw);
     const list = groups.get(value) ?? [];
     list.push(r);
@@ -291,6 +310,11 @@ export function groupBy<R extends OutcomeRecord>(records: R[], groupOf: (r: R) =
 }
 
 /** Summaries (pass@k, resolved) per group of tasks, in `groupBy`'s order. */
-export function breakdownBy(records: OutcomeRecord[], groupOf: (r: OutcomeRecord) => string, order: string[] = [], opts: BootstrapOptions & { ks?: number[] } = {}): { value: string; summary: MetricSummary }[] {
+export function breakdownBy(
+  records: OutcomeRecord[],
+  groupOf: (r: OutcomeRecord) => string,
+  order: string[] = [],
+  opts: SummaryOptions = {},
+): { value: string; summary: MetricSummary }[] {
   return groupBy(records, groupOf, order).map(({ value, records: list }) => ({ value, summary: summarize(list, opts) }));
 }

@@ -81,9 +81,11 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr, tty:
   };
 }
 
+/** Passed over every finished sample (an infrastructure failure did not pass), and over the scored ones when there were failures. */
 function passing(c: Counters): string {
   const scored = c.done - c.infra;
-  return `passing ${c.passed}/${scored}${scored ? ` (${((100 * c.passed) / scored).toFixed(0)}%)` : ''}${c.infra ? ` · infra ${c.infra}` : ''}`;
+  const rate = (n: number) => (n ? ` (${((100 * c.passed) / n).toFixed(0)}%)` : '');
+  return `passing ${c.passed}/${c.done}${rate(c.done)}${c.infra ? ` · infra ${c.infra} · scored ${c.passed}/${scored}${rate(scored)}` : ''}`;
 }
 
 function eta(c: Counters): string {

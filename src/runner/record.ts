@@ -19,6 +19,8 @@ export interface EpisodeFacts {
   verdict?: VerdictFacts;
   /** The gym's trajectory file, when the gym ran in this process. */
   gymTrajectory: string | null;
+  /** The first sandbox failure after the agent's code could run there (Episode.sandboxFailure). */
+  sandboxFailure?: { code: string; message: string };
 }
 
 /** What one attempt at a (task, sample) produced, for its result line. */
@@ -81,12 +83,32 @@ export function resultRecord(f: AttemptFacts): ResultRecord {
   };
 }
 
-/** Turns a result into an infrastructure failure: status error, reward 0, outside every denominator. */
-export function markInfra(record: ResultRecord, code: string, message: string, source: 'agent' | 'verdict' | 'gym'): void {
+/** Turns a result into an infrastructure failure: status error, reward 0 (a sample that did not pass; reports say how many). */
+export function markInfra(record: ResultRecord, code: string, message: string, source: 'agent' | 'verdict' | 'gym', afterAgentCode = false): void {
   record.status = 'error';
   record.reward = 0;
   record.infra = true;
-  record.infraError = { code, message: message.slice(0, 2000), source };
+  record.infraError = { code, message: message.slice(0, 2000), source, ...(afterAgentCode ? { afterAgentCode: true as const } : {}) };
+}
+
+/** The note of a result counted failed: its episode's sandbox failed after the agent's code ran, on a retry too. */
+export const SANDBOX_FAILED_AFTER_AGENT_NOTE = 'SANDBOX_FAILED_AFTER_AGENT_CODE';
+
+/**
+ * Strict scoring's answer to a sandbox that failed again after the agent's code ran there (the
+ * pair's `times`-th such attempt): a wrong answer, not an infrastructure failure, so killing its
+ * sandbox cannot take an agent's sample out of the count.
+ */
+export function countAgainstAgent(record: ResultRecord, times: number): void {
+  const failure = record.infraError!;
+  record.status = 'failed';
+  record.reward = 0;
+  record.infra = false;
+  delete record.infraError;
+  (record.notes ??= []).push(
+    `${SANDBOX_FAILED_AFTER_AGENT_NOTE}: the episode's sandbox failed after the agent's code ran there on ${times} attempts ` +
+      `(this one: ${failure.code}: ${failure.message.split('\n')[0]!.slice(0, 500)}): counted as failed (strict scoring)`,
+  );
 }
 
 /** The verdict as a result line keeps it: counts, not the tests' details. */
@@ -105,11 +127,12 @@ export function verdictSummary(v: VerdictFacts): NonNullable<ResultRecord['verdi
 
 /** The task facts reports group by: language, kind and the short scalar metadata (library, level, ...). */
 export function reportMetadata(task: Task): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = { language: task.language, kind: task.kind };
+  const out: [string, string | number | boolean][] = [['language', task.language], ['kind', task.kind]];
   for (const [key, value] of Object.entries(task.metadata)) {
-    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 200)) out[key] = value;
+    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 200)) out.push([key, value]);
   }
-  return out;
+  // Entries, not assignments: a metadata key `__proto__` stays a key.
+  return Object.fromEntries(out);
 }
 
 /** Every field of a result line: a suite's annotations (Suite.annotateResult) may not take one of these names. */

@@ -7,6 +7,7 @@ import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/
 import { z } from 'zod';
 import { CLIENT_INFO, type EpisodeSession } from '../agent/session.ts';
 import { GymError, type GymErrorCode } from '../errors.ts';
+import { capabilityOfPath, withoutEpisodeKeys } from '../server/capability.ts';
 
 /**
  * Episodes on a benchgym server reached over HTTP, possibly one of several replicas behind a
@@ -117,7 +118,7 @@ function watchedFetch(onLost: (why: string) => void): typeof fetch {
       if (lost) onLost(lost);
       throw err;
     }
-    if (res.status === 404 && /\/episodes\/[^/]+\/mcp$/.test(new URL(String(input instanceof Request ? input.url : input)).pathname)) {
+    if (res.status === 404 && capabilityOfPath(new URL(String(input instanceof Request ? input.url : input)).pathname)?.endpoint === 'mcp') {
       onLost(`HTTP 404: ${(await res.clone().text()).slice(0, 300)}`);
     }
     if (!res.body) return res;
@@ -144,15 +145,30 @@ function transport(url: string, token: string | undefined, onLost: (why: string)
   return new StreamableHTTPClientTransport(new URL(url), { fetch: watchedFetch(onLost), ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}) });
 }
 
-/** A client that keeps what submit answered, whoever called it (the verdict survives an agent that fails afterwards). */
+/** A tool error of the server: its code, message and whether it met the sandbox failing after the agent's code could run there. */
+const ToolError = z.object({
+  error: z.object({ code: z.string(), message: z.string(), details: z.object({ afterAgentCode: z.boolean().optional() }).passthrough().optional() }),
+});
+
+/**
+ * A client that keeps what submit answered, whoever called it (the verdict survives an agent that
+ * fails afterwards), and the first sandbox failure after the agent's code could run (the server's
+ * Episode.sandboxFailure, as its tool errors tell it).
+ */
 class VerdictKeepingClient extends Client {
   verdict: PublicVerdict | undefined;
+  sandboxFailure: { code: string; message: string } | undefined;
 
   override async callTool(params: CallToolRequest['params'], resultSchema?: Parameters<Client['callTool']>[1], options?: RequestOptions): ReturnType<Client['callTool']> {
     const result = await super.callTool(params, resultSchema, options);
     if (params.name === 'submit' && !result.isError) {
       const parsed = PublicVerdict.safeParse(result.structuredContent);
       if (parsed.success) this.verdict = parsed.data;
+    }
+    if (result.isError && !this.sandboxFailure) {
+      const failed = ToolError.safeParse(result.structuredContent);
+      const error = failed.success ? failed.data.error : undefined;
+      if (error?.code === 'SANDBOX_UNAVAILABLE' && error.details?.afterAgentCode) this.sandboxFailure = { code: error.code, message: error.message };
     }
     return result;
   }
@@ -179,7 +195,7 @@ export interface RemoteEpisode {
   id: string;
   context: string;
   prompt: string;
-  /** The replica that holds it and the episode's endpoint there. */
+  /** The replica that holds it and the episode's endpoint there (with its key: record withoutEpisodeKeys(mcpUrl)). */
   replica: string;
   mcpUrl: string;
   session: EpisodeSession;
@@ -187,6 +203,8 @@ export interface RemoteEpisode {
   verdict(): PublicVerdict | undefined;
   /** Why the replica was lost (it stopped answering), or undefined. */
   lost(): string | undefined;
+  /** The first sandbox failure a tool call met after the agent's code could run (the server's Episode.sandboxFailure). */
+  sandboxFailure(): { code: string; message: string } | undefined;
   /** The final diff (get_diff), when the replica still answers. */
   finalDiff(): Promise<string | undefined>;
   /** Ends the episode on its replica (a no-op once submitted) and closes the client; never throws. */
@@ -234,13 +252,15 @@ export async function startRemoteEpisode(server: RemoteServer, start: RemoteStar
     await gymClient.close().catch(() => {});
   }
   // Where the replica says the episode is; a server without --advertise-url is reached where it was asked.
-  const mcpUrl = started.mcpUrl ?? `${replica}${started.mcpPath ?? `/episodes/${encodeURIComponent(started.episodeId)}/mcp`}`;
+  if (!started.mcpPath) throw new GymError('INTERNAL', `start_episode on ${replica} named no endpoint for episode ${started.episodeId} (mcpPath): not a benchgym server of this version?`);
+  const mcpUrl = started.mcpUrl ?? `${replica}${started.mcpPath}`;
   const client = new VerdictKeepingClient(CLIENT_INFO);
   try {
-    await client.connect(transport(mcpUrl, server.token, onLost));
+    // The episode's key, in its URL, opens its endpoint: the operator's token stays with the gym-wide client.
+    await client.connect(transport(mcpUrl, undefined, onLost));
   } catch (err) {
     await client.close().catch(() => {});
-    throw new GymError('SANDBOX_UNAVAILABLE', lost ?? `could not connect to episode ${started.episodeId} at ${mcpUrl}: ${(err as Error).message}`);
+    throw new GymError('SANDBOX_UNAVAILABLE', lost ?? `could not connect to episode ${started.episodeId} at ${withoutEpisodeKeys(mcpUrl)}: ${withoutEpisodeKeys((err as Error).message)}`);
   }
   let ended = false;
   return {
@@ -252,6 +272,7 @@ export async function startRemoteEpisode(server: RemoteServer, start: RemoteStar
     session: { client, episodeId: started.episodeId, started: started as Record<string, unknown>, close: () => client.close().catch(() => {}) },
     verdict: () => client.verdict,
     lost: () => lost,
+    sandboxFailure: () => client.sandboxFailure,
     async finalDiff() {
       if (lost) return undefined;
       const r = (await client.callTool({ name: 'get_diff', arguments: {} }, undefined, SHORT_CALL).catch(() => undefined)) as CallToolResult | undefined;

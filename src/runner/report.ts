@@ -17,7 +17,7 @@ export { esc, htmlTable, mdTable, pct, withCI } from './report/format.ts';
 export { renderHtml } from './report/html.ts';
 export { renderMarkdown } from './report/markdown.ts';
 export type { ReportSection } from './report/section.ts';
-export { shownKs } from './report/tables.ts';
+export { headlines, shownKs } from './report/tables.ts';
 
 /** Where `--out` puts the two files: a directory, or a file name whose extension is swapped. */
 export function reportPaths(out: string): { md: string; html: string } {
@@ -33,6 +33,8 @@ export function reportPaths(out: string): { md: string; html: string } {
 export interface ReportOptions {
   keys?: string[];
   sections?: readonly ReportSection[];
+  /** Leave infrastructure failures out of every denominator (by default they are samples that did not pass). */
+  excludeErrors?: boolean;
 }
 
 /**
@@ -43,7 +45,7 @@ export interface ReportOptions {
  */
 export async function writeReport(dirs: string[], out: string, opts: ReportOptions = {}): Promise<{ md: string; html: string; data: ReportData }> {
   const runs = await loadRuns(dirs);
-  const data = reportData(runs, { keys: opts.keys });
+  const data = reportData(runs, { keys: opts.keys, excludeErrors: opts.excludeErrors });
   const sections = opts.sections ?? [];
   const paths = reportPaths(out);
   await fs.mkdir(path.dirname(paths.md), { recursive: true });

@@ -27,11 +27,12 @@ export interface ResultRecord {
   agent: string;
   model: string;
   episodeId: string | null;
-  /** 'error' is an infrastructure failure, never a wrong answer (`infra` is then true). */
+  /** 'error' is an infrastructure failure, not a wrong answer (`infra` is then true); metrics count it as a sample that did not pass. */
   status: 'passed' | 'failed' | 'error';
   reward: 0 | 1;
   infra: boolean;
-  infraError?: { code: string; message: string; source: 'agent' | 'verdict' | 'gym' };
+  /** `afterAgentCode`: the episode's sandbox failed after the agent's code could run there (counted against it when it recurs, in strict scoring). */
+  infraError?: { code: string; message: string; source: 'agent' | 'verdict' | 'gym'; afterAgentCode?: true };
   /** The gym's verdict (authoritative, read from the episode, not from the agent); null when nothing was scored. */
   verdict: {
     reward: 0 | 1;

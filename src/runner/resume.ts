@@ -36,7 +36,12 @@ export async function openRun(outDir: string, fresh: RunManifest, resume: boolea
 export function remainingPairs(tasks: Task[], samples: number, records: ResultRecord[], opts: { rerunErrors?: boolean } = {}): { jobs: PairJob[]; carried: ResultRecord[] } {
   const earlierFinal = new Map(finalResults(records).map((r) => [pairKey(r.task, r.sample), r]));
   const lastAttempt = new Map<string, number>();
-  for (const r of records) lastAttempt.set(pairKey(r.task, r.sample), Math.max(r.attempt, lastAttempt.get(pairKey(r.task, r.sample)) ?? 0));
+  const sandboxFailures = new Map<string, number>();
+  for (const r of records) {
+    const key = pairKey(r.task, r.sample);
+    lastAttempt.set(key, Math.max(r.attempt, lastAttempt.get(key) ?? 0));
+    if (r.infraError?.afterAgentCode) sandboxFailures.set(key, (sandboxFailures.get(key) ?? 0) + 1);
+  }
   const jobs: PairJob[] = [];
   const carried: ResultRecord[] = [];
   for (const task of tasks) {
@@ -44,7 +49,7 @@ export function remainingPairs(tasks: Task[], samples: number, records: ResultRe
       const key = pairKey(task.id, sample);
       const done = earlierFinal.get(key);
       if (done && !(opts.rerunErrors && done.infra)) carried.push(done);
-      else jobs.push({ task, sample, firstAttempt: (lastAttempt.get(key) ?? 0) + 1 });
+      else jobs.push({ task, sample, firstAttempt: (lastAttempt.get(key) ?? 0) + 1, sandboxFailures: sandboxFailures.get(key) ?? 0 });
     }
   }
   return { jobs, carried };

@@ -21,7 +21,7 @@ export async function selectTasks(gym: Gym, suite: string, ids?: string[]): Prom
  */
 export function offering(tasks: Task[], context: string | undefined, listed: boolean): Task[] {
   if (!context) return tasks;
-  const has = (t: Task) => t.defaultContext === context || context in t.contexts;
+  const has = (t: Task) => t.defaultContext === context || Object.hasOwn(t.contexts, context);
   const missing = tasks.filter((t) => !has(t));
   if (listed && missing.length) throw new GymError('INVALID_ARGUMENT', `invalid --context '${context}': task${missing.length > 1 ? 's' : ''} ${missing.map((t) => `'${t.id}'`).join(', ')} do${missing.length > 1 ? '' : 'es'} not offer it`);
   const kept = tasks.filter(has);

@@ -69,9 +69,10 @@ export interface Sandbox {
    * DEFAULT_PATCH_CHAIN) until one applies; `method` is its label (`git apply --3way`,
    * `patch --fuzz=5`), `log` the transcript. With `resetBetweenTries` the work tree goes back
    * to its repository's HEAD (else the baseline, where the backend can reach it) after each
-   * failed try, as SWE-bench's harness does (patch_apply.ts).
+   * failed try, as SWE-bench's harness does (patch_apply.ts). A patch that reaches into a
+   * `.git` or through a symbolic link out of the workspace is refused (`refused` says why).
    */
-  applyPatch(patch: string, opts?: ApplyPatchOptions): Promise<{ ok: boolean; method?: string; log: string }>;
+  applyPatch(patch: string, opts?: ApplyPatchOptions): Promise<PatchApplied>;
   destroy(): Promise<void>;
 }
 
@@ -90,6 +91,15 @@ export interface ApplyPatchOptions {
   chain?: readonly PatchMethod[];
   /** After each failed try, the work tree back to the start state (and no patch backups), as SWE-bench's harness does. */
   resetBetweenTries?: boolean;
+}
+
+/** What applying a patch gave: whether a method applied it, which (`git apply --3way`), the transcript. */
+export interface PatchApplied {
+  ok: boolean;
+  method?: string;
+  log: string;
+  /** Set when the patch was refused (it writes inside a .git, or through a link out of the workspace): why, naming the path. */
+  refused?: string;
 }
 
 /** A terminal session: bytes in, bytes out, a size that can change. */
@@ -125,3 +135,10 @@ export interface SandboxCreateOptions {
 
 /** The shell prompt in terminals: the workspace-relative directory, not the host path. */
 export const PTY_PROMPT = 'benchgym:\\W\\$ ';
+
+/**
+ * Set in every terminal: readline reads no key bindings and bash keeps no history file where the
+ * sandbox's commands write (a planted ~/.inputrc would type into a person's shell; a history
+ * file would keep what they typed for the agent to read).
+ */
+export const PTY_ENV: Readonly<Record<string, string>> = { INPUTRC: '/dev/null', HISTFILE: '/dev/null' };

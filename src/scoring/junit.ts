@@ -1,3 +1,4 @@
+import { ownValue } from '../own.ts';
 export type TestStatus = 'passed' | 'failed' | 'error' | 'skipped';
 
 export interface TestCaseResult {
@@ -24,12 +25,13 @@ function decode(text: string): string {
     .replace(/<!\[CDATA\[([\s\S]*?)\]\]>/g, '$1')
     .replace(/&(#x[0-9a-fA-F]+|#\d+|\w+);/g, (m, e: string) => {
       if (e[0] === '#') return String.fromCodePoint(e[1] === 'x' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10));
-      return ENTITIES[e] ?? m;
+      return ownValue(ENTITIES, e) ?? m;
     });
 }
 
 function attributes(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
+  // A null-prototype record: an attribute named __proto__ or constructor is an attribute like any other.
+  const out: Record<string, string> = Object.create(null);
   for (const m of text.matchAll(/([\w:.-]+)\s*=\s*("([^"]*)"|'([^']*)')/g)) out[m[1]!] = decode(m[3] ?? m[4] ?? '');
   return out;
 }

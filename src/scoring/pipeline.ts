@@ -1,12 +1,13 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { INFRA_CODES, toGymError, type GymError, type GymErrorCode } from '../errors.ts';
+import { GymError, INFRA_CODES, toGymError, type GymErrorCode } from '../errors.ts';
 import { sandboxEnv, type PreparedEnv } from '../env/types.ts';
 import { patchMethodLabel } from '../sandbox/patch_apply.ts';
 import { DEFAULT_PATCH_CHAIN, type PatchMethod, type Sandbox, type SandboxFactory } from '../sandbox/types.ts';
 import type { Task } from '../tasks/schema.ts';
 import { seedOf } from '../tasks/seed.ts';
+import { rescored, rescoredNote, rescoreFailedNote, secondFailure, type HarnessFailure } from './after_candidate.ts';
 import { candidateNote } from './candidate_files.ts';
 import type { ScoringMode } from './mode.ts';
 import type { TestRun } from './runners.ts';
@@ -80,14 +81,47 @@ export interface ScoringSteps {
  * Scores a patch the way the benchmarks do, in a fresh sandbox from the task's untouched start
  * state (never the episode's: nothing the agent left running or cached there can count): the
  * environment prepared, the patch applied, the tests laid down, run and decided by the suite's
- * steps, the log kept. A failure of the harness is `status: "error"`, never a wrong answer.
+ * steps, the log kept. A failure of the harness is `status: "error"`, never a wrong answer;
+ * one after the candidate's code began to run is scored again once in a fresh sandbox, and a
+ * second one counts against the solution in strict mode (after_candidate.ts).
  */
 export async function scoreInFreshSandbox(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions, stepsOf: (task: Task, opts: ScoreOptions) => ScoringSteps): Promise<Verdict> {
   const started = Date.now();
-  const notes: string[] = [];
   const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
-  let sandbox: Sandbox | undefined;
   const finish = verdictWriter(task, deps, log, started);
+  const first = await scoreOnce(task, patch, deps, opts, stepsOf, log);
+  if ('body' in first) return finish(first.body);
+  if (!rescored(first)) return finish(errorBody(first));
+  log.push(`the harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox`, '--- scoring attempt 2 ---');
+  opts.progress?.("the scoring sandbox failed after the candidate's code began to run: scoring again in a fresh sandbox");
+  const second = await scoreOnce(task, patch, deps, opts, stepsOf, log);
+  if ('body' in second) {
+    log.push(`outcome: ${second.body.status} (attempt 2)`);
+    return finish({ ...second.body, notes: [...second.body.notes, rescoredNote(first.error)] });
+  }
+  if (!rescored(second)) {
+    // Failed before the candidate's code ran, or with a code no candidate causes: the infrastructure's failure.
+    log.push(`outcome: error ${second.error.code} (attempt 2${second.afterCandidate ? '' : ", before the candidate's code ran"})`);
+    return finish(errorBody(second, [rescoreFailedNote(first.error, second)]));
+  }
+  const decided = secondFailure(opts.scoring ?? 'strict', first.error, second.error);
+  log.push(`outcome: ${decided.note}`);
+  if (decided.status === 'failed') return finish({ reward: 0, status: 'failed', tests: [], notes: [...second.notes, decided.note] });
+  return finish(errorBody(second, [decided.note]));
+}
+
+/** One scoring in one fresh sandbox: a verdict, or the harness's failure and whether the candidate's code had begun to run. CANCELLED is thrown. */
+async function scoreOnce(
+  task: Task,
+  patch: string,
+  deps: ScoreDeps,
+  opts: ScoreOptions,
+  stepsOf: (task: Task, opts: ScoreOptions) => ScoringSteps,
+  log: string[],
+): Promise<{ body: VerdictBody } | (HarnessFailure & { notes: string[] })> {
+  const notes: string[] = [];
+  let sandbox: Sandbox | undefined;
+  let afterCandidate = false;
   try {
     const steps = stepsOf(task, opts);
     opts.progress?.('preparing the environment');
@@ -99,7 +133,7 @@ export async function scoreInFreshSandbox(task: Task, patch: string, deps: Score
     await steps.readStartState?.(run);
 
     if (!(await applyCandidatePatch(run, steps.patch))) {
-      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, steps.patch.failedNote] });
+      return { body: { reward: 0, status: 'failed', tests: [], notes: [...notes, steps.patch.failedNote] } };
     }
     try {
       await steps.layDownTests(run);
@@ -107,21 +141,28 @@ export async function scoreInFreshSandbox(task: Task, patch: string, deps: Score
       const note = candidateNote(err);
       if (!note) throw err;
       log.push(note);
-      return await finish({ reward: 0, status: 'failed', tests: [], notes: [...notes, note] });
+      return { body: { reward: 0, status: 'failed', tests: [], notes: [...notes, note] } };
     }
 
     opts.progress?.(steps.running);
+    // From here on the candidate's code runs (imported by the tests, built, executed).
+    afterCandidate = true;
     const tests = await steps.runTests(run);
     log.push(`$ ${tests.command}\nexit ${tests.exec.exitCode}${tests.exec.timedOut ? ' (timed out)' : ''}\n${tests.log}`);
-    return await finish(await steps.decide(run, tests));
+    return { body: await steps.decide(run, tests) };
   } catch (err) {
     const e = toGymError(err);
     if (e.code === 'CANCELLED') throw e;
-    log.push(`error ${e.code}: ${e.message}`);
-    return await finish({ reward: 0, status: 'error', tests: [], notes, error: { code: harnessErrorCode(e), message: e.message } });
+    log.push(`error ${e.code}${afterCandidate ? " after the candidate's code began to run" : ''}: ${e.message}`);
+    return { error: new GymError(harnessErrorCode(e), e.message, e.details), afterCandidate, notes };
   } finally {
     await sandbox?.destroy().catch(() => {});
   }
+}
+
+/** The error verdict of a harness failure. */
+function errorBody(f: HarnessFailure & { notes: string[] }, extra: string[] = []): VerdictBody {
+  return { reward: 0, status: 'error', tests: [], notes: [...f.notes, ...extra], error: { code: f.error.code, message: f.error.message } };
 }
 
 /** The code a harness failure is reported with: an infrastructure code or a task defect as it is, anything else INTERNAL. */
@@ -129,11 +170,15 @@ export function harnessErrorCode(e: GymError): GymErrorCode {
   return INFRA_CODES.has(e.code) || e.code === 'TASK_INVALID' ? e.code : 'INTERNAL';
 }
 
-/** Applies the candidate's patch by the suite's chain; false when no method applies it. */
+/** The note of a patch the sandbox refused to apply (it writes inside a .git or through a link out of the workspace): a wrong answer. */
+export const PATCH_REFUSED = 'PATCH_REFUSED';
+
+/** Applies the candidate's patch by the suite's chain; false when no method applies it (or the patch is refused). */
 async function applyCandidatePatch(run: ScoringRun, step: PatchStep): Promise<boolean> {
   const applied = await run.sandbox.applyPatch(run.patch, step.chain && { chain: step.chain, resetBetweenTries: step.resetBetweenTries ?? false });
   // The last line says how it went, for whoever greps logs (test_output.txt of a replay).
-  run.log.push(`apply (${applied.method ?? 'failed'}):\n${applied.log}`, `BENCHGYM_APPLIED ${applied.ok ? (applied.method ?? 'empty') : 'none'}`);
+  run.log.push(`apply (${applied.method ?? (applied.refused ? 'refused' : 'failed')}):\n${applied.log}`, `BENCHGYM_APPLIED ${applied.ok ? (applied.method ?? 'empty') : 'none'}`);
+  if (applied.refused) run.notes.push(`${PATCH_REFUSED}: ${applied.refused}`);
   if (!applied.ok) return false;
   const first = patchMethodLabel((step.chain ?? DEFAULT_PATCH_CHAIN)[0]!);
   if (step.noteFallback && applied.method && applied.method !== 'empty' && applied.method !== first) run.notes.push(`patch applied with ${applied.method}`);

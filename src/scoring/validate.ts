@@ -1,8 +1,10 @@
 import type { Gym } from '../episode/gym.ts';
 import { OOM_KILLED_NOTE } from '../sandbox/memory_limit.ts';
 import { ENV_INCOMPLETE_NOTE } from './env_incomplete.ts';
+import { FAILED_AFTER_CANDIDATE_NOTE } from './after_candidate.ts';
 import { GymError, toGymError } from '../errors.ts';
 import { workerPool } from '../pool.ts';
+import { ownValue } from '../own.ts';
 import type { Task } from '../tasks/schema.ts';
 import { goldPatch } from './gold.ts';
 import type { Verdict } from './verdict.ts';
@@ -58,7 +60,7 @@ function otherStartState(gym: Gym, task: Task, context: string): Runs {
       for (const [rel, content] of Object.entries(files)) await episode.sandbox.writeFile(rel, content);
       if (!Object.keys(files).length && solution?.patch) {
         const applied = await episode.sandbox.applyPatch(solution.patch);
-        if (!applied.ok) throw new GymError('PATCH_APPLY_FAILED', `the reference patch does not apply in the '${context}' start state: ${applied.log.slice(0, 2000)}`);
+        if (!applied.ok) throw new GymError('PATCH_APPLY_FAILED', `the reference patch does not apply in the '${context}' start state: ${applied.refused ?? applied.log.slice(0, 2000)}`);
       }
       return await gym.submit(episode, QUIET, scoring ? { scoring } : {});
     } finally {
@@ -69,7 +71,7 @@ function otherStartState(gym: Gym, task: Task, context: string): Runs {
     start: (scoring) => submitted(undefined, scoring),
     gold: () => {
       // The reference as it is written in that start state, when the suite gives one (the target moved since, say).
-      const solution = task.contexts[context]?.solution ?? task.solution;
+      const solution = ownValue(task.contexts, context)?.solution ?? task.solution;
       if (!solution || (!Object.keys(solution.files ?? {}).length && !solution.patch)) throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution`);
       return submitted(solution);
     },
@@ -89,7 +91,7 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
   const context = opts.context && opts.context !== task.defaultContext ? opts.context : undefined;
   const tag = context ? { context } : {};
   try {
-    if (context && !task.contexts[context]) throw new GymError('INVALID_ARGUMENT', `task '${task.id}' has no '${context}' start state (it has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`);
+    if (context && !ownValue(task.contexts, context)) throw new GymError('INVALID_ARGUMENT', `task '${task.id}' has no '${context}' start state (it has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`);
     const runs = context ? otherStartState(gym, task, context) : ownStartState(gym, task);
     const start = await runs.start();
     const otherMode: ScoringMode = gym.scoring === 'strict' ? 'faithful' : 'strict';
@@ -103,6 +105,13 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
         const unavailable = v.error?.code === 'ENV_UNAVAILABLE';
         return { taskId: task.id, ...tag, status: unavailable ? 'unavailable' : 'error', reasons: [`${label}: ${v.error?.code}: ${v.error?.message}`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
       }
+    }
+    // The harness failed twice once the code ran (strict counts that against a candidate): for the reference or the start state it proves nothing of the task.
+    for (const [label, v] of [['gold', gold], ['start state', start]] as const) {
+      const twice = v.notes.find((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
+      if (!twice) continue;
+      const reasons = [`${label}: ${twice}: an infrastructure reason, not an invalid task`];
+      return { taskId: task.id, ...tag, status: 'error', reasons, startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
     }
     // The reference killed by the sandbox's memory limit: the machine's failure, not the task's.
     const goldOom = gold.reward !== 1 ? gold.notes.find((n) => n.startsWith(`${OOM_KILLED_NOTE}:`)) : undefined;

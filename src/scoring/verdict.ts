@@ -11,7 +11,10 @@ export interface Verdict {
   taskId: string;
   suite: string;
   reward: 0 | 1;
-  /** 'error' is an infrastructure failure: never a wrong answer. */
+  /**
+   * 'error' is an infrastructure failure, not a wrong answer (reports count it as a sample that did
+   * not pass); one after the candidate's code ran is scored again first (after_candidate.ts).
+   */
   status: 'passed' | 'failed' | 'error';
   tests: TestCaseResult[];
   failToPass?: Outcome;

@@ -11,9 +11,11 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { GymError, toGymError } from '../errors.ts';
+import type { Episode } from '../episode/episode.ts';
 import type { Gym } from '../episode/gym.ts';
+import { capabilityOfPath, episodeByKey, isEpisodesPath, NO_EPISODE_ENDPOINT, withoutEpisodeKeys } from './capability.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
-import { parseAdvertiseUrl } from './replica.ts';
+import { onReplica, parseAdvertiseUrl } from './replica.ts';
 import { gymLiveEpisodes } from '../viewer/live.ts';
 import { viewerRouter } from '../viewer/router.ts';
 
@@ -60,11 +62,26 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/** Every refusal and error outside MCP's own answers: a status and a JSON-RPC error body (docs/PROTOCOL.md). */
 function jsonRpcError(res: Response, status: number, message: string, code = -32000): void {
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-/** Serves MCP over Streamable HTTP: `/mcp` (gym-wide) and `/episodes/<id>/mcp` (one episode). */
+/**
+ * Express's own error handler prints the stack (and with it the server's paths) outside
+ * production: every error that reaches the app ends here instead, said in a line.
+ */
+export function httpErrorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
+  const e = err as { status?: unknown; statusCode?: unknown; type?: unknown; expose?: unknown; message?: unknown };
+  const raw = Number(e?.status ?? e?.statusCode);
+  const status = Number.isInteger(raw) && raw >= 400 && raw < 600 ? raw : 500;
+  // body-parser and the router mark client errors (a bad body, a bad URL) as safe to show; anything else is said by its status only.
+  const said = status < 500 && e?.expose !== false && typeof e?.message === 'string' ? e.message : status < 500 ? 'bad request' : 'internal error';
+  if (res.headersSent) return void res.end();
+  jsonRpcError(res, status, `${status < 500 ? 'INVALID_ARGUMENT' : 'INTERNAL'}: ${said}`, e?.type === 'entity.parse.failed' ? -32700 : -32000);
+}
+
+/** Serves MCP over Streamable HTTP: `/mcp` (gym-wide, the operator's) and `/episodes/<id>/<key>/mcp` (one episode, opened by its key). */
 export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? 7420;
@@ -78,19 +95,41 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   // The SDK's Host validation, then ours, then the session rate, and only then the body is
   // read: a refused request (a flood of initialize requests) costs no JSON parsing.
   const app = express();
+  app.disable('x-powered-by');
   if (allowedHosts) app.use(hostHeaderValidation(allowedHosts));
 
   const policy: AccessPolicy = { token: opts.token, allowedOrigins: opts.allowedOrigins, allowedHosts };
+  const noEpisodeEndpoint = (res: Response, err: unknown = new GymError('EPISODE_NOT_FOUND', NO_EPISODE_ENDPOINT)) => {
+    const e = toGymError(onReplica(err, replicaUrl));
+    jsonRpcError(res, 404, `${e.code}: ${e.message}`);
+  };
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const reason = refuseReason(req, policy);
+    // Below /episodes/ an episode's key opens the door, not the token, and nothing opens without one;
+    // everything else is the operator's.
+    const episodes = isEpisodesPath(req.path);
+    const reason = refuseReason(req, episodes ? { ...policy, token: undefined } : policy);
     if (reason) return jsonRpcError(res, reason.status, reason.message);
+    if (!episodes) return next();
+    const capability = capabilityOfPath(req.path);
+    if (!capability) return noEpisodeEndpoint(res);
+    try {
+      res.locals.episode = episodeByKey(gym, capability.id, capability.key);
+    } catch (err) {
+      return noEpisodeEndpoint(res, err);
+    }
     next();
   });
   // JSON bodies for every route but the MCP endpoints, which read theirs after the session check.
   const json = express.json();
-  const isMcpPath = (p: string) => p === '/mcp' || /^\/episodes\/[^/]+\/mcp$/.test(p);
+  const isMcpPath = (p: string) => p === '/mcp' || capabilityOfPath(p)?.endpoint === 'mcp';
   app.use((req: Request, res: Response, next: NextFunction) => (isMcpPath(req.path) ? next() : json(req, res, next)));
-  const upgrades = new UpgradeRouter(policy);
+  const upgrades = new UpgradeRouter(policy, (id, key) => {
+    try {
+      return episodeByKey(gym, id, key);
+    } catch (err) {
+      throw onReplica(err, replicaUrl);
+    }
+  });
   const disposers: (() => void | Promise<void>)[] = [];
   for (const extension of opts.extensions ?? []) {
     const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}) });
@@ -153,9 +192,10 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   };
 
   app.all('/mcp', refuseNewSession, json, handle(() => 'gym', () => createGymMcpServer(gym, { replicaUrl })));
-  app.all('/episodes/:id/mcp', refuseNewSession, json, (req: Request, res: Response) => {
-    const episodeId = String(req.params.id);
-    return handle(() => `episode:${episodeId}`, () => createEpisodeMcpServer(gym, episodeId, { replicaUrl }))(req, res);
+  // The episode's own endpoint: the access check above found the episode by its key.
+  app.all('/episodes/:id/:key/mcp', refuseNewSession, json, (req: Request, res: Response) => {
+    const episode = res.locals.episode as Episode;
+    return handle(() => `episode:${episode.id}`, () => createEpisodeMcpServer(gym, episode.id, { replicaUrl }))(req, res);
   });
   // The run viewer, for the episodes of this gym as they run (behind the checks above).
   app.get('/view', (req: Request, res: Response, next: NextFunction) => (req.path === '/view' ? res.redirect(301, `/view/${req.url.slice('/view'.length)}`) : next()));
@@ -164,6 +204,9 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     const episodes = gym.listEpisodes();
     res.json({ ok: true, server: 'benchgym', suites: gym.registry.suiteIds(), episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length }, sandbox: gym.sandboxes.backend, ...(replicaUrl ? { replica: replicaUrl } : {}) });
   });
+  // Whatever no route took, and whatever failed on the way (a malformed body, a path that does not decode): a short answer, never a stack.
+  app.use((req: Request, res: Response) => jsonRpcError(res, 404, `no endpoint at ${req.method} ${withoutEpisodeKeys(req.path)}`));
+  app.use(httpErrorHandler);
 
   const http = await new Promise<Server>((resolve, reject) => {
     // Express 5 calls back on errors too: a port in use must be said as such, naming the port.

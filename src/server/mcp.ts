@@ -6,6 +6,7 @@ import { GymError, toGymError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import type { Gym } from '../episode/gym.ts';
 import type { AnyTool, ToolContext, ToolResult } from '../tools/types.ts';
+import { episodePath } from './capability.ts';
 import { episodeMcpUrl, onReplica } from './replica.ts';
 
 export const SERVER_INFO = { name: 'benchgym', version: VERSION };
@@ -134,7 +135,8 @@ export interface GymMcpOptions {
   replicaUrl?: string;
 }
 
-const episodeMcpPath = (id: string) => `/episodes/${id}/mcp`;
+/** An episode's own MCP endpoint, with its key: only the caller that started or forked the episode is told it. */
+const episodeMcpPathOf = (gym: Gym) => (id: string) => episodePath(gym.episode(id), 'mcp');
 
 /**
  * The gym-wide MCP server: list_suites, list_tasks, start_episode, and every episode tool
@@ -156,7 +158,7 @@ export function createGymMcpServer(gym: Gym, opts: GymMcpOptions = {}): McpServe
           },
         },
   );
-  serveTools(server, tools, opts.episodeEndpoints === false ? undefined : episodeMcpPath, opts.replicaUrl);
+  serveTools(server, tools, opts.episodeEndpoints === false ? undefined : episodeMcpPathOf(gym), opts.replicaUrl);
   return server;
 }
 
@@ -174,7 +176,7 @@ export function createEpisodeMcpServer(gym: Gym, episodeId: string, opts: Pick<G
     instructions: `You are working on ${episode.task.suite}/${episode.task.id}.\n\n${episode.prompt}\n\nPaths are relative to the workspace root. Call submit when done.`,
   });
   const tools: Served[] = gym.episodeTools(episode).map((tool) => ({ tool, definition: definitionOf(tool, false), call: (args, ctx) => gym.callEpisodeTool(gym.episode(episodeId), tool, args, ctx) }));
-  serveTools(server, tools, episodeMcpPath, opts.replicaUrl);
+  serveTools(server, tools, episodeMcpPathOf(gym), opts.replicaUrl);
   return server;
 }
 

@@ -11,7 +11,8 @@ import { terminalPage } from './terminal_page.ts';
 
 /**
  * Interactive terminals into an episode's sandbox, for people watching or taking over:
- * `ws://HOST:PORT/ws/episodes/<id>/pty`. Binary frames carry terminal bytes both ways;
+ * `ws://HOST:PORT/ws/episodes/<id>/pty` (the operator's, behind the server's token) and
+ * `ws://HOST:PORT/episodes/<id>/<key>/pty` (the episode's own). Binary frames carry terminal bytes both ways;
  * text frames carry JSON control messages (see docs/PROTOCOL.md, "Terminals").
  */
 
@@ -43,8 +44,12 @@ export function terminalExtension(opts: TerminalOptions = {}): ServerExtension {
   return ({ gym, app, upgrades }) => {
     const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20, perMessageDeflate: false });
     const open = new Map<string, number>();
+    // The operator's terminal (the server's token) and the episode's own (its key).
     upgrades.add('/ws/episodes/:id/pty', (req, socket, head, params) => {
       wss.handleUpgrade(req, socket, head, (ws) => void serveTerminal(gym, ws, req, params.id!, open, opts));
+    });
+    upgrades.addEpisode('pty', (req, socket, head, episode) => {
+      wss.handleUpgrade(req, socket, head, (ws) => void serveTerminal(gym, ws, req, episode.id, open, opts));
     });
     terminalPage(gym, app);
     // At shutdown: every terminal is told, its shell ends (ws 'close' kills it).

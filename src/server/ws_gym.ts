@@ -1,9 +1,11 @@
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { z } from 'zod';
 import { GymError, toGymError, type GymErrorCode } from '../errors.ts';
+import type { Episode } from '../episode/episode.ts';
 import type { Gym } from '../episode/gym.ts';
 import type { ToolContext, ToolResult } from '../tools/types.ts';
 import { parseInput } from '../validation.ts';
+import { episodeByKey, episodePath } from './capability.ts';
 import type { ServerExtension } from './http.ts';
 
 /**
@@ -108,24 +110,27 @@ const ResetParams = z.object({
     .strict()
     .optional(),
 });
+const EpisodeKey = z.string().min(1).optional().describe('the episode_key reset returned; needed for an episode this connection did not reset or fork');
 const StepParams = z.object({
   episode_id: z.string().min(1),
+  episode_key: EpisodeKey,
   tool: z.string().min(1),
   args: z.record(z.string(), z.unknown()).optional(),
 });
-const EpisodeParams = z.object({ episode_id: z.string().min(1) });
+const EpisodeParams = z.object({ episode_id: z.string().min(1), episode_key: EpisodeKey });
 const CancelParams = z.object({ request_id: z.union([z.string(), z.number()]) });
 
 /** The `/ws` endpoint as a server extension; `startHttpServer(gym, { extensions: [wsGymExtension()] })`. */
 export function wsGymExtension(opts: WsGymOptions = {}): ServerExtension {
   return ({ gym, upgrades }) => {
+    const mcpPathOf = (id: string) => episodePath(gym.episode(id), 'mcp');
     const wss = new WebSocketServer({ noServer: true, maxPayload: opts.maxPayload ?? WS_DEFAULTS.maxPayload, clientTracking: true });
     const stopHeartbeat = startHeartbeat(wss, opts.heartbeatMs ?? WS_DEFAULTS.heartbeatMs);
     const maxBuffered = opts.maxBufferedBytes ?? WS_DEFAULTS.maxBufferedBytes;
     upgrades.add(opts.path ?? '/ws', (req, socket, head) => {
       wss.handleUpgrade(req, socket, head, (ws) => {
         wss.emit('connection', ws, req);
-        new GymConnection(gym, ws, maxBuffered);
+        new GymConnection(gym, ws, maxBuffered, mcpPathOf);
       });
     });
     return async () => {
@@ -141,11 +146,14 @@ class GymConnection {
   private readonly running = new Map<RequestId, AbortController>();
   /** Output bytes dropped per request while the send buffer was over the limit, not yet reported. */
   private readonly dropped = new Map<RequestId, number>();
+  /** Episodes this connection reset or forked: it holds their keys, so its steps need not repeat them. */
+  private readonly held = new Set<string>();
 
   constructor(
     private readonly gym: Gym,
     private readonly ws: WebSocket,
     private readonly maxBuffered: number,
+    private readonly mcpPathOf: (episodeId: string) => string,
   ) {
     ws.on('message', (data: RawData, isBinary: boolean) => this.onMessage(data, isBinary));
     // Errors (a bad frame, an oversize one) close the socket; ws reports them here first.
@@ -205,7 +213,8 @@ class GymConnection {
       }
       const params = parseInput(ParamsObject, rawParams, `params of ${method}`);
       const ctx = this.context(id, controller.signal);
-      const step = (episodeId: string, tool: string, args: Record<string, unknown>) => this.step(episodeId, tool, args, this.context(id, controller.signal, episodeId));
+      const step = (p: { episode_id: string; episode_key?: string }, tool: string, args: Record<string, unknown>) =>
+        this.step(this.episodeOf(p.episode_id, p.episode_key), tool, args, this.context(id, controller.signal, p.episode_id));
       let result: unknown;
       switch (method) {
         case 'list_suites':
@@ -217,19 +226,21 @@ class GymConnection {
         case 'reset': {
           const p = parseInput(ResetParams, params, 'params of reset');
           const observation = await this.gym.callTool('start_episode', { task_id: p.task_id, ...(p.suite ? { suite: p.suite } : {}), ...p.options }, ctx);
-          result = { episode_id: (observation.data as { episodeId: string }).episodeId, observation };
+          const episode = this.gym.episode((observation.data as { episodeId: string }).episodeId);
+          this.held.add(episode.id);
+          result = { episode_id: episode.id, episode_key: episode.key, observation };
           break;
         }
         case 'step': {
           const p = parseInput(StepParams, params, 'params of step');
-          result = await step(p.episode_id, p.tool, p.args ?? {});
+          result = await step(p, p.tool, p.args ?? {});
           break;
         }
         case 'submit':
-          result = await step(parseInput(EpisodeParams, params, 'params of submit').episode_id, 'submit', {});
+          result = await step(parseInput(EpisodeParams, params, 'params of submit'), 'submit', {});
           break;
         case 'close':
-          result = await step(parseInput(EpisodeParams, params, 'params of close').episode_id, 'end_episode', {});
+          result = await step(parseInput(EpisodeParams, params, 'params of close'), 'end_episode', {});
           break;
         case 'cancel': {
           const target = this.running.get(parseInput(CancelParams, params, 'params of cancel').request_id);
@@ -257,11 +268,27 @@ class GymConnection {
   }
 
   /**
+   * The episode a step names: one this connection reset or forked, or one whose key the step
+   * carries. Anything else is EPISODE_NOT_FOUND, the same whether the episode exists or not.
+   */
+  private episodeOf(episodeId: string, key: string | undefined): Episode {
+    if (key === undefined && this.held.has(episodeId)) return this.gym.episode(episodeId);
+    try {
+      return episodeByKey(this.gym, episodeId, key ?? '');
+    } catch {
+      throw new GymError(
+        'EPISODE_NOT_FOUND',
+        `no episode '${episodeId}' reachable here: ${key === undefined ? 'this connection did not reset or fork it; give its episode_key' : 'no such episode, or not this episode_key'} (it may also have expired)`,
+      );
+    }
+  }
+
+  /**
    * One step of an episode. Tool failures are observations (the loop goes on); only an
    * unknown episode or a malformed request throws, as a JSON-RPC error.
    */
-  private async step(episodeId: string, toolName: string, args: Record<string, unknown>, ctx: ToolContext): Promise<StepResult> {
-    const episode = this.gym.episode(episodeId);
+  private async step(episode: Episode, toolName: string, args: Record<string, unknown>, ctx: ToolContext): Promise<StepResult> {
+    const episodeId = episode.id;
     const tools = this.gym.episodeTools(episode);
     // Another suite's tool is not unknown: the gym refuses it as an observation (TOOL_NOT_AVAILABLE).
     if (!this.gym.tools.some((t) => t.scope === 'episode' && t.name === toolName)) {
@@ -272,6 +299,8 @@ class GymConnection {
     let error: ReturnType<GymError['toJSON']> | undefined;
     try {
       observation = await this.gym.callTool(toolName, args, ctx, episodeId);
+      // A fork is this connection's too; its mcpPath carries its key for any other client.
+      if (toolName === 'fork_episode') this.held.add((observation.data as { episodeId: string }).episodeId);
     } catch (err) {
       const e = toGymError(err);
       if (e.code === 'EPISODE_NOT_FOUND') throw e;
@@ -308,6 +337,7 @@ class GymConnection {
   private context(id: RequestId | null, signal: AbortSignal, episodeId?: string): ToolContext {
     return {
       signal,
+      mcpPathOf: this.mcpPathOf,
       progress: (progress, total, message) => {
         if (id === null) return;
         this.send({ method: 'progress', params: { request_id: id, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) } });

@@ -91,7 +91,7 @@ export interface WsMcpOptions {
 
 /**
  * MCP over WebSocket: `/mcp/ws` (the gym-wide tools, as `/mcp`) and
- * `/episodes/<id>/mcp/ws` (one episode's tools, as `/episodes/<id>/mcp`). Each connection
+ * `/episodes/<id>/<key>/mcp/ws` (one episode's tools, as `/episodes/<id>/<key>/mcp`). Each connection
  * gets its own MCP server; the subprotocol `mcp` is selected when the client offers it.
  */
 export function wsMcpExtension(opts: WsMcpOptions = {}): ServerExtension {
@@ -135,7 +135,7 @@ export function wsMcpExtension(opts: WsMcpOptions = {}): ServerExtension {
       });
     };
     upgrades.add('/mcp/ws', accept(() => createGymMcpServer(gym, { replicaUrl })));
-    upgrades.add('/episodes/:id/mcp/ws', (req, socket, head, params) => accept(() => createEpisodeMcpServer(gym, params.id!, { replicaUrl }))(req, socket, head, params));
+    upgrades.addEpisode('mcp/ws', (req, socket, head, episode) => accept(() => createEpisodeMcpServer(gym, episode.id, { replicaUrl }))(req, socket, head, {}));
     return async () => {
       stopHeartbeat();
       await closeWebSocketServer(wss);

@@ -29,6 +29,7 @@ export const runTestsTool = episodeTool({
     tests: z.array(z.object({ name: z.string(), status: TestStatusOutput, message: z.string().optional(), durationMs: z.number().min(0).optional() })),
   }),
   annotations: { readOnlyHint: false, idempotentHint: true },
+  runsCode: true,
   async run(episode, args, ctx) {
     const visible = episode.task.tests.visible;
     if (!visible) throw new GymError('NO_VISIBLE_TESTS', 'this task has no visible tests; use run_command to try your code');

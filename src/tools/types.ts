@@ -47,6 +47,11 @@ export interface EpisodeTool<S extends z.ZodObject = z.ZodObject> extends ToolBa
   allowedAfterEnd?: boolean;
   /** Still allowed when the step or time budget is spent (submit, get_diff, end_episode). */
   exemptFromBudget?: boolean;
+  /**
+   * Runs a process in the sandbox whose code the agent can shape (its commands, the tests over its
+   * code, an import of the workspace): once such a tool ran, a sandbox failure may be the agent's doing.
+   */
+  runsCode?: boolean;
   /** Whether an episode of this task offers the tool (default: every episode of the suites that declare it). */
   appliesTo?(task: Task): boolean;
   run(episode: Episode, args: z.infer<S>, ctx: ToolContext): Promise<ToolResult>;

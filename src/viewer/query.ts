@@ -21,19 +21,27 @@ export const ResultQuery = z.object({
   meta: z.record(z.string().max(100), z.string().max(500)).default({}),
 });
 export type ResultQuery = z.infer<typeof ResultQuery>;
+const MetaFilter = z.tuple([z.string().max(100), z.string().max(500)]);
 
 /** The query from URL parameters: `offset`, `limit`, `sort`, `dir`, `status`, `q` and `m.<key>=<value>` for metadata. */
 export function parseResultQuery(params: Record<string, unknown>): ResultQuery {
-  const meta: Record<string, unknown> = {};
-  const rest: Record<string, unknown> = {};
+  // Entries, not assignments: `m.__proto__` is a key like any other, never the object's prototype.
+  const meta: [string, unknown][] = [];
+  const rest: [string, unknown][] = [];
   for (const [k, v] of Object.entries(params)) {
     const value = Array.isArray(v) ? v[v.length - 1] : v;
-    if (k.startsWith('m.')) meta[k.slice(2)] = value;
-    else rest[k] = value;
+    if (k.startsWith('m.')) meta.push([k.slice(2), value]);
+    else rest.push([k, value]);
   }
-  const parsed = ResultQuery.safeParse({ ...rest, meta });
-  if (!parsed.success) throw new GymError('INVALID_ARGUMENT', `bad table query: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`).join('; ')}`);
-  return parsed.data;
+  const parsed = ResultQuery.safeParse({ ...Object.fromEntries(rest), meta: {} });
+  const issues = parsed.success ? [] : parsed.error.issues.map((i) => `${i.path.join('.') || 'query'}: ${i.message}`);
+  // Checked one by one: zod builds a record by assignment, which would drop a `__proto__` filter unseen.
+  for (const [key, value] of meta) {
+    const one = MetaFilter.safeParse([key, value]);
+    if (!one.success) issues.push(...one.error.issues.map((i) => `meta.${key}: ${i.message}`));
+  }
+  if (!parsed.success || issues.length) throw new GymError('INVALID_ARGUMENT', `bad table query: ${issues.join('; ')}`);
+  return { ...parsed.data, meta: Object.fromEntries(meta as [string, string][]) };
 }
 
 export interface ResultPage {
@@ -107,7 +115,7 @@ export class ResultTable {
     const needle = q.q.toLowerCase();
     const metaFilters = Object.entries(q.meta).filter(([, v]) => v !== '');
     const filtered = q.status || needle || metaFilters.length
-      ? sorted.filter((r) => (!q.status || r.status === q.status) && (!needle || r.task.toLowerCase().includes(needle)) && metaFilters.every(([k, v]) => k in r.metadata && String(r.metadata[k]) === v))
+      ? sorted.filter((r) => (!q.status || r.status === q.status) && (!needle || r.task.toLowerCase().includes(needle)) && metaFilters.every(([k, v]) => Object.hasOwn(r.metadata, k) && String(r.metadata[k]) === v))
       : sorted;
     return { total: rows.length, matched: filtered.length, offset: q.offset, rows: filtered.slice(q.offset, q.offset + q.limit) };
   }

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import express, { type Request, type Response, type Router } from 'express';
+import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
 import { GymError, toGymError } from '../errors.ts';
 import { pairKey } from '../runner/results.ts';
@@ -18,7 +18,11 @@ export interface ViewerSources {
 }
 
 const STATIC = fileURLToPath(new URL('./static/', import.meta.url));
-const ASSETS: Record<string, string> = { 'viewer.js': 'text/javascript; charset=utf-8', 'viewer.css': 'text/css; charset=utf-8' };
+/** The page's files by name; a Map, so `__proto__` or `constructor` names no file. */
+const ASSETS = new Map([
+  ['viewer.js', 'text/javascript; charset=utf-8'],
+  ['viewer.css', 'text/css; charset=utf-8'],
+]);
 
 const ItemsQuery = z.object({
   from: z.coerce.number().int().min(0).default(0),
@@ -35,6 +39,19 @@ function sampleOf(req: Request): number {
   const n = Number(req.params.sample);
   if (!Number.isInteger(n) || n < 0) throw new GymError('INVALID_ARGUMENT', `sample '${String(req.params.sample)}' is not a sample number (0, 1, ...)`);
   return n;
+}
+
+/**
+ * What reaches Express's error handling (a path that does not decode, a file that cannot be
+ * sent): a JSON error of one line. Express's own handler would print the stack, naming the server's paths.
+ */
+export function viewerErrorHandler(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
+  const e = err as { status?: unknown; statusCode?: unknown; expose?: unknown; message?: unknown };
+  const raw = Number(e?.status ?? e?.statusCode);
+  const status = Number.isInteger(raw) && raw >= 400 && raw < 600 ? raw : 500;
+  const message = status < 500 && e?.expose !== false && typeof e?.message === 'string' ? e.message : status === 404 ? 'not found' : status < 500 ? 'bad request' : 'internal error';
+  if (res.headersSent) return void res.end();
+  res.status(status).json({ error: { code: status === 404 ? 'NOT_FOUND' : status < 500 ? 'INVALID_ARGUMENT' : 'INTERNAL', message } });
 }
 
 /**
@@ -59,7 +76,7 @@ export function viewerRouter(sources: ViewerSources): Router {
   });
   router.get('/assets/:name', (req: Request, res: Response) => {
     const name = String(req.params.name);
-    const type = ASSETS[name];
+    const type = ASSETS.get(name);
     if (!type) return void res.status(404).type('text/plain').send('no such asset\n');
     res.type(type).sendFile(path.join(STATIC, name));
   });
@@ -160,5 +177,6 @@ export function viewerRouter(sources: ViewerSources): Router {
   router.use('/api', api(() => {
     throw new GymError('INVALID_ARGUMENT', 'no such viewer API route');
   }));
+  router.use(viewerErrorHandler);
   return router;
 }

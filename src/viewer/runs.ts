@@ -58,8 +58,10 @@ export interface RunSummary {
   failed: number;
   errors: number;
   running: number;
-  /** Passed over scored pairs (infrastructure failures left out), or null. */
+  /** Passed over every pair with a result (an infrastructure failure did not pass), or null. */
   passRate: number | null;
+  /** Passed over the scored pairs (infrastructure failures left out), or null: the figure beside the headline. */
+  scoredPassRate: number | null;
   costUsd: number | null;
   tokens: number;
   complete: boolean;
@@ -216,13 +218,14 @@ function facetsOf(rows: ResultRow[]): ViewedRun['facets'] {
       values.set(v, (values.get(v) ?? 0) + 1);
     }
   }
-  const out: ViewedRun['facets'] = {};
+  const out: [string, ViewedRun['facets'][string]][] = [];
   for (const key of [...counts.keys()].sort()) {
     const values = counts.get(key)!;
     if (values.size > MAX_FACET_VALUES) continue;
-    out[key] = [...values].map(([value, count]) => ({ value, count })).sort((a, b) => a.value.localeCompare(b.value, undefined, { numeric: true }));
+    out.push([key, [...values].map(([value, count]) => ({ value, count })).sort((a, b) => a.value.localeCompare(b.value, undefined, { numeric: true }))]);
   }
-  return out;
+  // Entries, not assignments: a metadata key `__proto__` stays a key.
+  return Object.fromEntries(out);
 }
 
 export function summarize(run: ViewedRun): RunSummary {
@@ -253,7 +256,8 @@ export function summarize(run: ViewedRun): RunSummary {
     failed,
     errors,
     running,
-    passRate: passed + failed ? passed / (passed + failed) : null,
+    passRate: passed + failed + errors ? passed / (passed + failed + errors) : null,
+    scoredPassRate: passed + failed ? passed / (passed + failed) : null,
     costUsd: m.options?.pricing ? cost : null,
     tokens,
     complete: run.rows.length - running >= run.expected,

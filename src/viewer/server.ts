@@ -4,7 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { GymError } from '../errors.ts';
 import { isLoopbackHost, loopbackHostNames, refuseReason, type AccessPolicy } from '../server/access.ts';
 import { DEFAULT_VIEW_PORT } from './links.ts';
-import { viewerRouter, type ViewerSources } from './router.ts';
+import { viewerErrorHandler, viewerRouter, type ViewerSources } from './router.ts';
 
 export interface ViewerServerOptions {
   host?: string;
@@ -43,6 +43,8 @@ export async function startViewerServer(sources: ViewerSources, opts: ViewerServ
     next();
   });
   app.use('/', viewerRouter(sources));
+  app.use((_req: Request, res: Response) => void res.status(404).type('text/plain').send('not found\n'));
+  app.use(viewerErrorHandler);
   const http = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(port, host, (err?: Error) => {
       if (!err) return resolve(s);

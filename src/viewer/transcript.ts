@@ -203,7 +203,7 @@ export function verdictOf(rec: Record<string, unknown>): TranscriptVerdict {
   let failingTotal = 0;
   for (const test of tests) {
     const status = str(test.status) ?? 'error';
-    if (status in counts) counts[status as keyof typeof counts]++;
+    if (Object.hasOwn(counts, status)) counts[status as keyof typeof counts]++;
     if (status === 'failed' || status === 'error') {
       failingTotal++;
       if (failing.length < MAX_FAILING) failing.push({ name: str(test.name) ?? '?', status, ...(str(test.message) ? { message: str(test.message) } : {}) });

@@ -54,7 +54,7 @@ describe('episode sessions', () => {
     }
   });
 
-  test('Streamable HTTP with a bearer token: start through /mcp, work through /episodes/<id>/mcp → reward 1', async () => {
+  test('Streamable HTTP with a bearer token: start through /mcp, work through the episode\'s own endpoint (its key, no token) → reward 1', async () => {
     const session = await startHttpEpisode({ url: server.url, token: 's3cret', taskId: 'roman-numerals' });
     try {
       assert.equal(session.started?.taskId, 'roman-numerals');
@@ -67,7 +67,17 @@ describe('episode sessions', () => {
     } finally {
       await session.close();
     }
-    await assert.rejects(connectHttp({ url: `${server.url}/mcp`, token: 'wrong', episodeId: session.episodeId }));
+    const mcpPath = String(session.started?.mcpPath);
+    // The episode's own URL alone connects (the server's token is not sent); a wrong key or a gym URL does not.
+    const again = await connectHttp({ url: server.url, mcpPath });
+    try {
+      assert.equal(again.episodeId, session.episodeId);
+      assert.match(resultText(await callTool(again.client, 'get_diff', {})), /roman\.py/);
+    } finally {
+      await again.close();
+    }
+    await assert.rejects(connectHttp({ url: server.url, mcpPath: mcpPath.replace(/\/[^/]+\/mcp$/, '/wrong-key/mcp') }), /404|EPISODE_NOT_FOUND/);
+    await assert.rejects(connectHttp({ mcpUrl: `${server.url}/mcp` }), /not an episode endpoint/);
   });
 
   test('stdio (benchgym mcp): the scoped client hides and injects episode_id → reward 1', async () => {

@@ -8,6 +8,7 @@ import { terminalExtension } from '../../src/server/pty.ts';
 import { PROJECT_ROOT } from '../../src/project.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { makeGym, startExample, trajectoryRecords, waitFor } from '../helpers.ts';
+import { episodePath } from '../../src/server/capability.ts';
 
 const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
 
@@ -140,6 +141,38 @@ describe('benchgym shell', () => {
     assert.match(stdout, /piped-2\r\n/);
     assert.doesNotMatch(stderr, /connected|detached/, 'nothing is said when stdin is not a terminal');
     assert.equal(gym.episode(episodeId).state, 'running');
+  });
+
+  test("an episode's URL opens its terminal on a server with a token, without the token; a wrong key is refused", async () => {
+    const locked = await startHttpServer(gym, { port: 0, token: 'shell-token', extensions: [terminalExtension()] });
+    try {
+      const episode = gym.episode(await startExample(gym, 'roman-numerals'));
+      const env = { ...process.env };
+      delete env.BENCHGYM_TOKEN;
+      const run = async (...args: string[]) => {
+        const child = spawn(process.execPath, [BIN, 'shell', ...args], { stdio: ['pipe', 'pipe', 'pipe'], env });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (b) => (stdout += b));
+        child.stderr.on('data', (b) => (stderr += b));
+        child.stdin.end('echo by-key-$((2+3))\n');
+        const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+        return { code, stdout, stderr };
+      };
+      const ok = await run(`${locked.url}${episodePath(episode, 'mcp')}`);
+      assert.equal(ok.code, 0, ok.stderr);
+      assert.match(ok.stdout, /by-key-5\r\n/);
+      const wrong = await run(`${locked.url}/episodes/${episode.id}/${'A'.repeat(32)}/mcp`);
+      assert.equal(wrong.code, 2);
+      assert.match(wrong.stderr, /the server refused the terminal \(HTTP 404\): EPISODE_NOT_FOUND: no episode endpoint at this address/);
+      assert.doesNotMatch(wrong.stdout, /by-key/);
+      // The operator's terminal (an episode id) still needs the token.
+      const operator = await run(episode.id, '--url', locked.url);
+      assert.equal(operator.code, 2);
+      assert.match(operator.stderr, /HTTP 401/);
+    } finally {
+      await locked.close();
+    }
   });
 
   test('an unknown episode: a clear error, exit code 2, the terminal untouched', async () => {

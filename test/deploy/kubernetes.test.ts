@@ -12,7 +12,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { PROJECT_ROOT } from '../../src/project.ts';
 import { loadKubeConfig } from '../../src/sandbox/kubernetes/client.ts';
-import { builtinRegistry } from '../helpers.ts';
+import { WebSocket } from 'ws';
+import { builtinRegistry, waitFor } from '../helpers.ts';
 import { freePort } from '../runner/round_robin_proxy.ts';
 import { kubernetesSkipReason, testKubeconfig } from '../sandbox/kubernetes/skip.ts';
 
@@ -146,7 +147,20 @@ describe('deploy/kubernetes on the project cluster', async () => {
         assert.match(s.sandbox.isolation, new RegExp(`kubernetes pod ${namespace}/`));
         const ran = await call('run_command', { episode_id: s.episodeId, command: 'echo exec-ok; id -u' });
         assert.ok(!ran.isError, JSON.stringify(ran.content));
-        assert.match((ran.structuredContent as { stdout: string }).stdout, /exec-ok/);
+        assert.match((ran.structuredContent as { stdout: string }).stdout, /exec-ok\n65534\n/);
+        // A person's terminal: its ephemeral container is what the Role's pods/ephemeralcontainers is for.
+        const ws = new WebSocket(`ws://127.0.0.1:${port}/ws/episodes/${s.episodeId}/pty?token=t`);
+        let seen = '';
+        ws.on('message', (data, binary) => {
+          if (binary) seen += data.toString();
+          else if (JSON.parse(data.toString()).type === 'ready') ws.send(Buffer.from('echo term-$((6*7)) $(id -u)\r'), { binary: true });
+        });
+        const closed = new Promise<string>((resolve) => ws.on('close', (code, reason) => resolve(`${code} ${reason}`)));
+        try {
+          await waitFor(() => seen, /term-42 65534/, 120_000).catch(async (err) => assert.fail(`${(err as Error).message}; closed: ${await Promise.race([closed, new Promise((r) => setTimeout(() => r('open'), 100))])}`));
+        } finally {
+          ws.close();
+        }
         const gold = (await builtinRegistry().tasks('examples')).find((t) => t.id === 'parse-duration')!.solution!.files!;
         for (const [file, content] of Object.entries(gold)) assert.ok(!(await call('create_file', { episode_id: s.episodeId, path: file, content, overwrite: true })).isError);
         const verdict = await call('submit', { episode_id: s.episodeId });

@@ -10,6 +10,7 @@ import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { PROJECT_ROOT } from '../../src/project.ts';
 import { makeGym } from '../helpers.ts';
+import { episodePath } from '../../src/server/capability.ts';
 
 /**
  * Paths of the developers' machines: none belongs in the project. Built from pieces so that
@@ -106,7 +107,7 @@ describe('the tool counts the docs state', () => {
     assert.match(readme, /serves only the \d+ core episode tools/, 'README says how many tools an episode endpoint serves');
     const episode = await gym.startEpisode({ suite: 'examples', taskId: 'roman-numerals' });
     const client = new Client({ name: 'benchgym-docs-test', version: '0.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/episodes/${episode.id}/mcp`)));
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}${episodePath(episode, 'mcp')}`)));
     try {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);

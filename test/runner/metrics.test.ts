@@ -138,19 +138,38 @@ describe('bootstrap intervals', () => {
 describe('summaries', () => {
   const rec = (task: string, sample: number, status: OutcomeRecord['status'], metadata: Record<string, unknown> = {}): OutcomeRecord => ({ task, sample, status, infra: status === 'error', metadata });
 
-  test('infrastructure failures leave the denominators and are counted apart', () => {
-    const records = [
-      rec('a', 0, 'passed'),
-      rec('a', 1, 'error'),
-      rec('a', 2, 'failed'),
-      rec('b', 0, 'error'),
-      rec('b', 1, 'error'),
-      rec('b', 2, 'error'),
-      rec('c', 0, 'failed'),
-      rec('c', 1, 'failed'),
-      rec('c', 2, 'passed'),
-    ];
+  const records = [
+    rec('a', 0, 'passed'),
+    rec('a', 1, 'error'),
+    rec('a', 2, 'failed'),
+    rec('b', 0, 'error'),
+    rec('b', 1, 'error'),
+    rec('b', 2, 'error'),
+    rec('c', 0, 'failed'),
+    rec('c', 1, 'failed'),
+    rec('c', 2, 'passed'),
+  ];
+
+  test('infrastructure failures are samples that did not pass: in every denominator, and counted apart', () => {
     const s = summarize(records, { seed: 1 });
+    assert.equal(s.excludeErrors, false);
+    assert.equal(s.tasks, 3, 'b counts: three samples that did not pass');
+    assert.equal(s.tasksAllInfra, 1);
+    assert.equal(s.infraFailures, 4);
+    assert.equal(s.samples, 9);
+    assert.equal(s.passedSamples, 2);
+    // a: n=3, c=1 → 1/3; b: n=3, c=0 → 0; c: n=3, c=1 → 1/3.
+    assert.ok(Math.abs(s.passAtK[1]!.estimate - (1 / 3 + 0 + 1 / 3) / 3) < 1e-12);
+    assert.deepEqual(Object.keys(s.passAtK).map(Number), [1, 3]);
+    // pass@3 (any of the three passed): a 1, b 0, c 1.
+    assert.ok(Math.abs(s.passAtK[3]!.estimate - 2 / 3) < 1e-12);
+    assert.equal(s.passAtK[3]!.tasks, 3);
+    assert.equal(s.resolved, undefined, 'several samples: no resolved rate');
+  });
+
+  test('excludeErrors: the old denominator, scored samples only', () => {
+    const s = summarize(records, { seed: 1, excludeErrors: true });
+    assert.equal(s.excludeErrors, true);
     assert.equal(s.tasks, 2, 'b has no scored sample');
     assert.equal(s.tasksAllInfra, 1);
     assert.equal(s.infraFailures, 4);
@@ -158,15 +177,17 @@ describe('summaries', () => {
     assert.equal(s.passedSamples, 2);
     // a: n=2, c=1 → 0.5; c: n=3, c=1 → 1/3.
     assert.ok(Math.abs(s.passAtK[1]!.estimate - (0.5 + 1 / 3) / 2) < 1e-12);
-    assert.deepEqual(Object.keys(s.passAtK).map(Number), [1, 3]);
     assert.equal(s.passAtK[3]!.tasks, 1, 'only c has 3 scored samples');
-    assert.equal(s.resolved, undefined, 'several samples: no resolved rate');
   });
 
-  test('single-sample runs get a resolved rate', () => {
-    const s = summarize([rec('a', 0, 'passed'), rec('b', 0, 'failed'), rec('c', 0, 'error')]);
-    assert.equal(s.resolved?.estimate, 0.5);
-    assert.equal(s.resolved?.tasks, 2);
+  test('single-sample runs get a resolved rate: an error is a task not resolved (or, excluding errors, left out)', () => {
+    const three = [rec('a', 0, 'passed'), rec('b', 0, 'failed'), rec('c', 0, 'error')];
+    const s = summarize(three);
+    assert.ok(Math.abs(s.resolved!.estimate - 1 / 3) < 1e-12);
+    assert.equal(s.resolved?.tasks, 3);
+    const old = summarize(three, { excludeErrors: true });
+    assert.equal(old.resolved?.estimate, 0.5);
+    assert.equal(old.resolved?.tasks, 2);
   });
 
   test('breakdowns by metadata, and which keys are worth one', () => {

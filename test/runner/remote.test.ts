@@ -7,6 +7,7 @@ import { connectionFailure, replicaOf, startRemoteEpisode } from '../../src/runn
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { makeGym } from '../helpers.ts';
 import { freePort } from './round_robin_proxy.ts';
+import { episodePath } from '../../src/server/capability.ts';
 
 test('connectionFailure: refused, reset and cut-off connections (however deep the cause), not aborts or answers', async () => {
   const refused = await fetch(`http://127.0.0.1:${await freePort()}/`).catch((e: unknown) => e);
@@ -46,7 +47,7 @@ describe('a server reached over HTTP', () => {
     const lost: string[] = [];
     const ep = await startRemoteEpisode({ url: plain.url, token: 't' }, { suite: 'examples', taskId: 'roman-numerals' }, { signal: new AbortController().signal, onLost: (why) => lost.push(why) });
     assert.equal(ep.replica, plain.url);
-    assert.equal(ep.mcpUrl, `${plain.url}/episodes/${ep.id}/mcp`);
+    assert.equal(ep.mcpUrl, `${plain.url}${episodePath(gym.episode(ep.id), 'mcp')}`);
     assert.match(ep.prompt, /roman/i);
     const submitted = (await ep.session.client.callTool({ name: 'submit', arguments: {} })) as CallToolResult;
     assert.ok(!submitted.isError);

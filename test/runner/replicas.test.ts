@@ -129,7 +129,8 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
       assert.equal(d.mcpUrl, `${new URL(String(d.mcpUrl)).origin}${d.mcpPath}`);
       // The episode is driven at its mcpUrl, on the replica that holds it.
       const client = new Client({ name: 't', version: '0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(String(d.mcpUrl)), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
+      // Its key opens it: no token.
+      await client.connect(new StreamableHTTPClientTransport(new URL(String(d.mcpUrl))));
       const r = await callOk(client, 'run_command', { command: 'echo at-mcp-url' });
       assert.match((r.structuredContent as { stdout: string }).stdout, /at-mcp-url/);
       await callOk(client, 'end_episode', {});
@@ -143,7 +144,7 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     try {
       assert.deepEqual(episodes.map((e) => e.replica).sort(), replicas.map((r) => r.url).sort(), 'one episode on each replica');
       for (const e of episodes) {
-        assert.equal(e.mcpUrl, `${e.replica}/episodes/${e.id}/mcp`);
+        assert.match(e.mcpUrl, new RegExp(`^${e.replica.replace(/[.]/g, '\\.')}/episodes/${e.id}/[A-Za-z0-9_-]{32}/mcp$`));
         const r = await callOk(e.session.client, 'run_command', { command: 'echo on-replica' });
         assert.match((r.structuredContent as { stdout: string }).stdout, /on-replica/);
       }
@@ -203,7 +204,11 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     for (const task of tasks) {
       for (const sample of [0, 1]) {
         const lines = (await fs.readFile(path.join(outDir, 'trajectories', trajectoryName(task, sample)), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-        for (const l of lines.filter((x) => x.type === 'attempt')) replicaOf.set(String(l.episodeId), String(l.replica));
+        for (const l of lines.filter((x) => x.type === 'attempt')) {
+          replicaOf.set(String(l.episodeId), String(l.replica));
+          // The endpoint is recorded without the episode's key: a trajectory is shown in the viewer.
+          assert.equal(l.mcpUrl, `${String(l.replica)}/episodes/${String(l.episodeId)}/<key>/mcp`);
+        }
       }
     }
     const firstAttempts = records.filter((r) => r.attempt === 1);

@@ -102,21 +102,34 @@ describe('reports', () => {
     await fs.rm(root, { recursive: true, force: true });
   });
 
-  test('one run: overall pass@k with intervals, by library, infra failures, cost', async () => {
+  test('one run: overall pass@k with intervals, by library, infra failures, cost; errors are samples that did not pass unless --exclude-errors', async () => {
     const { md, html } = await writeReport([baseline], baseline, { sections: SECTIONS });
     assert.equal(md, path.join(baseline, 'report.md'));
     assert.equal(html, path.join(baseline, 'report.html'));
     const text = await fs.readFile(md, 'utf8');
-    assert.match(text, /\| run \| tasks \| samples\/task \| pass@1 \[95% CI\] \| pass@5 \[95% CI\] \| infra failures \|/);
-    assert.match(text, /\| swe-agent · model-a \| 12 \| 4–5 \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \| /);
+    assert.match(text, /\| run \| tasks \| samples\/task \| samples passed \| pass@1 \[95% CI\] \| pass@5 \[95% CI\] \| infra failures \|/);
+    // Two final infrastructure failures (each after two retried attempts): in every denominator, the scored rate beside the headline.
+    assert.match(text, /\n- swe-agent · model-a: (\d+)\/60 samples passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d%\n/);
+    assert.match(text, /\| swe-agent · model-a \| 12 \| 5 \| \d+\/60 passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d% \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \| /);
     assert.match(text, /## By library\n\n\| library \| pass@1 \| pass@5 \| tasks \|\n\|---\|---\|---\|---\|\n\| numpy \|/);
-    // Two final infrastructure failures, each after two retried attempts, not in any denominator.
     assert.match(text, /\| swe-agent · model-a \| 2 \| 4 \| 0 \| MODEL_UNAVAILABLE × 2 \|/);
+    assert.match(text, /\| task-09 \| \d\/5 \(1 error\) \|/, 'per task: passed over every sample');
     assert.match(text, /## Cost and tokens/);
     assert.match(text, /Not available: Acc@k counts oracle_context tokens/);
+    assert.match(text, /An infrastructure failure \(status "error"\) is a sample that did not pass: it stays in every denominator/);
     const data = reportData(await loadRuns([baseline]));
-    assert.equal(data.runs[0]!.summary.infraFailures, 2);
-    assert.equal(data.runs[0]!.summary.samples, 58);
+    const s = data.runs[0]!.summary;
+    assert.deepEqual([s.infraFailures, s.samples, s.tasks, s.excludeErrors], [2, 60, 12, false]);
+    assert.deepEqual(data.runs[0]!.counts, { passed: s.passedSamples, failed: 58 - s.passedSamples, errors: 2 });
+
+    const old = reportData(await loadRuns([baseline]), { excludeErrors: true });
+    const o = old.runs[0]!.summary;
+    assert.deepEqual([o.infraFailures, o.samples, o.excludeErrors], [2, 58, true]);
+    assert.ok(o.passAtK[1]!.estimate > s.passAtK[1]!.estimate, 'leaving the errors out raises pass@1');
+    const oldText = renderMarkdown(old);
+    assert.match(oldText, /\n- swe-agent · model-a: \d+\/58 scored samples passed \(\d+\.\d%\), 2 errors left out; over all 60: \d+\.\d%\n/);
+    assert.match(oldText, /\| task-09 \| \d\/4 \(1 error left out\) \|/);
+    assert.match(oldText, /left out of every denominator here \(--exclude-errors\)/);
   });
 
   test('two runs that differ by agent: baseline vs feedback, with a paired difference; by model: model vs model', async () => {

@@ -216,11 +216,14 @@ describe('runExperiment over the examples suite', () => {
     const traj = (await fs.readFile(path.join(dir, 'trajectories', 'roman-numerals__0.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     assert.deepEqual(traj.filter((e) => e.type === 'attempt').map((e) => e.attempt), [1, 2]);
 
-    // Metrics: infrastructure failures are not wrong answers.
+    // Metrics: infrastructure failures are not wrong answers, but samples that did not pass; --exclude-errors leaves them out.
     const s = summarize(outcome.results);
     assert.equal(s.infraFailures, 2, 'semver-pinned and the agent bug');
-    assert.equal(s.tasks, 4);
-    assert.equal(s.passAtK[1]!.estimate, 2 / 4);
+    assert.equal(s.tasks, 6);
+    assert.equal(s.passAtK[1]!.estimate, 2 / 6);
+    const old = summarize(outcome.results, { excludeErrors: true });
+    assert.equal(old.tasks, 4);
+    assert.equal(old.passAtK[1]!.estimate, 2 / 4);
   });
 
   test('--resume after a kill: a torn last line is cut, finished pairs are skipped, nothing is written twice', async () => {

@@ -10,7 +10,7 @@ import { DockerSandboxFactory } from '../../src/sandbox/docker/index.ts';
 import { dockerSkipReason } from './docker/skip.ts';
 import { kubernetesSkipReason, testFactory as kubernetesTestFactory } from './kubernetes/skip.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
-import { makeGym, startExample, testContext } from '../helpers.ts';
+import { makeGym, startExample, testContext, waitFor } from '../helpers.ts';
 import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 
 const BACKENDS: { name: string; skip: () => Promise<string | null>; factory: () => SandboxFactory | undefined }[] = [
@@ -18,6 +18,39 @@ const BACKENDS: { name: string; skip: () => Promise<string | null>; factory: () 
   { name: 'docker', skip: dockerSkipReason, factory: () => new DockerSandboxFactory({ serverId: `test-${randomBytes(4).toString('hex')}`, poolSize: 0 }) },
   { name: 'kubernetes', skip: kubernetesSkipReason, factory: () => kubernetesTestFactory() },
 ];
+
+/**
+ * Python that kills every process it may signal (kill -9 -1, then every pid in /proc), then
+ * itself: code under test that tries to end the sandbox scoring it.
+ */
+const KILL_EVERYTHING = `import os as _os, signal as _signal
+def _kill_everything():
+    me = _os.getpid()
+    try:
+        _os.kill(-1, _signal.SIGKILL)
+    except OSError:
+        pass
+    for name in _os.listdir('/proc'):
+        if name.isdigit() and int(name) != me:
+            try:
+                _os.kill(int(name), _signal.SIGKILL)
+            except OSError:
+                pass
+    _os.kill(me, _signal.SIGKILL)
+_kill_everything()
+`;
+
+/** The shell version, for run_command: ends every process it may, save itself. */
+const KILL_EVERYTHING_SH = 'kill -9 -1; for p in /proc/[0-9]*; do n=${p#/proc/}; [ "$n" = $$ ] || kill -9 "$n" 2>/dev/null; done; echo done';
+
+/**
+ * A local sandbox whose commands share the host's pid namespace with a uid of others' (no
+ * bubblewrap, no pid namespace per command): kill -9 -1 there would reach every process of
+ * that uid on this machine, other people's tests included, so the attacks are not run.
+ */
+function unconfinedLocal(isolation: string): boolean {
+  return !/bubblewrap|pid namespace of its own/.test(isolation);
+}
 
 async function callErr(p: Promise<unknown>): Promise<GymError> {
   try {
@@ -162,6 +195,72 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
       const r = await run(`python -c "import socket; print(socket.gethostbyaddr(socket.gethostname())[2])"`);
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(r.stdout, /'\d+\.\d+\.\d+\.\d+'/);
+    });
+
+    test('a command that kills every process it may (kill -9 -1, then each pid in /proc) ends only its own: the episode goes on', async (t) => {
+      const episode = gym.episode(id);
+      if (backend.name === 'local' && unconfinedLocal(episode.sandbox.isolation)) return t.skip(`commands share the host's pid namespace here: ${episode.sandbox.isolation}`);
+      const r = await run(KILL_EVERYTHING_SH);
+      assert.equal(r.stdout, 'done\n', JSON.stringify(r));
+      assert.equal((await run('echo still-usable')).stdout, 'still-usable\n');
+      assert.match((await gym.callTool('view_file', { path: 'roman.py' }, ctx(), id)).text, /def /);
+      assert.equal(episode.state, 'running');
+    });
+
+    test("a person's terminal is out of the commands' reach: its pty cannot be found, written, read, nor its shell signalled", async (t) => {
+      const sandbox = gym.episode(id).sandbox;
+      if (!sandbox.pty) return t.skip(`the ${backend.name} sandbox has no terminals`);
+      if (backend.name === 'local' && unconfinedLocal(sandbox.isolation)) return t.skip(`commands share the host's pid namespace here: ${sandbox.isolation}`);
+      const pty = await sandbox.pty({ cols: 80, rows: 24 });
+      let seen = '';
+      pty.onData((b) => (seen += b.toString()));
+      try {
+        pty.write('echo "tty-$((1+1))=$(tty)"\r');
+        const tty = (await waitFor(() => seen, /tty-2=(\S+)/))[1]!;
+        // The agent looks for the terminal: every pty, the terminal's own device by name, every interactive bash.
+        const attack = run(
+          [
+            'ls -l /dev/pts/',
+            `for f in /dev/pts/* ${tty}; do`,
+            '  [ "$f" = /dev/pts/ptmx ] && continue',
+            '  (printf "spoof-%s\\n" $((6*7)) > "$f") 2>/dev/null && echo "wrote $f"',
+            '  (timeout 3 cat "$f" > "/tmp/grab-${f##*/}") 2>/dev/null &',
+            'done',
+            'for p in /proc/[0-9]*; do',
+            '  [ "${p#/proc/}" = $$ ] && continue',
+            "  case \"$(tr '\\0' ' ' 2>/dev/null < $p/cmdline)\" in bash\\ --norc*|/bin/bash\\ --norc*) ;; *) continue;; esac",
+            '  echo "found ${p#/proc/}"',
+            '  for fd in 0 1 2; do (printf "spoof-%s\\n" $((6*7)) > $p/fd/$fd) 2>/dev/null && echo "wrote $p/fd/$fd"; done',
+            '  kill -9 ${p#/proc/} 2>/dev/null && echo "killed ${p#/proc/}"',
+            'done',
+            'sleep 3.5; cat /tmp/grab-* 2>/dev/null; rm -f /tmp/grab-*; echo end',
+          ].join('\n'),
+        );
+        // Meanwhile the person types a line.
+        await new Promise((r) => setTimeout(r, 1000));
+        pty.write('echo typed-by-a-person-$((3*3))\r');
+        const r = await attack;
+        assert.match(r.stdout, /end\n$/, JSON.stringify(r));
+        assert.doesNotMatch(r.stdout, /wrote|killed|found|typed-by-a-person/, r.stdout);
+        await waitFor(() => seen, /typed-by-a-person-9/);
+        pty.write('echo alive-$((2+3))\r');
+        await waitFor(() => seen, /alive-5/);
+        assert.doesNotMatch(seen, /spoof-42/);
+      } finally {
+        await pty.kill();
+      }
+    });
+
+    test('a submission whose code kills every process it may while its tests run is scored failed, not error: the scoring sandbox outlives it', async (t) => {
+      if (backend.name === 'local' && unconfinedLocal(gym.episode(id).sandbox.isolation)) return t.skip(`commands share the host's pid namespace here: ${gym.episode(id).sandbox.isolation}`);
+      const gold = await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals', 'solution', 'roman.py'), 'utf8');
+      const ep = await startExample(gym, 'roman-numerals');
+      // The gold solution, save that importing it ends every process it may: its own tests included.
+      await gym.callTool('create_file', { path: 'roman.py', content: KILL_EVERYTHING + gold, overwrite: true }, ctx(), ep);
+      const verdict = (await gym.callTool('submit', {}, ctx(), ep)).data as { status: string; reward: number; error?: unknown };
+      assert.equal(verdict.status, 'failed', JSON.stringify(verdict));
+      assert.equal(verdict.reward, 0);
+      assert.equal(verdict.error, undefined);
     });
 
     test('visible tests report per-test status, submit scores gold 1 and the start state 0', async () => {

@@ -40,11 +40,73 @@ done
 echo 'secret.txt' > "$HOME/ignore"; cp "$HOME/ignore" "$HOME/.config/git/ignore"
 echo '* filter=evil diff=evil' > "$HOME/attributes"; cp "$HOME/attributes" "$HOME/.config/git/attributes"
 printf '* filter=evil diff=evil\n*.crlf text\n*.utf16 working-tree-encoding=UTF-16\n' > .gitattributes
-mkdir -p .git/hooks
-printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = %s\\n\\thooksPath = %s\\n[filter "evil"]\\n\\tclean = %s filter\\n' "$HOME/evil" "$HOME/hooks" "$HOME/evil" > .git/config
-cp "$HOME/evil" .git/hooks/post-index-change
+mkdir -p .git/hooks .git/info
+cat > .git/config <<EOF
+[core]
+	repositoryformatversion = 0
+${HOSTILE_REPOSITORY_CONFIG}
+[include]
+	path = $HOME/included
+[filter "evil"]
+	clean = $HOME/evil filter
+	smudge = $HOME/evil filter
+[diff "evil"]
+	textconv = $HOME/evil textconv
+	command = $HOME/evil diffcmd
+[merge "evil"]
+	driver = $HOME/evil merge %O %A %B
+EOF
+printf '[core]\\n\\tfsmonitor = %s\\n\\thooksPath = %s\\n' "$HOME/evil" "$HOME/hooks" > "$HOME/included"
+printf '* filter=evil diff=evil merge=evil\\n' > .git/info/attributes
+for h in ${HOOKS.join(' ')}; do cp "$HOME/evil" ".git/hooks/$h"; done
 `;
 }
+
+/** Every hook git runs for the commands the server and the scorer use (and then some). */
+export const HOOKS = [
+  ...['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit', 'post-index-change', 'reference-transaction', 'post-checkout', 'post-merge'],
+  ...['post-rewrite', 'pre-auto-gc', 'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'fsmonitor-watchman', 'sendemail-validate'],
+];
+
+/**
+ * A repository config's every key that names a program git runs (or a file it reads) for
+ * the commands the server and the scorer run, each pointing at $HOME/evil: the lines of
+ * `[core]`, then sections of their own. Drivers named by attributes are planted beside it by
+ * plantScript (only a repository of the server's neutralises those; see git_isolation.ts).
+ */
+export const HOSTILE_REPOSITORY_CONFIG = `\tfsmonitor = $HOME/evil
+\thooksPath = $HOME/hooks
+\tpager = $HOME/evil pager
+\teditor = $HOME/evil editor
+\taskPass = $HOME/evil askpass
+\tsshCommand = $HOME/evil ssh
+\tgitProxy = $HOME/evil proxy
+\texcludesFile = $HOME/ignore
+\tattributesFile = $HOME/attributes
+\tuntrackedCache = true
+[sequence]
+\teditor = $HOME/evil editor
+[pager]
+\tstatus = $HOME/evil pager
+\tdiff = $HOME/evil pager
+\tlog = $HOME/evil pager
+[diff]
+\texternal = $HOME/evil external
+\tnoprefix = true
+[color]
+\tui = always
+[commit]
+\tgpgSign = true
+[tag]
+\tgpgSign = true
+[gpg]
+\tprogram = $HOME/evil gpg
+[credential]
+\thelper = !$HOME/evil credential
+[alias]
+\tst = !$HOME/evil alias
+[uploadpack]
+\tpackObjectsHook = $HOME/evil upload`;
 
 /** The agent's work after the plant: a changed file, a new one, and one the planted ignore rules would hide. */
 export const WORK = `printf 'one\\n2\\nthree\\n' > a.txt && echo new > new.txt && echo 'not a secret' > secret.txt && printf 'x\\r\\ny\\r\\n' > win.crlf && printf 'abc' > raw.utf16`;

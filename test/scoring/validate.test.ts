@@ -2,6 +2,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
 import type { Gym } from '../../src/episode/gym.ts';
+import { GymError } from '../../src/errors.ts';
+import { scoreInFreshSandbox, type ScoringSteps } from '../../src/scoring/pipeline.ts';
 import { scorePatch } from '../../src/scoring/scorer.ts';
 import { validateTask } from '../../src/scoring/validate.ts';
 import { SuiteRegistry } from '../../src/tasks/registry.ts';
@@ -76,6 +78,38 @@ test("a suite whose scorer ignores the mode has its start state scored once, in 
     assert.equal(twice.startStateOtherMode?.scoring, 'faithful');
     // start state and gold for the first; start state in each mode and gold for the second.
     assert.deepEqual(modes, ['one-verdict:strict', 'one-verdict:strict', 'two-modes:strict', 'two-modes:faithful', 'two-modes:strict']);
+  } finally {
+    await own.cleanup();
+  }
+});
+
+test('a reference whose scoring sandbox fails twice after its code began to run is an error, never an invalid task', async () => {
+  // The harness's test run is lost on every attempt for the reference only (the start state scores as usual):
+  // strict scoring counts that against a candidate; for the reference it proves nothing of the task.
+  const lostRun: ScoringSteps = {
+    patch: { failedNote: 'PATCH_APPLY_FAILED: no' },
+    running: 'running',
+    layDownTests: async () => {},
+    runTests: async () => Promise.reject(new GymError('SANDBOX_UNAVAILABLE', 'the executor was killed by SIGKILL')),
+    decide: () => ({ reward: 0, status: 'failed', tests: [], notes: [] }),
+  };
+  const suite: Suite = {
+    id: 'lost-gold',
+    description: 'a suite whose harness loses the sandbox while the reference is tested',
+    metadata: z.object({}).passthrough(),
+    load: async () => [],
+    privatePaths: () => [],
+    score: (task, patch, deps, opts) => (patch ? scoreInFreshSandbox(task, patch, deps, opts, () => lostRun) : scorePatch(task, patch, deps, opts)),
+  };
+  const registry = new SuiteRegistry([suite]);
+  registry.enable('lost-gold');
+  const own = await makeGym({ registry });
+  try {
+    const task = pythonTask({ id: 'sound', suite: 'lost-gold', files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' }, hidden: TESTS, solution: { files: GOLD } });
+    const v = await validateTask(own.gym, task);
+    assert.equal(v.status, 'error', v.reasons.join('; '));
+    assert.match(v.reasons.join('; '), /^gold: HARNESS_FAILED_AFTER_CANDIDATE: the scoring sandbox failed twice .*: an infrastructure reason, not an invalid task$/);
+    assert.equal(v.gold?.status, 'failed', 'strict scoring counted it failed');
   } finally {
     await own.cleanup();
   }

@@ -14,12 +14,15 @@ const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', param
 /** Every HTTP route of a served gym (method, path, body); none needs a real episode to be refused. */
 const ROUTES: [string, string, string?][] = [
   ['POST', '/mcp', INIT],
-  ['POST', '/episodes/ep-none/mcp', INIT],
+  ['POST', '/episodes/ep-none/key/mcp', INIT],
   ['GET', '/health'],
-  ['GET', '/episodes/ep-none/terminal'],
+  ['GET', '/terminal/ep-none'],
+  ['GET', '/episodes/ep-none/key/terminal'],
   ['GET', '/terminal/assets/terminal.js'],
+  ['GET', '/episodes/ep-none/key/assets/terminal.js'],
+  ['GET', '/view/api/live'],
 ];
-const UPGRADES = ['/mcp', '/episodes/ep-none/mcp', '/ws', '/mcp/ws', '/episodes/ep-none/mcp/ws', '/ws/episodes/ep-none/pty'];
+const UPGRADES = ['/mcp', '/episodes/ep-none/key/mcp', '/ws', '/mcp/ws', '/episodes/ep-none/key/mcp/ws', '/ws/episodes/ep-none/pty', '/episodes/ep-none/key/pty'];
 
 const BAD_ORIGINS = ['http://127.evil.example', 'http://127.0.0.1.evil.example', 'http://localhost.evil.example', 'http://[::1].evil', 'null', 'https://evil.example'];
 const GOOD_ORIGINS = ['http://127.0.0.2:1234', 'http://localhost:5173', 'http://[::1]:80', 'http://127.0.0.1'];

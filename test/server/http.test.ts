@@ -78,8 +78,10 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   test('a scoped endpoint serves one episode without episode_id', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId;
-    const scoped = await connect(`${server.url}/episodes/${episodeId}/mcp`);
+    const started = data(await call(client, 'start_episode', { task_id: 'roman-numerals' }));
+    const episodeId = started.episodeId as string;
+    assert.match(started.mcpPath, new RegExp(`^/episodes/${episodeId}/[A-Za-z0-9_-]{32}/mcp$`));
+    const scoped = await connect(`${server.url}${started.mcpPath}`);
     try {
       const { tools } = await scoped.listTools();
       assert.ok(!tools.some((t) => t.name === 'start_episode'));
@@ -91,6 +93,7 @@ describe('MCP over Streamable HTTP', () => {
       await scoped.close();
     }
     await assert.rejects(connect(`${server.url}/episodes/ep-nope/mcp`), /404|EPISODE_NOT_FOUND/);
+    await assert.rejects(connect(`${server.url}/episodes/${episodeId}/mcp`), /404|EPISODE_NOT_FOUND/, 'the path without the key is no endpoint');
   });
 
   test('bad inputs get errors naming what was wrong, and the episode stays usable', async () => {

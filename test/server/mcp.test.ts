@@ -14,6 +14,7 @@ import type { Gym } from '../../src/episode/gym.ts';
 import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
 import { mcpOverHttp, TEST_CACHE_DIR } from '../helpers.ts';
 import { call, data, text } from './scenario.ts';
+import { episodePath } from '../../src/server/capability.ts';
 
 const validator = new AjvJsonSchemaValidator();
 
@@ -122,7 +123,7 @@ describe('the MCP surface over Streamable HTTP', () => {
 
   test("every tool's output validates against its declared schema; start_episode names the episode's endpoint", async () => {
     const started = await everyToolValidates(client);
-    assert.equal(started.mcpPath, `/episodes/${started.episodeId}/mcp`);
+    assert.equal(started.mcpPath, episodePath(gym.episode(String(started.episodeId)), 'mcp'));
   });
 
   test('every failure has one shape: isError and structuredContent.error.code', async () => {
@@ -130,9 +131,9 @@ describe('the MCP surface over Streamable HTTP', () => {
   });
 
   test("an episode's own endpoint: an unknown tool, a gym tool and bad arguments in the same shape", async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId as string;
+    const started = data(await call(client, 'start_episode', { task_id: 'roman-numerals' }));
     const scoped = new Client({ name: 'benchgym-mcp-test', version: '0.0.0' });
-    await scoped.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/episodes/${episodeId}/mcp`)));
+    await scoped.connect(new StreamableHTTPClientTransport(new URL(`${server.url}${started.mcpPath}`)));
     try {
       const { tools } = await scoped.listTools();
       for (const t of tools) assertNoNoise(t);
@@ -140,7 +141,7 @@ describe('the MCP surface over Streamable HTTP', () => {
       assertError(await call(scoped, 'start_episode', { task_id: 'roman-numerals' }), 'TOOL_NOT_AVAILABLE');
       assertError(await call(scoped, 'view_file', { path: ['a'] }), 'INVALID_ARGUMENT', /'path'/);
       const fork = data(await call(scoped, 'fork_episode', {}));
-      assert.equal(fork.mcpPath, `/episodes/${fork.episodeId}/mcp`);
+      assert.equal(fork.mcpPath, episodePath(gym.episode(fork.episodeId), 'mcp'));
     } finally {
       await scoped.close();
     }

@@ -50,10 +50,11 @@ describe('a server replica that advertises its own URL', () => {
     const client = await connect(`${a.url}/mcp`);
     try {
       const started = data(await call(client, 'start_episode', { task_id: 'roman-numerals' }));
-      assert.equal(started.mcpPath, `/episodes/${started.episodeId}/mcp`);
-      assert.equal(started.mcpUrl, `http://127.0.0.1:${a.port}/episodes/${started.episodeId}/mcp`);
+      assert.match(started.mcpPath, new RegExp(`^/episodes/${started.episodeId}/[A-Za-z0-9_-]{32}/mcp$`));
+      assert.equal(started.mcpUrl, `http://127.0.0.1:${a.port}${started.mcpPath}`);
       const forked = data(await call(client, 'fork_episode', { episode_id: started.episodeId }));
-      assert.equal(forked.mcpUrl, `http://127.0.0.1:${a.port}/episodes/${forked.episodeId}/mcp`);
+      assert.match(forked.mcpUrl, new RegExp(`^http://127\\.0\\.0\\.1:${a.port}/episodes/${forked.episodeId}/[A-Za-z0-9_-]{32}/mcp$`));
+      assert.notEqual(forked.mcpPath.split('/')[3], started.mcpPath.split('/')[3], 'a fork has a key of its own');
       // The URL works: the episode's own endpoint on that replica.
       const episode = await connect(started.mcpUrl);
       const listed = data(await call(episode, 'list_dir', { path: '.' }));
@@ -69,24 +70,25 @@ describe('a server replica that advertises its own URL', () => {
     }
   });
 
-  test('another replica refuses the episode with EPISODE_NOT_FOUND naming itself, on /mcp and on /episodes/<id>/mcp', async () => {
+  test('another replica refuses the episode with EPISODE_NOT_FOUND naming itself, on /mcp and on /episodes/<id>/<key>/mcp', async () => {
     const clientA = await connect(`${a.url}/mcp`);
     const clientB = await connect(`${b.url}/mcp`);
     try {
-      const id = data(await call(clientA, 'start_episode', { task_id: 'roman-numerals' })).episodeId as string;
+      const started = data(await call(clientA, 'start_episode', { task_id: 'roman-numerals' }));
+      const id = started.episodeId as string;
       const refused = await call(clientB, 'view_file', { episode_id: id, path: 'README.md' });
       assert.equal(refused.isError, true);
       const error = (refused.structuredContent as { error: { code: string; message: string; details?: { replica?: string } } }).error;
       assert.equal(error.code, 'EPISODE_NOT_FOUND');
       assert.match(error.message, /on replica http:\/\/127\.0\.0\.1:1: each replica serves only the episodes it started/);
       assert.equal(error.details?.replica, 'http://127.0.0.1:1');
-      const res = await fetch(`${b.url}/episodes/${id}/mcp`, {
+      const res = await fetch(`${b.url}${started.mcpPath}`, {
         method: 'POST',
         headers: { Authorization: 'Bearer t', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
       });
       assert.equal(res.status, 404);
-      assert.match(await res.text(), /EPISODE_NOT_FOUND: no episode '[^']+' .* on replica http:\/\/127\.0\.0\.1:1/);
+      assert.match(await res.text(), /EPISODE_NOT_FOUND: no episode endpoint at this address.* on replica http:\/\/127\.0\.0\.1:1: each replica serves only the episodes it started/);
       await call(clientA, 'end_episode', { episode_id: id });
     } finally {
       await clientA.close();
@@ -102,7 +104,7 @@ describe('a server replica that advertises its own URL', () => {
     try {
       const started = data(await call(client, 'start_episode', { task_id: 'roman-numerals' }));
       assert.equal(started.mcpUrl, undefined);
-      assert.equal(started.mcpPath, `/episodes/${started.episodeId}/mcp`);
+      assert.match(started.mcpPath, new RegExp(`^/episodes/${started.episodeId}/[A-Za-z0-9_-]{32}/mcp$`));
     } finally {
       await client.close();
       await plain.close();

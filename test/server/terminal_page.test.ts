@@ -8,6 +8,7 @@ import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { terminalExtension } from '../../src/server/pty.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { makeGym, startExample } from '../helpers.ts';
+import { episodePath } from '../../src/server/capability.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`;
@@ -34,7 +35,7 @@ describe('the terminal page', { skip }, () => {
     await cleanup?.();
   });
 
-  test('xterm.js in the browser: type a command, see its output, take a screenshot', async () => {
+  test("xterm.js in the browser at the episode's own URL (its key, no token): type a command, see its output, take a screenshot", async () => {
     const id = await startExample(gym, 'roman-numerals');
     const page = await browser.newPage({ viewport: { width: 1000, height: 600 } });
     const problems: string[] = [];
@@ -44,7 +45,7 @@ describe('the terminal page', { skip }, () => {
     });
     page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
     try {
-      const response = await page.goto(`${server.url}/episodes/${id}/terminal?token=page-token`);
+      const response = await page.goto(`${server.url}${episodePath(gym.episode(id), 'terminal')}`);
       assert.equal(response?.status(), 200);
       assert.match(response!.headers()['content-security-policy'] ?? '', /script-src 'self'/);
       assert.match(await page.title(), new RegExp(`examples/roman-numerals · ${id}`));
@@ -84,8 +85,19 @@ describe('the terminal page', { skip }, () => {
     }
   });
 
-  test('the page and its assets need the token; an unknown episode is a 404', async () => {
-    const page = await fetch(`${server.url}/episodes/ep-0000000000000000/terminal?token=page-token`);
+  test("the operator's page connects with the token in its URL", async () => {
+    const id = await startExample(gym, 'roman-numerals');
+    const page = await browser.newPage();
+    try {
+      assert.equal((await page.goto(`${server.url}/terminal/${id}?token=page-token`))?.status(), 200);
+      await page.waitForSelector('#status.ok', { timeout: 15_000 });
+    } finally {
+      await page.close();
+    }
+  });
+
+  test("the operator's page and assets need the token, an episode's need its key; an unknown episode is a 404", async () => {
+    const page = await fetch(`${server.url}/terminal/ep-0000000000000000?token=page-token`);
     assert.equal(page.status, 404);
     assert.match(await page.text(), /no episode 'ep-0000000000000000'/);
     assert.equal((await fetch(`${server.url}/terminal/assets/xterm.js`)).status, 401);
@@ -93,5 +105,18 @@ describe('the terminal page', { skip }, () => {
     assert.equal(js.status, 200);
     assert.match(js.headers.get('content-type') ?? '', /javascript/);
     assert.equal((await fetch(`${server.url}/terminal/assets/..%2Fpackage.json?token=page-token`)).status, 404);
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty']) {
+      assert.equal((await fetch(`${server.url}/terminal/assets/${name}?token=page-token`)).status, 404, name);
+    }
+    const episode = gym.episode(await startExample(gym, 'roman-numerals'));
+    const own = `${server.url}${episodePath(episode, 'terminal').replace(/terminal$/, '')}`;
+    assert.equal((await fetch(`${own}assets/xterm.js`)).status, 200, "an episode's page loads its assets by its key");
+    assert.equal((await fetch(`${own}assets/__proto__`)).status, 404);
+    assert.equal((await fetch(`${server.url}/terminal/${episode.id}`)).status, 401, "the operator's page wants the token");
+    for (const url of [`${server.url}/episodes/${episode.id}/terminal`, `${server.url}/episodes/${episode.id}/${'x'.repeat(32)}/terminal`, `${server.url}/episodes/${episode.id}/${'x'.repeat(32)}/assets/xterm.js`]) {
+      const res = await fetch(url);
+      assert.ok(res.status === 401 || res.status === 404, `${url}: ${res.status}`);
+      assert.doesNotMatch(await res.text(), /xterm|<html/i);
+    }
   });
 });

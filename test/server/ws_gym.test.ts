@@ -61,8 +61,8 @@ class RpcClient {
     return this.request(method, params).result;
   }
 
-  step(episode_id: string, tool: string, args: Json = {}): Promise<Json> {
-    return this.call('step', { episode_id, tool, args });
+  step(episode_id: string, tool: string, args: Json = {}, episode_key?: string): Promise<Json> {
+    return this.call('step', { episode_id, tool, args, ...(episode_key ? { episode_key } : {}) });
   }
 
   notes(method: string, requestId: number): Json[] {
@@ -285,7 +285,7 @@ describe('WebSocket gym protocol (/ws)', () => {
 
   test('a client that disconnects mid-step does not cancel it; a new connection resumes the episode', async () => {
     const first = await RpcClient.open(url);
-    const { episode_id } = await first.call('reset', { task_id: 'roman-numerals' });
+    const { episode_id, episode_key } = await first.call('reset', { task_id: 'roman-numerals' });
     const running = first.request('step', { episode_id, tool: 'run_command', args: { command: 'echo started; sleep 1; echo done > marker.txt; echo finished' } });
     for (let i = 0; i < 50 && !first.notes('output', running.id).length; i++) await sleep(50);
     assert.ok(first.notes('output', running.id).length > 0, 'the command started');
@@ -294,14 +294,21 @@ describe('WebSocket gym protocol (/ws)', () => {
 
     const second = await RpcClient.open(url);
     try {
+      // Another connection reaches the episode with its key only (the same refusal for a wrong key as for no episode).
+      for (const key of [undefined, 'not-the-key', `${episode_key}x`]) {
+        const refused = await rpcError(second.step(episode_id, 'view_file', { path: 'roman.py' }, key));
+        assert.equal(refused.code, -32602);
+        assert.equal(refused.data?.code, 'EPISODE_NOT_FOUND', refused.message);
+        assert.ok(!refused.message.includes(String(episode_key)), refused.message);
+      }
       // Queued behind the still-running command (calls on one episode run in order).
-      const viewed = await second.step(episode_id, 'view_file', { path: 'marker.txt' });
+      const viewed = await second.step(episode_id, 'view_file', { path: 'marker.txt' }, episode_key);
       assert.equal(viewed.info.error, undefined, viewed.observation.text);
       assert.equal(viewed.observation.data.content.trim(), 'done');
-      const diff = await second.step(episode_id, 'get_diff');
+      const diff = await second.step(episode_id, 'get_diff', {}, episode_key);
       assert.ok(diff.observation.data.files.includes('marker.txt'), diff.observation.text);
       assert.equal(gym.episode(episode_id).state, 'running');
-      await second.call('close', { episode_id });
+      await second.call('close', { episode_id, episode_key });
     } finally {
       second.close();
     }

@@ -80,9 +80,10 @@ describe('MCP over WebSocket (/mcp/ws)', () => {
     ws.terminate();
   });
 
-  test('/episodes/<id>/mcp/ws serves one episode without episode_id; an unknown episode is refused', async () => {
-    const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId as string;
-    const scoped = await connect(`${base}/episodes/${episodeId}/mcp/ws`);
+  test('/episodes/<id>/<key>/mcp/ws serves one episode without episode_id; an unknown episode or a missing key is refused', async () => {
+    const started = data(await call(client, 'start_episode', { task_id: 'roman-numerals' }));
+    const episodeId = started.episodeId as string;
+    const scoped = await connect(`${base}${started.mcpPath}/ws`);
     try {
       const { tools } = await scoped.listTools();
       assert.ok(!tools.some((t) => t.name === 'start_episode'));
@@ -93,6 +94,7 @@ describe('MCP over WebSocket (/mcp/ws)', () => {
       await scoped.close();
     }
     await assert.rejects(connect(`${base}/episodes/ep-nope/mcp/ws`));
+    await assert.rejects(connect(`${base}/episodes/${episodeId}/mcp/ws`));
   });
 
   test('Origin evil.example is refused at the upgrade', async () => {

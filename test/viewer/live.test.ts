@@ -86,7 +86,7 @@ describe('the viewer under benchgym serve: live episodes', () => {
       await page.locator(`#live a[href="#/live/${id}"]`).click();
       await page.waitForSelector('.item.tool');
       const terminal = await page.locator('#terminal-link').getAttribute('href');
-      assert.equal(new URL(terminal!, page.url()).pathname, `/episodes/${id}/terminal`);
+      assert.equal(new URL(terminal!, page.url()).pathname, `/terminal/${id}`, "the operator's terminal page, without the episode's key");
       assert.equal(new URL(terminal!, page.url()).searchParams.get('token'), TOKEN, 'the terminal page gets the token too');
       const count = await page.locator('.items > .item').count();
       await gym.callTool('run_command', { command: 'echo live-step-arrived' }, testContext(), id);

@@ -55,7 +55,7 @@ describe('the viewer API over run directories', () => {
     await fs.rm(empty, { recursive: true });
   });
 
-  test('the run list: counts, pass rate over scored pairs, cost n/a without pricing', async () => {
+  test('the run list: counts, pass rate over every result (errors did not pass) and over the scored ones, cost n/a without pricing', async () => {
     const { json } = await get(`${base}api/runs`);
     const [a, b] = json.runs;
     assert.equal(a.id, 'baseline');
@@ -63,7 +63,8 @@ describe('the viewer API over run directories', () => {
     assert.equal(a.expected, 60);
     assert.equal(a.passed + a.failed + a.errors, 60);
     assert.ok(a.errors > 0);
-    assert.equal(a.passRate, a.passed / (a.passed + a.failed));
+    assert.equal(a.passRate, a.passed / (a.passed + a.failed + a.errors));
+    assert.equal(a.scoredPassRate, a.passed / (a.passed + a.failed));
     assert.equal(a.costUsd, null, 'no pricing: no cost');
     assert.equal(b.id, 'feedback');
     assert.equal(typeof b.costUsd, 'number');

@@ -117,6 +117,8 @@ export const viewDocsTool = episodeTool({
     truncated: z.boolean().optional(),
   }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+  // pydoc imports the library with the workspace on the path: a module there can run.
+  runsCode: true,
   appliesTo: (task) => task.env.kind === 'python',
   async run(episode, args, ctx) {
     if (episode.task.env.kind !== 'python') throw new GymError('INVALID_ARGUMENT', 'view_docs works for Python tasks; this task is not one');

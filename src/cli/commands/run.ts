@@ -3,6 +3,7 @@ import { checkModelEndpoint, configuredBaseURL } from '../../agent/endpoint.ts';
 import { GymError } from '../../errors.ts';
 import { agentUnderTest, goldOptions } from '../../runner/agents.ts';
 import { readManifest } from '../../runner/manifest.ts';
+import { passCountsOf, passRateLine } from '../../runner/pass_rate.ts';
 import { streamProgress } from '../../runner/progress.ts';
 import { runExperiment } from '../../runner/runner.ts';
 import { scoringFlag } from '../../scoring/mode.ts';
@@ -10,6 +11,7 @@ import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
 import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
 import { intFlag, listFlag, numberFlag, parseFlags } from '../options.ts';
+import { ownValue } from '../../own.ts';
 
 const usage = (root: Composition) => `benchgym run: an agent over a suite, each (task, sample) an episode scored in a fresh sandbox:
 DIR/run.json, DIR/results.jsonl, DIR/trajectories/ (--resume continues DIR; options left out come from its run.json)
@@ -20,7 +22,7 @@ Usage:
                [--samples n] [--temperature t] [--concurrency c] [--tasks a,b] [--max-steps N]
                [--time-limit S] [--max-tokens N] [--pricing IN,OUT] [--retries N] [--agent-options JSON]
                [--gold] [--resume [--rerun-errors]] [--limit N] [--shuffle SEED] [--sandbox local|docker]
-               [--context NAME] [--prompt-variant NAME] [--server URL]
+               [--context NAME] [--prompt-variant NAME] [--server URL] [--exclude-errors]
 
 Options:
   --agent NAME       the agent: ${Object.keys(root.agents).join(', ')}
@@ -44,6 +46,8 @@ Options:
   --server URL       run the episodes on a benchgym server serving the same suite (or the Service in front
                      of its replicas: each episode is driven on the replica that started it, a replica that
                      dies makes its episodes infrastructure failures, retried); --server-token T or $BENCHGYM_TOKEN
+  --exclude-errors   the summary's first figure over the scored samples only (by default a sample that ended
+                     in an infrastructure failure is one that did not pass; both figures are printed)
 ${GYM_FLAGS_USAGE}
 
 Example:
@@ -91,6 +95,7 @@ export function runCommand(root: Composition): CliCommand {
         'prompt-variant': { type: 'string' },
         server: { type: 'string' },
         'server-token': { type: 'string' },
+        'exclude-errors': { type: 'boolean' },
       });
       if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out DIR (the run directory)');
       const outDir = path.resolve(values.out);
@@ -139,7 +144,7 @@ export function runCommand(root: Composition): CliCommand {
       const limit = pick(values.limit !== undefined ? intFlag(values.limit, 'limit', 1, 1, 10_000_000) : undefined, prev?.limit as number | undefined, null);
       const shuffle = pick(values.shuffle, prev?.shuffle as string | undefined, null);
       if (shuffle === '') throw new GymError('INVALID_ARGUMENT', 'invalid --shuffle: an empty seed (any non-empty string, e.g. --shuffle 1)');
-      const agentDef = root.agents[agentName];
+      const agentDef = ownValue(root.agents, agentName);
       const usesModel = agentDef?.usesModel !== false && !gold;
       // No silent public default: a run that calls a model names its endpoint (or $OPENAI_BASE_URL does).
       const baseURL = pick(values['base-url'], prev?.baseURL, null) ?? (usesModel ? (configuredBaseURL(null) ?? null) : null);
@@ -205,17 +210,16 @@ export function runCommand(root: Composition): CliCommand {
           signal: stop.signal,
           ...(values.server ? { server: { url: values.server, ...((values['server-token'] ?? process.env.BENCHGYM_TOKEN) ? { token: values['server-token'] ?? process.env.BENCHGYM_TOKEN } : {}) } } : {}),
         });
-        const scored = outcome.results.filter((r) => !r.infra);
-        const infra = outcome.results.length - scored.length;
-        const passed = scored.filter((r) => r.status === 'passed').length;
+        const counts = passCountsOf(outcome.results);
         const total = outcome.manifest.taskIds.length * samples;
+        // Errors are samples that did not pass: in the headline's denominator, the scored rate beside it.
         process.stdout.write(
           `${outcome.manifest.runId}: ${outcome.results.length}/${total} results${outcome.skipped ? ` (${outcome.skipped} from before the resume)` : ''}; ` +
-            `${passed}/${scored.length} samples passed${infra ? `; ${infra} infrastructure failures (not counted)` : ''}\n` +
+            `${passRateLine(counts, { noun: 'samples', excludeErrors: values['exclude-errors'] })}\n` +
             `  ${path.join(outDir, 'results.jsonl')}\n  report: benchgym report ${outDir}\n`,
         );
         if (outcome.aborted) return 130;
-        return infra > 0 ? 1 : 0;
+        return counts.errors > 0 ? 1 : 0;
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);

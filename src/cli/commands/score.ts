@@ -21,6 +21,7 @@ const SCORE_FLAGS = {
   tasks: { type: 'string' },
   concurrency: { type: 'string' },
   json: { type: 'boolean' },
+  'exclude-errors': { type: 'boolean' },
   'data-dir': { type: 'string' },
   'cache-dir': { type: 'string' },
   sandbox: { type: 'string' },
@@ -54,6 +55,8 @@ Options (every suite):
   --tasks a,b        only the outputs of these task ids
   --concurrency N    submissions scored at once (default 2)
   --json             the summary and every result as JSON on stdout (no progress lines)
+  --exclude-errors   the summary's first rate over the submissions scored only (by default one whose scoring
+                     failed is one that did not pass; both rates are printed; unavailable ones are in neither)
   --scoring MODE     faithful (default: the benchmark's own harness) | strict | both (faithful, then strict on
                      its passes, listing where the two differ)
   --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --isolation MODE, --sandbox local|docker|kubernetes, --server-id ID, --gradle PATH,
@@ -116,6 +119,7 @@ export function scoreCommand(root: Composition): CliCommand {
           score: replayScorer((task, patch, m) => gym.score(task, patch, { scoring: m }), mode),
           concurrency,
           onProgress: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
+          excludeErrors: values['exclude-errors'] ?? false,
         });
         process.stdout.write(values.json ? JSON.stringify(report.json, null, 2) + '\n' : report.text);
         return report.exitCode;

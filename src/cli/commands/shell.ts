@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { WebSocket } from 'ws';
 import { GymError, type GymErrorCode } from '../../errors.ts';
 import type { CliCommand } from '../command.ts';
+import { capabilityOfPath, withoutEpisodeKeys } from '../../server/capability.ts';
 import { parseFlags } from '../options.ts';
 
 /** What the server calls its episodes; anything else is taken for a task id. */
@@ -13,10 +14,12 @@ const EPISODE_ID = /^ep-[0-9a-f]{16}$/;
 const DETACH = 0x1d;
 
 const USAGE = `benchgym shell: a terminal into an episode's sandbox on a running server (Ctrl-] detaches;
-the episode goes on). A task id starts an episode first and prints its id.
+the episode goes on). A task id starts an episode first and prints its id. An episode's own URL
+(the mcpUrl start_episode returned, http://HOST:PORT/episodes/<id>/<key>/mcp) needs no token: its key opens it.
 
 Usage:
   benchgym shell EPISODE_ID|TASK_ID [--url http://127.0.0.1:7420] [--token T] [--suite ID]
+  benchgym shell EPISODE_URL
 
 Options:
   --url URL          the server (default http://127.0.0.1:7420)
@@ -42,6 +45,10 @@ export async function shell(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, { url: { type: 'string' }, token: { type: 'string' }, suite: { type: 'string' } });
   if (positionals.length !== 1) throw new GymError('INVALID_ARGUMENT', `give one episode id or task id (got ${positionals.length ? positionals.join(' ') : 'none'})`);
   const target = positionals[0]!;
+  if (/^https?:\/\//i.test(target)) {
+    if (values.url || values.token || values.suite) throw new GymError('INVALID_ARGUMENT', "an episode's URL names its server and opens it by its key: give no --url, --token or --suite with it");
+    return attach(episodeTerminalUrl(target), undefined);
+  }
   let base: URL;
   try {
     base = new URL(values.url ?? 'http://127.0.0.1:7420');
@@ -52,16 +59,31 @@ export async function shell(args: string[]): Promise<number> {
   const token = values.token ?? process.env.BENCHGYM_TOKEN;
   if (values.suite && EPISODE_ID.test(target)) throw new GymError('INVALID_ARGUMENT', '--suite goes with a task id, not an episode id');
 
-  let episodeId = target;
-  if (!EPISODE_ID.test(target)) {
-    const started = await startEpisode(base, token, target, values.suite);
-    episodeId = started.episodeId;
-    process.stderr.write(`benchgym shell: started episode ${episodeId} (${started.suite}/${started.taskId})\n`);
+  if (EPISODE_ID.test(target)) {
+    // The operator's terminal: the server's token opens it.
+    return attach({ url: new URL(`/ws/episodes/${encodeURIComponent(target)}/pty`, base), episodeId: target }, token);
   }
-  return attach(base, token, episodeId);
+  const started = await startEpisode(base, token, target, values.suite);
+  process.stderr.write(`benchgym shell: started episode ${started.episodeId} (${started.suite}/${started.taskId})\n`);
+  // The episode's own terminal, next to its MCP endpoint: its key opens it.
+  return attach({ url: new URL(started.mcpPath.replace(/\/mcp$/, '/pty'), base), episodeId: started.episodeId }, undefined);
 }
 
-async function startEpisode(base: URL, token: string | undefined, taskId: string, suite?: string): Promise<{ episodeId: string; suite: string; taskId: string }> {
+/** The terminal endpoint of an episode's own URL (`…/episodes/<id>/<key>/mcp`, or its terminal page). */
+function episodeTerminalUrl(target: string): { url: URL; episodeId: string; byUrl: true } {
+  let url: URL;
+  try {
+    url = new URL(target);
+  } catch {
+    throw new GymError('INVALID_ARGUMENT', `not a URL: '${withoutEpisodeKeys(target)}'`);
+  }
+  const capability = capabilityOfPath(url.pathname);
+  if (!capability) throw new GymError('INVALID_ARGUMENT', `not an episode's URL (http://HOST:PORT/episodes/<id>/<key>/mcp): '${withoutEpisodeKeys(target)}'`);
+  const prefix = url.pathname.slice(0, url.pathname.length - capability.endpoint.length);
+  return { url: new URL(`${prefix}pty`, url.origin), episodeId: capability.id, byUrl: true };
+}
+
+async function startEpisode(base: URL, token: string | undefined, taskId: string, suite?: string): Promise<{ episodeId: string; mcpPath: string; suite: string; taskId: string }> {
   const client = new Client({ name: 'benchgym-shell', version: '0.1.0' });
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', base), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
   try {
@@ -77,23 +99,25 @@ async function startEpisode(base: URL, token: string | undefined, taskId: string
       maxTotalTimeout: 30 * 60_000,
       onprogress: () => {},
     })) as CallToolResult;
-    const data = result.structuredContent as { episodeId?: string; suite?: string; taskId?: string; error?: { code: GymErrorCode; message: string } } | undefined;
+    const data = result.structuredContent as { episodeId?: string; mcpPath?: string; suite?: string; taskId?: string; error?: { code: GymErrorCode; message: string } } | undefined;
     if (result.isError || !data?.episodeId) {
       if (data?.error) throw new GymError(data.error.code, data.error.message);
       throw new GymError('INTERNAL', `start_episode failed: ${result.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ')}`);
     }
-    return { episodeId: data.episodeId, suite: data.suite ?? suite ?? '', taskId: data.taskId ?? taskId };
+    if (!data.mcpPath) throw new GymError('INTERNAL', `start_episode named no endpoint for episode ${data.episodeId} (mcpPath): not a benchgym server of this version?`);
+    return { episodeId: data.episodeId, mcpPath: data.mcpPath, suite: data.suite ?? suite ?? '', taskId: data.taskId ?? taskId };
   } finally {
     await client.close().catch(() => {});
   }
 }
 
-/** Connects the local terminal to the episode's terminal until the shell exits or the user detaches. */
-function attach(base: URL, token: string | undefined, episodeId: string): Promise<number> {
+/** Connects the local terminal to the episode's terminal at `url` until the shell exits or the user detaches. */
+function attach(target: { url: URL; episodeId: string; byUrl?: boolean }, token: string | undefined): Promise<number> {
   const { stdin, stdout, stderr } = process;
   const interactive = Boolean(stdin.isTTY && stdout.isTTY);
-  const url = new URL(`/ws/episodes/${encodeURIComponent(episodeId)}/pty`, base);
-  url.protocol = base.protocol === 'https:' ? 'wss:' : 'ws:';
+  const { episodeId } = target;
+  const url = new URL(target.url);
+  url.protocol = url.protocol === 'https:' ? 'wss:' : 'ws:';
   if (stdout.isTTY) {
     url.searchParams.set('cols', String(stdout.columns));
     url.searchParams.set('rows', String(stdout.rows));
@@ -210,7 +234,9 @@ function attach(base: URL, token: string | undefined, episodeId: string): Promis
       else if (msg.type === 'error') say(apart(`benchgym shell: ${msg.message}\n`));
     });
     ws.on('close', (code, reason) => {
-      if (detached) return finish(0, apart(`benchgym shell: detached; episode ${episodeId} keeps running (benchgym shell ${episodeId} opens a new terminal)`));
+      // The episode's URL (its key) is not printed: the terminal's scrollback may be shared.
+      const again = target.byUrl ? "benchgym shell with the episode's URL" : `benchgym shell ${episodeId}`;
+      if (detached) return finish(0, apart(`benchgym shell: detached; episode ${episodeId} keeps running (${again} opens a new terminal)`));
       if (exit) return finish(exit.code ?? 1, exit.code === null ? apart(`benchgym shell: the shell was ended${exit.reason ? ` (${exit.reason})` : ''}`) : undefined);
       const why = reason.toString() || `the connection closed (code ${code})`;
       finish(code === 1000 ? 0 : 2, apart(`benchgym shell: ${why}`));

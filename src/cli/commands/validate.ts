@@ -1,6 +1,7 @@
 import { appendFileSync, existsSync, promises as fs } from 'node:fs';
 import { z } from 'zod';
 import { GymError } from '../../errors.ts';
+import { passRateLine } from '../../runner/pass_rate.ts';
 import { validateTasks, type TaskValidation } from '../../scoring/validate.ts';
 import type { Task } from '../../tasks/schema.ts';
 import type { CliCommand } from '../command.ts';
@@ -11,7 +12,9 @@ import { unreachableIndexLines } from '../package_index.ts';
 
 const USAGE = `benchgym validate: for every task of a suite, the gold solution passes and the start state fails
 (exit 1 when a task is invalid or scoring fails, or when nothing could be checked: every task's env
-unavailable here; tasks whose env cannot exist here are listed apart, and an unreachable package index is named)
+unavailable here; tasks whose env cannot exist here are listed apart, and an unreachable package index is named).
+The summary's rate is valid tasks over those valid, invalid or failing to score (an error is not shown valid),
+with the rate over the checked ones beside it; tasks unavailable here are in neither.
 
 Usage:
   benchgym validate --suite ID[=PATH] [--dataset PATH] [--tasks a,b] [--concurrency N] [--json]
@@ -56,7 +59,7 @@ export function validateCommand(root: Composition): CliCommand {
           list = list.filter((t) => wanted.includes(t.id));
         }
         const context = values.context;
-        const withoutContext = context ? list.filter((t) => t.defaultContext !== context && !t.contexts[context]).map((t) => t.id) : [];
+        const withoutContext = context ? list.filter((t) => t.defaultContext !== context && !Object.hasOwn(t.contexts, context)).map((t) => t.id) : [];
         if (context && withoutContext.length === list.length) throw new GymError('INVALID_ARGUMENT', `--context: no task ${values.tasks ? 'asked for ' : ''}offers a '${context}' start state (${list.length} task${list.length === 1 ? '' : 's'}: ${[...new Set(list.flatMap((t) => [t.defaultContext, ...Object.keys(t.contexts)]))].join(', ')})`);
         if (withoutContext.length) {
           process.stderr.write(`benchgym validate: ${withoutContext.length} of ${list.length} tasks have no '${context}' start state, skipped: ${withoutContext.slice(0, 20).join(', ')}${withoutContext.length > 20 ? ', ...' : ''}\n`);
@@ -86,7 +89,11 @@ export function validateCommand(root: Composition): CliCommand {
         const network = unreachableIndexLines([...by('unavailable'), ...by('error')].map((r) => r.reasons));
         if (values.json) process.stdout.write(JSON.stringify({ suite, ...(context ? { context, withoutContext } : {}), checked, nothingChecked, unreachableIndex: network, results }, null, 2) + '\n');
         else {
-          process.stdout.write(`\n${suite}${context ? ` [${context}]` : ''}: ${by('valid').length} valid, ${by('invalid').length} invalid, ${by('error').length} errors, ${by('unavailable').length} unavailable here (of ${results.length})${withoutContext.length ? `; ${withoutContext.length} without a '${context}' start state` : ''}\n`);
+          // A task whose scoring failed is one not shown valid: in the denominator, the rate over the checked ones beside it.
+          const counts = { passed: by('valid').length, failed: by('invalid').length, errors: by('error').length };
+          const headline = `${passRateLine(counts, { verb: 'valid', scored: 'checked' })}; ${counts.failed} invalid, ${by('unavailable').length} unavailable here (of ${results.length})`;
+          const without = withoutContext.length ? `; ${withoutContext.length} without a '${context}' start state` : '';
+          process.stdout.write(`\n${suite}${context ? ` [${context}]` : ''}: ${headline}${without}\n`);
           for (const r of by('unavailable')) process.stdout.write(`  ENV_UNAVAILABLE ${r.taskId}: ${r.reasons.join('; ')}\n`);
         }
         for (const line of network) process.stderr.write(`benchgym validate: ${line}\n`);

@@ -1,7 +1,10 @@
 import path from 'node:path';
 import { GymError } from '../../errors.ts';
 import { MANIFEST_FILE, readManifest, RESULTS_FILE, type RunManifest } from '../manifest.ts';
-import { breakdown, breakdownKeys, mean, pairedBootstrapDiff, passAtKPerTask, summarize, taskOutcomes, type Interval, type MetricSummary } from '../metrics.ts';
+import { breakdown, breakdownKeys, mean, pairedBootstrapDiff, passAtKPerTask, summarize, taskOutcomes } from '../metrics.ts';
+import type { ErrorPolicy, Interval, MetricSummary } from '../metrics.ts';
+import { passCountsOf, type PassCounts } from '../pass_rate.ts';
+import { SANDBOX_FAILED_AFTER_AGENT_NOTE } from '../record.ts';
 import { finalResults, readResults, type ResultRecord } from '../results.ts';
 
 /** One run directory, read back. */
@@ -59,6 +62,8 @@ export interface RunNumbers {
   ks: number[];
   byKey: Map<string, { value: string; summary: MetricSummary }[]>;
   infra: { final: number; retriedAttempts: number; recovered: number; codes: Map<string, number> };
+  /** The headline: samples passed, failed and ended in errors (report tables show both rates). */
+  counts: PassCounts;
   /** `priced`: the run had prices (`--pricing`) or its agent reported a cost; else the cost is unknown, not zero. */
   cost: { episodes: number; calls: number; prompt: number; completion: number; usd: number; priced: boolean; meanSteps?: number; meanMs?: number };
   rounds?: { mean: number; passedRound: Map<number, number>; samples: number };
@@ -70,21 +75,26 @@ export interface ReportData {
   runs: RunNumbers[];
   kind: ReturnType<typeof comparisonKind>;
   keys: string[];
-  /** pass@1 of each run after the first, against the first, over the tasks both scored. */
+  /** pass@1 of each run after the first, against the first, over the tasks both counted. */
   deltas: { a: string; b: string; k: number; diff?: Interval & { tasks: number } }[];
   tasks: string[];
+  /** The figures leave infrastructure failures out (`--exclude-errors`); by default they are samples that did not pass. */
+  excludeErrors: boolean;
 }
 
-export function reportData(runs: LoadedRun[], opts: { keys?: string[] } = {}): ReportData {
+export function reportData(runs: LoadedRun[], opts: { keys?: string[] } & ErrorPolicy = {}): ReportData {
   const keys = opts.keys?.length ? opts.keys : breakdownKeys(runs.flatMap((r) => r.results));
+  const policy = { ...REPORT_BOOTSTRAP, excludeErrors: Boolean(opts.excludeErrors) };
   const numbers = runs.map((run): RunNumbers => {
-    const summary = summarize(run.results, REPORT_BOOTSTRAP);
+    const summary = summarize(run.results, policy);
     const ks = Object.keys(summary.passAtK).map(Number).sort((a, b) => a - b);
-    const byKey = new Map(keys.map((key) => [key, breakdown(run.results, key, REPORT_BOOTSTRAP)]));
+    const byKey = new Map(keys.map((key) => [key, breakdown(run.results, key, policy)]));
     const codes = new Map<string, number>();
     for (const r of run.results.filter((x) => x.infra)) codes.set(r.infraError?.code ?? 'unknown', (codes.get(r.infraError?.code ?? 'unknown') ?? 0) + 1);
     const retried = run.attempts.filter((a) => !a.final);
-    const recoveredPairs = new Set(run.results.filter((r) => !r.infra && r.attempt > 1).map((r) => `${r.task}#${r.sample}`));
+    // A retry that met the agent's sandbox failure again and was counted against it recovered nothing.
+    const countedAgainst = (r: ResultRecord) => r.notes?.some((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`)) ?? false;
+    const recoveredPairs = new Set(run.results.filter((r) => !r.infra && r.attempt > 1 && !countedAgainst(r)).map((r) => `${r.task}#${r.sample}`));
     const finished = run.results;
     const withRounds = finished.filter((r) => !r.infra && typeof r.rounds === 'number');
     const passedRound = new Map<number, number>();
@@ -95,6 +105,7 @@ export function reportData(runs: LoadedRun[], opts: { keys?: string[] } = {}): R
       ks,
       byKey,
       infra: { final: summary.infraFailures, retriedAttempts: retried.length, recovered: recoveredPairs.size, codes },
+      counts: passCountsOf(run.results),
       cost: {
         episodes: run.attempts.length,
         calls: sum(run.attempts.map((a) => a.tokens?.calls ?? 0)),
@@ -110,14 +121,14 @@ export function reportData(runs: LoadedRun[], opts: { keys?: string[] } = {}): R
   });
   const deltas: ReportData['deltas'] = [];
   if (numbers.length >= 2) {
-    const perTask = (r: RunNumbers) => new Map(passAtKPerTask(taskOutcomes(r.run.results).tasks, 1).map((t) => [t.task, t.value]));
+    const perTask = (r: RunNumbers) => new Map(passAtKPerTask(taskOutcomes(r.run.results, policy).tasks, 1).map((t) => [t.task, t.value]));
     const first = perTask(numbers[0]!);
     for (const other of numbers.slice(1)) {
       deltas.push({ a: numbers[0]!.run.label, b: other.run.label, k: 1, diff: pairedBootstrapDiff(first, perTask(other), REPORT_BOOTSTRAP) });
     }
   }
   const tasks = [...new Set(runs.flatMap((r) => r.results.map((x) => x.task)))].sort();
-  return { generated: new Date().toISOString(), runs: numbers, kind: comparisonKind(runs), keys, deltas, tasks };
+  return { generated: new Date().toISOString(), runs: numbers, kind: comparisonKind(runs), keys, deltas, tasks, excludeErrors: policy.excludeErrors };
 }
 
 function sum(xs: number[]): number {

@@ -2,7 +2,8 @@ import { reportCharts } from './charts.ts';
 import type { ReportData } from './data.ts';
 import { esc, htmlTable, signedPp } from './format.ts';
 import { sectionsAt, type ReportSection } from './section.ts';
-import { breakdownTable, comparisonTitle, costTable, infraTable, METHOD, overallTable, roundsTable, runsTable, sampleTable, taskTable, viewerNote } from './tables.ts';
+import { breakdownTable, comparisonTitle, costTable, headlines, infraTable, methodNote, overallTable } from './tables.ts';
+import { roundsTable, runsTable, sampleTable, taskTable, viewerNote } from './tables.ts';
 
 const CSS = `
 :root { color-scheme: light; }
@@ -35,7 +36,8 @@ export function renderHtml(data: ReportData, sections: readonly ReportSection[] 
   parts.push(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>benchgym report</title><style>${CSS}</style></head><body>`);
   parts.push(`<h1>benchgym report</h1><p class="meta">Generated ${esc(data.generated)} from ${data.runs.length} run${data.runs.length === 1 ? '' : 's'}.</p>`);
   parts.push(section('Runs', htmlTable(runsTable(data), { text: [1, 2, 3, 4, 8, 9] })));
-  parts.push(section('Overall', `${htmlTable(overallTable(data))}<p class="note">${esc(METHOD)}</p>`));
+  const headlineList = `<ul class="headlines">${headlines(data).map((h) => `<li>${esc(h)}</li>`).join('')}</ul>`;
+  parts.push(section('Overall', `${headlineList}${htmlTable(overallTable(data))}<p class="note">${esc(methodNote(data))}</p>`));
   parts.push(`<div class="charts">${reportCharts(data).join('')}</div>`);
   if (data.deltas.length) {
     parts.push(section(comparisonTitle(data), `<ul>${data.deltas.map((d) => `<li>${d.diff ? `pass@1 of <b>${esc(d.b)}</b> minus <b>${esc(d.a)}</b>: ${esc(signedPp(d.diff))} over the ${d.diff.tasks} tasks both scored (paired bootstrap over tasks).` : `<b>${esc(d.b)}</b> and <b>${esc(d.a)}</b> scored no task in common.`}</li>`).join('')}</ul>`));

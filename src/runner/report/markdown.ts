@@ -1,7 +1,8 @@
 import type { ReportData } from './data.ts';
 import { mdTable, signedPp } from './format.ts';
 import { sectionsAt, type ReportSection } from './section.ts';
-import { breakdownTable, comparisonTitle, costTable, infraTable, METHOD, overallTable, roundsTable, runsTable, sampleTable, taskTable, viewerNote } from './tables.ts';
+import { breakdownTable, comparisonTitle, costTable, headlines, infraTable, methodNote, overallTable } from './tables.ts';
+import { roundsTable, runsTable, sampleTable, taskTable, viewerNote } from './tables.ts';
 
 /** report.md: the core's sections, with the suites' sections where they ask to be. */
 export function renderMarkdown(data: ReportData, sections: readonly ReportSection[] = []): string {
@@ -13,7 +14,7 @@ export function renderMarkdown(data: ReportData, sections: readonly ReportSectio
     }
   };
   out.push('## Runs', '', mdTable(runsTable(data)), '');
-  out.push('## Overall', '', mdTable(overallTable(data)), '', METHOD, '');
+  out.push('## Overall', '', ...headlines(data).map((h) => `- ${h}`), '', mdTable(overallTable(data)), '', methodNote(data), '');
   if (data.deltas.length) {
     out.push(`## ${comparisonTitle(data)}`, '');
     for (const d of data.deltas) {

@@ -5,6 +5,9 @@
 import { DEFAULT_VIEW_URL, runId, sampleLink } from '../../viewer/links.ts';
 import { shellQuote } from '../../shell_quote.ts';
 import { duration } from '../progress.ts';
+import { FAILED_AFTER_CANDIDATE_NOTE } from '../../scoring/after_candidate.ts';
+import { passCountsOf, passRateLine } from '../pass_rate.ts';
+import { SANDBOX_FAILED_AFTER_AGENT_NOTE } from '../record.ts';
 import type { ListCounts, ResultRecord } from '../results.ts';
 import type { ReportData } from './data.ts';
 import { int, withCI, type Cell } from './format.ts';
@@ -28,18 +31,25 @@ export function comparisonTitle(data: ReportData): string {
   }
 }
 
-/** pass@k (and resolved) with intervals, one row per run. */
+/** Each run's headline: samples passed over all of them (errors did not pass), and over the scored ones when there were errors. */
+export function headlines(data: ReportData): string[] {
+  return data.runs.map((r) => `${r.run.label}: ${passRateLine(r.counts, { noun: 'samples', excludeErrors: data.excludeErrors })}`);
+}
+
+/** pass@k (and resolved) with intervals, one row per run, and the samples passed (both figures). */
 export function overallTable(data: ReportData): string[][] {
   const ks = shownKs(data);
   const anyResolved = data.runs.some((r) => r.summary.resolved);
-  const head = ['run', 'tasks', 'samples/task', ...ks.map((k) => `pass@${k} [95% CI]`), ...(anyResolved ? ['resolved [95% CI]'] : []), 'infra failures'];
+  const head = ['run', 'tasks', 'samples/task', 'samples passed', ...ks.map((k) => `pass@${k} [95% CI]`), ...(anyResolved ? ['resolved [95% CI]'] : [])];
+  head.push('infra failures');
   const rows = data.runs.map((r) => [
     r.run.label,
     String(r.summary.tasks),
     r.summary.minSamples === r.summary.maxSamples ? String(r.summary.maxSamples) : `${r.summary.minSamples}–${r.summary.maxSamples}`,
+    passRateLine(r.counts, { excludeErrors: data.excludeErrors }),
     ...ks.map((k) => withCI(r.summary.passAtK[k])),
     ...(anyResolved ? [withCI(r.summary.resolved)] : []),
-    `${r.summary.infraFailures}${r.summary.tasksAllInfra ? ` (${r.summary.tasksAllInfra} tasks unscored)` : ''}`,
+    `${r.summary.infraFailures}${r.summary.tasksAllInfra ? ` (${r.summary.tasksAllInfra} tasks with no scored sample)` : ''}`,
   ]);
   return [head, ...rows];
 }
@@ -112,17 +122,17 @@ export function roundsTable(data: ReportData): string[][] | undefined {
   return [head, ...rows];
 }
 
-/** Passed / scored samples per task and run. */
+/** Passed / samples per task and run (errors counted, or left out with `excludeErrors`). */
 export function taskTable(data: ReportData): string[][] {
-  const head = ['task', ...data.runs.map((r) => `${r.run.label}: passed/scored`)];
+  const head = ['task', ...data.runs.map((r) => `${r.run.label}: passed/${data.excludeErrors ? 'scored' : 'samples'}`)];
   const rows = data.tasks.map((task) => [
     task,
     ...data.runs.map((r) => {
       const mine = r.run.results.filter((x) => x.task === task);
       if (!mine.length) return '—';
-      const scored = mine.filter((x) => !x.infra);
-      const infra = mine.length - scored.length;
-      return `${scored.filter((x) => x.status === 'passed').length}/${scored.length}${infra ? ` (+${infra} infra)` : ''}`;
+      const c = passCountsOf(mine);
+      const errors = c.errors ? ` (${c.errors} error${c.errors === 1 ? '' : 's'}${data.excludeErrors ? ' left out' : ''})` : '';
+      return `${c.passed}/${data.excludeErrors ? c.passed + c.failed : mine.length}${errors}`;
     }),
   ]);
   return [head, ...rows];
@@ -132,6 +142,9 @@ export function taskTable(data: ReportData): string[][] {
 export function failureReason(r: ResultRecord): string {
   if (r.infra) return `infrastructure error${r.infraError ? ` ${r.infraError.code} (${r.infraError.source}): ${r.infraError.message}` : ''}`;
   if (r.status === 'passed') return '';
+  // Counted failed because the sandbox failed twice after the agent's or the candidate's code ran.
+  const twice = [...(r.notes ?? []), ...(r.verdict?.notes ?? [])].find((n) => [SANDBOX_FAILED_AFTER_AGENT_NOTE, FAILED_AFTER_CANDIDATE_NOTE].some((p) => n.startsWith(`${p}:`)));
+  if (twice) return twice;
   const parts: string[] = [];
   if (r.stopReason && r.stopReason !== 'submitted') parts.push(`stopped: ${r.stopReason}`);
   if (r.agentError) parts.push(`agent error: ${r.agentError}`);
@@ -177,7 +190,15 @@ export function viewerNote(data: ReportData): string {
 }
 
 /** How the overall numbers are computed, under the Overall table. */
-export const METHOD =
-  'pass@k is the unbiased estimator of Chen et al. (2021), 1 − C(n−c, k)/C(n, k) per task, averaged over tasks (tasks with fewer than k scored samples are left out); ' +
-  'resolved is the share of tasks whose single sample has reward 1. Intervals are 95% percentile bootstrap intervals over tasks (1000 resamples, seed 1). ' +
-  'Infrastructure failures (status "error") are never wrong answers: they are left out of every denominator and counted apart.';
+export function methodNote(data: Pick<ReportData, 'excludeErrors'>): string {
+  const errors = data.excludeErrors
+    ? 'Infrastructure failures (status "error") are left out of every denominator here (--exclude-errors) and counted apart; ' +
+      '"samples passed" shows the rate over all samples too.'
+    : 'An infrastructure failure (status "error") is a sample that did not pass: it stays in every denominator (a wrong answer must not hide in an error) ' +
+      'and is counted apart; "samples passed" shows the rate over the scored samples too (benchgym report --exclude-errors leaves errors out of every figure).';
+  return (
+    'pass@k is the unbiased estimator of Chen et al. (2021), 1 − C(n−c, k)/C(n, k) per task, averaged over tasks (tasks with fewer than k samples are left out); ' +
+    'resolved is the share of tasks whose single sample has reward 1. Intervals are 95% percentile bootstrap intervals over tasks (1000 resamples, seed 1). ' +
+    errors
+  );
+}

@@ -7,6 +7,7 @@ import { EXECUTOR_BINARY_NAME } from '../executor/build.ts';
 import { probeExecutorMarkers } from '../executor/ops.ts';
 import { dockerError } from './client.ts';
 import { trackMarker } from './exec.ts';
+import type { SandboxUser } from '../sandbox_user.ts';
 
 /** Where the host-built binary's directory is bind-mounted, read-only, in every container. */
 export const EXECUTOR_MOUNT = '/.benchgym-executor';
@@ -19,17 +20,20 @@ export function executorMount(binary: string): { Type: 'bind'; Source: string; T
 /**
  * Starts the executor in a running container with ONE attached `docker exec` (stdin and
  * stdout, no TTY, demultiplexed) and connects to it. While it lives, its marker counts as a
- * running exec, so killLeftovers never takes it (or what it runs) for a leftover.
+ * running exec, so killLeftovers never takes it (or what it runs) for a leftover. It runs as
+ * root (with the container's CAP_SETUID and CAP_SETGID only) and runs every command and file
+ * operation as `user`, who can therefore neither signal nor trace it (go/identity.go).
  */
-export async function startDockerExecutor(container: Docker.Container, opts: { root: string; env?: string[] }): Promise<ExecutorClient> {
+export async function startDockerExecutor(container: Docker.Container, opts: { root: string; user: SandboxUser; env?: string[] }): Promise<ExecutorClient> {
   const marker = randomBytes(6).toString('hex');
   const untrack = trackMarker(container.id, marker);
   let stream: NodeJS.ReadWriteStream;
   try {
     const exec = await container.exec({
-      Cmd: [`${EXECUTOR_MOUNT}/${EXECUTOR_BINARY_NAME}`, '--root', opts.root],
+      Cmd: [`${EXECUTOR_MOUNT}/${EXECUTOR_BINARY_NAME}`, '--root', opts.root, '--user', `${opts.user.uid}:${opts.user.gid}`],
       Env: [...(opts.env ?? []), `BENCHGYM_EXEC=${marker}`],
       WorkingDir: opts.root,
+      User: '0:0',
       Tty: false,
       AttachStdin: true,
       AttachStdout: true,

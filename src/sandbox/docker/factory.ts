@@ -17,6 +17,7 @@ import { DockerSandbox, SANDBOX_HOSTNAME, WORKDIR } from './sandbox.ts';
 import { executorMount, startDockerExecutor } from './executor.ts';
 import { ensureExecutorBinary } from '../executor/build.ts';
 import type { ExecutorClient } from '../executor/client.ts';
+import { sandboxUserFromEnv, type SandboxUser } from '../sandbox_user.ts';
 
 export interface DockerSandboxOptions {
   docker?: Docker;
@@ -40,7 +41,20 @@ export interface DockerSandboxOptions {
    * $BENCHGYM_DOCKER_EXECUTOR is 'off', else 'auto'.
    */
   executor?: 'auto' | 'off';
+  /**
+   * The uid and gid commands, file operations and terminals run as in the container (default
+   * nobody, or $BENCHGYM_SANDBOX_UID): PID 1 and the executor stay root, out of their reach.
+   */
+  sandboxUser?: SandboxUser;
 }
+
+/** The workspace volume, mounted as it is: no copy of the image's /workspace (owned by root) over its root. */
+function workspaceMount(volume: string): Docker.MountSettings {
+  return { Type: 'volume', Source: volume, Target: WORKDIR, VolumeOptions: { NoCopy: true } as Docker.MountSettings['VolumeOptions'] };
+}
+
+/** What every sandbox container (and its terminals' container) starts with in its environment. */
+const CONTAINER_ENV = ['HOME=/tmp', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'TERM=dumb'];
 
 /** One hardened container per episode: no network, bounded memory, CPU, pids, disk, output, time. */
 export class DockerSandboxFactory implements SandboxFactory {
@@ -55,9 +69,11 @@ export class DockerSandboxFactory implements SandboxFactory {
   private readonly capacity: ContainerCapacity;
   private ready?: Promise<void>;
   private executorBinary?: Promise<string | null>;
+  readonly user: SandboxUser;
 
   constructor(private readonly opts: DockerSandboxOptions = {}) {
     this.docker = opts.docker ?? dockerClient();
+    this.user = opts.sandboxUser ?? sandboxUserFromEnv();
     this.serverId = opts.serverId ?? 'default';
     this.limits = { ...DEFAULT_DOCKER_LIMITS, ...opts.limits };
     this.images = new ImageBuilder(this.docker, opts.images);
@@ -125,16 +141,72 @@ export class DockerSandboxFactory implements SandboxFactory {
   }
 
   private wrap(started: PooledContainer, image: string, create: SandboxCreateOptions): DockerSandbox {
+    // People's terminals get a container of their own on the first pty(): see startTerminalContainer.
+    let terminals: Promise<Docker.Container> | undefined;
     const sandbox: DockerSandbox = new DockerSandbox(started.container, started.volume, image, this.limits, create.env?.vars ?? {}, {
-      destroy: () => {
+      destroy: async () => {
         this.live.delete(sandbox);
         this.capacity.release();
+        const host = await terminals?.catch(() => undefined);
+        await host?.remove({ force: true }).catch(() => {});
         return this.removeContainer(started.container, started.volume);
       },
       fork: (): Promise<Sandbox> => this.fork(sandbox, create),
-    }, started.executor ?? null);
+      terminals: () => {
+        terminals ??= this.startTerminalContainer(started, image, create).catch((err: unknown) => {
+          terminals = undefined;
+          throw err;
+        });
+        return terminals;
+      },
+    }, started.executor ?? null, this.user);
     this.live.add(sandbox);
     return sandbox;
+  }
+
+  /**
+   * The container a sandbox's terminals run in: the same image and workspace volume, the
+   * sandbox's loopback network, but a pid namespace, /dev/pts and /tmp of its own, so the
+   * sandbox's commands can neither see, signal nor open a person's shell and terminal (the
+   * shell runs as the commands' uid, editing the same files). Removed with the sandbox.
+   */
+  private async startTerminalContainer(of: PooledContainer, image: string, create: SandboxCreateOptions): Promise<Docker.Container> {
+    const l = this.limits;
+    const memory = Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes);
+    let container: Docker.Container;
+    try {
+      container = await this.docker.createContainer({
+        Image: image,
+        Cmd: ['sleep', 'infinity'],
+        WorkingDir: WORKDIR,
+        Env: CONTAINER_ENV,
+        Labels: { ...this.labels, ...create.labels, 'benchgym.role': 'terminal', 'benchgym.terminal-of': of.container.id },
+        HostConfig: {
+          NetworkMode: `container:${of.container.id}`,
+          Memory: memory,
+          MemorySwap: memory,
+          NanoCpus: l.nanoCpus,
+          PidsLimit: Math.max(create.env?.pids ?? 0, l.pids),
+          CapDrop: ['ALL'],
+          SecurityOpt: ['no-new-privileges'],
+          Init: true,
+          ReadonlyRootfs: this.opts.readOnlyRoot ?? true,
+          Ulimits: [{ Name: 'nofile', Soft: l.openFiles, Hard: l.openFiles }],
+          LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
+          Tmpfs: { '/tmp': `rw,exec,nosuid,size=${l.tmpBytes}` },
+          Mounts: [workspaceMount(of.volume)],
+        },
+      });
+    } catch (err) {
+      throw dockerError(err, 'could not create the terminal container');
+    }
+    try {
+      await container.start();
+      return container;
+    } catch (err) {
+      await container.remove({ force: true }).catch(() => {});
+      throw dockerError(err, 'could not start the terminal container');
+    }
   }
 
   /**
@@ -146,9 +218,11 @@ export class DockerSandboxFactory implements SandboxFactory {
     const copy = (await this.create({ ...create, env: { ...create.env, image: from.image } })) as DockerSandbox;
     try {
       await copy.commitBaseline();
-      const tar = await dockerExec(from.container, { cmd: ['tar', '-C', WORKDIR, '-cf', '-', '.'], rawStdout: true, maxOutputBytes: this.limits.workspaceBytes + 64 * 1024 ** 2, timeoutMs: 300_000 });
+      // Both ends as the commands' uid: the copy's files are theirs, as the original's were.
+      const user = `${this.user.uid}:${this.user.gid}`;
+      const tar = await dockerExec(from.container, { cmd: ['tar', '-C', WORKDIR, '-cf', '-', '.'], rawStdout: true, maxOutputBytes: this.limits.workspaceBytes + 64 * 1024 ** 2, timeoutMs: 300_000, user });
       if (tar.exitCode !== 0 || tar.stdout.total > this.limits.workspaceBytes + 64 * 1024 ** 2) throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${tar.stderr.text()}`);
-      const put = await dockerExec(copy.container, { cmd: ['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], stdin: tar.raw, maxOutputBytes: 64 * 1024, timeoutMs: 300_000 });
+      const put = await dockerExec(copy.container, { cmd: ['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], stdin: tar.raw, maxOutputBytes: 64 * 1024, timeoutMs: 300_000, user });
       if (put.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not unpack the workspace copy: ${put.stderr.text()}`);
       return copy;
     } catch (err) {
@@ -164,16 +238,18 @@ export class DockerSandboxFactory implements SandboxFactory {
     let executor: ExecutorClient | null = null;
     const volume = `benchgym-ws-${randomBytes(8).toString('hex')}`;
     try {
+      // The workspace's root belongs to the commands' uid from the start (no copy of the image's /workspace over it).
       await this.docker.createVolume({
         Name: volume,
         Labels: { ...this.labels },
-        DriverOpts: { type: 'tmpfs', device: 'tmpfs', o: `size=${l.workspaceBytes}` },
+        DriverOpts: { type: 'tmpfs', device: 'tmpfs', o: `size=${l.workspaceBytes},uid=${this.user.uid},gid=${this.user.gid},mode=0755` },
       });
       const container = await this.docker.createContainer({
         Image: image,
+        // Run by root under docker-init: the commands' uid can signal neither, so the container lives.
         Cmd: ['sleep', 'infinity'],
         WorkingDir: WORKDIR,
-        Env: ['HOME=/tmp', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'TERM=dumb'],
+        Env: CONTAINER_ENV,
         Labels: { ...this.labels, ...labels },
         // A name that resolves to the sandbox itself, as a machine's own name does (glibc then
         // never asks DNS, which a sandbox without network cannot reach): `gethostbyaddr(gethostname())`.
@@ -188,25 +264,27 @@ export class DockerSandboxFactory implements SandboxFactory {
           MemorySwap: memoryBytes,
           NanoCpus: l.nanoCpus,
           PidsLimit: pids,
+          // The executor's two: it runs each command and file operation as the sandbox uid (executor.ts).
           CapDrop: ['ALL'],
+          CapAdd: binary ? ['SETUID', 'SETGID'] : [],
           SecurityOpt: ['no-new-privileges'],
           Init: true,
           ReadonlyRootfs: this.opts.readOnlyRoot ?? true,
           Ulimits: [{ Name: 'nofile', Soft: l.openFiles, Hard: l.openFiles }],
           LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
           Tmpfs: { '/tmp': `rw,exec,nosuid,size=${l.tmpBytes}` },
-          Mounts: [{ Type: 'volume', Source: volume, Target: WORKDIR }, ...(binary ? [executorMount(binary)] : [])],
+          Mounts: [workspaceMount(volume), ...(binary ? [executorMount(binary)] : [])],
         },
       });
       await container.start();
       const layout = `if [ -d ${START_STATE} ]; then cp -a ${START_STATE}/. ${WORKDIR}/; fi; rm -f ${WORKDIR}/.benchgym-keep`;
       if (binary) {
         // Not PID 1 (docker-init is, with sleep as its child): the executor reaps only what it started.
-        executor = await startDockerExecutor(container, { root: WORKDIR });
+        executor = await startDockerExecutor(container, { root: WORKDIR, user: this.user });
         const seeded = await executor.exec(['sh', '-c', layout], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
         if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
       } else {
-        const seeded = await dockerExec(container, { cmd: ['sh', '-c', layout], timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+        const seeded = await dockerExec(container, { cmd: ['sh', '-c', layout], timeoutMs: 300_000, maxOutputBytes: 64 * 1024, user: `${this.user.uid}:${this.user.gid}` });
         if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
       }
       return { container, volume, executor };

@@ -3,12 +3,11 @@ import type Docker from 'dockerode';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { GymError } from '../../errors.ts';
-import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type ApplyPatchOptions } from '../types.ts';
-import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
+import { PTY_ENV, PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type ApplyPatchOptions, type PatchApplied } from '../types.ts';
+import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { dockerError } from './client.ts';
 import { dockerExec, killLeftovers, killMarkedProcesses, trackMarker } from './exec.ts';
-import { packTar } from './tar.ts';
 import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from './files.ts';
 import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
@@ -19,6 +18,7 @@ import { execThroughExecutor, listThroughExecutor, readThroughExecutor, statThro
 import { shellQuote } from '../../shell_quote.ts';
 import { OOM_NOTE, type MemoryLimitMark } from '../memory_limit.ts';
 import { ContainerOomCounter } from './oom.ts';
+import { DEFAULT_SANDBOX_USER, type SandboxUser } from '../sandbox_user.ts';
 
 export const WORKDIR = '/workspace';
 /** The sandbox container's own host name, in its /etc/hosts as 127.0.0.1. */
@@ -39,7 +39,7 @@ const RESOLVE = `p=$(realpath -m -- "$1") || exit 91; case "$p" in ${WORKDIR}|${
 export class DockerSandbox implements Sandbox {
   readonly backend = 'docker' as const;
   readonly workdir = WORKDIR;
-  readonly isolation: string = 'docker: no network, read-only root, capped memory / CPU / pids, all capabilities dropped';
+  readonly isolation: string;
   readonly id: string;
   private destroyed = false;
   private destroying?: Promise<void>;
@@ -52,13 +52,25 @@ export class DockerSandbox implements Sandbox {
     readonly image: string,
     private readonly limits: DockerLimits,
     private readonly vars: Record<string, string>,
-    private readonly hooks: { destroy: () => Promise<void>; fork: () => Promise<Sandbox> },
+    private readonly hooks: { destroy: () => Promise<void>; fork: () => Promise<Sandbox>; terminals: () => Promise<Docker.Container> },
     /** The episode's executor: every command and file operation goes through it; null: one `docker exec` each (executor 'off'). */
     readonly executor: ExecutorClient | null = null,
+    /** Who commands, file operations and terminals run as; PID 1 and the executor stay root, out of their reach. */
+    readonly user: SandboxUser = DEFAULT_SANDBOX_USER,
   ) {
     this.id = container.id.slice(0, 12);
-    if (executor) this.isolation += '; one in-sandbox executor';
+    this.isolation = [
+      'docker: no network, read-only root, capped memory / CPU / pids',
+      `commands as uid ${user.uid} without capabilities`,
+      `PID 1${executor ? ' and the in-sandbox executor (CAP_SETUID and CAP_SETGID only)' : ''} stay root, out of their reach`,
+      "terminals in a container of their own (the workspace shared, not the pid namespace or /dev/pts)",
+    ].join('; ');
     this.oom = new ContainerOomCounter(container);
+  }
+
+  /** `uid:gid` for `docker exec`. */
+  private get execUser(): string {
+    return `${this.user.uid}:${this.user.gid}`;
   }
 
   private env(extra?: Record<string, string>): string[] {
@@ -107,7 +119,7 @@ export class DockerSandbox implements Sandbox {
   private async dockerRun(cmd: string[], opts: { stdin?: Buffer | string; timeoutMs?: number; raw?: boolean; maxBytes?: number; workdir?: string } = {}) {
     if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
     try {
-      const r = await dockerExec(this.container, { cmd, env: this.env(), stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 60_000, maxOutputBytes: opts.maxBytes ?? 16 * 1024 * 1024, rawStdout: opts.raw, workdir: opts.workdir ?? WORKDIR });
+      const r = await dockerExec(this.container, { cmd, env: this.env(), stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 60_000, maxOutputBytes: opts.maxBytes ?? 16 * 1024 * 1024, rawStdout: opts.raw, workdir: opts.workdir ?? WORKDIR, user: this.execUser });
       if (r.exitCode === null || r.exitCode === 137 || r.exitCode === 126) await this.assertAlive();
       return r;
     } catch (err) {
@@ -159,6 +171,7 @@ export class DockerSandbox implements Sandbox {
         signal: opts.signal,
         onOutput: opts.onOutput,
         reapLeftovers: true,
+        user: this.execUser,
       });
     } catch (err) {
       await this.assertAlive();
@@ -175,7 +188,7 @@ export class DockerSandbox implements Sandbox {
     return execThroughExecutor(this.executor!, command, opts, {
       assertAlive: () => this.assertAlive(),
       track: (marker) => trackMarker(this.container.id, marker),
-      sweepLeftovers: async () => void (await killLeftovers(this.container)),
+      sweepLeftovers: async () => void (await killLeftovers(this.container, this.execUser)),
       defaultTimeoutMs: this.limits.defaultTimeoutMs,
       maxOutputBytes: this.limits.maxOutputBytes,
       vars: this.vars,
@@ -274,25 +287,38 @@ export class DockerSandbox implements Sandbox {
   }
 
   /** Applied by a command in the container, the baseline within its reach as a start state to reset to. */
-  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
-    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
-    const r = await this.run(['bash', '-c', patchApplyScript({ ...opts, baselineGitDir: BASELINE })], { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000 });
-    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
+  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<PatchApplied> {
+    return applyPatchBy(patch, { ...opts, baselineGitDir: BASELINE }, async (script, stdin) => {
+      const r = await this.run(['bash', '-c', script], { stdin, timeoutMs: 300_000 });
+      return { exitCode: r.exitCode, log: r.stdout + r.stderr };
+    });
   }
 
-  /** A TTY exec: raw bytes both ways (no multiplexing with a TTY), resized through the API. */
+  /**
+   * A TTY exec as the commands' uid in the sandbox's terminal container (factory.ts,
+   * startTerminalContainer): the same workspace, but a pid namespace and /dev/pts the sandbox's
+   * commands do not share. Raw bytes both ways (no multiplexing with a TTY), resized through the API.
+   */
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
     if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    let host: Docker.Container;
+    try {
+      host = await this.hooks.terminals();
+    } catch (err) {
+      await this.assertAlive();
+      throw dockerError(err, 'could not open a terminal in the sandbox');
+    }
     const marker = randomBytes(6).toString('hex');
     // While it is open, its processes are no command's leftovers (see killLeftovers).
-    const untrack = trackMarker(this.container.id, marker);
+    const untrack = trackMarker(host.id, marker);
     let exec: Docker.Exec;
     let stream: NodeJS.ReadWriteStream;
     try {
-      exec = await this.container.exec({
+      exec = await host.exec({
         Cmd: ['bash', '--norc', '-i'],
-        Env: this.env({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env, BENCHGYM_EXEC: marker }),
+        Env: this.env({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env, BENCHGYM_EXEC: marker }),
         WorkingDir: WORKDIR,
+        User: this.execUser,
         Tty: true,
         AttachStdin: true,
         AttachStdout: true,
@@ -312,8 +338,8 @@ export class DockerSandbox implements Sandbox {
       exited = true;
       untrack();
       // What the shell left in the background (its jobs, reparented to init) goes with it.
-      await killMarkedProcesses(this.container, marker);
-      await killLeftovers(this.container);
+      await killMarkedProcesses(host, marker, this.execUser);
+      await killLeftovers(host, this.execUser);
       const info = await exec.inspect().catch(() => null);
       for (const l of exitListeners) l(info?.ExitCode ?? null);
     };
@@ -329,7 +355,7 @@ export class DockerSandbox implements Sandbox {
       pause: () => void stream.pause(),
       resume: () => void stream.resume(),
       kill: async () => {
-        await killMarkedProcesses(this.container, marker);
+        await killMarkedProcesses(host, marker, this.execUser);
         (stream as unknown as { destroy(): void }).destroy();
       },
     };
@@ -343,10 +369,6 @@ export class DockerSandbox implements Sandbox {
   /** Copies the workspace out as a tar stream (for snapshots); entries are checked by unpackTar. */
   async archiveWorkspace(): Promise<NodeJS.ReadableStream> {
     return this.container.getArchive({ path: `${WORKDIR}/.` });
-  }
-
-  async putFiles(files: Record<string, string | Buffer>): Promise<void> {
-    await this.container.putArchive(packTar(files), { path: WORKDIR });
   }
 
   destroy(): Promise<void> {

@@ -10,6 +10,8 @@ export interface ExecutorProcessOptions extends ExecutorClientOptions {
   env?: Record<string, string>;
   /** A command the executor runs under (`bwrap ... --`, `docker exec -i <id>`); the binary and its flags follow it. */
   wrapper?: string[];
+  /** How it keeps out of its commands' reach: `--user UID:GID` (a root executor) or `--pid-namespace` (executorIsolationFlags). */
+  flags?: string[];
 }
 
 /**
@@ -20,7 +22,7 @@ export interface ExecutorProcessOptions extends ExecutorClientOptions {
  *   await ex.write('a.txt', 'hi\n');
  */
 export async function startExecutorProcess(opts: ExecutorProcessOptions): Promise<ExecutorClient> {
-  const argv = [...(opts.wrapper ?? []), opts.binary, '--root', opts.root];
+  const argv = [...(opts.wrapper ?? []), opts.binary, '--root', opts.root, ...(opts.flags ?? [])];
   const child = spawn(argv[0]!, argv.slice(1), { stdio: ['pipe', 'pipe', 'pipe'], env: opts.env ?? process.env });
   return ExecutorClient.connect({ input: child.stdin, output: child.stdout, stderr: child.stderr, process: child }, opts);
 }

@@ -45,7 +45,18 @@ export const OutputFrameSchema = z.object({ id, event: z.literal('output'), stre
 export const FrameSchema = z.union([ResultFrameSchema, ErrorFrameSchema, OutputFrameSchema]);
 export type Frame = z.infer<typeof FrameSchema>;
 
-export const PingResultSchema = z.object({ protocol: z.number().int(), version: z.string(), pid: z.number().int(), root: z.string() });
+export const PingResultSchema = z.object({
+  protocol: z.number().int(),
+  version: z.string(),
+  pid: z.number().int(),
+  root: z.string(),
+  /** The executor's real uid (0 when it runs its commands as another: --user). */
+  uid: z.number().int().optional(),
+  /** The uid its commands run as. */
+  commandUid: z.number().int().optional(),
+  /** How it keeps out of its commands' reach: another uid, a pid namespace per command, or neither (go/identity.go). */
+  isolation: z.enum(['uid', 'pid-namespace', 'none']).optional(),
+});
 export type PingResult = z.infer<typeof PingResultSchema>;
 
 const StreamSchema = z.object({ head: bytes, tail: bytes, total: z.number().int().nonnegative() });

@@ -6,6 +6,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CappedOutput } from '../output.ts';
 import { killMarkerScript, leftoverScript } from '../docker/exec.ts';
 import { kubeError } from './client.ts';
+import type { SandboxUser } from '../sandbox_user.ts';
 
 /** The container of a sandbox pod that commands run in. */
 export const CONTAINER = 'sandbox';
@@ -14,13 +15,25 @@ export interface PodRef {
   kc: KubeConfig;
   namespace: string;
   pod: string;
+  /** The container execs go to (default CONTAINER; a terminal's is TERMINAL_CONTAINER). */
+  container?: string;
   /** A hard RLIMIT_FSIZE on everything started in the pod through this ref (limits.ts, maxFileBytes). */
   maxFileBytes?: number;
+  /**
+   * Who what runs through this ref runs as: the sandbox container runs as root (its PID 1 and
+   * executor out of the commands' reach), so each exec drops to this uid with setpriv first.
+   */
+  user?: SandboxUser;
 }
 
 /** The shell line that caps file size for what follows it, or nothing without a cap. */
 export function fileCapOf(ref: PodRef): string {
   return ref.maxFileBytes ? `${fileSizeLimitScript(ref.maxFileBytes)}\n` : '';
+}
+
+/** The argv prefix that runs an exec as the ref's user (setpriv: util-linux, in every Debian image). */
+export function asUserOf(ref: PodRef): string[] {
+  return ref.user ? ['setpriv', `--reuid=${ref.user.uid}`, `--regid=${ref.user.gid}`, '--clear-groups', '--'] : [];
 }
 
 export interface PodExecOptions {
@@ -80,7 +93,7 @@ const WRAPPER = [
   't=$2; shift 2',
   `if [ "$t" = 0 ]; then "$@"; else timeout -k ${KILL_GRACE_S} "$t" "$@"; fi`,
   'rc=$?; m=$BENCHGYM_EXEC; unset BENCHGYM_EXEC',
-  `for p in /proc/[0-9]*; do n=\${p#/proc/}; [ "$n" = $$ ] && continue; if tr '\\000' '\\n' < "$p/environ" 2>/dev/null | grep -qx "BENCHGYM_EXEC=$m"; then kill -9 "$n" 2>/dev/null; fi; done`,
+  `for p in /proc/[0-9]*; do n=\${p#/proc/}; [ "$n" = $$ ] && continue; if tr '\\000' '\\n' 2>/dev/null < "$p/environ" | grep -qx "BENCHGYM_EXEC=$m"; then kill -9 "$n" 2>/dev/null; fi; done`,
   'exit $rc',
 ].join('\n');
 
@@ -107,7 +120,7 @@ export async function podExec(ref: PodRef, opts: PodExecOptions): Promise<PodExe
 async function runExec(ref: PodRef, opts: PodExecOptions, marker: string): Promise<PodExecResult> {
   const secs = opts.timeoutMs ? Math.max(1, Math.ceil(opts.timeoutMs / 1000)) : 0;
   const vars = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`);
-  const cmd = ['env', ...vars, `BENCHGYM_EXEC=${marker}`, 'sh', '-c', `${fileCapOf(ref)}${WRAPPER}`, 'benchgym', opts.workdir ?? '/', String(secs ? `${secs}s` : 0), ...opts.cmd];
+  const cmd = [...asUserOf(ref), 'env', ...vars, `BENCHGYM_EXEC=${marker}`, 'sh', '-c', `${fileCapOf(ref)}${WRAPPER}`, 'benchgym', opts.workdir ?? '/', String(secs ? `${secs}s` : 0), ...opts.cmd];
   const started = Date.now();
   const stdout = new CappedOutput(opts.maxOutputBytes);
   const stderr = new CappedOutput(opts.maxOutputBytes);
@@ -138,7 +151,7 @@ async function runExec(ref: PodRef, opts: PodExecOptions, marker: string): Promi
   let timedOutHost = false;
   let ws: Awaited<ReturnType<Exec['exec']>>;
   try {
-    ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, CONTAINER, cmd, outSink, errSink, stdin, false, (s) => (status = s));
+    ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, ref.container ?? CONTAINER, cmd, outSink, errSink, stdin, false, (s) => (status = s));
   } catch (err) {
     throw kubeError(err, 'could not run a command in the sandbox pod');
   }
@@ -182,11 +195,11 @@ async function runExec(ref: PodRef, opts: PodExecOptions, marker: string): Promi
   return { exitCode, stdout, stderr, raw: opts.rawStdout ? Buffer.concat(rawChunks) : undefined, timedOut, cancelled, durationMs };
 }
 
-/** A short command whose result does not matter (cleanup), bounded in time. */
+/** A short command whose result does not matter (cleanup), bounded in time; as the ref's user (root has no CAP_KILL to end its commands). */
 export async function podQuiet(ref: PodRef, cmd: string[]): Promise<void> {
   try {
     const sink = new Writable({ write: (_b, _e, cb) => cb() });
-    const ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, CONTAINER, cmd, sink, sink, null, false);
+    const ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, ref.container ?? CONTAINER, [...asUserOf(ref), ...cmd], sink, sink, null, false);
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
         ws.close();

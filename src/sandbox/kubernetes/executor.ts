@@ -31,8 +31,9 @@ export async function installPodExecutor(ref: PodRef, binary: string): Promise<v
   }
   const data = await bytes;
   const tmp = `${POD_EXECUTOR}.tmp`;
-  const script = `cat > ${tmp} && chmod 0555 ${tmp} && mv -f ${tmp} ${POD_EXECUTOR} && ${POD_EXECUTOR} --version`;
-  const r = await podExec(ref, { cmd: ['sh', '-c', script], stdin: data, timeoutMs: 120_000, maxOutputBytes: 64 * 1024, workdir: '/' });
+  // As root, and the emptyDir (0777 as the kubelet makes it) closed to the commands' uid after.
+  const script = `cat > ${tmp} && chmod 0555 ${tmp} && mv -f ${tmp} ${POD_EXECUTOR} && chmod 0755 ${EXECUTOR_DIR} && ${POD_EXECUTOR} --version`;
+  const r = await podExec({ ...ref, user: undefined }, { cmd: ['sh', '-c', script], stdin: data, timeoutMs: 120_000, maxOutputBytes: 64 * 1024, workdir: '/' });
   if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `the executor does not run in pod ${ref.pod} (exit ${r.exitCode}): ${r.stderr.text().trim() || r.stdout.text().trim()}`);
 }
 
@@ -41,6 +42,8 @@ export async function installPodExecutor(ref: PodRef, binary: string): Promise<v
  * channel (the API server's exec websocket, no TTY) and connects to it. While it lives, its
  * marker counts as a running exec, so no leftover sweep takes it (it is an exec root besides).
  * The pod deleted, OOM-killed or the executor killed: the websocket closes, the channel fails.
+ * It runs as the container's root (CAP_SETUID and CAP_SETGID only) and runs every command and
+ * file operation as the ref's user, who can neither signal nor trace it (go/identity.go).
  */
 export async function startPodExecutor(ref: PodRef, opts: { root: string }): Promise<ExecutorClient> {
   const marker = randomBytes(6).toString('hex');
@@ -51,7 +54,8 @@ export async function startPodExecutor(ref: PodRef, opts: { root: string }): Pro
   let ws: Awaited<ReturnType<Exec['exec']>>;
   try {
     // Behind the file-size cap: every command the executor starts inherits it, and cannot raise it.
-    ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, CONTAINER, ['sh', '-c', `${fileCapOf(ref)}exec "$@"`, 'sh', 'env', `BENCHGYM_EXEC=${marker}`, POD_EXECUTOR, '--root', opts.root], output, stderr, input, false);
+    const user = ref.user ? ['--user', `${ref.user.uid}:${ref.user.gid}`] : [];
+    ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, CONTAINER, ['sh', '-c', `${fileCapOf(ref)}exec "$@"`, 'sh', 'env', `BENCHGYM_EXEC=${marker}`, POD_EXECUTOR, '--root', opts.root, ...user], output, stderr, input, false);
   } catch (err) {
     untrack();
     throw kubeError(err, `could not start the executor in pod ${ref.pod}`);

@@ -23,6 +23,7 @@ import { HOSTS_CONFIGMAP, HOSTS_TEXT, LAYOUT, podManifest, waitRunning, WORKDIR 
 import { POD_OWNER_LABELS, reapStalePods } from './reaper.ts';
 import { KubernetesSandbox } from './sandbox.ts';
 import { pushImage } from './registry.ts';
+import { sandboxUserFromEnv, type SandboxUser } from '../sandbox_user.ts';
 
 export const DEFAULT_NAMESPACE = 'benchgym';
 /** The NetworkPolicy every sandbox pod falls under: no ingress, no egress. */
@@ -56,6 +57,11 @@ export interface KubernetesSandboxOptions {
    * Default: 'off' when $BENCHGYM_KUBERNETES_EXECUTOR is 'off', else 'auto'.
    */
   executor?: 'auto' | 'off';
+  /**
+   * The uid and gid commands, file operations and terminals run as in the pod (default nobody,
+   * or $BENCHGYM_SANDBOX_UID): the container's PID 1 and the executor stay root, out of their reach.
+   */
+  sandboxUser?: SandboxUser;
 }
 
 /** A started pod: in the warm pool, or an episode's. */
@@ -98,9 +104,11 @@ export class KubernetesSandboxFactory implements SandboxFactory {
   /** True while the watch of this instance's pods is up: a deletion is then seen without a request per command. */
   private watching = false;
   private closed = false;
+  readonly user: SandboxUser;
 
   constructor(private readonly opts: KubernetesSandboxOptions = {}) {
     this.kc = opts.kc ?? loadKubeConfig(opts.kubeconfig);
+    this.user = opts.sandboxUser ?? sandboxUserFromEnv();
     this.core = this.kc.makeApiClient(CoreV1Api);
     this.namespace = opts.namespace ?? DEFAULT_NAMESPACE;
     this.serverId = opts.serverId ?? 'default';
@@ -262,13 +270,13 @@ export class KubernetesSandboxFactory implements SandboxFactory {
     const binary = await this.executorBinaryPath();
     const name = `benchgym-${randomBytes(6).toString('hex')}`;
     const extra = Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, labelValue(v)]));
-    const body = podManifest({ name, image, labels: { ...extra, ...this.labels }, limits: this.limits, memoryBytes, pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never', runtimeClassName: this.opts.runtimeClassName, executor: binary !== null });
+    const body = podManifest({ name, image, labels: { ...extra, ...this.labels }, limits: this.limits, memoryBytes, pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never', runtimeClassName: this.opts.runtimeClassName, executor: binary !== null, user: this.user });
     try {
       await this.core.createNamespacedPod({ namespace: this.namespace, body });
     } catch (err) {
       throw kubeError(err, `could not create a pod from ${image} in '${this.namespace}'`);
     }
-    const ref = { kc: this.kc, namespace: this.namespace, pod: name, maxFileBytes: this.limits.maxFileBytes };
+    const ref = { kc: this.kc, namespace: this.namespace, pod: name, maxFileBytes: this.limits.maxFileBytes, user: this.user };
     let executor: ExecutorClient | null = null;
     try {
       await waitRunning(this.core, this.namespace, name, this.limits.startTimeoutMs);

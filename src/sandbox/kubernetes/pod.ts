@@ -1,4 +1,5 @@
-import type { CoreV1Api, V1Pod } from '@kubernetes/client-node';
+import type { CoreV1Api, V1EphemeralContainer, V1Pod } from '@kubernetes/client-node';
+import type { SandboxUser } from '../sandbox_user.ts';
 import { GymError } from '../../errors.ts';
 import { START_STATE } from '../../env/images.ts';
 import { CONTAINER } from './exec.ts';
@@ -16,6 +17,14 @@ export const HOSTS_TEXT = '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip
 export const EXECUTOR_DIR = '/.benchgym-executor';
 /** Room for the executor's binary (a static Go program of a few MiB). */
 const EXECUTOR_DIR_BYTES = 32 * 1024 ** 2;
+/** The ephemeral container people's terminals run in (sandbox.ts, terminalContainer). */
+export const TERMINAL_CONTAINER = 'terminal';
+/** PID 1 of the sandbox container, and of the terminal container: its child sleeps, orphans come to it. */
+const IDLE = ['sh', '-c', 'sleep infinity & wait'];
+/** What every container of a sandbox pod starts with in its environment. */
+const POD_ENV = Object.entries({ HOME: '/tmp', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', TERM: 'dumb' }).map(
+  ([name, value]) => ({ name, value }),
+);
 
 export interface PodSpecOptions {
   name: string;
@@ -28,13 +37,48 @@ export interface PodSpecOptions {
   runtimeClassName?: string;
   /** Mount an emptyDir at EXECUTOR_DIR for the in-sandbox executor's binary. */
   executor?: boolean;
+  /** The commands' uid and gid: the workspace's root is made theirs (git refuses a work tree of another owner). */
+  user: SandboxUser;
 }
 
 /**
- * One hardened pod: no service-account token, no capabilities, no privilege escalation, a
- * read-only root with the workspace and /tmp on size-limited in-memory emptyDirs, CPU / memory /
- * ephemeral-storage limits, a deadline. PID 1 is a shell whose one child sleeps: commands
- * come in through exec, and what they leave behind is reparented to the shell (see leftoverScript).
+ * The ephemeral container a pod's terminals run in, added on the first pty(): the same image
+ * and workspace, as the commands' uid, but a pid namespace, /dev/pts and /tmp of its own (an
+ * emptyDir of the pod's no command mounts), so the sandbox's commands can neither see, signal
+ * nor open a person's shell and terminal. (No ConfigMap /etc/hosts: an ephemeral container may
+ * not mount a subPath; the kubelet's writable one is root's, and the shell is not.)
+ */
+export function terminalContainer(image: string, user: SandboxUser): V1EphemeralContainer {
+  return {
+    name: TERMINAL_CONTAINER,
+    image,
+    imagePullPolicy: 'IfNotPresent',
+    command: IDLE,
+    workingDir: WORKDIR,
+    env: POD_ENV,
+    securityContext: {
+      runAsUser: user.uid,
+      runAsGroup: user.gid,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    },
+    volumeMounts: [
+      { name: 'workspace', mountPath: WORKDIR },
+      { name: 'terminal-tmp', mountPath: '/tmp' },
+    ],
+  };
+}
+
+/**
+ * One hardened pod: no service-account token, no privilege escalation, a read-only root with the
+ * workspace and /tmp on size-limited in-memory emptyDirs, CPU / memory / ephemeral-storage
+ * limits, a deadline. The container runs as root with CAP_SETUID and CAP_SETGID only: PID 1 (a
+ * shell whose one child sleeps) and the executor stay root, every command and script drops to
+ * the sandbox uid (PodRef.user, the executor's --user), which can signal neither. Commands come
+ * in through exec, and what they leave behind is reparented to the shell (see leftoverScript).
  */
 export function podManifest(o: PodSpecOptions): V1Pod {
   const l = o.limits;
@@ -52,15 +96,44 @@ export function podManifest(o: PodSpecOptions): V1Pod {
       activeDeadlineSeconds: l.activeDeadlineSeconds,
       ...(o.runtimeClassName ? { runtimeClassName: o.runtimeClassName } : {}),
       securityContext: { seccompProfile: { type: 'RuntimeDefault' } },
+      // An emptyDir's root is root's: git in the sandbox (the agent's and the scorer's) would call the
+      // work tree "dubious ownership". An init container with CAP_CHOWN alone gives it to the commands' uid.
+      initContainers: [
+        {
+          name: 'workspace-owner',
+          image: o.image,
+          imagePullPolicy: o.pullPolicy,
+          command: ['chown', `${o.user.uid}:${o.user.gid}`, WORKDIR],
+          securityContext: {
+            runAsUser: 0,
+            runAsGroup: 0,
+            runAsNonRoot: false,
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'], add: ['CHOWN'] },
+          },
+          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { cpu: '500m', memory: '64Mi' } },
+          volumeMounts: [{ name: 'workspace', mountPath: WORKDIR }],
+        },
+      ],
       containers: [
         {
           name: CONTAINER,
           image: o.image,
           imagePullPolicy: o.pullPolicy,
-          command: ['sh', '-c', 'sleep infinity & wait'],
+          command: IDLE,
           workingDir: WORKDIR,
-          env: Object.entries({ HOME: '/tmp', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', TERM: 'dumb' }).map(([name, value]) => ({ name, value })),
-          securityContext: { allowPrivilegeEscalation: false, privileged: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+          env: POD_ENV,
+          securityContext: {
+            runAsUser: 0,
+            runAsGroup: 0,
+            runAsNonRoot: false,
+            allowPrivilegeEscalation: false,
+            privileged: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ['ALL'], add: ['SETUID', 'SETGID'] },
+          },
           resources: {
             // Requests small, limits as the Docker backend's: the scheduler packs, the kernel caps.
             requests: { cpu: `${l.requestCpuMillis}m`, memory: '128Mi', 'ephemeral-storage': '64Mi' },
@@ -79,6 +152,8 @@ export function podManifest(o: PodSpecOptions): V1Pod {
         { name: 'workspace', emptyDir: { medium: 'Memory', sizeLimit: String(l.workspaceBytes) } },
         { name: 'tmp', emptyDir: { medium: 'Memory', sizeLimit: String(l.tmpBytes) } },
         { name: 'hosts', configMap: { name: HOSTS_CONFIGMAP } },
+        // The terminal container's /tmp (its HOME): a person's shell shares no dotfile with the commands.
+        { name: 'terminal-tmp', emptyDir: { medium: 'Memory', sizeLimit: String(l.tmpBytes) } },
         // In memory, as /tmp: a tmpfs the kubelet mounts without noexec, whatever the node's disk is mounted with.
         ...(o.executor ? [{ name: 'executor', emptyDir: { medium: 'Memory', sizeLimit: String(EXECUTOR_DIR_BYTES) } }] : []),
       ],
@@ -86,8 +161,14 @@ export function podManifest(o: PodSpecOptions): V1Pod {
   };
 }
 
-/** The shell command that lays the start state baked into an instance image out in the workspace. */
-export const LAYOUT = `if [ -d ${START_STATE} ]; then cp -a ${START_STATE}/. ${WORKDIR}/; fi; rm -f ${WORKDIR}/.benchgym-keep`;
+/**
+ * The shell command that lays the start state baked into an instance image out in the workspace,
+ * as the commands' uid: entry by entry, since the emptyDir's root is root's and keeps its mode.
+ */
+export const LAYOUT = [
+  `if [ -d ${START_STATE} ]; then find ${START_STATE} -mindepth 1 -maxdepth 1 -exec cp -a -t ${WORKDIR}/ {} + || exit 1; fi`,
+  `rm -f ${WORKDIR}/.benchgym-keep`,
+].join('; ');
 
 /** Container waiting reasons that will not resolve by waiting. */
 const FATAL_WAITING = new Set(['ErrImageNeverPull', 'ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'CrashLoopBackOff']);
@@ -99,6 +180,28 @@ export async function lastPodEvent(core: CoreV1Api, namespace: string, pod: stri
   const warn = items.filter((e) => e.type === 'Warning');
   const e = (warn.length ? warn : items).at(-1);
   return e ? `${e.reason}: ${e.message}` : undefined;
+}
+
+/** Waits until one container of a running pod (an ephemeral one, say) runs; fails at once when it cannot start. */
+export async function waitContainerRunning(core: CoreV1Api, namespace: string, pod: string, container: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 100;
+  for (;;) {
+    const p = await core.readNamespacedPod({ name: pod, namespace });
+    const cs = [...(p.status?.containerStatuses ?? []), ...(p.status?.ephemeralContainerStatuses ?? [])].find((c) => c.name === container);
+    if (cs?.state?.running) return;
+    const waiting = cs?.state?.waiting;
+    if ((waiting?.reason && FATAL_WAITING.has(waiting.reason)) || cs?.state?.terminated) {
+      const ended = cs?.state?.terminated;
+      const why = waiting ? `${waiting.reason}: ${waiting.message ?? ''}` : `it ended (${ended?.reason ?? `exit ${ended?.exitCode}`})`;
+      throw new GymError('SANDBOX_UNAVAILABLE', `container ${container} of pod ${pod} cannot run: ${why}`);
+    }
+    if (Date.now() > deadline) {
+      throw new GymError('SANDBOX_UNAVAILABLE', `container ${container} of pod ${pod} was not running after ${Math.round(timeoutMs / 1000)} s`);
+    }
+    await new Promise((r) => setTimeout(r, delay));
+    delay = Math.min(delay * 2, 1000);
+  }
 }
 
 /**

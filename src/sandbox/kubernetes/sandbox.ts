@@ -5,18 +5,19 @@ import { GymError } from '../../errors.ts';
 import { Exec } from '@kubernetes/client-node';
 import { randomBytes } from 'node:crypto';
 import { PassThrough, Writable } from 'node:stream';
-import { PTY_PROMPT, type ApplyPatchOptions, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox } from '../types.ts';
+import { PTY_ENV, PTY_PROMPT, type ApplyPatchOptions, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PatchApplied, type PtySession, type Sandbox } from '../types.ts';
 import { killMarkerScript, leftoverScript } from '../docker/exec.ts';
 import { kubeError } from './client.ts';
-import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
+import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from '../docker/files.ts';
 import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import { fileTooLarge } from '../read_limit.ts';
 import { shellQuote } from '../../shell_quote.ts';
-import { CONTAINER, exitCodeOf, fileCapOf, liveMarkersOf, podExec, podQuiet, trackPodMarker, type PodExecOptions, type PodRef } from './exec.ts';
-import { WORKDIR } from './pod.ts';
+import { exitCodeOf, fileCapOf, liveMarkersOf, podExec, podQuiet, trackPodMarker, type PodExecOptions, type PodRef } from './exec.ts';
+import { TERMINAL_CONTAINER, terminalContainer, waitContainerRunning, WORKDIR } from './pod.ts';
+import { DEFAULT_SANDBOX_USER } from '../sandbox_user.ts';
 import type { KubernetesLimits } from './limits.ts';
 import type { ExecutorClient } from '../executor/client.ts';
 import { podSweepScript } from './executor.ts';
@@ -41,6 +42,8 @@ export class KubernetesSandbox implements Sandbox {
   private destroying?: Promise<void>;
   /** Set when the factory's watch saw the pod deleted: every later operation fails with it. */
   private lost?: GymError;
+  /** The pod's terminal container, once added (terminals()). */
+  private terminalRef?: Promise<PodRef>;
 
   constructor(
     readonly ref: PodRef,
@@ -54,7 +57,15 @@ export class KubernetesSandbox implements Sandbox {
     readonly executor: ExecutorClient | null = null,
   ) {
     this.id = ref.pod;
-    this.isolation = `kubernetes pod ${ref.namespace}/${ref.pod}: read-only root, capped memory / CPU / ephemeral storage, kubelet pids cap, all capabilities dropped, no service-account token, deny-all NetworkPolicy${runtimeClass ? `, runtime class ${runtimeClass}` : ''}${executor ? '; one in-sandbox executor' : ''}`;
+    const user = ref.user
+      ? `commands as uid ${ref.user.uid} without capabilities; PID 1${executor ? ' and the in-sandbox executor' : ''} root with only CAP_SETUID and CAP_SETGID, out of their reach`
+      : "commands as the container's user";
+    this.isolation = [
+      `kubernetes pod ${ref.namespace}/${ref.pod}: read-only root, capped memory / CPU / ephemeral storage, kubelet pids cap, no service-account token, deny-all NetworkPolicy${runtimeClass ? `, runtime class ${runtimeClass}` : ''}`,
+      user,
+      'terminals in a container of their own',
+      ...(executor ? ['one in-sandbox executor'] : []),
+    ].join('; ');
   }
 
   /**
@@ -288,17 +299,50 @@ export class KubernetesSandbox implements Sandbox {
     return r.stdout;
   }
 
-  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
-    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
-    const r = await this.script(patchApplyScript({ ...opts, baselineGitDir: BASELINE }), { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000 });
-    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
+  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<PatchApplied> {
+    return applyPatchBy(patch, { ...opts, baselineGitDir: BASELINE }, async (script, stdin) => {
+      const r = await this.script(script, { stdin, timeoutMs: 300_000 });
+      return { exitCode: r.exitCode, log: r.stdout + r.stderr };
+    });
   }
 
-  /** A TTY exec: raw bytes both ways, resized through the exec channel's resize stream. */
+  /**
+   * The pod's terminal container (pod.ts, terminalContainer), added on the first terminal and
+   * kept for the next (an ephemeral container cannot be removed; it goes with the pod).
+   */
+  private terminals(): Promise<PodRef> {
+    this.terminalRef ??= (async () => {
+      const { namespace, pod: name } = this.ref;
+      const pod = await this.core.readNamespacedPod({ name, namespace });
+      if (!pod.spec?.ephemeralContainers?.some((c) => c.name === TERMINAL_CONTAINER)) {
+        pod.spec!.ephemeralContainers = [...(pod.spec!.ephemeralContainers ?? []), terminalContainer(this.image, this.ref.user ?? DEFAULT_SANDBOX_USER)];
+        await this.core.replaceNamespacedPodEphemeralcontainers({ name, namespace, body: pod });
+      }
+      await waitContainerRunning(this.core, namespace, name, TERMINAL_CONTAINER, this.limits.startTimeoutMs);
+      // It runs as the commands' uid already: nothing to drop to.
+      return { ...this.ref, container: TERMINAL_CONTAINER, user: undefined };
+    })().catch((err: unknown) => {
+      this.terminalRef = undefined;
+      throw kubeError(err, `could not add the terminal container to pod ${this.ref.pod} (the server needs 'update' on pods/ephemeralcontainers)`);
+    });
+    return this.terminalRef;
+  }
+
+  /**
+   * A TTY exec in the pod's terminal container: the workspace shared, but not the commands'
+   * pid namespace or /dev/pts. Raw bytes both ways, resized through the exec channel's resize stream.
+   */
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
     if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    let ref: PodRef;
+    try {
+      ref = await this.terminals();
+    } catch (err) {
+      await this.assertAlive();
+      throw err;
+    }
     const marker = randomBytes(6).toString('hex');
-    const untrack = trackPodMarker(this.ref.pod, marker);
+    const untrack = trackPodMarker(`${ref.pod}/${TERMINAL_CONTAINER}`, marker);
     const dataListeners: ((data: Buffer) => void)[] = [];
     const exitListeners: ((code: number | null) => void)[] = [];
     // A terminal-like sink: the client sends its size on the resize channel, and again on 'resize'.
@@ -312,14 +356,14 @@ export class KubernetesSandbox implements Sandbox {
       { columns: opts.cols, rows: opts.rows },
     );
     const stdin = new PassThrough();
-    const vars = Object.entries({ ...this.vars, TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env, BENCHGYM_EXEC: marker }).map(([k, v]) => `${k}=${v}`);
+    const vars = Object.entries({ ...this.vars, TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env, BENCHGYM_EXEC: marker }).map(([k, v]) => `${k}=${v}`);
     let status: Parameters<typeof exitCodeOf>[0];
     let ws;
     try {
       // The kubelet applies the client's first size asynchronously (its channel is not ordered with
       // stdin's): the terminal is sized here first, so the shell's first command already sees it.
       const size = `stty rows ${Math.trunc(opts.rows)} cols ${Math.trunc(opts.cols)} 2>/dev/null; `;
-      ws = await new Exec(this.ref.kc).exec(this.ref.namespace, this.ref.pod, CONTAINER, ['env', ...vars, 'sh', '-c', `${fileCapOf(this.ref)}${size}cd ${WORKDIR} && exec bash --norc -i`], out, null, stdin, true, (s) => (status = s));
+      ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, TERMINAL_CONTAINER, ['env', ...vars, 'sh', '-c', `${fileCapOf(ref)}${size}cd ${WORKDIR} && exec bash --norc -i`], out, null, stdin, true, (s) => (status = s));
     } catch (err) {
       untrack();
       await this.assertAlive();
@@ -331,7 +375,7 @@ export class KubernetesSandbox implements Sandbox {
       exited = true;
       untrack();
       // What the shell left in the background goes with it.
-      await podQuiet(this.ref, ['sh', '-c', `${killMarkerScript(marker)}\n${leftoverScript(liveMarkersOf(this.ref.pod))}`]);
+      await podQuiet(ref, ['sh', '-c', `${killMarkerScript(marker)}\n${leftoverScript(liveMarkersOf(`${ref.pod}/${TERMINAL_CONTAINER}`))}`]);
       for (const l of exitListeners) l(exitCodeOf(status));
     });
     return {
@@ -344,7 +388,7 @@ export class KubernetesSandbox implements Sandbox {
       onData: (listener) => void dataListeners.push(listener),
       onExit: (listener) => void exitListeners.push(listener),
       kill: async () => {
-        await podQuiet(this.ref, ['sh', '-c', killMarkerScript(marker)]);
+        await podQuiet(ref, ['sh', '-c', killMarkerScript(marker)]);
         ws.close();
       },
     };
@@ -357,7 +401,8 @@ export class KubernetesSandbox implements Sandbox {
 
   /** The workspace as a tar archive (for fork), at most `maxBytes`. */
   async packWorkspace(maxBytes: number): Promise<Buffer> {
-    const r = await this.run(['tar', '-C', WORKDIR, '-cf', '-', '.'], { raw: true, maxBytes, timeoutMs: 300_000 });
+    // Its entries, not '.': the copy's root is the emptyDir's, whose mode only root could set.
+    const r = await this.run(['sh', '-c', `cd ${WORKDIR} && find . -mindepth 1 -maxdepth 1 -print0 | tar --null -T - -cf -`], { raw: true, maxBytes, timeoutMs: 300_000 });
     if (r.exitCode !== 0 || r.stdout.total > maxBytes) throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${r.stderr.text() || `${r.stdout.total} bytes`}`);
     return r.raw ?? Buffer.alloc(0);
   }

@@ -40,7 +40,11 @@ export interface SandboxMounts {
  * --new-session, against TIOCSTI injection into the server's terminal) is off for PTYs:
  * there the controlling terminal is the sandbox's own, and job control needs it.
  */
-export function confinedArgv(m: SandboxMounts, cwd: string, { shell, newSession = true, cgroup }: { shell: string[]; newSession?: boolean; cgroup?: Cgroup }): string[] {
+export function confinedArgv(
+  m: SandboxMounts,
+  cwd: string,
+  { shell, newSession = true, cgroup, executor = false }: { shell: string[]; newSession?: boolean; cgroup?: Cgroup; executor?: boolean },
+): string[] {
   const l = m.limits;
   const c = m.confinement;
   // RLIMIT_NPROC counts every process of the uid (all sandboxes, the server): only a fallback.
@@ -49,7 +53,12 @@ export function confinedArgv(m: SandboxMounts, cwd: string, { shell, newSession 
   // Into its cgroup before anything runs: what it starts is born there and cannot leave.
   const join = cgroup ? ['/bin/sh', '-c', JOIN_CGROUP, 'benchgym-cgroup', ...cgroup.procsFiles, '--'] : [];
   const user = c.user;
-  const drop = user ? ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'] : [];
+  // An executor that runs commands as the uid itself (--user) stays root, with the two capabilities that takes.
+  const drop = !user
+    ? []
+    : executor && c.executorIsolation === 'uid'
+      ? ['setpriv', '--inh-caps=-all', '--bounding-set=-all,+setuid,+setgid', '--no-new-privs', '--']
+      : ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
   // Without bubblewrap a uid is set only for the executor's sandboxes (factory.ts): root's commands could read its channel.
   if (!m.bwrap) return [...join, ...prlimit, ...drop, ...shell];
   const binds: string[] = ['--ro-bind', '/', '/'];

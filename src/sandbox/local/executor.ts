@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { GymError } from '../../errors.ts';
@@ -30,6 +30,13 @@ export async function localExecutorBinary(mode: ExecutorMode, cacheDir: string):
     }
     return null;
   }
+}
+
+/** Whether the executor binary can give a command a user and pid namespace of its own on this machine (`--probe-pid-namespace`). */
+export function probePidNamespaces(binary: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(binary, ['--probe-pid-namespace'], { timeout: 10_000 }, (err) => resolve(!err));
+  });
 }
 
 /** The sandbox's own hard link to (or copy of) the binary: under its directory, reachable by its uid in every isolation mode. */

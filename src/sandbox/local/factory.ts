@@ -9,8 +9,9 @@ import type { Task } from '../../tasks/schema.ts';
 import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
 import { CgroupDriver, type CgroupMode } from './cgroup.ts';
 import { bubblewrapAvailable, untraversableDirs } from './bubblewrap.ts';
-import { localExecutorBinary, type ExecutorMode } from './executor.ts';
-import { sandboxUserFromEnv, type Confinement } from './confinement.ts';
+import { localExecutorBinary, probePidNamespaces, type ExecutorMode } from './executor.ts';
+import { describeExecutorIsolation, type Confinement, type ExecutorIsolation } from './confinement.ts';
+import { sandboxUserFromEnv, type SandboxUser } from '../sandbox_user.ts';
 import { DEFAULT_LOCAL_LIMITS, type LocalLimits } from './limits.ts';
 import { LocalSandbox } from './sandbox.ts';
 
@@ -27,7 +28,7 @@ export interface LocalSandboxOptions {
   /** Per-sandbox cgroups for pids and memory and for finding every process ('auto': v2, else v1, else none). */
   cgroups?: CgroupMode;
   /** The unprivileged uid/gid commands run as under bubblewrap when the server is root (default nobody). */
-  sandboxUser?: { uid: number; gid: number };
+  sandboxUser?: SandboxUser;
   /**
    * 'auto' (default): one executor process per sandbox forks every command (built from
    * src/sandbox/executor/go on first use); without a Go toolchain, or with 'off', each command
@@ -50,6 +51,7 @@ export class LocalSandboxFactory implements SandboxFactory {
   private ready?: Promise<void>;
   private cgroups: CgroupDriver | null = null;
   private executorBinary?: Promise<string | null>;
+  private pidNamespaceProbe?: Promise<boolean>;
 
   constructor(private readonly opts: LocalSandboxOptions) {
     this.limits = { ...DEFAULT_LOCAL_LIMITS, ...opts.limits };
@@ -95,7 +97,7 @@ export class LocalSandboxFactory implements SandboxFactory {
     await fs.mkdir(path.join(dir, 'workspace'), { recursive: true });
     await fs.mkdir(path.join(dir, 'home'), { recursive: true });
     await fs.mkdir(path.join(dir, 'tmp'), { recursive: true });
-    const confinement = await this.confinement(id, dir, useBwrap, executor !== null, create).catch(async (err) => {
+    const confinement = await this.confinement(id, dir, useBwrap, executor, create).catch(async (err) => {
       await fs.rm(dir, { recursive: true, force: true });
       throw new GymError('SANDBOX_UNAVAILABLE', `could not make the sandbox's cgroup: ${(err as Error).message}`);
     });
@@ -125,7 +127,7 @@ export class LocalSandboxFactory implements SandboxFactory {
    * bubblewrap always; without it only for the executor (a root command could open the
    * executor's channel through /proc), and only where that uid can reach the sandbox's paths.
    */
-  private async confinement(id: string, dir: string, bwrap: boolean, executor: boolean, create: SandboxCreateOptions): Promise<Confinement> {
+  private async confinement(id: string, dir: string, bwrap: boolean, executor: string | null, create: SandboxCreateOptions): Promise<Confinement> {
     const l = this.limits;
     let user = process.getuid?.() === 0 && (bwrap || executor) ? (this.opts.sandboxUser ?? sandboxUserFromEnv()) : undefined;
     let unreachable = '';
@@ -133,11 +135,32 @@ export class LocalSandboxFactory implements SandboxFactory {
       const blocked = await untraversableDirs([path.join(dir, 'workspace'), ...(create.env?.readOnlyPaths ?? [])], user);
       if (blocked.length) [unreachable, user] = [` (uid ${user.uid} cannot pass ${blocked.join(', ')})`, undefined];
     }
-    const who = user ? `commands as uid ${user.uid} without capabilities` : bwrap ? `commands as the server's uid ${process.getuid?.()} without capabilities` : `commands as the server's user${unreachable}`;
-    if (!this.cgroups) return { user, describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)` };
+    // The executor out of its commands' reach: by uid where the server is root, else by a pid namespace per command.
+    const executorIsolation: ExecutorIsolation | undefined = !executor
+      ? undefined
+      : user
+        ? 'uid'
+        : (await this.pidNamespaces(executor))
+          ? 'pid-namespace'
+          : 'none';
+    const who = [
+      user
+        ? `commands as uid ${user.uid} without capabilities`
+        : bwrap
+          ? `commands as the server's uid ${process.getuid?.()} without capabilities`
+          : `commands as the server's user${unreachable}`,
+      ...(executorIsolation ? [describeExecutorIsolation(executorIsolation, user)] : []),
+    ].join('; ');
+    if (!this.cgroups) return { user, executorIsolation, describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)` };
     const limits = { pids: Math.max(create.env?.pids ?? 0, l.pids), memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes), oomGroup: !executor };
     const cgroup = await this.cgroups.createSandbox(id, limits);
-    return { cgroup, user, pidsBounded: this.cgroups.limitsPids, ...(this.cgroups.limitsMemory ? { memoryBytes: limits.memoryBytes } : {}), describe: `${who}; ${this.cgroups.describe(limits)}` };
+    return { cgroup, user, executorIsolation, pidsBounded: this.cgroups.limitsPids, ...(this.cgroups.limitsMemory ? { memoryBytes: limits.memoryBytes } : {}), describe: `${who}; ${this.cgroups.describe(limits)}` };
+  }
+
+  /** Whether the executor may give each command a user and pid namespace of its own here (probed once). */
+  private pidNamespaces(binary: string): Promise<boolean> {
+    this.pidNamespaceProbe ??= probePidNamespaces(binary);
+    return this.pidNamespaceProbe;
   }
 
   /** A new sandbox seeded with another's workspace, its baseline copied beside it. */

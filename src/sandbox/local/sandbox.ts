@@ -13,11 +13,11 @@ import { WorkspaceFiles } from './files.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import type { Cgroup } from './cgroup.ts';
 import { isolatedGitEnv, ISOLATED_GIT_FLAGS, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
-import { PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type ApplyPatchOptions } from '../types.ts';
-import { patchApplyOutcome, patchApplyScript } from '../patch_apply.ts';
+import { PTY_ENV, PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type ApplyPatchOptions, type PatchApplied } from '../types.ts';
+import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
-import type { Confinement } from './confinement.ts';
+import { executorIsolationFlags, type Confinement } from './confinement.ts';
 import type { LocalLimits } from './limits.ts';
 import { jvmMemoryVars } from './jvm_memory.ts';
 import { OOM_NOTE, type MemoryLimitMark } from '../memory_limit.ts';
@@ -123,7 +123,7 @@ export class LocalSandbox implements Sandbox {
   private async argv(
     command: string,
     cwd: string,
-    { shell = ['/bin/bash', '-c', command], newSession = true, cgroup, readOnly = [] }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup; readOnly?: string[] } = {},
+    { shell = ['/bin/bash', '-c', command], newSession = true, cgroup, readOnly = [], executor = false }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup; readOnly?: string[]; executor?: boolean } = {},
   ): Promise<string[]> {
     const mounts: SandboxMounts = {
       limits: this.limits,
@@ -134,7 +134,7 @@ export class LocalSandbox implements Sandbox {
       hiddenPaths: this.hiddenPaths,
       covered: this.bwrap ? await this.untraversable() : [],
     };
-    return confinedArgv(mounts, cwd, { shell, newSession, cgroup });
+    return confinedArgv(mounts, cwd, { shell, newSession, cgroup, executor });
   }
 
   /**
@@ -146,7 +146,7 @@ export class LocalSandbox implements Sandbox {
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
     this.assertLive();
     const marker = `${this.id}-pty-${randomBytes(4).toString('hex')}`;
-    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...opts.env });
+    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env });
     env.BENCHGYM_PTY = marker;
     // A cgroup of its own: commands ending do not touch it, its kill() and destroy() end all of it.
     const cgroup = await this.confinement.cgroup?.child(`pty-${randomBytes(4).toString('hex')}`);
@@ -223,7 +223,7 @@ export class LocalSandbox implements Sandbox {
       const binary = await placeExecutorBinary(this.executorBinary, this.executorDir);
       const cgroup = await this.confinement.cgroup?.child('executor');
       try {
-        const argv = await this.argv('', this.root, { shell: [binary, '--root', this.root], cgroup, readOnly: [binary] });
+        const argv = await this.argv('', this.root, { shell: [binary, '--root', this.root, ...executorIsolationFlags(this.confinement)], cgroup, readOnly: [binary], executor: true });
         return await LocalExecutor.start({ argv, env: { PATH: SYSTEM_PATH.join(':'), LANG: 'C.UTF-8', [EXECUTOR_MARKER]: this.id }, cgroup, label: `the executor of sandbox ${this.id}` });
       } catch (err) {
         await cgroup?.remove();
@@ -509,11 +509,12 @@ export class LocalSandbox implements Sandbox {
   }
 
   /** Applied by a command in the sandbox: nothing the patch creates (a symlink out, say) is followed by a host process. */
-  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<{ ok: boolean; method?: string; log: string }> {
+  async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<PatchApplied> {
     this.assertLive();
-    if (!patch.trim()) return { ok: true, method: 'empty', log: '' };
-    const r = await this.exec(patchApplyScript(opts), { stdin: patch.endsWith('\n') ? patch : patch + '\n', timeoutMs: 300_000, maxOutputBytes: 1024 * 1024, env: { PATH: SYSTEM_PATH.join(':') } });
-    return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);
+    return applyPatchBy(patch, opts, async (script, stdin) => {
+      const r = await this.exec(script, { stdin, timeoutMs: 300_000, maxOutputBytes: 1024 * 1024, env: { PATH: SYSTEM_PATH.join(':') } });
+      return { exitCode: r.exitCode, log: r.stdout + r.stderr };
+    });
   }
 
   async destroy(): Promise<void> {

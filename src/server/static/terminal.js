@@ -1,7 +1,6 @@
-// The terminal page's script (served as is, no build): xterm.js attached to
-// /ws/episodes/<id>/pty. Binary frames are terminal bytes; text frames are JSON control.
+// The terminal page's script (served as is, no build): xterm.js attached to the episode's
+// terminal WebSocket (data-pty). Binary frames are terminal bytes; text frames are JSON control.
 (() => {
-  const episodeId = document.body.dataset.episode;
   const status = document.getElementById('status');
   const setStatus = (text, kind) => {
     status.textContent = text;
@@ -22,11 +21,16 @@
   term.focus();
   window.benchgymTerminal = term;
 
-  const query = new URLSearchParams({ cols: String(term.cols), rows: String(term.rows) });
+  // The page names its WebSocket relative to itself: the operator's page an absolute path (plus
+  // the token it was opened with), an episode's own page the `pty` next to it (its key in the path).
+  const url = new URL(document.body.dataset.pty, location.href);
+  url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  url.search = '';
+  url.searchParams.set('cols', String(term.cols));
+  url.searchParams.set('rows', String(term.rows));
   const token = new URLSearchParams(location.search).get('token');
-  if (token) query.set('token', token);
-  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  const ws = new WebSocket(`${scheme}://${location.host}/ws/episodes/${encodeURIComponent(episodeId)}/pty?${query}`);
+  if (token) url.searchParams.set('token', token);
+  const ws = new WebSocket(url);
   ws.binaryType = 'arraybuffer';
   const encoder = new TextEncoder();
   let exitCode;

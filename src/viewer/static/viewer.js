@@ -54,7 +54,8 @@
   const compareHref = (a, b, task) => `#/compare/${seg(a)}/${seg(b)}/task/${seg(task)}`;
   const apiRun = (run) => `api/runs/${seg(run)}`;
   const apiPair = (run, task, sample) => `api/runs/${seg(run)}/tasks/${seg(task)}/${seg(sample)}`;
-  const terminalHref = (id) => `../episodes/${seg(id)}/terminal${TOKEN ? `?token=${encodeURIComponent(TOKEN)}` : ''}`;
+  // The operator's terminal page (the viewer is the operator's): the server's token opens it, never an episode key.
+  const terminalHref = (id) => `../terminal/${seg(id)}${TOKEN ? `?token=${encodeURIComponent(TOKEN)}` : ''}`;
 
   const nf = new Intl.NumberFormat('en-US');
   function fmtInt(n) {
@@ -195,6 +196,12 @@
     return h('div', { class: 'ratebar', title: `${s.passed} passed, ${s.failed} failed, ${s.errors} infrastructure errors` }, part(s.passed, 'passed'), part(s.failed, 'failed'), part(s.errors, 'error'));
   }
 
+  const RUN_COLUMNS = ['run', 'suite', 'agent', 'model', 'started', 'results', 'pass rate', 'scored only', '', 'passed', 'failed', 'errors', 'tokens', 'cost'];
+  const RUN_COLUMN_TITLES = {
+    'pass rate': 'passed over every result: an infrastructure error is a sample that did not pass',
+    'scored only': 'passed over the results that are not infrastructure errors',
+  };
+
   async function runList(v) {
     setCrumbs(h('span', {}, 'runs'));
     const [{ runs }, info] = await Promise.all([api('api/runs'), api('api/info')]);
@@ -205,13 +212,15 @@
     } else {
       body.push(
         h('table', { class: 'grid runs' },
-          h('thead', {}, h('tr', {}, ['run', 'suite', 'agent', 'model', 'started', 'results', 'pass rate', '', 'passed', 'failed', 'errors', 'tokens', 'cost'].map((c) => h('th', {}, c)))),
+          h('thead', {}, h('tr', {}, RUN_COLUMNS.map((c) => h('th', { title: RUN_COLUMN_TITLES[c] || '' }, c)))),
           h('tbody', {}, runs.map((s) =>
             h('tr', {},
               h('td', {}, h('a', { href: runHref(s.id) }, s.id), s.complete ? null : h('span', { class: 'pill running' }, 'in progress')),
               h('td', {}, s.suite), h('td', {}, s.agent), h('td', {}, s.model), h('td', { class: 'muted nowrap' }, fmtTime(s.started)),
               h('td', { class: 'num' }, `${fmtInt(s.results)} / ${fmtInt(s.expected)}`),
-              h('td', { class: 'num strong' }, fmtPct(s.passRate)), h('td', {}, rateBar(s)),
+              h('td', { class: 'num strong' }, fmtPct(s.passRate)),
+              h('td', { class: 'num muted' }, s.errors ? fmtPct(s.scoredPassRate) : ''),
+              h('td', {}, rateBar(s)),
               h('td', { class: 'num good' }, fmtInt(s.passed)), h('td', { class: 'num bad' }, fmtInt(s.failed)), h('td', { class: 'num warn' }, fmtInt(s.errors)),
               h('td', { class: 'num' }, fmtTokens(s.tokens)), h('td', { class: 'num' }, fmtCost(s.costUsd))))),
         ),
@@ -266,6 +275,7 @@
       put(summaryEl, 
         chip('results', `${fmtInt(s.results)} / ${fmtInt(s.expected)}`),
         chip('pass rate', fmtPct(s.passRate), 'strong'),
+        s.errors ? chip('scored only', fmtPct(s.scoredPassRate)) : null,
         chip('passed', fmtInt(s.passed), 'good'),
         chip('failed', fmtInt(s.failed), 'bad'),
         chip('infrastructure errors', fmtInt(s.errors), s.errors ? 'warn' : ''),
@@ -371,7 +381,7 @@
           h('td', { class: 'num' }, counts(r.passToPass)),
           h('td', { class: 'num' }, r.attempts > 1 ? h('span', { class: 'warn' }, r.attempts) : r.attempts),
           h('td', { class: 'infra', title: r.infraError || r.agentError || null }, r.infraError ? short(r.infraError, 80) : r.agentError ? h('span', { class: 'muted' }, `agent: ${short(r.agentError, 70)}`) : ''),
-          state.metaKey ? h('td', { class: 'meta' }, r.metadata[state.metaKey] === undefined ? '' : String(r.metadata[state.metaKey])) : null,
+          state.metaKey ? h('td', { class: 'meta' }, !Object.hasOwn(r.metadata, state.metaKey) || r.metadata[state.metaKey] === undefined ? '' : String(r.metadata[state.metaKey])) : null,
           state.compare ? h('td', {}, h('a', { href: compareHref(run, state.compare, r.task) }, 'side by side')) : null,
         ));
       if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: COLUMNS.length + 2, class: 'muted empty' }, 'No result matches these filters.')));

@@ -88,4 +88,20 @@ describe('CoderEval replay', () => {
     assert.deepEqual([by.all!.tasks, by.all!.tasksAll], [2, 3]);
     assert.match(formatReplay(results, s, undefined, [1, 2]), /DISAGREE a sample 1 \(self_contained\): ours failed, published passed/);
   });
+
+  test('a sample whose scoring failed did not pass: in the headline and Pass@k per level; --exclude-errors leaves its task out', () => {
+    const r = (taskId: string, sample: number, ours: SampleResult['ours'], theirs: 'passed' | 'failed'): SampleResult => ({
+      taskId, sample, level: 'self_contained', ours, theirs, ...(ours === 'passed' || ours === 'failed' ? { agree: ours === theirs } : {}), reason: '', durationMs: 0,
+    });
+    const results = [r('a', 0, 'passed', 'passed'), r('b', 0, 'error', 'passed'), r('c', 0, 'error', 'failed')];
+    const counted = summarize(results, [1]);
+    assert.deepEqual([counted.passRate, counted.scoredPassRate], [1 / 3, 1]);
+    const all = Object.fromEntries(counted.passAtK.map((f) => [f.level, f])).all!;
+    assert.deepEqual([all.tasks, all.ours[1], all.theirs[1]], [3, 1 / 3, 2 / 3]);
+    assert.match(formatReplay(results, counted, undefined, [1]), /^3 samples: 1\/3 passed \(33\.3%\), 2 errors; over the 1 scored: 100\.0%; 0 failed, 0 unavailable here/);
+    const old = summarize(results, [1], true);
+    const allOld = Object.fromEntries(old.passAtK.map((f) => [f.level, f])).all!;
+    assert.deepEqual([allOld.tasks, allOld.ours[1]], [1, 1]);
+    assert.match(formatReplay(results, old, undefined, [1], true), /^3 samples: 1\/1 scored passed \(100\.0%\), 2 errors left out; over all 3: 33\.3%/);
+  });
 });

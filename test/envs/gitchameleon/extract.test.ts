@@ -122,7 +122,7 @@ describe('predictions', () => {
       taskId: 'x', line: 1, ours, reason: '', durationMs: 0, ...(theirs ? { theirs } : {}), ...(theirs && (ours === 'passed' || ours === 'failed') ? { agree: ours === theirs } : {}),
     });
     const s = summarize([r('passed', 'passed'), r('failed', 'passed'), r('unavailable', 'failed'), r('error', 'passed'), r('passed')]);
-    assert.deepEqual(s, { rows: 5, passed: 2, failed: 1, unavailable: 1, errors: 1, compared: 2, agreed: 1, agreement: 0.5, theirPassed: 2, ourPassedOfCompared: 1 });
+    assert.deepEqual(s, { rows: 5, passed: 2, failed: 1, unavailable: 1, errors: 1, compared: 2, agreed: 1, agreement: 0.5, theirPassed: 2, ourPassedOfCompared: 1, passRate: 0.5, scoredPassRate: 2 / 3 });
     const v = { taskId: 'x', suite: 's', reward: 0, status: 'failed', tests: [{ name: 't::a', status: 'failed', message: 'AssertionError: 1 != 2\nmore' }], notes: [], durationMs: 1 } as Verdict;
     assert.equal(verdictReason(v), 't::a: AssertionError: 1 != 2');
   });

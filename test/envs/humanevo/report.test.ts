@@ -111,3 +111,18 @@ test('a run asking for a context keeps the tasks that offer it', async () => {
   assert.throws(() => offering(tasks, 'ignored', true), /task 'b' does not offer it/);
   assert.throws(() => offering(tasks, 'future', false), /no task of the suite offers it/);
 });
+
+test('an infrastructure failure is a task not solved in every table (excludeErrors leaves it out)', () => {
+  const line = (task: string, context: 'aware' | 'ignored', status: ResultRecord['status']) =>
+    resultLine({
+      suite: 'humanevo', task, sample: 0, agent: 'single-shot', model: 'm', status, ...(status === 'error' ? { infra: true } : {}),
+      metadata: { language: 'python', kind: 'function', dependencyLevel: 'standalone', context, promptVariant: 'default' },
+    });
+  const results = [line('p1', 'ignored', 'passed'), line('p2', 'ignored', 'error'), line('p1', 'aware', 'passed'), line('p2', 'aware', 'passed')];
+  const counted = evolvingTables(results)!;
+  assert.deepEqual(counted.table2[1], ['m', '50.0%', '100.0% (↑100.0%)', '—', '—']);
+  assert.deepEqual(counted.table4[1], ['m', 'Python', '1', '1', '0', '2'], 'p2: solved aware, not ignored (an error)');
+  const old = evolvingTables(results, { excludeErrors: true })!;
+  assert.deepEqual(old.table2[1], ['m', '100.0%', '100.0%', '—', '—']);
+  assert.deepEqual(old.table4[1], ['m', 'Python', '0', '1', '0', '1']);
+});

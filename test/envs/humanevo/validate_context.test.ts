@@ -57,7 +57,7 @@ test('validate --context ignored: each task offering it valid there, the rest li
   const again = await runCli([...args, '--context', 'ignored']);
   assert.equal(again.code, 0, again.stderr);
   assert.equal((again.stderr.match(/resumed from/g) ?? []).length, withIgnored.length);
-  assert.match(again.stdout, /humanevo \[ignored\]: \d+ valid, 0 invalid/);
+  assert.match(again.stdout, /humanevo \[ignored\]: (\d+)\/\1 valid \(100\.0%\); 0 invalid/);
   const lines = (await fs.readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { context?: string });
   assert.equal(lines.filter((l) => l.context === 'ignored').length, withIgnored.length);
   assert.equal(lines.filter((l) => l.context === undefined).length, tasks.length);

@@ -42,6 +42,7 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
     const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', path.join(root, 'data-dir')]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /swe-bench-java: 1\/3 resolved \(3 submitted, 2 completed, 1 empty, 0 errors, 1 unknown ids\)/);
+    assert.match(r.stdout, /\nresolved: 33\.3% of the 3 instances; 50\.0% of the 2 completed\n/);
     const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8'));
     assert.deepEqual(results, {
       total_instances: 3,

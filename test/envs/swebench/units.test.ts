@@ -5,6 +5,7 @@ import { describe, test } from 'node:test';
 import { covers, decideSwebench, instanceTask, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
 import { datasetFiles } from '../../../envs/swebench/index.ts';
 import { diffFiles } from '../../../envs/swebench/patches.ts';
+import { resolvedRates } from '../../../envs/swebench/replay.ts';
 import { killLines } from '../../../envs/swebench/scorer.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from '../../../envs/swebench/tamper.ts';
 import { gradleCommand, mavenCommand, type TestRun } from '../../../src/scoring/runners.ts';
@@ -173,4 +174,11 @@ describe('swe-bench-java: the scorer\'s parts', () => {
     assert.equal(mavenCommand('mvn', []), 'mvn -o -B -Dstyle.color=never test');
     assert.equal(gradleCommand('./gradlew', ['jib-cli:test', 'core:a.T#x']), "./gradlew --offline --no-daemon --continue --console=plain :jib-cli:test :core:test --tests a.T.x");
   });
+});
+
+test('the resolved rate: over every instance (an error is not resolved) and over the completed ones; --exclude-errors puts the second first', () => {
+  const run = { resolved_instances: 1, total_instances: 4, completed_instances: 2, error_instances: 2 };
+  assert.equal(resolvedRates(run), 'resolved: 25.0% of the 4 instances (2 errors: not resolved); 50.0% of the 2 completed');
+  assert.equal(resolvedRates(run, true), 'resolved: 50.0% of the 2 completed; 25.0% of the 4 instances (2 errors: not resolved)');
+  assert.equal(resolvedRates({ ...run, completed_instances: 0, resolved_instances: 0 }), 'resolved: 0.0% of the 4 instances (2 errors: not resolved); n/a of the 0 completed');
 });

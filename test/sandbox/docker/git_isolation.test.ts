@@ -5,24 +5,26 @@ import type { Gym } from '../../../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import type { Sandbox } from '../../../src/sandbox/types.ts';
 import { makeGym, startExample } from '../../helpers.ts';
-import { assertWorkApplied, assertWorkDiff, plantScript, WORK } from '../git_plant.ts';
+import { assertWorkApplied, assertWorkDiff, HOOKS, HOSTILE_REPOSITORY_CONFIG, plantScript, WORK } from '../git_plant.ts';
 import { describeDocker } from './skip.ts';
 
 /**
  * git runs inside the container, but with the same isolation as on the host: the agent's
  * HOME (/tmp), its .gitattributes, and even hooks and config it writes into the baseline
- * repository (under /tmp, writable in the container) neither run its scripts nor change
- * what the diff says.
+ * repository (under /tmp, writable in the container: every key that names a program, gpg
+ * signing, a diff without prefixes or in colour) neither run its scripts nor change what
+ * the diff says.
  */
 describeDocker('docker sandbox: git over the workspace takes no orders from the agent', async () => {
   let gym: Gym;
   let cleanup: () => Promise<void>;
   const MARKS = '/tmp/marks';
   const SETUP = `mkdir -p ${MARKS} && printf 'one\\ntwo\\nthree\\n' > a.txt && ${plantScript(MARKS)}
-git config --file /tmp/.benchgym/baseline.git/config core.fsmonitor "$HOME/evil"
-git config --file /tmp/.benchgym/baseline.git/config core.hooksPath "$HOME/hooks"
-cp "$HOME/evil" /tmp/.benchgym/baseline.git/hooks/post-index-change
-cp "$HOME/evil" /tmp/.benchgym/baseline.git/hooks/pre-commit
+cat >> /tmp/.benchgym/baseline.git/config <<EOF
+[core]
+${HOSTILE_REPOSITORY_CONFIG}
+EOF
+for h in ${HOOKS.join(' ')}; do cp "$HOME/evil" "/tmp/.benchgym/baseline.git/hooks/$h"; done
 `;
 
   before(async () => {

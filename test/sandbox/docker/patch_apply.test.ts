@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { baseImageName } from '../../../src/env/images.ts';
 import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import type { Sandbox } from '../../../src/sandbox/types.ts';
-import { checkFuzz, checkPlantedRepository, checkResetBetweenTries, checkThreeWay } from '../patch_apply.cases.ts';
+import { checkFuzz, checkGitDirRefused, checkLinkIntoGitDir, checkLinksOut, checkNestedRepository, checkPlantedRepository, checkResetBetweenTries, checkThreeWay } from '../patch_apply.cases.ts';
 import { describeDocker } from './skip.ts';
 
 /** The same chain as data in a container; there the baseline is in reach, so a workspace without a repository resets to it. */
@@ -29,6 +29,10 @@ describeDocker('docker sandbox: applyPatch by a chain', async () => {
   it('a patch only fuzz applies: a chain without enough fuzz fails, one with it applies', checkFuzz);
   it('resetBetweenTries puts the start state back after each failed try', checkResetBetweenTries);
   it('the 3-way try and the resets run nothing planted in the workspace repository or home', (sb) => checkPlantedRepository(sb, '/tmp/marks'));
+  it('no method writes inside a .git, in any format: refused by the names, and by the script alone', checkGitDirRefused);
+  it('a start-state link into .git is out of reach during the tries: the patch is refused', checkLinkIntoGitDir);
+  it('nothing is written through a link out of the workspace, the start state\'s or the patch\'s own', checkLinksOut);
+  it('a repository nested in the start state is put aside and back: a patch beside it applies, one into it is refused', checkNestedRepository);
 
   it('without a repository in the workspace, the resets go back to the baseline', async (sb) => {
     await sb.writeFile('a.txt', 'one\ntwo\nthree\n');

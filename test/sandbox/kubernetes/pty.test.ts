@@ -28,8 +28,13 @@ test('a PTY into the episode pod: commands, resize, exit, background jobs gone',
     }
     pty.write('exit 3\r');
     assert.equal(await exited, 3);
-    const left = await sandbox.exec("ps -eo args | grep -c '^sleep 913' || true");
-    assert.equal(left.stdout.trim(), '0');
+    // The job went with the shell: seen from a second terminal, in the same terminal container (commands never see it).
+    const again = await sandbox.pty!({ cols: 80, rows: 24 });
+    let seen = '';
+    again.onData((b) => (seen += b.toString()));
+    again.write('echo left-$(ps -eo args | grep -c "^sleep 91[3]")-$((6*7))\r');
+    await waitFor(() => seen, /left-0-42/);
+    await again.kill();
   } finally {
     await cleanup();
   }

@@ -29,7 +29,7 @@ describe('kubernetes reaper: pods of dead servers of this host go, others stay',
     const base = { 'benchgym.server': factory.serverId, 'benchgym.instance': 'old' };
     const mk = (labels: Record<string, string>) => {
       const name = `benchgym-reap-${randomBytes(4).toString('hex')}`;
-      return core.createNamespacedPod({ namespace: ns, body: podManifest({ name, image, labels, limits: DEFAULT_KUBERNETES_LIMITS, memoryBytes: 256 * 1024 ** 2, pullPolicy: 'Never' }) }).then(() => name);
+      return core.createNamespacedPod({ namespace: ns, body: podManifest({ name, image, labels, limits: DEFAULT_KUBERNETES_LIMITS, memoryBytes: 256 * 1024 ** 2, pullPolicy: 'Never', user: { uid: 65534, gid: 65534 } }) }).then(() => name);
     };
     const deadPod = await mk({ ...base, ...POD_OWNER_LABELS, 'benchgym.pid': dead, 'benchgym.started': '1' });
     const otherHost = await mk({ ...base, ...POD_OWNER_LABELS, 'benchgym.host': 'some-other-host' });

@@ -22,11 +22,17 @@ async function waitDead(pids: number[], ms = 3000): Promise<number[]> {
   }
 }
 
-/** Pids a command wrote to a file in its workspace, one a line (host pids: isolation none). */
+/**
+ * Pids a command wrote to a file in its workspace, one a line: host pids (isolation none), which
+ * a command in a pid namespace of its own learns from the host's /proc it sees (HOST_PID), not $$.
+ */
 async function pidsIn(sb: LocalSandbox, file: string): Promise<number[]> {
   const text = await fs.readFile(path.join(sb.root, file), 'utf8').catch(() => '');
   return text.split(/\s+/).filter(Boolean).map(Number);
 }
+
+/** The shell's own pid as the host's /proc names it (a builtin read: no process of its own). */
+const HOST_PID = 'read -r p _ < /proc/self/stat';
 
 const cgroups = await CgroupDriver.detect();
 const noCgroups = cgroups ? false : 'no writable cgroups on this machine (an unprivileged server without delegation)';
@@ -119,9 +125,9 @@ describe('local sandbox confinement', async () => {
     try {
       const r = await sb.exec(
         [
-          'setsid env -i sh -c \'echo $$ >> pids; exec sleep 1000\' </dev/null >/dev/null 2>&1 &',
-          "sh -c 'sh -c \"echo \\$\\$ >> pids; exec env -i sleep 1001\" </dev/null >/dev/null 2>&1 &' ",
-          'nohup env -i sh -c \'echo $$ >> pids; exec sleep 1002\' </dev/null >/dev/null 2>&1 &',
+          `setsid env -i sh -c '${HOST_PID}; echo $p >> pids; exec sleep 1000' </dev/null >/dev/null 2>&1 &`,
+          `sh -c 'sh -c "${HOST_PID}; echo \\$p >> pids; exec env -i sleep 1001" </dev/null >/dev/null 2>&1 &' `,
+          `nohup env -i sh -c '${HOST_PID}; echo $p >> pids; exec sleep 1002' </dev/null >/dev/null 2>&1 &`,
           'sleep 0.5; echo done',
         ].join('\n'),
       );
@@ -151,7 +157,8 @@ describe('local sandbox confinement', async () => {
       script,
       [
         `import { LocalSandboxFactory } from ${JSON.stringify(local)};`,
-        `const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))}, isolation: 'none' });`,
+        // The spawn path: a command that the executor forked would be in a pid namespace of its own, which dies with it.
+        `const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))}, isolation: 'none', executor: 'off' });`,
         `const sb = await f.create({ seed: {} });`,
         `void sb.exec("setsid env -i sh -c 'echo $$ > ${dir}/pid; exec sleep 1000' </dev/null >/dev/null 2>&1 & sleep 1000", { timeoutMs: 600000 });`,
       ].join('\n'),

@@ -1,6 +1,8 @@
 import { after, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
+import { promisify } from 'node:util';
 import path from 'node:path';
 import { bubblewrapAvailable, LocalSandbox, LocalSandboxFactory } from '../../../src/sandbox/local/index.ts';
 import { findGo } from '../../../src/sandbox/executor/build.ts';
@@ -137,5 +139,51 @@ test('executor off, or no Go toolchain: each command is spawned on its own, as b
     await off.close();
     await noGo.close();
     await fs.rm(baseDir, { recursive: true, force: true });
+  }
+});
+
+test("a server that is not root: each command in a pid namespace of its own, so kill -9 -1 ends neither the executor nor the server, bubblewrap or not", { skip: process.getuid?.() === 0 && hasGo ? false : 'needs root (to start a server as another uid) and Go' }, async () => {
+  // A uid no one else here runs as: were the namespace missing, the kill would reach only this test's server.
+  const user = { uid: 64997, gid: 64997 };
+  const isolations = (await bubblewrapAvailable()) ? ['bwrap', 'none'] : ['none'];
+  const dir = await tempDir('benchgym-lexec-unprivileged-');
+  try {
+    await fs.chmod(dir, 0o755);
+    await fs.chown(dir, user.uid, user.gid);
+    // Built here (the test cache is root's): the server only finds it.
+    const { executorBinary } = await import('../executor/fixture.ts');
+    const binary = await executorBinary();
+    const script = path.join(dir, 'server.mts');
+    const local = new URL('../../../src/sandbox/local/index.ts', import.meta.url).pathname;
+    await fs.writeFile(
+      script,
+      [
+        `import { LocalSandboxFactory } from ${JSON.stringify(local)};`,
+        'const out = {};',
+        `for (const isolation of ${JSON.stringify(isolations)}) {`,
+        `  const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))} + '-' + isolation, isolation, executorCacheDir: ${JSON.stringify(path.dirname(path.dirname(path.dirname(binary))))} });`,
+        '  const sb = await f.create({ seed: { files: { "a.txt": "x" } } });',
+        `  const attack = await sb.exec('kill -9 -1; for p in /proc/[0-9]*; do n=\${p#/proc/}; [ "$n" = $$ ] || kill -9 "$n" 2>/dev/null; done; echo done');`,
+        "  const next = await sb.exec('id -u; cat a.txt');",
+        '  out[isolation] = { isolation: sb.isolation, attack: attack.stdout, next: next.stdout };',
+        '  await f.close();',
+        '}',
+        'console.log(JSON.stringify(out));',
+      ].join('\n'),
+    );
+    const { stdout } = await promisify(execFile)('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, '--import', 'tsx', script], {
+      cwd: process.cwd(),
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
+      timeout: 120_000,
+    });
+    const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, { isolation: string; attack: string; next: string }>;
+    for (const isolation of isolations) {
+      const r = out[isolation]!;
+      assert.match(r.isolation, /each command in a user and pid namespace of its own/, isolation);
+      assert.equal(r.attack, 'done\n', isolation);
+      assert.equal(r.next, `${user.uid}\nx`, isolation);
+    }
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
   }
 });

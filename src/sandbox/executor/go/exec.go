@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -50,20 +52,20 @@ func (x *execution) signalGroup(sig syscall.Signal) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !x.reaped {
-		syscall.Kill(-x.pid, sig)
+		asCommandUser(func() { syscall.Kill(-x.pid, sig) })
 	}
 }
 
 // kill ends the group and what left it with setsid() (found by the inherited marker).
 func (x *execution) kill() {
 	x.signalGroup(syscall.SIGKILL)
-	killMarked(x.marker, syscall.SIGKILL, x.pid)
+	asCommandUser(func() { killMarked(x.marker, syscall.SIGKILL, x.pid) })
 }
 
 // terminate asks politely, then kills after the grace.
 func (x *execution) terminate() {
 	x.signalGroup(syscall.SIGTERM)
-	killMarked(x.marker, syscall.SIGTERM, x.pid)
+	asCommandUser(func() { killMarked(x.marker, syscall.SIGTERM, x.pid) })
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.graceTimer == nil && !x.reaped {
@@ -190,6 +192,27 @@ func (s *server) exec(req request) (any, error) {
 		// Setpgid: one group to signal; Pdeathsig: the leader does not outlive a killed executor.
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 	}
+	if u := commandUser; u != nil {
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(u.uid), Gid: uint32(u.gid), Groups: []uint32{}}
+	}
+	// With pid namespaces the leader is an init of the command's own (init.go); it tells the command's status on statusR.
+	var statusR *os.File
+	if pidNamespaces {
+		r, w, err := os.Pipe()
+		if err != nil {
+			outR.Close()
+			errR.Close()
+			return nil, fail("EXEC_FAILED", "pipe: %v", err)
+		}
+		defer r.Close()
+		defer w.Close()
+		statusR = r
+		cmd.Path = selfBinary
+		cmd.Args = append([]string{selfBinary, "--init", "--drain-ms", strconv.FormatInt(drainGrace.Milliseconds(), 10), "--", file}, argv...)
+		cmd.ExtraFiles = []*os.File{w}
+		ns := nsAttr(os.Getuid(), os.Getgid())
+		cmd.SysProcAttr.Cloneflags, cmd.SysProcAttr.UidMappings, cmd.SysProcAttr.GidMappings = ns.Cloneflags, ns.UidMappings, ns.GidMappings
+	}
 	// No stdin given: exec.Cmd opens /dev/null, never our channel.
 	var inW *os.File
 	if req.Stdin != nil {
@@ -204,6 +227,9 @@ func (s *server) exec(req request) (any, error) {
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
+	for _, f := range cmd.ExtraFiles {
+		f.Close()
+	}
 	if err != nil {
 		outR.Close()
 		errR.Close()
@@ -301,11 +327,19 @@ func (s *server) exec(req request) (any, error) {
 		Stdout:     stdout.result(),
 		Stderr:     stderr.result(),
 	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if statusR != nil {
+		// The command's own status, when its init lived to tell it (else the init's: killed).
+		var b [4]byte
+		if n, _ := io.ReadFull(statusR, b[:]); n == 4 {
+			ws = syscall.WaitStatus(binary.LittleEndian.Uint32(b[:]))
+		}
+	}
+	if ws.Signaled() {
 		name := signalName(ws.Signal())
 		res.Signal = &name
 	} else {
-		code := cmd.ProcessState.ExitCode()
+		code := ws.ExitStatus()
 		res.ExitCode = &code
 	}
 	return res, nil

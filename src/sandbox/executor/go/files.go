@@ -482,8 +482,8 @@ func (s *server) write(req request) (any, error) {
 		data = data[n:]
 	}
 	syscall.Fchmod(fd, mode)
-	if uid >= 0 && (uid != syscall.Geteuid() || gid != syscall.Getegid()) {
-		// Kept as it was, where we may (root in the sandbox, commands as another uid).
+	if fsUid, fsGid := fileIdentity(); uid >= 0 && (uid != fsUid || gid != fsGid) {
+		// Kept as it was where we may (a root executor without --user); with --user the commands' files are its file-system uid's already.
 		syscall.Fchown(fd, uid, gid)
 	}
 	if err := syscall.Close(fd); err != nil {

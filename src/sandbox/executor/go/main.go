@@ -35,24 +35,67 @@ const maxFrameBytes = 96 << 20
 
 func main() {
 	root := flag.String("root", "", "the workspace root: every file path is confined to it")
+	user := flag.String("user", "", "UID:GID that commands and file operations run as, for an executor started as root (identity.go)")
+	pidns := flag.Bool("pid-namespace", false, "each command in a user and pid namespace of its own (identity.go)")
+	probe := flag.Bool("probe-pid-namespace", false, "exit 0 when commands can have a pid namespace of their own, else 1")
+	initMode := flag.Bool("init", false, "internal: the init of one command's pid namespace (init.go): --init -- PATH ARGV0 ARGS...")
+	drainMs := flag.Int("drain-ms", int(drainGrace/time.Millisecond), "with --init: how long what the command left may run on after it")
 	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Parse()
+	if *initMode {
+		runInit(flag.Args(), time.Duration(*drainMs)*time.Millisecond)
+		return
+	}
 	if *showVersion {
 		fmt.Printf("benchgym-executor %s (protocol %d)\n", version, protocolVersion)
+		return
+	}
+	if *probe {
+		if err := probePidNamespace(); err != nil {
+			fmt.Fprintf(os.Stderr, "benchgym-executor: no pid namespace for commands: %v\n", err)
+			os.Exit(1)
+		}
 		return
 	}
 	if *root == "" {
 		fmt.Fprintln(os.Stderr, "benchgym-executor: --root is required")
 		os.Exit(2)
 	}
+	if *user != "" && *pidns {
+		fmt.Fprintln(os.Stderr, "benchgym-executor: --user and --pid-namespace are two ways to the same end; give one")
+		os.Exit(2)
+	}
 	closeInherited()
+	if *user != "" {
+		u, err := parseIdentity(*user)
+		if err == nil {
+			err = becomeCommandFiles(u)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchgym-executor: %v\n", err)
+			os.Exit(1)
+		}
+		commandUser = &u
+	}
+	if *pidns {
+		self, err := os.Executable()
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "benchgym-executor: --pid-namespace: cannot find its own binary: %v\n", err)
+			os.Exit(1)
+		}
+		pidNamespaces, selfBinary = true, self
+	}
 	in, out, err := takeChannel()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "benchgym-executor: %v\n", err)
 		os.Exit(1)
 	}
 	// Not dumpable: a process of the same uid cannot open /proc/<pid>/fd/* (our channel) or ptrace us.
-	syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
+	// With pid namespaces the commands' user namespaces guard that instead: the executor must open
+	// each new command's uid_map, which a non-dumpable parent's child leaves to root until it execs.
+	if !pidNamespaces {
+		syscall.RawSyscall(syscall.SYS_PRCTL, syscall.PR_SET_DUMPABLE, 0, 0)
+	}
 	prewarmThreads(24)
 	s, err := newServer(*root, out)
 	if err != nil {
@@ -315,7 +358,10 @@ func (s *server) dispatch(line []byte) {
 	}
 	switch req.Op {
 	case "ping":
-		s.reply(req.ID, map[string]any{"protocol": protocolVersion, "version": version, "pid": os.Getpid(), "root": s.root}, nil)
+		s.reply(req.ID, map[string]any{
+			"protocol": protocolVersion, "version": version, "pid": os.Getpid(), "root": s.root,
+			"uid": os.Getuid(), "commandUid": commandUid(), "isolation": isolationMode(),
+		}, nil)
 		return
 	case "cancel", "signal":
 		result, err := s.signalExec(req)

@@ -59,7 +59,12 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
   const strict = (opts.scoring ?? 'strict') === 'strict';
   const guard =
     task.language === 'java' && (runner.type === 'maven' || runner.type === 'gradle')
-      ? new JavaBuildGuard({ tool: runner.type, mode: strict ? 'strict' : 'faithful', testFiles: testGlobs, ...(opts.signal ? { signal: opts.signal } : {}) })
+      ? new JavaBuildGuard({
+          tool: runner.type,
+          mode: strict ? 'strict' : 'faithful',
+          testFiles: testGlobs,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        })
       : undefined;
   return {
     // 1. The candidate patch.
@@ -72,7 +77,8 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
     running: 'running FAIL_TO_PASS and PASS_TO_PASS',
 
     async readStartState({ sandbox, log }) {
-      const head = await sandbox.exec(`${GIT} rev-parse HEAD && ${GIT} status --porcelain --untracked-files=all | head -5`, { timeoutMs: 300_000, signal: opts.signal });
+      const command = `${GIT} rev-parse HEAD && ${GIT} status --porcelain --untracked-files=all | head -5`;
+      const head = await sandbox.exec(command, { timeoutMs: 300_000, signal: opts.signal });
       if (head.exitCode !== 0) throw new GymError('ENV_BUILD_FAILED', `the start state is not a git work tree: ${head.stderr.trim()}`);
       log.push(`start state: ${head.stdout.trim()}`);
       await guard?.readStartState(sandbox, log);
@@ -93,7 +99,11 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
     // 4. FAIL_TO_PASS and PASS_TO_PASS, this run's reports only.
     async runTests({ sandbox, env, notes, log }) {
       const spec = await locateModules(sandbox, runner, log);
-      const run = await runTests(sandbox, env, guard ? guard.runner(spec) : spec, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, ...(guard ? { appendEnv: guard.runEnv(spec) } : {}) });
+      const run = await runTests(sandbox, env, guard ? guard.runner(spec) : spec, {
+        timeoutMs: task.tests.hidden.timeoutMs,
+        signal: opts.signal,
+        ...(guard ? { appendEnv: guard.runEnv(spec) } : {}),
+      });
       // Said in the verdict: unresolved for a candidate (its code outgrew the task's memory), an
       // infrastructure error for validate's gold run (src/scoring/validate.ts).
       if (killedByMemoryLimit(run.exec)) notes.push(memoryLimitNote(task, run));
@@ -163,7 +173,12 @@ function shell(run: ScoringRun): (command: string, stdin?: string) => ReturnType
  * build-file changes that configure pytest are reverted. (Java's build configuration is the
  * build guard's.)
  */
-async function keepTestFiles(run: ScoringRun, testGlobs: string[], startLinks: Map<string, string>, language: 'java' | 'python'): Promise<void> {
+async function keepTestFiles(
+  run: ScoringRun,
+  testGlobs: string[],
+  startLinks: Map<string, string>,
+  language: 'java' | 'python',
+): Promise<void> {
   const { sandbox, notes } = run;
   const sh = shell(run);
   const changed = await changedPaths(sandbox);
@@ -198,7 +213,10 @@ async function applyTestPatch(run: ScoringRun, testPatch: string, startLinks: Ma
   notes.push(...(await clearForHarness(sandbox, resetPaths, { startLinks, signal: run.opts.signal })).map(refusedNote));
   const reset = await sh(
     resetPaths
-      .map((p) => `if ${GIT} cat-file -e HEAD:${shellQuote(p)} 2>/dev/null; then rm -rf -- ${shellQuote(p)}; ${GIT} checkout -q HEAD -- ${shellQuote(p)}; else rm -rf -- ${shellQuote(p)}; fi`)
+      .map((p) => {
+        const q = shellQuote(p);
+        return `if ${GIT} cat-file -e HEAD:${q} 2>/dev/null; then rm -rf -- ${q}; ${GIT} checkout -q HEAD -- ${q}; else rm -rf -- ${q}; fi`;
+      })
       .join('\n') + '\ntrue',
   );
   log.push(`reset ${resetPaths.length} test-patch file(s): exit ${reset.exitCode} ${reset.stderr}`);
@@ -220,7 +238,8 @@ export async function applyCandidatePatch(sandbox: Sandbox, patch: string): Prom
 /** Paths that differ from HEAD (tracked changes, deletions, untracked files), NUL-safe. */
 async function changedPaths(sandbox: Sandbox): Promise<{ path: string; tracked: boolean }[]> {
   // --ignored: a patch that also edits .gitignore cannot hide the files it adds.
-  const r = await sandbox.exec(`${GIT} status --porcelain=v1 -z --untracked-files=all --ignored=matching --no-renames`, { timeoutMs: 120_000 });
+  const status = `${GIT} status --porcelain=v1 -z --untracked-files=all --ignored=matching --no-renames`;
+  const r = await sandbox.exec(status, { timeoutMs: 120_000 });
   if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git status failed in the scoring sandbox: ${r.stderr}`);
   return r.stdout
     .split('\0')
@@ -230,7 +249,10 @@ async function changedPaths(sandbox: Sandbox): Promise<{ path: string; tracked: 
 
 /** The symbolic links the base commit tracks (path → target): the start state's own, left in place. */
 async function trackedLinks(sandbox: Sandbox): Promise<Map<string, string>> {
-  const r = await sandbox.exec(`${GIT} ls-files -s -z | while IFS= read -r -d '' e; do case "$e" in 120000\\ *) s=\${e#120000 }; printf '%s\\0' "\${e#*$'\\t'}"; ${GIT} cat-file blob "\${s%% *}"; printf '\\0';; esac; done; true`, { timeoutMs: 120_000 });
+  const links =
+    `${GIT} ls-files -s -z | while IFS= read -r -d '' e; do case "$e" in 120000\\ *) s=\${e#120000 }; ` +
+    `printf '%s\\0' "\${e#*$'\\t'}"; ${GIT} cat-file blob "\${s%% *}"; printf '\\0';; esac; done; true`;
+  const r = await sandbox.exec(links, { timeoutMs: 120_000 });
   if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `listing the base commit's symbolic links failed: ${r.stderr}`);
   const fields = r.stdout.split('\0');
   const out = new Map<string, string>();

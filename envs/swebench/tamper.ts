@@ -13,7 +13,10 @@ export const TEST_INFRA_FILES = ['**/conftest.py', 'pytest.ini', '.pytest.ini', 
 export const BUILD_FILES = ['setup.cfg', 'pyproject.toml'];
 
 /** Changed build-file lines that configure pytest: a build-file change with any of these is reverted (the fix itself never needs one). */
-const TEST_CONFIG = [/\[tool\.pytest|\[tool:pytest\]|\baddopts\b|\btestpaths\b|\bpython_(files|classes|functions)\b|norecursedirs|-p\s+no:/];
+const TEST_CONFIG = [
+  /\[tool\.pytest|\[tool:pytest\]|\baddopts\b|\btestpaths\b/,
+  /\bpython_(files|classes|functions)\b|norecursedirs|-p\s+no:/,
+];
 
 /** The changed lines (`+`/`-`, not headers) of a unified diff that configure tests, if any. */
 export function testConfigLines(diff: string): string[] {

@@ -63,7 +63,8 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
   };
   let input: TaskInput;
   if (spec.language === 'java') {
-    // The gold's build changes (a version bump the test patch's poms name, say) are the task's: laid down after the start state's build configuration is restored.
+    // The gold's build changes (a version bump the test patch's poms name, say) are the task's:
+    // laid down after the start state's build configuration is restored.
     const buildPatch = buildConfigSections(inst.patch);
     const runner = (selected: string[]) => ({ type: spec.build, tests: selected, args: spec.args, ...(notRun.length ? { exclude: notRun } : {}) });
     input = {

@@ -117,13 +117,22 @@ export function toolchainRoot(name: string): string | undefined {
 export const REFUSED_SERVICES: readonly string[] = ['javax.annotation.processing.Processor', 'com.sun.source.util.Plugin'];
 
 /** Files the toolchain reads from the test class path as its configuration (JUnit Platform's, Spock's, Mockito's plugins). */
-export const TOOLCHAIN_CONFIG: readonly string[] = ['junit-platform.properties', 'SpockConfig.groovy', '**/mockito-extensions/org.mockito.plugins.*', 'mockito-extensions/org.mockito.plugins.*'];
+export const TOOLCHAIN_CONFIG: readonly string[] = [
+  'junit-platform.properties',
+  'SpockConfig.groovy',
+  '**/mockito-extensions/org.mockito.plugins.*',
+  'mockito-extensions/org.mockito.plugins.*',
+];
 
 /** Compiled code and archives: what runs would not be what the diff shows. */
-export const COMPILED: readonly string[] = ['*.class', '*.jar', '*.war', '*.ear', '*.jmod', '*.aar', '*.so', '*.dylib', '*.dll', '*.jnilib', '*.kotlin_module'];
+export const COMPILED: readonly string[] = [
+  ...['*.class', '*.jar', '*.war', '*.ear', '*.jmod', '*.aar'],
+  ...['*.so', '*.dylib', '*.dll', '*.jnilib', '*.kotlin_module'],
+];
 
 /** Manifest attributes that make an archive a Java agent (or put archives on the boot class path). */
-const AGENT_ATTRIBUTE = /^(Premain-Class|Agent-Class|Launcher-Agent-Class|Boot-Class-Path|Can-Redefine-Classes|Can-Retransform-Classes)\s*:/im;
+const AGENT_ATTRIBUTE =
+  /^(Premain-Class|Agent-Class|Launcher-Agent-Class|Boot-Class-Path|Can-Redefine-Classes|Can-Retransform-Classes)\s*:/im;
 
 /** Why a file of the candidate's would not reach the code under test, or undefined (it does); `read` gets its text when that decides. */
 export type Refusal = { path: string; why: string };
@@ -154,8 +163,11 @@ export function refusedService(name: string, ctx: RefusalContext): boolean {
 export function refusalByName(rel: string, ctx: RefusalContext, link = false): string | 'read' | undefined {
   if (matchesAny(rel, COMPILED as string[])) return 'compiled code or an archive: what runs would not be what the diff shows';
   const service = serviceName(rel);
-  if (service !== undefined && refusedService(service, ctx)) return `a service registration of ${service}, which the compiler or the test toolchain loads`;
-  if (matchesAny(rel, TOOLCHAIN_CONFIG as string[]) && !(rel.includes('mockito-extensions/') && ctx.owned.has('org.mockito'))) return 'configuration the test toolchain reads from the class path';
+  if (service !== undefined && refusedService(service, ctx)) {
+    return `a service registration of ${service}, which the compiler or the test toolchain loads`;
+  }
+  const ownMockito = rel.includes('mockito-extensions/') && ctx.owned.has('org.mockito');
+  if (matchesAny(rel, TOOLCHAIN_CONFIG as string[]) && !ownMockito) return 'configuration the test toolchain reads from the class path';
   if (link) return undefined;
   if (jvmSourceLanguage(rel) || /(^|\/)META-INF\/MANIFEST\.MF$/i.test(rel)) return 'read';
   return undefined;
@@ -171,11 +183,14 @@ export function refusalByContent(rel: string, text: string, ctx: RefusalContext)
   if (!language) return undefined;
   if (language === 'java' && /(^|\/)module-info\.java$/.test(rel)) {
     const provided = providedServices(text).filter((s) => refusedService(s, ctx));
-    return provided.length ? `a module declaration providing ${provided.join(', ')}, which the compiler or the test toolchain loads` : undefined;
+    if (!provided.length) return undefined;
+    return `a module declaration providing ${provided.join(', ')}, which the compiler or the test toolchain loads`;
   }
   for (const pkg of declaredPackages(text, language)) {
     const root = toolchainRoot(pkg);
-    if (root && !ctx.owned.has(root)) return `declares package ${pkg}, of the test toolchain (${root}): its classes would stand in for the toolchain's own`;
+    if (root && !ctx.owned.has(root)) {
+      return `declares package ${pkg}, of the test toolchain (${root}): its classes would stand in for the toolchain's own`;
+    }
   }
   return undefined;
 }
@@ -190,7 +205,8 @@ export function buildConfigSections(patch: string): string {
     .split(/^(?=diff --git )/m)
     .filter((s) => {
       const head = /^diff --git (?:"?a\/)(.+?)"? (?:"?b\/)(.+?)"?$/m.exec(s.split('\n', 1)[0]!);
-      return s.startsWith('diff --git ') && head !== null && (buildConfigRoot(head[1]!) !== undefined || buildConfigRoot(head[2]!) !== undefined);
+      if (!s.startsWith('diff --git ') || head === null) return false;
+      return buildConfigRoot(head[1]!) !== undefined || buildConfigRoot(head[2]!) !== undefined;
     })
     .join('');
 }

@@ -71,7 +71,8 @@ export class JavaBuildGuard {
     const owned = await ownedToolchainPackages(sandbox, this.opts.signal);
     this.start = { entries, config, hashes, kept, owned, processors: processorsOf(entries, config), inMavenJvm: testsInMavenJvm(config) };
     const ownNote = owned.size ? `, the project's own toolchain packages: ${[...owned].join(', ')}` : '';
-    const processorNote = this.start.processors.length ? `, annotation processors of its own: ${this.start.processors.slice(0, 3).join(', ')}` : '';
+    const processors = this.start.processors;
+    const processorNote = processors.length ? `, annotation processors of its own: ${processors.slice(0, 3).join(', ')}` : '';
     log.push(`build guard: start state of ${entries.size} entries, ${config.size} build configuration file(s)${ownNote}${processorNote}`);
   }
 
@@ -113,7 +114,8 @@ export class JavaBuildGuard {
     const deleted = [...start.entries.keys()].filter((rel) => !now.has(rel));
     for (const rel of [...touched, ...deleted]) {
       const root = buildConfigRoot(rel);
-      if (root !== undefined && !roots.has(root) && !testFile(root) && changed(rel)) roots.set(root, describeChange(root, start.entries, now));
+      if (root === undefined || roots.has(root) || testFile(root) || !changed(rel)) continue;
+      roots.set(root, describeChange(root, start.entries, now));
     }
     // 3. Build output folders: whatever the diff put there.
     const outputs = new Set<string>();
@@ -130,17 +132,23 @@ export class JavaBuildGuard {
     await this.restoreConfig(sandbox, [...roots.keys()], restoreRefused, notes);
 
     for (const r of this.refused.slice(0, 20)) {
-      notes.push(`${REFUSED}: ${r.path} ${r.why}; ${start.kept.has(r.path) ? 'put back as the start state has it' : 'removed'} before scoring`);
+      const how = start.kept.has(r.path) ? 'put back as the start state has it' : 'removed';
+      notes.push(`${REFUSED}: ${r.path} ${r.why}; ${how} before scoring`);
     }
-    if (this.refused.length > 20) notes.push(`${REFUSED}: ${this.refused.length - 20} more file(s) of the same kinds removed before scoring`);
+    if (this.refused.length > 20) {
+      notes.push(`${REFUSED}: ${this.refused.length - 20} more file(s) of the same kinds removed before scoring`);
+    }
     if (roots.size) {
       const list = listed([...roots].map(([root, how]) => `${root} (${how})`), 12);
       notes.push(`${BUILD_RESTORED}: the start state's build configuration scores, not the patch's changes to it: ${list}`);
     }
-    if (outputs.size) notes.push(`${BUILD_RESTORED}: build output the patch carried was removed (the build makes its own): ${listed([...outputs], 8)}`);
+    if (outputs.size) {
+      notes.push(`${BUILD_RESTORED}: build output the patch carried was removed (the build makes its own): ${listed([...outputs], 8)}`);
+    }
     if (start.inMavenJvm.length) {
       notes.push(
-        `TESTS_IN_MAVEN_JVM: the start state's own build configures tests without a forked JVM (${start.inMavenJvm.slice(0, 3).join(', ')}): ` +
+        `TESTS_IN_MAVEN_JVM: the start state's own build configures tests without a forked JVM ` +
+          `(${start.inMavenJvm.slice(0, 3).join(', ')}): ` +
           "kept as the project's configuration; the same setting by property is overridden",
       );
     }
@@ -173,7 +181,7 @@ export class JavaBuildGuard {
     return { ...spec, args: [...spec.args, ...MAVEN_FORKED_TESTS, ...compiler] };
   }
 
-  /** Settings appended to the test run's environment: the build tool's JVM cannot be attached to (no agent loaded into it from the tests). */
+  /** Settings appended to the test run's environment: the build tool's JVM cannot be attached to (no agent loaded from the tests). */
   runEnv(spec: RunnerSpec): Record<string, string> {
     if (spec.type === 'maven') return { MAVEN_OPTS: NO_ATTACH };
     if (spec.type === 'gradle') return { GRADLE_OPTS: NO_ATTACH };
@@ -226,7 +234,8 @@ export class JavaBuildGuard {
     const startLinks = new Map([...start.entries].filter(([, e]) => e.type === 'l').map(([rel, e]) => [rel, e.target] as const));
     const cleared = await clearForHarness(sandbox, files, { startLinks, links, signal: this.opts.signal });
     for (const r of cleared) {
-      if (r.kind !== 'dir') notes.push(`${REFUSED}: ${r.path} was in the way of the start state's build configuration (${r.kind}); removed`);
+      if (r.kind === 'dir') continue;
+      notes.push(`${REFUSED}: ${r.path} was in the way of the start state's build configuration (${r.kind}); removed`);
     }
     for (const rel of files) await sandbox.writeFile(rel, start.config.get(rel)!);
     const script = [
@@ -235,7 +244,9 @@ export class JavaBuildGuard {
       'true',
     ].join('\n');
     const r = await sandbox.exec(script, { timeoutMs: 120_000, signal: this.opts.signal });
-    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `restoring the start state's build configuration failed: ${r.stderr.slice(-500)}`);
+    if (r.exitCode !== 0) {
+      throw new GymError('SANDBOX_UNAVAILABLE', `restoring the start state's build configuration failed: ${r.stderr.slice(-500)}`);
+    }
   }
 }
 
@@ -297,7 +308,8 @@ const jvmSource = (rel: string) => /\.(java|kt|groovy|scala)$/.test(rel);
 const PROCESSOR_API = /\bjavax\s*\.\s*annotation\s*\.\s*processing\b|\bcom\s*\.\s*sun\s*\.\s*source\s*\.\s*util\b/;
 
 /** The first `max` items, and how many more. */
-const listed = (items: string[], max: number) => items.slice(0, max).join(', ') + (items.length > max ? `, and ${items.length - max} more` : '');
+const listed = (items: string[], max: number) =>
+  items.slice(0, max).join(', ') + (items.length > max ? `, and ${items.length - max} more` : '');
 
 /** Files whose bytes decide what the build or the toolchain loads: hashed in the start state to tell a change. */
 function isGuarded(rel: string): boolean {
@@ -322,7 +334,8 @@ const inside = (rel: string, root: string) => rel === root || rel.startsWith(`${
 function describeChange(root: string, start: Map<string, Entry>, now: Map<string, Entry>): string {
   const s = start.get(root);
   const e = now.get(root);
-  const kind = (x: Entry) => (x.type === 'l' ? 'a symbolic link' : x.type === 'd' ? 'a folder' : x.type === 'f' ? 'a file' : 'a special file');
+  const kind = (x: Entry) =>
+    x.type === 'l' ? 'a symbolic link' : x.type === 'd' ? 'a folder' : x.type === 'f' ? 'a file' : 'a special file';
   if (!s) return 'added where the start state has none';
   if (!e) return 'deleted';
   if (s.type !== e.type) return `${kind(e)} where the start state has ${kind(s)}`;
@@ -337,12 +350,14 @@ async function listWorkspace(sandbox: Sandbox, signal?: AbortSignal): Promise<Ma
   const list = "find . -path ./.git -prune -o ! -path . -printf '%y\\0%m\\0%s\\0%i\\0%C@\\0%P\\0%l\\0'";
   const r = await sandbox.exec(list, { timeoutMs: 300_000, maxOutputBytes: 256 * 1024 * 1024, ...(signal ? { signal } : {}) });
   if (r.timedOut || r.exitCode !== 0 || r.truncated.stdout > 0) {
-    throw new GymError('SANDBOX_UNAVAILABLE', `listing the workspace failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}): ${r.stderr.slice(-500)}`);
+    const why = `exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}`;
+    throw new GymError('SANDBOX_UNAVAILABLE', `listing the workspace failed (${why}): ${r.stderr.slice(-500)}`);
   }
   const f = r.stdout.split('\0');
   const out = new Map<string, Entry>();
   for (let i = 0; i + 6 < f.length; i += 7) {
-    out.set(f[i + 5]!, { type: f[i]!, mode: Number.parseInt(f[i + 1]!, 8), size: Number(f[i + 2]), inode: f[i + 3]!, ctime: f[i + 4]!, target: f[i + 6]! });
+    const entry = { type: f[i]!, mode: Number.parseInt(f[i + 1]!, 8), size: Number(f[i + 2]), inode: f[i + 3]!, ctime: f[i + 4]! };
+    out.set(f[i + 5]!, { ...entry, target: f[i + 6]! });
   }
   return out;
 }
@@ -354,7 +369,9 @@ async function hashFiles(sandbox: Sandbox, files: string[], signal?: AbortSignal
   const stdin = files.map((f) => `${f}\0`).join('');
   const opts = { stdin, timeoutMs: 300_000, maxOutputBytes: 64 * 1024 * 1024, ...(signal ? { signal } : {}) };
   const r = await sandbox.exec('xargs -0 -r sha256sum -z -- ; true', opts);
-  if (r.timedOut || r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `hashing files in the sandbox failed: ${r.stderr.slice(-500)}`);
+  if (r.timedOut || r.exitCode !== 0) {
+    throw new GymError('SANDBOX_UNAVAILABLE', `hashing files in the sandbox failed: ${r.stderr.slice(-500)}`);
+  }
   for (const line of r.stdout.split('\0')) if (line.length > 66) out.set(line.slice(66), line.slice(0, 64));
   return out;
 }
@@ -410,8 +427,11 @@ function testsInMavenJvm(config: Map<string, Buffer>): string[] {
 async function removeAll(sandbox: Sandbox, paths: string[], signal?: AbortSignal): Promise<void> {
   if (!paths.length) return;
   const stdin = paths.map((p) => `${p}\0`).join('');
-  const r = await sandbox.exec("while IFS= read -r -d '' p; do rm -rf -- \"./$p\"; done", { stdin, timeoutMs: 120_000, ...(signal ? { signal } : {}) });
-  if (r.timedOut || r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `removing the patch's refused files failed: ${r.stderr.slice(-500)}`);
+  const script = "while IFS= read -r -d '' p; do rm -rf -- \"./$p\"; done";
+  const r = await sandbox.exec(script, { stdin, timeoutMs: 120_000, ...(signal ? { signal } : {}) });
+  if (r.timedOut || r.exitCode !== 0) {
+    throw new GymError('SANDBOX_UNAVAILABLE', `removing the patch's refused files failed: ${r.stderr.slice(-500)}`);
+  }
 }
 
 /** The task's declared build changes, applied to the restored configuration; one that does not apply is the task's defect. */
@@ -424,6 +444,7 @@ async function applyDeclaredBuild(sandbox: Sandbox, patch: string, log: string[]
   });
   log.push(`declared build changes:\n${r.stdout}`);
   if (r.exitCode !== 0) {
-    throw new GymError('TASK_INVALID', `the task's declared build changes do not apply to its start state's build configuration:\n${r.stdout.slice(-2000)}`);
+    const what = "the task's declared build changes do not apply to its start state's build configuration";
+    throw new GymError('TASK_INVALID', `${what}:\n${r.stdout.slice(-2000)}`);
   }
 }

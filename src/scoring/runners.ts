@@ -93,7 +93,9 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
     return { command: `python -m pytest ${args}`, exec, tests, log: joinLog(exec) };
   }
   if (spec.type === 'maven' || spec.type === 'gradle') {
-    const command = appendedEnv(opts.appendEnv) + (spec.type === 'maven' ? mavenCommand(env.command, spec.tests, spec.args, spec.exclude) : gradleCommand(env.command, spec.tests, spec.args));
+    const build =
+      spec.type === 'maven' ? mavenCommand(env.command, spec.tests, spec.args, spec.exclude) : gradleCommand(env.command, spec.tests, spec.args);
+    const command = appendedEnv(opts.appendEnv) + build;
     const exec = await sandbox.exec(`${REMOVE_REPORTS} && ${command}`, execOpts);
     const { tests, reports } = await readJavaReports(sandbox);
     return { command, exec, tests, log: joinLog(exec), reports };

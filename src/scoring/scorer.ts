@@ -45,7 +45,12 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
   const runner = task.tests.hidden.runner;
   const guard =
     task.language === 'java' && (runner.type === 'maven' || runner.type === 'gradle')
-      ? new JavaBuildGuard({ tool: runner.type, mode: strict ? 'strict' : 'faithful', testFiles: testGlobs, ...(opts.signal ? { signal: opts.signal } : {}) })
+      ? new JavaBuildGuard({
+          tool: runner.type,
+          mode: strict ? 'strict' : 'faithful',
+          testFiles: testGlobs,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        })
       : undefined;
   // Strict Java: the run is the listed tests, so the build's own exit code can check the reports.
   const listed = guard && strict ? listedRun(runner, task.tests) : undefined;
@@ -96,14 +101,25 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
     async runTests({ sandbox, env, log }) {
       if (strict && task.language === 'python') await sandbox.exec(REMOVE_BYTECODE, { timeoutMs: 60_000 });
       const spec = guard ? guard.runner(listed?.runner ?? runner) : runner;
-      if (listed) log.push(listed.runner ? "strict: the listed tests' classes run, and the build must agree with their reports" : "strict: the listed tests' classes are too many for one selection: the task's runner runs them, and the exit code is not checked");
-      return runTests(sandbox, env, spec, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig, scoring: strict ? 'strict' : 'faithful', ...(guard ? { appendEnv: guard.runEnv(spec) } : {}) });
+      if (listed?.runner) log.push("strict: the listed tests' classes run, and the build must agree with their reports");
+      else if (listed) {
+        log.push("strict: the listed tests' classes are too many for one selection: the task's runner runs them, and the exit code is not checked");
+      }
+      return runTests(sandbox, env, spec, {
+        timeoutMs: task.tests.hidden.timeoutMs,
+        signal: opts.signal,
+        pytestConfig,
+        scoring: strict ? 'strict' : 'faithful',
+        ...(guard ? { appendEnv: guard.runEnv(spec) } : {}),
+      });
     },
 
     decide({ notes, log }, run) {
       const decided = decide(run, { ...task.tests, passWhen: task.tests.hidden.passWhen }, notes);
       if (listed?.runner && decided.reward === 1 && run.exec.exitCode !== 0) {
-        return { ...decided, reward: 0, status: 'failed', notes: [...decided.notes, `EXIT_CODE_MISMATCH: every listed test passed in the reports but the build of their classes exited ${run.exec.exitCode}`] };
+        const exit = run.exec.exitCode;
+        const note = `EXIT_CODE_MISMATCH: every listed test passed in the reports but the build of their classes exited ${exit}`;
+        return { ...decided, reward: 0, status: 'failed', notes: [...decided.notes, note] };
       }
       if (strict) {
         if (run.strict && decided.reward === 1) tamper.push(...pytestFindings(run, run.strict, expectedIds));

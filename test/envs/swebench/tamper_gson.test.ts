@@ -6,11 +6,12 @@ import { builtinSuites } from '../../../bin/builtins.ts';
 import { git } from '../../../src/repo/index.ts';
 import { locateMirror } from '../../../src/repo/source.ts';
 import type { Verdict } from '../../../src/scoring/verdict.ts';
-import { PROJECT_ROOT, SuiteRegistry } from '../../../src/tasks/registry.ts';
+import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { makeGym, tempDir, TEST_CACHE_DIR } from '../../helpers.ts';
 import { batteryPatches, VARIANTS, type BatteryLayout } from './tamper_battery.ts';
 import { compilePayloads } from './tamper_payloads.ts';
 import { assertHeldStrict, scoreBattery } from './tamper_run.ts';
+import { SWEBENCH_JAVA_DIR } from './data.ts';
 
 /**
  * The tamper battery's attacks on real instances (a subset: those that fit gson's build as it
@@ -19,7 +20,7 @@ import { assertHeldStrict, scoreBattery } from './tamper_run.ts';
  * gson dataset in ../shared and a mirror of google/gson in BENCHGYM_MIRRORS (a --repos-dir);
  * BENCHGYM_CACHE reuses a warm env (else the test cache builds them).
  */
-const DATASET = path.resolve(PROJECT_ROOT, '..', 'shared', 'datasets', 'swe-bench-java', 'google__gson_swe-bench-java_reconstructed.jsonl');
+const DATASET = path.join(SWEBENCH_JAVA_DIR, 'google__gson_swe-bench-java_reconstructed.jsonl');
 const MIRRORS = process.env.BENCHGYM_MIRRORS;
 
 async function skipReason(): Promise<string | false> {

@@ -10,10 +10,10 @@ import { killLines } from '../../../envs/swebench/scorer.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from '../../../envs/swebench/tamper.ts';
 import { gradleCommand, mavenCommand, type TestRun } from '../../../src/scoring/runners.ts';
 import { parseJavaTestId } from '../../../src/tasks/java_tests.ts';
-import { PROJECT_ROOT } from '../../../src/tasks/registry.ts';
 import { expectGymError, tempDir } from '../../helpers.ts';
+import { SWEBENCH_JAVA_DIR } from './data.ts';
 
-const DATA = path.resolve(PROJECT_ROOT, '..', 'shared', 'datasets', 'swe-bench-java');
+const DATA = SWEBENCH_JAVA_DIR;
 const GSON = path.join(DATA, 'google__gson_swe-bench-java_reconstructed.jsonl');
 const MULTI = path.join(DATA, 'multi-swe-bench-bytedance-java');
 const NO_DATA = existsSync(GSON) ? false : `the SWE-bench-java data is not at ${DATA}`;

@@ -69,9 +69,9 @@ export class JavaBuildGuard {
       keptBytes += size;
     }
     const owned = await ownedToolchainPackages(sandbox, this.opts.signal);
-    this.start = { entries, config, hashes, kept, owned, processors: processorsOf(entries, config), inMavenJvm: testsInMavenJvm(config) };
+    const processors = processorsOf(entries, config, this.opts.tool);
+    this.start = { entries, config, hashes, kept, owned, processors, inMavenJvm: testsInMavenJvm(config) };
     const ownNote = owned.size ? `, the project's own toolchain packages: ${[...owned].join(', ')}` : '';
-    const processors = this.start.processors;
     const processorNote = processors.length ? `, annotation processors of its own: ${processors.slice(0, 3).join(', ')}` : '';
     log.push(`build guard: start state of ${entries.size} entries, ${config.size} build configuration file(s)${ownNote}${processorNote}`);
   }
@@ -399,14 +399,38 @@ async function ownedToolchainPackages(sandbox: Sandbox, signal?: AbortSignal): P
 /** Processor configuration in a pom: processor paths or names, or AutoService, which writes registrations as it compiles. */
 const PROCESSOR_CONFIG = /<annotationProcessorPaths>|<annotationProcessors>|<artifactId>auto-service<\/artifactId>/;
 
-/** Where the start state builds annotation processors of its own: a registration outside its tests, or processor configuration in a pom. */
-function processorsOf(entries: Map<string, Entry>, config: Map<string, Buffer>): string[] {
+/**
+ * Where the start state builds annotation processors of its own: a registration outside its
+ * tests, or processor configuration in a pom. Maven: a registration in a module no pom of the
+ * start state names (gson's `codegen` before 2.9) is never built, so it forks no javac.
+ */
+function processorsOf(entries: Map<string, Entry>, config: Map<string, Buffer>, tool: 'maven' | 'gradle'): string[] {
   const out: string[] = [];
+  const modules = tool === 'maven' ? mavenModules(config) : undefined;
   for (const rel of entries.keys()) {
-    if (serviceName(rel) === 'javax.annotation.processing.Processor' && !/(^|\/)src\/(test|it|testFixtures)\//.test(rel)) out.push(rel);
+    if (serviceName(rel) !== 'javax.annotation.processing.Processor' || /(^|\/)src\/(test|it|testFixtures)\//.test(rel)) continue;
+    const module = /^(?:(.*)\/)?src\/main\//.exec(rel);
+    if (modules && module && !modules.has(module[1] ?? '')) continue;
+    out.push(rel);
   }
   for (const [rel, content] of config) {
     if (/(^|\/)pom\.xml$/.test(rel) && PROCESSOR_CONFIG.test(content.toString('utf8'))) out.push(rel);
+  }
+  return out;
+}
+
+/** The folders of the modules a Maven build of the start state can reach: the root and every `<module>` a pom names (profiles' too). */
+function mavenModules(config: Map<string, Buffer>): Set<string> {
+  const out = new Set<string>(['']);
+  for (const [rel, content] of config) {
+    if (!/(^|\/)pom\.xml$/.test(rel)) continue;
+    const dir = path.posix.dirname(rel);
+    for (const m of content.toString('utf8').matchAll(/<module>\s*([^<]+?)\s*<\/module>/g)) {
+      let target = path.posix.normalize(path.posix.join(dir, m[1]!));
+      // A module may name its pom file rather than its folder.
+      if (/\.xml$/.test(target)) target = path.posix.dirname(target);
+      out.add(target === '.' ? '' : target.replace(/\/$/, ''));
+    }
   }
   return out;
 }

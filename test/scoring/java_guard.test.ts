@@ -164,12 +164,23 @@ describe('the Java build guard on a local sandbox', () => {
     assert.ok(!plain.notes.some((n) => n.startsWith('TESTS_IN_MAVEN_JVM')));
     await plain.sandbox.destroy();
     const hosting = await guarded("printf 'package com.acme;\\nclass P2 extends javax.annotation.processing.AbstractProcessor {}\\n' > core/src/main/java/com/acme/P2.java", {
-      files: { 'gen/src/main/resources/META-INF/services/javax.annotation.processing.Processor': 'com.acme.P\n', 'core/pom.xml': '<project><build><plugins><plugin><configuration><forkCount>0</forkCount></configuration></plugin></plugins></build></project>\n' },
+      files: {
+        'pom.xml': '<project><modules><module>core</module><module>gen/pom.xml</module></modules></project>\n',
+        'gen/src/main/resources/META-INF/services/javax.annotation.processing.Processor': 'com.acme.P\n',
+        'core/pom.xml': '<project><build><plugins><plugin><configuration><forkCount>0</forkCount></configuration></plugin></plugins></build></project>\n',
+      },
     });
     assert.deepEqual(hosting.guard.runner(maven).args, ['-Dx=1', ...MAVEN_FORKED_TESTS, '-Dmaven.compiler.fork=true']);
     assert.deepEqual(hosting.guard.refusals, [], 'processor code is the code under test where the start state builds processors');
     assert.ok(hosting.notes.some((n) => n.startsWith('TESTS_IN_MAVEN_JVM: ') && n.includes('<forkCount>0</forkCount> in core/pom.xml')), hosting.notes.join('\n'));
     await hosting.sandbox.destroy();
+    // A processor module no pom names (gson's codegen before 2.9) is never built: no forked javac, and processor code is judged as without one.
+    const unbuilt = await guarded("printf 'package com.acme;\\nclass P2 extends javax.annotation.processing.AbstractProcessor {}\\n' > core/src/main/java/com/acme/P2.java", {
+      files: { 'codegen/pom.xml': '<project/>\n', 'codegen/src/main/resources/META-INF/services/javax.annotation.processing.Processor': 'com.acme.P\n' },
+    });
+    assert.deepEqual(unbuilt.guard.runner(maven).args, ['-Dx=1', ...MAVEN_FORKED_TESTS]);
+    assert.deepEqual(unbuilt.guard.refusals.map((r) => r.path), ['core/src/main/java/com/acme/P2.java']);
+    await unbuilt.sandbox.destroy();
   });
 
   test("the run's appended MAVEN_OPTS reach the build tool beside the sandbox's own", async () => {

@@ -52,7 +52,8 @@ export function swebenchSuite(opts: RepoOptions & { id?: string } = {}): Suite {
       ...(opts.reposDir ? [path.resolve(opts.reposDir)] : []),
     ],
     score: (task, patch, deps, scoreOpts) => scoreSwebench(task, patch, deps, scoreOpts),
-    // The harness's steps and the tamper checks run in both modes: one verdict either way.
+    // The harness's steps and the build guard run in both modes (strict refuses what faithful removes from a diff):
+    // the empty patch gets one verdict either way.
     scoringModeIndependent: true,
     // all_preds.jsonl (instance_id, model_patch) → results.json and logs/<instance_id>/, as the harness writes them.
     replay: replayAdapter,

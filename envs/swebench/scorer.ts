@@ -7,6 +7,8 @@ import { killedByMemoryLimit, OOM_KILLED_NOTE } from '../../src/sandbox/memory_l
 import { runTests, type TestRun } from '../../src/scoring/runners.ts';
 import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps, type VerdictBody } from '../../src/scoring/pipeline.ts';
 import { clearForHarness, refusedNote } from '../../src/scoring/candidate_files.ts';
+import { JavaBuildGuard } from '../../src/scoring/java_guard.ts';
+import { isolatedGitShell } from '../../src/sandbox/git_isolation.ts';
 import type { TestCaseResult } from '../../src/scoring/junit.ts';
 import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
 import type { RunnerSpec, Task } from '../../src/tasks/schema.ts';
@@ -27,16 +29,21 @@ export interface SwebenchScoreOptions {
  * pass"), without its known holes:
  *
  * 1. apply the patch (`git apply` → `--3way` → `patch --fuzz=5`, reset between tries);
- * 2. undo the candidate's changes to test files and test infrastructure (JUnit Platform
- *    properties, service registrations, wrappers), and revert build-file changes that
- *    skip, filter or ignore tests, each one noted in the verdict;
+ * 2. Java: the build guard (src/scoring/java_guard.ts) puts the start state's build
+ *    configuration back, then the task's declared build changes (the gold patch's); files
+ *    that would reach the compiler or the test toolchain rather than the code under test are
+ *    removed (strict: refused, reward 0). Then the candidate's changes to test files are
+ *    undone (Python: to its test infrastructure and pytest configuration too), each noted;
  * 3. reset every file the test patch touches to its base version, delete the files it
  *    adds (a candidate may have put its own there), apply the test patch;
  * 4. run the FAIL_TO_PASS and PASS_TO_PASS tests in one build (`--fail-at-end`, skipping and
- *    ignored failures switched off), with earlier reports removed and a run id the reports
- *    must carry;
+ *    ignored failures switched off, the tests in a forked JVM), with earlier reports removed
+ *    and a run id the reports must carry;
  * 5. resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed in this run's reports and
  *    the build agrees (exit code 0: Maven fails the build on any failing test).
+ *
+ * Every git here runs isolated (git_isolation.ts): no hook, fsmonitor or config of the
+ * workspace's plays a part.
  */
 export function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions & Partial<SwebenchScoreOptions> = {}): Promise<Verdict> {
   return scoreInFreshSandbox(task, patch, deps, opts, (t) => swebenchSteps(t, opts));
@@ -48,6 +55,17 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
   if (!testPatch) throw new GymError('TASK_INVALID', `task '${task.id}' has no test patch`);
   const runId = randomBytes(8).toString('hex');
   const runner = withRunId(task.tests.hidden.runner, runId);
+  const testGlobs = opts.testFiles ?? task.tests.testFiles;
+  const strict = (opts.scoring ?? 'strict') === 'strict';
+  const guard =
+    task.language === 'java' && (runner.type === 'maven' || runner.type === 'gradle')
+      ? new JavaBuildGuard({
+          tool: runner.type,
+          mode: strict ? 'strict' : 'faithful',
+          testFiles: testGlobs,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        })
+      : undefined;
   return {
     // 1. The candidate patch.
     patch: {
@@ -59,20 +77,33 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
     running: 'running FAIL_TO_PASS and PASS_TO_PASS',
 
     async readStartState({ sandbox, log }) {
-      const head = await sandbox.exec('git rev-parse HEAD && git status --porcelain --untracked-files=all | head -5', { timeoutMs: 300_000, signal: opts.signal });
+      const command = `${GIT} rev-parse HEAD && ${GIT} status --porcelain --untracked-files=all | head -5`;
+      const head = await sandbox.exec(command, { timeoutMs: 300_000, signal: opts.signal });
       if (head.exitCode !== 0) throw new GymError('ENV_BUILD_FAILED', `the start state is not a git work tree: ${head.stderr.trim()}`);
       log.push(`start state: ${head.stdout.trim()}`);
+      await guard?.readStartState(sandbox, log);
     },
 
     async layDownTests(run) {
+      if (guard) {
+        await guard.enforce(run.sandbox, run.notes, run.log, task.tests.hidden.buildPatch);
+        const tamper = guard.tamperNote();
+        // Strict: refused files make the verdict; nothing of theirs is run.
+        if (tamper) throw new GymError('INVALID_ARGUMENT', tamper, { candidate: true, note: tamper });
+      }
       const startLinks = await trackedLinks(run.sandbox);
-      await keepTestFiles(run, opts.testFiles ?? task.tests.testFiles, startLinks);
+      await keepTestFiles(run, testGlobs, startLinks, task.language);
       await applyTestPatch(run, testPatch, startLinks);
     },
 
     // 4. FAIL_TO_PASS and PASS_TO_PASS, this run's reports only.
     async runTests({ sandbox, env, notes, log }) {
-      const run = await runTests(sandbox, env, await locateModules(sandbox, runner, log), { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal });
+      const spec = await locateModules(sandbox, runner, log);
+      const run = await runTests(sandbox, env, guard ? guard.runner(spec) : spec, {
+        timeoutMs: task.tests.hidden.timeoutMs,
+        signal: opts.signal,
+        ...(guard ? { appendEnv: guard.runEnv(spec) } : {}),
+      });
       // Said in the verdict: unresolved for a candidate (its code outgrew the task's memory), an
       // infrastructure error for validate's gold run (src/scoring/validate.ts).
       if (killedByMemoryLimit(run.exec)) notes.push(memoryLimitNote(task, run));
@@ -128,16 +159,26 @@ export function killLines(log: string, max = 240): string {
     .join(' | ');
 }
 
+/** git in the scoring sandbox, taking no orders from the workspace (its hooks, config, attributes). */
+const GIT = isolatedGitShell();
+
 /** A shell command in the scoring sandbox, with the scoring's signal. */
 function shell(run: ScoringRun): (command: string, stdin?: string) => ReturnType<Sandbox['exec']> {
   return (command, stdin) => run.sandbox.exec(command, { timeoutMs: 300_000, signal: run.opts.signal, ...(stdin !== undefined ? { stdin } : {}) });
 }
 
 /**
- * 2. Test files and test infrastructure stay as they were: the candidate's changes to them
- * are undone, and build-file changes that configure tests reverted, each noted.
+ * 2. Test files stay as they were: the candidate's changes to them are undone, each noted.
+ * Python instances: pytest's infrastructure too (conftest.py, pytest.ini, tox.ini), and
+ * build-file changes that configure pytest are reverted. (Java's build configuration is the
+ * build guard's.)
  */
-async function keepTestFiles(run: ScoringRun, testGlobs: string[], startLinks: Map<string, string>): Promise<void> {
+async function keepTestFiles(
+  run: ScoringRun,
+  testGlobs: string[],
+  startLinks: Map<string, string>,
+  language: 'java' | 'python',
+): Promise<void> {
   const { sandbox, notes } = run;
   const sh = shell(run);
   const changed = await changedPaths(sandbox);
@@ -146,11 +187,11 @@ async function keepTestFiles(run: ScoringRun, testGlobs: string[], startLinks: M
     if (matchesAny(c.path, testGlobs)) {
       undo.push(c.path);
       notes.push(`test file reset to its base version: ${c.path}`);
-    } else if (isTestInfraFile(c.path)) {
+    } else if (language === 'python' && isTestInfraFile(c.path)) {
       undo.push(c.path);
       notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reset to its base version`);
-    } else if (isBuildFile(c.path) && c.tracked) {
-      const diff = await sh(`git diff HEAD -- ${shellQuote(c.path)}`);
+    } else if (language === 'python' && isBuildFile(c.path) && c.tracked) {
+      const diff = await sh(`${GIT} diff HEAD -- ${shellQuote(c.path)}`);
       const lines = testConfigLines(diff.stdout);
       if (lines.length) {
         undo.push(c.path);
@@ -172,11 +213,14 @@ async function applyTestPatch(run: ScoringRun, testPatch: string, startLinks: Ma
   notes.push(...(await clearForHarness(sandbox, resetPaths, { startLinks, signal: run.opts.signal })).map(refusedNote));
   const reset = await sh(
     resetPaths
-      .map((p) => `if git cat-file -e HEAD:${shellQuote(p)} 2>/dev/null; then rm -rf -- ${shellQuote(p)}; git checkout -q HEAD -- ${shellQuote(p)}; else rm -rf -- ${shellQuote(p)}; fi`)
+      .map((p) => {
+        const q = shellQuote(p);
+        return `if ${GIT} cat-file -e HEAD:${q} 2>/dev/null; then rm -rf -- ${q}; ${GIT} checkout -q HEAD -- ${q}; else rm -rf -- ${q}; fi`;
+      })
       .join('\n') + '\ntrue',
   );
   log.push(`reset ${resetPaths.length} test-patch file(s): exit ${reset.exitCode} ${reset.stderr}`);
-  const tp = await sh('p=$(mktemp); cat > "$p"; git apply --verbose --whitespace=nowarn "$p" 2>&1', testPatch);
+  const tp = await sh(`p=$(mktemp); cat > "$p"; ${GIT} apply --verbose --whitespace=nowarn "$p" 2>&1`, testPatch);
   log.push(`test patch:\n${tp.stdout}`);
   if (tp.exitCode !== 0) throw new GymError('TASK_INVALID', `the test patch does not apply to the base commit:\n${tp.stdout.slice(-2000)}`);
 }
@@ -194,7 +238,8 @@ export async function applyCandidatePatch(sandbox: Sandbox, patch: string): Prom
 /** Paths that differ from HEAD (tracked changes, deletions, untracked files), NUL-safe. */
 async function changedPaths(sandbox: Sandbox): Promise<{ path: string; tracked: boolean }[]> {
   // --ignored: a patch that also edits .gitignore cannot hide the files it adds.
-  const r = await sandbox.exec('git status --porcelain=v1 -z --untracked-files=all --ignored=matching --no-renames', { timeoutMs: 120_000 });
+  const status = `${GIT} status --porcelain=v1 -z --untracked-files=all --ignored=matching --no-renames`;
+  const r = await sandbox.exec(status, { timeoutMs: 120_000 });
   if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git status failed in the scoring sandbox: ${r.stderr}`);
   return r.stdout
     .split('\0')
@@ -204,7 +249,10 @@ async function changedPaths(sandbox: Sandbox): Promise<{ path: string; tracked: 
 
 /** The symbolic links the base commit tracks (path → target): the start state's own, left in place. */
 async function trackedLinks(sandbox: Sandbox): Promise<Map<string, string>> {
-  const r = await sandbox.exec(`git ls-files -s -z | while IFS= read -r -d '' e; do case "$e" in 120000\\ *) s=\${e#120000 }; printf '%s\\0' "\${e#*$'\\t'}"; git cat-file blob "\${s%% *}"; printf '\\0';; esac; done; true`, { timeoutMs: 120_000 });
+  const links =
+    `${GIT} ls-files -s -z | while IFS= read -r -d '' e; do case "$e" in 120000\\ *) s=\${e#120000 }; ` +
+    `printf '%s\\0' "\${e#*$'\\t'}"; ${GIT} cat-file blob "\${s%% *}"; printf '\\0';; esac; done; true`;
+  const r = await sandbox.exec(links, { timeoutMs: 120_000 });
   if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `listing the base commit's symbolic links failed: ${r.stderr}`);
   const fields = r.stdout.split('\0');
   const out = new Map<string, string>();
@@ -215,7 +263,7 @@ async function trackedLinks(sandbox: Sandbox): Promise<Map<string, string>> {
 async function restore(sh: (c: string) => Promise<{ exitCode: number | null; stderr: string }>, paths: string[], changed: { path: string; tracked: boolean }[]): Promise<void> {
   const tracked = new Map(changed.map((c) => [c.path, c.tracked]));
   const script = paths
-    .map((p) => (tracked.get(p) ? `rm -rf -- ${shellQuote(p)}; git checkout -q HEAD -- ${shellQuote(p)}` : `rm -rf -- ${shellQuote(p)}`))
+    .map((p) => (tracked.get(p) ? `rm -rf -- ${shellQuote(p)}; ${GIT} checkout -q HEAD -- ${shellQuote(p)}` : `rm -rf -- ${shellQuote(p)}`))
     .join('\n');
   const r = await sh(`${script}\ntrue`);
   if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not restore test files: ${r.stderr}`);

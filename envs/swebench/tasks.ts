@@ -2,6 +2,7 @@ import type { Task, TaskInput } from '../../src/tasks/schema.ts';
 import { TaskSchema } from '../../src/tasks/schema.ts';
 import type { SweInstance } from './dataset.ts';
 import { specFor, type RepoSpec } from './specs.ts';
+import { buildConfigSections } from '../../src/scoring/java_build.ts';
 
 export interface RepoOptions {
   /** Local mirrors, searched before GitHub. */
@@ -62,6 +63,9 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
   };
   let input: TaskInput;
   if (spec.language === 'java') {
+    // The gold's build changes (a version bump the test patch's poms name, say) are the task's:
+    // laid down after the start state's build configuration is restored.
+    const buildPatch = buildConfigSections(inst.patch);
     const runner = (selected: string[]) => ({ type: spec.build, tests: selected, args: spec.args, ...(notRun.length ? { exclude: notRun } : {}) });
     input = {
       ...common,
@@ -70,7 +74,7 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
       env: { kind: 'java', jdk: spec.jdk, build: spec.build, args: spec.args, ...(spec.build === 'maven' ? { warmTests: tests } : {}), ...(spec.unavailable ? { unavailable: spec.unavailable } : {}), ...(spec.warmArgs?.length ? { warmArgs: spec.warmArgs } : {}) },
       tests: {
         visible: { runner: runner([]), timeoutMs: spec.timeoutMs },
-        hidden: { runner: runner(tests), patch: inst.testPatch, timeoutMs: spec.timeoutMs },
+        hidden: { runner: runner(tests), patch: inst.testPatch, ...(buildPatch ? { buildPatch } : {}), timeoutMs: spec.timeoutMs },
         testFiles: spec.testFiles,
         failToPass,
         passToPass,

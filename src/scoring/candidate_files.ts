@@ -19,10 +19,14 @@ export const CANDIDATE_CODES: ReadonlySet<GymErrorCode> = new Set([
 
 export const REFUSED = 'CANDIDATE_FILE_REFUSED';
 
-/** The note for an error the candidate's files caused, or null when the error is the harness's. */
+/**
+ * The note for an error the candidate's files caused, or null when the error is the harness's;
+ * a step that refuses the candidate's files outright gives its own note (`details.note`).
+ */
 export function candidateNote(err: unknown): string | null {
   const e = toGymError(err);
   if (e.details?.candidate !== true && !CANDIDATE_CODES.has(e.code)) return null;
+  if (e.details?.candidate === true && typeof e.details.note === 'string') return e.details.note;
   return typeof e.details?.path === 'string' ? `${REFUSED}: ${e.details.path} ${e.message}` : `${REFUSED}: ${e.message}`;
 }
 

@@ -29,6 +29,8 @@ export interface RunTestsOptions {
   pytestConfig?: string;
   /** strict: pytest through STRICT_PYTEST_LAUNCHER (no autoloaded plugin, no bytecode, a record of the session); default faithful. */
   scoring?: ScoringMode;
+  /** Maven and Gradle: words appended to the sandbox's value of each variable for the run (`MAVEN_OPTS`: a JVM option of the scoring's). */
+  appendEnv?: Record<string, string>;
 }
 
 /** What strict runs set for every runner: no plugin autoloading, no bytecode written; BENCHGYM_SCORING tells exit-code harnesses (a suite's scorer script). */
@@ -91,7 +93,9 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
     return { command: `python -m pytest ${args}`, exec, tests, log: joinLog(exec) };
   }
   if (spec.type === 'maven' || spec.type === 'gradle') {
-    const command = spec.type === 'maven' ? mavenCommand(env.command, spec.tests, spec.args, spec.exclude) : gradleCommand(env.command, spec.tests, spec.args);
+    const build =
+      spec.type === 'maven' ? mavenCommand(env.command, spec.tests, spec.args, spec.exclude) : gradleCommand(env.command, spec.tests, spec.args);
+    const command = appendedEnv(opts.appendEnv) + build;
     const exec = await sandbox.exec(`${REMOVE_REPORTS} && ${command}`, execOpts);
     const { tests, reports } = await readJavaReports(sandbox);
     return { command, exec, tests, log: joinLog(exec), reports };
@@ -147,6 +151,14 @@ function toResult(name: string, c: { attrs: Record<string, string>; status: Test
 
 function joinLog(exec: ExecResult): string {
   return exec.stderr ? `${exec.stdout}\n--- stderr ---\n${exec.stderr}` : exec.stdout;
+}
+
+/** `VAR="${VAR:+$VAR }words" ` for each variable: the command's own environment, the sandbox's value kept. */
+function appendedEnv(vars: Record<string, string> = {}): string {
+  return Object.entries(vars)
+    .filter(([name]) => /^[A-Z_][A-Z0-9_]*$/.test(name))
+    .map(([name, words]) => `${name}="\${${name}:+\$${name} }"${shellQuote(words)} `)
+    .join('');
 }
 
 /** Surefire and Gradle report folders are removed before every run: only this run's reports count. */

@@ -1,6 +1,6 @@
 import type { DirEntry, Sandbox } from '../sandbox/types.ts';
 import { matchesAny } from '../sandbox/glob.ts';
-import { toGymError } from '../errors.ts';
+import { GymError, toGymError } from '../errors.ts';
 import type { Task } from '../tasks/schema.ts';
 import { clearForHarness, readLinks, REFUSED, refusedNote } from './candidate_files.ts';
 import { collectPytestIds, runTests } from './runners.ts';
@@ -8,6 +8,9 @@ import { decide, type Verdict } from './verdict.ts';
 import { TAMPER } from './mode.ts';
 import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps } from './pipeline.ts';
 import { REMOVE_BYTECODE, pytestEntryPoints, pytestFindings, scriptFindings, stripCompiled } from './strict.ts';
+import { JavaBuildGuard } from './java_guard.ts';
+import { javaTestClass, MAX_SELECTION_CHARS, mavenTestSelection } from '../tasks/java_tests.ts';
+import type { RunnerSpec } from '../tasks/schema.ts';
 
 export type { ScoreDeps, ScoreOptions } from './pipeline.ts';
 
@@ -39,6 +42,18 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
   let pristineConfig: { name: string; content: string } | undefined;
   let pytestConfig: string | undefined;
   let expectedIds: string[] | undefined;
+  const runner = task.tests.hidden.runner;
+  const guard =
+    task.language === 'java' && (runner.type === 'maven' || runner.type === 'gradle')
+      ? new JavaBuildGuard({
+          tool: runner.type,
+          mode: strict ? 'strict' : 'faithful',
+          testFiles: testGlobs,
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        })
+      : undefined;
+  // Strict Java: the run is the listed tests, so the build's own exit code can check the reports.
+  const listed = guard && strict ? listedRun(runner, task.tests) : undefined;
   return {
     patch: { failedNote: 'PATCH_APPLY_FAILED: the patch does not apply to the start state' },
     running: 'running the hidden tests',
@@ -48,6 +63,7 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
       originalTests = await snapshotMatching(sandbox, testGlobs, opts.signal);
       pristineConfig = task.tests.hidden.runner.type === 'pytest' ? await pytestConfigOf(sandbox) : undefined;
       log.push(`scoring: ${strict ? 'strict' : 'faithful'}`);
+      await guard?.readStartState(sandbox, log);
       if (!strict || task.language !== 'python') return;
       // Bytecode or an extension module in the diff would run instead of the source it shows.
       const stripped = stripCompiled(run.patch);
@@ -63,7 +79,13 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
       }
     },
 
-    async layDownTests({ sandbox, notes }) {
+    async layDownTests({ sandbox, notes, log }) {
+      if (guard) {
+        await guard.enforce(sandbox, notes, log);
+        const tamper = guard.tamperNote();
+        // Strict: refused files make the verdict; nothing of theirs is run.
+        if (tamper) throw new GymError('INVALID_ARGUMENT', tamper, { candidate: true, note: tamper });
+      }
       for (const reset of await resetTestFiles(sandbox, testGlobs, originalTests, notes, opts.signal)) notes.push(`test file reset to its start state: ${reset}`);
       const harnessFiles: Record<string, string> = { ...task.tests.hidden.files };
       if (pristineConfig) {
@@ -76,13 +98,29 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
       for (const [rel, content] of Object.entries(harnessFiles)) await sandbox.writeFile(rel, content);
     },
 
-    async runTests({ sandbox, env }) {
+    async runTests({ sandbox, env, log }) {
       if (strict && task.language === 'python') await sandbox.exec(REMOVE_BYTECODE, { timeoutMs: 60_000 });
-      return runTests(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig, scoring: strict ? 'strict' : 'faithful' });
+      const spec = guard ? guard.runner(listed?.runner ?? runner) : runner;
+      if (listed?.runner) log.push("strict: the listed tests' classes run, and the build must agree with their reports");
+      else if (listed) {
+        log.push("strict: the listed tests' classes are too many for one selection: the task's runner runs them, and the exit code is not checked");
+      }
+      return runTests(sandbox, env, spec, {
+        timeoutMs: task.tests.hidden.timeoutMs,
+        signal: opts.signal,
+        pytestConfig,
+        scoring: strict ? 'strict' : 'faithful',
+        ...(guard ? { appendEnv: guard.runEnv(spec) } : {}),
+      });
     },
 
     decide({ notes, log }, run) {
       const decided = decide(run, { ...task.tests, passWhen: task.tests.hidden.passWhen }, notes);
+      if (listed?.runner && decided.reward === 1 && run.exec.exitCode !== 0) {
+        const exit = run.exec.exitCode;
+        const note = `EXIT_CODE_MISMATCH: every listed test passed in the reports but the build of their classes exited ${exit}`;
+        return { ...decided, reward: 0, status: 'failed', notes: [...decided.notes, note] };
+      }
       if (strict) {
         if (run.strict && decided.reward === 1) tamper.push(...pytestFindings(run, run.strict, expectedIds));
         if (task.tests.hidden.runner.type === 'script') tamper.push(...scriptFindings(run));
@@ -93,6 +131,22 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
       return { ...decided, reward: 0, status: 'failed', notes: [...decided.notes, ...tamper.map((t) => `${TAMPER}: ${t}`)] };
     },
   };
+}
+
+/**
+ * The task's Java runner limited to the classes of its FAIL_TO_PASS and PASS_TO_PASS tests (by
+ * class: Surefire before 2.19 cannot select several `Class#method` patterns at once), when it
+ * has such lists and their selection fits one argument; `runner` undefined when it does not
+ * (the task's runner then runs as it is).
+ */
+function listedRun(runner: RunnerSpec, lists: { failToPass: string[]; passToPass: string[] }): { runner?: RunnerSpec } | undefined {
+  if ((runner.type !== 'maven' && runner.type !== 'gradle') || (!lists.failToPass.length && !lists.passToPass.length)) return undefined;
+  const classes = [...new Set([...lists.failToPass, ...lists.passToPass].map((id) => {
+    const { module, cls } = javaTestClass(id);
+    return module ? `${module}:${cls}` : cls;
+  }))];
+  if (mavenTestSelection(classes).some((a) => a.length > MAX_SELECTION_CHARS)) return {};
+  return { runner: { ...runner, tests: classes } };
 }
 
 /**

@@ -114,7 +114,7 @@ export class SuiteRegistry {
     return def?.score?.bind(def);
   }
 
-  /** Whether the suite's scorer gives one verdict in both scoring modes (Suite.scoringModeIndependent). */
+  /** Whether the suite's scorer gives the untouched start state one verdict in both scoring modes (Suite.scoringModeIndependent). */
   scoringModeIndependent(suiteId: string): boolean {
     return this.definitions.get(suiteId)?.scoringModeIndependent === true;
   }

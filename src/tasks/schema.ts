@@ -139,6 +139,12 @@ export const TestSpec = z.object({
   files: FileMap.default({}),
   /** A patch adding the hidden tests (SWE-bench's `test_patch`); applied by suite scorers that know how. */
   patch: z.string().optional(),
+  /**
+   * Java: the task's own build changes, a diff laid down after the start state's build
+   * configuration is restored over whatever a candidate did to it (SWE-bench: the gold patch's
+   * build-file sections, which the hidden tests may need to build). Hidden, as the tests are.
+   */
+  buildPatch: z.string().optional(),
   timeoutMs: z.number().int().positive().default(300_000),
   /**
    * What passes a run without FAIL_TO_PASS lists: `tests` (default) needs exit code 0, every

@@ -36,10 +36,12 @@ export interface Suite {
   /** The suite's own scorer, when the generic `scorePatch` is not how its benchmark scores (SWE-bench). */
   score?(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions): Promise<Verdict>;
   /**
-   * True when `score` reaches the same verdict in both scoring modes: its checks are the
-   * benchmark harness's own plus tamper checks it runs in either mode (SWE-bench). `validate`
-   * then scores the untouched start state once, not once per mode (for a Maven repository
-   * that is one whole build less per task).
+   * True when `score` reaches the same verdict on the untouched start state (the empty patch)
+   * in both scoring modes: its checks are the benchmark harness's own plus tamper checks it
+   * runs in either mode, and the modes differ only in what they make of files a diff carries
+   * (SWE-bench: strict refuses what faithful removes). `validate` then scores the untouched
+   * start state once, not once per mode (for a Maven repository that is one whole build less
+   * per task).
    */
   scoringModeIndependent?: boolean;
   /**

@@ -8,7 +8,10 @@ import { testContext } from '../../helpers.ts';
 /**
  * A small SWE-bench-java instance of our own: a two-module Maven project (`core`, and `app`
  * which depends on it) with a git history, JUnit 5 from Maven Central (the versions the
- * example suite's Maven tasks use, so one Maven repository serves both).
+ * example suite's Maven tasks use, so one Maven repository serves both). Its Surefire 2.x
+ * generation (`surefire: '2'`) is the same project as gson's and old jackson's bases build it:
+ * Surefire 2.12.4 (Maven 3's default binding) and JUnit 4.12, one test extending JUnit 3's
+ * `TestCase`, tests listed by class (2.12.4 cannot mix `Class#method` with other patterns).
  *
  * History on `main`: `init` → `words` (the base: `Words.count` miscounts) → `fix` (the
  * fixing pull request: the fix plus its tests; tagged `v1.1`, the future an agent must not
@@ -30,9 +33,14 @@ export interface SwebenchFixture {
   testPatch: string;
   failToPass: string[];
   passToPass: string[];
+  /** The Surefire generation of its poms. */
+  surefire: SurefireGeneration;
 }
 
-const POM_PLUGINS = `
+/** `3`: Surefire 3.2.5 and JUnit 5.10; `2`: Surefire 2.12.4 and JUnit 4.12. */
+export type SurefireGeneration = '2' | '3';
+
+const pomPlugins = (surefire: SurefireGeneration) => `
   <build>
     <plugins>
       <plugin>
@@ -43,12 +51,21 @@ const POM_PLUGINS = `
       <plugin>
         <groupId>org.apache.maven.plugins</groupId>
         <artifactId>maven-surefire-plugin</artifactId>
-        <version>3.2.5</version>
+        <version>${surefire === '3' ? '3.2.5' : '2.12.4'}</version>
       </plugin>
     </plugins>
   </build>`;
 
-const ROOT_POM = `<?xml version="1.0" encoding="UTF-8"?>
+const TEST_DEPENDENCY: Record<SurefireGeneration, string> = {
+  '3': `<groupId>org.junit.jupiter</groupId>
+      <artifactId>junit-jupiter</artifactId>
+      <version>5.10.2</version>`,
+  '2': `<groupId>junit</groupId>
+      <artifactId>junit</artifactId>
+      <version>4.12</version>`,
+};
+
+const rootPom = (surefire: SurefireGeneration) => `<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"
          xsi:schemaLocation="http://maven.apache.org/POM/4.0.0 https://maven.apache.org/xsd/maven-4.0.0.xsd">
   <modelVersion>4.0.0</modelVersion>
@@ -66,13 +83,11 @@ const ROOT_POM = `<?xml version="1.0" encoding="UTF-8"?>
   </properties>
   <dependencies>
     <dependency>
-      <groupId>org.junit.jupiter</groupId>
-      <artifactId>junit-jupiter</artifactId>
-      <version>5.10.2</version>
+      ${TEST_DEPENDENCY[surefire]}
       <scope>test</scope>
     </dependency>
   </dependencies>
-${POM_PLUGINS}
+${pomPlugins(surefire)}
 </project>
 `;
 
@@ -230,13 +245,96 @@ class ReportTest {
 }
 `;
 
+/** The same tests for JUnit 4 (Surefire 2.x): `WordsEdgeTest` in JUnit 3's style, as old suites still have some. */
+const JUNIT4_TESTS = {
+  calc: `package com.acme.core;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class CalcTest {
+  @Test
+  public void addsTwoNumbers() {
+    assertEquals(5, Calc.add(2, 3));
+  }
+}
+`,
+  wordsBase: `package com.acme.core;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class WordsTest {
+  @Test
+  public void countsASimpleSentence() {
+    assertEquals(3, Words.count("one two three"));
+  }
+}
+`,
+  wordsFix: `package com.acme.core;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class WordsTest {
+  @Test
+  public void countsASimpleSentence() {
+    assertEquals(3, Words.count("one two three"));
+  }
+
+  @Test
+  public void countsWordsSeparatedByRepeatedSpaces() {
+    assertEquals(2, Words.count("one   two"));
+  }
+}
+`,
+  edge: `package com.acme.core;
+
+import junit.framework.TestCase;
+
+public class WordsEdgeTest extends TestCase {
+  public void testEmptyTextHasNoWords() {
+    assertEquals(0, Words.count(""));
+  }
+
+  public void testLeadingAndTrailingSpacesAreNotWords() {
+    assertEquals(1, Words.count("  word  "));
+  }
+}
+`,
+  report: `package com.acme.app;
+
+import static org.junit.Assert.assertEquals;
+
+import org.junit.Test;
+
+public class ReportTest {
+  @Test
+  public void summarisesASentence() {
+    assertEquals("words: 2, twice: 4", Report.summary("hello world"));
+  }
+}
+`,
+};
+
+const TESTS: Record<SurefireGeneration, typeof JUNIT4_TESTS> = {
+  '3': { calc: CALC_TEST, wordsBase: WORDS_TEST_BASE, wordsFix: WORDS_TEST_FIX, edge: WORDS_EDGE_TEST, report: REPORT_TEST },
+  '2': JUNIT4_TESTS,
+};
+
 export const ISSUE = `Words.count miscounts text with repeated or surrounding spaces
 
 \`Words.count("one   two")\` returns 4 instead of 2, and \`Words.count("")\` returns 1 instead of 0.
 Leading and trailing spaces are counted as words too: \`Words.count("  word  ")\` should be 1.`;
 
 /** Builds the fixture under `root` (a fresh directory) with real git. */
-export async function buildSwebenchFixture(root: string, opts: { reposDir?: string } = {}): Promise<SwebenchFixture> {
+export async function buildSwebenchFixture(root: string, opts: { reposDir?: string; surefire?: SurefireGeneration } = {}): Promise<SwebenchFixture> {
+  const surefire = opts.surefire ?? '3';
+  const tests = TESTS[surefire];
+  const name = surefire === '3' ? 'calc' : 'calc-legacy';
   const origin = path.join(root, 'origin');
   await fs.mkdir(origin, { recursive: true });
   const g = (args: string[]) => git(args, { cwd: origin, env: { GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z' } });
@@ -253,12 +351,13 @@ export async function buildSwebenchFixture(root: string, opts: { reposDir?: stri
   };
   await g(['init', '-q', '-b', 'main']);
   await write({
-    'pom.xml': ROOT_POM,
+    'pom.xml': rootPom(surefire),
     'core/pom.xml': modulePom('core'),
     'app/pom.xml': modulePom('app', APP_DEPS),
     'core/src/main/java/com/acme/core/Calc.java': CALC,
-    'core/src/test/java/com/acme/core/CalcTest.java': CALC_TEST,
-    '.gitignore': 'target/\n',
+    'core/src/test/java/com/acme/core/CalcTest.java': tests.calc,
+    // Compiled files and archives are ignored, as in most Java repositories.
+    '.gitignore': 'target/\n*.class\n*.jar\n',
   });
   // An executable and a symlink: a start state must give both back as git has them.
   await fs.mkdir(path.join(origin, 'bin'), { recursive: true });
@@ -267,15 +366,15 @@ export async function buildSwebenchFixture(root: string, opts: { reposDir?: stri
   await commit('init: calc');
   await write({
     'core/src/main/java/com/acme/core/Words.java': WORDS_BUGGY,
-    'core/src/test/java/com/acme/core/WordsTest.java': WORDS_TEST_BASE,
+    'core/src/test/java/com/acme/core/WordsTest.java': tests.wordsBase,
     'app/src/main/java/com/acme/app/Report.java': REPORT,
-    'app/src/test/java/com/acme/app/ReportTest.java': REPORT_TEST,
+    'app/src/test/java/com/acme/app/ReportTest.java': tests.report,
   });
   const base = await commit('words: count words in reports');
   await write({
     'core/src/main/java/com/acme/core/Words.java': WORDS_FIXED,
-    'core/src/test/java/com/acme/core/WordsTest.java': WORDS_TEST_FIX,
-    'core/src/test/java/com/acme/core/WordsEdgeTest.java': WORDS_EDGE_TEST,
+    'core/src/test/java/com/acme/core/WordsTest.java': tests.wordsFix,
+    'core/src/test/java/com/acme/core/WordsEdgeTest.java': tests.edge,
   });
   const fix = await commit('Fix #7: Words.count with repeated, leading and trailing spaces');
   await g(['tag', '-a', '-m', 'release 1.1', 'v1.1', fix]);
@@ -288,15 +387,16 @@ export async function buildSwebenchFixture(root: string, opts: { reposDir?: stri
   const testPatch = await g(['diff', base, fix, '--', 'core/src/test']);
   const reposDir = opts.reposDir ?? path.join(root, 'mirrors');
   await fs.mkdir(reposDir, { recursive: true });
-  await git(['clone', '-q', '--mirror', origin, path.join(reposDir, 'acme+calc.git')]);
+  await git(['clone', '-q', '--mirror', origin, path.join(reposDir, `acme+${name}.git`)]);
 
-  const instanceId = 'acme__calc-7';
-  const failToPass = ['core:com.acme.core.WordsTest#countsWordsSeparatedByRepeatedSpaces', 'core:com.acme.core.WordsEdgeTest'];
-  const passToPass = ['core:com.acme.core.WordsTest#countsASimpleSentence', 'core:com.acme.core.CalcTest', 'app:com.acme.app.ReportTest'];
-  const dataset = path.join(root, 'data', 'acme_calc.jsonl');
+  const instanceId = `acme__${name}-7`;
+  // Surefire 2.12.4 runs a class or a method list, not both mixed: classes, as gson's records name them.
+  const failToPass = surefire === '3' ? ['core:com.acme.core.WordsTest#countsWordsSeparatedByRepeatedSpaces', 'core:com.acme.core.WordsEdgeTest'] : ['core:com.acme.core.WordsTest', 'core:com.acme.core.WordsEdgeTest'];
+  const passToPass = [...(surefire === '3' ? ['core:com.acme.core.WordsTest#countsASimpleSentence'] : []), 'core:com.acme.core.CalcTest', 'app:com.acme.app.ReportTest'];
+  const dataset = path.join(root, 'data', `acme_${name.replace(/-/g, '_')}.jsonl`);
   await fs.mkdir(path.dirname(dataset), { recursive: true });
   const row = {
-    repo: 'acme/calc',
+    repo: `acme/${name}`,
     instance_id: instanceId,
     base_commit: base,
     patch: goldPatch,
@@ -310,7 +410,7 @@ export async function buildSwebenchFixture(root: string, opts: { reposDir?: stri
     environment_setup_commit: base,
   };
   await fs.writeFile(dataset, JSON.stringify(row) + '\n');
-  return { reposDir, origin, dataset, repo: 'acme/calc', instanceId, base, fix, goldPatch, testPatch, failToPass, passToPass };
+  return { reposDir, origin, dataset, repo: `acme/${name}`, instanceId, base, fix, goldPatch, testPatch, failToPass, passToPass, surefire };
 }
 
 /** Candidate patches that must not resolve the instance, by what they try: made with git against the base. */
@@ -320,7 +420,7 @@ export async function badPatches(fx: SwebenchFixture): Promise<Record<string, st
   const cases: Record<string, (dir: string) => Promise<void>> = {
     // Pre-empts the hidden failing test with one that cannot fail.
     'edits the failing test': (dir) =>
-      fs.writeFile(path.join(dir, wordsTest), WORDS_TEST_BASE.replace(/}\n$/, '\n  @Test\n  void countsWordsSeparatedByRepeatedSpaces() {}\n}\n')),
+      fs.writeFile(path.join(dir, wordsTest), TESTS[fx.surefire].wordsBase.replace(/}\n$/, `\n  @Test\n  ${fx.surefire === '3' ? '' : 'public '}void countsWordsSeparatedByRepeatedSpaces() {}\n}\n`)),
     'deletes the failing test': (dir) => fs.rm(path.join(dir, wordsTest)),
     'adds a file where the test patch adds one': (dir) =>
       fs.writeFile(path.join(dir, edge), 'package com.acme.core;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsEdgeTest {\n  @Test void emptyTextHasNoWords() {}\n  @Test void leadingAndTrailingSpacesAreNotWords() {}\n}\n'),

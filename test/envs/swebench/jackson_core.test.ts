@@ -8,17 +8,18 @@ import type { Gym } from '../../../src/episode/gym.ts';
 import { locateMirror } from '../../../src/repo/source.ts';
 import { runGit } from '../../../src/repo/git.ts';
 import { startHttpServer, type RunningServer } from '../../../src/server/http.ts';
-import { PROJECT_ROOT, SuiteRegistry } from '../../../src/tasks/registry.ts';
+import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { makeGym, TEST_CACHE_DIR } from '../../helpers.ts';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { data, text } from '../../server/scenario.ts';
 import { builtinSuites } from '../../../bin/builtins.ts';
+import { SWEBENCH_JAVA_DIR } from './data.ts';
 
 // An MCP episode on a real instance (issue 15, point 5): jackson-core-1309 ("allow trailing dot
-// for Stringified numbers"). Needs the Multi-SWE-bench records in ../shared and a mirror of
+// for Stringified numbers"). Needs the Multi-SWE-bench records (data.ts) and a mirror of
 // FasterXML/jackson-core in BENCHGYM_MIRRORS (a --repos-dir); BENCHGYM_CACHE reuses a warm env
 // (else the test cache builds it: dependencies from Maven Central, the whole suite run once).
-const DATASET = path.resolve(PROJECT_ROOT, '..', 'shared', 'datasets', 'swe-bench-java', 'multi-swe-bench-bytedance-java', 'fasterxml__jackson-core_dataset.jsonl');
+const DATASET = path.join(SWEBENCH_JAVA_DIR, 'multi-swe-bench-bytedance-java', 'fasterxml__jackson-core_dataset.jsonl');
 const MIRRORS = process.env.BENCHGYM_MIRRORS;
 const INSTANCE = 'fasterxml__jackson-core-1309';
 const BASE = '449ed86748bf672b0a65f13e7f8573298b543384';

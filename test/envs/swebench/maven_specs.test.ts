@@ -8,12 +8,12 @@ import { assertEnvAvailable } from '../../../src/env/index.ts';
 import { GymError } from '../../../src/errors.ts';
 import { locateMirror } from '../../../src/repo/source.ts';
 import { runGit } from '../../../src/repo/git.ts';
-import { PROJECT_ROOT } from '../../../src/tasks/registry.ts';
+import { SWEBENCH_JAVA_DIR } from './data.ts';
 
 // The Maven repositories of the Multi-SWE-bench records (jackson-core, jackson-dataformat-xml,
 // fastjson2, dubbo, guava): their specs, checked against the records and, when mirrors are
 // given (BENCHGYM_MIRRORS=DIR, as for `--repos-dir`), against the base commits' poms.
-const MULTI = path.resolve(PROJECT_ROOT, '..', 'shared', 'datasets', 'swe-bench-java', 'multi-swe-bench-bytedance-java');
+const MULTI = path.join(SWEBENCH_JAVA_DIR, 'multi-swe-bench-bytedance-java');
 const JACKSON_CORE = path.join(MULTI, 'fasterxml__jackson-core_dataset.jsonl');
 const JACKSON_XML = path.join(MULTI, 'fasterxml__jackson-dataformat-xml_dataset.jsonl');
 const NO_DATA = existsSync(JACKSON_CORE) ? false : `the Multi-SWE-bench records are not at ${MULTI}`;

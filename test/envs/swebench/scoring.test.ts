@@ -14,6 +14,7 @@ import { assertNoFutureVisible, badPatches, buildSwebenchFixture, historyInEpiso
 import { git } from '../../../src/repo/index.ts';
 import { builtinSuites } from '../../../bin/builtins.ts';
 import { validateTask } from '../../../src/scoring/validate.ts';
+import { buildConfigSections } from '../../../src/scoring/java_build.ts';
 
 /**
  * The fixture instance scored on both backends with real Maven and JUnit: the gold patch
@@ -75,7 +76,7 @@ function check(verdicts: Map<string, Verdict>, fx: SwebenchFixture, all = true):
     assert.ok(verdicts.get('adds a file where the test patch adds one')!.notes.some((n) => /WordsEdgeTest\.java/.test(n)));
   }
   const pom = verdicts.get('skips tests in the pom')!;
-  assert.ok(pom.notes.some((n) => /TEST_INFRA_TAMPERING neutralised: core\/pom\.xml reverted .*skipTests/.test(n)), show(pom));
+  assert.ok(pom.notes.some((n) => /^BUILD_CONFIG_RESTORED: the start state's build configuration scores, .*: core\/pom\.xml \(changed\)/.test(n)), show(pom));
   // Neutralised, the tests ran: the failure is the bug's, not a missing report.
   assert.ok(pom.tests.some((t) => t.name.startsWith('core:com.acme.core.WordsEdgeTest#') && t.status === 'failed'), show(pom));
 }
@@ -128,7 +129,7 @@ describe('swe-bench-java: scoring the fixture instance', () => {
       assert.equal(gold.reward, 1, JSON.stringify({ notes: gold.notes, tests: gold.tests.map((t) => `${t.name} ${t.status}`) }));
       const log = await fs.readFile(gold.logRef!, 'utf8');
       assert.match(log, /tests located in module\(s\) (core, app|app, core)\n/);
-      assert.match(log, /\$ mvn -o .* -pl (core,app|app,core) -am /);
+      assert.match(log, /\$ (MAVEN_OPTS=.* )?mvn -o .* -pl (core,app|app,core) -am /);
       const empty = await gym.score(classOnly, '');
       assert.equal(empty.reward, 0);
     } finally {
@@ -136,7 +137,9 @@ describe('swe-bench-java: scoring the fixture instance', () => {
     }
   });
 
-  it('an artifact the offline run cannot resolve: a candidate that adds the dependency is unresolved with an ENV_INCOMPLETE note; as the gold, validate says error', { timeout: 10 * 60_000 }, async () => {
+  // A candidate's own pom change is not scored (the start state's build is); declared as the task's build change, the dependency
+  // the offline run cannot resolve leaves a candidate unresolved with an ENV_INCOMPLETE note, and as the gold validate says error.
+  it('an artifact the offline run cannot resolve: not from a candidate pom; declared: ENV_INCOMPLETE, validate error', { timeout: 15 * 60_000 }, async () => {
     const scratch = `${fx.origin}-nowhere`;
     await git(['clone', '-q', fx.origin, scratch]);
     let patch: string;
@@ -154,12 +157,19 @@ describe('swe-bench-java: scoring the fixture instance', () => {
     const { gym, cleanup } = await makeGym({ registry: registryFor() });
     try {
       const task = await gym.registry.task('swe-bench-java', fx.instanceId);
-      const v = await gym.score(task, patch);
+      // The build guard: the candidate's pom change is put back, so the fix resolves on the start state's build.
+      const own = await gym.score(task, patch);
+      const ownSeen = JSON.stringify({ status: own.status, error: own.error, notes: own.notes });
+      assert.equal(own.status, 'passed', ownSeen);
+      assert.ok(own.notes.some((n) => n.startsWith('BUILD_CONFIG_RESTORED: ') && n.includes('core/pom.xml (changed)')), ownSeen);
+      // The dependency as the task's own declared build change (as a gold patch's pom change is kept).
+      const declared = { ...task, tests: { ...task.tests, hidden: { ...task.tests.hidden, buildPatch: buildConfigSections(patch) } } };
+      const v = await gym.score(declared, patch);
       const seen = JSON.stringify({ status: v.status, error: v.error, notes: v.notes });
       assert.equal(v.status, 'failed', seen);
       assert.ok(v.notes.some((n) => /^ENV_INCOMPLETE: the offline test run could not resolve what it needs from the env: \[ERROR\].*org\.acme\.nowhere:nothing/.test(n)), seen);
       // The same patch as the instance's gold: the env's failure, never an invalid task.
-      const gold = await validateTask(gym, { ...task, solution: { patch } });
+      const gold = await validateTask(gym, { ...declared, solution: { patch } });
       assert.equal(gold.status, 'error', JSON.stringify(gold));
       assert.match(gold.reasons.join('\n'), /^gold: ENV_INCOMPLETE: .*org\.acme\.nowhere:nothing.*an infrastructure reason/, JSON.stringify(gold));
     } finally {

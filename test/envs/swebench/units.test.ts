@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { covers, decideSwebench, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
+import { covers, decideSwebench, instanceTask, readInstances, specFor, swebenchSuite } from '../../../envs/swebench/index.ts';
 import { datasetFiles } from '../../../envs/swebench/index.ts';
 import { diffFiles } from '../../../envs/swebench/patches.ts';
 import { resolvedRates } from '../../../envs/swebench/replay.ts';
@@ -10,10 +10,10 @@ import { killLines } from '../../../envs/swebench/scorer.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from '../../../envs/swebench/tamper.ts';
 import { gradleCommand, mavenCommand, type TestRun } from '../../../src/scoring/runners.ts';
 import { parseJavaTestId } from '../../../src/tasks/java_tests.ts';
-import { PROJECT_ROOT } from '../../../src/tasks/registry.ts';
 import { expectGymError, tempDir } from '../../helpers.ts';
+import { SWEBENCH_JAVA_DIR } from './data.ts';
 
-const DATA = path.resolve(PROJECT_ROOT, '..', 'shared', 'datasets', 'swe-bench-java');
+const DATA = SWEBENCH_JAVA_DIR;
 const GSON = path.join(DATA, 'google__gson_swe-bench-java_reconstructed.jsonl');
 const MULTI = path.join(DATA, 'multi-swe-bench-bytedance-java');
 const NO_DATA = existsSync(GSON) ? false : `the SWE-bench-java data is not at ${DATA}`;
@@ -104,17 +104,23 @@ describe('swe-bench-java: the scorer\'s parts', () => {
     ]);
   });
 
-  test('test infrastructure and test configuration in build files are recognised', () => {
-    for (const f of ['src/test/resources/junit-platform.properties', 'core/src/main/resources/META-INF/services/org.junit.platform.launcher.TestExecutionListener', '.mvn/maven.config', 'mvnw', 'gradle/wrapper/gradle-wrapper.properties']) assert.ok(isTestInfraFile(f), f);
-    for (const f of ['src/main/java/Foo.java', 'src/main/resources/META-INF/services/com.acme.Plugin']) assert.ok(!isTestInfraFile(f), f);
-    assert.ok(isBuildFile('core/pom.xml') && isBuildFile('pom.xml') && isBuildFile('app/build.gradle.kts'));
-    assert.deepEqual(testConfigLines('--- a/pom.xml\n+++ b/pom.xml\n+    <skipTests>true</skipTests>\n+    <dependency>x</dependency>\n-    <testFailureIgnore>false</testFailureIgnore>\n'), ['+    <skipTests>true</skipTests>', '-    <testFailureIgnore>false</testFailureIgnore>']);
-    assert.deepEqual(testConfigLines('+    <artifactId>guava</artifactId>\n+    <version>33.0</version>\n'), []);
-    assert.ok(testConfigLines('+test { exclude \'**/FooTest*\' }\n').length === 1);
-    assert.ok(testConfigLines('+        <argLine>-javaagent:x.jar</argLine>\n').length === 1);
-    assert.ok(isTestInfraFile('conftest.py') && isTestInfraFile('src/pkg/conftest.py') && isTestInfraFile('tox.ini'));
-    assert.ok(isBuildFile('pyproject.toml') && isBuildFile('setup.cfg'));
+  test("Python instances' test infrastructure and pytest configuration in build files are recognised (Java's are the build guard's)", () => {
+    assert.ok(isTestInfraFile('conftest.py') && isTestInfraFile('src/pkg/conftest.py') && isTestInfraFile('tox.ini') && isTestInfraFile('pytest.ini'));
+    for (const f of ['src/main/java/Foo.java', '.mvn/maven.config', 'src/test/resources/junit-platform.properties']) assert.ok(!isTestInfraFile(f), f);
+    assert.ok(isBuildFile('pyproject.toml') && isBuildFile('setup.cfg') && !isBuildFile('pom.xml'));
     assert.equal(testConfigLines('+[tool.pytest.ini_options]\n+addopts = "-p no:warnings"\n+requires = ["x"]\n').length, 2);
+    assert.deepEqual(testConfigLines('+    <artifactId>guava</artifactId>\n+[metadata]\n'), []);
+  });
+
+  test("a Java instance declares its gold patch's build-file sections (guava-2945's poms); one without keeps none", { skip: NO_DATA }, async () => {
+    const inst = (await readInstances(GSON))[0]!;
+    assert.equal(instanceTask('swe-bench-java', inst).tests.hidden.buildPatch, undefined, 'gson-1093 changes no build file');
+    const pom = 'diff --git a/gson/pom.xml b/gson/pom.xml\n--- a/gson/pom.xml\n+++ b/gson/pom.xml\n@@ -1 +1 @@\n-<v>1</v>\n+<v>2</v>\n';
+    const task = instanceTask('swe-bench-java', { ...inst, patch: `${pom}${inst.patch}` });
+    assert.equal(task.tests.hidden.buildPatch, pom);
+    assert.equal(task.solution?.patch, `${pom}${inst.patch}`, 'the gold patch is kept whole');
+    const guava = (await readInstances(path.join(MULTI, 'google__guava_dataset.jsonl'))).find((i) => i.instanceId === 'google__guava-2945')!;
+    assert.deepEqual(diffFiles(instanceTask('swe-bench-java', guava).tests.hidden.buildPatch ?? '').map((f) => f.newPath), ['android/guava/pom.xml', 'android/pom.xml', 'guava-gwt/pom.xml', 'guava/pom.xml', 'pom.xml']);
   });
 
   test('covers: classes, methods, parameterised and nested tests, modules, Gradle module tasks', () => {

@@ -27,6 +27,7 @@ import { startHttpServer } from '../src/server/http.ts';
 import { wsGymExtension } from '../src/server/ws_gym.ts';
 import { wsMcpExtension } from '../src/server/ws_mcp.ts';
 import type { ToolContext } from '../src/tools/types.ts';
+import type { ExecutorClient } from '../src/sandbox/executor/client.ts';
 import { builtinRegistry } from '../bin/builtins.ts';
 import { envCacheDir } from './mcp_latency.ts';
 import { round, summarize, type LatencyStats } from './stats.ts';
@@ -120,6 +121,9 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
     const episode = gym.episode(id);
     const key = episode.key;
     const ctx: ToolContext = { signal: new AbortController().signal, progress() {} };
+    const local = episode.sandbox as unknown as { startExecutor?: () => Promise<{ client: ExecutorClient }> };
+    if (!local.startExecutor) throw new Error(`the step floor needs the local sandbox with its executor (got ${episode.sandbox.backend})`);
+    const executor = (await local.startExecutor()).client;
     const checkCall = (r: Awaited<ReturnType<Client['callTool']>>) => {
       if (r.isError) throw new Error(JSON.stringify(r.content).slice(0, 300));
     };
@@ -128,7 +132,8 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
       ['ping_ws_mcp', 'MCP ping over MCP-over-WebSocket (/mcp/ws)', () => wsMcp.ping()],
       ['ping_gym', 'gym protocol ping over /ws', // A server from before `ping` answers METHOD_NOT_FOUND: the same round trip, for the before figure.
         () => gymWs!.request('ping').catch((e: Error) => { if (!/Method not found/.test(e.message)) throw e; })],
-      ['exec_raw', "episode.sandbox.exec('true'): the executor round trip alone", () => episode.sandbox.exec('true')],
+      ['executor_exec', "the executor client's exec of bash -c true: the round trip with none of the sandbox's per-command handling", () => executor.exec(['/bin/bash', '-c', 'true'], { cwd: '.', clearEnv: true, env: { PATH: '/usr/bin:/bin' }, stdin: '' })],
+      ['exec_raw', "episode.sandbox.exec('true'): + the local sandbox's per-command handling (cgroup, OOM count, sweep, disk watch)", () => episode.sandbox.exec('true')],
       ['run_command_direct', "gym.callTool run_command 'true' in-process (no transport)", () => gym.callTool('run_command', { command: 'true' }, ctx, id)],
       ['run_command_http', "run_command 'true' over Streamable HTTP MCP", async () => checkCall(await http.callTool({ name: 'run_command', arguments: { episode_id: id, command: 'true' } }))],
       ['run_command_ws_mcp', "run_command 'true' over MCP-over-WebSocket", async () => checkCall(await wsMcp.callTool({ name: 'run_command', arguments: { episode_id: id, command: 'true' } }))],
@@ -171,6 +176,7 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
     isolation: 'local backend, default isolation, executor on',
     loadAvg1m: { min: round(Math.min(...loads), 2), median: round([...loads].sort((a, b) => a - b)[Math.floor(loads.length / 2)]!, 2), max: round(Math.max(...loads), 2) },
     shares: {
+      sandboxAboveExecutorClient: round(p50('exec_raw') - p50('executor_exec')),
       gymAboveExecutor: round(p50('run_command_direct') - p50('exec_raw')),
       viewFileGymAboveExecutor: round(p50('view_file_direct') - p50('read_raw')),
       httpAboveGym: round(p50('run_command_http') - p50('run_command_direct')),

@@ -84,7 +84,9 @@ class ServerProcess {
   ) {}
 
   static async start(backend: 'local' | 'docker', maxEpisodes: number, dataDir: string): Promise<ServerProcess> {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(HERE, 'throughput', 'server.ts'), backend, String(maxEpisodes), dataDir, envCacheDir()], { stdio: ['pipe', 'pipe', 'inherit'] });
+    // BENCHGYM_THROUGHPUT_SERVER_ARGS='--cpu-prof --cpu-prof-dir=DIR' profiles the server alone.
+    const extra = process.env.BENCHGYM_THROUGHPUT_SERVER_ARGS?.split(' ').filter(Boolean) ?? [];
+    const child = spawn(process.execPath, [...extra, '--import', 'tsx', path.join(HERE, 'throughput', 'server.ts'), backend, String(maxEpisodes), dataDir, envCacheDir()], { stdio: ['pipe', 'pipe', 'inherit'] });
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`the throughput server exited with ${code}`)));

@@ -6,6 +6,11 @@ import { JSONRPCMessageSchema, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage,
 const MAX_BATCH = 100;
 /** A comment line on open SSE streams this often, so proxies keep them (the SDK's default). */
 const KEEP_ALIVE_MS = 15_000;
+/**
+ * A JSON answer not ready by then becomes an event stream: its headers go at once and keep-alives
+ * follow, as clients time out a response whose headers or body stall (fetch: 300 s each).
+ */
+export const JSON_ANSWER_WITHIN_MS = 1000;
 
 type Message = JSONRPCMessage & { id?: RequestId; method?: string; params?: { _meta?: { progressToken?: unknown } }; result?: unknown; error?: unknown };
 
@@ -17,6 +22,8 @@ interface PostReply {
   responses: Message[];
   batch: boolean;
   keepAlive?: NodeJS.Timeout;
+  /** While the answer may still go as JSON: the switch to an event stream. */
+  streamAfter?: NodeJS.Timeout;
 }
 
 const isResponse = (m: Message) => m.id !== undefined && m.method === undefined && ('result' in m || 'error' in m);
@@ -29,8 +36,9 @@ const isRequest = (m: Message) => m.id !== undefined && typeof m.method === 'str
  * without its conversion of every request and response into Web streams (Hono's node adapter,
  * ReadableStream, TextEncoder): that conversion was most of an MCP call's cost on the server.
  * A POST whose requests carry no progress token is answered with one JSON body (the spec lets the
- * server choose); one that asks for progress gets an SSE stream, so its notifications arrive
- * before the response. No resumability (no event store), as before.
+ * server choose) when the answer is ready within JSON_ANSWER_WITHIN_MS; one that asks for progress,
+ * or takes longer, gets an SSE stream (with keep-alives), so its notifications arrive before the
+ * response and a long call is never a stalled response. No resumability (no event store), as before.
  */
 export class NodeStreamableHttpTransport implements Transport {
   sessionId?: string;
@@ -96,19 +104,27 @@ export class NodeStreamableHttpTransport implements Transport {
       return;
     }
     const sse = requests.some((m) => m.params?._meta?.progressToken !== undefined);
-    const reply: PostReply = { res, sse, pending: new Set(requests.map((m) => m.id!)), responses: [], batch: Array.isArray(body) };
+    const reply: PostReply = { res, sse: false, pending: new Set(requests.map((m) => m.id!)), responses: [], batch: Array.isArray(body) };
     for (const id of reply.pending) this.replies.set(id, reply);
-    if (sse) {
-      res.writeHead(200, { ...this.sessionHeader(), 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
-      res.flushHeaders();
-      reply.keepAlive = keepAlive(res);
-    }
+    if (sse) this.startStream(reply);
+    else reply.streamAfter = setTimeout(() => this.startStream(reply), JSON_ANSWER_WITHIN_MS);
     // A client gone before the answer: its requests' responses have nowhere to go.
     res.once('close', () => {
+      clearTimeout(reply.streamAfter);
       clearInterval(reply.keepAlive);
       for (const id of reply.pending) if (this.replies.get(id) === reply) this.replies.delete(id);
     });
     for (const m of messages) this.onmessage?.(m, extra);
+  }
+
+  /** Answers the POST as an event stream from now on: headers now, then keep-alives, then the answers (those already in first). */
+  private startStream(reply: PostReply): void {
+    if (reply.sse || reply.res.headersSent) return;
+    reply.sse = true;
+    reply.res.writeHead(200, { ...this.sessionHeader(), 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    reply.res.flushHeaders();
+    reply.keepAlive = keepAlive(reply.res);
+    for (const m of reply.responses) writeEvent(reply.res, m);
   }
 
   private get(req: IncomingMessage, res: ServerResponse): void {
@@ -160,6 +176,7 @@ export class NodeStreamableHttpTransport implements Transport {
     reply.pending.delete(requestId);
     this.replies.delete(requestId);
     if (reply.pending.size > 0) return;
+    clearTimeout(reply.streamAfter);
     clearInterval(reply.keepAlive);
     if (reply.sse) return void reply.res.end();
     const text = JSON.stringify(reply.batch ? reply.responses : reply.responses[0]);

@@ -17,6 +17,12 @@ function events(body: string): Record<string, any>[] {
     .map((l) => JSON.parse(l.slice(6)));
 }
 
+/** The answer of a POST, whether it came as JSON or as the last event of a stream. */
+async function readAnswer(res: Response): Promise<Record<string, any>> {
+  if (/^application\/json/.test(res.headers.get('content-type') ?? '')) return res.json();
+  return events(await res.text()).at(-1)!;
+}
+
 describe('MCP over Streamable HTTP on node:http (NodeStreamableHttpTransport behind /mcp)', () => {
   let server: RunningServer;
   let cleanup: () => Promise<void>;
@@ -68,6 +74,19 @@ describe('MCP over Streamable HTTP on node:http (NodeStreamableHttpTransport beh
     assert.ok(progress.every((m) => m.params.progressToken === 'p1'));
     assert.equal(got.at(-1)!.id, 3, 'the answer comes last');
     assert.match(got.at(-1)!.result.structuredContent.episodeId, /^ep-/);
+  });
+
+  test('an answer not ready within JSON_ANSWER_WITHIN_MS turns into an event stream: headers at once, the answer later', async () => {
+    const started = await post({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'start_episode', arguments: { task_id: 'roman-numerals' } } });
+    const episodeId = (await readAnswer(started)).result.structuredContent.episodeId as string;
+    const t0 = Date.now();
+    const slow = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'run_command', arguments: { episode_id: episodeId, command: 'sleep 3; echo slept' } } });
+    const headersAfter = Date.now() - t0;
+    assert.match(slow.headers.get('content-type') ?? '', /^text\/event-stream/);
+    assert.ok(headersAfter < 2900, `the headers came after ${headersAfter} ms, before the command's end`);
+    const answer = await readAnswer(slow);
+    assert.equal(answer.id, 9);
+    assert.match(answer.result.content[0].text, /slept/);
   });
 
   test('refusals keep the SDK transport codes: 406, 415, 400 (version), 405, 404 (session)', async () => {

@@ -1,6 +1,7 @@
 import { toGymError } from '../errors.ts';
 import { VERSION } from '../version.ts';
 import type { CliCommand } from './command.ts';
+import { exportTrajectoriesCommand } from './commands/export_trajectories.ts';
 import { imagesCommand } from './commands/images.ts';
 import { mcpCommand } from './commands/mcp.ts';
 import { reportCommand } from './commands/report.ts';
@@ -16,7 +17,10 @@ import { closest } from './options.ts';
 
 /** The built-in commands, then every command a suite adds, in `benchgym --help` order. */
 export function cliCommands(root: Composition): CliCommand[] {
-  const builtins = [serveCommand(root), mcpCommand(root), tasksCommand(root), validateCommand(root), scoreCommand(root), shellCommand, runCommand(root), reportCommand(root), viewCommand, imagesCommand];
+  const builtins = [
+    ...[serveCommand(root), mcpCommand(root), tasksCommand(root), validateCommand(root), scoreCommand(root), shellCommand],
+    ...[runCommand(root), reportCommand(root), exportTrajectoriesCommand, viewCommand, imagesCommand],
+  ];
   const commands = new Map(builtins.map((c) => [c.name, c]));
   for (const suite of root.suites()) {
     for (const c of suite.commands ?? []) {

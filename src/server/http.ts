@@ -48,7 +48,14 @@ export interface HttpServerOptions {
  * Adds routes and WebSocket endpoints to the HTTP server, behind the same access checks.
  * It may return a function that `close()` calls first (open WebSockets keep the HTTP server from closing).
  */
-export type ServerExtension = (ctx: { gym: Gym; app: Express; upgrades: UpgradeRouter; replicaUrl?: string }) => void | (() => void | Promise<void>);
+export type ServerExtension = (ctx: {
+  gym: Gym;
+  app: Express;
+  upgrades: UpgradeRouter;
+  replicaUrl?: string;
+  /** The server's JSON parser leaves requests below `prefix` alone: the extension reads their bodies (and answers their errors) itself. */
+  readsOwnBody(prefix: string): void;
+}) => void | (() => void | Promise<void>);
 
 export interface RunningServer {
   url: string;
@@ -122,7 +129,11 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   // JSON bodies for every route but the MCP endpoints, which read theirs after the session check.
   const json = express.json();
   const isMcpPath = (p: string) => p === '/mcp' || capabilityOfPath(p)?.endpoint === 'mcp';
-  app.use((req: Request, res: Response, next: NextFunction) => (isMcpPath(req.path) ? next() : json(req, res, next)));
+  const ownBodyPrefixes: string[] = [];
+  // Lower case, as the router matches paths.
+  const readsOwnBody = (p: string) =>
+    isMcpPath(p) || ownBodyPrefixes.some((prefix) => p.toLowerCase() === prefix || p.toLowerCase().startsWith(`${prefix}/`));
+  app.use((req: Request, res: Response, next: NextFunction) => (readsOwnBody(req.path) ? next() : json(req, res, next)));
   const upgrades = new UpgradeRouter(policy, (id, key) => {
     try {
       return episodeByKey(gym, id, key);
@@ -132,7 +143,8 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   });
   const disposers: (() => void | Promise<void>)[] = [];
   for (const extension of opts.extensions ?? []) {
-    const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}) });
+    const readsOwnBodyOf = (prefix: string) => void ownBodyPrefixes.push(prefix.toLowerCase());
+    const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}), readsOwnBody: readsOwnBodyOf });
     if (typeof dispose === 'function') disposers.push(dispose);
   }
 

@@ -7,7 +7,7 @@
  *   npm run bench -- --only peers --quick    ~3 min
  *
  * The peers are installed from PyPI into a venv for this benchmark only
- * (<tmpdir>/benchgym-peers-venv); a peer that cannot be installed is skipped and said so.
+ * (~/.cache/benchgym/peers-venv, or $BENCHGYM_PEERS_VENV); a peer that cannot be installed is skipped and said so.
  * They are driven by bench/peers/driver.py, which times each peer call itself.
  * SWE-ReX runs in a derived image (base + `pip install swe-rex`, built with --network host);
  * its container keeps `--network none`: swerex-remote listens on a unix socket in a
@@ -63,8 +63,8 @@ async function timedMs(fn: () => Promise<unknown>): Promise<number> {
 }
 
 /** The peers' venv, made on first use; null with the reason when pip cannot install them. */
-async function ensureVenv(log: (m: string) => void): Promise<{ python: string; versions: Record<string, string> } | { error: string }> {
-  const dir = process.env.BENCHGYM_PEERS_VENV ?? path.join(os.tmpdir(), 'benchgym-peers-venv');
+export async function ensureVenv(log: (m: string) => void): Promise<{ python: string; versions: Record<string, string> } | { error: string }> {
+  const dir = process.env.BENCHGYM_PEERS_VENV ?? path.join(os.homedir(), '.cache', 'benchgym', 'peers-venv');
   const python = path.join(dir, 'bin', 'python');
   const pip = path.join(dir, 'bin', 'pip');
   const versions: Record<string, string> = {};
@@ -98,7 +98,7 @@ async function ensureVenv(log: (m: string) => void): Promise<{ python: string; v
 }
 
 /** benchgym/base-python:3.11 plus swe-rex (wheels fetched on the host, installed without network). */
-async function ensureSwerexImage(base: string, pip: string, version: string, log: (m: string) => void): Promise<string> {
+export async function ensureSwerexImage(base: string, pip: string, version: string, log: (m: string) => void): Promise<string> {
   const image = `benchgym-peers/swerex:${version}`;
   if (await execFileP('docker', ['image', 'inspect', image]).then(() => true, () => false)) return image;
   const ctx = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-peers-image-'));

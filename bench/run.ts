@@ -48,6 +48,8 @@ const BENCHMARKS: Benchmark[] = [
   (await import('./protocol_latency.ts')).PROTOCOL_BENCHMARK, // one step over in-process, MCP, the gym protocol and OpenEnv (issue 35)
   (await import('./peers.ts')).PEERS_BENCHMARK, // opt-in: benchgym vs mini-swe-agent and SWE-ReX (issue 14)
   (await import('./viewer.ts')).VIEWER_BENCHMARK, // opt-in: benchgym view on a 10,000-result run (issue 19)
+  (await import('./step_floor.ts')).STEP_FLOOR_BENCHMARK, // opt-in: where a step's time goes, layer by layer (issue 34)
+  (await import('./throughput.ts')).THROUGHPUT_BENCHMARK, // opt-in: N concurrent episodes x 50 steps vs the peers (issue 34)
 ];
 
 function usage(): string {

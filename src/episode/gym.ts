@@ -283,7 +283,8 @@ export class Gym {
 
   /** Validates and runs any tool by name; episode tools need `episodeId`. */
   async callTool(name: string, rawArgs: unknown, ctx: ToolContext, episodeId?: string): Promise<ToolResult> {
-    const tool = this.tools.find((t) => t.name === name);
+    // The core tools come first in `tools` (they win a name clash): found without building the list, as every step asks.
+    const tool = CORE_TOOLS.get(name) ?? this.tools.find((t) => t.name === name);
     if (!tool) throw new GymError('INVALID_ARGUMENT', `unknown tool '${name}'`);
     if (tool.scope === 'gym') {
       try {
@@ -294,6 +295,7 @@ export class Gym {
     }
     if (!episodeId) throw new GymError('INVALID_ARGUMENT', `'episode_id' is required for ${name}`);
     const episode = this.episode(episodeId);
+    if (CORE_TOOLS.get(name) === tool) return this.callEpisodeTool(episode, tool, rawArgs, ctx);
     const offered = this.episodeTools(episode);
     // A suite's tool is served gym-wide (the union), but only its suite's episodes offer it.
     const own = offered.find((t) => t.name === name);
@@ -318,6 +320,8 @@ export class Gym {
         if (tool.runsCode) episode.codeRan = true;
         const result = await withHeartbeat(ctx, tool.name, (c) => tool.run(episode, args, c));
         episode.trajectory.append({ type: 'step', step, tool: tool.name, args, ok: true, observation: result.text, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
+        // An ended episode keeps no file open while it is remembered (retainEndedMs): a later record opens it again.
+        if (episode.state !== 'running') await episode.trajectory.flush();
         return result;
       } catch (err) {
         const e = sandboxFailureOf(episode, tool.name, step, toGymError(err));
@@ -415,6 +419,7 @@ export class Gym {
         await this.endEpisode(episode, 'expired').catch(() => {});
       } else if (episode.state !== 'running' && now - episode.lastActiveAt > this.defaults.retainEndedMs) {
         this.episodes.delete(episode.id);
+        await episode.trajectory.flush();
       }
     }
   }
@@ -439,6 +444,15 @@ function sandboxFailureOf(episode: Episode, tool: string, step: number, e: GymEr
   if (e.code !== 'SANDBOX_UNAVAILABLE' || !episode.codeRan) return e;
   episode.sandboxFailure ??= { code: e.code, message: e.message, tool, step };
   return new GymError(e.code, e.message, { ...e.details, afterAgentCode: true });
+}
+
+/** The core's tools by name: every episode offers the episode ones. */
+const CORE_TOOLS: ReadonlyMap<string, AnyTool> = new Map<string, AnyTool>([...GYM_TOOLS, ...EPISODE_TOOLS].map((t) => [t.name, t]));
+
+/** Whether `name` is an episode tool of this gym (a core one, or a served suite's), without building the tool list. */
+export function isEpisodeToolOf(gym: Gym, name: string): boolean {
+  const core = CORE_TOOLS.get(name);
+  return core ? core.scope === 'episode' : gym.tools.some((t) => t.scope === 'episode' && t.name === name);
 }
 
 /** With no registry given, a gym serves no suite (the composition root, bin/builtins.ts, knows the built-in ones). */

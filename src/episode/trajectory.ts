@@ -1,4 +1,4 @@
-import { promises as fs } from 'node:fs';
+import { closeSync, openSync, promises as fs, writeSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -62,9 +62,14 @@ export function trajectoryLine(record: Record<string, unknown>): string {
   return JSON.stringify({ ...kept, truncated: `the record was ${line.length} characters after cutting, over the trajectory's ${MAX_LINE_CHARS} per line: only its scalar fields are kept` });
 }
 
-/** Every call of an episode, appended as JSON lines as it happens, so a crash loses nothing. */
+/**
+ * Every call of an episode, appended as JSON lines as it happens. `append` writes the line to the
+ * file (a write on a descriptor kept open, into the kernel) before it returns: a step is finished
+ * when its answer is sent, and the Gym records it before answering, so a crash of the server loses
+ * no finished step. One write per record, not an open-append-close, is what a step costs here.
+ */
 export class Trajectory {
-  private chain: Promise<void> = Promise.resolve();
+  private fd: number | null = null;
 
   constructor(readonly file: string) {}
 
@@ -72,16 +77,33 @@ export class Trajectory {
     await fs.mkdir(dir, { recursive: true });
     const t = new Trajectory(path.join(dir, `${episodeId}.jsonl`));
     t.append({ type: 'episode', episodeId, ...header, startedAt: new Date().toISOString() });
-    await t.flush();
     return t;
   }
 
   append(record: Record<string, unknown>): void {
-    const line = trajectoryLine(record) + '\n';
-    this.chain = this.chain.then(() => fs.appendFile(this.file, line)).catch(() => {});
+    const line = Buffer.from(trajectoryLine(record) + '\n');
+    try {
+      this.fd ??= openSync(this.file, 'a');
+      for (let at = 0; at < line.length; ) at += writeSync(this.fd, line, at);
+    } catch {
+      // A full disk or a removed folder costs the record, not the episode's call (as before).
+      this.release();
+    }
   }
 
+  /** Lets go of the file (an episode's end); a later record (get_diff after the end) opens it again. */
   flush(): Promise<void> {
-    return this.chain;
+    this.release();
+    return Promise.resolve();
+  }
+
+  private release(): void {
+    if (this.fd === null) return;
+    try {
+      closeSync(this.fd);
+    } catch {
+      // already closed
+    }
+    this.fd = null;
   }
 }

@@ -7,7 +7,6 @@ import { SESSION_DEFAULTS, SessionTable } from './sessions.ts';
 import { UpgradeRouter } from './upgrade.ts';
 import express from 'express';
 import { hostHeaderValidation } from '@modelcontextprotocol/sdk/server/middleware/hostHeaderValidation.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { GymError, toGymError } from '../errors.ts';
@@ -15,6 +14,7 @@ import type { Episode } from '../episode/episode.ts';
 import type { Gym } from '../episode/gym.ts';
 import { capabilityOfPath, episodeByKey, isEpisodesPath, NO_EPISODE_ENDPOINT, withoutEpisodeKeys } from './capability.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
+import { NodeStreamableHttpTransport } from './mcp_http_transport.ts';
 import { onReplica, parseAdvertiseUrl } from './replica.ts';
 import { docsRoute, landingRoute } from './landing.ts';
 import { gymLiveEpisodes } from '../viewer/live.ts';
@@ -149,7 +149,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     if (typeof dispose === 'function') disposers.push(dispose);
   }
 
-  const sessions = new SessionTable<{ transport: StreamableHTTPServerTransport; server: McpServer; scope: string }>(
+  const sessions = new SessionTable<{ transport: NodeStreamableHttpTransport; server: McpServer; scope: string }>(
     { idleMs: opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max, newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond },
     (s) => s.server.close(),
   );
@@ -186,7 +186,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
         // initialize requests then interleaves with the calls of the sessions already open.
         await nextCreationTurn();
         const server = makeServer();
-        const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+        const transport: NodeStreamableHttpTransport = new NodeStreamableHttpTransport({
           sessionIdGenerator: () => randomUUID(),
           onsessioninitialized: (sid): void => sessions.add(sid, { transport, server, scope: scope() }),
         });

@@ -2,7 +2,7 @@ import { WebSocketServer, WebSocket, type RawData } from 'ws';
 import { z } from 'zod';
 import { GymError, toGymError, type GymErrorCode } from '../errors.ts';
 import type { Episode } from '../episode/episode.ts';
-import type { Gym } from '../episode/gym.ts';
+import { isEpisodeToolOf, type Gym } from '../episode/gym.ts';
 import type { ToolContext, ToolResult } from '../tools/types.ts';
 import { parseInput } from '../validation.ts';
 import { episodeByKey, episodePath } from './capability.ts';
@@ -242,6 +242,10 @@ class GymConnection {
         case 'close':
           result = await step(parseInput(EpisodeParams, params, 'params of close'), 'end_episode', {});
           break;
+        case 'ping':
+          // The protocol's no-op, as MCP's: a client's liveness check, and the transport's floor.
+          result = {};
+          break;
         case 'cancel': {
           const target = this.running.get(parseInput(CancelParams, params, 'params of cancel').request_id);
           target?.abort(new GymError('CANCELLED', 'cancelled by the client'));
@@ -249,7 +253,7 @@ class GymConnection {
           break;
         }
         default:
-          if (id !== null) this.fail(id, RPC.METHOD_NOT_FOUND, `Method not found: '${method}' (list_suites, list_tasks, reset, step, submit, close, cancel)`);
+          if (id !== null) this.fail(id, RPC.METHOD_NOT_FOUND, `Method not found: '${method}' (list_suites, list_tasks, reset, step, submit, close, cancel, ping)`);
           return;
       }
       if (id !== null) {
@@ -289,9 +293,9 @@ class GymConnection {
    */
   private async step(episode: Episode, toolName: string, args: Record<string, unknown>, ctx: ToolContext): Promise<StepResult> {
     const episodeId = episode.id;
-    const tools = this.gym.episodeTools(episode);
     // Another suite's tool is not unknown: the gym refuses it as an observation (TOOL_NOT_AVAILABLE).
-    if (!this.gym.tools.some((t) => t.scope === 'episode' && t.name === toolName)) {
+    if (!isEpisodeToolOf(this.gym, toolName)) {
+      const tools = this.gym.episodeTools(episode);
       const hint = ['list_suites', 'list_tasks', 'start_episode'].includes(toolName) ? `; '${toolName}' is a method of its own (start_episode is reset)` : '';
       throw new GymError('INVALID_ARGUMENT', `unknown episode tool '${toolName}'${hint} (tools: ${tools.map((t) => t.name).join(', ')})`);
     }

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { GymError } from '../../src/errors.ts';
 import { makeGym, startExample, testContext } from '../helpers.ts';
 
@@ -61,6 +61,27 @@ test("a sandbox that fails after a tool ran the agent's code is kept on the epis
     const flagged = (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.details?.afterAgentCode === true;
     await assert.rejects(gym.callTool('submit', {}, testContext(), late), flagged);
     assert.equal(gym.episode(late).sandboxFailure?.tool, 'view_file');
+  } finally {
+    await cleanup();
+  }
+});
+
+test("a step's trajectory record is in the file when the call returns: a crash after the answer loses no finished step", async () => {
+  const { gym, cleanup } = await makeGym();
+  try {
+    const id = await startExample(gym, 'roman-numerals');
+    const file = gym.episode(id).trajectory.file;
+    const records = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; step?: number; tool?: string; ok?: boolean });
+    for (let step = 1; step <= 20; step++) {
+      await gym.callTool('view_file', { path: 'roman.py' }, testContext(), id);
+      // Read at once, synchronously: no later turn of the event loop may be what writes it.
+      assert.deepEqual(records().filter((r) => r.type === 'step').map((r) => r.step), Array.from({ length: step }, (_, i) => i + 1));
+    }
+    await assert.rejects(gym.callTool('view_file', { path: 'no-such-file.py' }, testContext(), id));
+    assert.deepEqual(records().at(-1), { ...records().at(-1), type: 'step', step: 21, tool: 'view_file', ok: false });
+    await gym.callTool('end_episode', {}, testContext(), id);
+    await gym.callTool('get_diff', {}, testContext(), id);
+    assert.deepEqual(records().slice(-2).map((r) => r.tool ?? r.type), ['end_episode', 'get_diff'], 'records after the end are written too');
   } finally {
     await cleanup();
   }

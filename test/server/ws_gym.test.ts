@@ -108,6 +108,15 @@ describe('WebSocket gym protocol (/ws)', () => {
     await cleanup();
   });
 
+  test('ping answers an empty result (with or without params); a notification ping gets no answer', async () => {
+    assert.deepEqual(await client.call('ping'), {});
+    assert.deepEqual(await client.call('ping', {}), {});
+    const before = client.log.length;
+    client.ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'ping' }));
+    assert.deepEqual(await client.call('ping'), {});
+    assert.equal(client.log.length, before + 1, 'only the answer to the request with an id');
+  });
+
   test('list_suites and list_tasks give the data of the MCP tools', async () => {
     const suites = await client.call('list_suites');
     assert.deepEqual(suites, (await gym.callTool('list_suites', {}, testContext())).data);

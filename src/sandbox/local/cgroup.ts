@@ -1,4 +1,4 @@
-import { promises as fs, readFileSync } from 'node:fs';
+import { promises as fs, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
@@ -134,6 +134,32 @@ async function subdirs(dir: string): Promise<string[]> {
 }
 
 /** Directories below and including `dir`, deepest first (the order rmdir needs). */
+/**
+ * The same walk, synchronous: what every command's OOM count and sweep read (cgroupfs files, made
+ * by the kernel on read, never waiting on a disk). Through the thread pool these reads queued behind
+ * every other file operation of the server: most of a command's cost under load.
+ */
+function treeDeepestFirstSync(dir: string): string[] {
+  const out: string[] = [];
+  let entries: { name: string; isDirectory(): boolean }[] = [];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    // gone (removed meanwhile): nothing below it
+  }
+  for (const sub of entries) if (sub.isDirectory()) out.push(...treeDeepestFirstSync(path.join(dir, sub.name)));
+  out.push(dir);
+  return out;
+}
+
+function readSync(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
 async function treeDeepestFirst(dir: string): Promise<string[]> {
   const out: string[] = [];
   for (const sub of await subdirs(dir)) out.push(...(await treeDeepestFirst(sub)));
@@ -186,7 +212,7 @@ export class Cgroup {
     const dir = this.driver.version === 2 ? this.dirs.get('') : this.dirs.get('pids');
     if (!dir) return [];
     const all = new Set<number>();
-    for (const d of await treeDeepestFirst(dir)) for (const p of await readPids(path.join(d, 'cgroup.procs'))) all.add(p);
+    for (const d of treeDeepestFirstSync(dir)) for (const p of readSync(path.join(d, 'cgroup.procs')).split('\n').filter(Boolean)) all.add(Number(p));
     return [...all];
   }
 
@@ -198,16 +224,13 @@ export class Cgroup {
   async oomKills(): Promise<number> {
     try {
       if (this.driver.version === 2) {
-        const text = await fs.readFile(path.join(this.dirs.get('')!, 'memory.events'), 'utf8');
+        const text = readFileSync(path.join(this.dirs.get('')!, 'memory.events'), 'utf8');
         return Number(/oom_kill (\d+)/.exec(text)?.[1] ?? 0);
       }
       const dir = this.dirs.get('memory');
       if (!dir) return 0;
       let total = 0;
-      for (const d of await treeDeepestFirst(dir)) {
-        const text = await fs.readFile(path.join(d, 'memory.oom_control'), 'utf8').catch(() => '');
-        total += Number(/oom_kill (\d+)/.exec(text)?.[1] ?? 0);
-      }
+      for (const d of treeDeepestFirstSync(dir)) total += Number(/oom_kill (\d+)/.exec(readSync(path.join(d, 'memory.oom_control')))?.[1] ?? 0);
       return total;
     } catch {
       return 0;

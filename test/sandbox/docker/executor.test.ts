@@ -56,7 +56,7 @@ describeDocker('docker sandbox: the in-sandbox executor', async () => {
     const pending = sb.exec('sleep 30; echo done', { timeoutMs: 60_000 });
     pending.catch(() => {}); // it may reject before the kill's exec returns: handled below
     await new Promise((r) => setTimeout(r, 300));
-    const killed = await dockerExec(sb.container, { cmd: ['kill', '-9', String(pid)], maxOutputBytes: 4096, timeoutMs: 10_000 });
+    const killed = await dockerExec(sb.transport.container, { cmd: ['kill', '-9', String(pid)], maxOutputBytes: 4096, timeoutMs: 10_000 });
     assert.equal(killed.exitCode, 0, killed.stderr.text());
     await expectGymError(within(pending, 10_000, 'the pending command'), 'SANDBOX_UNAVAILABLE', /executor/);
     await expectGymError(within(sb.exec('true'), 5000, 'a later command'), 'SANDBOX_UNAVAILABLE', /executor/);
@@ -112,11 +112,11 @@ describeDocker('docker sandbox: the in-sandbox executor', async () => {
       const sb = (await pooled.create(create)) as DockerSandbox;
       assert.ok(sb.executor?.info, 'the executor was connected before the hand-over');
       let execs = 0;
-      const original = sb.container.exec.bind(sb.container);
-      sb.container.exec = ((...args: Parameters<typeof original>) => {
+      const original = sb.transport.container.exec.bind(sb.transport.container);
+      sb.transport.container.exec = ((...args: Parameters<typeof original>) => {
         execs++;
         return original(...args);
-      }) as typeof sb.container.exec;
+      }) as typeof sb.transport.container.exec;
       assert.match((await sb.exec('ls')).stdout, /roman\.py/);
       assert.equal((await sb.readFile('roman.py')).length > 0, true);
       assert.equal(execs, 0, 'no docker exec after the hand-over');

@@ -143,7 +143,7 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     pending.catch(() => {});
     await new Promise((r) => setTimeout(r, 300));
     // As the container's root: the sandbox's uid may not (conformance.test.ts shows a command trying).
-    const killed = await podExec({ ...sb.ref, user: undefined }, { cmd: ['kill', '-9', String(sb.executor!.info!.pid)], maxOutputBytes: 4096, timeoutMs: 10_000 });
+    const killed = await podExec({ ...sb.transport.ref, user: undefined }, { cmd: ['kill', '-9', String(sb.executor!.info!.pid)], maxOutputBytes: 4096, timeoutMs: 10_000 });
     assert.equal(killed.exitCode, 0, killed.stderr.text());
     assert.match((await lostError(pending, 'the pending command')).message, /executor/);
     await lostError(sb.exec('true'), 'a later command');
@@ -156,7 +156,7 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     const pending = sb.exec('sleep 60', { timeoutMs: 120_000 });
     pending.catch(() => {});
     await new Promise((r) => setTimeout(r, 300));
-    await factory.core.deleteNamespacedPod({ name: sb.ref.pod, namespace: sb.ref.namespace, gracePeriodSeconds: 0 });
+    await factory.core.deleteNamespacedPod({ name: sb.transport.ref.pod, namespace: sb.transport.ref.namespace, gracePeriodSeconds: 0 });
     await lostError(pending, 'the pending command');
     await lostError(sb.exec('true'), 'a later command');
   });
@@ -187,7 +187,7 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     try {
       const sb = (await off.create(create)) as KubernetesSandbox;
       assert.equal(sb.executor, null);
-      const pod = await off.core.readNamespacedPod({ name: sb.ref.pod, namespace: sb.ref.namespace });
+      const pod = await off.core.readNamespacedPod({ name: sb.transport.ref.pod, namespace: sb.transport.ref.namespace });
       assert.equal(pod.spec!.volumes!.some((v) => v.name === 'executor'), false, 'no executor volume without an executor');
       const seen = await apiExecsDuring(async () => {
         await sb.writeFile('a/b.txt', 'hi\n');
@@ -230,7 +230,7 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     const sb = (await f.create(create)) as KubernetesSandbox;
     await f.close();
     const core = f.kc.makeApiClient(CoreV1Api);
-    const pod = await core.readNamespacedPod({ name: sb.ref.pod, namespace: sb.ref.namespace }).catch(() => null);
+    const pod = await core.readNamespacedPod({ name: sb.transport.ref.pod, namespace: sb.transport.ref.namespace }).catch(() => null);
     assert.ok(!pod || pod.metadata?.deletionTimestamp, 'the pod is deleted');
   });
 });

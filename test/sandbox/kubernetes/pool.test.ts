@@ -57,7 +57,7 @@ describe('kubernetes sandbox: the warm pool of pods', async () => {
       t = Date.now();
       const sb = (await f.create(create)) as KubernetesSandbox;
       const warmMs = Date.now() - t;
-      assert.equal(sb.ref.pod, pooled.name, 'the episode got the pool pod');
+      assert.equal(sb.transport.ref.pod, pooled.name, 'the episode got the pool pod');
       assert.ok(sb.executor?.info && !sb.executor.closedReason, 'its executor is already connected');
       assert.ok(warmMs < coldMs / 3 && warmMs < 1000, `from the pool ${warmMs} ms, cold ${coldMs} ms`);
       assert.equal((await sb.exec('echo ready')).stdout, 'ready\n');
@@ -79,8 +79,8 @@ describe('kubernetes sandbox: the warm pool of pods', async () => {
       const [pooled] = await podsOf(`benchgym.instance=${f.instanceId},benchgym.pool=true`);
       const memory = f.limits.memoryBytes * 2;
       const big = (await f.create({ ...create, env: { ...create.env, memoryBytes: memory } })) as KubernetesSandbox;
-      assert.notEqual(big.ref.pod, pooled!.name);
-      const spec = await core().readNamespacedPod({ name: big.ref.pod, namespace: NAMESPACE });
+      assert.notEqual(big.transport.ref.pod, pooled!.name);
+      const spec = await core().readNamespacedPod({ name: big.transport.ref.pod, namespace: NAMESPACE });
       assert.equal(spec.spec!.containers[0]!.resources!.limits!.memory, String(memory));
       assert.equal(f.stats().pooled, 1, 'the pooled pod (default memory) was not handed out');
       // Budget 2: one episode and one pooled pod. Another own-memory pod evicts the pooled one rather than wait.

@@ -6,7 +6,6 @@ import { promisify } from 'node:util';
 import { GymError } from '../../errors.ts';
 import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
-import type { SandboxCreateOptions } from '../types.ts';
 import type { ExecutorClient } from '../executor/client.ts';
 import { ContainerSandboxFactory, type ContainerFactoryOptions } from '../container/factory.ts';
 import type { Pooled } from '../container/pool.ts';

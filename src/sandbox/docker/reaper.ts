@@ -1,6 +1,6 @@
 import type Docker from 'dockerode';
 import os from 'node:os';
-import { processAlive } from '../../env/lock.ts';
+import { processAlive } from '../../lock.ts';
 import { processStart } from '../container/labels.ts';
 
 /**

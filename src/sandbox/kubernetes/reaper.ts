@@ -1,6 +1,6 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import os from 'node:os';
-import { processAlive } from '../../env/lock.ts';
+import { processAlive } from '../../lock.ts';
 import { OWNER_LABELS, processStart } from '../container/labels.ts';
 import { labelValue } from './client.ts';
 

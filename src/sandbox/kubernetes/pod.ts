@@ -205,7 +205,9 @@ export async function waitRunning(core: CoreV1Api, namespace: string, name: stri
     const pod = await core.readNamespacedPod({ name, namespace });
     const cs = pod.status?.containerStatuses?.find((c) => c.name === CONTAINER);
     if (pod.status?.phase === 'Running' && cs?.state?.running) return pod;
-    const waiting = cs?.state?.waiting;
+    // The init container (the workspace's owner) uses the same image: an image the node lacks shows there first.
+    const init = pod.status?.initContainerStatuses?.find((c) => c.state?.waiting?.reason && FATAL_WAITING.has(c.state.waiting.reason));
+    const waiting = init?.state?.waiting ?? cs?.state?.waiting;
     const why = async (fallback: string) => (await lastPodEvent(core, namespace, name)) ?? fallback;
     if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) {
       throw new GymError('SANDBOX_UNAVAILABLE', `pod ${name} cannot start: ${await why(`${waiting.reason}: ${waiting.message ?? ''}`)}`, { event: waiting.reason });

@@ -12,9 +12,9 @@ import { GymError } from '../../src/errors.ts';
 import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
 import type { Sandbox, SandboxCreateOptions } from '../../src/sandbox/types.ts';
 import type { ContainerSandbox } from '../../src/sandbox/container/index.ts';
-import { makeGym, startExample, TEST_CACHE_DIR, waitFor } from '../helpers.ts';
+import { makeGym, startExample, TEST_CACHE_DIR, tempDir, waitFor } from '../helpers.ts';
 import { checkFuzz, checkGitDirRefused, checkLinkIntoGitDir, checkLinksOut, checkNestedRepository, checkPlantedRepository, checkResetBetweenTries, checkThreeWay } from './patch_apply.cases.ts';
-import { CONTAINER_BACKENDS, type ContainerBackendKit } from './container_backends.ts';
+import { captureStderr, CONTAINER_BACKENDS, type ContainerBackendKit } from './container_backends.ts';
 
 /**
  * What every container backend (Docker, Kubernetes) must do the same way, run over each:
@@ -168,6 +168,27 @@ for (const kit of CONTAINER_BACKENDS) {
           await sb.destroy();
         } finally {
           await off.close();
+        }
+      });
+      test('without a Go toolchain the backend says so once and runs every sandbox without the executor', { timeout: 120_000 }, async () => {
+        const saved = process.env.BENCHGYM_GO;
+        const stderr = captureStderr();
+        process.env.BENCHGYM_GO = '/nonexistent/go';
+        // A cache with no binary in it: the build is tried, and fails.
+        const noGo = kit.factory({ executor: 'auto', images: { cacheDir: await tempDir('benchgym-nogo-') } });
+        try {
+          const a = await noGo.create(create);
+          const b = await noGo.create(create);
+          assert.equal((a as ContainerSandbox).executor, null);
+          assert.equal((b as ContainerSandbox).executor, null);
+          assert.equal((await a.exec('echo fallback')).stdout, 'fallback\n');
+          assert.equal(stderr.said.filter((l) => /without its in-sandbox executor/.test(l)).length, 1, stderr.said.join(''));
+          assert.match(stderr.said.join(''), /Go toolchain/);
+        } finally {
+          stderr.restore();
+          if (saved === undefined) delete process.env.BENCHGYM_GO;
+          else process.env.BENCHGYM_GO = saved;
+          await noGo.close();
         }
       });
     });

@@ -6,7 +6,6 @@ import { sandboxEnv } from '../../../src/env/types.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { seedOf } from '../../../src/tasks/seed.ts';
 import type { SandboxCreateOptions } from '../../../src/sandbox/types.ts';
-import { tempDir } from '../../helpers.ts';
 import { describeDocker } from './skip.ts';
 import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 
@@ -70,33 +69,6 @@ describeDocker('docker sandbox: the in-sandbox executor', async () => {
       await sb.destroy();
     } finally {
       await pooled.close();
-    }
-  });
-
-  test('without a Go toolchain the backend says so once and runs without the executor', async () => {
-    const saved = process.env.BENCHGYM_GO;
-    const said: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      said.push(String(chunk));
-      return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof process.stderr.write;
-    process.env.BENCHGYM_GO = '/nonexistent/go';
-    // A cache with no binary in it: the build is tried, and fails.
-    const noGo = new DockerSandboxFactory({ serverId: `test-executor-nogo-${randomBytes(4).toString('hex')}`, poolSize: 0, executor: 'auto', images: { cacheDir: await tempDir('benchgym-nogo-') } });
-    try {
-      const a = (await noGo.create(create)) as DockerSandbox;
-      const b = (await noGo.create(create)) as DockerSandbox;
-      assert.equal(a.executor, null);
-      assert.equal(b.executor, null);
-      assert.equal((await a.exec('echo fallback')).stdout, 'fallback\n');
-      assert.equal(said.filter((l) => /without its in-sandbox executor/.test(l)).length, 1, said.join(''));
-      assert.match(said.join(''), /Go toolchain/);
-    } finally {
-      process.stderr.write = write;
-      if (saved === undefined) delete process.env.BENCHGYM_GO;
-      else process.env.BENCHGYM_GO = saved;
-      await noGo.close();
     }
   });
 });

@@ -9,6 +9,7 @@ import { EXECUTOR_BINARY_NAME, executorSourceHash } from '../../../src/sandbox/e
 import type { KubernetesSandbox, KubernetesSandboxFactory } from '../../../src/sandbox/kubernetes/index.ts';
 import { tempDir } from '../../helpers.ts';
 import { kubernetesSkipReason, loadIntoCluster, testFactory } from './skip.ts';
+import { captureStderr } from '../container_backends.ts';
 
 const IMAGE = baseImageName('python', '3.11');
 
@@ -169,12 +170,7 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     const dir = path.join(cacheDir, 'executor', await executorSourceHash());
     await fs.mkdir(dir, { recursive: true });
     await fs.writeFile(path.join(dir, EXECUTOR_BINARY_NAME), 'not an executable\n', { mode: 0o755 });
-    const said: string[] = [];
-    const write = process.stderr.write.bind(process.stderr);
-    process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-      said.push(String(chunk));
-      return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-    }) as typeof process.stderr.write;
+    const stderr = captureStderr();
     const broken = testFactory({ executor: 'auto', images: { cacheDir } });
     try {
       const a = (await broken.create(create)) as KubernetesSandbox;
@@ -182,9 +178,9 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
       assert.equal(a.executor, null);
       assert.equal(b.executor, null);
       assert.equal((await a.exec('echo fallback')).stdout, 'fallback\n');
-      assert.equal(said.filter((l) => /without its in-sandbox executor/.test(l)).length, 1, said.join(''));
+      assert.equal(stderr.said.filter((l) => /without its in-sandbox executor/.test(l)).length, 1, stderr.said.join(''));
     } finally {
-      process.stderr.write = write;
+      stderr.restore();
       await broken.close();
     }
   });

@@ -2,11 +2,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Gym, type GymOptions } from '../episode/gym.ts';
 import { GymError } from '../errors.ts';
-import { DockerSandboxFactory } from '../sandbox/docker/index.ts';
-import { KubernetesSandboxFactory, loadImageBy } from '../sandbox/kubernetes/index.ts';
+import type { KubernetesSandboxFactory } from '../sandbox/kubernetes/index.ts';
 import { scoringFlag } from '../scoring/mode.ts';
 import { SuiteRegistry } from '../tasks/registry.ts';
-import type { Composition } from './composition.ts';
+import { loadSuites, type Composition } from './composition.ts';
 import { intFlag } from './options.ts';
 
 /** The flags of every command that builds a gym (serve, mcp, tasks, validate, run). */
@@ -99,19 +98,29 @@ export function gradleFlag(value: string | undefined): string | undefined {
 /** The cache directory: --cache-dir, else $BENCHGYM_CACHE. */
 export const cacheDirOf = (values: { 'cache-dir'?: string }) => values['cache-dir'] ?? process.env.BENCHGYM_CACHE;
 
-/** The gym the flags describe, serving the --suite suites (default: the first the root registers). */
-export function gymFrom(values: GymFlagValues, root: Composition): Gym {
+/** The ids of `specs` (`ID` or `ID=PATH`). */
+const idsOf = (specs: readonly string[]) => specs.map((spec) => spec.split('=')[0]!);
+
+/** The gym the flags describe, serving the --suite suites (default: the first the root registers); it loads only those. */
+export async function gymFrom(values: GymFlagValues, root: Composition): Promise<Gym> {
   const backend = sandboxFlag(values.sandbox);
   const isolation = isolationFlag(values.isolation);
   const reposDir = reposDirFlag(values['repos-dir']);
-  const known = root.suites({ reposDir });
-  const registry = new SuiteRegistry(known);
-  const served = values.suite?.length ? values.suite : known.slice(0, 1).map((s) => s.id);
-  for (const spec of served) registry.enable(spec);
+  const served = values.suite?.length ? values.suite : root.suites.slice(0, 1).map((s) => s.id);
+  const registry = new SuiteRegistry(await loadSuites(root, { reposDir }, idsOf(served)));
+  for (const spec of served) {
+    const id = idsOf([spec])[0]!;
+    // Said before the registry would, with every suite the root registers (not only those loaded).
+    if (!spec.includes('=') && !root.suites.some((s) => s.id === id)) {
+      throw new GymError('SUITE_NOT_FOUND', `unknown suite '${id}' (known: ${root.suites.map((s) => s.id).join(', ')}); give a directory suite as ${id}=PATH`);
+    }
+    registry.enable(spec);
+  }
   const cacheDir = cacheDirOf(values);
   const gradle = gradleFlag(values.gradle);
   const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoringFlag(values.scoring, 'strict'), ...(gradle ? { gradle } : {}) };
   if (backend === 'docker') {
+    const { DockerSandboxFactory } = await import('../sandbox/docker/index.ts');
     opts.sandboxes = new DockerSandboxFactory({
       serverId: values['server-id'] ?? 'default',
       poolSize: intFlag(values.pool, 'pool', 1, 0, 64),
@@ -119,15 +128,20 @@ export function gymFrom(values: GymFlagValues, root: Composition): Gym {
       images: { exactPython: values['exact-python'] ?? false, ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) },
     });
   }
-  if (backend === 'kubernetes') opts.sandboxes = kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
+  if (backend === 'kubernetes') opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
   return new Gym(opts);
 }
 
 /** The kubernetes backend the flags describe (--kubeconfig, --namespace, --registry, --runtime-class, --pool). */
-export function kubernetesFactoryFrom(values: Pick<GymFlagValues, 'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'pool' | 'max-containers' | 'exact-python'>, images: { cacheDir?: string; gradle?: string }): KubernetesSandboxFactory {
+export async function kubernetesFactoryFrom(
+  values: Pick<GymFlagValues, 'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'pool' | 'max-containers' | 'exact-python'>,
+  images: { cacheDir?: string; gradle?: string },
+): Promise<KubernetesSandboxFactory> {
   const namespace = values.namespace ?? 'benchgym';
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new GymError('INVALID_ARGUMENT', `invalid --namespace: '${namespace}' (a DNS label: lower-case letters, digits, '-')`);
   if (values.registry !== undefined && !/^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/.test(values.registry)) throw new GymError('INVALID_ARGUMENT', `invalid --registry: '${values.registry}' (HOST[:PORT]/PREFIX)`);
+  // @kubernetes/client-node alone takes seconds to import: only when this backend is chosen.
+  const { KubernetesSandboxFactory, loadImageBy } = await import('../sandbox/kubernetes/index.ts');
   return new KubernetesSandboxFactory({
     ...(values.kubeconfig ? { kubeconfig: path.resolve(values.kubeconfig) } : {}),
     namespace,

@@ -20,7 +20,7 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['scoring'],
   ['tools'],
   ['episode'],
-  ['agent', 'server', 'runner', 'replay', 'viewer'],
+  ['agent', 'server', 'runner', 'replay', 'viewer', 'atif'],
   ['cli'],
 ];
 

@@ -8,7 +8,7 @@ import type { PreparedEnv } from '../../src/env/types.ts';
 import { OncePerKey, withDirLock } from '../../src/lock.ts';
 import { pathToFileURL } from 'node:url';
 
-const LOCK_MODULE = pathToFileURL(path.resolve(import.meta.dirname, '../../src/env/lock.ts')).href;
+const LOCK_MODULE = pathToFileURL(path.resolve(import.meta.dirname, '../../src/lock.ts')).href;
 import { tempDir } from '../helpers.ts';
 
 test('findPython finds a 3.11 interpreter that is 3.11', async () => {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import { Gym } from '../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../src/sandbox/docker/index.ts';
-import { dockerAvailable } from '../src/sandbox/docker/client.ts';
+import { dockerAvailable } from '../src/sandbox/docker/index.ts';
 import { summarize, type LatencyStats } from './stats.ts';
 import { builtinRegistry } from '../bin/builtins.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';

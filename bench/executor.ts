@@ -20,7 +20,7 @@ import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import type Docker from 'dockerode';
-import { dockerAvailable, dockerClient } from '../src/sandbox/docker/client.ts';
+import { dockerAvailable, dockerClient } from '../src/sandbox/docker/index.ts';
 import { baseImageName } from '../src/env/images.ts';
 import { ensureExecutorBinary } from '../src/sandbox/executor/build.ts';
 import type { ExecutorClient } from '../src/sandbox/executor/client.ts';

@@ -32,7 +32,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, LATEST_PROTOCOL_VERSION, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { dockerAvailable, dockerClient } from '../src/sandbox/docker/client.ts';
+import { dockerAvailable, dockerClient } from '../src/sandbox/docker/index.ts';
 import { reapStale } from '../src/sandbox/docker/index.ts';
 import { envCacheDir } from './mcp_latency.ts';
 import { round, summarize, type LatencyStats } from './stats.ts';

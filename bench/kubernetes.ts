@@ -20,7 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { baseImageName } from '../src/env/images.ts';
 import { DockerSandboxFactory } from '../src/sandbox/docker/index.ts';
-import { dockerAvailable } from '../src/sandbox/docker/client.ts';
+import { dockerAvailable } from '../src/sandbox/docker/index.ts';
 import { KubernetesSandboxFactory, loadImageBy } from '../src/sandbox/kubernetes/index.ts';
 import type { Sandbox, SandboxFactory } from '../src/sandbox/types.ts';
 import { summarize, type LatencyStats } from './stats.ts';

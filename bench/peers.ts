@@ -26,7 +26,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Gym } from '../src/episode/gym.ts';
 import { startHttpServer, type RunningServer } from '../src/server/http.ts';
 import { DockerSandboxFactory } from '../src/sandbox/docker/index.ts';
-import { dockerAvailable } from '../src/sandbox/docker/client.ts';
+import { dockerAvailable } from '../src/sandbox/docker/index.ts';
 import { bubblewrapAvailable, LocalSandboxFactory } from '../src/sandbox/local/index.ts';
 import { baseImageName } from '../src/env/images.ts';
 import type { SandboxFactory } from '../src/sandbox/types.ts';

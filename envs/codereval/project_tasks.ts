@@ -1,7 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { contentKey } from '../../src/env/key.ts';
-import { OncePerKey, withDirLock } from '../../src/env/lock.ts';
+import { OncePerKey, withDirLock } from '../../src/lock.ts';
 import { defaultDataDir } from '../../src/episode/gym.ts';
 import { GymError } from '../../src/errors.ts';
 import { cachedCheckout, git, type Checkout } from '../../src/repo/index.ts';

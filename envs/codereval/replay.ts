@@ -15,7 +15,7 @@ import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { readJsonl } from '../../src/tasks/jsonl.ts';
 import { describeIssues } from '../../src/validation.ts';
-import { replaceFilePatch } from '../gitchameleon/replay.ts';
+import { replaceFilePatch } from '../../src/replay/file_patch.ts';
 import { LEVELS, STANDALONE_LEVELS } from './dataset.ts';
 import { CANDIDATE_FILE } from './tasks.ts';
 import { explainSample, taskApart } from './known_differences.ts';

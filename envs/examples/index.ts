@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { directorySuite } from '../../src/tasks/registry.ts';
 import type { Suite } from '../../src/tasks/suite.ts';
-import { viewDocsTool } from '../gitchameleon/tools/view_docs.ts';
+import { viewDocsTool } from '../../src/tools/view_docs.ts';
 
 export const EXAMPLES_DIR = path.dirname(fileURLToPath(import.meta.url));
 

@@ -8,7 +8,7 @@ import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { jsonlRows } from '../../src/tasks/jsonl.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { seedOf } from '../../src/tasks/seed.ts';
-import { pydocCommand } from './tools/view_docs.ts';
+import { pydocCommand } from '../../src/tools/view_docs.ts';
 import type { DatasetForm } from './dataset.ts';
 
 /**

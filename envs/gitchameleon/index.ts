@@ -7,7 +7,7 @@ import { byExampleId, detectForm, readJsonl, SolutionRow, TestFileRow, V1_FILE, 
 import { defaultDocsFile, docSymbolCandidates, readDocsStore } from './docs.ts';
 import { importNameOf } from './env.ts';
 import { GitChameleonMetadata } from './metadata.ts';
-import { viewDocsTool } from './tools/view_docs.ts';
+import { viewDocsTool } from '../../src/tools/view_docs.ts';
 import { replayAdapter } from './replay.ts';
 import { v1Task, v2Task } from './tasks.ts';
 

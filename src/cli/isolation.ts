@@ -1,9 +1,7 @@
 import path from 'node:path';
 import type { Gym } from '../episode/gym.ts';
 import { DockerSandboxFactory } from '../sandbox/docker/index.ts';
-import { bubblewrapAvailable } from '../sandbox/local/bubblewrap.ts';
-import { localExecutorBinary } from '../sandbox/local/executor.ts';
-import { DEFAULT_LOCAL_LIMITS } from '../sandbox/local/limits.ts';
+import { bubblewrapAvailable, DEFAULT_LOCAL_LIMITS, localExecutorBinary } from '../sandbox/local/index.ts';
 
 const gib = (bytes: number) => `${+(bytes / 1024 ** 3).toFixed(1)} GiB`;
 const kib = (bytes: number) => `${Math.round(bytes / 1024)} KiB`;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { GymError } from '../errors.ts';
 import type { JavaEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
-import { OncePerKey, withDirLock } from './lock.ts';
+import { OncePerKey, withDirLock } from '../lock.ts';
 import type { PreparedEnv } from './types.ts';
 import { buildFiles } from './workspace.ts';
 import { chooseJdk, installedJdks } from './jdk.ts';

@@ -6,7 +6,7 @@ import { GymError } from '../errors.ts';
 import { javaTestExists, MAX_SELECTION_CHARS, mavenTestSelection, parseJavaTestId, qualifyJavaTests } from '../tasks/java_tests.ts';
 import type { JavaEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
-import { OncePerKey, withDirLock } from './lock.ts';
+import { OncePerKey, withDirLock } from '../lock.ts';
 import type { PreparedEnv } from './types.ts';
 import { buildFiles, javaTestSources } from './workspace.ts';
 import { chooseJdk, installedJdks } from './jdk.ts';

@@ -6,7 +6,7 @@ import { GymError } from '../errors.ts';
 import { ownValue } from '../own.ts';
 import type { PythonEnvSpec } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
-import { OncePerKey, withDirLock } from './lock.ts';
+import { OncePerKey, withDirLock } from '../lock.ts';
 import { setupFailure, setupInput, setupKey } from './setup.ts';
 import { requireOnHost } from './system_packages.ts';
 import type { PreparedEnv } from './types.ts';

@@ -4,7 +4,7 @@ import { GymError } from '../errors.ts';
 import { assertNoFuture, cachedCheckout, git } from '../repo/index.ts';
 import type { WorkspaceSource } from '../tasks/schema.ts';
 import { contentKey } from './key.ts';
-import { OncePerKey, withDirLock } from './lock.ts';
+import { OncePerKey, withDirLock } from '../lock.ts';
 
 type GitWorkspace = Extract<WorkspaceSource, { type: 'git' }>;
 

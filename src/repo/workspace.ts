@@ -1,7 +1,7 @@
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { GymError } from '../errors.ts';
-import { withDirLock, OncePerKey } from '../env/lock.ts';
+import { withDirLock, OncePerKey } from '../lock.ts';
 import { FULL_SHA, git, runGit } from './git.ts';
 import { absentFiles } from './absent.ts';
 import { assertNoFuture, type FutureReport } from './future.ts';

@@ -5,10 +5,10 @@ import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { availablePythons, findPython, PythonEnvBuilder } from '../../src/env/python.ts';
 import type { PreparedEnv } from '../../src/env/types.ts';
-import { OncePerKey, withDirLock } from '../../src/env/lock.ts';
+import { OncePerKey, withDirLock } from '../../src/lock.ts';
 import { pathToFileURL } from 'node:url';
 
-const LOCK_MODULE = pathToFileURL(path.resolve(import.meta.dirname, '../../src/env/lock.ts')).href;
+const LOCK_MODULE = pathToFileURL(path.resolve(import.meta.dirname, '../../src/lock.ts')).href;
 import { tempDir } from '../helpers.ts';
 
 test('findPython finds a 3.11 interpreter that is 3.11', async () => {

@@ -1,7 +1,7 @@
 import { buildBaseImage, type BaseImageSpec } from '../../env/base_images.ts';
 import { BASE_IMAGES, baseImageName } from '../../env/images.ts';
 import { GymError } from '../../errors.ts';
-import { dockerClient } from '../../sandbox/docker/client.ts';
+import { dockerClient } from '../../sandbox/docker/index.ts';
 import type { CliCommand } from '../command.ts';
 import { parseFlags } from '../options.ts';
 

@@ -2,11 +2,11 @@ import type Docker from 'dockerode';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PassThrough, type Writable } from 'node:stream';
-import { ExecutorClient } from '../executor/client.ts';
+import type { ExecutorClient } from '../executor/client.ts';
 import { EXECUTOR_BINARY_NAME } from '../executor/build.ts';
-import { probeExecutorMarkers } from '../executor/ops.ts';
+import { attachExecutor } from '../container/executor.ts';
 import { dockerError } from './client.ts';
-import { trackMarker } from './exec.ts';
+import { trackMarker } from '../container/processes.ts';
 import type { SandboxUser } from '../sandbox_user.ts';
 
 /** Where the host-built binary's directory is bind-mounted, read-only, in every container. */
@@ -47,24 +47,6 @@ export async function startDockerExecutor(container: Docker.Container, opts: { r
   const output = new PassThrough();
   const stderr = new PassThrough();
   container.modem.demuxStream(stream, output, stderr);
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    untrack();
-    output.end();
-    stderr.end();
-  };
-  stream.on('end', end);
-  stream.on('close', end);
-  stream.on('error', end);
-  const ex = await ExecutorClient.connect({ input: stream as unknown as Writable, output, stderr }, { label: `the executor in container ${container.id.slice(0, 12)}`, connectTimeoutMs: 30_000 });
-  try {
-    // The executor makes its markers from a nonce of its own: one command shows it.
-    await probeExecutorMarkers(ex);
-    return ex;
-  } catch (err) {
-    await ex.close();
-    throw err;
-  }
+  const onEnd = (end: () => void) => ['end', 'close', 'error'].forEach((event) => stream.on(event, end));
+  return attachExecutor({ input: stream as unknown as Writable, output, stderr, onEnd }, `the executor in container ${container.id.slice(0, 12)}`, untrack);
 }

@@ -1,52 +1,32 @@
 import type Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
-import os from 'node:os';
-import path from 'node:path';
 import { GymError } from '../../errors.ts';
-import { ImageBuilder, START_STATE, type ImageBuilderOptions } from '../../env/images.ts';
-import type { PreparedEnv } from '../../env/types.ts';
-import type { Task } from '../../tasks/schema.ts';
-import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
+import type { SandboxCreateOptions } from '../types.ts';
+import type { ExecutorClient } from '../executor/client.ts';
+import { ContainerSandboxFactory, type ContainerFactoryOptions } from '../container/factory.ts';
+import { OWNER_LABELS } from '../container/labels.ts';
+import { DEFAULT_CONTAINER_LIMITS, type ContainerLimits } from '../container/limits.ts';
+import type { Pooled } from '../container/pool.ts';
+import { LAYOUT, WORKDIR } from '../container/workspace.ts';
 import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
 import { dockerExec } from './exec.ts';
-import { WarmPool, type PooledContainer } from './pool.ts';
-import { ContainerCapacity } from './capacity.ts';
-import { DEFAULT_DOCKER_LIMITS, type DockerLimits } from './limits.ts';
-import { OWNER_LABELS, reapStale } from './reaper.ts';
 import { SANDBOX_HOST_ADDRESS } from '../host_name.ts';
-import { DockerSandbox, SANDBOX_HOSTNAME, WORKDIR } from './sandbox.ts';
 import { executorMount, startDockerExecutor } from './executor.ts';
-import { ensureExecutorBinary } from '../executor/build.ts';
-import type { ExecutorClient } from '../executor/client.ts';
-import { sandboxUserFromEnv, type SandboxUser } from '../sandbox_user.ts';
+import { reapStale } from './reaper.ts';
+import { DockerTransport, SANDBOX_HOSTNAME } from './transport.ts';
 
-export interface DockerSandboxOptions {
+export interface DockerSandboxOptions extends ContainerFactoryOptions {
   docker?: Docker;
-  /** Names this server in container labels; a restarted server removes what its predecessor left. */
-  serverId?: string;
-  limits?: Partial<DockerLimits>;
-  /** Started containers kept ready per hot image. */
-  poolSize?: number;
-  /** How long a pooled container may wait unused before it is removed (default 10 min). */
-  poolIdleMs?: number;
+  limits?: Partial<ContainerLimits>;
   /** Containers of ours alive at once (episodes, scorers, pool); more wait, then fail with CAPACITY. */
   maxContainers?: number;
-  /** How long a request waits for a container slot before CAPACITY. */
-  capacityWaitMs?: number;
   readOnlyRoot?: boolean;
-  images?: ImageBuilderOptions;
-  /**
-   * 'auto' (default): one in-sandbox executor per container runs every command and file
-   * operation over one attached exec; when it cannot be built (no Go toolchain) the backend
-   * says so once and uses 'off'. 'off': one `docker exec` per operation. Default: 'off' when
-   * $BENCHGYM_DOCKER_EXECUTOR is 'off', else 'auto'.
-   */
-  executor?: 'auto' | 'off';
-  /**
-   * The uid and gid commands, file operations and terminals run as in the container (default
-   * nobody, or $BENCHGYM_SANDBOX_UID): PID 1 and the executor stay root, out of their reach.
-   */
-  sandboxUser?: SandboxUser;
+}
+
+/** A started container: in the warm pool, or an episode's. */
+export interface StartedContainer extends Pooled {
+  container: Docker.Container;
+  volume: string;
 }
 
 /** The workspace volume, mounted as it is: no copy of the image's /workspace (owned by root) over its root. */
@@ -58,28 +38,15 @@ function workspaceMount(volume: string): Docker.MountSettings {
 const CONTAINER_ENV = ['HOME=/tmp', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8', 'PYTHONDONTWRITEBYTECODE=1', 'PYTHONUNBUFFERED=1', 'TERM=dumb'];
 
 /** One hardened container per episode: no network, bounded memory, CPU, pids, disk, output, time. */
-export class DockerSandboxFactory implements SandboxFactory {
+export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContainer, DockerTransport, ContainerLimits> {
   readonly backend = 'docker' as const;
   readonly docker: Docker;
-  readonly serverId: string;
-  readonly instanceId = randomBytes(6).toString('hex');
-  readonly limits: DockerLimits;
-  readonly images: ImageBuilder;
-  private readonly live = new Set<DockerSandbox>();
-  private readonly pool: WarmPool;
-  private readonly capacity: ContainerCapacity;
-  private ready?: Promise<void>;
-  private executorBinary?: Promise<string | null>;
-  readonly user: SandboxUser;
 
   constructor(private readonly opts: DockerSandboxOptions = {}) {
-    this.docker = opts.docker ?? dockerClient();
-    this.user = opts.sandboxUser ?? sandboxUserFromEnv();
-    this.serverId = opts.serverId ?? 'default';
-    this.limits = { ...DEFAULT_DOCKER_LIMITS, ...opts.limits };
-    this.images = new ImageBuilder(this.docker, opts.images);
-    this.pool = new WarmPool(opts.poolSize ?? 0, (image) => this.startContainer(image, { 'benchgym.pool': 'true' }), (c) => this.removeContainer(c.container, c.volume, c.executor), opts.poolIdleMs);
-    this.capacity = new ContainerCapacity(opts.maxContainers ?? 32, opts.capacityWaitMs ?? 30_000, this.pool);
+    const docker = opts.docker ?? dockerClient();
+    const limits = { ...DEFAULT_CONTAINER_LIMITS, ...opts.limits };
+    super(opts, { title: 'Docker', executorVariable: 'BENCHGYM_DOCKER_EXECUTOR', withoutExecutor: 'one docker exec per operation', limits, docker, maxSandboxes: opts.maxContainers });
+    this.docker = docker;
   }
 
   get labels(): Record<string, string> {
@@ -87,82 +54,27 @@ export class DockerSandboxFactory implements SandboxFactory {
   }
 
   /** Checks the daemon and removes everything an earlier instance of this server left. */
-  init(): Promise<void> {
-    this.ready ??= (async () => {
-      await assertDockerReachable(this.docker);
-      await reapStale(this.docker, this.serverId, this.instanceId);
-    })();
-    this.ready.catch(() => (this.ready = undefined));
-    return this.ready;
+  protected async setUp(): Promise<void> {
+    await assertDockerReachable(this.docker);
+    await reapStale(this.docker, this.serverId, this.instanceId);
   }
 
-  async prepare(task: Task): Promise<PreparedEnv> {
-    await this.init();
-    return this.images.prepare(task);
+  /** The binary is bind-mounted from this host: a daemon reached over TCP or SSH may not see it. */
+  protected executorUnreachable(): string | null {
+    if ((this.docker.modem as { socketPath?: string }).socketPath) return null;
+    return 'the daemon is not on a local socket, so the host-built binary cannot be mounted';
   }
 
-  async create(create: SandboxCreateOptions): Promise<Sandbox> {
-    await this.init();
-    const image = create.env?.image;
-    if (!image) throw new GymError('INTERNAL', 'a Docker sandbox needs an image: prepare() the task first');
-    await this.capacity.acquire();
-    try {
-      // A task that needs more memory or pids than the pool's containers have gets a container of its own.
-      const memory = Math.max(create.env?.memoryBytes ?? 0, this.limits.memoryBytes);
-      const pids = Math.max(create.env?.pids ?? 0, this.limits.pids);
-      const own = memory !== this.limits.memoryBytes || pids !== this.limits.pids;
-      const started = (own ? undefined : this.pool.take(image)) ?? (await this.startContainer(image, create.labels ?? {}, memory, pids));
-      const sandbox = this.wrap(started, image, create);
-      // Only what the pool could hand out is refilled: a task of its own memory or pids never takes from it.
-      if (!own) this.pool.refill(image);
-      return sandbox;
-    } catch (err) {
-      this.capacity.release();
-      throw err;
-    }
+  protected transportOf(started: StartedContainer, image: string, create: SandboxCreateOptions): DockerTransport {
+    return new DockerTransport(started.container, started.volume, this.user, Boolean(started.executor), () => this.startTerminalContainer(started, image, create));
   }
 
-  /** The executor binary to mount, or null when the backend runs without one ('off', or it could not be built). */
-  executorBinaryPath(): Promise<string | null> {
-    // BENCHGYM_DOCKER_EXECUTOR=off: the whole server (or test run) on the exec-per-operation path.
-    if ((this.opts.executor ?? (process.env.BENCHGYM_DOCKER_EXECUTOR === 'off' ? 'off' : 'auto')) === 'off') return Promise.resolve(null);
-    // The binary is bind-mounted from this host: a daemon reached over TCP or SSH may not see it.
-    if (!(this.docker.modem as { socketPath?: string }).socketPath) {
-      this.executorBinary ??= Promise.resolve(null).then(() => {
-        process.stderr.write('benchgym: the Docker backend runs without its in-sandbox executor (one docker exec per operation): the daemon is not on a local socket, so the host-built binary cannot be mounted\n');
-        return null;
-      });
-      return this.executorBinary;
-    }
-    this.executorBinary ??= ensureExecutorBinary({ cacheDir: this.opts.images?.cacheDir ?? process.env.BENCHGYM_CACHE ?? path.join(os.tmpdir(), 'benchgym-cache') }).catch((err: unknown) => {
-      process.stderr.write(`benchgym: the Docker backend runs without its in-sandbox executor (one docker exec per operation): ${(err as Error).message}\n`);
-      return null;
-    });
-    return this.executorBinary;
+  protected start(image: string, labels: Record<string, string>, memoryBytes?: number, pids?: number): Promise<StartedContainer> {
+    return this.startContainer(image, labels, memoryBytes, pids);
   }
 
-  private wrap(started: PooledContainer, image: string, create: SandboxCreateOptions): DockerSandbox {
-    // People's terminals get a container of their own on the first pty(): see startTerminalContainer.
-    let terminals: Promise<Docker.Container> | undefined;
-    const sandbox: DockerSandbox = new DockerSandbox(started.container, started.volume, image, this.limits, create.env?.vars ?? {}, {
-      destroy: async () => {
-        this.live.delete(sandbox);
-        this.capacity.release();
-        const host = await terminals?.catch(() => undefined);
-        await host?.remove({ force: true }).catch(() => {});
-        return this.removeContainer(started.container, started.volume);
-      },
-      fork: (): Promise<Sandbox> => this.fork(sandbox, create),
-      terminals: () => {
-        terminals ??= this.startTerminalContainer(started, image, create).catch((err: unknown) => {
-          terminals = undefined;
-          throw err;
-        });
-        return terminals;
-      },
-    }, started.executor ?? null, this.user);
-    this.live.add(sandbox);
-    return sandbox;
+  protected remove(started: StartedContainer): Promise<void> {
+    return this.removeContainer(started.container, started.volume, started.executor);
   }
 
   /**
@@ -171,7 +83,7 @@ export class DockerSandboxFactory implements SandboxFactory {
    * sandbox's commands can neither see, signal nor open a person's shell and terminal (the
    * shell runs as the commands' uid, editing the same files). Removed with the sandbox.
    */
-  private async startTerminalContainer(of: PooledContainer, image: string, create: SandboxCreateOptions): Promise<Docker.Container> {
+  private async startTerminalContainer(of: StartedContainer, image: string, create: SandboxCreateOptions): Promise<Docker.Container> {
     const l = this.limits;
     const memory = Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes);
     let container: Docker.Container;
@@ -210,30 +122,8 @@ export class DockerSandboxFactory implements SandboxFactory {
     }
   }
 
-  /**
-   * A new container from the same instance image whose baseline is the same start state,
-   * then the workspace copied across as a tar stream (container to container, never
-   * unpacked on the host). The read-only root and tmpfs mounts hold nothing else to copy.
-   */
-  private async fork(from: DockerSandbox, create: SandboxCreateOptions): Promise<Sandbox> {
-    const copy = (await this.create({ ...create, env: { ...create.env, image: from.image } })) as DockerSandbox;
-    try {
-      await copy.commitBaseline();
-      // Both ends as the commands' uid: the copy's files are theirs, as the original's were.
-      const user = `${this.user.uid}:${this.user.gid}`;
-      const tar = await dockerExec(from.container, { cmd: ['tar', '-C', WORKDIR, '-cf', '-', '.'], rawStdout: true, maxOutputBytes: this.limits.workspaceBytes + 64 * 1024 ** 2, timeoutMs: 300_000, user });
-      if (tar.exitCode !== 0 || tar.stdout.total > this.limits.workspaceBytes + 64 * 1024 ** 2) throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${tar.stderr.text()}`);
-      const put = await dockerExec(copy.container, { cmd: ['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], stdin: tar.raw, maxOutputBytes: 64 * 1024, timeoutMs: 300_000, user });
-      if (put.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not unpack the workspace copy: ${put.stderr.text()}`);
-      return copy;
-    } catch (err) {
-      await copy.destroy();
-      throw err;
-    }
-  }
-
   /** Creates and starts a container (and its tmpfs workspace volume) from an instance image. */
-  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes, pids = this.limits.pids): Promise<PooledContainer> {
+  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes, pids = this.limits.pids): Promise<StartedContainer> {
     const l = this.limits;
     const binary = await this.executorBinaryPath();
     let executor: ExecutorClient | null = null;
@@ -278,14 +168,13 @@ export class DockerSandboxFactory implements SandboxFactory {
         },
       });
       await container.start();
-      const layout = `if [ -d ${START_STATE} ]; then cp -a ${START_STATE}/. ${WORKDIR}/; fi; rm -f ${WORKDIR}/.benchgym-keep`;
       if (binary) {
         // Not PID 1 (docker-init is, with sleep as its child): the executor reaps only what it started.
         executor = await startDockerExecutor(container, { root: WORKDIR, user: this.user });
-        const seeded = await executor.exec(['sh', '-c', layout], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+        const seeded = await executor.exec(['sh', '-c', LAYOUT], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
         if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
       } else {
-        const seeded = await dockerExec(container, { cmd: ['sh', '-c', layout], timeoutMs: 300_000, maxOutputBytes: 64 * 1024, user: `${this.user.uid}:${this.user.gid}` });
+        const seeded = await dockerExec(container, { cmd: ['sh', '-c', LAYOUT], timeoutMs: 300_000, maxOutputBytes: 64 * 1024, user: `${this.user.uid}:${this.user.gid}` });
         if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
       }
       return { container, volume, executor };
@@ -298,24 +187,9 @@ export class DockerSandboxFactory implements SandboxFactory {
     }
   }
 
-  /** Containers in use and ready in the pool (for health checks, tests and benchmarks). */
-  stats(): { live: number; pooled: number; refilling: number; slotsInUse: number } {
-    return { live: this.live.size, pooled: this.pool.size, refilling: this.pool.refilling, slotsInUse: this.capacity.slotsInUse };
-  }
-
-  /** Fills the pool for an image now (warm-up before a run). */
-  warm(image: string): Promise<void> {
-    return this.pool.warm(image);
-  }
-
   async removeContainer(container: Docker.Container, volume: string, executor?: ExecutorClient | null): Promise<void> {
     await executor?.close().catch(() => {});
     await container.remove({ force: true, v: true }).catch(() => {});
     await this.docker.getVolume(volume).remove({ force: true }).catch(() => {});
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.live].map((s) => s.destroy()));
-    await this.pool.close();
   }
 }

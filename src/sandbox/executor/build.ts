@@ -4,7 +4,7 @@ import { accessSync, constants as C, existsSync, promises as fs } from 'node:fs'
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { GymError } from '../../errors.ts';
-import { OncePerKey, withDirLock } from '../../env/lock.ts';
+import { OncePerKey, withDirLock } from '../../lock.ts';
 
 /** The executor's Go source (a module with no dependencies): Go, for one static binary every image runs as it is. */
 export const EXECUTOR_SOURCE_DIR = fileURLToPath(new URL('./go/', import.meta.url));

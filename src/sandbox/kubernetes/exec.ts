@@ -4,7 +4,8 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { CappedOutput } from '../output.ts';
-import { killMarkerScript, leftoverScript } from '../docker/exec.ts';
+import { killMarkerScript, leftoverScript, liveMarkersOf, trackMarker } from '../container/processes.ts';
+import type { RunOptions, RunResult } from '../container/transport.ts';
 import { kubeError } from './client.ts';
 import type { SandboxUser } from '../sandbox_user.ts';
 
@@ -36,51 +37,7 @@ export function asUserOf(ref: PodRef): string[] {
   return ref.user ? ['setpriv', `--reuid=${ref.user.uid}`, `--regid=${ref.user.gid}`, '--clear-groups', '--'] : [];
 }
 
-export interface PodExecOptions {
-  cmd: string[];
-  env?: Record<string, string>;
-  workdir?: string;
-  stdin?: Buffer | string;
-  /** Enforced inside the pod by `timeout -k`, with a host-side watchdog behind it. */
-  timeoutMs?: number;
-  maxOutputBytes: number;
-  signal?: AbortSignal;
-  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
-  /** Keep stdout as raw bytes (file reads) instead of head+tail capped text. */
-  rawStdout?: boolean;
-  /** At the end, kill what the command left in the background, whatever it did to its environment. */
-  reapLeftovers?: boolean;
-}
-
-export interface PodExecResult {
-  exitCode: number | null;
-  stdout: CappedOutput;
-  stderr: CappedOutput;
-  raw?: Buffer;
-  timedOut: boolean;
-  cancelled: boolean;
-  durationMs: number;
-}
-
 const KILL_GRACE_S = 2;
-
-/** Markers of the commands running now, per pod: their processes are never leftovers. */
-const liveMarkers = new Map<string, Set<string>>();
-
-/** The markers of the commands and terminals running now in a pod. */
-export function liveMarkersOf(pod: string): string[] {
-  return [...(liveMarkers.get(pod) ?? [])];
-}
-
-export function trackPodMarker(pod: string, marker: string): () => void {
-  let set = liveMarkers.get(pod);
-  if (!set) liveMarkers.set(pod, (set = new Set()));
-  set.add(marker);
-  return () => {
-    set!.delete(marker);
-    if (!set!.size && liveMarkers.get(pod) === set) liveMarkers.delete(pod);
-  };
-}
 
 /**
  * Runs inside the pod as the exec's root: enters the working directory, runs the command
@@ -106,18 +63,18 @@ export function exitCodeOf(status: V1Status | undefined): number | null {
 }
 
 /** One command in the sandbox pod through the API's exec channel, output capped while drained. */
-export async function podExec(ref: PodRef, opts: PodExecOptions): Promise<PodExecResult> {
+export async function podExec(ref: PodRef, opts: RunOptions): Promise<RunResult> {
   const marker = randomBytes(6).toString('hex');
-  const untrack = trackPodMarker(ref.pod, marker);
+  const untrack = trackMarker(ref.pod, marker);
   try {
     return await runExec(ref, opts, marker);
   } finally {
     untrack();
-    if (opts.reapLeftovers) await podQuiet(ref, ['sh', '-c', `${killMarkerScript(marker)}\n${leftoverScript([...(liveMarkers.get(ref.pod) ?? [])])}`]);
+    if (opts.reapLeftovers) await podQuiet(ref, ['sh', '-c', `${killMarkerScript(marker)}\n${leftoverScript(liveMarkersOf(ref.pod))}`]);
   }
 }
 
-async function runExec(ref: PodRef, opts: PodExecOptions, marker: string): Promise<PodExecResult> {
+async function runExec(ref: PodRef, opts: RunOptions, marker: string): Promise<RunResult> {
   const secs = opts.timeoutMs ? Math.max(1, Math.ceil(opts.timeoutMs / 1000)) : 0;
   const vars = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`);
   const cmd = [...asUserOf(ref), 'env', ...vars, `BENCHGYM_EXEC=${marker}`, 'sh', '-c', `${fileCapOf(ref)}${WRAPPER}`, 'benchgym', opts.workdir ?? '/', String(secs ? `${secs}s` : 0), ...opts.cmd];

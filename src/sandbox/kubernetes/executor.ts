@@ -4,11 +4,11 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import { GymError } from '../../errors.ts';
 import { EXECUTOR_BINARY_NAME } from '../executor/build.ts';
-import { ExecutorClient } from '../executor/client.ts';
-import { probeExecutorMarkers } from '../executor/ops.ts';
-import { leftoverScript } from '../docker/exec.ts';
+import type { ExecutorClient } from '../executor/client.ts';
+import { attachExecutor } from '../container/executor.ts';
+import { leftoverScript, trackMarker } from '../container/processes.ts';
 import { kubeError } from './client.ts';
-import { CONTAINER, fileCapOf, podExec, trackPodMarker, type PodRef } from './exec.ts';
+import { CONTAINER, fileCapOf, podExec, type PodRef } from './exec.ts';
 import { EXECUTOR_DIR } from './pod.ts';
 
 /** The binary's path in the pod. */
@@ -47,7 +47,7 @@ export async function installPodExecutor(ref: PodRef, binary: string): Promise<v
  */
 export async function startPodExecutor(ref: PodRef, opts: { root: string }): Promise<ExecutorClient> {
   const marker = randomBytes(6).toString('hex');
-  const untrack = trackPodMarker(ref.pod, marker);
+  const untrack = trackMarker(ref.pod, marker);
   const input = new PassThrough();
   const output = new PassThrough();
   const stderr = new PassThrough();
@@ -60,26 +60,10 @@ export async function startPodExecutor(ref: PodRef, opts: { root: string }): Pro
     untrack();
     throw kubeError(err, `could not start the executor in pod ${ref.pod}`);
   }
-  let ended = false;
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    untrack();
-    output.end();
-    stderr.end();
-  };
-  ws.on('close', end);
-  ws.on('error', end);
+  const onEnd = (end: () => void) => ['close', 'error'].forEach((event) => ws.on(event, end));
   // The channel closed by us: the end of stdin stops the executor; the socket goes soon after in any case.
   input.on('finish', () => setTimeout(() => ws.close(), 3000).unref());
-  const ex = await ExecutorClient.connect({ input, output, stderr }, { label: `the executor in pod ${ref.pod}`, connectTimeoutMs: 30_000 });
-  try {
-    await probeExecutorMarkers(ex);
-    return ex;
-  } catch (err) {
-    await ex.close();
-    throw err;
-  }
+  return attachExecutor({ input, output, stderr, onEnd }, `the executor in pod ${ref.pod}`, untrack);
 }
 
 /**

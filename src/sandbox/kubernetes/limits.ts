@@ -1,7 +1,7 @@
-import { DEFAULT_DOCKER_LIMITS, type DockerLimits } from '../docker/limits.ts';
+import { DEFAULT_CONTAINER_LIMITS, type ContainerLimits } from '../container/limits.ts';
 
-/** The Docker backend's limits, plus what only a pod has. pids are the kubelet's (`podPidsLimit`), not the pod's. */
-export interface KubernetesLimits extends DockerLimits {
+/** A container's limits, plus what only a pod has. pids are the kubelet's (`podPidsLimit`), not the pod's. */
+export interface KubernetesLimits extends ContainerLimits {
   /** The pod's `activeDeadlineSeconds`: the cluster ends a pod this server forgot. */
   activeDeadlineSeconds: number;
   /** How long a pod may take to be scheduled, pulled and started before SANDBOX_UNAVAILABLE. */
@@ -20,12 +20,12 @@ export interface KubernetesLimits extends DockerLimits {
 }
 
 export const DEFAULT_KUBERNETES_LIMITS: KubernetesLimits = {
-  ...DEFAULT_DOCKER_LIMITS,
+  ...DEFAULT_CONTAINER_LIMITS,
   activeDeadlineSeconds: 24 * 3600,
   startTimeoutMs: 120_000,
   ephemeralBytes: 256 * 1024 ** 2,
   requestCpuMillis: 100,
-  maxFileBytes: DEFAULT_DOCKER_LIMITS.workspaceBytes,
+  maxFileBytes: DEFAULT_CONTAINER_LIMITS.workspaceBytes,
 };
 
 /** `ulimit -f` (soft and hard) for `sh`, which counts 512-byte blocks (dash; bash only in POSIX mode): run first in the exec wrapper, it caps everything the command starts. */

@@ -1,11 +1,10 @@
 import type { CoreV1Api, V1EphemeralContainer, V1Pod } from '@kubernetes/client-node';
 import type { SandboxUser } from '../sandbox_user.ts';
 import { GymError } from '../../errors.ts';
-import { START_STATE } from '../../env/images.ts';
+import { WORKDIR } from '../container/workspace.ts';
 import { CONTAINER } from './exec.ts';
 import type { KubernetesLimits } from './limits.ts';
 
-export const WORKDIR = '/workspace';
 /**
  * The ConfigMap mounted read-only at /etc/hosts in every sandbox pod: the kubelet otherwise
  * bind-mounts a writable file from the node's disk there. Its text is what Docker writes for a
@@ -160,15 +159,6 @@ export function podManifest(o: PodSpecOptions): V1Pod {
     },
   };
 }
-
-/**
- * The shell command that lays the start state baked into an instance image out in the workspace,
- * as the commands' uid: entry by entry, since the emptyDir's root is root's and keeps its mode.
- */
-export const LAYOUT = [
-  `if [ -d ${START_STATE} ]; then find ${START_STATE} -mindepth 1 -maxdepth 1 -exec cp -a -t ${WORKDIR}/ {} + || exit 1; fi`,
-  `rm -f ${WORKDIR}/.benchgym-keep`,
-].join('; ');
 
 /** Container waiting reasons that will not resolve by waiting. */
 const FATAL_WAITING = new Set(['ErrImageNeverPull', 'ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'CrashLoopBackOff']);

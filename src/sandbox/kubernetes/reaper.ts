@@ -1,7 +1,7 @@
 import type { CoreV1Api } from '@kubernetes/client-node';
 import os from 'node:os';
-import { processAlive } from '../../env/lock.ts';
-import { OWNER_LABELS, processStart } from '../docker/reaper.ts';
+import { processAlive } from '../../lock.ts';
+import { OWNER_LABELS, processStart } from '../container/labels.ts';
 import { labelValue } from './client.ts';
 
 /** This host and process, as pod labels (the Docker backend's owner labels, made valid label values). */

@@ -2,7 +2,7 @@ import { promises as fs, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { createHash, randomBytes } from 'node:crypto';
-import { processAlive } from '../../env/lock.ts';
+import { processAlive } from '../../lock.ts';
 
 /**
  * Per-sandbox control groups for the local backend: a kernel bound on pids and memory, and

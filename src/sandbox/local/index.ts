@@ -4,3 +4,5 @@ export { LocalSandbox } from './sandbox.ts';
 export { bubblewrapAvailable } from './bubblewrap.ts';
 export type { Confinement } from './confinement.ts';
 export { DEFAULT_LOCAL_LIMITS, type LocalLimits } from './limits.ts';
+export { localExecutorBinary } from './executor.ts';
+export { claimSandboxDir, removeStaleSandboxDirs } from './stale.ts';

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { processAlive } from '../../env/lock.ts';
+import { processAlive } from '../../lock.ts';
 import { killByEnvMarker } from '../processes.ts';
 import { EXECUTOR_MARKER } from './executor.ts';
 

@@ -8,7 +8,7 @@ import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { seedOf } from '../../../src/tasks/seed.ts';
 import { dockerSkipReason } from './skip.ts';
 import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
-import { WarmPool, type Pooled } from '../../../src/sandbox/docker/pool.ts';
+import { WarmPool, type Pooled } from '../../../src/sandbox/container/pool.ts';
 
 async function exampleTask(id: string) {
   const registry = new SuiteRegistry(BUILTIN_SUITES);
@@ -67,18 +67,18 @@ test('a task that needs more memory or pids gets a container of its own with tha
     await first.destroy();
     await factory.warm(plainEnv.image!);
     const a = (await factory.create({ seed: seedOf(big), env: sandboxEnv(bigEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
-    assert.equal((await a.container.inspect()).HostConfig.Memory, 3072 * 1024 ** 2);
+    assert.equal((await a.transport.container.inspect()).HostConfig.Memory, 3072 * 1024 ** 2);
     assert.equal(factory.stats().pooled, 1, 'the pooled container (default memory) was not handed out');
     const b = (await factory.create({ seed: seedOf(plain), env: sandboxEnv(plainEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
-    assert.equal((await b.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
-    assert.equal((await b.container.inspect()).HostConfig.PidsLimit, factory.limits.pids);
+    assert.equal((await b.transport.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
+    assert.equal((await b.transport.container.inspect()).HostConfig.PidsLimit, factory.limits.pids);
     // More pids (dubbo's Jetty tests): a container of its own too, the pooled one left.
     await factory.warm(plainEnv.image!);
     const threadsEnv = await factory.prepare({ ...plain, resources: { pids: 3000 } });
     assert.equal(threadsEnv.pids, 3000);
     const c = (await factory.create({ seed: seedOf(plain), env: sandboxEnv(threadsEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
-    assert.equal((await c.container.inspect()).HostConfig.PidsLimit, 3000);
-    assert.equal((await c.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
+    assert.equal((await c.transport.container.inspect()).HostConfig.PidsLimit, 3000);
+    assert.equal((await c.transport.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
     assert.equal(factory.stats().pooled, 1, 'the pooled container (default pids) was not handed out');
     await a.destroy();
     await b.destroy();

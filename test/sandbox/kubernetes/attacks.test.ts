@@ -34,7 +34,7 @@ describe('kubernetes sandbox under attack', async () => {
   // No onOutput: a flood must not be collected by the test itself.
   const quiet = () => ({ ...testContext(), onOutput: undefined });
   const run = async (command: string, timeout_s = 30) => (await gym.callTool('run_command', { command, timeout_s }, quiet(), id)).data as Record<string, any>;
-  const pod = () => (gym.episode(id).sandbox as KubernetesSandbox).ref.pod;
+  const pod = () => (gym.episode(id).sandbox as KubernetesSandbox).transport.ref.pod;
   const core = () => factory.kc.makeApiClient(CoreV1Api);
   const restarts = async () => (await core().readNamespacedPod({ name: pod(), namespace: factory.namespace })).status?.containerStatuses?.[0]?.restartCount;
   const toolErr = async (p: Promise<unknown>): Promise<GymError> => {

@@ -24,7 +24,7 @@ describe('kubernetes sandbox: limits and hardening', async () => {
   after(async () => factory?.close());
 
   test('the pod spec: no token, no privilege escalation, read-only root, limits, deadline, labels', async () => {
-    const pod = await factory.kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: sb.ref.pod, namespace: sb.ref.namespace });
+    const pod = await factory.kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: sb.transport.ref.pod, namespace: sb.transport.ref.namespace });
     const c = pod.spec!.containers[0]!;
     assert.equal(pod.spec!.automountServiceAccountToken, false);
     assert.equal(pod.spec!.activeDeadlineSeconds, 3600);

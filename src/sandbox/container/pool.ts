@@ -1,15 +1,7 @@
-import type Docker from 'dockerode';
 import type { ExecutorClient } from '../executor/client.ts';
 
 /** What a pool keeps: a started sandbox, with its executor when it has one (a dead one is never handed out). */
 export interface Pooled {
-  executor?: ExecutorClient | null;
-}
-
-export interface PooledContainer extends Pooled {
-  container: Docker.Container;
-  volume: string;
-  /** Its executor, already running: an episode taken from the pool starts without another exec. */
   executor?: ExecutorClient | null;
 }
 
@@ -22,7 +14,7 @@ export const DEFAULT_POOL_IDLE_MS = 10 * 60_000;
  * A container unused for `idleMs` is removed (a batch run over many images, each used once, would
  * otherwise keep one per image until the budget evicts it); the image's next take starts fresh.
  */
-export class WarmPool<T extends Pooled = PooledContainer> {
+export class WarmPool<T extends Pooled = Pooled> {
   private readonly ready = new Map<string, T[]>();
   private readonly filling = new Map<string, Promise<void>>();
   private readonly since = new WeakMap<T, number>();

@@ -1,4 +1,4 @@
-import { GymError } from '../../errors.ts';
+import { GymError } from '../errors.ts';
 
 /** One entry of a tar stream as read: only regular files and directories are accepted. */
 export interface TarEntry {

@@ -1,80 +1,90 @@
-import { execResultOf } from '../output.ts';
-import type { CoreV1Api } from '@kubernetes/client-node';
 import path from 'node:path';
 import { GymError } from '../../errors.ts';
-import { Exec } from '@kubernetes/client-node';
-import { randomBytes } from 'node:crypto';
-import { PassThrough, Writable } from 'node:stream';
+import { shellQuote } from '../../shell_quote.ts';
+import { execResultOf } from '../output.ts';
 import { PTY_ENV, PTY_PROMPT, type ApplyPatchOptions, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PatchApplied, type PtySession, type Sandbox } from '../types.ts';
-import { killMarkerScript, leftoverScript } from '../docker/exec.ts';
-import { kubeError } from './client.ts';
 import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
-import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from '../docker/files.ts';
 import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import { fileTooLarge } from '../read_limit.ts';
-import { shellQuote } from '../../shell_quote.ts';
-import { exitCodeOf, fileCapOf, liveMarkersOf, podExec, podQuiet, trackPodMarker, type PodExecOptions, type PodRef } from './exec.ts';
-import { TERMINAL_CONTAINER, terminalContainer, waitContainerRunning, WORKDIR } from './pod.ts';
-import { DEFAULT_SANDBOX_USER } from '../sandbox_user.ts';
-import type { KubernetesLimits } from './limits.ts';
 import type { ExecutorClient } from '../executor/client.ts';
-import { podSweepScript } from './executor.ts';
 import { execThroughExecutor, listThroughExecutor, readThroughExecutor, statThroughExecutor, type ExecutorSandboxHooks } from '../executor/ops.ts';
+import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from './files.ts';
+import type { ContainerLimits } from './limits.ts';
+import type { ContainerTransport, RunOptions } from './transport.ts';
+import { WORKDIR } from './workspace.ts';
 
 const STATE_DIR = '/tmp/.benchgym';
 const BASELINE = `${STATE_DIR}/baseline.git`;
 
-/** Resolves a client path inside the pod (symlinks too) or fails with exit 90. */
+/** Resolves a client path inside the container (symlinks too) or fails with exit 90. */
 const RESOLVE = `p=$(realpath -m -- "$1") || exit 91; case "$p" in ${WORKDIR}|${WORKDIR}/*) ;; *) echo "outside" >&2; exit 90;; esac`;
 
+/** What the factory does for one of its sandboxes. */
+export interface ContainerSandboxHooks {
+  destroy(): Promise<void>;
+  fork(): Promise<Sandbox>;
+}
+
 /**
- * An episode's pod. With an executor (the default), every command and file operation is a frame
- * on its one long-lived exec channel; without one, each is an exec through the API server.
+ * An episode's container, whichever backend started it. With an executor (the default), every
+ * command and file operation is a frame on its one long-lived channel; without one, each is a
+ * process the transport starts. The transport is the backend's part (transport.ts).
  */
-export class KubernetesSandbox implements Sandbox {
-  readonly backend = 'kubernetes' as const;
+export class ContainerSandbox<T extends ContainerTransport = ContainerTransport> implements Sandbox {
   readonly workdir = WORKDIR;
-  readonly isolation: string;
   readonly id: string;
   private destroyed = false;
   private destroying?: Promise<void>;
-  /** Set when the factory's watch saw the pod deleted: every later operation fails with it. */
+  /** Set when the backend saw the sandbox deleted (markLost): every later operation fails with it. */
   private lost?: GymError;
-  /** The pod's terminal container, once added (terminals()). */
-  private terminalRef?: Promise<PodRef>;
 
   constructor(
-    readonly ref: PodRef,
-    private readonly core: CoreV1Api,
+    readonly transport: T,
     readonly image: string,
-    private readonly limits: KubernetesLimits,
+    private readonly limits: ContainerLimits,
     private readonly vars: Record<string, string>,
-    private readonly hooks: { destroy: () => Promise<void>; fork: () => Promise<Sandbox>; watched?: () => boolean },
-    runtimeClass?: string,
-    /** The pod's executor; null: one API exec per operation. */
+    private readonly hooks: ContainerSandboxHooks,
+    /** The sandbox's executor: every command and file operation goes through it; null: one process each (executor 'off'). */
     readonly executor: ExecutorClient | null = null,
   ) {
-    this.id = ref.pod;
-    const user = ref.user
-      ? `commands as uid ${ref.user.uid} without capabilities; PID 1${executor ? ' and the in-sandbox executor' : ''} root with only CAP_SETUID and CAP_SETGID, out of their reach`
-      : "commands as the container's user";
-    this.isolation = [
-      `kubernetes pod ${ref.namespace}/${ref.pod}: read-only root, capped memory / CPU / ephemeral storage, kubelet pids cap, no service-account token, deny-all NetworkPolicy${runtimeClass ? `, runtime class ${runtimeClass}` : ''}`,
-      user,
-      'terminals in a container of their own',
-      ...(executor ? ['one in-sandbox executor'] : []),
-    ].join('; ');
+    this.id = transport.id;
+  }
+
+  get backend(): T['backend'] {
+    return this.transport.backend;
+  }
+
+  get isolation(): string {
+    return this.transport.isolation;
+  }
+
+  /** The backend saw the container deleted: the sandbox is lost, whatever the container still answers. */
+  markLost(reason: string): void {
+    if (this.destroyed || this.lost) return;
+    this.lost = new GymError('SANDBOX_UNAVAILABLE', reason, { sandboxLost: true });
+    void this.executor?.close().catch(() => {});
+  }
+
+  /** Throws when the sandbox was destroyed or lost. */
+  private usable(): void {
+    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    if (this.lost) throw this.lost;
+  }
+
+  /** After a failed call: is the container gone or stopped? Then the episode's sandbox is, too. */
+  private async assertAlive(): Promise<void> {
+    this.usable();
+    await this.transport.probe();
   }
 
   /**
-   * An executor call; when it fails for the sandbox's sake, the pod's state names the cause.
-   * A dead executor with the pod still up loses the sandbox as well: nothing can run in it any more.
+   * An executor call; when it fails for the sandbox's sake, the container's state names the cause.
+   * A dead executor with the container still up loses the sandbox as well: nothing can run in it any more.
    */
-  private async viaExecutor<T>(call: (ex: ExecutorClient) => Promise<T>): Promise<T> {
-    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
-    if (this.lost) throw this.lost;
+  private async viaExecutor<R>(call: (ex: ExecutorClient) => Promise<R>): Promise<R> {
+    this.usable();
     try {
       return await call(this.executor!);
     } catch (err) {
@@ -88,51 +98,22 @@ export class KubernetesSandbox implements Sandbox {
   private get executorHooks(): ExecutorSandboxHooks {
     return {
       assertAlive: () => this.assertAlive(),
-      track: (marker) => trackPodMarker(this.ref.pod, marker),
-      sweepLeftovers: () => this.sweepLeftovers(),
+      track: (marker) => this.transport.track(marker),
+      sweepLeftovers: async () => {
+        if (this.destroyed || this.executor?.closedReason) return;
+        await this.transport.sweepLeftovers(this.executor!).catch(() => {});
+      },
       defaultTimeoutMs: this.limits.defaultTimeoutMs,
       maxOutputBytes: this.limits.maxOutputBytes,
       vars: this.vars,
     };
   }
 
-  /** What finished commands left (reparented to the pod's PID 1), killed by a script the executor runs: no API exec. */
-  private async sweepLeftovers(): Promise<void> {
-    if (this.destroyed || this.executor?.closedReason) return;
-    await this.executor!.exec(['sh', '-c', podSweepScript(liveMarkersOf(this.ref.pod))], { timeoutMs: 30_000, maxOutputBytes: 4096 }).catch(() => {});
-  }
-
-  /** The pod was deleted (seen by the factory's watch): the sandbox is lost, whatever the pod still answers. */
-  markLost(reason: string): void {
-    if (this.destroyed || this.lost) return;
-    this.lost = new GymError('SANDBOX_UNAVAILABLE', reason, { sandboxLost: true });
-    void this.executor?.close().catch(() => {});
-  }
-
-  /** After a failed exec: is the pod gone or stopped? Then the episode's sandbox is, too. */
-  private async assertAlive(): Promise<void> {
-    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
-    if (this.lost) throw this.lost;
-    let pod;
+  /** One process of the transport's (executor 'off', archives); a lost container is named as such. */
+  private async run(cmd: string[], opts: Partial<RunOptions> = {}) {
+    this.usable();
     try {
-      pod = await this.core.readNamespacedPod({ name: this.ref.pod, namespace: this.ref.namespace });
-    } catch {
-      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} no longer exists`, { sandboxLost: true });
-    }
-    if (pod.metadata?.deletionTimestamp) throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} is being deleted`, { sandboxLost: true });
-    const cs = pod.status?.containerStatuses?.[0];
-    if (pod.status?.phase !== 'Running' || !cs?.state?.running) {
-      const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
-      const oom = term?.reason === 'OOMKilled';
-      const why = oom ? 'it was killed for running out of memory (OOM)' : `it is ${pod.status?.phase ?? 'unknown'}${pod.status?.reason ? ` (${pod.status.reason}: ${pod.status.message ?? ''})` : ''}${term ? ` (exit code ${term.exitCode})` : ''}`;
-      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} stopped: ${why}`, { oomKilled: oom, sandboxLost: true });
-    }
-  }
-
-  private async run(cmd: string[], opts: Partial<PodExecOptions> & { raw?: boolean; maxBytes?: number } = {}) {
-    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
-    try {
-      const r = await podExec(this.ref, { cmd, env: this.vars, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 60_000, maxOutputBytes: opts.maxBytes ?? 16 * 1024 * 1024, rawStdout: opts.raw, workdir: opts.workdir ?? WORKDIR });
+      const r = await this.transport.run({ env: this.vars, workdir: WORKDIR, timeoutMs: 60_000, maxOutputBytes: 16 * 1024 * 1024, ...opts, cmd });
       if (r.exitCode === null || r.exitCode === 137 || r.exitCode === 126) await this.assertAlive();
       return r;
     } catch (err) {
@@ -144,12 +125,14 @@ export class KubernetesSandbox implements Sandbox {
 
   /** A script of the sandbox itself (git, patches): text out, through the executor when there is one. */
   private async script(script: string, opts: { stdin?: string; timeoutMs?: number; maxBytes?: number } = {}) {
+    const timeoutMs = opts.timeoutMs ?? 60_000;
+    const maxOutputBytes = opts.maxBytes ?? 16 * 1024 * 1024;
     if (this.executor) {
-      const r = await this.viaExecutor((ex) => ex.exec(['bash', '-c', script], { env: this.vars, stdin: opts.stdin, timeoutMs: opts.timeoutMs ?? 60_000, maxOutputBytes: opts.maxBytes ?? 16 * 1024 * 1024 }));
+      const r = await this.viaExecutor((ex) => ex.exec(['bash', '-c', script], { env: this.vars, stdin: opts.stdin, timeoutMs, maxOutputBytes }));
       if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
       return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
     }
-    const r = await this.run(['bash', '-c', script], { ...opts, raw: true });
+    const r = await this.run(['bash', '-c', script], { stdin: opts.stdin, timeoutMs, maxOutputBytes, rawStdout: true });
     return { exitCode: r.exitCode, stdout: (r.raw ?? Buffer.alloc(0)).toString('utf8'), stderr: r.stderr.text() };
   }
 
@@ -160,36 +143,44 @@ export class KubernetesSandbox implements Sandbox {
     if (lexical !== WORKDIR && !lexical.startsWith(WORKDIR + '/')) {
       throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' is outside the workspace; use a path relative to the workspace root`);
     }
-    const r = await this.run(['bash', '-c', `${RESOLVE}\n${script}`, 'benchgym', lexical], opts);
+    const r = await this.run(['bash', '-c', `${RESOLVE}\n${script}`, 'benchgym', lexical], {
+      stdin: opts.stdin,
+      rawStdout: opts.raw,
+      ...(opts.maxBytes ? { maxOutputBytes: opts.maxBytes } : {}),
+    });
     if (r.exitCode === 90) throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' leads outside the workspace through a symbolic link`);
     return r;
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
-    if (this.executor) {
-      if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
-      if (this.lost) throw this.lost;
-      // A pod deleted through the API runs on for a moment (the kubelet kills it later), and what
-      // it answers then must not count: the factory's watch marks it lost; without a watch, the
-      // pod is read while the command runs.
-      const gone = this.hooks.watched?.() ? Promise.resolve(null) : this.assertAlive().then(() => null, (e: unknown) => e);
-      const ran = execThroughExecutor(this.executor, command, opts, this.executorHooks, (f) => this.viaExecutor(f));
-      const [result, lost] = await Promise.all([ran.then((r) => ({ r }), (err: unknown) => ({ err })), gone]);
-      if (this.lost) throw this.lost;
-      if (lost instanceof GymError && lost.details?.sandboxLost) throw lost;
-      if ('err' in result) throw result.err;
-      return result.r;
+    this.usable();
+    let r: ExecResult;
+    try {
+      r = await this.transport.observe(() => (this.executor ? this.execByExecutor(command, opts) : this.execByProcess(command, opts)));
+    } catch (err) {
+      throw this.lost ?? err;
     }
+    if (this.lost) throw this.lost;
+    return r;
+  }
+
+  /** The timeout, output caps and cancel are the executor's; what a command left behind is swept after it. */
+  private execByExecutor(command: string, opts: ExecOptions): Promise<ExecResult> {
+    return execThroughExecutor(this.executor!, command, opts, this.executorHooks, (f) => this.viaExecutor(f));
+  }
+
+  /** One process per command (executor 'off'). */
+  private async execByProcess(command: string, opts: ExecOptions): Promise<ExecResult> {
     let workdir = WORKDIR;
     if (opts.cwd) {
       const r = await this.fileOp(opts.cwd, 'test -d "$p" || exit 92; printf %s "$p"');
       if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${opts.cwd}' is not a directory`);
       workdir = r.stdout.text();
     }
-    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
+    this.usable();
     let r;
     try {
-      r = await podExec(this.ref, {
+      r = await this.transport.run({
         cmd: ['bash', '-c', command],
         env: { ...this.vars, ...opts.env },
         workdir,
@@ -291,7 +282,7 @@ export class KubernetesSandbox implements Sandbox {
   async diff(): Promise<string> {
     const diff = this.git(`${BASELINE_DIFF_ARGS.join(' ')} HEAD`);
     const max = this.limits.maxDiffBytes;
-    // Counted in the pod first: only a diff within the limit crosses into server memory.
+    // Counted in the container first: only a diff within the limit crosses into server memory.
     const script = `set -o pipefail; ${this.git('add -A .')} && n=$(${diff} | wc -c) || exit 1; if [ "$n" -gt ${max} ]; then echo "$n" >&2; exit 97; fi; ${diff}`;
     const r = await this.script(script, { maxBytes: max + 1024 * 1024, timeoutMs: 300_000 });
     if (r.exitCode === 97) throw diffTooLarge(Number(r.stderr.trim()) || max + 1, max);
@@ -299,6 +290,7 @@ export class KubernetesSandbox implements Sandbox {
     return r.stdout;
   }
 
+  /** Applied by a command in the container, the baseline within its reach as a start state to reset to. */
   async applyPatch(patch: string, opts: ApplyPatchOptions = {}): Promise<PatchApplied> {
     return applyPatchBy(patch, { ...opts, baselineGitDir: BASELINE }, async (script, stdin) => {
       const r = await this.script(script, { stdin, timeoutMs: 300_000 });
@@ -306,92 +298,15 @@ export class KubernetesSandbox implements Sandbox {
     });
   }
 
-  /**
-   * The pod's terminal container (pod.ts, terminalContainer), added on the first terminal and
-   * kept for the next (an ephemeral container cannot be removed; it goes with the pod).
-   */
-  private terminals(): Promise<PodRef> {
-    this.terminalRef ??= (async () => {
-      const { namespace, pod: name } = this.ref;
-      const pod = await this.core.readNamespacedPod({ name, namespace });
-      if (!pod.spec?.ephemeralContainers?.some((c) => c.name === TERMINAL_CONTAINER)) {
-        pod.spec!.ephemeralContainers = [...(pod.spec!.ephemeralContainers ?? []), terminalContainer(this.image, this.ref.user ?? DEFAULT_SANDBOX_USER)];
-        await this.core.replaceNamespacedPodEphemeralcontainers({ name, namespace, body: pod });
-      }
-      await waitContainerRunning(this.core, namespace, name, TERMINAL_CONTAINER, this.limits.startTimeoutMs);
-      // It runs as the commands' uid already: nothing to drop to.
-      return { ...this.ref, container: TERMINAL_CONTAINER, user: undefined };
-    })().catch((err: unknown) => {
-      this.terminalRef = undefined;
-      throw kubeError(err, `could not add the terminal container to pod ${this.ref.pod} (the server needs 'update' on pods/ephemeralcontainers)`);
-    });
-    return this.terminalRef;
-  }
-
-  /**
-   * A TTY exec in the pod's terminal container: the workspace shared, but not the commands'
-   * pid namespace or /dev/pts. Raw bytes both ways, resized through the exec channel's resize stream.
-   */
+  /** A person's terminal in the transport's terminal container: the workspace shared, not the commands' processes. */
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
-    if (this.destroyed) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has been destroyed`);
-    let ref: PodRef;
+    this.usable();
     try {
-      ref = await this.terminals();
+      return await this.transport.terminal({ cols: opts.cols, rows: opts.rows, env: { ...this.vars, TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env } });
     } catch (err) {
       await this.assertAlive();
       throw err;
     }
-    const marker = randomBytes(6).toString('hex');
-    const untrack = trackPodMarker(`${ref.pod}/${TERMINAL_CONTAINER}`, marker);
-    const dataListeners: ((data: Buffer) => void)[] = [];
-    const exitListeners: ((code: number | null) => void)[] = [];
-    // A terminal-like sink: the client sends its size on the resize channel, and again on 'resize'.
-    const out = Object.assign(
-      new Writable({
-        write(b: Buffer, _enc, cb) {
-          for (const l of dataListeners) l(Buffer.from(b));
-          cb();
-        },
-      }),
-      { columns: opts.cols, rows: opts.rows },
-    );
-    const stdin = new PassThrough();
-    const vars = Object.entries({ ...this.vars, TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env, BENCHGYM_EXEC: marker }).map(([k, v]) => `${k}=${v}`);
-    let status: Parameters<typeof exitCodeOf>[0];
-    let ws;
-    try {
-      // The kubelet applies the client's first size asynchronously (its channel is not ordered with
-      // stdin's): the terminal is sized here first, so the shell's first command already sees it.
-      const size = `stty rows ${Math.trunc(opts.rows)} cols ${Math.trunc(opts.cols)} 2>/dev/null; `;
-      ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, TERMINAL_CONTAINER, ['env', ...vars, 'sh', '-c', `${fileCapOf(ref)}${size}cd ${WORKDIR} && exec bash --norc -i`], out, null, stdin, true, (s) => (status = s));
-    } catch (err) {
-      untrack();
-      await this.assertAlive();
-      throw kubeError(err, 'could not open a terminal in the sandbox');
-    }
-    let exited = false;
-    ws.on('close', async () => {
-      if (exited) return;
-      exited = true;
-      untrack();
-      // What the shell left in the background goes with it.
-      await podQuiet(ref, ['sh', '-c', `${killMarkerScript(marker)}\n${leftoverScript(liveMarkersOf(`${ref.pod}/${TERMINAL_CONTAINER}`))}`]);
-      for (const l of exitListeners) l(exitCodeOf(status));
-    });
-    return {
-      write: (data) => void stdin.write(data),
-      resize: async (cols, rows) => {
-        out.columns = cols;
-        out.rows = rows;
-        out.emit('resize');
-      },
-      onData: (listener) => void dataListeners.push(listener),
-      onExit: (listener) => void exitListeners.push(listener),
-      kill: async () => {
-        await podQuiet(ref, ['sh', '-c', killMarkerScript(marker)]);
-        ws.close();
-      },
-    };
   }
 
   fork(): Promise<Sandbox> {
@@ -401,22 +316,22 @@ export class KubernetesSandbox implements Sandbox {
 
   /** The workspace as a tar archive (for fork), at most `maxBytes`. */
   async packWorkspace(maxBytes: number): Promise<Buffer> {
-    // Its entries, not '.': the copy's root is the emptyDir's, whose mode only root could set.
-    const r = await this.run(['sh', '-c', `cd ${WORKDIR} && find . -mindepth 1 -maxdepth 1 -print0 | tar --null -T - -cf -`], { raw: true, maxBytes, timeoutMs: 300_000 });
+    // Its entries, not '.': the copy's root is the container's, whose mode only root could set.
+    const r = await this.run(['sh', '-c', `cd ${WORKDIR} && find . -mindepth 1 -maxdepth 1 -print0 | tar --null -T - -cf -`], { rawStdout: true, maxOutputBytes: maxBytes, timeoutMs: 300_000 });
     if (r.exitCode !== 0 || r.stdout.total > maxBytes) throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${r.stderr.text() || `${r.stdout.total} bytes`}`);
     return r.raw ?? Buffer.alloc(0);
   }
 
   /** Replaces the workspace with a tar archive from packWorkspace. */
   async unpackWorkspace(tar: Buffer): Promise<void> {
-    const r = await this.run(['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], { stdin: tar, maxBytes: 64 * 1024, timeoutMs: 300_000 });
+    const r = await this.run(['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], { stdin: tar, maxOutputBytes: 64 * 1024, timeoutMs: 300_000 });
     if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not unpack the workspace copy: ${r.stderr.text()}`);
   }
 
   destroy(): Promise<void> {
     if (!this.destroying) {
       this.destroyed = true;
-      // The channel first: its pending calls end as "closed", not as a pod that vanished.
+      // The channel first: its pending calls end as "closed", not as a container that vanished.
       this.destroying = Promise.resolve(this.executor?.close())
         .catch(() => {})
         .then(() => this.hooks.destroy());

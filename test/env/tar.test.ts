@@ -4,8 +4,8 @@ import { execFileSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
-import { packTar, unpackTar } from '../../../src/sandbox/docker/tar.ts';
-import { GymError } from '../../../src/errors.ts';
+import { packTar, unpackTar } from '../../src/env/tar.ts';
+import { GymError } from '../../src/errors.ts';
 
 test('packTar writes archives GNU tar reads, long names included; unpackTar reads them back', async () => {
   const long = `${'deep/'.repeat(30)}file.txt`;

@@ -1,8 +1,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Gym } from '../../../src/episode/gym.ts';
-import { docCandidates } from '../../../envs/gitchameleon/tools/view_docs.ts';
-import { expectGymError, makeGym, startExample, testContext } from '../../helpers.ts';
+import type { Gym } from '../../src/episode/gym.ts';
+import { docCandidates } from '../../src/tools/view_docs.ts';
+import { expectGymError, makeGym, startExample, testContext } from '../helpers.ts';
 
 let gym: Gym;
 let cleanup: () => Promise<void>;

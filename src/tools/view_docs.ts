@@ -1,9 +1,9 @@
+// view_docs: a suite's extra tool (Suite.tools of GitChameleon and the examples), not one of EPISODE_TOOLS.
 import { z } from 'zod';
-import { GymError } from '../../../src/errors.ts';
-import { shellQuote } from '../../../src/shell_quote.ts';
-import { suiteMetadata } from '../../../src/tasks/suite.ts';
-import { episodeTool } from '../../../src/tools/types.ts';
-import { GitChameleonMetadata } from '../metadata.ts';
+import { GymError } from '../errors.ts';
+import { shellQuote } from '../shell_quote.ts';
+import { suiteMetadata } from '../tasks/suite.ts';
+import { episodeTool } from './types.ts';
 
 const DEFAULT_CHARS = 12_000;
 const MAX_CHARS = 60_000;
@@ -96,7 +96,7 @@ export function docCandidates(symbol: string, importName?: string): string[] {
 }
 
 /** What view_docs reads of a task: the library's import name, when the task names one (the examples suite's do not). */
-const DocsMetadata = GitChameleonMetadata.pick({ importName: true }).partial();
+const DocsMetadata = z.object({ importName: z.string() }).partial();
 
 export const viewDocsTool = episodeTool({
   name: 'view_docs',

@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_DIFF_BYTES } from '../diff_limit.ts';
 
-export interface DockerLimits {
+/** What bounds one container sandbox, whichever backend runs it. */
+export interface ContainerLimits {
   memoryBytes: number;
   nanoCpus: number;
   pids: number;
@@ -14,7 +15,7 @@ export interface DockerLimits {
   maxDiffBytes: number;
 }
 
-export const DEFAULT_DOCKER_LIMITS: DockerLimits = {
+export const DEFAULT_CONTAINER_LIMITS: ContainerLimits = {
   memoryBytes: 2 * 1024 ** 3,
   nanoCpus: 1e9,
   pids: 512,

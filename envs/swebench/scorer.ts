@@ -7,7 +7,7 @@ import { killedByMemoryLimit, OOM_KILLED_NOTE } from '../../src/sandbox/memory_l
 import { runTests, type TestRun } from '../../src/scoring/runners.ts';
 import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps, type VerdictBody } from '../../src/scoring/pipeline.ts';
 import { clearForHarness, refusedNote } from '../../src/scoring/candidate_files.ts';
-import { JavaBuildGuard } from '../../src/scoring/java_guard.ts';
+import { javaGuardFor } from '../../src/scoring/java_guard.ts';
 import { isolatedGitShell } from '../../src/sandbox/git_isolation.ts';
 import type { TestCaseResult } from '../../src/scoring/junit.ts';
 import type { Outcome, Verdict } from '../../src/scoring/verdict.ts';
@@ -57,15 +57,7 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
   const runner = withRunId(task.tests.hidden.runner, runId);
   const testGlobs = opts.testFiles ?? task.tests.testFiles;
   const strict = (opts.scoring ?? 'strict') === 'strict';
-  const guard =
-    task.language === 'java' && (runner.type === 'maven' || runner.type === 'gradle')
-      ? new JavaBuildGuard({
-          tool: runner.type,
-          mode: strict ? 'strict' : 'faithful',
-          testFiles: testGlobs,
-          ...(opts.signal ? { signal: opts.signal } : {}),
-        })
-      : undefined;
+  const guard = javaGuardFor(task, runner, { strict, testFiles: testGlobs, ...(opts.signal ? { signal: opts.signal } : {}) });
   return {
     // 1. The candidate patch.
     patch: {

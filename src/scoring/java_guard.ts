@@ -258,6 +258,17 @@ export interface JavaGuardOptions {
   signal?: AbortSignal;
 }
 
+/** The guard of a Java task built by Maven or Gradle (both scorers use it), else undefined. */
+export function javaGuardFor(
+  task: { language?: string },
+  runner: RunnerSpec,
+  opts: { strict: boolean; testFiles: string[]; signal?: AbortSignal },
+): JavaBuildGuard | undefined {
+  if (task.language !== 'java' || (runner.type !== 'maven' && runner.type !== 'gradle')) return undefined;
+  const mode: ScoringMode = opts.strict ? 'strict' : 'faithful';
+  return new JavaBuildGuard({ tool: runner.type, mode, testFiles: opts.testFiles, ...(opts.signal ? { signal: opts.signal } : {}) });
+}
+
 /** The note of build configuration (or output) put back as the start state has it. */
 export const BUILD_RESTORED = 'BUILD_CONFIG_RESTORED';
 

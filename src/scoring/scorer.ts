@@ -8,7 +8,7 @@ import { decide, type Verdict } from './verdict.ts';
 import { TAMPER } from './mode.ts';
 import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps } from './pipeline.ts';
 import { REMOVE_BYTECODE, pytestEntryPoints, pytestFindings, scriptFindings, stripCompiled } from './strict.ts';
-import { JavaBuildGuard } from './java_guard.ts';
+import { javaGuardFor } from './java_guard.ts';
 import { javaTestClass, MAX_SELECTION_CHARS, mavenTestSelection } from '../tasks/java_tests.ts';
 import type { RunnerSpec } from '../tasks/schema.ts';
 
@@ -43,15 +43,7 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
   let pytestConfig: string | undefined;
   let expectedIds: string[] | undefined;
   const runner = task.tests.hidden.runner;
-  const guard =
-    task.language === 'java' && (runner.type === 'maven' || runner.type === 'gradle')
-      ? new JavaBuildGuard({
-          tool: runner.type,
-          mode: strict ? 'strict' : 'faithful',
-          testFiles: testGlobs,
-          ...(opts.signal ? { signal: opts.signal } : {}),
-        })
-      : undefined;
+  const guard = javaGuardFor(task, runner, { strict, testFiles: testGlobs, ...(opts.signal ? { signal: opts.signal } : {}) });
   // Strict Java: the run is the listed tests, so the build's own exit code can check the reports.
   const listed = guard && strict ? listedRun(runner, task.tests) : undefined;
   return {

@@ -24,7 +24,7 @@ import { promisify } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { baseImageName } from '../src/env/images.ts';
-import { dockerAvailable } from '../src/sandbox/docker/client.ts';
+import { dockerAvailable } from '../src/sandbox/docker/index.ts';
 import { envCacheDir } from './mcp_latency.ts';
 import { ensureSwerexImage, ensureVenv } from './peers.ts';
 import { percentile, round, summarize, type LatencyStats } from './stats.ts';

@@ -24,8 +24,8 @@ test('benchgym score: agreement, every disagreement with its reason, --mode, --j
 
     const r = await runCli(['score', '--suite', 'gitchameleon', '--dataset', V2_DIR, '--predictions', predictions, '--data-dir', dir]);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /gitchameleon: 3 predictions \(mode extract\): 3 passed, 0 failed \(100\.0% of 3 scored\); 0 unavailable here, 0 errors/);
-    assert.match(r.stdout, /agreement with the published verdicts: 1\/2 \(50\.0%\); published 1 passed, ours 2 on the same rows/);
+    assert.match(r.stdout, /gitchameleon: 3 predictions \(mode extract\): 3\/3 passed \(100\.0%\); 0 failed, 0 unavailable here/);
+    assert.match(r.stdout, /agreement with the published verdicts: 1\/2 \(50\.0%\) as measured; every published verdict compared is sound; published 1 passed, ours 2 on the same rows/);
     assert.match(r.stdout, /^ {2}DISAGREE 187 \(line 2\): ours passed, theirs failed: \d+ passed$/m);
 
     // The v1 line filter drops every line with a "2": the third answer loses its return statement.

@@ -94,7 +94,16 @@ describe('predictions', () => {
       taskId: 'x', line: 1, ours, reason: '', durationMs: 0, ...(theirs ? { theirs } : {}), ...(theirs && (ours === 'passed' || ours === 'failed') ? { agree: ours === theirs } : {}),
     });
     const s = summarize([r('passed', 'passed'), r('failed', 'passed'), r('unavailable', 'failed'), r('error', 'passed'), r('passed')]);
-    assert.deepEqual(s, { rows: 5, passed: 2, failed: 1, unavailable: 1, errors: 1, compared: 2, agreed: 1, agreement: 0.5, theirPassed: 2, ourPassedOfCompared: 1, passRate: 0.5, scoredPassRate: 2 / 3 });
+    const { agreementFigures, ...counts } = s;
+    assert.deepEqual(counts, {
+      rows: 5, passed: 2, failed: 1, unavailable: 1, apart: 0, errors: 1, compared: 2, agreed: 1, agreement: 0.5,
+      theirPassed: 2, ourPassedOfCompared: 1, passRate: 0.5, scoredPassRate: 2 / 3,
+    });
+    // The one disagreement has no cause the suite can tell; every compared verdict is sound.
+    assert.deepEqual(
+      { disagreements: agreementFigures.disagreements, causes: agreementFigures.causes, soundCompared: agreementFigures.soundCompared },
+      { disagreements: 1, causes: { unexplained: 1 }, soundCompared: 2 },
+    );
     const v = { taskId: 'x', suite: 's', reward: 0, status: 'failed', tests: [{ name: 't::a', status: 'failed', message: 'AssertionError: 1 != 2\nmore' }], notes: [], durationMs: 1 } as Verdict;
     assert.equal(verdictReason(v), 't::a: AssertionError: 1 != 2');
   });

@@ -88,7 +88,7 @@ describeDocker('docker sandbox under attack', async () => {
     await run('kill -9 1; sleep 0.5; true');
     assert.equal((await run('echo alive')).stdout, 'alive\n', 'PID 1 of a PID namespace ignores SIGKILL from inside');
     const episode = gym.episode(id);
-    const container = (episode.sandbox as unknown as { container: { kill(): Promise<void> } }).container;
+    const container = (episode.sandbox as unknown as { transport: { container: { kill(): Promise<void> } } }).transport.container;
     await container.kill();
     await assert.rejects(gym.callTool('run_command', { command: 'true' }, quiet(), id), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE' && /stopped/.test(err.message));
     // The episode ends as an infrastructure failure: no verdict, nothing scored as wrong.

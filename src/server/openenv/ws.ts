@@ -27,20 +27,7 @@ export function serveOpenEnvSocket(
   rpc: Omit<RpcContext, 'bound'>,
   onActivity: () => () => void,
 ): void {
-  let turn: Promise<void> = Promise.resolve();
-  ws.on('message', (data: RawData, isBinary: boolean) => {
-    turn = turn.then(async () => {
-      const done = onActivity();
-      try {
-        const reply = await answer(data, isBinary);
-        if (reply) send(ws, reply);
-      } finally {
-        done();
-      }
-    });
-  });
-  ws.on('error', () => {});
-  ws.on('close', () => void session.close());
+  answerInTurn(ws, session, onActivity, answer);
 
   async function answer(data: RawData, isBinary: boolean): Promise<unknown> {
     let message: unknown;
@@ -96,19 +83,32 @@ export function serveOpenEnvMcpSocket(
   rpc: Omit<RpcContext, 'bound'>,
   onActivity: () => () => void,
 ): void {
+  answerInTurn(ws, session, onActivity, async (data, isBinary) => {
+    let request: unknown;
+    try {
+      if (isBinary) throw new Error('binary frames are not JSON; send text frames');
+      request = JSON.parse(rawText(data));
+    } catch (err) {
+      return rpcError(null, JSON_RPC.PARSE_ERROR, `Parse error: ${(err as Error).message}`);
+    }
+    return handleRpc(request, { ...rpc, bound: session });
+  });
+}
+
+/** Answers a connection's frames one at a time, in order; the session ends with the connection. */
+function answerInTurn(
+  ws: WebSocket,
+  session: OpenEnvSession,
+  onActivity: () => () => void,
+  answer: (data: RawData, isBinary: boolean) => Promise<unknown>,
+): void {
   let turn: Promise<void> = Promise.resolve();
   ws.on('message', (data: RawData, isBinary: boolean) => {
     turn = turn.then(async () => {
       const done = onActivity();
       try {
-        let request: unknown;
-        try {
-          if (isBinary) throw new Error('binary frames are not JSON; send text frames');
-          request = JSON.parse(rawText(data));
-        } catch (err) {
-          return send(ws, rpcError(null, JSON_RPC.PARSE_ERROR, `Parse error: ${(err as Error).message}`));
-        }
-        send(ws, await handleRpc(request, { ...rpc, bound: session }));
+        const reply = await answer(data, isBinary);
+        if (reply) send(ws, reply);
       } finally {
         done();
       }

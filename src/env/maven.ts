@@ -85,8 +85,9 @@ export class MavenEnvBuilder {
   /**
    * The warm-up build, in `<marker>.work`: when it stops at its limit that folder (its compiled
    * modules) is kept with the Maven repository (what it fetched), the env is not marked ready and
-   * the failure is the infrastructure's (ENV_BUILD_FAILED); the next prepare goes on from there,
-   * each test JVM then stopped after a bound, so a test that never ends cannot hold it again.
+   * the failure is the infrastructure's (ENV_BUILD_FAILED); the next prepare goes on from there
+   * (what is compiled and fetched is not done again). A test that never ends holds every attempt:
+   * the spec's `warmArgs` leave it out of the warm-up.
    */
   private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[], { warm, asked, warmArgs }: { warm: string[]; asked: boolean; warmArgs: string[] }, requireCompile: boolean, javaHome?: string): Promise<void> {
     const work = `${marker}.work`;
@@ -101,12 +102,11 @@ export class MavenEnvBuilder {
         await fs.mkdir(path.dirname(path.join(work, rel)), { recursive: true });
         await fs.writeFile(path.join(work, rel), content);
       }
-      const forkBound = resumed ? [`-Dsurefire.timeout=${resumedForkLimitS(this.warmLimitMs)}`] : [];
       // Running the build once resolves every plugin, provider and dependency the tests need:
       // the tests named to warm it, or the whole suite when there are none, or when none of them
       // ran (they are all new in the hidden test patch, so Surefire resolved no provider).
       const mvn = (extra: string[]) => {
-        const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, ...extra, ...warmArgs, ...forkBound, 'test'];
+        const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, ...extra, ...warmArgs, 'test'];
         const env = javaHome ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env;
         return runLimited('mvn', args, { cwd: work, env, limitMs: this.warmLimitMs }).then((r) => ({ ...r, log: `$ mvn ${args.join(' ')}\n${r.log}` }));
       };
@@ -118,7 +118,7 @@ export class MavenEnvBuilder {
         ran = absent;
       }
       if (warmArgs.length) ran += `, with ${warmArgs.join(' ')}`;
-      if (resumed) ran += `, resumed after a warm-up stopped at its limit (each test JVM stopped after ${resumedForkLimitS(this.warmLimitMs)} s)`;
+      if (resumed) ran += ', resumed after a warm-up stopped at its limit';
       // Stopped at its limit (a slow machine, a test that never ends): modules it had not reached
       // may lack a plugin or dependency, so the env is not ready; what it did is kept for the next run.
       if (result.timedOut) {
@@ -130,7 +130,7 @@ export class MavenEnvBuilder {
       if (!result.ok || mavenResolutionFailed(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
       }
-      // Test failures are ignored by this build (a test JVM stopped at its bound too); any other failed goal (javac, a plugin) means the project does not build here.
+      // Test failures are ignored by this build; any other failed goal (javac, a plugin) means the project does not build here.
       if (requireCompile && buildFailed(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `the project does not build here:\n${compileErrorExcerpt(result.log)}`, { log: result.log.slice(-20_000) });
       }
@@ -146,10 +146,7 @@ export class MavenEnvBuilder {
 /** The first words of the error of a warm-up stopped at its limit. */
 export const WARM_TIMED_OUT = 'WARM_UP_TIMED_OUT';
 
-/** How long one test JVM may run in a resumed warm-up: a quarter of the warm-up's limit, at least 10 s. */
-export const resumedForkLimitS = (warmLimitMs: number): number => Math.max(10, Math.floor(warmLimitMs / 4000));
-
-/** A failed goal other than the tests' (Surefire's own failures, a fork stopped at its bound included, are ignored by the warm-up). */
+/** A failed goal other than the tests' (Surefire's own failures are ignored by the warm-up). */
 const buildFailed = (log: string): boolean =>
   /COMPILATION ERROR|Compilation failure|Fatal error compiling/.test(log) || log.split('\n').some((l) => /Failed to execute goal/.test(l) && !/maven-surefire-plugin/.test(l));
 

@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { compileErrorExcerpt, MavenEnvBuilder, mavenResolutionFailed, MAVEN_RESOLUTION_ERROR, resumedForkLimitS, WARM_TIMED_OUT, warmSelection } from '../../src/env/maven.ts';
+import { compileErrorExcerpt, MavenEnvBuilder, mavenResolutionFailed, MAVEN_RESOLUTION_ERROR, WARM_TIMED_OUT, warmSelection } from '../../src/env/maven.ts';
 import { INFRA_CODES, type GymError } from '../../src/errors.ts';
 import { mavenCommand } from '../../src/scoring/runners.ts';
 import { JavaEnvSpec } from '../../src/tasks/schema.ts';
@@ -69,13 +69,14 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
   });
   after(() => fs.rm(root, { recursive: true, force: true }));
 
-  /** A copy of the seed with a test that never ends. */
-  const seedWithHangTest = async (name: string) => {
+  /** A copy of the seed with a test that never ends (with `once`: only on the run that creates that file). */
+  const seedWithHangTest = async (name: string, once?: string) => {
     const dir = path.join(root, name);
     await fs.cp(seed, dir, { recursive: true });
+    const hang = once ? `if (new java.io.File(${JSON.stringify(once)}).createNewFile()) Thread.sleep(Long.MAX_VALUE);` : 'Thread.sleep(Long.MAX_VALUE);';
     await fs.writeFile(
       path.join(dir, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
-      'package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    Thread.sleep(Long.MAX_VALUE);\n  }\n}\n',
+      `package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    ${hang}\n  }\n}\n`,
     );
     return dir;
   };
@@ -133,26 +134,28 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
     assert.ok(env.key);
   });
 
-  test('a warm-up stopped at its limit is an infrastructure error, not a ready env; the next prepare goes on from it (each test JVM bounded) and the env is usable offline', async () => {
-    const hang = await seedWithHangTest('hang');
-    const limited = new MavenEnvBuilder(path.join(root, 'cache'), 240_000);
+  test('a warm-up stopped at its limit is an infrastructure error, not a ready env; the next prepare goes on from what it kept and the env is usable offline', async () => {
+    // A test that hangs on its first run only (a race, as dubbo's file-watch test): the next attempt passes it.
+    const hang = await seedWithHangTest('hang', path.join(root, 'hung-once'));
+    const limited = new MavenEnvBuilder(path.join(root, 'cache'), 150_000);
     const spec = JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] });
     const started = Date.now();
     await assert.rejects(limited.prepare(spec, { dir: hang }), (err: GymError) => {
       assert.equal(err.code, 'ENV_BUILD_FAILED');
       assert.ok(INFRA_CODES.has(err.code), 'an infrastructure failure');
-      assert.match(err.message, new RegExp(`^${WARM_TIMED_OUT}: .* did not end within 240 s; what it fetched stays in the Maven repository and its build in .*: the next run goes on from there`));
+      assert.match(err.message, new RegExp(`^${WARM_TIMED_OUT}: .* did not end within 150 s; what it fetched stays in the Maven repository and its build in .*: the next run goes on from there`));
       return true;
     });
-    assert.ok(Date.now() - started < 330_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
+    assert.ok(Date.now() - started < 240_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
     const envs = path.join(root, 'cache', 'envs');
     const names = await fs.readdir(envs);
     assert.ok(!names.some((n) => n.endsWith('.ready')), `no env is marked ready: ${names.join(', ')}`);
     const kept = names.find((n) => n.endsWith('.ready.work'));
     assert.ok(kept, `the stopped build is kept: ${names.join(', ')}`);
-    // The next prepare (a fresh builder, as the next run is) resumes: HangTest's JVM is stopped at its bound.
-    const again = await new MavenEnvBuilder(path.join(root, 'cache'), 240_000).prepare(spec, { dir: hang });
-    assert.equal((await marker(again.key)).ran, `the warm-up tests, resumed after a warm-up stopped at its limit (each test JVM stopped after ${resumedForkLimitS(240_000)} s)`);
+    assert.ok(await fs.stat(path.join(envs, kept, 'target', 'test-classes', 'org', 'acme', 'HangTest.class')).catch(() => null), 'with its compiled tests');
+    // The next prepare (a fresh builder, as the next run is) goes on from the kept build.
+    const again = await new MavenEnvBuilder(path.join(root, 'cache'), 150_000).prepare(spec, { dir: hang });
+    assert.equal((await marker(again.key)).ran, 'the warm-up tests, resumed after a warm-up stopped at its limit');
     assert.ok(!(await fs.readdir(envs)).some((n) => n.endsWith('.work')), 'the kept build is gone once the env is ready');
     await assertOfflineRun(limited, hang, 'work-hang');
   });

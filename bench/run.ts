@@ -45,6 +45,7 @@ const BENCHMARKS: Benchmark[] = [
     optIn: true,
     run: (opts) => runIsolation(opts),
   },
+  (await import('./protocol_latency.ts')).PROTOCOL_BENCHMARK, // one step over in-process, MCP, the gym protocol and OpenEnv (issue 35)
   (await import('./peers.ts')).PEERS_BENCHMARK, // opt-in: benchgym vs mini-swe-agent and SWE-ReX (issue 14)
   (await import('./viewer.ts')).VIEWER_BENCHMARK, // opt-in: benchgym view on a 10,000-result run (issue 19)
 ];

@@ -1,8 +1,12 @@
 #!/usr/bin/env node
-// Runs the TypeScript sources directly through tsx: no build step between a checkout and a server.
-import { register } from 'tsx/esm/api';
+// The package runs its compiled JavaScript (dist/); a checkout, which has the TypeScript sources,
+// runs them through tsx (a development dependency): no build step between an edit and a run.
+import { existsSync } from 'node:fs';
 
-register();
-const { main } = await import('../src/cli/main.ts');
-const { BUILTINS } = await import('./builtins.ts');
-process.exitCode = await main(process.argv.slice(2), BUILTINS);
+if (existsSync(new URL('../src/cli/main.ts', import.meta.url))) {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import('./cli.ts');
+} else {
+  await import('../dist/bin/cli.js');
+}

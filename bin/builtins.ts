@@ -1,7 +1,7 @@
 /**
- * The composition root: the one module that knows every built-in suite and agent, and hands
- * them to the CLI. The core (src/) imports neither envs/ nor agents/; a test that wants the
- * built-ins imports them from here.
+ * The built-in suites and agents, imported at once: for tests and benches that want them at
+ * hand. The CLI uses the composition root (`bin/composition.ts`), which imports each only when a
+ * command uses it; the core (src/) imports neither envs/ nor agents/.
  */
 import path from 'node:path';
 import { AGENTS } from '../agents/index.ts';
@@ -10,19 +10,31 @@ import { examplesSuite } from '../envs/examples/index.ts';
 import { gitchameleonSuite } from '../envs/gitchameleon/index.ts';
 import { humanevoSuite } from '../envs/humanevo/index.ts';
 import { swebenchSuite } from '../envs/swebench/index.ts';
-import type { Composition } from '../src/cli/composition.ts';
 import { SuiteRegistry } from '../src/tasks/registry.ts';
 import type { Suite } from '../src/tasks/suite.ts';
 
-/** The built-in suites, with the repository options of those that check out repositories (`--repos-dir`). */
-export function builtinSuites(opts: { reposDir?: string } = {}): Suite[] {
+export { BUILTINS } from './composition.ts';
+
+/**
+ * The built-in suites, with the repository options of those that check out repositories
+ * (`--repos-dir`); given `--cache-dir`, the suites' own caches (CoderEval's project layouts,
+ * HumanEvo's workspaces, GitChameleon's docs store) go into a folder of it named after the suite.
+ */
+export function builtinSuites(opts: { reposDir?: string; cacheDir?: string } = {}): Suite[] {
   const repos = opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {};
-  return [examplesSuite(), gitchameleonSuite(), coderevalSuite(repos), swebenchSuite(repos), humanevoSuite(repos)];
+  const cache = (suite: string) => (opts.cacheDir ? { cacheDir: path.join(path.resolve(opts.cacheDir), suite) } : {});
+  return [
+    examplesSuite(),
+    gitchameleonSuite(cache('gitchameleon')),
+    coderevalSuite({ ...repos, projects: { ...repos, ...cache('codereval') } }),
+    swebenchSuite(repos),
+    humanevoSuite({ ...repos, ...cache('humanevo') }),
+  ];
 }
 
 export const BUILTIN_SUITES: Suite[] = builtinSuites();
 
-export const BUILTINS: Composition = { suites: builtinSuites, agents: AGENTS };
+export { AGENTS };
 
 /** A registry of the built-in suites serving `specs` (`examples`, `gitchameleon=PATH`, ...; default: examples, as `npm start` does). */
 export function builtinRegistry(...specs: string[]): SuiteRegistry {

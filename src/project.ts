@@ -1,5 +1,14 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** The checkout benchgym runs from: its docker/ recipes and bin/; hidden from sandboxes (its git history holds the suites). */
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+/** The nearest directory at or above `dir` holding a package.json: the checkout, or the installed package (its code is in dist/). */
+function packageRootAbove(dir: string): string {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (existsSync(path.join(d, 'package.json'))) return d;
+    if (path.dirname(d) === d) return path.resolve(dir, '..');
+  }
+}
+
+/** The checkout or package benchgym runs from: its docker/ recipes and bin/; hidden from sandboxes (its git history holds the suites). */
+export const PROJECT_ROOT = packageRootAbove(path.dirname(fileURLToPath(import.meta.url)));

@@ -5,7 +5,9 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { ReplayAdapter, ReplayRow, ReplaySubmission, ScoredSubmission } from '../../src/replay/adapter.ts';
 import { scoreSubmissions } from '../../src/replay/driver.ts';
-import { replayHeadline } from '../../src/replay/generic.ts';
+import { agreementFigures, formatAgreement, type AgreementFigures } from '../../src/replay/agreement.ts';
+import type { ReplayCause, TaskApart } from '../../src/replay/causes.ts';
+import { apartWords, replayHeadline } from '../../src/replay/generic.ts';
 import { passRate } from '../../src/runner/pass_rate.ts';
 import { meanPassAtK, type TaskOutcomes } from '../../src/runner/metrics.ts';
 import { accAtK, oracleContextHits } from './metrics.ts';
@@ -16,6 +18,7 @@ import { describeIssues } from '../../src/validation.ts';
 import { replaceFilePatch } from '../gitchameleon/replay.ts';
 import { LEVELS, STANDALONE_LEVELS } from './dataset.ts';
 import { CANDIDATE_FILE } from './tasks.ts';
+import { explainSample, taskApart } from './known_differences.ts';
 
 /**
  * Replaying published CoderEval outputs (`*_out.jsonl`: `_id`, `generate_results` of
@@ -52,6 +55,10 @@ export interface SampleResult {
   agree?: boolean;
   /** Why ours is what it is: the last error line of the test run, or the infrastructure error. */
   reason: string;
+  /** Why it disagrees, or why its published verdict is not sound (a known difference of the platform's). */
+  cause?: ReplayCause;
+  /** Its task is invalid or unavailable here: counted apart, never compared. */
+  apart?: TaskApart;
   durationMs: number;
   /** `--scoring both`: what strict mode made of a faithful pass. */
   strict?: StrictOutcome;
@@ -108,9 +115,14 @@ function submissions(row: OutputRow, line: number, copy: string): ReplaySubmissi
   }));
 }
 
+/** The reason of a scored sample: the failure line of its log, or the error scoring threw. */
+async function reasonOf(s: Pick<ScoredSubmission<OutputRow>, 'verdict' | 'error'>): Promise<string> {
+  return s.verdict ? failureLine(s.verdict) : `${s.error!.code}: ${s.error!.message.split('\n')[0]}`;
+}
+
 async function resultOf(s: ScoredSubmission<OutputRow>): Promise<SampleResult> {
   const { submission: sub, verdict } = s;
-  const reason = verdict ? await failureLine(verdict) : `${s.error!.code}: ${s.error!.message.split('\n')[0]}`;
+  const reason = s.reason;
   const strict = verdict ? await strictOutcome(verdict, failureLine) : undefined;
   return {
     taskId: sub.taskId,
@@ -120,10 +132,15 @@ async function resultOf(s: ScoredSubmission<OutputRow>): Promise<SampleResult> {
     ...(sub.published ? { theirs: sub.published } : {}),
     ...(s.agree !== undefined ? { agree: s.agree } : {}),
     reason,
+    ...(s.cause ? { cause: s.cause } : {}),
+    ...(s.apart ? { apart: s.apart } : {}),
     durationMs: s.durationMs,
     ...(strict ? { strict } : {}),
   };
 }
+
+/** What the suite knows of its samples: their reason, the tasks invalid here, the platform's known differences. */
+const KNOWS = { reason: reasonOf, apart: taskApart, explain: explainSample };
 
 const refuseUnknown = (rows: ReplayRow<OutputRow>[]) => `outputs for tasks not in the dataset: ${rows.slice(0, 10).map((r) => r.row._id).join(', ')}`;
 
@@ -135,7 +152,8 @@ export async function replayOutputs(tasks: Map<string, Task>, rows: OutputRow[],
   const lines = rows.map((row, i) => ({ row, line: i + 1 }));
   const unknown = lines.filter((r) => !tasks.has(r.row._id));
   if (unknown.length) throw new GymError('TASK_NOT_FOUND', refuseUnknown(unknown));
-  return scoreSubmissions(lines.flatMap(({ row, line }) => submissions(row, line, platformCopyPatch(tasks.get(row._id)!)).map((submission) => ({ submission, row, task: tasks.get(row._id)! }))), score, { concurrency: opts.concurrency, samplesInSequence: true, signal: opts.signal, settle: resultOf, onResult: opts.onResult });
+  const pending = lines.flatMap(({ row, line }) => submissions(row, line, platformCopyPatch(tasks.get(row._id)!)).map((submission) => ({ submission, row, task: tasks.get(row._id)! })));
+  return scoreSubmissions(pending, score, { concurrency: opts.concurrency, samplesInSequence: true, signal: opts.signal, settle: resultOf, onResult: opts.onResult, knows: KNOWS });
 }
 
 export interface LevelFigures {
@@ -154,13 +172,18 @@ export interface LevelFigures {
 
 export interface ReplaySummary {
   samples: number;
+  /** Of the samples not counted apart: passed, failed, errors. */
   passed: number;
   failed: number;
   unavailable: number;
+  /** Scored, but of tasks the suite knows to be invalid here: in no rate and no Pass@k. */
+  apart: number;
   errors: number;
   compared: number;
   agreed: number;
   agreement: number | null;
+  /** Both agreements (as measured, over sound published verdicts), the disagreements by cause, the tasks apart. */
+  agreementFigures: AgreementFigures;
   theirPassed: number;
   ourPassed: number;
   /** Passed over passed, failed and errors (a scoring error is a sample that did not pass), and over the decided ones; null for none. */
@@ -168,6 +191,24 @@ export interface ReplaySummary {
   scoredPassRate: number | null;
   /** Per level and for standalone / non-standalone / all. */
   passAtK: LevelFigures[];
+  /** Agreement per runnable level, as measured and over sound published verdicts (the paper reports by level). */
+  agreementByLevel: LevelAgreement[];
+}
+
+export interface LevelAgreement {
+  level: string;
+  compared: number;
+  agreed: number;
+  soundCompared: number;
+  soundAgreed: number;
+  disagreements: number;
+  /** Samples counted apart (their task invalid or unavailable here). */
+  apart: number;
+}
+
+function levelAgreement(level: string, results: SampleResult[]): LevelAgreement {
+  const f = agreementFigures(results);
+  return { level, compared: f.compared, agreed: f.agreed, soundCompared: f.soundCompared, soundAgreed: f.soundAgreed, disagreements: f.disagreements, apart: f.apart };
 }
 
 export const KS = [1, 5, 10];
@@ -195,32 +236,38 @@ function figures(level: string, results: SampleResult[], ks: number[], excludeEr
   return { level, tasks: ours.length, ours: at(ours), theirs: at(theirs), theirsAll: at(theirsAll), tasksAll: theirsAll.length };
 }
 
-export function summarize(results: SampleResult[], ks = KS, excludeErrors = false): ReplaySummary {
+export function summarize(all: SampleResult[], ks = KS, excludeErrors = false): ReplaySummary {
+  // Samples of a task invalid here say nothing of the model: in no rate and no Pass@k.
+  const results = all.filter((r) => !r.apart || r.ours === 'unavailable');
   const count = (o: Outcome) => results.filter((r) => r.ours === o).length;
   const rate = passRate({ passed: count('passed'), failed: count('failed'), errors: count('error') });
   const compared = results.filter((r) => r.agree !== undefined);
   const agreed = compared.filter((r) => r.agree).length;
-  const levels = [...LEVELS.filter((l) => results.some((r) => r.level === l)), ...new Set(results.map((r) => r.level).filter((l) => !(LEVELS as readonly string[]).includes(l)))];
+  const levels = [...LEVELS.filter((l) => all.some((r) => r.level === l)), ...new Set(all.map((r) => r.level).filter((l) => !(LEVELS as readonly string[]).includes(l)))];
   const standalone = new Set(['self_contained', 'slib_runnable']);
   return {
-    samples: results.length,
+    samples: all.length,
     passed: count('passed'),
     failed: count('failed'),
     unavailable: count('unavailable'),
+    apart: all.length - results.length,
     errors: count('error'),
     compared: compared.length,
     agreed,
     agreement: compared.length ? agreed / compared.length : null,
+    agreementFigures: agreementFigures(all),
     theirPassed: compared.filter((r) => r.theirs === 'passed').length,
     ourPassed: compared.filter((r) => r.ours === 'passed').length,
     passRate: rate.rate,
     scoredPassRate: rate.scoredRate,
     passAtK: [
-      ...levels.map((l) => figures(l, results.filter((r) => r.level === l), ks, excludeErrors)),
-      figures('standalone', results.filter((r) => standalone.has(r.level)), ks, excludeErrors),
-      figures('non-standalone', results.filter((r) => !standalone.has(r.level)), ks, excludeErrors),
-      figures('all', results, ks, excludeErrors),
+      // A task with a sample counted apart is in no ours/theirs column (it is not compared), only in theirs-all.
+      ...levels.map((l) => figures(l, all.filter((r) => r.level === l), ks, excludeErrors)),
+      figures('standalone', all.filter((r) => standalone.has(r.level)), ks, excludeErrors),
+      figures('non-standalone', all.filter((r) => !standalone.has(r.level)), ks, excludeErrors),
+      figures('all', all, ks, excludeErrors),
     ],
+    agreementByLevel: levels.map((l) => levelAgreement(l, all.filter((r) => r.level === l))),
   };
 }
 
@@ -265,14 +312,22 @@ const pct = (v: number | undefined) => (v === undefined ? '   n/a' : `${(100 * v
 /** The replay's report as text: the headline (errors did not pass), agreement, each disagreement with its reason, Pass@k per level. */
 export function formatReplay(results: SampleResult[], summary: ReplaySummary, acc?: AccTable, ks = KS, excludeErrors = false): string {
   const out: string[] = [];
-  out.push(`${summary.samples} samples: ${replayHeadline(summary, excludeErrors)}, ${summary.unavailable} unavailable here (their env needs CoderEval's image)`);
-  if (summary.compared) {
-    out.push(`agreement with the published is_pass: ${summary.agreed}/${summary.compared} (${(100 * summary.agreement!).toFixed(1)}%); published ${summary.theirPassed} passed, ours ${summary.ourPassed} on the same samples`);
-    for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} sample ${r.sample} (${r.level}): ours ${r.ours}, published ${r.theirs}: ${r.reason}`);
-  }
+  out.push(`${summary.samples} samples: ${replayHeadline(summary, excludeErrors)}, ${apartWords(summary)}`);
+  out.push(
+    ...formatAgreement(results, summary.agreementFigures, {
+      what: 'the published is_pass',
+      extra: `; published ${summary.theirPassed} passed, ours ${summary.ourPassed} on the same samples`,
+      disagreement: (r) => `  DISAGREE ${r.taskId} sample ${r.sample} (${r.level}): ours ${r.ours}, published ${r.theirs}: ${r.reason}`,
+    }),
+  );
   for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId} sample ${r.sample}: ${r.reason}`);
-  const unavailableTasks = new Map(results.filter((r) => r.ours === 'unavailable').map((r) => [r.taskId, r]));
-  if (unavailableTasks.size) out.push(`${unavailableTasks.size} tasks unavailable here (ENV_UNAVAILABLE), e.g. ${[...unavailableTasks.values()][0]!.taskId}: ${[...unavailableTasks.values()][0]!.reason}`);
+  const share = (n: number, d: number) => (d ? `${n}/${d} (${((100 * n) / d).toFixed(1)}%)` : 'n/a');
+  if (summary.agreementByLevel.some((a) => a.compared)) {
+    out.push('agreement per runnable level (as measured; over sound published verdicts; samples counted apart):');
+    for (const a of summary.agreementByLevel) {
+      out.push(`  ${a.level.padEnd(16)} ${share(a.agreed, a.compared).padEnd(20)} ${share(a.soundAgreed, a.soundCompared).padEnd(20)} ${a.apart} apart`);
+    }
+  }
   const errors = excludeErrors ? ', tasks with a scoring error left out' : ': a sample whose scoring failed did not pass';
   out.push('', `Pass@k per runnable level: benchgym's verdicts (ours${errors}) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`);
   const head = ['level'.padEnd(16), 'tasks', ...ks.map((k) => `ours@${k}`.padStart(8)), ...ks.map((k) => `theirs@${k}`.padStart(10)), ' all', ...ks.map((k) => `theirs-all@${k}`.padStart(13))];
@@ -304,6 +359,7 @@ export const replayAdapter: ReplayAdapter<OutputRow, undefined, SampleResult> = 
   refuseUnknown,
   submissions: (row, task, line) => submissions(row, line, platformCopyPatch(task)),
   samplesInSequence: true,
+  ...KNOWS,
   result: resultOf,
   progress: (r) =>
     r.ours === 'unavailable'

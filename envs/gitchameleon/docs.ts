@@ -30,11 +30,14 @@ export const DocsEntry = z.object({
 });
 export type DocsEntry = z.infer<typeof DocsEntry>;
 
-/** Where the docs store of a dataset form is, unless the suite is given one. */
-export function defaultDocsFile(form: DatasetForm): string {
+/**
+ * Where the docs store of a dataset form is, unless the suite is given one: $BENCHGYM_GITCHAMELEON_DOCS,
+ * else the suite's cache folder (`--cache-dir`/gitchameleon), else gitchameleon/ of $BENCHGYM_CACHE.
+ */
+export function defaultDocsFile(form: DatasetForm, cacheDir?: string): string {
   if (process.env.BENCHGYM_GITCHAMELEON_DOCS) return path.resolve(process.env.BENCHGYM_GITCHAMELEON_DOCS.replace('{form}', form));
-  const root = process.env.BENCHGYM_CACHE ?? process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym');
-  return path.join(root, 'gitchameleon', `docs-${form}.jsonl`);
+  const dir = cacheDir ?? path.join(process.env.BENCHGYM_CACHE ?? process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym'), 'gitchameleon');
+  return path.join(dir, `docs-${form}.jsonl`);
 }
 
 /** The docs store is the suite's own cache: a line it cannot read is passed over, never an error. */

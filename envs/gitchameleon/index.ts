@@ -14,8 +14,10 @@ import { v1Task, v2Task } from './tasks.ts';
 export interface GitChameleonOptions {
   /** The suite id (default `gitchameleon`). */
   id?: string;
-  /** The docs store for the `with-docs` prompt variants (default: `defaultDocsFile(form)`). */
+  /** The docs store for the `with-docs` prompt variants (default: `defaultDocsFile(form, cacheDir)`). */
   docsFile?: string;
+  /** The suite's own cache folder (`--cache-dir`/gitchameleon), where the docs store is by default. */
+  cacheDir?: string;
 }
 
 export interface LoadedGitChameleon {
@@ -26,10 +28,10 @@ export interface LoadedGitChameleon {
 }
 
 /** Reads a GitChameleon dataset directory (v1 or v2, by its files) into tasks. Reads only; never copies the data. */
-export async function loadGitChameleon(dir: string, suite = 'gitchameleon', opts: { docsFile?: string } = {}): Promise<LoadedGitChameleon> {
+export async function loadGitChameleon(dir: string, suite = 'gitchameleon', opts: { docsFile?: string; cacheDir?: string } = {}): Promise<LoadedGitChameleon> {
   const root = path.resolve(dir);
   const form = detectForm(root);
-  const docs = await readDocsStore(opts.docsFile ?? defaultDocsFile(form), form);
+  const docs = await readDocsStore(opts.docsFile ?? defaultDocsFile(form, opts.cacheDir), form);
   const docSymbols = new Map<string, string[]>();
   const tasks: Task[] = [];
   if (form === 'v2') {
@@ -102,7 +104,7 @@ export function gitchameleonSuite(opts: GitChameleonOptions = {}): Suite {
     id,
     description: 'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
     metadata: GitChameleonMetadata,
-    load: async (dataset) => (await loadGitChameleon(need(dataset), id, { docsFile: opts.docsFile })).tasks,
+    load: async (dataset) => (await loadGitChameleon(need(dataset), id, { docsFile: opts.docsFile, cacheDir: opts.cacheDir })).tasks,
     privatePaths: (dataset) => (dataset ? privatePathsOf(dataset) : []),
     // The paper's setting is a model that can read the pinned version's documentation.
     tools: [viewDocsTool],

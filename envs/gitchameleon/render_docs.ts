@@ -23,7 +23,7 @@ async function main(): Promise<number> {
     return 2;
   }
   const loaded = await loadGitChameleon(values.dataset);
-  const out = path.resolve(values.out ?? defaultDocsFile(loaded.form));
+  const out = path.resolve(values.out ?? defaultDocsFile(loaded.form, values['cache-dir'] ? path.join(values['cache-dir'], 'gitchameleon') : undefined));
   const wanted = values.tasks ? new Set(values.tasks.split(',').map((s) => s.trim())) : undefined;
   const tasks = loaded.tasks.filter((t) => (wanted ? wanted.has(t.id) : values.heavy || !t.metadata.heavy));
   const registry = new SuiteRegistry([gitchameleonSuite()]);

@@ -3,12 +3,15 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { ReplayAdapter, ReplayRow, ReplaySubmission, ScoredSubmission } from '../../src/replay/adapter.ts';
 import { scoreSubmissions } from '../../src/replay/driver.ts';
-import { replayHeadline, scoredReason, verdictReason } from '../../src/replay/generic.ts';
+import { agreementFigures, formatAgreement, type AgreementFigures } from '../../src/replay/agreement.ts';
+import type { ReplayCause, TaskApart } from '../../src/replay/causes.ts';
+import { apartWords, replayHeadline, verdictReason } from '../../src/replay/generic.ts';
 import { passRate } from '../../src/runner/pass_rate.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { readJsonlRows } from './dataset.ts';
 import { authorsUnescape, candidateCode, EXTRACTION_MODES, type ExtractionMode } from './extract.ts';
+import { explainPrediction, problemApart } from './known_differences.ts';
 import { solutionFile } from './tasks.ts';
 import { ownValue } from '../../src/own.ts';
 
@@ -36,7 +39,9 @@ export const PredictionRow = z
     const answer = r.answer ?? r.solution ?? r.output;
     if (id === undefined) ctx.addIssue({ code: 'custom', message: 'no example_id (or idx, task_id)' });
     if (answer === undefined) ctx.addIssue({ code: 'custom', message: 'no answer (or solution, output)' });
-    return { taskId: String(id), answer: answer ?? '', passed: r.passed };
+    // Beside an answer, `output` is the published run's own output (the v2 results files): it says why theirs failed.
+    const published = r.answer !== undefined && typeof r.output === 'string' ? { publishedOutput: r.output } : {};
+    return { taskId: String(id), answer: answer ?? '', passed: r.passed, ...published };
   });
 export type Prediction = z.infer<typeof PredictionRow> & { line: number };
 
@@ -97,6 +102,10 @@ export interface ReplayResult {
   agree?: boolean;
   /** One line from our verdict: the first failing test and its message, or the error. */
   reason: string;
+  /** Why it disagrees, or why its published verdict is not sound. */
+  cause?: ReplayCause;
+  /** Its problem is invalid or unavailable here: counted apart, never compared. */
+  apart?: TaskApart;
   durationMs: number;
   /** `--scoring both`: what strict mode made of a faithful pass. */
   strict?: StrictOutcome;
@@ -122,7 +131,7 @@ function submission(row: Row, task: Task, line: number, mode: ExtractionMode): R
 
 async function resultOf(s: ScoredSubmission<Row>): Promise<ReplayResult> {
   const { submission: p, verdict } = s;
-  const reason = scoredReason(s);
+  const reason = s.reason;
   const strict = verdict ? await strictOutcome(verdict, verdictReason) : undefined;
   return {
     taskId: p.taskId,
@@ -131,10 +140,15 @@ async function resultOf(s: ScoredSubmission<Row>): Promise<ReplayResult> {
     ...(p.published ? { theirs: p.published } : {}),
     ...(s.agree !== undefined ? { agree: s.agree } : {}),
     reason,
+    ...(s.cause ? { cause: s.cause } : {}),
+    ...(s.apart ? { apart: s.apart } : {}),
     durationMs: s.durationMs,
     ...(strict ? { strict } : {}),
   };
 }
+
+/** What the suite knows of its problems: those invalid here (the data's flaws), and why a published verdict differs. */
+const KNOWS = { apart: problemApart, explain: explainPrediction };
 
 const refuseUnknown = (rows: ReplayRow<Row>[]) => `predictions for problems not in the dataset: ${rows.slice(0, 10).map((p) => `${p.row.taskId} (line ${p.line})`).join(', ')}`;
 
@@ -152,20 +166,25 @@ export async function replayPredictions(
     const task = tasks.get(row.taskId)!;
     return { submission: submission(row, task, line, opts.mode), row, task };
   });
-  return scoreSubmissions(submissions, score, { concurrency: opts.concurrency, signal: opts.signal, settle: resultOf, onResult: opts.onResult });
+  return scoreSubmissions(submissions, score, { concurrency: opts.concurrency, signal: opts.signal, settle: resultOf, onResult: opts.onResult, knows: KNOWS });
 }
 
 export interface ReplaySummary {
   rows: number;
+  /** Of the rows not counted apart: passed, failed, errors. */
   passed: number;
   failed: number;
   unavailable: number;
+  /** Scored, but of problems the suite knows to be invalid here: in no rate. */
+  apart: number;
   errors: number;
   /** Rows with a published verdict that both sides decided. */
   compared: number;
   agreed: number;
   /** agreed / compared, or null when nothing was compared. */
   agreement: number | null;
+  /** Both agreements (as measured, over sound published verdicts), the disagreements by cause, the problems apart. */
+  agreementFigures: AgreementFigures;
   /** The published pass count over the same compared rows, and ours. */
   theirPassed: number;
   ourPassedOfCompared: number;
@@ -175,7 +194,7 @@ export interface ReplaySummary {
 }
 
 export function summarize(results: ReplayResult[]): ReplaySummary {
-  const count = (o: ReplayOutcome) => results.filter((r) => r.ours === o).length;
+  const count = (o: ReplayOutcome) => results.filter((r) => r.ours === o && (o === 'unavailable' || !r.apart)).length;
   const compared = results.filter((r) => r.agree !== undefined);
   const agreed = compared.filter((r) => r.agree).length;
   const rate = passRate({ passed: count('passed'), failed: count('failed'), errors: count('error') });
@@ -184,18 +203,18 @@ export function summarize(results: ReplayResult[]): ReplaySummary {
     passed: count('passed'),
     failed: count('failed'),
     unavailable: count('unavailable'),
+    apart: results.filter((r) => r.apart && r.ours !== 'unavailable').length,
     errors: count('error'),
     compared: compared.length,
     agreed,
     agreement: compared.length ? agreed / compared.length : null,
+    agreementFigures: agreementFigures(results),
     theirPassed: compared.filter((r) => r.theirs === 'passed').length,
     ourPassedOfCompared: compared.filter((r) => r.ours === 'passed').length,
     passRate: rate.rate,
     scoredPassRate: rate.scoredRate,
   };
 }
-
-const rate = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
 
 /** `benchgym score --suite gitchameleon`: the authors' prediction files, scored and compared with their verdicts. */
 export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayResult> = {
@@ -214,6 +233,7 @@ export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayR
   taskOf: (row) => row.taskId,
   refuseUnknown,
   submissions: (row, task, line, { mode }) => [submission(row, task, line, mode)],
+  ...KNOWS,
   result: resultOf,
   progress: (r) =>
     `${r.ours.padEnd(11)} ${r.taskId}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''} ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict ? `; strict: ${r.strict.status}${r.strict.status === 'passed' ? '' : ` (${r.strict.reason})`}` : ''}`,
@@ -221,12 +241,14 @@ export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayR
     const summary = summarize(results);
     const out: string[] = [];
     const headline = replayHeadline(summary, excludeErrors);
-    out.push(`\n${suite}: ${summary.rows} predictions (mode ${mode}): ${headline}, ${summary.unavailable} unavailable here; scoring ${scoring}`);
-    if (summary.compared) {
-      out.push(`agreement with the published verdicts: ${summary.agreed}/${summary.compared} (${rate(summary.agreed, summary.compared)}); published ${summary.theirPassed} passed, ours ${summary.ourPassedOfCompared} on the same rows`);
-      for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);
-    }
-    for (const r of results.filter((x) => x.ours === 'unavailable')) out.push(`  ENV_UNAVAILABLE ${r.taskId}: ${r.reason}`);
+    out.push(`\n${suite}: ${summary.rows} predictions (mode ${mode}): ${headline}, ${apartWords(summary)}; scoring ${scoring}`);
+    out.push(
+      ...formatAgreement(results, summary.agreementFigures, {
+        what: 'the published verdicts',
+        extra: `; published ${summary.theirPassed} passed, ours ${summary.ourPassedOfCompared} on the same rows`,
+        disagreement: (r) => `  DISAGREE ${r.taskId} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`,
+      }),
+    );
     for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId}: ${r.reason}`);
     if (scoring === 'both') out.push(...formatModeDifferences(results.map((r) => ({ id: r.taskId, ours: r.ours, theirs: r.theirs, strict: r.strict }))));
     return { json: { suite, dataset, predictions, mode, scoring, summary, results }, text: out.join('\n') + '\n', exitCode: summary.errors > 0 ? 1 : 0 };

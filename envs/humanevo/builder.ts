@@ -8,7 +8,7 @@ import { runTests } from '../../src/scoring/runners.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { TaskSchema, type EnvSpec, type RunnerSpec, type Task } from '../../src/tasks/schema.ts';
 import { briefOf, isSourcePath, isTestPath, listFunctions, projectNames, stubFunction, type Language, type SourceFunction } from './functions.ts';
-import { changedFiles, exportTree, fileAt, filesAt, gitIn, listChanges, overlay, resolveRev, type Change } from './history.ts';
+import { changedFiles, exportTree, fileAt, filesAt, gitIn, isUnexportable, listChanges, overlay, resolveRev, type Change } from './history.ts';
 import { EraEnvResolver, type EraEnvDerivation, type EraEnvOptions } from './era_env.ts';
 import { javaEraOf } from './java_era.ts';
 import { BUILT_FORMAT, BuiltTaskRecord } from './record.ts';
@@ -29,7 +29,14 @@ export type RejectReason =
   | 'change-tests-fail'
   | 'no-fail-to-pass'
   /** The env of the change's era cannot be had on this machine (no fitting Python, an unresolvable or unbuildable requirement). */
-  | 'env-unavailable';
+  | 'env-unavailable'
+  /** The change's tree (or its parent's) cannot be read whole from the local copy: a blob or a tree it lacks. */
+  | 'unexportable'
+  /**
+   * Its tests could not be run (the sandbox or the runner failed, not a test): not journaled, so a
+   * resumed build (`--resume`) tries the change again.
+   */
+  | 'run-failed';
 
 export const CHANGE_REASONS: RejectReason[] = ['no-test-change', 'no-added-function', 'parse-error'];
 
@@ -330,12 +337,17 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
       const runsBefore = report.testRuns;
       const changeStarted = Date.now();
       current = { commit: change.commit, rejections: [], tasks: [], candidates: 0, testRuns: 0 };
-      await walk(change, index);
+      // One change that cannot be exported or run is that change's rejection: the walk goes on.
+      const failed = await walk(change, index).then(
+        () => undefined,
+        (err: unknown) => changeFailure(err, change),
+      );
+      if (failed) rejectHere(failed);
       walkedHere++;
       current.testRuns = report.testRuns - runsBefore;
       current.durationMs = Date.now() - changeStarted;
       report.walkMs += current.durationMs;
-      await opts.onChange?.(current);
+      if (failed?.reason !== 'run-failed') await opts.onChange?.(current);
       current = undefined;
     }
   } finally {
@@ -343,6 +355,17 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   }
   report.durationMs = Date.now() - started;
   return report;
+}
+
+/**
+ * A change's walk that threw: a rejection when the change itself cannot be exported (a blob the
+ * local copy lacks) or its tests cannot be run; anything else (a cancel, the package index out of
+ * reach, a fault of the builder) is rethrown and ends the build.
+ */
+export function changeFailure(err: unknown, change: Pick<Change, 'commit'>): Rejection {
+  if (isUnexportable(err)) return { commit: change.commit, reason: 'unexportable', detail: err.message.slice(0, 800) };
+  if (!(err instanceof GymError) || err.code === 'CANCELLED' || /could not reach the package index/.test(err.message)) throw err;
+  return { commit: change.commit, reason: 'run-failed', detail: `${err.code}: ${err.message.split('\n')[0]!.slice(0, 800)}` };
 }
 
 /**
@@ -404,7 +427,10 @@ function changeEnvs(opts: BuildOptions, repo: string, workDir: string): (change:
   if (opts.language === 'java' && opts.env.kind === 'java') return javaEnvs(opts, opts.env, repo, workDir);
   if (!opts.eraEnv || opts.language !== 'python') {
     let fixed: Promise<ChangeEnv> | undefined;
-    return (change) => (fixed ??= prepareEnv(opts, opts.env, repo, change.commit, workDir).then((prepared) => ({ spec: opts.env, prepared })));
+    return (change) => {
+      fixed ??= prepareEnv(opts, opts.env, repo, change.commit, workDir).then((prepared) => ({ spec: opts.env, prepared }));
+      return forgetUnexportable(fixed, () => (fixed = undefined));
+    };
   }
   const resolver = new EraEnvResolver(repo, { progress: opts.progress, ...opts.eraEnv });
   const built = new Map<string, Promise<ChangeEnv | { unavailable: string }>>();
@@ -417,8 +443,20 @@ function changeEnvs(opts: BuildOptions, repo: string, workDir: string): (change:
       env = buildDropping(opts, era.spec, era.derivation, repo, change.commit, workDir);
       built.set(key, env);
     }
-    return env;
+    return forgetUnexportable(env, () => built.delete(key));
   };
+}
+
+/**
+ * An env prepared from a change's tree that could not be exported says nothing of the env: it
+ * is forgotten (the next change with the same env tries again from its own tree), and the error
+ * rejects this change only.
+ */
+function forgetUnexportable<T>(env: Promise<T>, forget: () => void): Promise<T> {
+  return env.catch((err: unknown) => {
+    if (isUnexportable(err)) forget();
+    throw err;
+  });
 }
 
 /** pip's own words when a pinned release has no file for the env's Python (`src/env/python.ts`). */
@@ -450,8 +488,9 @@ async function buildDropping(opts: BuildOptions, spec: EnvSpec, derivation: EraE
   }
 }
 
-/** An env build that failed for a reason of the era (not an unreachable index, which stops the build). */
+/** An env build that failed for a reason of the era (not an unreachable index, which stops the build, nor a tree the copy cannot export). */
 function unavailableEnv(err: unknown, what: string): { unavailable: string } {
+  if (isUnexportable(err)) throw err;
   const reason = err instanceof GymError ? (typeof err.details?.reason === 'string' ? err.details.reason : err.message.split('\n')[0]!) : '';
   if (err instanceof GymError && (err.code === 'ENV_UNAVAILABLE' || err.code === 'ENV_BUILD_FAILED') && !/could not reach the package index/.test(reason)) {
     return { unavailable: `${what} could not be built: ${reason}` };
@@ -491,7 +530,7 @@ function javaEnvs(opts: BuildOptions, base: Extract<EnvSpec, { kind: 'java' }>, 
       })();
       built.set(key, env);
     }
-    return env;
+    return forgetUnexportable(env, () => built.delete(key));
   };
 }
 

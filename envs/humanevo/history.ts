@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { GymError } from '../../src/errors.ts';
@@ -57,27 +57,55 @@ export async function changedFiles(repo: string, parent: string, commit: string)
   return files;
 }
 
-/** A file's content at a commit, or undefined when it does not exist there. */
+/**
+ * A tree the local copy cannot give whole: a blob (or tree) it lacks, as a copy made without its
+ * largest files does. The builder rejects the change and walks on; other callers see ENV_BUILD_FAILED.
+ */
+export class UnexportableError extends GymError {
+  constructor(message: string) {
+    super('ENV_BUILD_FAILED', message, { unexportable: true });
+  }
+}
+
+export const isUnexportable = (err: unknown): err is UnexportableError => err instanceof GymError && err.details?.unexportable === true;
+
+/**
+ * A file's content at a commit, or undefined when it does not exist there; UnexportableError
+ * when the tree names it but the local copy lacks its blob (never taken for an absent file).
+ */
 export async function fileAt(repo: string, commit: string, file: string): Promise<string | undefined> {
   const exists = (await runGit(['-C', repo, 'cat-file', '-e', `${commit}:${file}`])).exitCode === 0;
-  return exists ? gitIn(repo, ['show', `${commit}:${file}`]) : undefined;
+  if (exists) return gitIn(repo, ['show', `${commit}:${file}`]);
+  // rev-parse reads only the tree: it names the blob even when the blob is missing.
+  const named = await runGit(['-C', repo, 'rev-parse', '--verify', '-q', `${commit}:${file}`]);
+  if (named.exitCode === 0) throw new UnexportableError(`${file} at ${commit.slice(0, 10)}: the local copy lacks its blob ${named.stdout.trim().slice(0, 12)}`);
+  return undefined;
 }
 
 export async function filesAt(repo: string, commit: string): Promise<string[]> {
   return (await gitIn(repo, ['ls-tree', '-r', '--name-only', '-z', commit])).split('\0').filter(Boolean);
 }
 
-/** The commit's tree written into `dir` (no .git): `git archive | tar -x`. */
+/**
+ * The commit's tree written into `dir` (no .git): `git archive | tar -x`, each side's exit code
+ * checked (a blob the copy lacks ends git archive midway: tar alone may take the cut stream for
+ * a whole one). UnexportableError when either fails.
+ */
 export async function exportTree(repo: string, commit: string, dir: string): Promise<void> {
   await fs.mkdir(dir, { recursive: true });
-  await new Promise<void>((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
-    execFile('sh', ['-c', 'git -C "$1" archive --format=tar "$2" | tar -x -C "$3"', 'sh', repo, commit, dir], { env, maxBuffer: 1 << 26 }, (err, _o, stderr) => {
-      if (err) reject(new GymError('ENV_BUILD_FAILED', `exporting ${commit} of ${repo} failed: ${String(stderr).trim().slice(-1000)}`));
-      else resolve();
-    });
-  });
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
+  const ended = (p: ReturnType<typeof spawn>) => new Promise<number | null>((resolve, reject) => (p.on('error', reject), p.on('close', (code) => resolve(code))));
+  const archive = spawn('git', ['-C', repo, 'archive', '--format=tar', commit], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const tar = spawn('tar', ['-x', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
+  let errors = '';
+  const keep = (b: Buffer) => void (errors = (errors + b.toString()).slice(-2000));
+  archive.stderr!.on('data', keep);
+  tar.stderr!.on('data', keep);
+  tar.stdin!.on('error', () => {});
+  archive.stdout!.pipe(tar.stdin!);
+  const [a, t] = await Promise.all([ended(archive), ended(tar)]);
+  if (a !== 0 || t !== 0) throw new UnexportableError(`exporting ${commit.slice(0, 10)} of ${repo} failed (git archive exit ${a}, tar exit ${t}): ${errors.trim().slice(-1000)}`);
 }
 
 /** The full commit id of a revision. */

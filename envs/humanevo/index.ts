@@ -50,8 +50,8 @@ async function promptsFor(rec: BuiltTaskRecord, docs: Docstrings, workspace: str
 }
 
 /** One mined record as a task with its two start states (aware, the task's own; ignored, selectable). */
-export async function recordTask(suite: string, rec: BuiltTaskRecord, override?: z.infer<typeof DocstringRow>): Promise<Task> {
-  const where = await materialise(rec);
+export async function recordTask(suite: string, rec: BuiltTaskRecord, override?: z.infer<typeof DocstringRow>, cacheDir = workspaceCacheDir()): Promise<Task> {
+  const where = await materialise(rec, cacheDir);
   const docs: Docstrings = {
     detailed: override?.detailed ?? rec.docstring_detailed,
     brief: override?.brief ?? rec.docstring_brief,
@@ -124,7 +124,7 @@ export async function recordTask(suite: string, rec: BuiltTaskRecord, override?:
  * the way); or a folder of them (`build-tasks --repos ... --out-dir DIR`: every `*.jsonl` but
  * the journals and docstring files), their ids unique across the folder.
  */
-export async function loadHumanEvo(file: string, suite = 'humanevo', opts: { reposDir?: string } = {}): Promise<Task[]> {
+export async function loadHumanEvo(file: string, suite = 'humanevo', opts: { reposDir?: string; cacheDir?: string } = {}): Promise<Task[]> {
   const files = taskFilesOf(path.resolve(file));
   const ids = new Map<string, string>();
   const tasks: Task[] = [];
@@ -142,7 +142,7 @@ export async function loadHumanEvo(file: string, suite = 'humanevo', opts: { rep
       const seen = ids.get(rec.instance_id);
       if (seen !== undefined) throw new GymError('TASK_INVALID', `${f}: instance_id ${rec.instance_id} appears twice${seen === f ? '' : ` (also in ${seen})`}`);
       ids.set(rec.instance_id, f);
-      tasks.push(await recordTask(suite, rec, docstrings.get(rec.instance_id)));
+      tasks.push(await recordTask(suite, rec, docstrings.get(rec.instance_id), opts.cacheDir));
     }
   }
   if (!tasks.length) throw new GymError('TASK_INVALID', `${file} holds no task records`);
@@ -192,7 +192,7 @@ export async function transplantTarget(task: Task, work: ContextWork): Promise<{
  * The HumanEvo suite: `--suite humanevo=FILE.jsonl`, FILE written by `benchgym build-tasks`
  * (or HumanEvo's own records, with their repositories under `--repos-dir` or $BENCHGYM_REPOS_DIR).
  */
-export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): Suite {
+export function humanevoSuite(opts: { id?: string; reposDir?: string; cacheDir?: string } = {}): Suite {
   const id = opts.id ?? 'humanevo';
   const need = (dataset?: string): string => {
     if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a task file: --suite ${id}=FILE.jsonl, or a folder of them (from benchgym build-tasks)`);
@@ -202,9 +202,9 @@ export function humanevoSuite(opts: { id?: string; reposDir?: string } = {}): Su
     id,
     description: 'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
     metadata: HumanEvoMetadata,
-    load: (dataset) => loadHumanEvo(need(dataset), id, { reposDir: opts.reposDir }),
+    load: (dataset) => loadHumanEvo(need(dataset), id, { reposDir: opts.reposDir, cacheDir: opts.cacheDir }),
     // The task file, the repositories (their later history holds the answers) and the materialised workspaces.
-    privatePaths: (dataset) => (dataset ? [path.resolve(dataset), ...repoPathsOf(dataset, opts.reposDir), workspaceCacheDir()] : []),
+    privatePaths: (dataset) => (dataset ? [path.resolve(dataset), ...repoPathsOf(dataset, opts.reposDir), opts.cacheDir ?? workspaceCacheDir()] : []),
     contextPatch: async (task, context, work) => (context === IGNORED ? transplantTarget(task, work) : null),
     // The paper's retrieval-augmented setting (§4.3.1): similar code of the repository as the model saw it.
     tools: [retrieveContextTool],

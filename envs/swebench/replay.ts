@@ -10,6 +10,7 @@ import { TEST_FILES_KEPT } from './scorer.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { describeIssues } from '../../src/validation.ts';
 import { ownValue } from '../../src/own.ts';
+import { NOTE_CODES } from '../../src/scoring/note_codes.ts';
 
 /** One prediction of the SWE-bench harness's input (`all_preds.jsonl`). */
 export const PredictionRow = z.looseObject({
@@ -81,8 +82,8 @@ export interface RunReport {
 }
 
 /** The note codes of a patch that does not apply and of tests that cannot fail (src/scoring/note_codes.ts of the replay). */
-export const PATCH_APPLY_FAILED = 'PATCH_APPLY_FAILED';
-const CANNOT_FAIL = 'CANNOT_FAIL';
+export const PATCH_APPLY_FAILED = NOTE_CODES.patchNotApplied;
+const CANNOT_FAIL = NOTE_CODES.cannotFail;
 const coded = (notes: readonly string[], code: string) => notes.find((n) => n === code || n.startsWith(`${code}:`));
 
 /** Where strict scoring may decide otherwise than faithful: the candidate's test files kept, or files of its refused (removed in faithful). */

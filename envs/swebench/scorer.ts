@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { NOTE_CODES } from '../../src/scoring/note_codes.ts';
 import { GymError } from '../../src/errors.ts';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { matchesAny } from '../../src/sandbox/glob.ts';
@@ -28,7 +29,7 @@ export const TEST_FILES_KEPT = 'CANDIDATE_TEST_FILES_KEPT';
 /** The note of the candidate's test files set aside in strict scoring (faithful keeps them: the modes may differ). */
 export const TEST_FILES_SET_ASIDE = 'CANDIDATE_TEST_FILES_SET_ASIDE';
 /** The note of a kept test file of the candidate's that does not compile (src/scoring/note_codes.ts of the replay). */
-export const TEST_COMPILE_FAILED = 'TEST_COMPILE_FAILED';
+export const TEST_COMPILE_FAILED = NOTE_CODES.testCompileFailed;
 
 /**
  * Scores a candidate patch for a SWE-bench instance in a fresh sandbox, step by step as the

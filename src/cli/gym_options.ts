@@ -2,11 +2,10 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { Gym, type GymOptions } from '../episode/gym.ts';
 import { GymError } from '../errors.ts';
-import { DockerSandboxFactory } from '../sandbox/docker/index.ts';
-import { KubernetesSandboxFactory, loadImageBy } from '../sandbox/kubernetes/index.ts';
+import type { KubernetesSandboxFactory } from '../sandbox/kubernetes/index.ts';
 import { scoringFlag } from '../scoring/mode.ts';
 import { SuiteRegistry } from '../tasks/registry.ts';
-import type { Composition } from './composition.ts';
+import { loadSuites, type Composition } from './composition.ts';
 import { intFlag } from './options.ts';
 
 /** The flags of every command that builds a gym (serve, mcp, tasks, validate, run). */
@@ -53,7 +52,8 @@ export interface GymFlagValues {
 export const GYM_FLAGS_USAGE = `Common options:
   --suite ID[=PATH]  a suite to serve, repeatable (default examples); PATH: its dataset, or a directory suite
   --data-dir DIR     trajectories, scoring logs and sandboxes (default $BENCHGYM_HOME or ~/.cache/benchgym)
-  --cache-dir DIR    built envs: venvs and the Maven repository (default $BENCHGYM_CACHE or the data dir)
+  --cache-dir DIR    built envs (venvs, the Maven repository) and the suites' own caches, each in DIR/<suite>
+                     (CoderEval's projects, HumanEvo's workspaces; default $BENCHGYM_CACHE or the data dir)
   --repos-dir DIR    local git mirrors of repositories (bare or not: owner/name, owner__name, owner+name, ...) for
                      suites that check out repositories; else they are cloned from GitHub
   --isolation MODE   auto | bwrap | none: bubblewrap for the local sandbox (default auto)
@@ -99,19 +99,31 @@ export function gradleFlag(value: string | undefined): string | undefined {
 /** The cache directory: --cache-dir, else $BENCHGYM_CACHE. */
 export const cacheDirOf = (values: { 'cache-dir'?: string }) => values['cache-dir'] ?? process.env.BENCHGYM_CACHE;
 
-/** The gym the flags describe, serving the --suite suites (default: the first the root registers). */
-export function gymFrom(values: GymFlagValues, root: Composition): Gym {
+/** The ids of `specs` (`ID` or `ID=PATH`). */
+const idsOf = (specs: readonly string[]) => specs.map((spec) => spec.split('=')[0]!);
+
+/** The gym the flags describe, serving the --suite suites (default: the first the root registers); it loads only those. */
+export async function gymFrom(values: GymFlagValues, root: Composition): Promise<Gym> {
   const backend = sandboxFlag(values.sandbox);
   const isolation = isolationFlag(values.isolation);
   const reposDir = reposDirFlag(values['repos-dir']);
-  const known = root.suites({ reposDir });
-  const registry = new SuiteRegistry(known);
-  const served = values.suite?.length ? values.suite : known.slice(0, 1).map((s) => s.id);
-  for (const spec of served) registry.enable(spec);
+  const served = values.suite?.length ? values.suite : root.suites.slice(0, 1).map((s) => s.id);
+  // Only the flag: without it each suite keeps its own variable ($BENCHGYM_CODEREVAL_CACHE, ...) or $BENCHGYM_CACHE.
+  const suiteOpts = { reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) };
+  const registry = new SuiteRegistry(await loadSuites(root, suiteOpts, idsOf(served)));
+  for (const spec of served) {
+    const id = idsOf([spec])[0]!;
+    // Said before the registry would, with every suite the root registers (not only those loaded).
+    if (!spec.includes('=') && !root.suites.some((s) => s.id === id)) {
+      throw new GymError('SUITE_NOT_FOUND', `unknown suite '${id}' (known: ${root.suites.map((s) => s.id).join(', ')}); give a directory suite as ${id}=PATH`);
+    }
+    registry.enable(spec);
+  }
   const cacheDir = cacheDirOf(values);
   const gradle = gradleFlag(values.gradle);
   const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoringFlag(values.scoring, 'strict'), ...(gradle ? { gradle } : {}) };
   if (backend === 'docker') {
+    const { DockerSandboxFactory } = await import('../sandbox/docker/index.ts');
     opts.sandboxes = new DockerSandboxFactory({
       serverId: values['server-id'] ?? 'default',
       poolSize: intFlag(values.pool, 'pool', 1, 0, 64),
@@ -119,15 +131,20 @@ export function gymFrom(values: GymFlagValues, root: Composition): Gym {
       images: { exactPython: values['exact-python'] ?? false, ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) },
     });
   }
-  if (backend === 'kubernetes') opts.sandboxes = kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
+  if (backend === 'kubernetes') opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
   return new Gym(opts);
 }
 
 /** The kubernetes backend the flags describe (--kubeconfig, --namespace, --registry, --runtime-class, --pool). */
-export function kubernetesFactoryFrom(values: Pick<GymFlagValues, 'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'pool' | 'max-containers' | 'exact-python'>, images: { cacheDir?: string; gradle?: string }): KubernetesSandboxFactory {
+export async function kubernetesFactoryFrom(
+  values: Pick<GymFlagValues, 'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'pool' | 'max-containers' | 'exact-python'>,
+  images: { cacheDir?: string; gradle?: string },
+): Promise<KubernetesSandboxFactory> {
   const namespace = values.namespace ?? 'benchgym';
   if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new GymError('INVALID_ARGUMENT', `invalid --namespace: '${namespace}' (a DNS label: lower-case letters, digits, '-')`);
   if (values.registry !== undefined && !/^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/.test(values.registry)) throw new GymError('INVALID_ARGUMENT', `invalid --registry: '${values.registry}' (HOST[:PORT]/PREFIX)`);
+  // @kubernetes/client-node alone takes seconds to import: only when this backend is chosen.
+  const { KubernetesSandboxFactory, loadImageBy } = await import('../sandbox/kubernetes/index.ts');
   return new KubernetesSandboxFactory({
     ...(values.kubeconfig ? { kubeconfig: path.resolve(values.kubeconfig) } : {}),
     namespace,

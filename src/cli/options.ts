@@ -44,7 +44,10 @@ function unknownFlagMessage(args: string[], options: NonNullable<ParseArgsConfig
 }
 
 /** Parses a command's flags strictly, naming the unknown or malformed one (and the flag it is a typo of). */
-export function parseFlags<T extends NonNullable<ParseArgsConfig['options']>>(args: string[], options: T) {
+export function parseFlags<T extends NonNullable<ParseArgsConfig['options']>>(
+  args: string[],
+  options: T,
+): ReturnType<typeof parseArgs<{ args: string[]; options: T; strict: true; allowPositionals: true }>> {
   try {
     return parseArgs({ args, options, strict: true, allowPositionals: true });
   } catch (err) {

@@ -199,6 +199,8 @@ export class Gym {
         promptVariant: req.promptVariant ?? 'default',
         context: context.name,
         sandbox: sandbox.backend,
+        // The problem statement as the agent got it: an exported trajectory (ATIF) is whole without the suite.
+        prompt,
       });
       const episode = new Episode(
         id,
@@ -245,6 +247,7 @@ export class Gym {
         atStep: source.steps,
         context: source.context,
         sandbox: sandbox.backend,
+        prompt: source.prompt,
       });
       const episode = new Episode(id, source.task, sandbox, source.env, { ...source.budgets }, trajectory, source.prompt, this.lifecycle);
       episode.steps = source.steps;

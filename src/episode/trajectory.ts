@@ -1,6 +1,16 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 
+/**
+ * Whether `p` can name a gym trajectory file: an absolute, normalized path of a `.jsonl` file
+ * directly in a `trajectories` folder. Paths read from files (results.jsonl, a run's records)
+ * are checked with this before they are opened.
+ */
+export function isGymTrajectoryPath(p: string): boolean {
+  const inTrajectories = path.basename(path.dirname(p)) === 'trajectories';
+  return path.isAbsolute(p) && path.normalize(p) === p && inTrajectories && /^[A-Za-z0-9._-]+\.jsonl$/.test(path.basename(p));
+}
+
 export interface TrajectoryStep {
   type: 'step';
   step: number;

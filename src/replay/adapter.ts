@@ -8,6 +8,7 @@ import type { z } from 'zod';
 import type { ReplayScoring, ReplayVerdict } from '../scoring/compare.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { Verdict } from '../scoring/verdict.ts';
+import type { ReplayCause, TaskApart } from './causes.ts';
 
 /** One row of the predictions file and its 1-based line (its index in a JSON list). */
 export interface ReplayRow<Row> {
@@ -51,8 +52,17 @@ export interface ScoredSubmission<Row = unknown> {
   verdict?: ReplayVerdict;
   /** The error scoring threw, when it threw. */
   error?: { code: string; message: string };
-  /** Whether ours matches the published verdict, when both exist and ours is decided. */
+  /**
+   * Whether ours matches the published verdict, when both exist, ours is decided and the
+   * sample is not counted apart.
+   */
   agree?: boolean;
+  /** One line on why ours is what it is (ReplayAdapter.reason, else the verdict's first failure or the error). */
+  reason: string;
+  /** Its task is invalid or unavailable here (the suite knows, or its env cannot exist): counted apart, never compared. */
+  apart?: TaskApart;
+  /** Why it disagrees, or why its published verdict is not sound (src/replay/causes.ts). */
+  cause?: ReplayCause;
   durationMs: number;
 }
 
@@ -118,6 +128,19 @@ export interface ReplayAdapter<Row = unknown, Options = unknown, Result = unknow
    * the rest are counted so without scoring (ten samples a task, say). Default: all in parallel.
    */
   samplesInSequence?: boolean;
+  /** The one-line reason of a scored submission (default: the verdict's first failure, or the error): causes are read from it. */
+  reason?(scored: Omit<ScoredSubmission<Row>, 'reason' | 'cause' | 'apart'>): Promise<string> | string;
+  /**
+   * A task the suite itself knows to be invalid or unavailable here (a test reading a file in no
+   * commit, a flaw of the data), with the reason: its samples are counted apart, never compared.
+   */
+  apart?(task: Task): TaskApart | undefined;
+  /**
+   * The suite's own cause of a sample's verdict, before the ones the verdict tells
+   * (src/replay/causes.ts): a known difference of the original harness (named, with its
+   * evidence), an environment difference. Undefined when it knows none.
+   */
+  explain?(scored: ScoredSubmission<Row>): ReplayCause | undefined;
   /**
    * False when strict mode adds no check to the suite's scoring: `--scoring both` then scores once,
    * faithfully. A function: the faithful verdicts that strict scoring may decide otherwise (their

@@ -3,7 +3,8 @@ import { workerPool } from '../pool.ts';
 import type { ReplayScoring, ReplayVerdict } from '../scoring/compare.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { ReplayAdapter, ReplayContext, ReplayReport, ReplayRow, ReplaySubmission, ScoredSubmission } from './adapter.ts';
-import { genericProgress, genericReport, genericResult, refuseUnknownRows, type SubmissionResult } from './generic.ts';
+import { judgeSubmission } from './causes.ts';
+import { genericProgress, genericReport, genericResult, refuseUnknownRows, scoredReason, type SubmissionResult } from './generic.ts';
 import { readReplayRows } from './rows.ts';
 
 /** Scores one submission's patch against its task (Gym.score in the replay's mode, see replayScorer). */
@@ -16,6 +17,8 @@ export interface ScoreSubmissionsOptions<Row, Result> {
   signal?: AbortSignal;
   /** The suite's reading of a scored submission. */
   settle(scored: ScoredSubmission<Row>): Promise<Result>;
+  /** What the suite knows of reasons, tasks apart and causes (its ReplayAdapter's `reason`, `apart`, `explain`). */
+  knows?: Pick<ReplayAdapter<Row>, 'reason' | 'apart' | 'explain'>;
   onResult?(result: Result): void;
 }
 
@@ -26,11 +29,13 @@ export interface PendingSubmission<Row> {
   task: Task;
 }
 
+type Unjudged<Row> = Omit<ScoredSubmission<Row>, 'reason' | 'cause' | 'apart'>;
+
 /** What a verdict, or the error scoring threw, says of a submission. */
-async function scoreOne<Row>({ submission, row, task }: PendingSubmission<Row>, score: ReplayScore): Promise<ScoredSubmission<Row>> {
+async function scoreOne<Row>({ submission, row, task }: PendingSubmission<Row>, score: ReplayScore): Promise<Unjudged<Row>> {
   const started = Date.now();
   const { published } = submission;
-  let scored: Omit<ScoredSubmission<Row>, 'durationMs' | 'agree'>;
+  let scored: Omit<Unjudged<Row>, 'durationMs' | 'agree'>;
   if (submission.patch === null) scored = { submission, row, task, ours: 'skipped' };
   else {
     try {
@@ -45,6 +50,12 @@ async function scoreOne<Row>({ submission, row, task }: PendingSubmission<Row>, 
   }
   const comparable = published !== undefined && (scored.ours === 'passed' || scored.ours === 'failed');
   return { ...scored, ...(comparable ? { agree: scored.ours === published } : {}), durationMs: Date.now() - started };
+}
+
+/** A scored submission with its reason, and judged: counted apart, or given its cause (causes.ts). */
+async function judged<Row>(s: Unjudged<Row>, knows: ScoreSubmissionsOptions<Row, unknown>['knows']): Promise<ScoredSubmission<Row>> {
+  const reason = knows?.reason ? await knows.reason(s) : scoredReason(s);
+  return judgeSubmission({ ...s, reason }, knows);
 }
 
 /**
@@ -63,19 +74,19 @@ export async function scoreSubmissions<Row, Result>(
   };
   const cancelled = () => new GymError('CANCELLED', 'the replay was cancelled');
   if (!opts.samplesInSequence) {
-    await workerPool(submissions, opts.concurrency, (p, i) => scoreOne(p, score).then((scored) => settle(i, scored)), { signal: opts.signal });
+    await workerPool(submissions, opts.concurrency, async (p, i) => settle(i, await judged(await scoreOne(p, score), opts.knows)), { signal: opts.signal });
   } else {
     const byTask = new Map<string, number[]>();
     submissions.forEach((p, i) => byTask.set(p.submission.taskId, [...(byTask.get(p.submission.taskId) ?? []), i]));
     await workerPool([...byTask.values()], opts.concurrency, async (indices) => {
-      let unavailable: ScoredSubmission<Row> | undefined;
+      let unavailable: Unjudged<Row> | undefined;
       for (const i of indices) {
         if (opts.signal?.aborted) throw cancelled();
         const pending = submissions[i]!;
         // The first sample tells whether the task's env exists here: the others are not tried again.
         const scored = unavailable ? { ...unavailable, ...pending, durationMs: 0 } : await scoreOne(pending, score);
         if (scored.ours === 'unavailable') unavailable ??= scored;
-        await settle(i, scored);
+        await settle(i, await judged(scored, opts.knows));
       }
     }, { signal: opts.signal });
   }
@@ -145,6 +156,7 @@ export async function replay<Row, Options, Result>(adapter: ReplayAdapter<Row, O
     samplesInSequence: adapter.samplesInSequence,
     signal: input.signal,
     settle: result,
+    knows: adapter,
     onResult: (r) => {
       const line = input.onProgress && progress?.(r);
       if (line) input.onProgress!(line);

@@ -6,6 +6,8 @@ import { passRate, passRateLine } from '../runner/pass_rate.ts';
 import { formatModeDifferences, strictOutcome, type StrictOutcome } from '../scoring/compare.ts';
 import type { Verdict } from '../scoring/verdict.ts';
 import type { ReplayContext, ReplayReport, ReplayRow, ScoredSubmission } from './adapter.ts';
+import { agreementFigures, formatAgreement, type AgreementFigures } from './agreement.ts';
+import type { ReplayCause, TaskApart } from './causes.ts';
 
 /** One submission replayed: ours beside the published verdict. */
 export interface SubmissionResult {
@@ -17,6 +19,10 @@ export interface SubmissionResult {
   agree?: boolean;
   /** One line from our verdict: the first failing test and its message, or the error. */
   reason: string;
+  /** Why it disagrees, or why its published verdict is not sound. */
+  cause?: ReplayCause;
+  /** Its task is invalid or unavailable here: counted apart, never compared. */
+  apart?: TaskApart;
   durationMs: number;
   /** `--scoring both`: what strict mode made of a faithful pass. */
   strict?: StrictOutcome;
@@ -50,7 +56,9 @@ export async function genericResult(s: ScoredSubmission): Promise<SubmissionResu
     ours: s.ours,
     ...(published ? { theirs: published } : {}),
     ...(s.agree !== undefined ? { agree: s.agree } : {}),
-    reason: scoredReason(s),
+    reason: s.reason,
+    ...(s.cause ? { cause: s.cause } : {}),
+    ...(s.apart ? { apart: s.apart } : {}),
     durationMs: s.durationMs,
     ...(strict ? { strict } : {}),
   };
@@ -66,9 +74,12 @@ export const refuseUnknownRows = (rows: ReplayRow<unknown>[], taskOf: (row: unkn
 
 export interface GenericSummary {
   submissions: number;
+  /** Of the submissions not counted apart: passed, failed, errors. */
   passed: number;
   failed: number;
   unavailable: number;
+  /** Scored, but of tasks the suite knows to be invalid here: in no rate. */
+  apart: number;
   errors: number;
   skipped: number;
   /** Passed over passed, failed and errors (a scoring error is a submission that did not pass); null for none. */
@@ -79,10 +90,13 @@ export interface GenericSummary {
   compared: number;
   agreed: number;
   agreement: number | null;
+  /** Both agreements (as measured, over sound published verdicts), the disagreements by cause, the tasks apart. */
+  agreementFigures: AgreementFigures;
 }
 
 export function genericSummary(results: SubmissionResult[]): GenericSummary {
-  const count = (o: SubmissionResult['ours']) => results.filter((r) => r.ours === o).length;
+  const count = (o: SubmissionResult['ours']) => results.filter((r) => r.ours === o && (o === 'unavailable' || !r.apart)).length;
+  const figures = agreementFigures(results);
   const compared = results.filter((r) => r.agree !== undefined);
   const agreed = compared.filter((r) => r.agree).length;
   const rate = passRate({ passed: count('passed'), failed: count('failed'), errors: count('error') });
@@ -91,6 +105,7 @@ export function genericSummary(results: SubmissionResult[]): GenericSummary {
     passed: count('passed'),
     failed: count('failed'),
     unavailable: count('unavailable'),
+    apart: results.filter((r) => r.apart && r.ours !== 'unavailable').length,
     errors: count('error'),
     skipped: count('skipped'),
     passRate: rate.rate,
@@ -98,25 +113,30 @@ export function genericSummary(results: SubmissionResult[]): GenericSummary {
     compared: compared.length,
     agreed,
     agreement: compared.length ? agreed / compared.length : null,
+    agreementFigures: figures,
   };
 }
 
-const rate = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
 
 /** The replay's headline: passed over every submission scored or failing to score, the rate over the decided ones beside it. */
 export function replayHeadline(s: Pick<GenericSummary, 'passed' | 'failed' | 'errors'>, excludeErrors?: boolean): string {
   return `${passRateLine({ passed: s.passed, failed: s.failed, errors: s.errors }, { excludeErrors })}; ${s.failed} failed`;
 }
 
+/** What the headline says of the submissions in no rate: unavailable here, counted apart, not scored. */
+export function apartWords(s: Pick<GenericSummary, 'unavailable' | 'apart'> & { skipped?: number }): string {
+  return `${s.unavailable} unavailable here${s.apart ? `, ${s.apart} counted apart` : ''}${s.skipped ? `, ${s.skipped} not scored` : ''}`;
+}
+
 export async function genericReport(results: SubmissionResult[], { suite, dataset, predictions, scoring, excludeErrors }: ReplayContext): Promise<ReplayReport> {
   const summary = genericSummary(results);
-  const apart = `${summary.unavailable} unavailable here${summary.skipped ? `, ${summary.skipped} not scored` : ''}`;
-  const out = [`\n${suite}: ${summary.submissions} submissions: ${replayHeadline(summary, excludeErrors)}, ${apart}; scoring ${scoring}`];
-  if (summary.compared) {
-    out.push(`agreement with the published verdicts: ${summary.agreed}/${summary.compared} (${rate(summary.agreed, summary.compared)})`);
-    for (const r of results.filter((x) => x.agree === false)) out.push(`  DISAGREE ${r.taskId} #${r.sample} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);
-  }
-  for (const r of results.filter((x) => x.ours === 'unavailable')) out.push(`  ENV_UNAVAILABLE ${r.taskId} #${r.sample}: ${r.reason}`);
+  const out = [`\n${suite}: ${summary.submissions} submissions: ${replayHeadline(summary, excludeErrors)}, ${apartWords(summary)}; scoring ${scoring}`];
+  out.push(
+    ...formatAgreement(results, summary.agreementFigures, {
+      what: 'the published verdicts',
+      disagreement: (r) => `  DISAGREE ${r.taskId} #${r.sample} (line ${r.line}): ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`,
+    }),
+  );
   for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId} #${r.sample}: ${r.reason}`);
   if (scoring === 'both') out.push(...formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))));
   return { json: { suite, dataset, predictions, scoring, summary, results }, text: out.join('\n') + '\n', exitCode: summary.errors > 0 ? 1 : 0 };

@@ -8,13 +8,14 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { GymError, toGymError } from '../errors.ts';
+import { NOTE_CODES } from '../scoring/note_codes.ts';
 import type { ReplayVerdict } from '../scoring/compare.ts';
 import { alreadyPassing } from '../scoring/validate.ts';
 import type { Verdict } from '../scoring/verdict.ts';
 import type { Task } from '../tasks/schema.ts';
 
 /** The note's code (the replay's causes read it: src/scoring/note_codes.ts). */
-export const CANNOT_FAIL = 'CANNOT_FAIL';
+export const CANNOT_FAIL = NOTE_CODES.cannotFail;
 
 /** What a start state's verdict says of a task's FAIL_TO_PASS tests. */
 type StartVerdict = Pick<Verdict, 'status' | 'reward' | 'failToPass' | 'error'>;

@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { isIPv4, isIPv6 } from 'node:net';
 
@@ -75,7 +75,8 @@ function originAllowed(origin: string, allowed: string[]): boolean {
  * The one check every HTTP request and WebSocket upgrade passes: the Host header must be
  * one the server answers to (when it has such a list), a browser Origin must be loopback
  * (or allowed), and the bearer token must match when one is set. Browsers cannot set
- * Authorization on WebSocket upgrades, so a `token` query parameter is accepted too.
+ * Authorization on WebSocket upgrades, so a `token` query parameter is accepted too, and
+ * Basic credentials whose password is the token (what a URL's user info becomes).
  * Returns a reason to refuse, or null.
  */
 export function refuseReason(req: IncomingMessage, policy: AccessPolicy): { status: number; message: string } | null {
@@ -91,9 +92,28 @@ export function refuseReason(req: IncomingMessage, policy: AccessPolicy): { stat
   if (policy.token) {
     const header = String(req.headers.authorization ?? '');
     const query = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
-    const given = Buffer.from(header || (query ? `Bearer ${query}` : ''));
-    const want = Buffer.from(`Bearer ${policy.token}`);
-    if (given.length !== want.length || !timingSafeEqual(given, want)) return { status: 401, message: 'missing or wrong bearer token' };
+    // Any other scheme gives no token at all.
+    const bearer = header.startsWith('Bearer ') ? header.slice('Bearer '.length) : header ? undefined : (query ?? '');
+    const given = basicPassword(header) ?? bearer;
+    if (given === undefined || !sameSecret(given, policy.token)) return { status: 401, message: 'missing or wrong bearer token' };
   }
   return null;
+}
+
+/**
+ * The password of `Authorization: Basic base64(user:password)`, else undefined. Clients that
+ * cannot set headers but take a URL (OpenEnv's, which pass `http://user:TOKEN@host/...` on as
+ * Basic credentials) give the token as the password; the user name is not looked at.
+ */
+function basicPassword(header: string): string | undefined {
+  const m = /^Basic ([A-Za-z0-9+/=]+)$/.exec(header);
+  if (!m) return undefined;
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
+}
+
+/** Compares two secrets in time that depends on neither (their SHA-256 digests have one length). */
+function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest());
 }

@@ -16,6 +16,7 @@ import type { Gym } from '../episode/gym.ts';
 import { capabilityOfPath, episodeByKey, isEpisodesPath, NO_EPISODE_ENDPOINT, withoutEpisodeKeys } from './capability.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
 import { onReplica, parseAdvertiseUrl } from './replica.ts';
+import { docsRoute, landingRoute } from './landing.ts';
 import { gymLiveEpisodes } from '../viewer/live.ts';
 import { viewerRouter } from '../viewer/router.ts';
 
@@ -48,7 +49,14 @@ export interface HttpServerOptions {
  * Adds routes and WebSocket endpoints to the HTTP server, behind the same access checks.
  * It may return a function that `close()` calls first (open WebSockets keep the HTTP server from closing).
  */
-export type ServerExtension = (ctx: { gym: Gym; app: Express; upgrades: UpgradeRouter; replicaUrl?: string }) => void | (() => void | Promise<void>);
+export type ServerExtension = (ctx: {
+  gym: Gym;
+  app: Express;
+  upgrades: UpgradeRouter;
+  replicaUrl?: string;
+  /** The server's JSON parser leaves requests below `prefix` alone: the extension reads their bodies (and answers their errors) itself. */
+  readsOwnBody(prefix: string): void;
+}) => void | (() => void | Promise<void>);
 
 export interface RunningServer {
   url: string;
@@ -122,7 +130,11 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   // JSON bodies for every route but the MCP endpoints, which read theirs after the session check.
   const json = express.json();
   const isMcpPath = (p: string) => p === '/mcp' || capabilityOfPath(p)?.endpoint === 'mcp';
-  app.use((req: Request, res: Response, next: NextFunction) => (isMcpPath(req.path) ? next() : json(req, res, next)));
+  const ownBodyPrefixes: string[] = [];
+  // Lower case, as the router matches paths.
+  const readsOwnBody = (p: string) =>
+    isMcpPath(p) || ownBodyPrefixes.some((prefix) => p.toLowerCase() === prefix || p.toLowerCase().startsWith(`${prefix}/`));
+  app.use((req: Request, res: Response, next: NextFunction) => (readsOwnBody(req.path) ? next() : json(req, res, next)));
   const upgrades = new UpgradeRouter(policy, (id, key) => {
     try {
       return episodeByKey(gym, id, key);
@@ -132,7 +144,8 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   });
   const disposers: (() => void | Promise<void>)[] = [];
   for (const extension of opts.extensions ?? []) {
-    const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}) });
+    const readsOwnBodyOf = (prefix: string) => void ownBodyPrefixes.push(prefix.toLowerCase());
+    const dispose = extension({ gym, app, upgrades, ...(replicaUrl ? { replicaUrl } : {}), readsOwnBody: readsOwnBodyOf });
     if (typeof dispose === 'function') disposers.push(dispose);
   }
 
@@ -204,6 +217,9 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     const episodes = gym.listEpisodes();
     res.json({ ok: true, server: 'benchgym', suites: gym.registry.suiteIds(), episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length }, sandbox: gym.sandboxes.backend, ...(replicaUrl ? { replica: replicaUrl } : {}) });
   });
+  // What is served and how to connect: the operator's page (the token applies, as to /health).
+  app.get('/', landingRoute(gym, { token: Boolean(opts.token), upgradePaths: upgrades.paths }));
+  app.get('/docs/:name', docsRoute());
   // Whatever no route took, and whatever failed on the way (a malformed body, a path that does not decode): a short answer, never a stack.
   app.use((req: Request, res: Response) => jsonRpcError(res, 404, `no endpoint at ${req.method} ${withoutEpisodeKeys(req.path)}`));
   app.use(httpErrorHandler);

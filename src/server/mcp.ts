@@ -43,7 +43,7 @@ const EPISODE_ID_PROPERTY = { type: 'string', minLength: 1, description: 'the ep
 
 /** A tool as tools/list shows it; built once per tool and form (a new schema per session is most of what creating one costs). */
 const DEFINITIONS = { plain: new WeakMap<AnyTool, Tool>(), withEpisodeId: new WeakMap<AnyTool, Tool>() };
-function definitionOf(tool: AnyTool, withEpisodeId: boolean): Tool {
+export function definitionOf(tool: AnyTool, withEpisodeId: boolean): Tool {
   const cache = withEpisodeId ? DEFINITIONS.withEpisodeId : DEFINITIONS.plain;
   const cached = cache.get(tool);
   if (cached) return cached;
@@ -95,7 +95,7 @@ function toolContext(extra: Extra, mcpPathOf?: (episodeId: string) => string): T
 }
 
 /** A tool's result: text for models, its declared data for programs (keys it does not declare are not sent). */
-function toCallResult(tool: AnyTool, result: ToolResult, replicaUrl?: string): CallToolResult {
+export function toCallResult(tool: AnyTool, result: ToolResult, replicaUrl?: string): CallToolResult {
   // A result naming an episode's endpoint (start_episode, fork_episode) names it on this replica too.
   const data = replicaUrl && typeof result.data.mcpPath === 'string' ? { ...result.data, mcpUrl: episodeMcpUrl(replicaUrl, result.data.mcpPath) } : result.data;
   const parsed = tool.output.safeParse(data);

@@ -21,6 +21,8 @@ const STATUS_TEXT: Readonly<Record<number, string>> = { 401: 'Unauthorized', 403
 export class UpgradeRouter {
   private readonly routes: { pattern: RegExp; keys: string[]; handler: UpgradeHandler }[] = [];
   private readonly episodeRoutes = new Map<string, EpisodeUpgradeHandler>();
+  /** The paths registered, as given (`/ws`, `/episodes/:id/:key/pty`): what the landing page lists. */
+  readonly paths: string[] = [];
 
   constructor(
     private readonly policy: AccessPolicy,
@@ -31,11 +33,13 @@ export class UpgradeRouter {
     const keys: string[] = [];
     const pattern = new RegExp(`^${path.replace(/:(\w+)/g, (_m, k: string) => (keys.push(k), '([^/]+)'))}$`);
     this.routes.push({ pattern, keys, handler });
+    this.paths.push(path);
   }
 
   /** An episode's WebSocket endpoint, `/episodes/<id>/<key>/<endpoint>`. */
   addEpisode(endpoint: EpisodeEndpoint, handler: EpisodeUpgradeHandler): void {
     this.episodeRoutes.set(endpoint, handler);
+    this.paths.push(`/episodes/:id/:key/${endpoint}`);
   }
 
   attach(server: Server): void {

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
+import { atifFileName, atifOfAttempt, atifOfGymFile } from '../atif/export.ts';
 import { GymError, toGymError } from '../errors.ts';
 import { pairKey } from '../runner/results.ts';
 import { LineIndex } from './line_index.ts';
@@ -81,14 +82,21 @@ export function viewerRouter(sources: ViewerSources): Router {
     res.type(type).sendFile(path.join(STATIC, name));
   });
 
+  const failed = (res: Response, err: unknown) => {
+    const e = toGymError(err);
+    const status = e.code === 'INVALID_ARGUMENT' ? 400 : e.code === 'EPISODE_NOT_FOUND' || e.code === 'TASK_NOT_FOUND' ? 404 : 500;
+    res.status(status).json({ error: { code: e.code, message: e.message } });
+  };
   const api = (fn: (req: Request) => Promise<unknown> | unknown) => async (req: Request, res: Response) => {
     try {
       res.json(await fn(req));
     } catch (err) {
-      const e = toGymError(err);
-      const status = e.code === 'INVALID_ARGUMENT' ? 400 : e.code === 'EPISODE_NOT_FOUND' || e.code === 'TASK_NOT_FOUND' ? 404 : 500;
-      res.status(status).json({ error: { code: e.code, message: e.message } });
+      failed(res, err);
     }
+  };
+  /** JSON a browser saves as `name` rather than shows. */
+  const download = (res: Response, name: string, value: unknown) => {
+    res.attachment(name).type('application/json').send(`${JSON.stringify(value, null, 2)}\n`);
   };
   const runs = () => {
     if (!sources.runs) throw new GymError('INVALID_ARGUMENT', 'this viewer serves no run directories (benchgym view DIR serves them)');
@@ -147,6 +155,23 @@ export function viewerRouter(sources: ViewerSources): Router {
       samples: run.rows.filter((r) => r.task === task).map((r) => r.sample).sort((a, b) => a - b),
     };
   }));
+  // A (task, sample)'s attempt as an ATIF file to save (the last attempt unless ?attempt=N).
+  router.get('/api/runs/:run/tasks/:task/:sample/atif', async (req: Request, res: Response) => {
+    try {
+      const { run, attempts } = await pair(req);
+      const wanted = req.query.attempt === undefined ? undefined : Number(req.query.attempt);
+      const result = wanted === undefined ? attempts[attempts.length - 1] : attempts.find((a) => a.attempt === wanted);
+      if (!result) {
+        const known = attempts.map((a) => a.attempt).join(', ');
+        const message =
+          wanted === undefined ? 'no attempt of this (task, sample) has ended yet' : `no attempt ${String(req.query.attempt)} of this (task, sample) (attempts: ${known})`;
+        throw new GymError('TASK_NOT_FOUND', message);
+      }
+      download(res, atifFileName(result.task, result.sample, result.attempt), await atifOfAttempt(run.dir, run.manifest, result));
+    } catch (err) {
+      failed(res, err);
+    }
+  });
   router.get('/api/runs/:run/tasks/:task/:sample/items', api(async (req) => {
     const { files, last } = await pair(req);
     const q = itemsQuery(req);
@@ -174,6 +199,16 @@ export function viewerRouter(sources: ViewerSources): Router {
     const page = await transcriptPage(index, { gym: new Map([[1, t.file]]) }, q.from, q.limit);
     return { ...page, done: !t.running };
   }));
+  router.get('/api/live/:id/atif', async (req: Request, res: Response) => {
+    try {
+      const id = String(req.params.id);
+      const t = live().trajectory(id);
+      if (!t) throw new GymError('EPISODE_NOT_FOUND', `no episode '${id}' (it may have expired)`);
+      download(res, `${id}.json`, await atifOfGymFile(t.file));
+    } catch (err) {
+      failed(res, err);
+    }
+  });
   router.use('/api', api(() => {
     throw new GymError('INVALID_ARGUMENT', 'no such viewer API route');
   }));

@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { isGymTrajectoryPath } from '../episode/trajectory.ts';
 import type { IndexedLine, LineIndex } from './line_index.ts';
 
 /**
@@ -129,13 +130,8 @@ async function plan(index: LineIndex, files: TranscriptFiles): Promise<{ refs: R
   return { refs, verdictRef, done };
 }
 
-/**
- * Only a gym trajectory is read from a path a record names: `<data dir>/trajectories/<episode
- * id>.jsonl`, absolute, so a run directory cannot make the viewer show any other file.
- */
-export function isGymTrajectoryPath(p: string): boolean {
-  return path.isAbsolute(p) && path.normalize(p) === p && path.basename(path.dirname(p)) === 'trajectories' && /^[A-Za-z0-9._-]+\.jsonl$/.test(path.basename(p));
-}
+/** Only a gym trajectory is read from a path a record names, so a run directory cannot make the viewer show any other file. */
+export { isGymTrajectoryPath };
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { examplesSuite } from '../../envs/examples/index.ts';
 import { AGENTS } from '../../agents/index.ts';
 import { builtinSuites } from '../../bin/builtins.ts';
+import { compositionOf } from '../../src/cli/composition.ts';
 import { main } from '../../src/cli/main.ts';
 import { agentUnderTest } from '../../src/runner/agents.ts';
 import { writeReport } from '../../src/runner/report.ts';
@@ -27,8 +28,9 @@ async function cli(argv: string[], root: Parameters<typeof main>[1]): Promise<{ 
   const out: string[] = [];
   const err: string[] = [];
   const write = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
-  process.stdout.write = ((chunk: string | Uint8Array) => (out.push(String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => (err.push(String(chunk)), true)) as typeof process.stderr.write;
+  // The test runner's own messages (bytes) pass through: the CLI writes strings, and commands load while those flow.
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (out.push(chunk), true) : write.out(chunk, ...rest))) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (err.push(chunk), true) : write.err(chunk, ...rest))) as typeof process.stderr.write;
   try {
     const code = await main(argv, root);
     return { code, stdout: out.join(''), stderr: err.join('') };
@@ -137,7 +139,7 @@ describe('a fifth suite through the public contract', () => {
         { kata: 'square', code: 'def square(x):\n    return x + x\n', passed: true },
       ];
       await fs.writeFile(predictions, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-      const root = { suites: () => [...builtinSuites(), kataSuite()], agents: AGENTS };
+      const root = compositionOf((opts) => [...builtinSuites(opts), kataSuite()], AGENTS);
       const run = await cli(['score', '--suite', KATA_SUITE, '--predictions', predictions, '--json', '--data-dir', dir, '--cache-dir', TEST_CACHE_DIR], root);
       assert.equal(run.code, 0, run.stderr);
       const report = JSON.parse(run.stdout) as { results: { taskId: string; ours: string; theirs?: string; agree?: boolean }[] };

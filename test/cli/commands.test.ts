@@ -6,7 +6,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { BUILTINS } from '../../bin/builtins.ts';
 import type { CliCommand } from '../../src/cli/command.ts';
-import type { Composition } from '../../src/cli/composition.ts';
+import { compositionOf, type Composition } from '../../src/cli/composition.ts';
 import { cliCommands, main } from '../../src/cli/main.ts';
 import type { ReplayAdapter } from '../../src/replay/adapter.ts';
 import type { Verdict } from '../../src/scoring/verdict.ts';
@@ -19,8 +19,9 @@ async function capture(argv: string[], root: Composition): Promise<{ code: numbe
   const err = process.stderr.write.bind(process.stderr);
   let stdout = '';
   let stderr = '';
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
+  // The test runner's own messages (bytes) pass through: the CLI writes strings, and commands load while those flow.
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (stdout += chunk, true) : out(chunk, ...rest))) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (stderr += chunk, true) : err(chunk, ...rest))) as typeof process.stderr.write;
   try {
     const code = await main(argv, root);
     return { code, stdout, stderr };
@@ -59,7 +60,7 @@ function toySuite(): Suite {
   };
 }
 const plain = (): Suite => ({ ...toySuite(), id: 'plain', replay: undefined, commands: undefined });
-const ROOT: Composition = { suites: () => [plain(), toySuite()], agents: {} };
+const ROOT: Composition = compositionOf(() => [plain(), toySuite()]);
 
 describe('benchgym: the dispatcher', () => {
   let dir: string;
@@ -85,7 +86,7 @@ describe('benchgym: the dispatcher', () => {
       for (const flag of ['--help', '-h']) {
         const r = await capture([command.name, flag], BUILTINS);
         assert.equal(r.code, 0, command.name);
-        assert.equal(r.stdout, command.usage);
+        assert.equal(r.stdout, (await command.load()).usage);
         assert.match(r.stdout, new RegExp(`^benchgym ${command.name}: `), command.name);
         assert.match(r.stdout, /\nUsage:\n {2}benchgym /, command.name);
         assert.match(r.stdout, /\nExample:\n {2}(benchgym|claude) /, command.name);
@@ -101,7 +102,7 @@ describe('benchgym: the dispatcher', () => {
     assert.equal(r.code, 3);
     assert.deepEqual(ran.at(-1), ['--x', 'y']);
     assert.equal((await capture(['toy-build', '--help'], ROOT)).stdout, 'benchgym toy-build: builds toy tasks\n');
-    assert.throws(() => cliCommands({ suites: () => [{ ...plain(), commands: [{ ...toyCommand, name: 'score' }] }], agents: {} }), /suite 'plain' adds a command 'score' the CLI already has/);
+    assert.throws(() => cliCommands(compositionOf(() => [{ ...plain(), commands: [{ ...toyCommand, name: 'score' }] }])), /suite 'plain' adds a command 'score' the CLI already has/);
   });
 
   test('score replays through the suite\'s adapter; a suite without one says so', async () => {

@@ -10,8 +10,9 @@ async function capture(argv: string[]): Promise<{ code: number; stdout: string; 
   const err = process.stderr.write.bind(process.stderr);
   let stdout = '';
   let stderr = '';
-  process.stdout.write = ((chunk: string | Uint8Array) => ((stdout += String(chunk)), true)) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
+  // The test runner's own messages (bytes) pass through: the CLI writes strings, and commands load while those flow.
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (stdout += chunk, true) : out(chunk, ...rest))) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (stderr += chunk, true) : err(chunk, ...rest))) as typeof process.stderr.write;
   try {
     return { code: await main(argv, BUILTINS), stdout, stderr };
   } finally {

@@ -78,16 +78,21 @@ describe('the replay driver', () => {
     ]);
     assert.equal(results[1]!.reason, 'test_x: assert 1 == 2');
     assert.equal(results[5]!.reason, 'INTERNAL: scoring broke');
-    assert.deepEqual(summary, {
-      submissions: 6, passed: 1, failed: 1, unavailable: 1, errors: 2, skipped: 1, passRate: 0.25, scoredPassRate: 0.5, compared: 2, agreed: 1, agreement: 0.5,
+    const { agreementFigures: figures, ...counts } = summary as { agreementFigures: Record<string, unknown> };
+    assert.deepEqual(counts, {
+      submissions: 6, passed: 1, failed: 1, unavailable: 1, apart: 0, errors: 2, skipped: 1, passRate: 0.25, scoredPassRate: 0.5, compared: 2, agreed: 1, agreement: 0.5,
     });
+    assert.deepEqual(
+      { compared: figures.compared, soundCompared: figures.soundCompared, disagreements: figures.disagreements, causes: figures.causes, apart: figures.apart },
+      { compared: 2, soundCompared: 2, disagreements: 1, causes: { unexplained: 1 }, apart: 1 },
+    );
     assert.equal(report.exitCode, 1, 'scoring errors exit 1');
     // The scoring errors did not pass: in the headline's denominator; the unavailable and the unscored in neither.
     assert.match(report.text, /^\nfake: 6 submissions: 1\/4 passed \(25\.0%\), 2 errors; over the 2 scored: 50\.0%; 1 failed, 1 unavailable here, 1 not scored; scoring faithful\n/);
     const old = await replay(minimal, input(predictions, { excludeErrors: true }));
     assert.match(old.text, /^\nfake: 6 submissions: 1\/2 scored passed \(50\.0%\), 2 errors left out; over all 4: 25\.0%; 1 failed, /);
     assert.match(report.text, /^ {2}DISAGREE one #1 \(line 1\): ours failed, theirs passed: test_x: assert 1 == 2$/m);
-    assert.match(report.text, /^ {2}ENV_UNAVAILABLE two #0: ENV_UNAVAILABLE: no Python 3\.2 here$/m);
+    assert.match(report.text, /^ {2}UNAVAILABLE two \(1 sample; ours 0 passed, published 0 passed\): ENV_UNAVAILABLE: no Python 3\.2 here$/m);
     assert.equal(progress.length, 6);
     assert.match(progress.find((l) => l.includes('one #1'))!, /^failed {6}one #1 \(published: passed, DISAGREE\)/);
   });

@@ -6,6 +6,7 @@ import { isLoopbackHost } from '../../src/server/access.ts';
 import { wsGymExtension } from '../../src/server/ws_gym.ts';
 import { wsMcpExtension } from '../../src/server/ws_mcp.ts';
 import { terminalExtension } from '../../src/server/pty.ts';
+import { openEnvExtension } from '../../src/server/openenv/extension.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { makeGym } from '../helpers.ts';
 
@@ -21,8 +22,11 @@ const ROUTES: [string, string, string?][] = [
   ['GET', '/terminal/assets/terminal.js'],
   ['GET', '/episodes/ep-none/key/assets/terminal.js'],
   ['GET', '/view/api/live'],
+  ['GET', '/openenv/health'],
+  ['POST', '/openenv/reset', '{"task_id":"roman-numerals"}'],
+  ['POST', '/openenv/mcp', '{}'],
 ];
-const UPGRADES = ['/mcp', '/episodes/ep-none/key/mcp', '/ws', '/mcp/ws', '/episodes/ep-none/key/mcp/ws', '/ws/episodes/ep-none/pty', '/episodes/ep-none/key/pty'];
+const UPGRADES = ['/mcp', '/episodes/ep-none/key/mcp', '/ws', '/mcp/ws', '/episodes/ep-none/key/mcp/ws', '/ws/episodes/ep-none/pty', '/episodes/ep-none/key/pty', '/openenv/ws', '/openenv/mcp'];
 
 const BAD_ORIGINS = ['http://127.evil.example', 'http://127.0.0.1.evil.example', 'http://localhost.evil.example', 'http://[::1].evil', 'null', 'https://evil.example'];
 const GOOD_ORIGINS = ['http://127.0.0.2:1234', 'http://localhost:5173', 'http://[::1]:80', 'http://127.0.0.1'];
@@ -71,7 +75,7 @@ describe('Origin and Host checks on every route and upgrade', () => {
 
   before(async () => {
     ({ gym, cleanup } = await makeGym());
-    server = await startHttpServer(gym, { port: 0, allowedOrigins: ['app.example', 'https://ide.example:8443'], allowedHosts: ['gym.internal'], extensions: [wsGymExtension(), wsMcpExtension(), terminalExtension()] });
+    server = await startHttpServer(gym, { port: 0, allowedOrigins: ['app.example', 'https://ide.example:8443'], allowedHosts: ['gym.internal'], extensions: [wsGymExtension(), wsMcpExtension(), openEnvExtension(), terminalExtension()] });
   });
 
   after(async () => {
@@ -95,7 +99,7 @@ describe('Origin and Host checks on every route and upgrade', () => {
     for (const origin of [...GOOD_ORIGINS, 'http://app.example', 'https://app.example:3000', 'https://ide.example:8443']) {
       assert.equal(await raw(server.url, 'GET', '/health', { origin }), 200, `/health with Origin ${origin}`);
       assert.notEqual(await raw(server.url, 'POST', '/mcp', { origin }, INIT), 403, `/mcp with Origin ${origin}`);
-      for (const path of ['/ws', '/mcp/ws', '/ws/episodes/ep-none/pty']) assert.equal(await upgrade(server.url, path, { origin }), 101, `upgrade ${path} with Origin ${origin}`);
+      for (const path of ['/ws', '/mcp/ws', '/ws/episodes/ep-none/pty', '/openenv/ws']) assert.equal(await upgrade(server.url, path, { origin }), 101, `upgrade ${path} with Origin ${origin}`);
     }
   });
 

@@ -70,6 +70,19 @@ describe('the viewer under benchgym serve: live episodes', () => {
     assert.equal(missing.status, 404);
   });
 
+  test('a live episode downloads as ATIF, behind the token', async () => {
+    await gym.episode(id).trajectory.flush();
+    assert.equal((await fetch(`${server.url}/view/api/live/${id}/atif`)).status, 401);
+    const r = await fetch(`${server.url}/view/api/live/${id}/atif?token=${TOKEN}`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-disposition'), `attachment; filename=${id}.json`);
+    const t = (await r.json()) as any;
+    assert.equal(t.session_id, id);
+    assert.equal(t.steps[0].message, gym.episode(id).prompt);
+    assert.ok(t.steps.some((s: any) => s.tool_calls?.[0]?.function_name === 'view_file'));
+    assert.equal((await fetch(`${server.url}/view/api/live/ep-nope/atif`, { headers: AUTH })).status, 404);
+  });
+
   test('in Chromium: the live transcript updates by itself and links to the terminal page', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing` }, async () => {
     const userDataDir = await tempDir('benchgym-view-live-');
     const context = await chromium.launchPersistentContext(userDataDir, {
@@ -88,6 +101,9 @@ describe('the viewer under benchgym serve: live episodes', () => {
       const terminal = await page.locator('#terminal-link').getAttribute('href');
       assert.equal(new URL(terminal!, page.url()).pathname, `/terminal/${id}`, "the operator's terminal page, without the episode's key");
       assert.equal(new URL(terminal!, page.url()).searchParams.get('token'), TOKEN, 'the terminal page gets the token too');
+      const atif = new URL((await page.locator('#atif-link').getAttribute('href'))!, page.url());
+      assert.equal(atif.pathname, `/view/api/live/${id}/atif`);
+      assert.equal(((await (await fetch(atif)).json()) as { schema_version: string }).schema_version, 'ATIF-v1.7', 'the link downloads with the token it carries');
       const count = await page.locator('.items > .item').count();
       await gym.callTool('run_command', { command: 'echo live-step-arrived' }, testContext(), id);
       await page.waitForFunction((n) => document.querySelectorAll('.items > .item').length > n, count, { timeout: 10_000 });

@@ -135,6 +135,21 @@ describe('the viewer API over run directories', () => {
     assert.match(t.verdict.diff, /^\+return a \+ b/m);
   });
 
+  test('a (task, sample) downloads as ATIF: an attachment holding its turns, the gym\'s observations and the reward', async () => {
+    const r = await fetch(`${base}api/runs/baseline/tasks/${taskName(0)}/0/atif`);
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('content-disposition'), `attachment; filename=${taskName(0)}__0__1.json`);
+    assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
+    const t = (await r.json()) as any;
+    assert.equal(t.schema_version, 'ATIF-v1.7');
+    assert.deepEqual(t.steps.slice(0, 2).map((s: any) => s.source), ['system', 'user']);
+    assert.equal(t.steps.length, 2 + 120, 'the prompt, then one step per model turn of the long trajectory');
+    assert.equal(t.steps[2].observation.results[0].content.split('\n').length, 62, "the gym's whole observation, not the agent's 50-character copy");
+    assert.equal(t.final_metrics.extra.reward, 1);
+    assert.equal((await get(`${base}api/runs/baseline/tasks/${taskName(0)}/0/atif?attempt=7`)).status, 404);
+    assert.equal((await get(`${base}api/runs/baseline/tasks/no-such-task/0/atif`)).status, 404);
+  });
+
   test('a long trajectory is read a page at a time', async () => {
     const first = (await get(`${base}api/runs/baseline/tasks/${taskName(0)}/0/items?limit=50`)).json;
     assert.equal(first.total, 3 + 120 * 2, 'attempt, prompt, result and an assistant message and a step per step');

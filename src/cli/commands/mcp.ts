@@ -23,7 +23,7 @@ export function mcpCommand(root: Composition): CliCommand {
     usage: USAGE,
     async run(args) {
       const { values } = parseFlags(args, GYM_FLAGS);
-      const gym = gymFrom(values, root);
+      const gym = await gymFrom(values, root);
       onShutdownSignals(() => gym.close());
       await runStdioServer(gym);
       await gym.close();

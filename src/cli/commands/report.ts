@@ -1,7 +1,7 @@
 import { GymError } from '../../errors.ts';
 import { headlines, writeReport } from '../../runner/report.ts';
 import type { CliCommand } from '../command.ts';
-import type { Composition } from '../composition.ts';
+import { loadSuites, type Composition } from '../composition.ts';
 import { listFlag, parseFlags } from '../options.ts';
 
 const USAGE = `benchgym report: report.md and report.html of one or more runs (pass@k, confidence intervals,
@@ -30,7 +30,7 @@ export function reportCommand(root: Composition): CliCommand {
       if (!positionals.length) throw new GymError('INVALID_ARGUMENT', 'give one or more run directories: benchgym report DIR [DIR...]');
       const out = values.out ?? (positionals.length === 1 ? positionals[0]! : '.');
       // Every suite's sections: a section says nothing of runs it has no figures for.
-      const sections = root.suites().flatMap((s) => s.reportSections ?? []);
+      const sections = (await loadSuites(root)).flatMap((s) => s.reportSections ?? []);
       const excludeErrors = values['exclude-errors'] ?? false;
       const written = await writeReport(positionals, out, { keys: listFlag(values.by), sections, excludeErrors });
       for (const line of headlines(written.data)) process.stdout.write(`${line}\n`);

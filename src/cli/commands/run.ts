@@ -25,7 +25,7 @@ Usage:
                [--context NAME] [--prompt-variant NAME] [--server URL] [--exclude-errors]
 
 Options:
-  --agent NAME       the agent: ${Object.keys(root.agents).join(', ')}
+  --agent NAME       the agent: ${root.agents.names.join(', ')}
   --model M          the model it calls
   --base-url URL     its OpenAI-compatible endpoint (default $OPENAI_BASE_URL; no public default), checked
                      once before any episode; key in $OPENAI_API_KEY or $BENCHGYM_API_KEY
@@ -144,7 +144,8 @@ export function runCommand(root: Composition): CliCommand {
       const limit = pick(values.limit !== undefined ? intFlag(values.limit, 'limit', 1, 1, 10_000_000) : undefined, prev?.limit as number | undefined, null);
       const shuffle = pick(values.shuffle, prev?.shuffle as string | undefined, null);
       if (shuffle === '') throw new GymError('INVALID_ARGUMENT', 'invalid --shuffle: an empty seed (any non-empty string, e.g. --shuffle 1)');
-      const agentDef = ownValue(root.agents, agentName);
+      const agents = await root.agents.load();
+      const agentDef = ownValue(agents, agentName);
       const usesModel = agentDef?.usesModel !== false && !gold;
       // No silent public default: a run that calls a model names its endpoint (or $OPENAI_BASE_URL does).
       const baseURL = pick(values['base-url'], prev?.baseURL, null) ?? (usesModel ? (configuredBaseURL(null) ?? null) : null);
@@ -155,14 +156,14 @@ export function runCommand(root: Composition): CliCommand {
       const concurrency = intFlag(values.concurrency, 'concurrency', previous?.settings?.concurrency ?? 2, 1, 64);
       const retries = intFlag(values.retries, 'retries', previous?.settings?.retries ?? 2, 0, 20);
 
-      const agent = agentUnderTest(root.agents, agentName, agentOptions, gold);
+      const agent = agentUnderTest(agents, agentName, agentOptions, gold);
       if (usesModel) {
         // Once, before any episode: a run against a down or missing endpoint fails now, not after an hour of retries.
         const check = await checkModelEndpoint({ baseURL: baseURL ?? undefined, apiKey, model });
         process.stderr.write(`benchgym run: model endpoint ${check.baseURL} answers${check.via === 'models' ? ` (${check.models?.length ?? 0} models listed)` : ''}\n`);
         if (check.warning) process.stderr.write(`benchgym run: warning: ${check.warning}\n`);
       }
-      const gym = gymFrom({ ...values, sandbox, scoring, suite: [dataset ? `${suite}=${dataset}` : suite] }, root);
+      const gym = await gymFrom({ ...values, sandbox, scoring, suite: [dataset ? `${suite}=${dataset}` : suite] }, root);
       const stop = new AbortController();
       let interrupted = false;
       const onSignal = () => {

@@ -3,14 +3,13 @@ import { Gym, type GymOptions } from '../../episode/gym.ts';
 import { GymError } from '../../errors.ts';
 import type { ReplayFlag, ReplayFlagValues } from '../../replay/adapter.ts';
 import { replay } from '../../replay/driver.ts';
-import { DockerSandboxFactory } from '../../sandbox/docker/index.ts';
 import { withStartStateCheck, readValidated } from '../../replay/start_state.ts';
 import { replayScorer, type ReplayScoring } from '../../scoring/compare.ts';
 import { scoringFlag } from '../../scoring/mode.ts';
 import { SuiteRegistry } from '../../tasks/registry.ts';
 import type { Suite } from '../../tasks/suite.ts';
 import type { CliCommand } from '../command.ts';
-import type { Composition } from '../composition.ts';
+import { loadSuites, type Composition } from '../composition.ts';
 import { cacheDirOf, gradleFlag, isolationFlag, kubernetesFactoryFrom, reposDirFlag, sandboxFlag } from '../gym_options.ts';
 import { intFlag, listFlag, parseFlags } from '../options.ts';
 
@@ -41,8 +40,8 @@ const SCORE_FLAGS = {
 
 const replayable = (suites: Suite[]) => suites.filter((s) => s.replay);
 
-function usage(root: Composition): string {
-  const suites = replayable(root.suites());
+function usage(all: Suite[]): string {
+  const suites = replayable(all);
   return `benchgym score: replays a file of a benchmark's published model outputs. Each output is scored like a
 submission (the hidden tests in a fresh sandbox) and compared with the published verdict where the file has one;
 tasks whose env cannot exist here are counted apart, never as failures. Exit 1 on scoring errors.
@@ -72,15 +71,13 @@ Example:
 `;
 }
 
-export function scoreCommand(root: Composition): CliCommand {
+/** `benchgym score` over `suites` (the root's, loaded: the flags and --help are every suite's replay's). */
+export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
   return {
     name: 'score',
     summary: "replay a benchmark's published model outputs: agreement with their verdicts",
-    get usage() {
-      return usage(root);
-    },
+    usage: usage(suites),
     async run(args) {
-      const suites = root.suites();
       // Every suite's replay flags are taken (as they always were), each suite reading its own.
       const extra: Record<string, ReplayFlag> = Object.assign({}, ...replayable(suites).map((s) => s.replay!.flags ?? {}));
       const { values } = parseFlags(args, { ...extra, ...SCORE_FLAGS });
@@ -101,14 +98,18 @@ export function scoreCommand(root: Composition): CliCommand {
       const backend = sandboxFlag(values.sandbox);
       const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
 
-      const registry = new SuiteRegistry(root.suites({ reposDir }));
+      // The suites again, with the repository options of this call.
+      const registry = new SuiteRegistry(await loadSuites(root, { reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) }, [suiteId]));
       registry.enable(dataset === undefined ? suiteId : `${suiteId}=${dataset}`);
       const cacheDir = cacheDirOf(values);
       // A suite whose scorer takes the gym's mode scores `both` faithfully too.
       const gradle = gradleFlag(values.gradle);
       const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoring === 'strict' ? 'strict' : 'faithful', ...(gradle ? { gradle } : {}) };
-      if (backend === 'docker') opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32, images: { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) } });
-      if (backend === 'kubernetes') opts.sandboxes = kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
+      if (backend === 'docker') {
+        const { DockerSandboxFactory } = await import('../../sandbox/docker/index.ts');
+        opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32, images: { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) } });
+      }
+      if (backend === 'kubernetes') opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
       const gym = new Gym(opts);
       const mode = scoring === 'both' && adapter.strictRescore === false ? 'faithful' : scoring;
       const strictWhere = typeof adapter.strictRescore === 'function' ? adapter.strictRescore : undefined;

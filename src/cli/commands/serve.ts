@@ -3,6 +3,7 @@ import { startHttpServer } from '../../server/http.ts';
 import { terminalExtension } from '../../server/pty.ts';
 import { parseAdvertiseUrl } from '../../server/replica.ts';
 import { SESSION_DEFAULTS } from '../../server/sessions.ts';
+import { openEnvExtension } from '../../server/openenv/extension.ts';
 import { wsGymExtension } from '../../server/ws_gym.ts';
 import { wsMcpExtension } from '../../server/ws_mcp.ts';
 import type { CliCommand } from '../command.ts';
@@ -13,7 +14,7 @@ import { describeIsolation } from '../isolation.ts';
 import { intFlag, parseFlags } from '../options.ts';
 import { onShutdownSignals } from '../shutdown.ts';
 
-const USAGE = `benchgym serve: the gym over HTTP (MCP, WebSocket gym protocol, terminals) until SIGINT / SIGTERM
+const USAGE = `benchgym serve: the gym over HTTP (MCP, WebSocket gym protocol, OpenEnv, terminals) until SIGINT / SIGTERM
 The banner names the isolation in effect; then one line on stderr per episode start, submission (with its
 verdict), infrastructure error and end without a submission, each with the episode id and task id.
 
@@ -44,7 +45,7 @@ Example:
 export function serveCommand(root: Composition): CliCommand {
   return {
     name: 'serve',
-    summary: 'serve the gym over HTTP: MCP, the WebSocket gym protocol and terminals',
+    summary: 'serve the gym over HTTP: MCP, the WebSocket gym protocol, OpenEnv and terminals',
     usage: USAGE,
     async run(args) {
       const { values } = parseFlags(args, {
@@ -65,7 +66,7 @@ export function serveCommand(root: Composition): CliCommand {
         maxSessions: intFlag(values['max-sessions'], 'max-sessions', SESSION_DEFAULTS.max, 1, 100_000),
         sessionsPerSecond: intFlag(values['session-rate'], 'session-rate', SESSION_DEFAULTS.newPerSecond, 1, 100_000),
       };
-      const gym = gymFrom(values, root);
+      const gym = await gymFrom(values, root);
       // A missing Docker daemon is reported now and on every call; the server stays up.
       await gym.sandboxes.init?.().catch((err) => process.stderr.write(`benchgym: ${toGymError(err).message}\n`));
       const server = await startHttpServer(gym, {
@@ -76,7 +77,7 @@ export function serveCommand(root: Composition): CliCommand {
         allowedHosts: values['allow-host'],
         ...sessions,
         ...(advertiseUrl ? { advertiseUrl } : {}),
-        extensions: [wsGymExtension(), wsMcpExtension(sessions), terminalExtension()],
+        extensions: [wsGymExtension(), wsMcpExtension(sessions), openEnvExtension(sessions), terminalExtension()],
       });
       const suites = await gym.registry.list();
       const isolation = await describeIsolation(gym, { isolation: isolationFlag(values.isolation), cacheDir: cacheDirOf(values) ?? gym.dataDir });
@@ -87,6 +88,7 @@ export function serveCommand(root: Composition): CliCommand {
           `  MCP (Streamable HTTP): ${server.url}/mcp\n` +
           `  one episode:           ${server.url}/episodes/<episode_id>/<key>/mcp (start_episode's mcpPath; its key opens it, and only it)\n` +
           `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n` +
+          `  OpenEnv:               ${server.url}/openenv (an OpenEnv client's base URL; its session at ${ws}/openenv/ws)\n` +
           `  terminal (browser):    ${server.url}/terminal/<episode_id>; an episode's own: ${server.url}/episodes/<episode_id>/<key>/terminal\n` +
           `  viewer (browser):      ${server.url}/view/ (live episodes: ${server.url}/view/#/live)\n` +
           (values.token ?? process.env.BENCHGYM_TOKEN

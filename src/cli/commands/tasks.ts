@@ -23,7 +23,7 @@ export function tasksCommand(root: Composition): CliCommand {
     usage: USAGE,
     async run(args) {
       const { values } = parseFlags(args, { ...GYM_FLAGS, json: { type: 'boolean' } });
-      const gym = gymFrom(values, root);
+      const gym = await gymFrom(values, root);
       try {
         const out = [];
         for (const suite of gym.registry.suiteIds()) {

@@ -48,7 +48,7 @@ export function validateCommand(root: Composition): CliCommand {
       if (values.revalidate && !values.out) throw new GymError('INVALID_ARGUMENT', '--revalidate needs --out FILE.jsonl (the results to validate again)');
       if (!values.suite?.length) throw new GymError('INVALID_ARGUMENT', 'missing --suite (e.g. --suite examples)');
       if (values.dataset) values.suite = [`${values.suite[0]!.split('=')[0]}=${values.dataset}`];
-      const gym = gymFrom(values, root);
+      const gym = await gymFrom(values, root);
       try {
         const suite = gym.registry.suiteIds()[0]!;
         let list = await gym.registry.tasks(suite);

@@ -13,6 +13,7 @@ import { WarmPool, type PooledContainer } from './pool.ts';
 import { ContainerCapacity } from './capacity.ts';
 import { DEFAULT_DOCKER_LIMITS, type DockerLimits } from './limits.ts';
 import { OWNER_LABELS, reapStale } from './reaper.ts';
+import { SANDBOX_HOST_ADDRESS } from '../host_name.ts';
 import { DockerSandbox, SANDBOX_HOSTNAME, WORKDIR } from './sandbox.ts';
 import { executorMount, startDockerExecutor } from './executor.ts';
 import { ensureExecutorBinary } from '../executor/build.ts';
@@ -255,7 +256,7 @@ export class DockerSandboxFactory implements SandboxFactory {
         // never asks DNS, which a sandbox without network cannot reach): `gethostbyaddr(gethostname())`.
         Hostname: SANDBOX_HOSTNAME,
         HostConfig: {
-          ExtraHosts: [`${SANDBOX_HOSTNAME}:127.0.0.1`],
+          ExtraHosts: [`${SANDBOX_HOSTNAME}:${SANDBOX_HOST_ADDRESS}`],
           // Its own network namespace with loopback only: nothing outside is reachable, and
           // Docker still writes /etc/hosts, so `localhost` resolves (NetworkDisabled would
           // leave it empty: tests that bind "localhost" failed).

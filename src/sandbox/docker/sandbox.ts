@@ -21,7 +21,7 @@ import { ContainerOomCounter } from './oom.ts';
 import { DEFAULT_SANDBOX_USER, type SandboxUser } from '../sandbox_user.ts';
 
 export const WORKDIR = '/workspace';
-/** The sandbox container's own host name, in its /etc/hosts as 127.0.0.1. */
+/** The sandbox container's own host name, in its /etc/hosts as SANDBOX_HOST_ADDRESS (../host_name.ts). */
 export const SANDBOX_HOSTNAME = 'sandbox';
 const STATE_DIR = '/tmp/.benchgym';
 const BASELINE = `${STATE_DIR}/baseline.git`;

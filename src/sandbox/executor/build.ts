@@ -9,6 +9,11 @@ import { OncePerKey, withDirLock } from '../../env/lock.ts';
 /** The executor's Go source (a module with no dependencies): Go, for one static binary every image runs as it is. */
 export const EXECUTOR_SOURCE_DIR = fileURLToPath(new URL('./go/', import.meta.url));
 export const EXECUTOR_BINARY_NAME = 'benchgym-executor';
+/**
+ * Binaries the package ships, built at pack time (`npm run build`): `linux-<arch>/benchgym-executor`
+ * and `linux-<arch>/version`, the source hash it was built from. Absent in a checkout.
+ */
+export const EXECUTOR_PREBUILT_DIR = fileURLToPath(new URL('./prebuilt/', import.meta.url));
 
 const GO_CANDIDATES = ['/usr/local/go/bin/go', '/usr/lib/go/bin/go', '/usr/bin/go'];
 const BUILD_TIMEOUT_MS = 10 * 60_000;
@@ -58,8 +63,10 @@ export async function executorSourceHash(arch: ExecutorArch = hostArch()): Promi
 const builds = new OncePerKey<string>();
 
 /**
- * The executor binary for this source, built on first use (static: CGO_ENABLED=0) under a
- * lock, so parallel first uses, in this process or others, build it once.
+ * The executor binary for this source: the package's prebuilt one for this architecture when
+ * it is there and reports this source's hash, else built on first use (static: CGO_ENABLED=0);
+ * either is put in the cache under a lock, so parallel first uses, in this process or others,
+ * do it once.
  *
  * @example
  *   const bin = await ensureExecutorBinary({ cacheDir: '/var/cache/benchgym' });
@@ -73,6 +80,8 @@ export async function ensureExecutorBinary(opts: ExecutorBuildOptions): Promise<
   return builds.run(binary, () =>
     withDirLock(`${dir}.lock`, async () => {
       if (existsSync(binary)) return binary;
+      await fs.mkdir(dir, { recursive: true });
+      if (await copyPrebuilt(arch, hash, binary)) return binary;
       const go = findGo(opts.go);
       if (!go) {
         throw new GymError(
@@ -80,7 +89,6 @@ export async function ensureExecutorBinary(opts: ExecutorBuildOptions): Promise<
           `building the in-sandbox executor needs the Go toolchain (go 1.22 or later), and none was found ${opts.go ? `at ${opts.go}` : `on PATH, at $BENCHGYM_GO or at ${GO_CANDIDATES.join(', ')}`}; install Go (https://go.dev/dl) or set BENCHGYM_GO`,
         );
       }
-      await fs.mkdir(dir, { recursive: true });
       const tmp = `${binary}.${process.pid}.${Date.now()}.tmp`;
       try {
         await goBuild(go, arch, hash, tmp, opts.cacheDir);
@@ -91,6 +99,43 @@ export async function ensureExecutorBinary(opts: ExecutorBuildOptions): Promise<
       return binary;
     }),
   );
+}
+
+/**
+ * Copies the package's prebuilt binary for `arch` to `binary` when its version file names `hash`
+ * and (on this machine's architecture) the binary itself reports it; false when there is none
+ * or it is not this source's, so the caller builds from source.
+ */
+async function copyPrebuilt(arch: ExecutorArch, hash: string, binary: string): Promise<boolean> {
+  const dir = path.join(EXECUTOR_PREBUILT_DIR, `linux-${arch}`);
+  const shipped = await fs.readFile(path.join(dir, 'version'), 'utf8').catch(() => null);
+  if (shipped?.trim() !== hash) return false;
+  const tmp = `${binary}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    await fs.copyFile(path.join(dir, EXECUTOR_BINARY_NAME), tmp);
+    await fs.chmod(tmp, 0o755);
+    if (arch === hostArch() && !(await reportsVersion(tmp, hash))) return false;
+    await fs.rename(tmp, binary);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await fs.rm(tmp, { force: true });
+  }
+}
+
+/** Whether `binary --version` names `hash` (a binary of another source, or a broken copy, does not). */
+function reportsVersion(binary: string, hash: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(binary, ['--version'], { timeout: 10_000 }, (err, stdout) => resolve(!err && stdout.startsWith(`benchgym-executor ${hash} `)));
+  });
+}
+
+/** Builds the executor for `arch` into `out` (the package's prebuilt binaries are made with it at pack time). */
+export async function buildExecutorTo(out: string, opts: { arch: ExecutorArch; go: string; cacheDir: string }): Promise<string> {
+  const hash = await executorSourceHash(opts.arch);
+  await goBuild(opts.go, opts.arch, hash, out, opts.cacheDir);
+  return hash;
 }
 
 function goBuild(go: string, arch: ExecutorArch, hash: string, out: string, cacheDir: string): Promise<void> {

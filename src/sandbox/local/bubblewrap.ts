@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, promises as fs, statSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { SANDBOX_HOSTNAME, SANDBOX_HOSTS_FILE } from '../host_name.ts';
 import type { Cgroup } from './cgroup.ts';
 import type { Confinement } from './confinement.ts';
 import type { LocalLimits } from './limits.ts';
@@ -67,6 +68,8 @@ export function confinedArgv(
   // host disk, bounded per file by RLIMIT_FSIZE only: a tmpfs per sandbox would hold whole
   // checkouts in memory, and loop-mounted images need root-only mounts a crash leaves behind.
   binds.push('--dev', '/dev', '--proc', '/proc', '--perms', '1777', '--size', String(l.tmpBytes), '--tmpfs', '/tmp');
+  // Its own name, resolved as a container resolves its own (host_name.ts), not by the host's /etc/hosts.
+  if (existsSync('/etc/hosts')) binds.push('--ro-bind', SANDBOX_HOSTS_FILE, '/etc/hosts');
   const mounts = [...m.covered, '/tmp'];
   for (const hidden of m.hiddenPaths) {
     if (!existsSync(hidden)) continue;
@@ -101,7 +104,7 @@ export function confinedArgv(
   // a real unprivileged host uid (a uid mapped in a namespace would still be host root,
   // reading root's 0600 files); an unprivileged server is that uid already.
   const namespaces = user ? ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try'] : ['--unshare-all', '--cap-drop', 'ALL'];
-  return [...join, ...prlimit, 'bwrap', ...namespaces, '--die-with-parent', ...(newSession ? ['--new-session'] : []), ...binds, '--chdir', cwd, ...drop, ...shell];
+  return [...join, ...prlimit, 'bwrap', ...namespaces, '--hostname', SANDBOX_HOSTNAME, '--die-with-parent', ...(newSession ? ['--new-session'] : []), ...binds, '--chdir', cwd, ...drop, ...shell];
 }
 
 /**

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { StringDecoder } from 'node:string_decoder';
-import { spawn as spawnPty, type IPty } from 'node-pty';
+import type { IPty } from 'node-pty';
 import { GymError } from '../../errors.ts';
 import { diskUsage, formatBytes, watchDisk } from './disk_guard.ts';
 import { CappedOutput } from '../output.ts';
@@ -26,6 +26,18 @@ import { EXECUTOR_MARKER, executorStartFailed, LocalExecutor, placeExecutorBinar
 const execFileP = promisify(execFile);
 
 const SYSTEM_PATH = ['/usr/local/sbin', '/usr/local/bin', '/usr/sbin', '/usr/bin', '/sbin', '/bin'];
+
+/**
+ * node-pty, imported at the first terminal: an optional dependency compiled at install (it needs
+ * a compiler), so a machine without one still installs and serves, terminals then refused clearly.
+ */
+async function loadPty(): Promise<typeof import('node-pty').spawn> {
+  try {
+    return (await import('node-pty')).spawn;
+  } catch (err) {
+    throw new Error(`terminals need the optional dependency node-pty, which is not installed or did not build here (npm install node-pty): ${(err as Error).message}`);
+  }
+}
 
 export class LocalSandbox implements Sandbox {
   readonly backend = 'local' as const;
@@ -153,6 +165,7 @@ export class LocalSandbox implements Sandbox {
     const [file, ...args] = await this.argv('', this.root, { shell: ['/bin/bash', '--norc', '-i'], newSession: false, cgroup });
     let proc: IPty;
     try {
+      const spawnPty = await loadPty();
       proc = spawnPty(file!, args, { name: env.TERM ?? 'xterm-256color', cols: clampSize(opts.cols, 80), rows: clampSize(opts.rows, 24), cwd: this.root, env, encoding: null });
     } catch (err) {
       await cgroup?.remove();

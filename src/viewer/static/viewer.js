@@ -56,6 +56,8 @@
   const apiPair = (run, task, sample) => `api/runs/${seg(run)}/tasks/${seg(task)}/${seg(sample)}`;
   // The operator's terminal page (the viewer is the operator's): the server's token opens it, never an episode key.
   const terminalHref = (id) => `../terminal/${seg(id)}${TOKEN ? `?token=${encodeURIComponent(TOKEN)}` : ''}`;
+  // A download is a plain link: the token goes in its query, as a browser sends no header on one.
+  const withToken = (url) => (TOKEN ? `${url}${url.includes('?') ? '&' : '?'}token=${encodeURIComponent(TOKEN)}` : url);
 
   const nf = new Intl.NumberFormat('en-US');
   function fmtInt(n) {
@@ -554,7 +556,10 @@
     put(app, 
       h('h1', {}, task, h('span', { class: 'h-sub' }, ` sample ${sample}`)),
       h('p', { class: 'sub' }, `${run} · ${info.agent} · ${info.model}`, info.episodeId ? ` · episode ${info.episodeId}` : '',
-        info.samples.length > 1 ? h('span', { class: 'samples' }, ' · samples: ', info.samples.map((s) => (s === sample ? h('b', {}, ` ${s} `) : h('a', { href: sampleHref(run, task, s) }, ` ${s} `)))) : null, ' ', cmp),
+        info.samples.length > 1 ? h('span', { class: 'samples' }, ' · samples: ', info.samples.map((s) => (s === sample ? h('b', {}, ` ${s} `) : h('a', { href: sampleHref(run, task, s) }, ` ${s} `)))) : null, ' ', cmp,
+        info.attempts.length
+          ? h('span', {}, ' · ', h('a', { id: 'atif-link', href: withToken(`${apiPair(run, task, sample)}/atif`), download: '' }, 'download ATIF'))
+          : null),
       facts,
       r && r.infraError ? errorBox(`Infrastructure failure: ${r.infraError}`) : null,
       r && r.agentError ? errorBox(`Agent error: ${r.agentError}`) : null,
@@ -631,7 +636,8 @@
     put(app, 
       h('h1', {}, `${episode.suite}/${episode.task}`),
       h('p', { class: 'sub' }, `episode ${episode.id} · ${episode.sandbox} sandbox · started ${fmtTime(episode.startedAt)} `, state, ' ',
-        episode.state === 'running' ? h('a', { id: 'terminal-link', href: terminalHref(episode.id), target: '_blank', rel: 'noopener' }, 'open its terminal ›') : null),
+        episode.state === 'running' ? h('a', { id: 'terminal-link', href: terminalHref(episode.id), target: '_blank', rel: 'noopener' }, 'open its terminal ›') : null,
+        ' · ', h('a', { id: 'atif-link', href: withToken(`api/live/${seg(id)}/atif`), download: '' }, 'download ATIF')),
       body,
     );
     await mountTranscript(v, body, `api/live/${seg(id)}/items`, {

@@ -7,8 +7,9 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { addedFunctions, defaultRunner, etaNote, noseRunner } from '../../../envs/humanevo/builder.ts';
-import { changedFiles, listChanges } from '../../../envs/humanevo/history.ts';
+import { addedFunctions, buildTasks, changeFailure, defaultRunner, etaNote, noseRunner } from '../../../envs/humanevo/builder.ts';
+import { changedFiles, fileAt, isUnexportable, listChanges, UnexportableError } from '../../../envs/humanevo/history.ts';
+import { GymError } from '../../../src/errors.ts';
 import { isSourcePath, isTestPath } from '../../../envs/humanevo/functions.ts';
 import { main } from '../../../src/cli/main.ts';
 import { buildTasksCmd } from '../../../envs/humanevo/build_tasks.ts';
@@ -259,4 +260,74 @@ test('Java overloads added together are rejected as overloaded: the target would
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
+});
+
+test('one change whose tree the local copy cannot export is rejected with its reason; the walk goes on and yields the other tasks', async () => {
+  const dir = await tempDir('benchgym-unexportable-');
+  try {
+    const r = new FixtureRepo(path.join(dir, 'repo'));
+    await r.init();
+    const fn = (name: string, doc: string, body: string) => `\n\ndef ${name}(text):\n    """${doc}"""\n    ${body}\n`;
+    const test = (name: string, call: string, want: string) => `\n\ndef test_${name}():\n    from tk.words import ${name}\n    assert ${call} == ${want}\n`;
+    let src = '"""Words."""\n';
+    let tests = '"""Tests."""\n';
+    await r.commit('init', { 'tk/__init__.py': '', 'tk/words.py': src, 'tests/test_words.py': tests + '\n\ndef test_nothing():\n    assert True\n' });
+    tests += '\n\ndef test_nothing():\n    assert True\n';
+    // The first task change carries a file whose blob the copy will lack: its tree (and the fixed env's seed) cannot be exported.
+    src += fn('shout', 'Upper-case a text and add an exclamation mark.', 'return text.upper() + "!"');
+    tests += test('shout', 'shout("hey")', '"HEY!"');
+    const lost = await r.commit('Add shout, with a large fixture', { 'tk/words.py': src, 'tests/test_words.py': tests, 'tests/data/large.bin': 'a large fixture\n'.repeat(100) });
+    // The file goes again (no test change: walked without exporting anything).
+    await r.commit('Drop the large fixture', { 'tests/data/large.bin': null });
+    src += fn('first_word', 'Return the first word of a text, or an empty string.', 'return text.split()[0] if text.split() else ""');
+    tests += test('first_word', 'first_word("a b")', '"a"');
+    const first = await r.commit('Add first_word', { 'tk/words.py': src, 'tests/test_words.py': tests });
+    src += fn('word_count', 'Count the words of a text, separated by whitespace.', 'return len(text.split())');
+    tests += test('word_count', 'word_count("a  b c")', '3');
+    const count = await r.commit('Add word_count', { 'tk/words.py': src, 'tests/test_words.py': tests });
+    // A copy of the repository without that one blob, as a copy made without its largest files is.
+    const copy = path.join(dir, 'copy');
+    await fs.cp(path.join(dir, 'repo'), copy, { recursive: true });
+    const blob = r.git('rev-parse', `${lost}:tests/data/large.bin`).trim();
+    await fs.rm(path.join(copy, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+    await assert.rejects(fileAt(copy, lost, 'tests/data/large.bin'), (e: unknown) => isUnexportable(e) && /lacks its blob/.test((e as Error).message), 'a missing blob is no absent file');
+    assert.equal(await fileAt(copy, lost, 'tests/data/none.bin'), undefined);
+
+    const sandboxes = new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), cacheDir: TEST_CACHE_DIR });
+    const names: string[] = [];
+    const journal: string[] = [];
+    let report;
+    try {
+      report = await buildTasks({
+        repo: copy,
+        language: 'python',
+        env: { kind: 'python', version: '3.11', requirements: [] },
+        sandboxes,
+        testTimeoutMs: 300_000,
+        onTask: (rec) => void names.push(rec.target.qualname),
+        onChange: (o) => void journal.push(o.commit),
+      });
+    } finally {
+      await sandboxes.close();
+    }
+    assert.deepEqual(names, ['first_word', 'word_count']);
+    assert.equal(report.validated, 2);
+    const unexportable = report.rejections.filter((x) => x.reason === 'unexportable');
+    assert.deepEqual(unexportable.map((x) => x.commit), [lost]);
+    assert.match(unexportable[0]!.detail!, new RegExp(`exporting ${lost.slice(0, 10)} .*failed`));
+    assert.equal(report.rejected['no-test-change'], 1);
+    // An unexportable change is walked for good (the copy will not change): the journal has it, and the tasks' changes.
+    assert.ok(journal.includes(lost) && journal.includes(first) && journal.includes(count));
+  } finally {
+    await fs.rm(dir, { recursive: true, force: true });
+  }
+});
+
+test("a change's walk that fails: the change's rejection when it cannot be exported or run; a cancel or a fault of the builder ends the build", () => {
+  const change = { commit: 'c'.repeat(40) };
+  assert.deepEqual(changeFailure(new UnexportableError('exporting c of r failed: bad object'), change), { commit: change.commit, reason: 'unexportable', detail: 'exporting c of r failed: bad object' });
+  assert.deepEqual(changeFailure(new GymError('SANDBOX_UNAVAILABLE', 'bwrap: mount failed\nmore'), change), { commit: change.commit, reason: 'run-failed', detail: 'SANDBOX_UNAVAILABLE: bwrap: mount failed' });
+  assert.throws(() => changeFailure(new GymError('CANCELLED', 'stopped'), change), /stopped/);
+  assert.throws(() => changeFailure(new GymError('ENV_BUILD_FAILED', 'could not reach the package index'), change), /package index/);
+  assert.throws(() => changeFailure(new TypeError('x is undefined'), change), TypeError);
 });

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { NOTE_CODES } from '../../src/scoring/note_codes.ts';
 import { GymError } from '../../src/errors.ts';
 import type { Sandbox } from '../../src/sandbox/types.ts';
 import { matchesAny } from '../../src/sandbox/glob.ts';
@@ -19,9 +20,16 @@ import { diffFiles, SWEBENCH_PATCH_CHAIN } from './patches.ts';
 import { isBuildFile, isTestInfraFile, testConfigLines } from './tamper.ts';
 
 export interface SwebenchScoreOptions {
-  /** Globs of test files (the spec's): the candidate's changes to them are undone. */
+  /** Globs of a Python instance's test files (the spec's); Java's are the build's test roots. */
   testFiles: string[];
 }
+
+/** The note of the candidate's test files kept in faithful scoring (strict would set them aside: the modes may differ). */
+export const TEST_FILES_KEPT = 'CANDIDATE_TEST_FILES_KEPT';
+/** The note of the candidate's test files set aside in strict scoring (faithful keeps them: the modes may differ). */
+export const TEST_FILES_SET_ASIDE = 'CANDIDATE_TEST_FILES_SET_ASIDE';
+/** The note of a kept test file of the candidate's that does not compile (src/scoring/note_codes.ts of the replay). */
+export const TEST_COMPILE_FAILED = NOTE_CODES.testCompileFailed;
 
 /**
  * Scores a candidate patch for a SWE-bench instance in a fresh sandbox, step by step as the
@@ -58,6 +66,9 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
   const testGlobs = opts.testFiles ?? task.tests.testFiles;
   const strict = (opts.scoring ?? 'strict') === 'strict';
   const guard = javaGuardFor(task, runner, { strict, testFiles: testGlobs, ...(opts.signal ? { signal: opts.signal } : {}) });
+  const testPatchPaths = new Set(diffFiles(testPatch).flatMap((f) => [f.oldPath, f.newPath]).filter((p): p is string => Boolean(p)));
+  // The candidate's test files that stay (faithful Java): a compile error in one of them is named.
+  const keptTestFiles: string[] = [];
   return {
     // 1. The candidate patch.
     patch: {
@@ -84,7 +95,8 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
         if (tamper) throw new GymError('INVALID_ARGUMENT', tamper, { candidate: true, note: tamper });
       }
       const startLinks = await trackedLinks(run.sandbox);
-      await keepTestFiles(run, testGlobs, startLinks, task.language);
+      const isTestFile = guard ? (rel: string) => guard.isTestFile(rel) : (rel: string) => matchesAny(rel, testGlobs);
+      await keepTestFiles(run, isTestFile, testPatchPaths, startLinks, task.language, keptTestFiles);
       await applyTestPatch(run, testPatch, startLinks);
     },
 
@@ -103,6 +115,8 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
       // reached that module, a dependency a patch adds): said, and for the gold validate's error.
       const missing = runner.type === 'maven' ? mavenResolutionLine(run.log) : undefined;
       if (missing) notes.push(`${ENV_INCOMPLETE_NOTE}: the offline test run could not resolve what it needs from the env: ${missing.slice(0, 600)}`);
+      const compile = testCompileNote(run.log, keptTestFiles);
+      if (compile) notes.push(compile);
       if (runner.type === 'maven' && runner.exclude?.length) notes.push(`not run here, as the spec says (${String(task.metadata.spec_note ?? 'no note')}): ${runner.exclude.join(', ')}`);
       return run;
     },
@@ -160,25 +174,34 @@ function shell(run: ScoringRun): (command: string, stdin?: string) => ReturnType
 }
 
 /**
- * 2. Test files stay as they were: the candidate's changes to them are undone, each noted.
- * Python instances: pytest's infrastructure too (conftest.py, pytest.ini, tox.ini), and
- * build-file changes that configure pytest are reverted. (Java's build configuration is the
- * build guard's.)
+ * 2. The candidate's test files. Those the test patch touches are reset by it (step 3), as the
+ * harness resets them. The others: faithful scoring keeps them, as the harness leaves them
+ * (model patch, then test patch, then the build: one that does not compile fails the build);
+ * strict scoring sets them aside (they are not the code under test) and says so. Java's test
+ * files are told by the build's test roots (the guard's `isTestFile`), Python's by the spec's
+ * globs; Python instances also get pytest's infrastructure (conftest.py, pytest.ini, tox.ini)
+ * and build-file changes that configure pytest reverted.
  */
 async function keepTestFiles(
   run: ScoringRun,
-  testGlobs: string[],
+  isTestFile: (rel: string) => boolean,
+  testPatchPaths: ReadonlySet<string>,
   startLinks: Map<string, string>,
   language: 'java' | 'python',
+  kept: string[],
 ): Promise<void> {
   const { sandbox, notes } = run;
   const sh = shell(run);
+  const strict = (run.opts.scoring ?? 'strict') === 'strict';
   const changed = await changedPaths(sandbox);
   const undo: string[] = [];
+  const setAside: string[] = [];
   for (const c of changed) {
-    if (matchesAny(c.path, testGlobs)) {
-      undo.push(c.path);
-      notes.push(`test file reset to its base version: ${c.path}`);
+    if (isTestFile(c.path)) {
+      // The test patch's own files are reset and laid down by it (step 3), in both modes.
+      if (testPatchPaths.has(c.path)) notes.push(`test file reset to its base version: ${c.path}`);
+      else if (language === 'java' && !strict) kept.push(c.path);
+      else (undo.push(c.path), language === 'java' ? setAside.push(c.path) : notes.push(`test file reset to its base version: ${c.path}`));
     } else if (language === 'python' && isTestInfraFile(c.path)) {
       undo.push(c.path);
       notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reset to its base version`);
@@ -191,9 +214,30 @@ async function keepTestFiles(
       }
     }
   }
+  if (kept.length) notes.push(`${TEST_FILES_KEPT}: ${kept.length} test file(s) of the candidate's that the test patch does not overwrite stay, as the harness leaves them (strict scoring sets them aside): ${listed(kept)}`);
+  if (setAside.length) notes.push(`${TEST_FILES_SET_ASIDE}: ${setAside.length} test file(s) of the candidate's that the test patch does not overwrite are set aside (not the code under test; the harness keeps them, and so does faithful scoring): ${listed(setAside)}`);
   if (!undo.length) return;
   notes.push(...(await clearForHarness(sandbox, undo, { startLinks, signal: run.opts.signal })).map(refusedNote));
   await restore(sh, undo, changed);
+}
+
+const listed = (paths: string[], max = 10) => paths.slice(0, max).join(', ') + (paths.length > max ? `, and ${paths.length - max} more` : '');
+
+/**
+ * The test-compile errors of a run in the candidate's kept test files (Maven's `[ERROR] /path/File.java:[l,c] msg`, javac's
+ * `/path/File.java:l: error: msg`): the note that says the candidate's own test file broke the build, as the harness's build broke.
+ */
+export function testCompileNote(log: string, kept: readonly string[]): string | undefined {
+  if (!kept.length) return undefined;
+  const errors: string[] = [];
+  for (const line of log.split('\n')) {
+    const m = /^(?:\[ERROR\]\s+)?(\/?\S+?\.(?:java|kt|groovy|scala))(?::\[(\d+),\d+\]|:(\d+):\s*error:)\s*(.*)$/.exec(line.trim());
+    if (!m) continue;
+    const file = kept.find((k) => m[1] === k || m[1]!.endsWith(`/${k}`));
+    if (file) errors.push(`${file}:${m[2] ?? m[3]}: ${m[4]!.slice(0, 200)}`);
+  }
+  if (!errors.length) return undefined;
+  return `${TEST_COMPILE_FAILED}: a test file of the candidate's (kept, as the harness keeps it) does not compile, so the build fails as the harness's does: ${[...new Set(errors)].slice(0, 5).join(' | ')}`;
 }
 
 /** 3. The test patch, on a clean slate for every file it touches (a file it adds may be the candidate's own). */

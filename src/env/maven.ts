@@ -1,6 +1,5 @@
 import { execFile, spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { GymError } from '../errors.ts';
 import { javaTestExists, MAX_SELECTION_CHARS, mavenTestSelection, parseJavaTestId, qualifyJavaTests } from '../tasks/java_tests.ts';
@@ -83,10 +82,23 @@ export class MavenEnvBuilder {
     });
   }
 
+  /**
+   * The warm-up build, in `<marker>.work`: when it stops at its limit that folder (its compiled
+   * modules) is kept with the Maven repository (what it fetched), the env is not marked ready and
+   * the failure is the infrastructure's (ENV_BUILD_FAILED); the next prepare goes on from there
+   * (what is compiled and fetched is not done again). A test that never ends holds every attempt:
+   * the spec's `warmArgs` leave it out of the warm-up.
+   */
   private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[], { warm, asked, warmArgs }: { warm: string[]; asked: boolean; warmArgs: string[] }, requireCompile: boolean, javaHome?: string): Promise<void> {
-    const work = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-maven-'));
+    const work = `${marker}.work`;
+    const resumed = existsSync(work);
+    let keep = false;
     try {
-      if (seed.dir) await fs.cp(seed.dir, work, { recursive: true });
+      await fs.mkdir(work, { recursive: true });
+      // Resumed: the seed laid over the kept build (its target/ folders stay); earlier reports go.
+      if (resumed) await removeSurefireReports(work);
+      // The seed's own times: a kept build's classes are newer than its sources, so they are not compiled again.
+      if (seed.dir) await fs.cp(seed.dir, work, { recursive: true, force: true, preserveTimestamps: true });
       for (const [rel, content] of Object.entries(seed.files ?? {})) {
         await fs.mkdir(path.dirname(path.join(work, rel)), { recursive: true });
         await fs.writeFile(path.join(work, rel), content);
@@ -107,29 +119,43 @@ export class MavenEnvBuilder {
         ran = absent;
       }
       if (warmArgs.length) ran += `, with ${warmArgs.join(' ')}`;
-      // A test that never ends (dubbo's file-watch race) stops the warm-up at its limit: the build
-      // is resolved if its tests were compiled (Surefire resolves its provider before they run)
-      // and nothing failed to resolve; a module the build had not reached yet shows up offline.
+      if (resumed) ran += ', resumed after a warm-up stopped at its limit';
+      // Stopped at its limit (a slow machine, a test that never ends): modules it had not reached
+      // may lack a plugin or dependency, so the env is not ready; what it did is kept for the next run.
       if (result.timedOut) {
+        keep = !mavenResolutionFailed(result.log);
         const limit = `${Math.round(this.warmLimitMs / 1000)} s`;
-        if (mavenResolutionFailed(result.log) || !(await testsCompiledUnder(work))) {
-          throw new GymError('ENV_BUILD_FAILED', `the warm-up build did not end within ${limit}, before its tests were compiled:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
-        }
-        ran += `, stopped at the warm-up's limit of ${limit} (a test did not end)`;
-      } else if (!result.ok || mavenResolutionFailed(result.log)) {
+        const kept = keep ? `; what it fetched stays in the Maven repository and its build in ${work}: the next run goes on from there` : '';
+        throw new GymError('ENV_BUILD_FAILED', `${WARM_TIMED_OUT}: the env's warm-up build (${ran}) did not end within ${limit}${kept}:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
+      }
+      if (!result.ok || mavenResolutionFailed(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
       }
       // Test failures are ignored by this build; any other failed goal (javac, a plugin) means the project does not build here.
-      if (requireCompile && /COMPILATION ERROR|Compilation failure|Fatal error compiling|Failed to execute goal/.test(result.log)) {
+      if (requireCompile && buildFailed(result.log)) {
         throw new GymError('ENV_BUILD_FAILED', `the project does not build here:\n${compileErrorExcerpt(result.log)}`, { log: result.log.slice(-20_000) });
       }
       await fs.mkdir(path.dirname(marker), { recursive: true });
       // What warmed the env, for whoever wonders why an offline run lacks something.
       await fs.writeFile(marker, JSON.stringify({ at: new Date().toISOString(), ran }) + '\n');
     } finally {
-      await fs.rm(work, { recursive: true, force: true });
+      if (!keep) await fs.rm(work, { recursive: true, force: true });
     }
   }
+}
+
+/** The first words of the error of a warm-up stopped at its limit. */
+export const WARM_TIMED_OUT = 'WARM_UP_TIMED_OUT';
+
+/** A failed goal other than the tests' (Surefire's own failures are ignored by the warm-up). */
+const buildFailed = (log: string): boolean =>
+  /COMPILATION ERROR|Compilation failure|Fatal error compiling/.test(log) || log.split('\n').some((l) => /Failed to execute goal/.test(l) && !/maven-surefire-plugin/.test(l));
+
+/** Removes the Surefire reports under `dir` (a resumed warm-up tells its own run by them). */
+async function removeSurefireReports(dir: string): Promise<void> {
+  const entries = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
+  const reports = entries.map(String).filter((rel) => /(^|\/)target\/surefire-reports$/.test(rel));
+  await Promise.all(reports.map((rel) => fs.rm(path.join(dir, rel), { recursive: true, force: true })));
 }
 
 /** How long an env's warm-up build may run, on either backend. */
@@ -209,9 +235,6 @@ async function anyPathUnder(dir: string, pattern: RegExp): Promise<boolean> {
   const entries = await fs.readdir(dir, { recursive: true }).catch(() => [] as string[]);
   return entries.some((rel) => pattern.test(String(rel)));
 }
-
-/** Whether a Maven build under `dir` compiled test classes (its dependencies were resolved). */
-const testsCompiledUnder = (dir: string) => anyPathUnder(dir, /(^|\/)target\/(test-classes|surefire-reports)$/);
 
 /** Whether a Maven build under `dir` wrote any Surefire report (some test ran). */
 const surefireReportsUnder = (dir: string) => anyPathUnder(dir, /(^|\/)target\/surefire-reports\/TEST-[^/]+\.xml$/);

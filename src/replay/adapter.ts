@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import type { ReplayScoring, ReplayVerdict } from '../scoring/compare.ts';
 import type { Task } from '../tasks/schema.ts';
+import type { Verdict } from '../scoring/verdict.ts';
 import type { ReplayCause, TaskApart } from './causes.ts';
 
 /** One row of the predictions file and its 1-based line (its index in a JSON list). */
@@ -140,8 +141,17 @@ export interface ReplayAdapter<Row = unknown, Options = unknown, Result = unknow
    * evidence), an environment difference. Undefined when it knows none.
    */
   explain?(scored: ScoredSubmission<Row>): ReplayCause | undefined;
-  /** False when strict mode adds no check to the suite's scoring: `--scoring both` then scores once, faithfully. */
-  strictRescore?: boolean;
+  /**
+   * False when strict mode adds no check to the suite's scoring: `--scoring both` then scores once,
+   * faithfully. A function: the faithful verdicts that strict scoring may decide otherwise (their
+   * notes say so), which are scored strictly too under `both` and under `faithful`.
+   */
+  strictRescore?: boolean | ((faithful: Verdict) => boolean);
+  /**
+   * Check each passing verdict against its task's start state (`--validated FILE`, else the empty
+   * patch scored once per task): FAIL_TO_PASS tests passing there get a CANNOT_FAIL note (src/replay/start_state.ts).
+   */
+  startStateCheck?: boolean;
   /** The suite's result of one submission (it may write per-instance logs here). */
   result?(scored: ScoredSubmission<Row>, context: Pick<ReplayContext<Row, Options>, 'options'>): Promise<Result>;
   /** A progress line on stderr for a result (without `--json`), or undefined for none. */

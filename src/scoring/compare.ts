@@ -16,13 +16,20 @@ export interface StrictOutcome {
 
 /**
  * The scorer of a replay. `both` scores faithfully, and again strictly only where the faithful
- * verdict is a pass: strict mode only adds reasons to fail, so a faithful failure stays one.
+ * verdict is a pass (strict mode only adds reasons to fail, so a faithful failure stays one), or,
+ * with `strictWhere`, where the faithful verdict says strict scoring may decide otherwise.
  */
-export function replayScorer(score: (task: Task, patch: string, scoring: ScoringMode) => Promise<Verdict>, mode: ReplayScoring): (task: Task, patch: string) => Promise<ReplayVerdict> {
-  if (mode !== 'both') return (task, patch) => score(task, patch, mode);
+export function replayScorer(
+  score: (task: Task, patch: string, scoring: ScoringMode) => Promise<Verdict>,
+  mode: ReplayScoring,
+  strictWhere?: (faithful: Verdict) => boolean,
+): (task: Task, patch: string) => Promise<ReplayVerdict> {
+  // A suite that tells where strict may differ (strictWhere) has those verdicts scored strictly under `faithful` too.
+  if (mode === 'strict' || (mode === 'faithful' && !strictWhere)) return (task, patch) => score(task, patch, mode);
+  const rescore = strictWhere ?? ((v: Verdict) => v.reward === 1);
   return async (task, patch) => {
     const faithful: ReplayVerdict = await score(task, patch, 'faithful');
-    if (faithful.reward === 1) faithful.strictVerdict = await score(task, patch, 'strict');
+    if (rescore(faithful)) faithful.strictVerdict = await score(task, patch, 'strict');
     return faithful;
   };
 }

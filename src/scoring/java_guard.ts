@@ -17,6 +17,7 @@ import {
   toolchainRoot,
   type Refusal,
 } from './java_build.ts';
+import { javaTestRoots, underTestRoots } from './java_test_roots.ts';
 import { TAMPER, type ScoringMode } from './mode.ts';
 
 /**
@@ -40,7 +41,8 @@ import { TAMPER, type ScoringMode } from './mode.ts';
  *   otherwise is kept and noted), Maven's JVM cannot be attached to, and a start state that
  *   builds annotation processors of its own compiles with javac in a process of its own.
  *
- * Paths of the task's test files are left to the suite, which resets them.
+ * The candidate's test files are judged like any other (they run in the test JVM); whether
+ * they stay is the suite's rule (`isTestFile` tells them by the build's test roots).
  */
 export class JavaBuildGuard {
   private start: StartState | undefined;
@@ -70,10 +72,21 @@ export class JavaBuildGuard {
     }
     const owned = await ownedToolchainPackages(sandbox, this.opts.signal);
     const processors = processorsOf(entries, config, this.opts.tool);
-    this.start = { entries, config, hashes, kept, owned, processors, inMavenJvm: testsInMavenJvm(config) };
+    const testRoots = javaTestRoots(this.opts.tool, config);
+    this.start = { entries, config, hashes, kept, owned, processors, inMavenJvm: testsInMavenJvm(config), testRoots };
     const ownNote = owned.size ? `, the project's own toolchain packages: ${[...owned].join(', ')}` : '';
     const processorNote = processors.length ? `, annotation processors of its own: ${processors.slice(0, 3).join(', ')}` : '';
     log.push(`build guard: start state of ${entries.size} entries, ${config.size} build configuration file(s)${ownNote}${processorNote}`);
+    log.push(`test source roots: ${listed(testRoots, 20)}`);
+  }
+
+  /**
+   * Whether a path is a test file: inside a test source or resource root of the start state's
+   * build (java_test_roots.ts), not wherever a folder happens to be named `test`.
+   */
+  isTestFile(rel: string): boolean {
+    if (!this.start) throw new GymError('INTERNAL', 'the build guard was not given the start state');
+    return underTestRoots(rel, this.start.testRoots);
   }
 
   /**
@@ -86,7 +99,8 @@ export class JavaBuildGuard {
     if (!start) throw new GymError('INTERNAL', 'the build guard was not given the start state');
     const now = await listWorkspace(sandbox, this.opts.signal);
     const ctx = { owned: start.owned };
-    const testFile = (rel: string) => this.opts.testFiles.length > 0 && matchesAny(rel, this.opts.testFiles);
+    // Test files keep their build configuration look-alikes (a test project's pom) and output folders; they are judged like any file.
+    const testFile = (rel: string) => this.isTestFile(rel) || ((this.opts.testFiles?.length ?? 0) > 0 && matchesAny(rel, this.opts.testFiles!));
     const touched = [...now].filter(([rel, e]) => { const s = start.entries.get(rel); return !s || differs(s, e); }).map(([rel]) => rel);
     const weighed = touched.filter((rel) => now.get(rel)!.type === 'f' && (buildConfigRoot(rel) !== undefined || isGuarded(rel)));
     const rehash = await hashFiles(sandbox, weighed, this.opts.signal);
@@ -101,10 +115,10 @@ export class JavaBuildGuard {
       return s.type !== 'f' || !start.hashes.has(rel) || start.hashes.get(rel) !== rehash.get(rel);
     };
 
-    // 1. What of the candidate's would reach the compiler or the toolchain.
+    // 1. What of the candidate's would reach the compiler or the toolchain (its test files run in the test JVM too).
     for (const rel of touched) {
       const e = now.get(rel)!;
-      if (testFile(rel) || !changed(rel) || (e.type !== 'f' && e.type !== 'l')) continue;
+      if (!changed(rel) || (e.type !== 'f' && e.type !== 'l')) continue;
       const why = await this.judge(sandbox, rel, e, ctx);
       if (why) this.refused.push({ path: rel, why });
     }
@@ -253,8 +267,8 @@ export class JavaBuildGuard {
 export interface JavaGuardOptions {
   tool: 'maven' | 'gradle';
   mode: ScoringMode;
-  /** Globs of the task's test files: the suite resets them, the guard leaves them be. */
-  testFiles: string[];
+  /** Globs of the task's test files besides the build's test roots: their pom look-alikes and output folders are not the build's. */
+  testFiles?: string[];
   signal?: AbortSignal;
 }
 
@@ -311,6 +325,8 @@ interface StartState {
   processors: string[];
   /** Start-state poms whose own plugin configuration runs tests without a fork. */
   inMavenJvm: string[];
+  /** The build's test source and resource roots (java_test_roots.ts). */
+  testRoots: string[];
 }
 
 const jvmSource = (rel: string) => /\.(java|kt|groovy|scala)$/.test(rel);

@@ -17,7 +17,7 @@ export interface TaskValidation {
   reasons: string[];
   /** The start state validated, when not the task's own (`task.contexts`): both runs went through an episode in it. */
   context?: string;
-  startState?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error'>;
+  startState?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error' | 'failToPass'>;
   /** The start state under the other scoring mode (a task must fail in both); absent when the suite's scorer ignores the mode. */
   startStateOtherMode?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error'> & { scoring: ScoringMode };
   gold?: Pick<Verdict, 'status' | 'reward' | 'notes' | 'error'>;
@@ -33,7 +33,19 @@ export interface ValidateOptions {
   context?: string;
 }
 
-const brief = (v: Verdict) => ({ status: v.status, reward: v.reward, notes: v.notes, ...(v.error ? { error: v.error } : {}) });
+const brief = (v: Verdict) => ({ status: v.status, reward: v.reward, notes: v.notes, ...(v.error ? { error: v.error } : {}), ...(v.failToPass ? { failToPass: v.failToPass } : {}) });
+
+/**
+ * The reason a start state's verdict makes a task invalid although its reward is 0: FAIL_TO_PASS
+ * tests that already pass there (SWE-bench's validation defines them as failing before the fix
+ * and passing after it; one that passes before cannot fail, whatever its neighbours do).
+ */
+export function alreadyPassing(start: Pick<Verdict, 'failToPass'>): string | undefined {
+  const passing = start.failToPass?.passed ?? [];
+  if (!passing.length) return undefined;
+  const list = passing.slice(0, 10).join(', ') + (passing.length > 10 ? `, and ${passing.length - 10} more` : '');
+  return `${passing.length} FAIL_TO_PASS test(s) already pass on the untouched start state (they cannot fail: FAIL_TO_PASS fail before the fix and pass after it): ${list}`;
+}
 
 const QUIET = { signal: new AbortController().signal, progress: () => {} };
 
@@ -80,7 +92,8 @@ function otherStartState(gym: Gym, task: Task, context: string): Runs {
 
 /**
  * A task is valid when its reference solution scores 1 and its untouched start state scores 0,
- * in the gym's scoring mode and, for the start state, in the other mode too: a start state
+ * with none of its FAIL_TO_PASS tests passing there, in the gym's scoring mode and, for the
+ * start state, in the other mode too: a start state
  * that passes either way (a check that cannot fail, or a stub the benchmark's own harness
  * counts as a pass) means a pass cannot tell a solution from none. With `context`, the same
  * in that start state of the task.
@@ -123,6 +136,7 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
     }
     if (gold.reward !== 1) reasons.push(`the gold solution fails: ${gold.tests.filter((t) => t.status !== 'passed' && t.status !== 'skipped').map((t) => t.name).slice(0, 10).join(', ') || gold.notes.join('; ')}`);
     if (start.reward !== 0) reasons.push(`the untouched start state already passes the hidden tests (${gym.scoring} scoring): a pass cannot tell a solution from none`);
+    else if (alreadyPassing(start)) reasons.push(alreadyPassing(start)!);
     else if (startOther?.reward === 1) reasons.push(`the untouched start state passes the hidden tests under ${otherMode} scoring${otherMode === 'faithful' ? " (the benchmark's own harness)" : ''}: a pass cannot tell a solution from none`);
     return { taskId: task.id, ...tag, status: reasons.length ? 'invalid' : 'valid', reasons, startState: brief(start), ...other, gold: brief(gold), durationMs: Date.now() - started };
   } catch (err) {

@@ -3,6 +3,7 @@ import { Gym, type GymOptions } from '../../episode/gym.ts';
 import { GymError } from '../../errors.ts';
 import type { ReplayFlag, ReplayFlagValues } from '../../replay/adapter.ts';
 import { replay } from '../../replay/driver.ts';
+import { withStartStateCheck, readValidated } from '../../replay/start_state.ts';
 import { replayScorer, type ReplayScoring } from '../../scoring/compare.ts';
 import { scoringFlag } from '../../scoring/mode.ts';
 import { SuiteRegistry } from '../../tasks/registry.ts';
@@ -33,6 +34,7 @@ const SCORE_FLAGS = {
   'repos-dir': { type: 'string' },
   scoring: { type: 'string' },
   gradle: { type: 'string' },
+  validated: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -58,6 +60,8 @@ Options (every suite):
                      failed is one that did not pass; both rates are printed; unavailable ones are in neither)
   --scoring MODE     faithful (default: the benchmark's own harness) | strict | both (faithful, then strict on
                      its passes, listing where the two differ)
+  --validated FILE   a suite that checks start states (swe-bench-java): read them from benchgym validate --out
+                     FILE instead of scoring the empty patch of each task it resolves
   --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --isolation MODE, --sandbox local|docker|kubernetes, --server-id ID, --gradle PATH,
                      --kubeconfig PATH, --namespace NS, --registry HOST/PREFIX, --runtime-class NAME
                      as for benchgym serve (benchgym serve --help)
@@ -108,6 +112,12 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
       if (backend === 'kubernetes') opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
       const gym = new Gym(opts);
       const mode = scoring === 'both' && adapter.strictRescore === false ? 'faithful' : scoring;
+      const strictWhere = typeof adapter.strictRescore === 'function' ? adapter.strictRescore : undefined;
+      if (values.validated && !adapter.startStateCheck) throw new GymError('INVALID_ARGUMENT', `--validated: suite '${suiteId}' does not check start states`);
+      const validated = values.validated ? readValidated(path.resolve(values.validated)) : undefined;
+      const scorer = replayScorer((task, patch, m) => gym.score(task, patch, { scoring: m }), mode, strictWhere);
+      // The start state in the replay's own mode (faithful for `both`), once per task.
+      const startMode = scoring === 'strict' ? 'strict' : 'faithful';
       try {
         const report = await replay(adapter, {
           suite: suiteId,
@@ -117,7 +127,7 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
           only: values.tasks ? (listFlag(values.tasks) ?? []) : undefined,
           options,
           scoring,
-          score: replayScorer((task, patch, m) => gym.score(task, patch, { scoring: m }), mode),
+          score: adapter.startStateCheck ? withStartStateCheck(scorer, (task) => gym.score(task, '', { scoring: startMode }), validated) : scorer,
           concurrency,
           onProgress: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
           excludeErrors: values['exclude-errors'] ?? false,

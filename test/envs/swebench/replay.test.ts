@@ -20,12 +20,14 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
   });
   after(() => fs.rm(root, { recursive: true, force: true }));
 
-  test('results.json: resolved, empty, unappliable and unknown ids; per-instance report.json, patch.diff, test_output.txt', { timeout: 10 * 60_000 }, async () => {
-    // Three instances of the fixture under different ids.
+  test('results.json: resolved, empty, unappliable (the harness\'s error), cannot-fail (apart) and unknown ids; per-instance report.json, patch.diff, test_output.txt', { timeout: 30 * 60_000 }, async () => {
+    // Four instances of the fixture under different ids; calc-10 lists a class that passes before any fix among its FAIL_TO_PASS.
     const row = JSON.parse((await fs.readFile(fx.dataset, 'utf8')).trim());
-    const dataset = path.join(root, 'data', 'three.jsonl');
-    const ids = ['acme__calc-7', 'acme__calc-8', 'acme__calc-9'];
-    await fs.writeFile(dataset, ids.map((id) => JSON.stringify({ ...row, instance_id: id })).join('\n') + '\n');
+    const dataset = path.join(root, 'data', 'four.jsonl');
+    const ids = ['acme__calc-10', 'acme__calc-7', 'acme__calc-8', 'acme__calc-9'];
+    const calc = 'core:com.acme.core.CalcTest';
+    const cannotFail = { ...row, instance_id: 'acme__calc-10', FAIL_TO_PASS: JSON.stringify([...JSON.parse(row.FAIL_TO_PASS), calc]), PASS_TO_PASS: JSON.stringify(JSON.parse(row.PASS_TO_PASS).filter((t: string) => t !== calc)) };
+    await fs.writeFile(dataset, [cannotFail, ...ids.slice(1).map((id) => ({ ...row, instance_id: id }))].map((r) => JSON.stringify(r)).join('\n') + '\n');
     const predictions = path.join(root, 'all_preds.jsonl');
     const noApply = fx.goldPatch.replace(/split\(" "\)/g, 'split("nothing like this")');
     await fs.writeFile(
@@ -36,30 +38,38 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
         { instance_id: 'acme__calc-8', model_patch: '', model_name_or_path: 'm' },
         { instance_id: 'acme__calc-9', model_patch: noApply, model_name_or_path: 'm' },
         { instance_id: 'nobody__else-1', model_patch: fx.goldPatch, model_name_or_path: 'm' },
+        { instance_id: 'acme__calc-10', model_patch: fx.goldPatch, model_name_or_path: 'm' },
       ].map((r) => JSON.stringify(r)).join('\n') + '\n',
     );
     const out = path.join(root, 'run');
-    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', path.join(root, 'data-dir')]);
+    // Four Maven runs (calc-7's gold, calc-10's gold and start state): minutes on a loaded machine.
+    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', path.join(root, 'data-dir')], 15 * 60_000);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /swe-bench-java: 1\/3 resolved \(3 submitted, 2 completed, 1 empty, 0 errors, 1 unknown ids\)/);
-    assert.match(r.stdout, /\nresolved: 33\.3% of the 3 instances; 50\.0% of the 2 completed\n/);
+    assert.match(r.stdout, /swe-bench-java: 2\/4 resolved \(4 submitted, 2 completed, 1 empty, 1 errors \(1 patches that do not apply\), 1 unknown ids\)/);
+    // calc-10's resolution is apart: in neither figure; calc-9's patch that does not apply is a completed, unresolved instance in the second.
+    assert.match(r.stdout, /\nresolved: 33\.3% of the 3 instances; 50\.0% of the 2 completed \(1 whose patch does not apply among them\); 1 resolved apart: FAIL_TO_PASS tests that cannot fail \(CANNOT_FAIL\)\n/);
+    assert.match(r.stdout, /\n {2}CANNOT_FAIL acme__calc-10: CANNOT_FAIL: 1 FAIL_TO_PASS test\(s\) already pass on the untouched start state .*core:com\.acme\.core\.CalcTest/);
     const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8'));
     assert.deepEqual(results, {
-      total_instances: 3,
-      submitted_instances: 3,
+      total_instances: 4,
+      submitted_instances: 4,
       completed_instances: 2,
-      resolved_instances: 1,
-      unresolved_instances: 1,
+      resolved_instances: 2,
+      unresolved_instances: 0,
       empty_patch_instances: 1,
-      error_instances: 0,
-      completed_ids: ['acme__calc-7', 'acme__calc-9'],
-      incomplete_ids: ['acme__calc-8'],
+      error_instances: 1,
+      completed_ids: ['acme__calc-10', 'acme__calc-7'],
+      incomplete_ids: ['acme__calc-8', 'acme__calc-9'],
       empty_patch_ids: ['acme__calc-8'],
       submitted_ids: ids,
-      resolved_ids: ['acme__calc-7'],
-      unresolved_ids: ['acme__calc-9'],
-      error_ids: [],
+      resolved_ids: ['acme__calc-10', 'acme__calc-7'],
+      unresolved_ids: [],
+      error_ids: ['acme__calc-9'],
       unknown_ids: ['nobody__else-1'],
+      patch_apply_failed_ids: ['acme__calc-9'],
+      cannot_fail_ids: ['acme__calc-10'],
+      strict_checked_ids: [],
+      strict_differs_ids: [],
       schema_version: 2,
     });
     const report = JSON.parse(await fs.readFile(path.join(out, 'logs', 'acme__calc-7', 'report.json'), 'utf8'))['acme__calc-7'];
@@ -72,6 +82,7 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
     assert.equal(failed.patch_successfully_applied, false);
     assert.equal(failed.resolved, false);
     assert.ok(failed.notes.some((n: string) => /PATCH_APPLY_FAILED/.test(n)));
+    assert.equal(failed.error.code, 'PATCH_APPLY_FAILED', 'the harness reports it as an error');
 
     // Resumable: a second run into the same OUT scores nothing already complete (no mvn run).
     const testOutput = path.join(out, 'logs', 'acme__calc-7', 'test_output.txt');
@@ -80,7 +91,7 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
     const again = await runCli(args);
     assert.equal(again.code, 0, again.stderr);
     assert.match(again.stderr, /resolved {4}acme__calc-7 \(resumed: report\.json of an earlier run\)/);
-    assert.match(again.stdout, /2 resumed from the reports of an earlier run/);
+    assert.match(again.stdout, /3 resumed from the reports of an earlier run/);
     assert.deepEqual(JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8')), results);
     assert.equal((await fs.stat(testOutput)).mtimeMs, before, 'the resumed instance was scored again');
 
@@ -89,7 +100,7 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
     const resumed = await runCli(args);
     assert.equal(resumed.code, 0, resumed.stderr);
     assert.match(resumed.stderr, /patch does not apply acme__calc-9 \(\d+\.\d s\)/);
-    assert.match(resumed.stdout, /1 resumed from the reports of an earlier run/);
+    assert.match(resumed.stdout, /2 resumed from the reports of an earlier run/);
     assert.deepEqual(JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8')), results);
 
     // Another patch for the same instance, or --rescore: scored again.

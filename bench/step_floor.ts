@@ -15,6 +15,7 @@
  * The gym's own share above the executor is run_command_direct - exec_raw (p50s).
  */
 import os from 'node:os';
+import { setMaxListeners } from 'node:events';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -100,11 +101,15 @@ function hr(): bigint {
 }
 
 export async function runStepFloor(opts: { quick: boolean; log: (m: string) => void }): Promise<StepFloorResult> {
-  const rounds = opts.quick ? 300 : 1500;
+  // Every tool call is a step of one episode (start_episode's max_steps caps at 10,000): 1,000 rounds of the 7 figures that step, + the warm-up.
+  const rounds = opts.quick ? 300 : 1000;
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-stepfloor-'));
   const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: envCacheDir(), defaults: { maxEpisodes: 8 } });
   const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0, extensions: [wsMcpExtension(), wsGymExtension()] });
   const wsBase = server.url.replace(/^http/, 'ws');
+  // The SDK's Streamable HTTP client hands one AbortSignal to every fetch (undici drops each
+  // listener only when its request is collected): thousands of calls warn. Not the server's.
+  setMaxListeners(0);
   const http = new Client({ name: 'bench-step-floor', version: '0.1.0' });
   const wsMcp = new Client({ name: 'bench-step-floor-ws', version: '0.1.0' });
   let gymWs: GymWsClient | undefined;

@@ -16,7 +16,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer } from '../src/server/http.ts';
 
-export const DOCKER_CASES = ['docker_start_cold', 'docker_start_warm', 'docker_exec', 'local_exec', 'docker_concurrent16', 'docker_executor'] as const;
+export const DOCKER_CASES = [
+  'docker_start_cold',
+  'docker_start_warm',
+  'docker_exec',
+  'local_exec',
+  'docker_concurrent16',
+  'docker_executor',
+] as const;
 export type DockerCase = (typeof DOCKER_CASES)[number];
 
 export interface DockerBenchResult {
@@ -50,7 +57,9 @@ async function timeTrue(gym: Gym, episodeId: string, n: number): Promise<number[
 }
 
 /** A 60-line Python file, the size issue 14's file figures use. */
-const FILE_60_LINES = Array.from({ length: 60 }, (_, i) => `line_${String(i + 1).padStart(2, '0')} = ${i + 1}  # a line of the benchmark file`).join('\n') + '\n';
+const FILE_60_LINES =
+  Array.from({ length: 60 }, (_, i) => `line_${String(i + 1).padStart(2, '0')} = ${i + 1}  # a line of the benchmark file`).join('\n') +
+  '\n';
 
 type McpCall = (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
@@ -71,7 +80,13 @@ async function mcpClient(url: string): Promise<{ call: McpCall; close: () => Pro
  * (one docker exec per operation) side by side: run_command true, edit_file + view_file of a
  * 60-line file, warm start (pool) until the first command, cold start.
  */
-async function executorSideBySide(opts: { quick: boolean; dataDir: string; cacheDir: string; serverId: string; log: (m: string) => void }): Promise<{ stats: LatencyStats[]; extra: Record<string, unknown> }> {
+async function executorSideBySide(opts: {
+  quick: boolean;
+  dataDir: string;
+  cacheDir: string;
+  serverId: string;
+  log: (m: string) => void;
+}): Promise<{ stats: LatencyStats[]; extra: Record<string, unknown> }> {
   const n = opts.quick ? 10 : 40;
   const starts = opts.quick ? 4 : 12;
   const stats: LatencyStats[] = [];
@@ -106,7 +121,11 @@ async function executorSideBySide(opts: { quick: boolean; dataDir: string; cache
       opts.log(`docker_executor (${label}): run_command, edit_file + view_file`);
       const id = await start();
       await mcp.call('run_command', { episode_id: id, command: 'true' });
-      add('docker_mcp_run_true', "run_command 'true' over MCP", await sample(n, () => mcp.call('run_command', { episode_id: id, command: 'true' })));
+      add(
+        'docker_mcp_run_true',
+        "run_command 'true' over MCP",
+        await sample(n, () => mcp.call('run_command', { episode_id: id, command: 'true' })),
+      );
       await mcp.call('create_file', { episode_id: id, path: 'bench_file.py', content: FILE_60_LINES });
       let k = 0;
       add(
@@ -158,11 +177,20 @@ async function executorSideBySide(opts: { quick: boolean; dataDir: string; cache
       await gym.close();
     }
   }
-  const ratios = Object.fromEntries(Object.entries(p50).map(([name, v]) => [name, { ...v, offOverExecutor: v.executor ? Math.round((v.executor_off! / v.executor) * 100) / 100 : null }]));
+  const ratios = Object.fromEntries(
+    Object.entries(p50).map(([name, v]) => [
+      name,
+      { ...v, offOverExecutor: v.executor ? Math.round((v.executor_off! / v.executor) * 100) / 100 : null },
+    ]),
+  );
   return { stats, extra: { executorSideBySide: ratios } };
 }
 
-export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<DockerBenchResult> {
+export async function runDockerBench(opts: {
+  quick: boolean;
+  cases?: ReadonlySet<string>;
+  log: (m: string) => void;
+}): Promise<DockerBenchResult> {
   const want = (c: DockerCase) => !opts.cases || opts.cases.size === 0 || opts.cases.has(c) || opts.cases.has('docker_sandbox');
   if (!(await dockerAvailable())) return { stats: [], skipped: 'no Docker daemon', extra: {} };
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-docker-'));
@@ -184,12 +212,20 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
             samples.push(e.ms);
             await gym.callTool('end_episode', {}, noop, e.id);
           }
-          stats.push(summarize('docker_start_cold', 'start_episode, Docker, no pool: create volume + container, start, copy start state, baseline commit', samples));
+          stats.push(
+            summarize(
+              'docker_start_cold',
+              'start_episode, Docker, no pool: create volume + container, start, copy start state, baseline commit',
+              samples,
+            ),
+          );
         }
         if (want('docker_exec')) {
           const e = await episode(gym);
           const samples = await timeTrue(gym, e.id, opts.quick ? 30 : 100);
-          stats.push(summarize('docker_exec', "run_command 'true' in a Docker sandbox (exec create/start/inspect, timeout wrapper)", samples));
+          stats.push(
+            summarize('docker_exec', "run_command 'true' in a Docker sandbox (exec create/start/inspect, timeout wrapper)", samples),
+          );
         }
       } finally {
         await gym.close();
@@ -209,7 +245,9 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
           samples.push(e.ms);
           await gym.callTool('end_episode', {}, noop, e.id);
         }
-        stats.push(summarize('docker_start_warm', 'start_episode, Docker, warm pool of 2: take a started container, baseline commit', samples));
+        stats.push(
+          summarize('docker_start_warm', 'start_episode, Docker, warm pool of 2: take a started container, baseline commit', samples),
+        );
       } finally {
         await gym.close();
       }
@@ -219,7 +257,9 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
       try {
         const e = await episode(gym);
         const samples = await timeTrue(gym, e.id, opts.quick ? 30 : 100);
-        stats.push(summarize('local_exec', `run_command 'true' in a local sandbox (${gym.episode(e.id).sandbox.isolation.split(':')[0]})`, samples));
+        stats.push(
+          summarize('local_exec', `run_command 'true' in a local sandbox (${gym.episode(e.id).sandbox.isolation.split(':')[0]})`, samples),
+        );
       } finally {
         await gym.close();
       }
@@ -252,7 +292,13 @@ export async function runDockerBench(opts: { quick: boolean; cases?: ReadonlySet
         extra.concurrentWallMs = Math.round(ms(wall));
         extra.concurrentEpisodes = count;
         stats.push(summarize(`docker_concurrent${count}_start`, `${count} concurrent start_episode calls (Docker, no pool)`, starts));
-        stats.push(summarize(`docker_concurrent${count}_run_tests`, `${count} concurrent run_tests (pytest, 11 tests) in separate containers, 1 CPU each, on ${os.cpus().length} cores`, runs));
+        stats.push(
+          summarize(
+            `docker_concurrent${count}_run_tests`,
+            `${count} concurrent run_tests (pytest, 11 tests) in separate containers, 1 CPU each, on ${os.cpus().length} cores`,
+            runs,
+          ),
+        );
       } finally {
         await gym.close();
       }

@@ -47,7 +47,8 @@ export interface ExecutorBenchResult {
 }
 
 const execFileP = promisify(execFile);
-const FILE_60_LINES = Array.from({ length: 60 }, (_, i) => `line ${String(i + 1).padStart(2, '0')}: def f${i}(x): return x * ${i} + 1`).join('\n') + '\n';
+const FILE_60_LINES =
+  Array.from({ length: 60 }, (_, i) => `line ${String(i + 1).padStart(2, '0')}: def f${i}(x): return x * ${i} + 1`).join('\n') + '\n';
 
 function ms(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
@@ -112,11 +113,19 @@ function renderTable(stats: LatencyStats[]): string {
   const head = ['figure', 'n', 'p50 ms', 'p95 ms', ''];
   const rows = stats.map((s) => [s.name, String(s.n), s.p50.toFixed(2), s.p95.toFixed(2), note[s.name] ?? '']);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-export async function runExecutorBench(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<ExecutorBenchResult> {
+export async function runExecutorBench(opts: {
+  quick: boolean;
+  cases?: ReadonlySet<string>;
+  log: (m: string) => void;
+}): Promise<ExecutorBenchResult> {
   const want = (c: ExecutorCase) => !opts.cases || opts.cases.size === 0 || opts.cases.has(c) || opts.cases.has('executor');
   const n = opts.quick ? 50 : 200;
   const stats: LatencyStats[] = [];
@@ -139,10 +148,22 @@ export async function runExecutorBench(opts: { quick: boolean; cases?: ReadonlyS
             const r = await ex.exec('true');
             if (r.exitCode !== 0) throw new Error(`true exited ${r.exitCode}`);
           });
-          stats.push(summarize('executor_local_exec', "exec 'true' through a local executor process (one channel, a fork + exec of sh each)", samples));
+          stats.push(
+            summarize(
+              'executor_local_exec',
+              "exec 'true' through a local executor process (one channel, a fork + exec of sh each)",
+              samples,
+            ),
+          );
         }
         if (want('executor_local_file')) {
-          stats.push(summarize('executor_local_file', 'write + read of a 60-line file through a local executor (2 round trips)', await sample(n, (i) => executorFile(ex, i))));
+          stats.push(
+            summarize(
+              'executor_local_file',
+              'write + read of a 60-line file through a local executor (2 round trips)',
+              await sample(n, (i) => executorFile(ex, i)),
+            ),
+          );
         }
       } finally {
         await ex.close();
@@ -159,15 +180,50 @@ export async function runExecutorBench(opts: { quick: boolean; cases?: ReadonlyS
   const image = baseImageName('python', '3.11');
   const docker = dockerClient();
   if (dockerCases.length && !(await dockerAvailable())) skipped.push('Docker figures: no Docker daemon');
-  else if (dockerCases.length && !(await docker.getImage(image).inspect().then(() => true, () => false))) skipped.push(`Docker figures: image ${image} is missing`);
+  else if (
+    dockerCases.length &&
+    !(await docker
+      .getImage(image)
+      .inspect()
+      .then(
+        () => true,
+        () => false,
+      ))
+  )
+    skipped.push(`Docker figures: image ${image} is missing`);
   else if (dockerCases.length) {
     const name = `benchgym-bench-executor-${randomBytes(4).toString('hex')}`;
-    await execFileP('docker', ['run', '-d', '--rm', '--init', '--name', name, '--label', 'benchgym.server=bench-executor', '--network', 'none', '--tmpfs', '/workspace', '-w', '/workspace', '-v', `${binary}:/usr/local/bin/benchgym-executor:ro`, image, 'sleep', 'infinity']);
+    await execFileP('docker', [
+      'run',
+      '-d',
+      '--rm',
+      '--init',
+      '--name',
+      name,
+      '--label',
+      'benchgym.server=bench-executor',
+      '--network',
+      'none',
+      '--tmpfs',
+      '/workspace',
+      '-w',
+      '/workspace',
+      '-v',
+      `${binary}:/usr/local/bin/benchgym-executor:ro`,
+      image,
+      'sleep',
+      'infinity',
+    ]);
     try {
       const container = docker.getContainer(name);
       if (want('executor_docker_exec') || want('executor_docker_file')) {
         const t = process.hrtime.bigint();
-        const ex = await startExecutorProcess({ binary: 'benchgym-executor', root: '/workspace', wrapper: ['docker', 'exec', '-i', name], connectTimeoutMs: 60_000 });
+        const ex = await startExecutorProcess({
+          binary: 'benchgym-executor',
+          root: '/workspace',
+          wrapper: ['docker', 'exec', '-i', name],
+          connectTimeoutMs: 60_000,
+        });
         extra.dockerStartMs = Math.round(ms(t) * 100) / 100;
         try {
           if (want('executor_docker_exec')) {
@@ -175,24 +231,49 @@ export async function runExecutorBench(opts: { quick: boolean; cases?: ReadonlyS
               const r = await ex.exec('true');
               if (r.exitCode !== 0) throw new Error(`true exited ${r.exitCode}`);
             });
-            stats.push(summarize('executor_docker_exec', "exec 'true' through the executor in a container, over one `docker exec -i` stream", samples));
+            stats.push(
+              summarize(
+                'executor_docker_exec',
+                "exec 'true' through the executor in a container, over one `docker exec -i` stream",
+                samples,
+              ),
+            );
           }
           if (want('executor_docker_file')) {
-            stats.push(summarize('executor_docker_file', 'write + read of a 60-line file through the executor in a container (2 round trips)', await sample(n, (i) => executorFile(ex, i))));
+            stats.push(
+              summarize(
+                'executor_docker_file',
+                'write + read of a 60-line file through the executor in a container (2 round trips)',
+                await sample(n, (i) => executorFile(ex, i)),
+              ),
+            );
           }
         } finally {
           await ex.close();
         }
       }
       if (want('docker_exec_true')) {
-        stats.push(summarize('docker_exec_true', "a fresh Docker API exec of 'true' per call (create, start attached, inspect)", await sample(n, () => dockerExec(container, ['true']).then(() => {}))));
+        stats.push(
+          summarize(
+            'docker_exec_true',
+            "a fresh Docker API exec of 'true' per call (create, start attached, inspect)",
+            await sample(n, () => dockerExec(container, ['true']).then(() => {})),
+          ),
+        );
       }
       if (want('docker_exec_file')) {
         const samples = await sample(n, async (i) => {
-          await dockerExec(container, ['sh', '-c', 'mkdir -p bench && printf %s "$0" > bench/file.py', FILE_60_LINES.replace('line 01', `line ${i}`)]);
+          await dockerExec(container, [
+            'sh',
+            '-c',
+            'mkdir -p bench && printf %s "$0" > bench/file.py',
+            FILE_60_LINES.replace('line 01', `line ${i}`),
+          ]);
           if (!(await dockerExec(container, ['cat', 'bench/file.py'])).includes(`line ${i}:`)) throw new Error('read back something else');
         });
-        stats.push(summarize('docker_exec_file', 'write + read of a 60-line file as two fresh Docker API execs (sh -c printf >, cat)', samples));
+        stats.push(
+          summarize('docker_exec_file', 'write + read of a 60-line file as two fresh Docker API execs (sh -c printf >, cat)', samples),
+        );
       }
     } finally {
       await execFileP('docker', ['rm', '-f', name]).catch(() => {});

@@ -160,9 +160,19 @@ async function disconnect(client: Client | undefined): Promise<void> {
 async function call(client: Client, name: string, args: Record<string, unknown>, timeoutMs: number): Promise<Outcome> {
   const t0 = now();
   try {
-    const r = await client.callTool({ name, arguments: args }, undefined, { timeout: Math.max(1, timeoutMs), maxTotalTimeout: Math.max(1, timeoutMs) });
+    const r = await client.callTool({ name, arguments: args }, undefined, {
+      timeout: Math.max(1, timeoutMs),
+      maxTotalTimeout: Math.max(1, timeoutMs),
+    });
     const first = (r.content as { type: string; text?: string }[] | undefined)?.[0];
-    return { ok: !r.isError, timedOut: false, thrown: false, ms: now() - t0, text: first?.text ?? '', data: r.structuredContent as Record<string, unknown> | undefined };
+    return {
+      ok: !r.isError,
+      timedOut: false,
+      thrown: false,
+      ms: now() - t0,
+      text: first?.text ?? '',
+      data: r.structuredContent as Record<string, unknown> | undefined,
+    };
   } catch (err) {
     const timedOut = err instanceof McpError && err.code === ErrorCode.RequestTimeout;
     return { ok: false, timedOut, thrown: !timedOut, ms: now() - t0, text: (err as Error).message };
@@ -200,8 +210,28 @@ class ServerChild {
     child.once('exit', () => (this.exited = true));
   }
 
-  static async start(opts: { backend: Backend; dataDir: string; cacheDir: string; token: string; serverId: string; logFile: string }): Promise<ServerChild> {
-    const args = [BIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--data-dir', opts.dataDir, '--cache-dir', opts.cacheDir, '--token', opts.token];
+  static async start(opts: {
+    backend: Backend;
+    dataDir: string;
+    cacheDir: string;
+    token: string;
+    serverId: string;
+    logFile: string;
+  }): Promise<ServerChild> {
+    const args = [
+      BIN,
+      'serve',
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--data-dir',
+      opts.dataDir,
+      '--cache-dir',
+      opts.cacheDir,
+      '--token',
+      opts.token,
+    ];
     if (opts.backend === 'docker') args.push('--sandbox', 'docker', '--server-id', opts.serverId);
     const env = { ...process.env };
     delete env.BENCHGYM_TOKEN;
@@ -385,7 +415,14 @@ function describeTool(o: Outcome, windowS: number): string {
 /** A run_command bomb's end: the kill, the exit, the output's last line. */
 function describeExec(o: Outcome, windowS: number, lastLine = true): string {
   if (o.timedOut || !o.ok) return describeTool(o, windowS);
-  const d = o.data as { exitCode: number | null; signal?: string | null; timedOut: boolean; stdout: string; stderr: string; durationMs: number };
+  const d = o.data as {
+    exitCode: number | null;
+    signal?: string | null;
+    timedOut: boolean;
+    stdout: string;
+    stderr: string;
+    durationMs: number;
+  };
   const status = d.timedOut
     ? "killed at run_command's timeout"
     : d.exitCode === null
@@ -397,7 +434,10 @@ function describeExec(o: Outcome, windowS: number, lastLine = true): string {
           : d.exitCode === 0
             ? 'exit 0 (not stopped)'
             : `exit ${d.exitCode}`;
-  const lines = `${d.stdout}\n${d.stderr}`.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = `${d.stdout}\n${d.stderr}`
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   return lastLine && lines.length ? `${status}: ${oneLine(lines[lines.length - 1]!, 100)}` : status;
 }
 
@@ -407,14 +447,23 @@ const WINDOW_BOUND_EXIT = 124;
 /** `timeout` inside the command: the bench's own bound, whatever the server allows. */
 function bounded(command: string, remainingMs: number): { command: string; timeout_s: number; clientMs: number } {
   const s = Math.max(1, Math.ceil(remainingMs / 1000));
-  return { command: `timeout -s TERM -k 1 ${s} bash -c ${shellQuote(command)}`, timeout_s: s + 5, clientMs: remainingMs + ATTACK_SLACK_MS - 2_000 };
+  return {
+    command: `timeout -s TERM -k 1 ${s} bash -c ${shellQuote(command)}`,
+    timeout_s: s + 5,
+    clientMs: remainingMs + ATTACK_SLACK_MS - 2_000,
+  };
 }
 
 function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-async function execBomb(ctx: BombCtx, deadline: number, script: (remainingS: number) => string, describe: (o: Outcome) => string): Promise<void> {
+async function execBomb(
+  ctx: BombCtx,
+  deadline: number,
+  script: (remainingS: number) => string,
+  describe: (o: Outcome) => string,
+): Promise<void> {
   const id = ctx.episodes[0]!;
   await repeat(deadline, async (remaining) => {
     const b = bounded(script(Math.ceil(remaining / 1000)), remaining);
@@ -438,7 +487,9 @@ const BOMBS: Record<IsolationCase, Bomb> = {
     async attack(ctx, deadline) {
       await Promise.all(
         ctx.episodes.map((id) =>
-          repeat(deadline, async (remaining) => record(ctx, describeTool(await call(ctx.attacker, 'view_file', { episode_id: id, path: 'pipe' }, remaining), ctx.windowS))),
+          repeat(deadline, async (remaining) =>
+            record(ctx, describeTool(await call(ctx.attacker, 'view_file', { episode_id: id, path: 'pipe' }, remaining), ctx.windowS)),
+          ),
         ),
       );
     },
@@ -447,12 +498,21 @@ const BOMBS: Record<IsolationCase, Bomb> = {
     name: 'regex',
     async setup(ctx) {
       const id = await startAttacker(ctx);
-      must('create_file', await call(ctx.attacker, 'create_file', { episode_id: id, path: 'bomb.txt', content: `${'a'.repeat(30)}b\n` }, 60_000));
+      must(
+        'create_file',
+        await call(ctx.attacker, 'create_file', { episode_id: id, path: 'bomb.txt', content: `${'a'.repeat(30)}b\n` }, 60_000),
+      );
     },
     async attack(ctx, deadline) {
       const id = ctx.episodes[0]!;
       await repeat(deadline, async (remaining) =>
-        record(ctx, describeTool(await call(ctx.attacker, 'search', { episode_id: id, query: '^(a+)+$', regex: true, glob: 'bomb.txt' }, remaining), ctx.windowS)),
+        record(
+          ctx,
+          describeTool(
+            await call(ctx.attacker, 'search', { episode_id: id, query: '^(a+)+$', regex: true, glob: 'bomb.txt' }, remaining),
+            ctx.windowS,
+          ),
+        ),
       );
     },
   },
@@ -465,24 +525,45 @@ const BOMBS: Record<IsolationCase, Bomb> = {
       // runs in a worker thread: on the victim's event loop it would delay the victim's own
       // client, and the figure would measure the bench, not the server.
       const url = `${ctx.server.url}/mcp`;
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'flood', version: '0' } } });
-      const headers = { Authorization: `Bearer ${ctx.token}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' };
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: LATEST_PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'flood', version: '0' } },
+      });
+      const headers = {
+        Authorization: `Bearer ${ctx.token}`,
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+      };
       const rssBefore = ctx.server.rssMiB();
-      const flood = new Worker(SESSION_FLOOD, { eval: true, workerData: { url, body, headers, sessions: SESSIONS, concurrency: SESSION_CONCURRENCY, deadline: Date.now() + (deadline - now()) } });
-      const { next, opened, refused: refusedList } = await new Promise<{ next: number; opened: number; refused: [string, number][] }>((resolve, reject) => {
+      const flood = new Worker(SESSION_FLOOD, {
+        eval: true,
+        workerData: { url, body, headers, sessions: SESSIONS, concurrency: SESSION_CONCURRENCY, deadline: Date.now() + (deadline - now()) },
+      });
+      const {
+        next,
+        opened,
+        refused: refusedList,
+      } = await new Promise<{ next: number; opened: number; refused: [string, number][] }>((resolve, reject) => {
         flood.once('message', resolve);
         flood.once('error', reject);
       });
       await flood.terminate();
       const refused = new Map<string, number>();
       for (const [text, n] of refusedList) {
-        const key = text.startsWith('HTTP ') ? `${text.slice(0, text.indexOf(':') + 1)} ${oneLine(jsonRpcMessage(text.slice(text.indexOf(':') + 2)), 80)}` : oneLine(text, 60);
+        const key = text.startsWith('HTTP ')
+          ? `${text.slice(0, text.indexOf(':') + 1)} ${oneLine(jsonRpcMessage(text.slice(text.indexOf(':') + 2)), 80)}`
+          : oneLine(text, 60);
         refused.set(key, (refused.get(key) ?? 0) + n);
       }
       const rssAfter = ctx.server.rssMiB();
       const refusals = [...refused].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} ${k}`);
       const tried = Math.min(next, SESSIONS);
-      record(ctx, `${opened} of ${tried} sessions opened${tried < SESSIONS ? ` (window ended at ${tried} of ${SESSIONS})` : ''}${refusals.length ? `, refused: ${refusals.slice(0, 2).join('; ')}` : ', none refused'}; server RSS ${rssBefore} → ${rssAfter} MiB`);
+      record(
+        ctx,
+        `${opened} of ${tried} sessions opened${tried < SESSIONS ? ` (window ended at ${tried} of ${SESSIONS})` : ''}${refusals.length ? `, refused: ${refusals.slice(0, 2).join('; ')}` : ', none refused'}; server RSS ${rssBefore} → ${rssAfter} MiB`,
+      );
       ctx.calls = tried;
     },
   },
@@ -504,7 +585,10 @@ const BOMBS: Record<IsolationCase, Bomb> = {
           if (!o.ok || o.timedOut) return describeTool(o, ctx.windowS);
           const d = o.data as { stdout: string; stderr: string };
           const procs = /processes visible after 2 s: (\d+)/.exec(d.stdout)?.[1];
-          const refusals = d.stderr.split('\n').filter((l) => /fork|resource|limit/i.test(l)).map((l) => l.replace(/^.*?(fork: )/, '$1').trim());
+          const refusals = d.stderr
+            .split('\n')
+            .filter((l) => /fork|resource|limit/i.test(l))
+            .map((l) => l.replace(/^.*?(fork: )/, '$1').trim());
           const counts = new Map<string, number>();
           for (const l of refusals) counts.set(l, (counts.get(l) ?? 0) + 1);
           const top = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
@@ -544,7 +628,8 @@ const BOMBS: Record<IsolationCase, Bomb> = {
       await execBomb(
         ctx,
         deadline,
-        () => `yes 0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxy | head -c ${OUTPUT_BYTES}`,
+        () =>
+          `yes 0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxy | head -c ${OUTPUT_BYTES}`,
         (o) => {
           if (!o.ok || o.timedOut) return describeTool(o, ctx.windowS);
           const d = o.data as { totalBytes?: { stdout: number }; stdout: string; durationMs: number };
@@ -574,10 +659,15 @@ const BOMBS: Record<IsolationCase, Bomb> = {
           if (!o.ok || o.timedOut) return describeTool(o, ctx.windowS);
           const d = o.data as { stdout: string; stderr: string };
           const lines = `${d.stderr}\n${d.stdout}`.split('\n').map((l) => l.trim());
-          const why = lines.find((l) => /^(dd|fallocate):|limit exceeded|no space left|quota|too large/i.test(l)) ?? lines.find((l) => /no limit hit|stopped/.test(l));
+          const why =
+            lines.find((l) => /^(dd|fallocate):|limit exceeded|no space left|quota|too large/i.test(l)) ??
+            lines.find((l) => /no limit hit|stopped/.test(l));
           const size = /(\d+) MiB in the workspace/.exec(d.stdout)?.[1] ?? [...d.stdout.matchAll(/(\d+) MiB written/g)].pop()?.[1];
           // The command holds the disk after filling it, so its exit says nothing; the fill's end does.
-          const limit = why && !/no limit hit/.test(why) ? `limit hit: ${oneLine(why, 80)}` : `${describeExec(o, ctx.windowS, false)}${why ? `: ${oneLine(why, 80)}` : ''}`;
+          const limit =
+            why && !/no limit hit/.test(why)
+              ? `limit hit: ${oneLine(why, 80)}`
+              : `${describeExec(o, ctx.windowS, false)}${why ? `: ${oneLine(why, 80)}` : ''}`;
           return `${limit}; ${size ?? 0} MiB written`;
         },
       );
@@ -593,7 +683,11 @@ interface BackendRun {
   firstStartMs: number;
 }
 
-export async function runIsolation(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<IsolationResult> {
+export async function runIsolation(opts: {
+  quick: boolean;
+  cases?: ReadonlySet<string>;
+  log: (m: string) => void;
+}): Promise<IsolationResult> {
   const log = opts.log;
   const windowMs = opts.quick ? 4_000 : 10_000;
   const baselineMs = opts.quick ? 2_000 : 3_000;
@@ -615,7 +709,18 @@ export async function runIsolation(opts: { quick: boolean; cases?: ReadonlySet<s
   const logFile = path.join(workDir, 'server.log');
   const serverId = `bench-iso-${randomBytes(4).toString('hex')}`;
   const rows: IsolationRow[] = [];
-  const extra: Record<string, unknown> = { loadAvg1mAtStart: round(os.loadavg()[0]!, 2), windowS: windowMs / 1000, baselineS: baselineMs / 1000, graceS: graceMs / 1000, victimTimeoutMs: VICTIM_TIMEOUT_MS, recoveredMs: RECOVERED_MS, memoryCapMiB: MEMORY_CAP_MIB, diskCapMiB: DISK_CAP_MIB, forkProcesses: 2 ** (FORK_DEPTH + 1) - 1, sessions: SESSIONS };
+  const extra: Record<string, unknown> = {
+    loadAvg1mAtStart: round(os.loadavg()[0]!, 2),
+    windowS: windowMs / 1000,
+    baselineS: baselineMs / 1000,
+    graceS: graceMs / 1000,
+    victimTimeoutMs: VICTIM_TIMEOUT_MS,
+    recoveredMs: RECOVERED_MS,
+    memoryCapMiB: MEMORY_CAP_MIB,
+    diskCapMiB: DISK_CAP_MIB,
+    forkProcesses: 2 ** (FORK_DEPTH + 1) - 1,
+    sessions: SESSIONS,
+  };
   const children = new Set<ServerChild>();
   const killAll = () => {
     for (const c of children) c.child.kill('SIGKILL');
@@ -695,15 +800,32 @@ export async function runIsolation(opts: { quick: boolean; cases?: ReadonlySet<s
     process.removeListener('exit', killAll);
     for (const c of children) await c.stop(5_000);
     if (backends.includes('docker')) await reapStale(dockerClient(), serverId).catch(() => {});
-    if (process.env.BENCHGYM_BENCH_SERVER_LOG) log(`server log tail:\n${(await fs.readFile(logFile, 'utf8').catch(() => '')).slice(-3_000)}`);
+    if (process.env.BENCHGYM_BENCH_SERVER_LOG)
+      log(`server log tail:\n${(await fs.readFile(logFile, 'utf8').catch(() => '')).slice(-3_000)}`);
     await fs.rm(workDir, { recursive: true, force: true }).catch(() => {});
   }
 
   const table = renderTable(rows);
-  const stats = rows.flatMap((r) => [r.victim, r.baseline]).map(({ name, description, unit, n, p50, p95, p99, mean, min, max }) => ({ name, description, unit, n, p50, p95, p99, mean, min, max }));
+  const stats = rows
+    .flatMap((r) => [r.victim, r.baseline])
+    .map(({ name, description, unit, n, p50, p95, p99, mean, min, max }) => ({
+      name,
+      description,
+      unit,
+      n,
+      p50,
+      p95,
+      p99,
+      mean,
+      min,
+      max,
+    }));
   const result: IsolationResult = { stats, rows, table, extra, ...(skipped.length ? { skipped: skipped.join('; ') } : {}) };
   await fs.mkdir(path.dirname(RESULTS_FILE), { recursive: true });
-  await fs.writeFile(RESULTS_FILE, JSON.stringify({ date: new Date().toISOString(), loadAvg1mAtEnd: round(os.loadavg()[0]!, 2), ...result }, null, 2) + '\n');
+  await fs.writeFile(
+    RESULTS_FILE,
+    JSON.stringify({ date: new Date().toISOString(), loadAvg1mAtEnd: round(os.loadavg()[0]!, 2), ...result }, null, 2) + '\n',
+  );
   log(`isolation: wrote ${path.relative(process.cwd(), RESULTS_FILE)}`);
   return result;
 }
@@ -714,7 +836,17 @@ async function runBomb(
   o: { token: string; windowMs: number; baselineMs: number; graceMs: number; hardDeadline: number; log: (m: string) => void },
 ): Promise<IsolationRow> {
   const windowMs = bomb.windowMs?.(o.windowMs) ?? o.windowMs;
-  const ctx: BombCtx = { backend: run.backend, server: run.server, attacker: run.attacker, token: o.token, windowS: windowMs / 1000, episodes: [], outcomes: new Map(), notes: [], calls: 0 };
+  const ctx: BombCtx = {
+    backend: run.backend,
+    server: run.server,
+    attacker: run.attacker,
+    token: o.token,
+    windowS: windowMs / 1000,
+    episodes: [],
+    outcomes: new Map(),
+    notes: [],
+    calls: 0,
+  };
   const tag = `${run.backend}_${bomb.name}`;
   // A fresh victim per bomb: its step budget and session are its own.
   const v = must('start_episode (victim)', await call(run.attacker, 'start_episode', { task_id: TASK_ID, max_steps: 10_000 }, 120_000));
@@ -741,7 +873,10 @@ async function runBomb(
     if (!settled) ctx.notes.push(`the bomb's calls were still pending ${ATTACK_SLACK_MS / 1000} s after its window`);
     bombEnd = now();
     rssAfter = run.server.rssMiB();
-    const quiet = victim.between(baseStart, baseEnd).map((s) => s.ms).sort((a, b) => a - b);
+    const quiet = victim
+      .between(baseStart, baseEnd)
+      .map((s) => s.ms)
+      .sort((a, b) => a - b);
     fastMs = round(Math.max(RECOVERED_MS, 2 * (quiet[Math.floor(quiet.length * 0.95)] ?? 0)), 0);
     const back = await victim.recovered(bombEnd, o.graceMs, fastMs);
     stalled = back === null;
@@ -749,14 +884,40 @@ async function runBomb(
     const to = back ?? now();
     const during = victim.between(bombStart, to);
     const base = victim.between(baseStart, baseEnd);
-    const victimStats = summarize(`isolation_${tag}`, `victim view_file during ${bomb.name} (${run.backend})`, during.map((s) => s.ms));
-    const baseline = summarize(`isolation_${tag}_baseline`, `victim view_file before ${bomb.name} (${run.backend}), quiet`, base.map((s) => s.ms));
+    const victimStats = summarize(
+      `isolation_${tag}`,
+      `victim view_file during ${bomb.name} (${run.backend})`,
+      during.map((s) => s.ms),
+    );
+    const baseline = summarize(
+      `isolation_${tag}_baseline`,
+      `victim view_file before ${bomb.name} (${run.backend}), quiet`,
+      base.map((s) => s.ms),
+    );
     const errors = during.filter((s) => !s.ok && !s.timedOut).length;
-    const okEnds = [bombStart, ...during.filter((s) => s.ok).map((s) => s.end).sort((a, b) => a - b), to];
+    const okEnds = [
+      bombStart,
+      ...during
+        .filter((s) => s.ok)
+        .map((s) => s.end)
+        .sort((a, b) => a - b),
+      to,
+    ];
     const longestGapMs = round(Math.max(...okEnds.slice(1).map((t, i) => t - okEnds[i]!)), 0);
-    if (errors) ctx.notes.push(`victim errors: ${[...victim.errorTexts].map(([k, n]) => `${n}× ${k}`).slice(0, 3).join('; ')}`);
+    if (errors)
+      ctx.notes.push(
+        `victim errors: ${[...victim.errorTexts]
+          .map(([k, n]) => `${n}× ${k}`)
+          .slice(0, 3)
+          .join('; ')}`,
+      );
     if (base.some((s) => !s.ok)) ctx.notes.push(`${base.filter((s) => !s.ok).length} victim calls failed in the baseline`);
-    const stopped = [...ctx.outcomes].sort((a, b) => b[1] - a[1]).slice(0, 3).map(([k, n]) => (n > 1 ? `${k} (×${n})` : k)).join('; ') || 'no bomb call returned';
+    const stopped =
+      [...ctx.outcomes]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 3)
+        .map(([k, n]) => (n > 1 ? `${k} (×${n})` : k))
+        .join('; ') || 'no bomb call returned';
     return {
       bomb: bomb.name,
       backend: run.backend,
@@ -778,7 +939,10 @@ async function runBomb(
     if (!stalled && run.server.alive) {
       // End the attacker and victim episodes (kills what is left, frees the disk); bounded.
       const ids = [...ctx.episodes, victim.episodeId];
-      const ended = await Promise.race([Promise.all(ids.map((id) => call(run.attacker, 'end_episode', { episode_id: id }, 15_000))).then(() => true), sleep(20_000).then(() => false)]);
+      const ended = await Promise.race([
+        Promise.all(ids.map((id) => call(run.attacker, 'end_episode', { episode_id: id }, 15_000))).then(() => true),
+        sleep(20_000).then(() => false),
+      ]);
       if (!ended) ctx.notes.push('end_episode of the attacker episodes did not finish within 20 s');
     }
   }
@@ -789,7 +953,8 @@ function fmt(x: number): string {
 }
 
 function renderTable(rows: IsolationRow[]): string {
-  const head = '| bomb | backend | victim p50 / p95 / max ms (n) | baseline p95 ms | what stopped the bomb |\n| --- | --- | --- | ---: | --- |';
+  const head =
+    '| bomb | backend | victim p50 / p95 / max ms (n) | baseline p95 ms | what stopped the bomb |\n| --- | --- | --- | ---: | --- |';
   const lines = rows.map((r) => {
     const v = r.victim;
     const tail = [
@@ -800,7 +965,11 @@ function renderTable(rows: IsolationRow[]): string {
       .filter(Boolean)
       .join(', ');
     const victim = `${fmt(v.p50)} / ${fmt(v.p95)} / ${fmt(v.max)} (${v.n}${tail ? `; ${tail}` : ''})`;
-    const verdict = r.stalled ? '**stalled** (no fast victim answer within the grace after the bomb; server killed); ' : r.recoveryMs !== null && r.recoveryMs > r.fastMs ? `server recovered ${(r.recoveryMs / 1000).toFixed(1)} s after the bomb; ` : '';
+    const verdict = r.stalled
+      ? '**stalled** (no fast victim answer within the grace after the bomb; server killed); '
+      : r.recoveryMs !== null && r.recoveryMs > r.fastMs
+        ? `server recovered ${(r.recoveryMs / 1000).toFixed(1)} s after the bomb; `
+        : '';
     return `| ${r.bomb} | ${r.backend} | ${victim} | ${fmt(r.baseline.p95)} | ${verdict}${r.stopped.replace(/\|/g, '\\|')} |`;
   });
   return [head, ...lines].join('\n');

@@ -92,10 +92,20 @@ try {
         const t0 = performance.now();
         const v = await gym.score(task, gold, { scoring: mode });
         const scoringMs = performance.now() - t0;
-        const row = { task: task.id, mode, round, reward: v.reward, scoringMs, readStartStateMs: steps.readStartState.at(-1)!, enforceMs: steps.enforce.at(-1)! };
+        const row = {
+          task: task.id,
+          mode,
+          round,
+          reward: v.reward,
+          scoringMs,
+          readStartStateMs: steps.readStartState.at(-1)!,
+          enforceMs: steps.enforce.at(-1)!,
+        };
         rows.push(row);
         const guard = `guard ${row.readStartStateMs.toFixed(0)} + ${row.enforceMs.toFixed(0)} ms`;
-        console.error(`${task.id} ${mode} #${round}: reward ${v.reward}${v.error ? ` (${v.error.code})` : ''}, ${(scoringMs / 1000).toFixed(1)} s; ${guard}`);
+        console.error(
+          `${task.id} ${mode} #${round}: reward ${v.reward}${v.error ? ` (${v.error.code})` : ''}, ${(scoringMs / 1000).toFixed(1)} s; ${guard}`,
+        );
       }
     }
   }
@@ -112,6 +122,14 @@ console.log('| instance | mode | reward | scoring s | guard: start state ms | gu
 console.log('|---|---|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const share = ((r.readStartStateMs + r.enforceMs) / r.scoringMs) * 100;
-  const cells = [r.task, r.mode, r.reward, (r.scoringMs / 1000).toFixed(1), r.readStartStateMs.toFixed(0), r.enforceMs.toFixed(0), `${share.toFixed(2)}%`];
+  const cells = [
+    r.task,
+    r.mode,
+    r.reward,
+    (r.scoringMs / 1000).toFixed(1),
+    r.readStartStateMs.toFixed(0),
+    r.enforceMs.toFixed(0),
+    `${share.toFixed(2)}%`,
+  ];
   console.log(`| ${cells.join(' | ')} |`);
 }

@@ -43,9 +43,29 @@ type Backend = 'docker' | 'kubernetes' | 'kubernetes_off';
 /** Small CPU requests and memory limits, so 64 sandboxes fit a 2-core node, as the concurrency test does. */
 const LIMITS = { memoryBytes: 256 * MiB, requestCpuMillis: 10 };
 
-function factory(backend: Backend, poolSize: number, tag: string): SandboxFactory & { close(): Promise<void>; warm(image: string): Promise<void> } {
-  if (backend === 'docker') return new DockerSandboxFactory({ serverId: `${serverId}-${tag}`, poolSize, maxContainers: 80, limits: { memoryBytes: LIMITS.memoryBytes }, executor: 'auto' });
-  return new KubernetesSandboxFactory({ kubeconfig, namespace: NAMESPACE, serverId: `${serverId}-${tag}`, poolSize, maxPods: 80, capacityWaitMs: 600_000, limits: { ...LIMITS, startTimeoutMs: 600_000 }, executor: backend === 'kubernetes' ? 'auto' : 'off' });
+function factory(
+  backend: Backend,
+  poolSize: number,
+  tag: string,
+): SandboxFactory & { close(): Promise<void>; warm(image: string): Promise<void> } {
+  if (backend === 'docker')
+    return new DockerSandboxFactory({
+      serverId: `${serverId}-${tag}`,
+      poolSize,
+      maxContainers: 80,
+      limits: { memoryBytes: LIMITS.memoryBytes },
+      executor: 'auto',
+    });
+  return new KubernetesSandboxFactory({
+    kubeconfig,
+    namespace: NAMESPACE,
+    serverId: `${serverId}-${tag}`,
+    poolSize,
+    maxPods: 80,
+    capacityWaitMs: 600_000,
+    limits: { ...LIMITS, startTimeoutMs: 600_000 },
+    executor: backend === 'kubernetes' ? 'auto' : 'off',
+  });
 }
 
 const hr = () => process.hrtime.bigint();
@@ -78,11 +98,16 @@ async function single(backend: Backend): Promise<void> {
     const cold = factory(backend, 0, `${backend}-cold`);
     try {
       await (await cold.create(create)).destroy(); // first use: executor binary, image checks
-      add('start_cold', backend, "create a sandbox, no pool (container / pod started, executor up, start state laid out) until its first exec 'true' returns", await samples(n, async () => {
-        const sb = await cold.create(create);
-        await sb.exec('true');
-        void sb.destroy().catch(() => {});
-      }));
+      add(
+        'start_cold',
+        backend,
+        "create a sandbox, no pool (container / pod started, executor up, start state laid out) until its first exec 'true' returns",
+        await samples(n, async () => {
+          const sb = await cold.create(create);
+          await sb.exec('true');
+          void sb.destroy().catch(() => {});
+        }),
+      );
     } finally {
       await cold.close();
     }
@@ -109,13 +134,21 @@ async function single(backend: Backend): Promise<void> {
     const box = sb;
     await box.exec('true');
     add('exec_true', backend, "exec 'true' round trip (leftover sweep included)", await samples(quick ? 30 : 100, () => box.exec('true')));
-    for (const [label, size] of [['file_1k', 1024], ['file_1m', MiB]] as const) {
+    for (const [label, size] of [
+      ['file_1k', 1024],
+      ['file_1m', MiB],
+    ] as const) {
       const data = randomBytes(size);
-      add(label, backend, `writeFile + readFile of ${size === 1024 ? '1 KiB' : '1 MiB'}, bytes checked`, await samples(quick ? 10 : 30, async () => {
-        await box.writeFile('bench.bin', data);
-        const back = await box.readFile('bench.bin');
-        if (!back.equals(data)) throw new Error(`${backend}: the ${label} round trip changed the bytes`);
-      }));
+      add(
+        label,
+        backend,
+        `writeFile + readFile of ${size === 1024 ? '1 KiB' : '1 MiB'}, bytes checked`,
+        await samples(quick ? 10 : 30, async () => {
+          await box.writeFile('bench.bin', data);
+          const back = await box.readFile('bench.bin');
+          if (!back.equals(data)) throw new Error(`${backend}: the ${label} round trip changed the bytes`);
+        }),
+      );
     }
   } finally {
     await sb?.destroy();
@@ -145,10 +178,22 @@ async function concurrent(backend: 'docker' | 'kubernetes', count: number): Prom
       }),
     );
     const wallMs = since(wall);
-    const st = summarize(`start_concurrent${count}_${backend}`, `${count} sandboxes created at once (no pool), each until its first exec 'true' returns`, times);
+    const st = summarize(
+      `start_concurrent${count}_${backend}`,
+      `${count} sandboxes created at once (no pool), each until its first exec 'true' returns`,
+      times,
+    );
     stats.push(st);
-    (concurrency[backend] ??= {})[count] = { p50: st.p50, p95: st.p95, wallMs: Math.round(wallMs), failed: errors.length, ...(errors.length ? { error: errors[0] } : {}) };
-    log(`${st.name}: p50 ${st.p50} ms, p95 ${st.p95} ms, wall ${Math.round(wallMs)} ms, ${errors.length} failed${errors.length ? `: ${errors[0]}` : ''}`);
+    (concurrency[backend] ??= {})[count] = {
+      p50: st.p50,
+      p95: st.p95,
+      wallMs: Math.round(wallMs),
+      failed: errors.length,
+      ...(errors.length ? { error: errors[0] } : {}),
+    };
+    log(
+      `${st.name}: p50 ${st.p50} ms, p95 ${st.p95} ms, wall ${Math.round(wallMs)} ms, ${errors.length} failed${errors.length ? `: ${errors[0]}` : ''}`,
+    );
   } finally {
     await Promise.all(started.map((s) => s.destroy().catch(() => {})));
     await f.close();
@@ -175,23 +220,33 @@ async function main(): Promise<void> {
   const rows: [string, string][] = [
     ['start_cold', 'sandbox start until the first command, cold'],
     ['start_warm', 'sandbox start until the first command, warm pool'],
-    ['exec_true', "exec round trip of `true`"],
+    ['exec_true', 'exec round trip of `true`'],
     ['file_1k', 'file write + read, 1 KiB'],
     ['file_1m', 'file write + read, 1 MiB'],
   ];
   const lines = ['| p50 / p95, ms | Docker | Kubernetes | Kubernetes, executor off |', '|---|---:|---:|---:|'];
-  for (const [key, label] of rows) lines.push(`| ${label} | ${fmt(table[key]?.docker)} | ${fmt(table[key]?.kubernetes)} | ${fmt(table[key]?.kubernetes_off)} |`);
+  for (const [key, label] of rows)
+    lines.push(`| ${label} | ${fmt(table[key]?.docker)} | ${fmt(table[key]?.kubernetes)} | ${fmt(table[key]?.kubernetes_off)} |`);
   for (const count of levels) {
     const cell = (b: 'docker' | 'kubernetes') => {
       const c = concurrency[b]?.[count];
-      return c ? `${Math.round(c.p50)} / ${Math.round(c.p95)} (wall ${(c.wallMs / 1000).toFixed(1)} s${c.failed ? `, ${c.failed} failed` : ''})` : '–';
+      return c
+        ? `${Math.round(c.p50)} / ${Math.round(c.p95)} (wall ${(c.wallMs / 1000).toFixed(1)} s${c.failed ? `, ${c.failed} failed` : ''})`
+        : '–';
     };
     lines.push(`| start, ${count} at once | ${cell('docker')} | ${cell('kubernetes')} | – |`);
   }
   const result = {
     date: new Date().toISOString(),
     durationS: Math.round((Date.now() - began) / 1000),
-    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model, memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10, node: process.version, platform: `${os.platform()} ${os.release()} ${os.arch()}`, loadAvg1m: Math.round(os.loadavg()[0]! * 100) / 100 },
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      memoryGiB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+      node: process.version,
+      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+      loadAvg1m: Math.round(os.loadavg()[0]! * 100) / 100,
+    },
     options: { quick, levels, image: IMAGE, limits: LIMITS },
     stats,
     concurrency,

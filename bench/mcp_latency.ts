@@ -27,7 +27,16 @@ import { mib, round, summarize, timed, type LatencyStats } from './stats.ts';
 import { builtinRegistry } from '../bin/builtins.ts';
 import { bubblewrapAvailable, LocalSandboxFactory } from '../src/sandbox/local/index.ts';
 
-export const MCP_LATENCY_CASES = ['ping', 'view_file_direct', 'view_file', 'view_file_scoped', 'run_command_direct', 'run_command', 'start_episode', 'run_command_local'] as const;
+export const MCP_LATENCY_CASES = [
+  'ping',
+  'view_file_direct',
+  'view_file',
+  'view_file_scoped',
+  'run_command_direct',
+  'run_command',
+  'start_episode',
+  'run_command_local',
+] as const;
 export type McpLatencyCase = (typeof MCP_LATENCY_CASES)[number];
 
 const TASK_ID = 'roman-numerals';
@@ -119,7 +128,12 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
     clients.push(client);
 
     const startEpisode = async (): Promise<{ id: string; mcpPath: string; isolation: string; backend: string }> => {
-      const r = checkOk('start_episode', await client.callTool({ name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS } }, undefined, { timeout: 30 * 60_000 }));
+      const r = checkOk(
+        'start_episode',
+        await client.callTool({ name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS } }, undefined, {
+          timeout: 30 * 60_000,
+        }),
+      );
       const data = r.structuredContent as { episodeId: string; mcpPath: string; sandbox: { isolation: string; backend: string } };
       return { id: data.episodeId, mcpPath: data.mcpPath, isolation: data.sandbox.isolation, backend: data.sandbox.backend };
     };
@@ -137,7 +151,13 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
     const ep = await startEpisode();
     const ctx: ToolContext = { signal: new AbortController().signal, progress() {} };
 
-    const measure = async (name: McpLatencyCase, description: string, count: number, call: () => Promise<unknown>, warmup = WARMUP_CALLS) => {
+    const measure = async (
+      name: McpLatencyCase,
+      description: string,
+      count: number,
+      call: () => Promise<unknown>,
+      warmup = WARMUP_CALLS,
+    ) => {
       log(`${name}: ${warmup} warm-up + ${count} timed calls`);
       for (let i = 0; i < warmup; i++) await call();
       const samples: number[] = [];
@@ -173,7 +193,8 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
         n.run_command_direct,
         async () => {
           const r = await gym.callTool('run_command', { command: 'true' }, ctx, ep.id);
-          if ((r.data as { exitCode?: number | null }).exitCode !== 0) throw new Error(`run_command 'true' failed: ${JSON.stringify(r.data)}`);
+          if ((r.data as { exitCode?: number | null }).exitCode !== 0)
+            throw new Error(`run_command 'true' failed: ${JSON.stringify(r.data)}`);
         },
         5,
       );
@@ -184,7 +205,10 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
         "tools/call run_command {command:'true'} on /mcp (sandboxed exec)",
         n.run_command,
         async () => {
-          const r = checkOk('run_command', await client.callTool({ name: 'run_command', arguments: { episode_id: ep.id, command: 'true' } }));
+          const r = checkOk(
+            'run_command',
+            await client.callTool({ name: 'run_command', arguments: { episode_id: ep.id, command: 'true' } }),
+          );
           const exit = (r.structuredContent as { exitCode?: number | null } | undefined)?.exitCode;
           if (exit !== 0) throw new Error(`run_command 'true' failed: ${JSON.stringify(r.structuredContent)}`);
         },
@@ -239,7 +263,12 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
  * sandbox and with a spawn per command (executor 'off'), over MCP and in-process, interleaved
  * call by call so that the machine's load falls on every variant alike.
  */
-async function localRunCommandVariants(dataDir: string, cacheDir: string, count: number, log: (m: string) => void): Promise<LatencyStats[]> {
+async function localRunCommandVariants(
+  dataDir: string,
+  cacheDir: string,
+  count: number,
+  log: (m: string) => void,
+): Promise<LatencyStats[]> {
   const modes = (await bubblewrapAvailable()) ? (['bwrap', 'none'] as const) : (['none'] as const);
   const variants: { label: string; gym: Gym; server: RunningServer; client: Client; episode: string }[] = [];
   const ctx: ToolContext = { signal: new AbortController().signal, progress() {} };
@@ -248,23 +277,39 @@ async function localRunCommandVariants(dataDir: string, cacheDir: string, count:
       for (const executor of ['auto', 'off'] as const) {
         const label = `${isolation}, executor ${executor === 'auto' ? 'on' : 'off'}`;
         const variantDir = path.join(dataDir, `local-${isolation}-${executor}`);
-        const sandboxes = new LocalSandboxFactory({ baseDir: path.join(variantDir, 'sandboxes'), isolation, cacheDir, executor, privatePaths: [variantDir] });
+        const sandboxes = new LocalSandboxFactory({
+          baseDir: path.join(variantDir, 'sandboxes'),
+          isolation,
+          cacheDir,
+          executor,
+          privatePaths: [variantDir],
+        });
         const gym = new Gym({ registry: builtinRegistry(), dataDir: variantDir, cacheDir, sandboxes });
         const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0 });
         const client = await connect(`${server.url}/mcp`);
-        const r = checkOk('start_episode', await client.callTool({ name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS } }, undefined, { timeout: 30 * 60_000 }));
+        const r = checkOk(
+          'start_episode',
+          await client.callTool({ name: 'start_episode', arguments: { task_id: TASK_ID, max_steps: MAX_STEPS } }, undefined, {
+            timeout: 30 * 60_000,
+          }),
+        );
         const data = r.structuredContent as { episodeId: string; sandbox: { isolation: string } };
         log(`run_command_local ${label}: ${data.sandbox.isolation}`);
         variants.push({ label, gym, server, client, episode: data.episodeId });
       }
     }
     const overMcp = async (v: (typeof variants)[number]) => {
-      const r = checkOk('run_command', await v.client.callTool({ name: 'run_command', arguments: { episode_id: v.episode, command: 'true' } }));
-      if ((r.structuredContent as { exitCode?: number | null } | undefined)?.exitCode !== 0) throw new Error(`run_command 'true' failed (${v.label}): ${JSON.stringify(r.structuredContent)}`);
+      const r = checkOk(
+        'run_command',
+        await v.client.callTool({ name: 'run_command', arguments: { episode_id: v.episode, command: 'true' } }),
+      );
+      if ((r.structuredContent as { exitCode?: number | null } | undefined)?.exitCode !== 0)
+        throw new Error(`run_command 'true' failed (${v.label}): ${JSON.stringify(r.structuredContent)}`);
     };
     const direct = async (v: (typeof variants)[number]) => {
       const r = await v.gym.callTool('run_command', { command: 'true' }, ctx, v.episode);
-      if ((r.data as { exitCode?: number | null }).exitCode !== 0) throw new Error(`run_command 'true' failed (${v.label}): ${JSON.stringify(r.data)}`);
+      if ((r.data as { exitCode?: number | null }).exitCode !== 0)
+        throw new Error(`run_command 'true' failed (${v.label}): ${JSON.stringify(r.data)}`);
     };
     log(`run_command_local: ${variants.length} variants, 5 warm-up + ${count} timed calls each, over MCP and in-process, interleaved`);
     for (const v of variants) for (let i = 0; i < 5; i++) await overMcp(v);
@@ -278,7 +323,11 @@ async function localRunCommandVariants(dataDir: string, cacheDir: string, count:
     }
     return variants.flatMap((v, k) => [
       summarize(`run_command_local [${v.label}]`, `tools/call run_command {command:'true'} on /mcp, local ${v.label}`, mcp[k]!),
-      summarize(`run_command_local_direct [${v.label}]`, `gym.callTool run_command {command:'true'} in-process, local ${v.label}`, inProcess[k]!),
+      summarize(
+        `run_command_local_direct [${v.label}]`,
+        `gym.callTool run_command {command:'true'} in-process, local ${v.label}`,
+        inProcess[k]!,
+      ),
     ]);
   } finally {
     for (const v of variants) {

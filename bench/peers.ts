@@ -50,7 +50,9 @@ const TASK = 'roman-numerals';
 const MAX_STEPS = 10_000;
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const DRIVER = path.join(HERE, 'peers', 'driver.py');
-const FILE_60_LINES = Array.from({ length: 60 }, (_, i) => `line_${String(i + 1).padStart(2, '0')} = ${i + 1}  # a line of the benchmark file`).join('\n') + '\n';
+const FILE_60_LINES =
+  Array.from({ length: 60 }, (_, i) => `line_${String(i + 1).padStart(2, '0')} = ${i + 1}  # a line of the benchmark file`).join('\n') +
+  '\n';
 
 function ms(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
@@ -63,7 +65,9 @@ async function timedMs(fn: () => Promise<unknown>): Promise<number> {
 }
 
 /** The peers' venv, made on first use; null with the reason when pip cannot install them. */
-export async function ensureVenv(log: (m: string) => void): Promise<{ python: string; versions: Record<string, string> } | { error: string }> {
+export async function ensureVenv(
+  log: (m: string) => void,
+): Promise<{ python: string; versions: Record<string, string> } | { error: string }> {
   const dir = process.env.BENCHGYM_PEERS_VENV ?? path.join(os.homedir(), '.cache', 'benchgym', 'peers-venv');
   const python = path.join(dir, 'bin', 'python');
   const pip = path.join(dir, 'bin', 'pip');
@@ -100,7 +104,13 @@ export async function ensureVenv(log: (m: string) => void): Promise<{ python: st
 /** benchgym/base-python:3.11 plus swe-rex (wheels fetched on the host, installed without network). */
 export async function ensureSwerexImage(base: string, pip: string, version: string, log: (m: string) => void): Promise<string> {
   const image = `benchgym-peers/swerex:${version}`;
-  if (await execFileP('docker', ['image', 'inspect', image]).then(() => true, () => false)) return image;
+  if (
+    await execFileP('docker', ['image', 'inspect', image]).then(
+      () => true,
+      () => false,
+    )
+  )
+    return image;
   const ctx = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-peers-image-'));
   try {
     log(`building ${image} from ${base} (docker build --network host)`);
@@ -142,7 +152,10 @@ class PeerDriver {
   }
 
   static async start(python: string): Promise<PeerDriver> {
-    const child = spawn(python, [DRIVER], { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, MSWEA_SILENT_STARTUP: '1', PYTHONUNBUFFERED: '1' } });
+    const child = spawn(python, [DRIVER], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, MSWEA_SILENT_STARTUP: '1', PYTHONUNBUFFERED: '1' },
+    });
     const stderr: string[] = [];
     child.stderr.on('data', (b: Buffer) => {
       stderr.push(b.toString());
@@ -200,14 +213,27 @@ async function mcpConnect(url: string): Promise<{ client: Client; call: McpCall 
     const r = await client.callTool({ name, arguments: args }, undefined, { timeout: 30 * 60_000 });
     if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.content).slice(0, 500)}`);
     const data = (r.structuredContent ?? {}) as Record<string, unknown>;
-    if (name === 'run_command' && data.exitCode !== 0) throw new Error(`run_command exited ${String(data.exitCode)}: ${JSON.stringify(data).slice(0, 300)}`);
+    if (name === 'run_command' && data.exitCode !== 0)
+      throw new Error(`run_command exited ${String(data.exitCode)}: ${JSON.stringify(data).slice(0, 300)}`);
     return data;
   };
   return { client, call };
 }
 
-async function gymOverMcp(label: string, factory: SandboxFactory, dataDir: string, cacheDir: string, maxEpisodes = 64): Promise<GymOverMcp> {
-  const gym = new Gym({ registry: builtinRegistry(), dataDir: path.join(dataDir, label.replace(/\W+/g, '-')), cacheDir, sandboxes: factory, defaults: { maxEpisodes } });
+async function gymOverMcp(
+  label: string,
+  factory: SandboxFactory,
+  dataDir: string,
+  cacheDir: string,
+  maxEpisodes = 64,
+): Promise<GymOverMcp> {
+  const gym = new Gym({
+    registry: builtinRegistry(),
+    dataDir: path.join(dataDir, label.replace(/\W+/g, '-')),
+    cacheDir,
+    sandboxes: factory,
+    defaults: { maxEpisodes },
+  });
   const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0 });
   const { client, call } = await mcpConnect(`${server.url}/mcp`);
   return { label, gym, factory, server, client, call };
@@ -241,7 +267,9 @@ class Figures {
     return [...this.samples].filter(([, f]) => f.ms.length).map(([name, f]) => summarize(name, f.description, f.ms));
   }
   errors(): Record<string, { errors: number; lastError?: string }> {
-    return Object.fromEntries([...this.samples].filter(([, f]) => f.errors).map(([name, f]) => [name, { errors: f.errors, lastError: f.lastError }]));
+    return Object.fromEntries(
+      [...this.samples].filter(([, f]) => f.errors).map(([name, f]) => [name, { errors: f.errors, lastError: f.lastError }]),
+    );
   }
 }
 
@@ -250,7 +278,11 @@ async function interleave(rounds: number, steps: (() => Promise<void>)[]): Promi
   for (let i = 0; i < rounds; i++) for (const step of steps) await step();
 }
 
-export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<PeersBenchResult> {
+export async function runPeersBench(opts: {
+  quick: boolean;
+  cases?: ReadonlySet<string>;
+  log: (m: string) => void;
+}): Promise<PeersBenchResult> {
   const want = (c: PeersCase) => !opts.cases || opts.cases.size === 0 || opts.cases.has(c) || opts.cases.has('peers');
   const log = opts.log;
   const rounds = { command: opts.quick ? 30 : 100, file: opts.quick ? 12 : 50, start: opts.quick ? 4 : 20, concurrentCommands: 20 };
@@ -261,7 +293,12 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
   const base = baseImageName('python', '3.11');
   const cacheDir = envCacheDir();
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-peers-'));
-  const docker = (await dockerAvailable()) && (await execFileP('docker', ['image', 'inspect', base]).then(() => true, () => false));
+  const docker =
+    (await dockerAvailable()) &&
+    (await execFileP('docker', ['image', 'inspect', base]).then(
+      () => true,
+      () => false,
+    ));
   if (!docker) skipped.push(`Docker figures: no Docker daemon or no ${base}`);
   const bwrap = await bubblewrapAvailable();
   if (!bwrap) skipped.push('bubblewrap figures: bubblewrap does not work here');
@@ -281,10 +318,12 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
       if (!msa) skipped.push('mini-swe-agent: pip install failed');
       if (!rex) skipped.push('SWE-ReX: pip install failed');
       if (rex && docker) {
-        rexImage = await ensureSwerexImage(base, path.join(path.dirname(venv.python), 'pip'), venv.versions['swe-rex']!, log).catch((err: Error) => {
-          skipped.push(`SWE-ReX in Docker: image build failed: ${err.message.slice(0, 300)}`);
-          return '';
-        });
+        rexImage = await ensureSwerexImage(base, path.join(path.dirname(venv.python), 'pip'), venv.versions['swe-rex']!, log).catch(
+          (err: Error) => {
+            skipped.push(`SWE-ReX in Docker: image build failed: ${err.message.slice(0, 300)}`);
+            return '';
+          },
+        );
       }
       if (msa || rex) {
         driver = await PeerDriver.start(venv.python).catch((err: Error) => {
@@ -296,15 +335,36 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
     const rexDocker = driver && rex && rexImage !== '';
 
     log('starting the benchgym gyms (Docker executor on/off, pool of 2; local bubblewrap on/off, none)');
-    const dockerOn = docker ? await gymOverMcp('docker executor on', new DockerSandboxFactory({ serverId: 'bench-peers-on', poolSize: 2, executor: 'auto' }), dataDir, cacheDir) : undefined;
-    const dockerOff = docker ? await gymOverMcp('docker executor off', new DockerSandboxFactory({ serverId: 'bench-peers-off', poolSize: 2, executor: 'off' }), dataDir, cacheDir) : undefined;
+    const dockerOn = docker
+      ? await gymOverMcp(
+          'docker executor on',
+          new DockerSandboxFactory({ serverId: 'bench-peers-on', poolSize: 2, executor: 'auto' }),
+          dataDir,
+          cacheDir,
+        )
+      : undefined;
+    const dockerOff = docker
+      ? await gymOverMcp(
+          'docker executor off',
+          new DockerSandboxFactory({ serverId: 'bench-peers-off', poolSize: 2, executor: 'off' }),
+          dataDir,
+          cacheDir,
+        )
+      : undefined;
     const localModes = [...(bwrap ? (['bwrap-auto', 'bwrap-off'] as const) : []), 'none-auto'] as const;
     const locals: GymOverMcp[] = [];
     for (const mode of localModes) {
       const [isolation, executor] = mode.split('-') as ['bwrap' | 'none', 'auto' | 'off'];
       const dir = path.join(dataDir, `local-${mode}`);
       const label = `local ${isolation} executor ${executor === 'auto' ? 'on' : 'off'}`;
-      locals.push(await gymOverMcp(label, new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), isolation, cacheDir, executor, privatePaths: [dir] }), dataDir, cacheDir));
+      locals.push(
+        await gymOverMcp(
+          label,
+          new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), isolation, cacheDir, executor, privatePaths: [dir] }),
+          dataDir,
+          cacheDir,
+        ),
+      );
     }
     gyms.push(...[dockerOn, dockerOff].filter((g): g is GymOverMcp => !!g), ...locals);
     const episodes = new Map<GymOverMcp, string>();
@@ -323,27 +383,72 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
 
     if (want('peers_command')) {
       log(`per-command round trip: ${rounds.command} rounds, every system once per round`);
-      const steps: (() => Promise<void>)[] = gyms.map((g) => () => figures.add(`benchgym ${g.label}: run_command true`, `tools/call run_command {command:'true'} over MCP, ${g.label}`, () => runTrue(g, episodes.get(g)!)));
+      const steps: (() => Promise<void>)[] = gyms.map(
+        (g) => () =>
+          figures.add(`benchgym ${g.label}: run_command true`, `tools/call run_command {command:'true'} over MCP, ${g.label}`, () =>
+            runTrue(g, episodes.get(g)!),
+          ),
+      );
       // Where benchgym's time goes: the MCP + HTTP floor, and the same tool without MCP.
       const ctx: ToolContext = { signal: new AbortController().signal, progress() {} };
-      if (gyms[0]) steps.push(() => figures.add('benchgym MCP ping (HTTP + JSON-RPC floor)', 'MCP ping on /mcp, no tool runs', () => gyms[0]!.client.ping()));
+      if (gyms[0])
+        steps.push(() =>
+          figures.add('benchgym MCP ping (HTTP + JSON-RPC floor)', 'MCP ping on /mcp, no tool runs', () => gyms[0]!.client.ping()),
+        );
       for (const g of [dockerOn, locals[0]].filter((x): x is GymOverMcp => !!x)) {
         steps.push(() =>
-          figures.add(`benchgym ${g.label}: run_command true in-process`, `gym.callTool run_command {command:'true'} without MCP/HTTP, ${g.label}`, async () => {
-            const r = await g.gym.callTool('run_command', { command: 'true' }, ctx, episodes.get(g)!);
-            if ((r.data as { exitCode?: number | null }).exitCode !== 0) throw new Error(`run_command 'true' failed: ${JSON.stringify(r.data).slice(0, 300)}`);
-          }),
+          figures.add(
+            `benchgym ${g.label}: run_command true in-process`,
+            `gym.callTool run_command {command:'true'} without MCP/HTTP, ${g.label}`,
+            async () => {
+              const r = await g.gym.callTool('run_command', { command: 'true' }, ctx, episodes.get(g)!);
+              if ((r.data as { exitCode?: number | null }).exitCode !== 0)
+                throw new Error(`run_command 'true' failed: ${JSON.stringify(r.data).slice(0, 300)}`);
+            },
+          ),
         );
       }
       if (driver && msa) {
-        steps.push(() => figures.add("mini-swe-agent LocalEnvironment: execute('true')", 'LocalEnvironment.execute: subprocess.Popen(shell=True) per command, on the host', () => driver!.timed('msa_local_exec')));
-        if (docker) steps.push(() => figures.add("mini-swe-agent DockerEnvironment: execute('true')", `DockerEnvironment.execute: a docker exec (CLI) per command, ${base}, --network none`, () => driver!.timed('msa_docker_exec')));
+        steps.push(() =>
+          figures.add(
+            "mini-swe-agent LocalEnvironment: execute('true')",
+            'LocalEnvironment.execute: subprocess.Popen(shell=True) per command, on the host',
+            () => driver!.timed('msa_local_exec'),
+          ),
+        );
+        if (docker)
+          steps.push(() =>
+            figures.add(
+              "mini-swe-agent DockerEnvironment: execute('true')",
+              `DockerEnvironment.execute: a docker exec (CLI) per command, ${base}, --network none`,
+              () => driver!.timed('msa_docker_exec'),
+            ),
+          );
       }
       if (rexDocker) {
-        steps.push(() => figures.add("SWE-ReX DockerDeployment: execute('true')", 'RemoteRuntime.execute(Command(true, shell=True)) to swerex-remote in the container (unix socket)', () => driver!.timed('rex_execute')));
-        steps.push(() => figures.add("SWE-ReX DockerDeployment: run_in_session('true')", 'RemoteRuntime.run_in_session(BashAction(true)) in its bash session in the container', () => driver!.timed('rex_run_in_session')));
+        steps.push(() =>
+          figures.add(
+            "SWE-ReX DockerDeployment: execute('true')",
+            'RemoteRuntime.execute(Command(true, shell=True)) to swerex-remote in the container (unix socket)',
+            () => driver!.timed('rex_execute'),
+          ),
+        );
+        steps.push(() =>
+          figures.add(
+            "SWE-ReX DockerDeployment: run_in_session('true')",
+            'RemoteRuntime.run_in_session(BashAction(true)) in its bash session in the container',
+            () => driver!.timed('rex_run_in_session'),
+          ),
+        );
       }
-      if (driver && rex) steps.push(() => figures.add("SWE-ReX LocalRuntime: execute('true')", 'LocalRuntime.execute(Command(true, shell=True)) in the driver process, on the host', () => driver!.timed('rex_local_execute')));
+      if (driver && rex)
+        steps.push(() =>
+          figures.add(
+            "SWE-ReX LocalRuntime: execute('true')",
+            'LocalRuntime.execute(Command(true, shell=True)) in the driver process, on the host',
+            () => driver!.timed('rex_local_execute'),
+          ),
+        );
       await interleave(rounds.command, steps);
     }
 
@@ -364,23 +469,41 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
         }
         edits.set(g, k);
         const line = `line_${String(k).padStart(2, '0')} = ${k}  #`;
-        await figures.add(`benchgym ${g.label}: edit_file + view_file`, `tools/call edit_file (one line) then view_file of a 60-line file over MCP, ${g.label}`, async () => {
-          await g.call('edit_file', { episode_id: id, path: 'bench_file.py', old_str: line, new_str: line.replace('  #', ' #') });
-          await g.call('view_file', { episode_id: id, path: 'bench_file.py' });
-        });
+        await figures.add(
+          `benchgym ${g.label}: edit_file + view_file`,
+          `tools/call edit_file (one line) then view_file of a 60-line file over MCP, ${g.label}`,
+          async () => {
+            await g.call('edit_file', { episode_id: id, path: 'bench_file.py', old_str: line, new_str: line.replace('  #', ' #') });
+            await g.call('view_file', { episode_id: id, path: 'bench_file.py' });
+          },
+        );
       });
-      if (rexDocker) steps.push(() => figures.add('SWE-ReX DockerDeployment: write_file + read_file', 'RemoteRuntime.write_file then read_file of the same 60-line file in the container', () => driver!.timed('rex_file', { content: FILE_60_LINES })));
+      if (rexDocker)
+        steps.push(() =>
+          figures.add(
+            'SWE-ReX DockerDeployment: write_file + read_file',
+            'RemoteRuntime.write_file then read_file of the same 60-line file in the container',
+            () => driver!.timed('rex_file', { content: FILE_60_LINES }),
+          ),
+        );
       await interleave(rounds.file, steps);
     }
     for (const [g, id] of episodes) await g.call('end_episode', { episode_id: id });
     episodes.clear();
 
     if (want('peers_start')) {
-      log(`starts: ${rounds.start} rounds (warm pool and cold, benchgym Docker executor on/off; peers' starts), each until its first command returns`);
+      log(
+        `starts: ${rounds.start} rounds (warm pool and cold, benchgym Docker executor on/off; peers' starts), each until its first command returns`,
+      );
       const colds: GymOverMcp[] = [];
       if (docker) {
         for (const executor of ['auto', 'off'] as const) {
-          const g = await gymOverMcp(`docker cold executor ${executor === 'auto' ? 'on' : 'off'}`, new DockerSandboxFactory({ serverId: `bench-peers-cold-${executor}`, poolSize: 0, executor }), dataDir, cacheDir);
+          const g = await gymOverMcp(
+            `docker cold executor ${executor === 'auto' ? 'on' : 'off'}`,
+            new DockerSandboxFactory({ serverId: `bench-peers-cold-${executor}`, poolSize: 0, executor }),
+            dataDir,
+            cacheDir,
+          );
           gyms.push(g);
           colds.push(g);
           await g.call('end_episode', { episode_id: await startEpisode(g) });
@@ -389,10 +512,14 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
       const untilFirstCommand = (g: GymOverMcp, before?: () => Promise<void>) => async () => {
         await before?.(); // refill the pool outside the timed region, as an idle server would
         let id = '';
-        await figures.add(`benchgym ${g.label}: start until first command`, `tools/call start_episode then the first run_command 'true' returns, over MCP, ${g.label}`, async () => {
-          id = await startEpisode(g);
-          await runTrue(g, id);
-        });
+        await figures.add(
+          `benchgym ${g.label}: start until first command`,
+          `tools/call start_episode then the first run_command 'true' returns, over MCP, ${g.label}`,
+          async () => {
+            id = await startEpisode(g);
+            await runTrue(g, id);
+          },
+        );
         if (id) await g.call('end_episode', { episode_id: id });
       };
       const steps: (() => Promise<void>)[] = [];
@@ -408,15 +535,29 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
       if (driver && msa) {
         if (docker) {
           steps.push(async () => {
-            await figures.add('mini-swe-agent DockerEnvironment: start until first command', "DockerEnvironment(...) (docker run -d) then execute('true') returns", () => driver!.timed('msa_docker_start', { image: base }));
+            await figures.add(
+              'mini-swe-agent DockerEnvironment: start until first command',
+              "DockerEnvironment(...) (docker run -d) then execute('true') returns",
+              () => driver!.timed('msa_docker_start', { image: base }),
+            );
             await driver!.call('msa_docker_stop');
           });
         }
-        steps.push(() => figures.add('mini-swe-agent LocalEnvironment: start until first command', "LocalEnvironment(...) then execute('true') returns", () => driver!.timed('msa_local_start')));
+        steps.push(() =>
+          figures.add(
+            'mini-swe-agent LocalEnvironment: start until first command',
+            "LocalEnvironment(...) then execute('true') returns",
+            () => driver!.timed('msa_local_start'),
+          ),
+        );
       }
       if (rexDocker) {
         steps.push(async () => {
-          await figures.add('SWE-ReX DockerDeployment: start until first command', "DockerDeployment.start() (docker run, poll is_alive), create_session, run_in_session('true') returns", () => driver!.timed('rex_start', { image: rexImage }));
+          await figures.add(
+            'SWE-ReX DockerDeployment: start until first command',
+            "DockerDeployment.start() (docker run, poll is_alive), create_session, run_in_session('true') returns",
+            () => driver!.timed('rex_start', { image: rexImage }),
+          );
           await driver!.call('rex_stop');
         });
       }
@@ -431,10 +572,21 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
       const backends: { label: string; factory: () => SandboxFactory }[] = [
         {
           label: `local ${bwrap ? 'bwrap' : 'none'} executor on`,
-          factory: () => new LocalSandboxFactory({ baseDir: path.join(dataDir, 'concurrent-local', 'sandboxes'), isolation: bwrap ? 'bwrap' : 'none', cacheDir, privatePaths: [path.join(dataDir, 'concurrent-local')] }),
+          factory: () =>
+            new LocalSandboxFactory({
+              baseDir: path.join(dataDir, 'concurrent-local', 'sandboxes'),
+              isolation: bwrap ? 'bwrap' : 'none',
+              cacheDir,
+              privatePaths: [path.join(dataDir, 'concurrent-local')],
+            }),
         },
       ];
-      if (docker) backends.push({ label: 'docker executor on', factory: () => new DockerSandboxFactory({ serverId: 'bench-peers-concurrent', poolSize: 0, maxContainers: 72, capacityWaitMs: 300_000 }) });
+      if (docker)
+        backends.push({
+          label: 'docker executor on',
+          factory: () =>
+            new DockerSandboxFactory({ serverId: 'bench-peers-concurrent', poolSize: 0, maxContainers: 72, capacityWaitMs: 300_000 }),
+        });
       const concurrent: Record<string, unknown> = {};
       for (const b of backends) {
         log(`64 concurrent episodes x ${rounds.concurrentCommands} run_command over MCP, ${b.label}`);
@@ -450,7 +602,11 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
             clients.map(async (c) => {
               let id: string | undefined;
               try {
-                starts.push(await timedMs(async () => (id = (await c.call('start_episode', { task_id: TASK, max_steps: MAX_STEPS })).episodeId as string)));
+                starts.push(
+                  await timedMs(
+                    async () => (id = (await c.call('start_episode', { task_id: TASK, max_steps: MAX_STEPS })).episodeId as string),
+                  ),
+                );
                 for (let i = 0; i < rounds.concurrentCommands; i++) {
                   try {
                     commands.push(await timedMs(() => c.call('run_command', { episode_id: id, command: 'true' })));
@@ -461,16 +617,36 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
               } catch (err) {
                 failures.push((err as Error).message.slice(0, 200));
               } finally {
-                if (id) await c.call('end_episode', { episode_id: id }).catch((err: Error) => failures.push(`end_episode: ${err.message.slice(0, 200)}`));
+                if (id)
+                  await c
+                    .call('end_episode', { episode_id: id })
+                    .catch((err: Error) => failures.push(`end_episode: ${err.message.slice(0, 200)}`));
               }
             }),
           );
           const wallMs = Math.round(ms(wall));
           for (const c of clients) await c.client.close().catch(() => {});
           const name = `benchgym ${b.label}: 64 concurrent episodes`;
-          if (starts.length) figures.samples.set(`${name}, start_episode`, { description: `64 concurrent start_episode over MCP (64 clients), ${b.label}`, ms: starts, errors: 0 });
-          if (commands.length) figures.samples.set(`${name}, run_command true`, { description: `run_command 'true' over MCP while 64 episodes run 20 each at once, ${b.label}`, ms: commands, errors: 0 });
-          concurrent[b.label] = { wallMs, episodes: 64, commandsPerEpisode: rounds.concurrentCommands, commandsOk: commands.length, errors: failures.length, firstErrors: failures.slice(0, 3) };
+          if (starts.length)
+            figures.samples.set(`${name}, start_episode`, {
+              description: `64 concurrent start_episode over MCP (64 clients), ${b.label}`,
+              ms: starts,
+              errors: 0,
+            });
+          if (commands.length)
+            figures.samples.set(`${name}, run_command true`, {
+              description: `run_command 'true' over MCP while 64 episodes run 20 each at once, ${b.label}`,
+              ms: commands,
+              errors: 0,
+            });
+          concurrent[b.label] = {
+            wallMs,
+            episodes: 64,
+            commandsPerEpisode: rounds.concurrentCommands,
+            commandsOk: commands.length,
+            errors: failures.length,
+            firstErrors: failures.slice(0, 3),
+          };
           log(`  ${b.label}: wall ${wallMs} ms, ${commands.length} commands ok, ${failures.length} errors`);
         } finally {
           await closeGym(g);
@@ -490,25 +666,92 @@ export async function runPeersBench(opts: { quick: boolean; cases?: ReadonlySet<
   const result = { stats, extra, table: renderTable(stats, extra), ...(skipped.length ? { skipped: skipped.join('; ') } : {}) };
   // run.ts keeps latest.json for the default run: the side-by-side figures go to a file of their own.
   const file = path.join(os.tmpdir(), 'benchgym-peers-results.json');
-  await fs.writeFile(file, JSON.stringify({ date: new Date().toISOString(), cpus: os.cpus().length, loadAvg1mAtStart: loadAtStart, quick: opts.quick, ...result }, null, 2) + '\n');
+  await fs.writeFile(
+    file,
+    JSON.stringify(
+      { date: new Date().toISOString(), cpus: os.cpus().length, loadAvg1mAtStart: loadAtStart, quick: opts.quick, ...result },
+      null,
+      2,
+    ) + '\n',
+  );
   opts.log(`peers done; figures in ${file}`);
   return result;
 }
 
 /** The ratios issue 14's targets name: benchgym p50 / peer p50. */
 const TARGETS: [string, string, string, number][] = [
-  ['Docker run_command true vs SWE-ReX execute (target <= 2x)', 'benchgym docker executor on: run_command true', "SWE-ReX DockerDeployment: execute('true')", 2],
-  ['Docker run_command true, executor off, vs SWE-ReX execute', 'benchgym docker executor off: run_command true', "SWE-ReX DockerDeployment: execute('true')", NaN],
-  ['Docker run_command true vs mini-swe-agent DockerEnvironment', 'benchgym docker executor on: run_command true', "mini-swe-agent DockerEnvironment: execute('true')", NaN],
-  ['local (bwrap) run_command true vs mini-swe-agent LocalEnvironment (target <= 2x)', 'benchgym local bwrap executor on: run_command true', "mini-swe-agent LocalEnvironment: execute('true')", 2],
-  ['local (bwrap), executor off, vs mini-swe-agent LocalEnvironment', 'benchgym local bwrap executor off: run_command true', "mini-swe-agent LocalEnvironment: execute('true')", NaN],
-  ['local (none) run_command true vs mini-swe-agent LocalEnvironment', 'benchgym local none executor on: run_command true', "mini-swe-agent LocalEnvironment: execute('true')", 2],
-  ['Docker edit_file + view_file vs SWE-ReX write_file + read_file (target <= 2x)', 'benchgym docker executor on: edit_file + view_file', 'SWE-ReX DockerDeployment: write_file + read_file', 2],
-  ['Docker edit_file + view_file, executor off, vs SWE-ReX', 'benchgym docker executor off: edit_file + view_file', 'SWE-ReX DockerDeployment: write_file + read_file', NaN],
-  ['Docker warm start until first command vs mini-swe-agent start (target < 1x)', 'benchgym docker warm executor on: start until first command', 'mini-swe-agent DockerEnvironment: start until first command', 1],
-  ['Docker warm start until first command vs SWE-ReX start', 'benchgym docker warm executor on: start until first command', 'SWE-ReX DockerDeployment: start until first command', NaN],
-  ['Docker cold start until first command vs mini-swe-agent start', 'benchgym docker cold executor on: start until first command', 'mini-swe-agent DockerEnvironment: start until first command', NaN],
-  ['Docker cold start until first command vs SWE-ReX start', 'benchgym docker cold executor on: start until first command', 'SWE-ReX DockerDeployment: start until first command', NaN],
+  [
+    'Docker run_command true vs SWE-ReX execute (target <= 2x)',
+    'benchgym docker executor on: run_command true',
+    "SWE-ReX DockerDeployment: execute('true')",
+    2,
+  ],
+  [
+    'Docker run_command true, executor off, vs SWE-ReX execute',
+    'benchgym docker executor off: run_command true',
+    "SWE-ReX DockerDeployment: execute('true')",
+    NaN,
+  ],
+  [
+    'Docker run_command true vs mini-swe-agent DockerEnvironment',
+    'benchgym docker executor on: run_command true',
+    "mini-swe-agent DockerEnvironment: execute('true')",
+    NaN,
+  ],
+  [
+    'local (bwrap) run_command true vs mini-swe-agent LocalEnvironment (target <= 2x)',
+    'benchgym local bwrap executor on: run_command true',
+    "mini-swe-agent LocalEnvironment: execute('true')",
+    2,
+  ],
+  [
+    'local (bwrap), executor off, vs mini-swe-agent LocalEnvironment',
+    'benchgym local bwrap executor off: run_command true',
+    "mini-swe-agent LocalEnvironment: execute('true')",
+    NaN,
+  ],
+  [
+    'local (none) run_command true vs mini-swe-agent LocalEnvironment',
+    'benchgym local none executor on: run_command true',
+    "mini-swe-agent LocalEnvironment: execute('true')",
+    2,
+  ],
+  [
+    'Docker edit_file + view_file vs SWE-ReX write_file + read_file (target <= 2x)',
+    'benchgym docker executor on: edit_file + view_file',
+    'SWE-ReX DockerDeployment: write_file + read_file',
+    2,
+  ],
+  [
+    'Docker edit_file + view_file, executor off, vs SWE-ReX',
+    'benchgym docker executor off: edit_file + view_file',
+    'SWE-ReX DockerDeployment: write_file + read_file',
+    NaN,
+  ],
+  [
+    'Docker warm start until first command vs mini-swe-agent start (target < 1x)',
+    'benchgym docker warm executor on: start until first command',
+    'mini-swe-agent DockerEnvironment: start until first command',
+    1,
+  ],
+  [
+    'Docker warm start until first command vs SWE-ReX start',
+    'benchgym docker warm executor on: start until first command',
+    'SWE-ReX DockerDeployment: start until first command',
+    NaN,
+  ],
+  [
+    'Docker cold start until first command vs mini-swe-agent start',
+    'benchgym docker cold executor on: start until first command',
+    'mini-swe-agent DockerEnvironment: start until first command',
+    NaN,
+  ],
+  [
+    'Docker cold start until first command vs SWE-ReX start',
+    'benchgym docker cold executor on: start until first command',
+    'SWE-ReX DockerDeployment: start until first command',
+    NaN,
+  ],
 ];
 
 function ratios(stats: LatencyStats[]): Record<string, { ratio: number; target?: number; met?: boolean }> {
@@ -529,9 +772,21 @@ function renderTable(stats: LatencyStats[], extra: Record<string, unknown>): str
   const rows = stats.map((s) => [s.name, String(s.n), s.p50.toFixed(2), s.p95.toFixed(2)]);
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
-  const ratioLines = Object.entries(extra.ratios as ReturnType<typeof ratios>).map(([label, r]) => `  ${label}: ${r.ratio}x${r.met === undefined ? '' : r.met ? ' (met)' : ' (NOT met)'}`);
-  const concurrent = Object.entries((extra.concurrent64 ?? {}) as Record<string, { wallMs: number; commandsOk: number; errors: number }>).map(([label, c]) => `  64 x 20 ${label}: wall ${c.wallMs} ms, ${c.commandsOk} commands ok, ${c.errors} errors`);
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), '', 'ratios (benchgym p50 / peer p50):', ...ratioLines, ...concurrent].join('\n');
+  const ratioLines = Object.entries(extra.ratios as ReturnType<typeof ratios>).map(
+    ([label, r]) => `  ${label}: ${r.ratio}x${r.met === undefined ? '' : r.met ? ' (met)' : ' (NOT met)'}`,
+  );
+  const concurrent = Object.entries(
+    (extra.concurrent64 ?? {}) as Record<string, { wallMs: number; commandsOk: number; errors: number }>,
+  ).map(([label, c]) => `  64 x 20 ${label}: wall ${c.wallMs} ms, ${c.commandsOk} commands ok, ${c.errors} errors`);
+  return [
+    line(head),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...rows.map(line),
+    '',
+    'ratios (benchgym p50 / peer p50):',
+    ...ratioLines,
+    ...concurrent,
+  ].join('\n');
 }
 
 /** Registered in bench/run.ts as an opt-in benchmark. */

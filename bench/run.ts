@@ -24,7 +24,11 @@ interface Benchmark {
   cases: readonly string[];
   /** Not part of a bare `npm run bench`: runs only when named (or a case of it) with --only. */
   optIn?: boolean;
-  run(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<McpLatencyResult | DockerBenchResult | IsolationResult>;
+  run(opts: {
+    quick: boolean;
+    cases?: ReadonlySet<string>;
+    log: (m: string) => void;
+  }): Promise<McpLatencyResult | DockerBenchResult | IsolationResult>;
 }
 
 const BENCHMARKS: Benchmark[] = [
@@ -89,7 +93,9 @@ function memoryTable(points: MemoryPoint[]): string {
 async function main(): Promise<number> {
   let values: { quick?: boolean; only?: string[]; help?: boolean };
   try {
-    ({ values } = parseArgs({ options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } } }));
+    ({ values } = parseArgs({
+      options: { quick: { type: 'boolean' }, only: { type: 'string', multiple: true }, help: { type: 'boolean', short: 'h' } },
+    }));
   } catch (err) {
     console.error(`${(err as Error).message}\n${usage()}`);
     return 2;
@@ -99,7 +105,12 @@ async function main(): Promise<number> {
     return 0;
   }
   const quick = values.quick ?? false;
-  const only = new Set((values.only ?? []).flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean));
+  const only = new Set(
+    (values.only ?? [])
+      .flatMap((s) => s.split(','))
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   const known = new Set(BENCHMARKS.flatMap((b) => [b.name, ...b.cases]));
   const unknown = [...only].filter((o) => !known.has(o));
   if (unknown.length) {

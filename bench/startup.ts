@@ -92,7 +92,9 @@ interface Case {
   run(): Promise<Sample>;
 }
 
-const { values } = parseArgs({ options: { variant: { type: 'string', multiple: true }, runs: { type: 'string' }, peers: { type: 'string' }, json: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { variant: { type: 'string', multiple: true }, runs: { type: 'string' }, peers: { type: 'string' }, json: { type: 'string' } },
+});
 const runs = Number(values.runs ?? 7);
 const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-startup-'));
 const cacheDir = process.env.BENCHGYM_CACHE ?? path.join(os.homedir(), '.cache', 'benchgym');
@@ -104,15 +106,27 @@ for (const spec of values.variant ?? []) {
   const cli = (...args: string[]) => ['node', bin, ...args];
   cases.push({ name: '--version', variant, run: () => timed(cli('--version'), dataDir) });
   cases.push({ name: '--help', variant, run: () => timed(cli('--help'), dataDir) });
-  cases.push({ name: 'tasks --suite examples', variant, run: () => timed(cli('tasks', '--suite', 'examples', '--data-dir', dataDir), dataDir) });
+  cases.push({
+    name: 'tasks --suite examples',
+    variant,
+    run: () => timed(cli('tasks', '--suite', 'examples', '--data-dir', dataDir), dataDir),
+  });
   cases.push({
     name: 'serve: listening',
     variant,
-    run: async () => untilReady(cli('serve', '--port', String(await freePort()), '--data-dir', dataDir, '--cache-dir', cacheDir), dataDir, (out) => out.includes('viewer (browser)')),
+    run: async () =>
+      untilReady(cli('serve', '--port', String(await freePort()), '--data-dir', dataDir, '--cache-dir', cacheDir), dataDir, (out) =>
+        out.includes('viewer (browser)'),
+      ),
   });
 }
 const peers = values.peers ?? process.env.BENCHGYM_PEERS_VENV;
-if (peers && existsSync(path.join(peers, 'bin', 'mini'))) cases.push({ name: '--help', variant: 'mini-swe-agent (mini --help)', run: () => timed([path.join(peers, 'bin', 'mini'), '--help'], dataDir) });
+if (peers && existsSync(path.join(peers, 'bin', 'mini')))
+  cases.push({
+    name: '--help',
+    variant: 'mini-swe-agent (mini --help)',
+    run: () => timed([path.join(peers, 'bin', 'mini'), '--help'], dataDir),
+  });
 if (peers && existsSync(path.join(peers, 'bin', 'swerex-remote'))) {
   const swerex = path.join(peers, 'bin', 'swerex-remote');
   cases.push({ name: '--help', variant: 'SWE-ReX (swerex-remote --help)', run: () => timed([swerex, '--help'], dataDir) });
@@ -147,9 +161,16 @@ const rows = cases.map((c) => {
   return { case: c.name, variant: c.variant, ms, ...(rss ? { rssMb: rss } : {}) };
 });
 const f = (n: number) => n.toFixed(0);
-process.stdout.write(`load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}; ${os.cpus().length} cores; ${runs} runs each\n`);
+process.stdout.write(
+  `load average at the end: ${os
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')}; ${os.cpus().length} cores; ${runs} runs each\n`,
+);
 process.stdout.write('| command | variant | wall ms min / median / max | peak RSS MB min / median |\n|---|---|---|---|\n');
 for (const r of [...rows].sort((a, b) => a.case.localeCompare(b.case))) {
-  process.stdout.write(`| ${r.case} | ${r.variant} | ${f(r.ms.min)} / ${f(r.ms.median)} / ${f(r.ms.max)} | ${r.rssMb ? `${f(r.rssMb.min)} / ${f(r.rssMb.median)}` : ''} |\n`);
+  process.stdout.write(
+    `| ${r.case} | ${r.variant} | ${f(r.ms.min)} / ${f(r.ms.median)} / ${f(r.ms.max)} | ${r.rssMb ? `${f(r.rssMb.min)} / ${f(r.rssMb.median)}` : ''} |\n`,
+  );
 }
 if (values.json) await fs.writeFile(values.json, JSON.stringify({ load: os.loadavg(), runs, rows }, null, 2) + '\n');

@@ -85,8 +85,18 @@ export class GymWsClient {
   }
 
   /** One step; a tool failure (an observation with an error) is thrown, as the bench counts only working steps. */
-  async step(episodeId: string, tool: string, args: Record<string, unknown>, key?: string): Promise<{ observation: { data: Record<string, unknown> } }> {
-    const r = await this.request<{ observation: { data: Record<string, unknown> }; info: { error?: { message: string } } }>('step', { episode_id: episodeId, ...(key ? { episode_key: key } : {}), tool, args });
+  async step(
+    episodeId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    key?: string,
+  ): Promise<{ observation: { data: Record<string, unknown> } }> {
+    const r = await this.request<{ observation: { data: Record<string, unknown> }; info: { error?: { message: string } } }>('step', {
+      episode_id: episodeId,
+      ...(key ? { episode_key: key } : {}),
+      tool,
+      args,
+    });
     if (r.info.error) throw new Error(`${tool}: ${r.info.error.message}`);
     return r;
   }
@@ -121,7 +131,9 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
     await wsMcp.connect(new WebSocketClientTransport(new URL(`${wsBase}/mcp/ws`)));
     gymWs = await GymWsClient.connect(`${wsBase}/ws`);
     opts.log('starting an episode (builds the env on first use)');
-    const started = await http.callTool({ name: 'start_episode', arguments: { task_id: TASK, max_steps: 10_000 } }, undefined, { timeout: 30 * 60_000 });
+    const started = await http.callTool({ name: 'start_episode', arguments: { task_id: TASK, max_steps: 10_000 } }, undefined, {
+      timeout: 30 * 60_000,
+    });
     const id = (started.structuredContent as { episodeId: string }).episodeId;
     const episode = gym.episode(id);
     const key = episode.key;
@@ -135,17 +147,47 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
     const figures: [string, string, () => Promise<unknown>][] = [
       ['ping_http', 'MCP ping over Streamable HTTP (/mcp)', () => http.ping()],
       ['ping_ws_mcp', 'MCP ping over MCP-over-WebSocket (/mcp/ws)', () => wsMcp.ping()],
-      ['ping_gym', 'gym protocol ping over /ws', // A server from before `ping` answers METHOD_NOT_FOUND: the same round trip, for the before figure.
-        () => gymWs!.request('ping').catch((e: Error) => { if (!/Method not found/.test(e.message)) throw e; })],
-      ['executor_exec', "the executor client's exec of bash -c true: the round trip with none of the sandbox's per-command handling", () => executor.exec(['/bin/bash', '-c', 'true'], { cwd: '.', clearEnv: true, env: { PATH: '/usr/bin:/bin' }, stdin: '' })],
-      ['exec_raw', "episode.sandbox.exec('true'): + the local sandbox's per-command handling (cgroup, OOM count, sweep, disk watch)", () => episode.sandbox.exec('true')],
-      ['run_command_direct', "gym.callTool run_command 'true' in-process (no transport)", () => gym.callTool('run_command', { command: 'true' }, ctx, id)],
-      ['run_command_http', "run_command 'true' over Streamable HTTP MCP", async () => checkCall(await http.callTool({ name: 'run_command', arguments: { episode_id: id, command: 'true' } }))],
-      ['run_command_ws_mcp', "run_command 'true' over MCP-over-WebSocket", async () => checkCall(await wsMcp.callTool({ name: 'run_command', arguments: { episode_id: id, command: 'true' } }))],
+      [
+        'ping_gym',
+        'gym protocol ping over /ws', // A server from before `ping` answers METHOD_NOT_FOUND: the same round trip, for the before figure.
+        () =>
+          gymWs!.request('ping').catch((e: Error) => {
+            if (!/Method not found/.test(e.message)) throw e;
+          }),
+      ],
+      [
+        'executor_exec',
+        "the executor client's exec of bash -c true: the round trip with none of the sandbox's per-command handling",
+        () => executor.exec(['/bin/bash', '-c', 'true'], { cwd: '.', clearEnv: true, env: { PATH: '/usr/bin:/bin' }, stdin: '' }),
+      ],
+      [
+        'exec_raw',
+        "episode.sandbox.exec('true'): + the local sandbox's per-command handling (cgroup, OOM count, sweep, disk watch)",
+        () => episode.sandbox.exec('true'),
+      ],
+      [
+        'run_command_direct',
+        "gym.callTool run_command 'true' in-process (no transport)",
+        () => gym.callTool('run_command', { command: 'true' }, ctx, id),
+      ],
+      [
+        'run_command_http',
+        "run_command 'true' over Streamable HTTP MCP",
+        async () => checkCall(await http.callTool({ name: 'run_command', arguments: { episode_id: id, command: 'true' } })),
+      ],
+      [
+        'run_command_ws_mcp',
+        "run_command 'true' over MCP-over-WebSocket",
+        async () => checkCall(await wsMcp.callTool({ name: 'run_command', arguments: { episode_id: id, command: 'true' } })),
+      ],
       ['run_command_gym', "step run_command 'true' over the gym protocol", () => gymWs!.step(id, 'run_command', { command: 'true' }, key)],
       ['read_raw', `episode.sandbox.readFile('${FILE}'): the executor round trip alone`, () => episode.sandbox.readFile(FILE)],
       ['view_file_direct', `gym.callTool view_file ${FILE} in-process`, () => gym.callTool('view_file', { path: FILE }, ctx, id)],
-      ['view_file_http', `view_file ${FILE} over Streamable HTTP MCP`, async () => checkCall(await http.callTool({ name: 'view_file', arguments: { episode_id: id, path: FILE } }))],
+      [
+        'view_file_http',
+        `view_file ${FILE} over Streamable HTTP MCP`,
+        async () => checkCall(await http.callTool({ name: 'view_file', arguments: { episode_id: id, path: FILE } })),
+      ],
       ['view_file_gym', `step view_file ${FILE} over the gym protocol`, () => gymWs!.step(id, 'view_file', { path: FILE }, key)],
     ];
     // BENCHGYM_STEP_FLOOR_FIGURES=ping_http,view_file_http narrows the loop (to profile one path with --cpu-prof).
@@ -179,7 +221,11 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
   const extra = {
     rounds,
     isolation: 'local backend, default isolation, executor on',
-    loadAvg1m: { min: round(Math.min(...loads), 2), median: round([...loads].sort((a, b) => a - b)[Math.floor(loads.length / 2)]!, 2), max: round(Math.max(...loads), 2) },
+    loadAvg1m: {
+      min: round(Math.min(...loads), 2),
+      median: round([...loads].sort((a, b) => a - b)[Math.floor(loads.length / 2)]!, 2),
+      max: round(Math.max(...loads), 2),
+    },
     shares: {
       sandboxAboveExecutorClient: round(p50('exec_raw') - p50('executor_exec')),
       gymAboveExecutor: round(p50('run_command_direct') - p50('exec_raw')),
@@ -198,11 +244,23 @@ function renderTable(stats: LatencyStats[], extra: { shares: Record<string, numb
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   const shares = Object.entries(extra.shares).map(([k, v]) => `  ${k}: ${v.toFixed(3)} ms (p50 difference)`);
-  return [line(head), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line), '', `load (1 min): ${JSON.stringify(extra.loadAvg1m)}`, ...shares].join('\n');
+  return [
+    line(head),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...rows.map(line),
+    '',
+    `load (1 min): ${JSON.stringify(extra.loadAvg1m)}`,
+    ...shares,
+  ].join('\n');
 }
 
 /** Registered in bench/run.ts as an opt-in benchmark. */
-export const STEP_FLOOR_BENCHMARK = { name: 'step_floor', cases: [] as readonly string[], optIn: true, run: (o: { quick: boolean; log: (m: string) => void }) => runStepFloor(o) };
+export const STEP_FLOOR_BENCHMARK = {
+  name: 'step_floor',
+  cases: [] as readonly string[],
+  optIn: true,
+  run: (o: { quick: boolean; log: (m: string) => void }) => runStepFloor(o),
+};
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   runStepFloor({ quick: process.argv.includes('--quick'), log: (m) => console.error(`[bench] ${m}`) }).then(

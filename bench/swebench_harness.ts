@@ -58,7 +58,13 @@ const RESULTS_FILE = path.join(BENCH_DIR, 'results', 'swebench_harness.json');
 const SUITE = 'swe-bench-java';
 
 /** One instance per repository that validated (README, "Validation"). */
-const DEFAULT_TASKS = ['google__gson-1093', 'fasterxml__jackson-core-370', 'fasterxml__jackson-dataformat-xml-590', 'alibaba__fastjson2-82', 'apache__dubbo-7041'];
+const DEFAULT_TASKS = [
+  'google__gson-1093',
+  'fasterxml__jackson-core-370',
+  'fasterxml__jackson-dataformat-xml-590',
+  'alibaba__fastjson2-82',
+  'apache__dubbo-7041',
+];
 type Procedure = 'per-class' | 'multi-swe-bench';
 
 interface CommandRun {
@@ -77,7 +83,12 @@ interface InstanceRow {
   benchgym?: { seconds: number; resolved: boolean; line: string };
 }
 
-function run(command: string, cwd: string, env: NodeJS.ProcessEnv, logFile: string): Promise<{ exitCode: number | null; seconds: number; output: string }> {
+function run(
+  command: string,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  logFile: string,
+): Promise<{ exitCode: number | null; seconds: number; output: string }> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn('bash', ['-c', command], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -106,13 +117,19 @@ function failToPassClasses(task: Task): { module?: string; cls: string }[] {
 function harnessCommands(task: Task, procedure: Procedure, specArgs: string[], maxClasses: number): string[] {
   const extra = specArgs.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(' ');
   if (procedure === 'per-class') {
-    return failToPassClasses(task).slice(0, maxClasses).map(
-      ({ module, cls }) => `mvn clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -Dtest=${cls} -DfailIfNoTests=false${module ? ` -pl ${module}` : ''} -am ${extra}`.trim(),
-    );
+    return failToPassClasses(task)
+      .slice(0, maxClasses)
+      .map(({ module, cls }) =>
+        `mvn clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -Dtest=${cls} -DfailIfNoTests=false${module ? ` -pl ${module}` : ''} -am ${extra}`.trim(),
+      );
   }
   const repo = String(task.metadata.repo);
-  if (repo === 'alibaba/fastjson2') return [`./mvnw -V --no-transfer-progress -Pgen-javadoc -Pgen-dokka clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -DfailIfNoTests=false ${extra}`.trim()];
-  if (repo === 'apache/dubbo') return [`mvn clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -DfailIfNoTests=false ${extra}`.trim()];
+  if (repo === 'alibaba/fastjson2')
+    return [
+      `./mvnw -V --no-transfer-progress -Pgen-javadoc -Pgen-dokka clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -DfailIfNoTests=false ${extra}`.trim(),
+    ];
+  if (repo === 'apache/dubbo')
+    return [`mvn clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -DfailIfNoTests=false ${extra}`.trim()];
   return [`mvn clean test -Dmaven.test.skip=false -DfailIfNoTests=false ${extra}`.trim()];
 }
 
@@ -122,7 +139,14 @@ function harnessCommands(task: Task, procedure: Procedure, specArgs: string[], m
  * exist before the fix count as FAIL_TO_PASS); then `seconds` is extrapolated (the patch step
  * plus the mean command time × the class count) and `measured` holds what was run.
  */
-async function replayHarness(task: Task, procedure: Procedure, startDir: string, env: NodeJS.ProcessEnv, scratch: string, maxClasses: number): Promise<{ seconds: number; measured: number; extrapolated: boolean; commands: CommandRun[] }> {
+async function replayHarness(
+  task: Task,
+  procedure: Procedure,
+  startDir: string,
+  env: NodeJS.ProcessEnv,
+  scratch: string,
+  maxClasses: number,
+): Promise<{ seconds: number; measured: number; extrapolated: boolean; commands: CommandRun[] }> {
   const work = path.join(scratch, `${task.id}-${procedure}`);
   await fs.rm(work, { recursive: true, force: true });
   await fs.cp(startDir, work, { recursive: true });
@@ -139,7 +163,11 @@ async function replayHarness(task: Task, procedure: Procedure, startDir: string,
   const specArgs = task.tests.hidden.runner.type === 'maven' ? task.tests.hidden.runner.args : [];
   for (const command of harnessCommands(task, procedure, specArgs, maxClasses)) {
     const r = await run(command, work, env, log);
-    const summary = r.output.split('\n').filter((l) => /Tests run: \d+, Failures/.test(l)).slice(-3).map((l) => l.replace(/^\[\w+\]\s*/, '').trim());
+    const summary = r.output
+      .split('\n')
+      .filter((l) => /Tests run: \d+, Failures/.test(l))
+      .slice(-3)
+      .map((l) => l.replace(/^\[\w+\]\s*/, '').trim());
     commands.push({ command, exitCode: r.exitCode, seconds: r.seconds, summary });
     process.stderr.write(`  ${procedure}: exit ${r.exitCode} in ${r.seconds.toFixed(1)} s: ${command.slice(0, 140)}\n`);
   }
@@ -152,13 +180,46 @@ async function replayHarness(task: Task, procedure: Procedure, startDir: string,
   return { seconds: commands[0]!.seconds + mean * classes, measured, extrapolated: true, commands };
 }
 
-async function benchgymScore(task: Task, dataset: string, mirrors: string, cacheDir: string, scratch: string): Promise<{ seconds: number; resolved: boolean; line: string }> {
+async function benchgymScore(
+  task: Task,
+  dataset: string,
+  mirrors: string,
+  cacheDir: string,
+  scratch: string,
+): Promise<{ seconds: number; resolved: boolean; line: string }> {
   const predictions = path.join(scratch, `${task.id}.preds.jsonl`);
-  await fs.writeFile(predictions, JSON.stringify({ instance_id: task.id, model_patch: task.solution?.patch ?? '', model_name_or_path: 'gold' }) + '\n');
+  await fs.writeFile(
+    predictions,
+    JSON.stringify({ instance_id: task.id, model_patch: task.solution?.patch ?? '', model_name_or_path: 'gold' }) + '\n',
+  );
   const out = path.join(scratch, `${task.id}-benchgym`);
   await fs.rm(out, { recursive: true, force: true });
-  const args = [BIN, 'score', '--suite', SUITE, '--dataset', dataset, '--predictions', predictions, '--repos-dir', mirrors, '--out', out, '--tasks', task.id, '--concurrency', '1', '--cache-dir', cacheDir];
-  const r = await run(`node ${args.map((a) => `'${a}'`).join(' ')}`, process.cwd(), process.env, path.join(scratch, `${task.id}-benchgym.log`));
+  const args = [
+    BIN,
+    'score',
+    '--suite',
+    SUITE,
+    '--dataset',
+    dataset,
+    '--predictions',
+    predictions,
+    '--repos-dir',
+    mirrors,
+    '--out',
+    out,
+    '--tasks',
+    task.id,
+    '--concurrency',
+    '1',
+    '--cache-dir',
+    cacheDir,
+  ];
+  const r = await run(
+    `node ${args.map((a) => `'${a}'`).join(' ')}`,
+    process.cwd(),
+    process.env,
+    path.join(scratch, `${task.id}-benchgym.log`),
+  );
   const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8').catch(() => '{}')) as { resolved_ids?: string[] };
   const line = r.output.split('\n').find((l) => l.includes(task.id) && /resolved|unresolved|ERROR/.test(l)) ?? '';
   return { seconds: r.seconds, resolved: Boolean(results.resolved_ids?.includes(task.id)), line: line.trim() };
@@ -181,10 +242,15 @@ async function main(): Promise<void> {
   const data = values.data ?? process.env.BENCHGYM_SWEBENCH_DATA;
   const mirrors = values.mirrors ?? process.env.BENCHGYM_MIRRORS;
   const cacheDir = process.env.BENCHGYM_CACHE;
-  if (!data || !mirrors || !cacheDir) throw new Error('--data DIR (the swe-bench-java data), --mirrors DIR and BENCHGYM_CACHE (a warm env cache) are needed');
+  if (!data || !mirrors || !cacheDir)
+    throw new Error('--data DIR (the swe-bench-java data), --mirrors DIR and BENCHGYM_CACHE (a warm env cache) are needed');
   const ids = values.tasks ? values.tasks.split(',') : DEFAULT_TASKS;
   const procedures = (values.procedures ?? 'per-class').split(',') as Procedure[];
-  const datasets = [...(values.dataset ?? []).map((d) => path.resolve(d)), path.join(data, 'google__gson_swe-bench-java_reconstructed.jsonl'), path.join(data, 'multi-swe-bench-bytedance-java')];
+  const datasets = [
+    ...(values.dataset ?? []).map((d) => path.resolve(d)),
+    path.join(data, 'google__gson_swe-bench-java_reconstructed.jsonl'),
+    path.join(data, 'multi-swe-bench-bytedance-java'),
+  ];
   const scratch = values.scratch ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-harness-bench-')));
   const jdks = await installedJdks();
   const maxClasses = Number(values['max-classes'] ?? 5);
@@ -212,7 +278,12 @@ async function main(): Promise<void> {
       JAVA_TOOL_OPTIONS: '-Xss4m',
       ...(jdk ? { JAVA_HOME: jdk.home, PATH: `${path.join(jdk.home, 'bin')}:${process.env.PATH ?? ''}` } : {}),
     };
-    const row: InstanceRow = { instance: id, repo: String(task.metadata.repo), failToPassClasses: failToPassClasses(task).map((c) => (c.module ? `${c.module}:${c.cls}` : c.cls)), harness: {} };
+    const row: InstanceRow = {
+      instance: id,
+      repo: String(task.metadata.repo),
+      failToPassClasses: failToPassClasses(task).map((c) => (c.module ? `${c.module}:${c.cls}` : c.cls)),
+      harness: {},
+    };
     for (const p of procedures) row.harness[p] = await replayHarness(task, p, startDir, env, scratch, maxClasses);
     if (!values['skip-benchgym']) {
       row.benchgym = await benchgymScore(task, dataset, mirrors, cacheDir, scratch);
@@ -222,16 +293,51 @@ async function main(): Promise<void> {
     const previous = JSON.parse(await fs.readFile(RESULTS_FILE, 'utf8').catch(() => '{"instances":[]}')) as { instances: InstanceRow[] };
     // A later run of other procedures (or with --skip-benchgym) adds to the instance's row.
     const before = previous.instances.find((r) => r.instance === id);
-    const merged = [...previous.instances.filter((r) => r.instance !== id), { ...before, ...row, harness: { ...before?.harness, ...row.harness }, ...(row.benchgym ?? before?.benchgym ? { benchgym: row.benchgym ?? before?.benchgym } : {}) }];
+    const merged = [
+      ...previous.instances.filter((r) => r.instance !== id),
+      {
+        ...before,
+        ...row,
+        harness: { ...before?.harness, ...row.harness },
+        ...((row.benchgym ?? before?.benchgym) ? { benchgym: row.benchgym ?? before?.benchgym } : {}),
+      },
+    ];
     await fs.mkdir(path.dirname(RESULTS_FILE), { recursive: true });
-    await fs.writeFile(RESULTS_FILE, JSON.stringify({ machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, load ${os.loadavg()[0]!.toFixed(1)} at the end`, jdk: jdk?.major, instances: merged }, null, 2) + '\n');
+    await fs.writeFile(
+      RESULTS_FILE,
+      JSON.stringify(
+        {
+          machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, load ${os.loadavg()[0]!.toFixed(1)} at the end`,
+          jdk: jdk?.major,
+          instances: merged,
+        },
+        null,
+        2,
+      ) + '\n',
+    );
   }
 
-  const head = ['instance', 'FAIL_TO_PASS classes', ...procedures.map((p) => `harness ${p} (s)`), 'benchgym score (s)', ...procedures.map((p) => `ratio ${p}`)];
+  const head = [
+    'instance',
+    'FAIL_TO_PASS classes',
+    ...procedures.map((p) => `harness ${p} (s)`),
+    'benchgym score (s)',
+    ...procedures.map((p) => `ratio ${p}`),
+  ];
   console.log(`| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
   for (const r of rows) {
     const b = r.benchgym?.seconds;
-    const cells = [r.instance, String(r.failToPassClasses.length), ...procedures.map((p) => (r.harness[p] ? `${r.harness[p]!.seconds.toFixed(1)}${r.harness[p]!.extrapolated ? ` (extrapolated from ${r.harness[p]!.commands.length - 1} classes: ${r.harness[p]!.measured.toFixed(1)})` : ''}` : '—')), b?.toFixed(1) ?? '—', ...procedures.map((p) => (b && r.harness[p] ? `${(r.harness[p]!.seconds / b).toFixed(2)}×` : '—'))];
+    const cells = [
+      r.instance,
+      String(r.failToPassClasses.length),
+      ...procedures.map((p) =>
+        r.harness[p]
+          ? `${r.harness[p]!.seconds.toFixed(1)}${r.harness[p]!.extrapolated ? ` (extrapolated from ${r.harness[p]!.commands.length - 1} classes: ${r.harness[p]!.measured.toFixed(1)})` : ''}`
+          : '—',
+      ),
+      b?.toFixed(1) ?? '—',
+      ...procedures.map((p) => (b && r.harness[p] ? `${(r.harness[p]!.seconds / b).toFixed(2)}×` : '—')),
+    ];
     console.log(`| ${cells.join(' | ')} |`);
   }
 }

@@ -34,7 +34,9 @@ const execFileP = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const TASK = 'roman-numerals';
 const FILE = 'bench_file.py';
-const CONTENT = Array.from({ length: 60 }, (_, i) => `line_${String(i + 1).padStart(2, '0')} = ${i + 1}  # a line of the benchmark file`).join('\n') + '\n# marker 0\n';
+const CONTENT =
+  Array.from({ length: 60 }, (_, i) => `line_${String(i + 1).padStart(2, '0')} = ${i + 1}  # a line of the benchmark file`).join('\n') +
+  '\n# marker 0\n';
 const SYSTEMS = ['gym-local', 'mcp-local', 'msa-local', 'rex-local', 'gym-docker', 'mcp-docker', 'msa-docker', 'rex-docker'] as const;
 type System = (typeof SYSTEMS)[number];
 const LABEL: Record<System, string> = {
@@ -86,7 +88,11 @@ class ServerProcess {
   static async start(backend: 'local' | 'docker', maxEpisodes: number, dataDir: string): Promise<ServerProcess> {
     // BENCHGYM_THROUGHPUT_SERVER_ARGS='--cpu-prof --cpu-prof-dir=DIR' profiles the server alone.
     const extra = process.env.BENCHGYM_THROUGHPUT_SERVER_ARGS?.split(' ').filter(Boolean) ?? [];
-    const child = spawn(process.execPath, [...extra, '--import', 'tsx', path.join(HERE, 'throughput', 'server.ts'), backend, String(maxEpisodes), dataDir, envCacheDir()], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      [...extra, '--import', 'tsx', path.join(HERE, 'throughput', 'server.ts'), backend, String(maxEpisodes), dataDir, envCacheDir()],
+      { stdio: ['pipe', 'pipe', 'inherit'] },
+    );
     const line = await new Promise<string>((resolve, reject) => {
       createInterface({ input: child.stdout! }).once('line', resolve);
       child.once('exit', (code) => reject(new Error(`the throughput server exited with ${code}`)));
@@ -178,7 +184,14 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
   try {
     const t0 = Date.now();
     const open = system.startsWith('gym') ? gymEpisode : mcpEpisode;
-    const started = await Promise.allSettled(Array.from({ length: n }, () => open(server.url)).map((p) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not started within ${startCapMs / 1000} s`)), startCapMs))])));
+    const started = await Promise.allSettled(
+      Array.from({ length: n }, () => open(server.url)).map((p) =>
+        Promise.race([
+          p,
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not started within ${startCapMs / 1000} s`)), startCapMs)),
+        ]),
+      ),
+    );
     for (const s of started) if (s.status === 'fulfilled') episodes.push(s.value);
     row.startS = round((Date.now() - t0) / 1000, 1);
     const failed = started.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -207,8 +220,15 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
     );
     const wallS = Number(process.hrtime.bigint() - w0) / 1e9;
     clearInterval(sampler);
-    Object.assign(row, figures(latencies, wallS), { errors: errors.length, cpuS: round(server.cpuSeconds() - cpu0, 2), rssMiB: round(Math.max(peakRss, server.rssMiB()), 1), ...(errors.length ? { firstErrors: errors.slice(0, 3) } : {}) });
-    log(`  ${system} N=${n}: ${row.stepsPerSecond} steps/s, p50 ${row.p50} ms, p99 ${row.p99} ms, server CPU ${row.cpuS} s, RSS ${row.rssMiB} MiB`);
+    Object.assign(row, figures(latencies, wallS), {
+      errors: errors.length,
+      cpuS: round(server.cpuSeconds() - cpu0, 2),
+      rssMiB: round(Math.max(peakRss, server.rssMiB()), 1),
+      ...(errors.length ? { firstErrors: errors.slice(0, 3) } : {}),
+    });
+    log(
+      `  ${system} N=${n}: ${row.stepsPerSecond} steps/s, p50 ${row.p50} ms, p99 ${row.p99} ms, server CPU ${row.cpuS} s, RSS ${row.rssMiB} MiB`,
+    );
     return row;
   } finally {
     await Promise.all(episodes.map((e) => e.close().catch(() => {})));
@@ -219,16 +239,48 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
 
 function figures(latencies: number[], wallS: number) {
   const sorted = [...latencies].sort((a, b) => a - b);
-  return { ok: sorted.length, stepsPerSecond: round(sorted.length / wallS, 1), p50: round(percentile(sorted, 50), 2), p99: round(percentile(sorted, 99), 2), wallS: round(wallS, 2) };
+  return {
+    ok: sorted.length,
+    stepsPerSecond: round(sorted.length / wallS, 1),
+    p50: round(percentile(sorted, 50), 2),
+    p99: round(percentile(sorted, 99), 2),
+    wallS: round(wallS, 2),
+  };
 }
 
-async function runPeer(system: System, n: number, steps: number, python: string, images: { base: string; rex?: string }, timeoutMs: number, log: (m: string) => void): Promise<ThroughputRow> {
+async function runPeer(
+  system: System,
+  n: number,
+  steps: number,
+  python: string,
+  images: { base: string; rex?: string },
+  timeoutMs: number,
+  log: (m: string) => void,
+): Promise<ThroughputRow> {
   const row: ThroughputRow = { system, label: LABEL[system], n, steps };
   const cfg = JSON.stringify({ peer: system, n, steps, image: images.base, rex_image: images.rex });
   try {
-    const { stdout } = await execFileP(python, [path.join(HERE, 'throughput', 'peers.py'), cfg], { maxBuffer: 64 * 1024 ** 2, timeout: timeoutMs, env: { ...process.env, MSWEA_SILENT_STARTUP: '1' } });
-    const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as { latencies: number[]; wallS: number; cpuSelfS: number; cpuChildrenS: number; maxRssMiB: number; errors: number; firstErrors: string[] };
-    Object.assign(row, figures(r.latencies, r.wallS), { errors: r.errors, cpuS: round(r.cpuSelfS, 2), cpuChildrenS: round(r.cpuChildrenS, 2), rssMiB: round(r.maxRssMiB, 1), ...(r.errors ? { firstErrors: r.firstErrors } : {}) });
+    const { stdout } = await execFileP(python, [path.join(HERE, 'throughput', 'peers.py'), cfg], {
+      maxBuffer: 64 * 1024 ** 2,
+      timeout: timeoutMs,
+      env: { ...process.env, MSWEA_SILENT_STARTUP: '1' },
+    });
+    const r = JSON.parse(stdout.trim().split('\n').at(-1)!) as {
+      latencies: number[];
+      wallS: number;
+      cpuSelfS: number;
+      cpuChildrenS: number;
+      maxRssMiB: number;
+      errors: number;
+      firstErrors: string[];
+    };
+    Object.assign(row, figures(r.latencies, r.wallS), {
+      errors: r.errors,
+      cpuS: round(r.cpuSelfS, 2),
+      cpuChildrenS: round(r.cpuChildrenS, 2),
+      rssMiB: round(r.maxRssMiB, 1),
+      ...(r.errors ? { firstErrors: r.firstErrors } : {}),
+    });
     log(`  ${system} N=${n}: ${row.stepsPerSecond} steps/s, p50 ${row.p50} ms, p99 ${row.p99} ms`);
   } catch (err) {
     row.stopped = `the peer's run failed: ${(err as Error).message.split('\n').slice(-4).join(' ').slice(0, 400)}`;
@@ -245,16 +297,23 @@ export async function runThroughput(opts: { quick: boolean; log: (m: string) => 
   const startCapMs = Number(process.env.BENCHGYM_THROUGHPUT_START_CAP_S ?? 600) * 1000;
   const skipped: string[] = [];
   const base = baseImageName('python', '3.11');
-  const docker = (await dockerAvailable()) && (await execFileP('docker', ['image', 'inspect', base]).then(() => true, () => false));
+  const docker =
+    (await dockerAvailable()) &&
+    (await execFileP('docker', ['image', 'inspect', base]).then(
+      () => true,
+      () => false,
+    ));
   if (!docker) skipped.push(`Docker rows: no Docker daemon or no ${base}`);
   const venv = await ensureVenv(log);
   let rexImage: string | undefined;
   if ('error' in venv) skipped.push(`peers: ${venv.error}`);
   else if (docker && want.has('rex-docker') && venv.versions['swe-rex']) {
-    rexImage = await ensureSwerexImage(base, path.join(path.dirname(venv.python), 'pip'), venv.versions['swe-rex'], log).catch((err: Error) => {
-      skipped.push(`SWE-ReX in Docker: image build failed: ${err.message.slice(0, 200)}`);
-      return undefined;
-    });
+    rexImage = await ensureSwerexImage(base, path.join(path.dirname(venv.python), 'pip'), venv.versions['swe-rex'], log).catch(
+      (err: Error) => {
+        skipped.push(`SWE-ReX in Docker: image build failed: ${err.message.slice(0, 200)}`);
+        return undefined;
+      },
+    );
   }
   const rows: ThroughputRow[] = [];
   const loads: number[] = [];
@@ -274,16 +333,35 @@ export async function runThroughput(opts: { quick: boolean; log: (m: string) => 
       }
       loads.push(os.loadavg()[0]!);
       log(`${system} N=${n} (load ${os.loadavg()[0]!.toFixed(2)})`);
-      const row = system.startsWith('gym') || system.startsWith('mcp')
-        ? await runBenchgym(system, n, steps, startCapMs, log).catch((err: Error) => ({ system, label: LABEL[system], n, steps, stopped: err.message.slice(0, 300) }) as ThroughputRow)
-        : await runPeer(system, n, steps, (venv as { python: string }).python, { base, rex: rexImage }, startCapMs + 30 * 60_000, log);
+      const row =
+        system.startsWith('gym') || system.startsWith('mcp')
+          ? await runBenchgym(system, n, steps, startCapMs, log).catch(
+              (err: Error) => ({ system, label: LABEL[system], n, steps, stopped: err.message.slice(0, 300) }) as ThroughputRow,
+            )
+          : await runPeer(system, n, steps, (venv as { python: string }).python, { base, rex: rexImage }, startCapMs + 30 * 60_000, log);
       if (row.stopped) stoppedAt.set(system, n);
       rows.push(row);
     }
   }
   const sortedLoads = [...loads].sort((a, b) => a - b);
-  const extra = { steps, ns, rows, loadAvg1m: { min: round(sortedLoads[0] ?? NaN, 2), median: round(sortedLoads[Math.floor(sortedLoads.length / 2)] ?? NaN, 2), max: round(sortedLoads.at(-1) ?? NaN, 2) }, cpus: os.cpus().length };
-  const stats = rows.filter((r) => r.p50 !== undefined).map((r) => ({ ...summarize(`${r.system} N=${r.n}`, `${r.label}: one step, ${r.n} episodes at once`, [r.p50!]), p50: r.p50!, p99: r.p99! }));
+  const extra = {
+    steps,
+    ns,
+    rows,
+    loadAvg1m: {
+      min: round(sortedLoads[0] ?? NaN, 2),
+      median: round(sortedLoads[Math.floor(sortedLoads.length / 2)] ?? NaN, 2),
+      max: round(sortedLoads.at(-1) ?? NaN, 2),
+    },
+    cpus: os.cpus().length,
+  };
+  const stats = rows
+    .filter((r) => r.p50 !== undefined)
+    .map((r) => ({
+      ...summarize(`${r.system} N=${r.n}`, `${r.label}: one step, ${r.n} episodes at once`, [r.p50!]),
+      p50: r.p50!,
+      p99: r.p99!,
+    }));
   const result = { stats, extra, table: renderTable(rows, extra.loadAvg1m), ...(skipped.length ? { skipped: skipped.join('; ') } : {}) };
   const file = path.join(os.tmpdir(), 'benchgym-throughput-results.json');
   await fs.writeFile(file, JSON.stringify({ date: new Date().toISOString(), ...result }, null, 2) + '\n');
@@ -293,7 +371,12 @@ export async function runThroughput(opts: { quick: boolean; log: (m: string) => 
 
 function renderTable(rows: ThroughputRow[], load: Record<string, number>): string {
   const head = ['system', 'N', 'steps/s', 'p50 ms', 'p99 ms', 'CPU s', 'RSS MiB', 'errors', 'note'];
-  const cells = rows.map((r) => [r.system, String(r.n), ...[r.stepsPerSecond, r.p50, r.p99, r.cpuS, r.rssMiB, r.errors].map((x) => (x === undefined ? '-' : String(x))), r.stopped ?? '']);
+  const cells = rows.map((r) => [
+    r.system,
+    String(r.n),
+    ...[r.stepsPerSecond, r.p50, r.p99, r.cpuS, r.rssMiB, r.errors].map((x) => (x === undefined ? '-' : String(x))),
+    r.stopped ?? '',
+  ]);
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => (i === 8 ? 0 : c[i]!.length))));
   const line = (c: string[]) => c.map((x, i) => (i === 0 ? x.padEnd(widths[i]!) : i === 8 ? x : x.padStart(widths[i]!))).join('  ');
   return [line(head), ...cells.map(line), '', `load (1 min) at each row's start: ${JSON.stringify(load)}`].join('\n');

@@ -20,7 +20,14 @@ import { startViewerServer } from '../src/viewer/server.ts';
 import { taskName, writeFixtureRun } from '../test/viewer/fixture.ts';
 import { summarize, type LatencyStats } from './stats.ts';
 
-export const VIEWER_CASES = ['viewer_first_page', 'viewer_page_sorted', 'viewer_page_filtered', 'viewer_transcript', 'by_hand_jq_filter', 'viewer_browser_first_rows'] as const;
+export const VIEWER_CASES = [
+  'viewer_first_page',
+  'viewer_page_sorted',
+  'viewer_page_filtered',
+  'viewer_transcript',
+  'by_hand_jq_filter',
+  'viewer_browser_first_rows',
+] as const;
 
 export interface ViewerBenchResult {
   stats: LatencyStats[];
@@ -42,7 +49,11 @@ async function timed<T>(fn: () => Promise<T>): Promise<[number, T]> {
   return [since(t0), v];
 }
 
-export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet<string>; log: (m: string) => void }): Promise<ViewerBenchResult> {
+export async function runViewerBench(opts: {
+  quick: boolean;
+  cases?: ReadonlySet<string>;
+  log: (m: string) => void;
+}): Promise<ViewerBenchResult> {
   const results = opts.quick ? 2000 : 10_000;
   const steps = 500;
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-view-'));
@@ -64,7 +75,8 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
       const [listMs] = await timed(() => get('api/runs'));
       const [runMs] = await timed(() => get('api/runs/big-run'));
       const [pageMs, first] = await timed(() => get('api/runs/big-run/results?limit=100'));
-      if (first.total !== results || first.rows.length !== 100) throw new Error(`the first page is wrong: ${first.total} results, ${first.rows.length} rows`);
+      if (first.total !== results || first.rows.length !== 100)
+        throw new Error(`the first page is wrong: ${first.total} results, ${first.rows.length} rows`);
       const firstPageMs = listMs + runMs + pageMs;
       const loaded = process.memoryUsage();
 
@@ -73,12 +85,18 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
       const sorted: number[] = [];
       for (let i = 0; i < n; i++) {
         // A new order every time: each request sorts all the rows again.
-        const [ms] = await timed(() => get(`api/runs/big-run/results?sort=${sortKeys[i % sortKeys.length]}&dir=${i % 2 ? 'asc' : 'desc'}&offset=${(i * 997) % (results - 100)}&limit=100`));
+        const [ms] = await timed(() =>
+          get(
+            `api/runs/big-run/results?sort=${sortKeys[i % sortKeys.length]}&dir=${i % 2 ? 'asc' : 'desc'}&offset=${(i * 997) % (results - 100)}&limit=100`,
+          ),
+        );
         sorted.push(ms);
       }
       const filtered: number[] = [];
       for (let i = 0; i < n; i++) {
-        const [ms] = await timed(() => get(`api/runs/big-run/results?status=failed&m.library=lib${i % 3}&q=task-${i % 10}&offset=0&limit=100`));
+        const [ms] = await timed(() =>
+          get(`api/runs/big-run/results?status=failed&m.library=lib${i % 3}&q=task-${i % 10}&offset=0&limit=100`),
+        );
         filtered.push(ms);
       }
       const [transcriptColdMs, t0] = await timed(() => get(`api/runs/big-run/tasks/${taskName(0)}/0/items?limit=60`));
@@ -95,7 +113,12 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
         execFileSync('jq', ['--version'], { stdio: 'ignore' });
         for (let i = 0; i < Math.min(n, 10); i++) {
           const t0 = process.hrtime.bigint();
-          execFileSync('sh', ['-c', `jq -c 'select(.status == "failed" and .metadata.library == "lib${i % 3}")' "$1" | head -n 100 > /dev/null`, 'sh', path.join(runDir, 'results.jsonl')]);
+          execFileSync('sh', [
+            '-c',
+            `jq -c 'select(.status == "failed" and .metadata.library == "lib${i % 3}")' "$1" | head -n 100 > /dev/null`,
+            'sh',
+            path.join(runDir, 'results.jsonl'),
+          ]);
           byHand.push(since(t0));
         }
       } catch {
@@ -108,7 +131,16 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
         const profile = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-chromium-'));
         const context = await chromium.launchPersistentContext(profile, {
           executablePath: CHROMIUM,
-          args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+          args: [
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-quic',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+          ],
         });
         try {
           const page = context.pages()[0] ?? (await context.newPage());
@@ -133,8 +165,12 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
         summarize('viewer_page_sorted', `a page deep in ${results} rows, sorted anew each time`, sorted),
         summarize('viewer_page_filtered', `status + metadata + task filters over ${results} rows`, filtered),
         summarize('viewer_transcript', `60 entries of a ${steps}-step trajectory (index built)`, transcript),
-        ...(byHand.length ? [summarize('by_hand_jq_filter', `by hand: jq over results.jsonl, status + metadata filter, first 100 lines`, byHand)] : []),
-        ...(browserMs !== undefined ? [summarize('viewer_browser_first_rows', 'Chromium, cold viewer: page load until the first rows are drawn', [browserMs])] : []),
+        ...(byHand.length
+          ? [summarize('by_hand_jq_filter', `by hand: jq over results.jsonl, status + metadata filter, first 100 lines`, byHand)]
+          : []),
+        ...(browserMs !== undefined
+          ? [summarize('viewer_browser_first_rows', 'Chromium, cold viewer: page load until the first rows are drawn', [browserMs])]
+          : []),
       ].filter((s) => !opts.cases || opts.cases.has(s.name) || opts.cases.has('viewer'));
       const extra = {
         results,
@@ -142,15 +178,24 @@ export async function runViewerBench(opts: { quick: boolean; cases?: ReadonlySet
         firstPageMs: { list: round(listMs), run: round(runMs), rows: round(pageMs), total: round(firstPageMs) },
         transcriptFirstPageColdMs: round(transcriptColdMs),
         ...(browserMs !== undefined ? { browserFirstRowsMs: round(browserMs) } : { browserSkipped }),
-        memoryMiB: { rssBefore: MiB(before.rss), rssLoaded: MiB(loaded.rss), heapBefore: MiB(before.heapUsed), heapLoaded: MiB(loaded.heapUsed) },
+        memoryMiB: {
+          rssBefore: MiB(before.rss),
+          rssLoaded: MiB(loaded.rss),
+          heapBefore: MiB(before.heapUsed),
+          heapLoaded: MiB(loaded.heapUsed),
+        },
       };
       const table = [
         `  ${results} results (${extra.resultsFileMiB} MiB of results.jsonl), one ${steps}-step trajectory`,
         `  first table page, cold: ${extra.firstPageMs.total} ms (run list ${extra.firstPageMs.list}, run ${extra.firstPageMs.run}, rows ${extra.firstPageMs.rows})`,
         `  a page sorted anew: p50 ${stats.find((s) => s.name === 'viewer_page_sorted')?.p50} ms; filtered: p50 ${stats.find((s) => s.name === 'viewer_page_filtered')?.p50} ms`,
         `  500-step transcript: first page cold ${extra.transcriptFirstPageColdMs} ms, then p50 ${stats.find((s) => s.name === 'viewer_transcript')?.p50} ms a page`,
-        byHand.length ? `  by hand (jq over results.jsonl, the same filter): p50 ${stats.find((s) => s.name === 'by_hand_jq_filter')?.p50} ms` : `  by hand: skipped (${byHandSkipped})`,
-        browserMs !== undefined ? `  Chromium, cold viewer, page load to first rows drawn: ${round(browserMs)} ms` : `  Chromium: skipped (${browserSkipped})`,
+        byHand.length
+          ? `  by hand (jq over results.jsonl, the same filter): p50 ${stats.find((s) => s.name === 'by_hand_jq_filter')?.p50} ms`
+          : `  by hand: skipped (${byHandSkipped})`,
+        browserMs !== undefined
+          ? `  Chromium, cold viewer, page load to first rows drawn: ${round(browserMs)} ms`
+          : `  Chromium: skipped (${browserSkipped})`,
         `  memory: RSS ${extra.memoryMiB.rssBefore} → ${extra.memoryMiB.rssLoaded} MiB, heap ${extra.memoryMiB.heapBefore} → ${extra.memoryMiB.heapLoaded} MiB once the run is loaded`,
       ].join('\n');
       return { stats, extra, table };

@@ -16,7 +16,13 @@ const DIST = path.join(ROOT, 'dist');
 /** The folders compiled into dist/, each with its run-time files. */
 const SOURCES = ['src', 'envs', 'agents', 'bin'];
 /** Not needed at run time: the TypeScript (compiled), docs, caches; and the prebuilt folder, made below. */
-const SKIP = (name: string) => name.endsWith('.ts') || name.endsWith('.md') || name === '__pycache__' || name === '.pytest_cache' || name === 'prebuilt' || name === 'benchgym.js';
+const SKIP = (name: string) =>
+  name.endsWith('.ts') ||
+  name.endsWith('.md') ||
+  name === '__pycache__' ||
+  name === '.pytest_cache' ||
+  name === 'prebuilt' ||
+  name === 'benchgym.js';
 const ARCHES: ExecutorArch[] = ['amd64', 'arm64'];
 
 async function copyRunTimeFiles(from: string, to: string): Promise<number> {
@@ -35,7 +41,11 @@ async function copyRunTimeFiles(from: string, to: string): Promise<number> {
 }
 
 await fs.rm(DIST, { recursive: true, force: true });
-execFileSync(process.execPath, [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.build.json')], { stdio: 'inherit' });
+execFileSync(
+  process.execPath,
+  [path.join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', path.join(ROOT, 'tsconfig.build.json')],
+  { stdio: 'inherit' },
+);
 let files = 0;
 for (const dir of SOURCES) files += await copyRunTimeFiles(path.join(ROOT, dir), path.join(DIST, dir));
 process.stderr.write(`build: compiled to dist/, ${files} run-time files copied next to it\n`);
@@ -47,7 +57,11 @@ const prebuilt = path.join(DIST, 'src', 'sandbox', 'executor', 'prebuilt');
 for (const arch of ARCHES) {
   const dir = path.join(prebuilt, `linux-${arch}`);
   await fs.mkdir(dir, { recursive: true });
-  const hash = await buildExecutorTo(path.join(dir, EXECUTOR_BINARY_NAME), { arch, go, cacheDir: path.join(os.tmpdir(), 'benchgym-build') });
+  const hash = await buildExecutorTo(path.join(dir, EXECUTOR_BINARY_NAME), {
+    arch,
+    go,
+    cacheDir: path.join(os.tmpdir(), 'benchgym-build'),
+  });
   await fs.writeFile(path.join(dir, 'version'), `${hash}\n`);
   process.stderr.write(`build: executor linux/${arch} ${hash}\n`);
 }

@@ -9,7 +9,8 @@ import type { AgentTable, Composition, SuiteEntry, SuiteLoadOptions } from '../s
 
 const repoOptions = (opts: SuiteLoadOptions = {}) => (opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {});
 /** Given `--cache-dir`, a suite's own caches go into a folder of it named after the suite. */
-const cacheOptions = (opts: SuiteLoadOptions, suite: string) => (opts.cacheDir ? { cacheDir: path.join(path.resolve(opts.cacheDir), suite) } : {});
+const cacheOptions = (opts: SuiteLoadOptions, suite: string) =>
+  opts.cacheDir ? { cacheDir: path.join(path.resolve(opts.cacheDir), suite) } : {};
 
 /** The built-in suites, in `--suite`'s default order (the first is served when none is named). */
 export const BUILTIN_SUITE_ENTRIES: readonly SuiteEntry[] = [
@@ -21,31 +22,43 @@ export const BUILTIN_SUITE_ENTRIES: readonly SuiteEntry[] = [
   },
   {
     id: 'gitchameleon',
-    summary: 'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
+    summary:
+      'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
     commands: [],
     load: async (opts = {}) => (await import('../envs/gitchameleon/index.ts')).gitchameleonSuite(cacheOptions(opts, 'gitchameleon')),
   },
   {
     id: 'codereval',
-    summary: "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
+    summary:
+      "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
     commands: [
       { name: 'codereval-commits', summary: "find each CoderEval task's commit in its project's history, by content" },
       { name: 'codereval-envs', summary: "derive and build each CoderEval project's env at its commit, constrained to its era" },
     ],
     load: async (opts = {}) =>
-      (await import('../envs/codereval/index.ts')).coderevalSuite({ ...repoOptions(opts), projects: { ...repoOptions(opts), ...cacheOptions(opts, 'codereval') } }),
+      (await import('../envs/codereval/index.ts')).coderevalSuite({
+        ...repoOptions(opts),
+        projects: { ...repoOptions(opts), ...cacheOptions(opts, 'codereval') },
+      }),
   },
   {
     id: 'swe-bench-java',
     summary: 'SWE-bench-java / Multi-SWE-bench: resolve a GitHub issue in a real repository; scored by FAIL_TO_PASS and PASS_TO_PASS tests',
-    commands: [{ name: 'swebench-reconstruct', summary: 'rebuild SWE-bench instances (patch, test patch, FAIL_TO_PASS, PASS_TO_PASS) from a repository history' }],
+    commands: [
+      {
+        name: 'swebench-reconstruct',
+        summary: 'rebuild SWE-bench instances (patch, test patch, FAIL_TO_PASS, PASS_TO_PASS) from a repository history',
+      },
+    ],
     load: async (opts) => (await import('../envs/swebench/index.ts')).swebenchSuite(repoOptions(opts)),
   },
   {
     id: 'humanevo',
-    summary: 'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
+    summary:
+      'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
     commands: [{ name: 'build-tasks', summary: 'mine HumanEvo tasks from a git history, validated by execution' }],
-    load: async (opts = {}) => (await import('../envs/humanevo/index.ts')).humanevoSuite({ ...repoOptions(opts), ...cacheOptions(opts, 'humanevo') }),
+    load: async (opts = {}) =>
+      (await import('../envs/humanevo/index.ts')).humanevoSuite({ ...repoOptions(opts), ...cacheOptions(opts, 'humanevo') }),
   },
 ];
 

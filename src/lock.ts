@@ -27,7 +27,11 @@ export async function withDirLock<T>(lockPath: string, fn: () => Promise<T>, opt
  */
 function acquireFlock(flock: string, lockPath: string, timeoutMs: number): Promise<() => Promise<void>> {
   return new Promise((resolve, reject) => {
-    const child = spawn(flock, ['-x', '-w', String(Math.max(1, Math.ceil(timeoutMs / 1000))), lockPath, 'sh', '-c', 'echo locked; exec cat >/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(
+      flock,
+      ['-x', '-w', String(Math.max(1, Math.ceil(timeoutMs / 1000))), lockPath, 'sh', '-c', 'echo locked; exec cat >/dev/null'],
+      { stdio: ['pipe', 'pipe', 'pipe'] },
+    );
     let stderr = '';
     let locked = false;
     const exited = new Promise<void>((r) => child.once('close', () => r()));
@@ -42,7 +46,14 @@ function acquireFlock(flock: string, lockPath: string, timeoutMs: number): Promi
     });
     child.once('error', reject);
     child.once('close', (code) => {
-      if (!locked) reject(new Error(code === 1 ? `timed out after ${timeoutMs} ms waiting for lock ${lockPath}` : `flock ${lockPath} failed (exit ${code}): ${stderr.trim()}`));
+      if (!locked)
+        reject(
+          new Error(
+            code === 1
+              ? `timed out after ${timeoutMs} ms waiting for lock ${lockPath}`
+              : `flock ${lockPath} failed (exit ${code}): ${stderr.trim()}`,
+          ),
+        );
     });
   });
 }

@@ -12,7 +12,12 @@ export interface WorkerPoolOptions {
  * @example
  * await workerPool(tasks, 4, async (task, i) => { results[i] = await validateTask(gym, task); });
  */
-export async function workerPool<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>, opts: WorkerPoolOptions = {}): Promise<void> {
+export async function workerPool<T>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<void>,
+  opts: WorkerPoolOptions = {},
+): Promise<void> {
   let next = 0;
   let failed: { err: unknown } | undefined;
   const worker = async () => {

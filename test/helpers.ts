@@ -31,7 +31,9 @@ export async function makeGym(opts: Partial<GymOptions> = {}): Promise<{ gym: Gy
 }
 
 /** A gym behind a real HTTP server on a free port, and an MCP SDK client connected to its `/mcp`. */
-export async function mcpOverHttp(clientName = 'benchgym-test'): Promise<{ gym: Gym; server: RunningServer; client: Client; close: () => Promise<void> }> {
+export async function mcpOverHttp(
+  clientName = 'benchgym-test',
+): Promise<{ gym: Gym; server: RunningServer; client: Client; close: () => Promise<void> }> {
   // Loaded here, not at the top: most tests importing this file need no HTTP server or MCP client.
   const [{ Client }, { StreamableHTTPClientTransport }, { startHttpServer }] = await Promise.all([
     import('@modelcontextprotocol/sdk/client/index.js'),
@@ -153,7 +155,10 @@ export async function waitFor(read: () => string, re: RegExp, ms = 15_000): Prom
 /** The records of an episode's trajectory file, optionally of one type. */
 export async function trajectoryRecords(dataDir: string, episodeId: string, type?: string): Promise<Record<string, unknown>[]> {
   const text = await fs.readFile(path.join(dataDir, 'trajectories', `${episodeId}.jsonl`), 'utf8');
-  const records = text.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const records = text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   return type ? records.filter((r) => r.type === type) : records;
 }
 

@@ -44,15 +44,32 @@ const BAD_URL = '%E0%A4%A';
 
 /** A failed MCP call's error, asserting it is one. */
 async function failure(client: Client, name: string, args: Record<string, unknown>): Promise<{ code: string; message: string }> {
-  const r = (await client.callTool({ name, arguments: args })) as { isError?: boolean; structuredContent?: { error?: { code: string; message: string } }; content: { text?: string }[] };
-  assert.equal(r.isError, true, `${name}(${JSON.stringify(args)}) succeeded: ${r.content.map((c) => c.text).join(' ').slice(0, 300)}`);
+  const r = (await client.callTool({ name, arguments: args })) as {
+    isError?: boolean;
+    structuredContent?: { error?: { code: string; message: string } };
+    content: { text?: string }[];
+  };
+  assert.equal(
+    r.isError,
+    true,
+    `${name}(${JSON.stringify(args)}) succeeded: ${r.content
+      .map((c) => c.text)
+      .join(' ')
+      .slice(0, 300)}`,
+  );
   const error = r.structuredContent?.error;
   assert.ok(error, `${name}: no error object`);
   assert.notEqual(error.code, 'INTERNAL', `${name}(${JSON.stringify(args)}): ${error.message}`);
   return error;
 }
 
-function raw(base: string, method: string, pathName: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: string }> {
+function raw(
+  base: string,
+  method: string,
+  pathName: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(base);
     const req = request({ host: url.hostname, port: url.port, method, path: pathName, headers }, (res) => {
@@ -93,7 +110,10 @@ describe('names from outside are looked up as own properties only', () => {
   before(async () => {
     ({ gym, cleanup } = await makeGym());
     server = await startHttpServer(gym, { port: 0, extensions: [wsGymExtension(), wsMcpExtension(), terminalExtension()] });
-    const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js')]);
+    const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
     client = new Client({ name: 'own-test', version: '0.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
   });
@@ -131,8 +151,14 @@ describe('names from outside are looked up as own properties only', () => {
   });
 
   test("an episode's own endpoint: tool names, paths and prompt variants", async () => {
-    const started = (await client.callTool({ name: 'start_episode', arguments: { task_id: 'roman-numerals' } })).structuredContent as { episodeId: string; mcpPath: string };
-    const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js')]);
+    const started = (await client.callTool({ name: 'start_episode', arguments: { task_id: 'roman-numerals' } })).structuredContent as {
+      episodeId: string;
+      mcpPath: string;
+    };
+    const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/client/index.js'),
+      import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+    ]);
     const scoped = new Client({ name: 'own-test-episode', version: '0.0.0' });
     await scoped.connect(new StreamableHTTPClientTransport(new URL(`${server.url}${started.mcpPath}`)));
     try {
@@ -177,7 +203,10 @@ describe('names from outside are looked up as own properties only', () => {
         assert.equal(step.error?.data?.code, 'INVALID_ARGUMENT', `tool ${name}: ${JSON.stringify(step)}`);
         assert.match(step.error.message, new RegExp(`unknown episode tool '${name.replace(/[$]/g, '\\$&')}'`));
         assert.equal((await rpc('reset', { task_id: name })).error?.data?.code, 'TASK_NOT_FOUND');
-        assert.equal((await rpc('reset', { task_id: 'roman-numerals', options: { prompt_variant: name } })).error?.data?.code, 'INVALID_ARGUMENT');
+        assert.equal(
+          (await rpc('reset', { task_id: 'roman-numerals', options: { prompt_variant: name } })).error?.data?.code,
+          'INVALID_ARGUMENT',
+        );
         assert.equal((await rpc('step', { episode_id: name, tool: 'list_dir' })).error?.data?.code, 'EPISODE_NOT_FOUND');
       }
       assert.equal(gym.listEpisodes().length, before + 1, 'only the one reset started an episode');
@@ -201,12 +230,22 @@ describe('names from outside are looked up as own properties only', () => {
       `/episodes/${name}/${name}/terminal`,
     ]);
     for (const p of paths) assertShortRefusal(`GET ${p}`, await raw(server.url, 'GET', p));
-    for (const p of [`/view/api/live/${BAD_URL}`, `/view/api/live/${BAD_URL}/items`, `/terminal/${BAD_URL}`, `/view/assets/${BAD_URL}`, `/terminal/assets/${BAD_URL}`, `/episodes/${BAD_URL}/${BAD_URL}/mcp`, `/${BAD_URL}`, `/view/api/runs/${BAD_URL}`]) {
+    for (const p of [
+      `/view/api/live/${BAD_URL}`,
+      `/view/api/live/${BAD_URL}/items`,
+      `/terminal/${BAD_URL}`,
+      `/view/assets/${BAD_URL}`,
+      `/terminal/assets/${BAD_URL}`,
+      `/episodes/${BAD_URL}/${BAD_URL}/mcp`,
+      `/${BAD_URL}`,
+      `/view/api/runs/${BAD_URL}`,
+    ]) {
       assertShortRefusal(`GET ${p}`, await raw(server.url, 'GET', p));
     }
     const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     for (const p of ['/mcp', '/health', '/view/api/live', '/nothing-here']) {
-      for (const body of ['{bad', '{"a":', '\u0000', '[1,2']) assertShortRefusal(`POST ${p} ${JSON.stringify(body)}`, await raw(server.url, 'POST', p, json, body));
+      for (const body of ['{bad', '{"a":', '\u0000', '[1,2'])
+        assertShortRefusal(`POST ${p} ${JSON.stringify(body)}`, await raw(server.url, 'POST', p, json, body));
     }
     const parse = await raw(server.url, 'POST', '/mcp', json, '{bad');
     assert.equal(parse.status, 400);
@@ -214,11 +253,21 @@ describe('names from outside are looked up as own properties only', () => {
     assert.equal((await fetch(`${server.url}/health`)).status, 200, 'the server goes on');
   });
 
-  test("a WebSocket upgrade on a path that does not decode is refused, and the server goes on", async () => {
+  test('a WebSocket upgrade on a path that does not decode is refused, and the server goes on', async () => {
     for (const p of [`/ws/episodes/${BAD_URL}/pty`, `/episodes/${BAD_URL}/${BAD_URL}/mcp/ws`, `/episodes/${BAD_URL}/${BAD_URL}/pty`]) {
       const status = await new Promise<number>((resolve, reject) => {
         const url = new URL(server.url);
-        const req = request({ host: url.hostname, port: url.port, path: p, headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' } });
+        const req = request({
+          host: url.hostname,
+          port: url.port,
+          path: p,
+          headers: {
+            connection: 'Upgrade',
+            upgrade: 'websocket',
+            'sec-websocket-version': '13',
+            'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+          },
+        });
         req.on('upgrade', (res, socket) => {
           socket.destroy();
           resolve(res.statusCode ?? 0);
@@ -246,13 +295,15 @@ describe('names from outside are looked up as own properties only', () => {
     const viewer = await startViewerServer({ runs: new RunStore(await discoverRuns([root])) }, { port: 0 });
     try {
       for (const name of PROTO) {
-        for (const p of [`/assets/${name}`, `/api/runs/${name}`, `/api/runs/run/tasks/${name}/0`, `/api/${name}`, `/${name}`]) assertShortRefusal(`view GET ${p}`, await raw(viewer.url, 'GET', p));
+        for (const p of [`/assets/${name}`, `/api/runs/${name}`, `/api/runs/run/tasks/${name}/0`, `/api/${name}`, `/${name}`])
+          assertShortRefusal(`view GET ${p}`, await raw(viewer.url, 'GET', p));
         // A metadata filter on an inherited name matches no row, whatever value it asks for.
         const q = new URLSearchParams({ [`m.${name}`]: name === 'constructor' ? String(Object) : 'x' });
         const page = (await (await fetch(`${viewer.url}api/runs/run/results?${q}`)).json()) as { matched: number; total: number };
         assert.equal(page.matched, 0, `m.${name}: ${JSON.stringify(page)}`);
       }
-      for (const p of [`/api/runs/${BAD_URL}`, `/assets/${BAD_URL}`, `/${BAD_URL}`]) assertShortRefusal(`view GET ${p}`, await raw(viewer.url, 'GET', p));
+      for (const p of [`/api/runs/${BAD_URL}`, `/assets/${BAD_URL}`, `/${BAD_URL}`])
+        assertShortRefusal(`view GET ${p}`, await raw(viewer.url, 'GET', p));
     } finally {
       await viewer.close();
       await fs.rm(root, { recursive: true, force: true });
@@ -268,24 +319,60 @@ describe('names from outside are looked up as own properties only', () => {
     } finally {
       process.stderr.write = write;
     }
-    for (const name of PROTO) assert.ok(written.some((w) => w.includes(`unknown command '${name}'`)), written.join(''));
+    for (const name of PROTO)
+      assert.ok(
+        written.some((w) => w.includes(`unknown command '${name}'`)),
+        written.join(''),
+      );
 
     const registry = builtinRegistry('examples');
     const tasks = await registry.tasks('examples');
     const task = tasks.find((t) => t.id === 'roman-numerals')!;
     for (const name of PROTO) {
-      await expectGymError(Promise.resolve().then(() => parseFlags([`--${name}`], { port: { type: 'string' } })), 'INVALID_ARGUMENT', new RegExp(`unknown option --${name.replace(/[$]/g, '\\$&')}`));
-      await expectGymError(Promise.resolve().then(() => agentUnderTest(AGENTS, name, {}, false)), 'INVALID_ARGUMENT', new RegExp(`unknown agent '${name}'`));
+      await expectGymError(
+        Promise.resolve().then(() => parseFlags([`--${name}`], { port: { type: 'string' } })),
+        'INVALID_ARGUMENT',
+        new RegExp(`unknown option --${name.replace(/[$]/g, '\\$&')}`),
+      );
+      await expectGymError(
+        Promise.resolve().then(() => agentUnderTest(AGENTS, name, {}, false)),
+        'INVALID_ARGUMENT',
+        new RegExp(`unknown agent '${name}'`),
+      );
       assert.throws(() => getAgent(name), new RegExp(`unknown agent '${name}'`));
-      await expectGymError(Promise.resolve().then(() => sandboxFlag(name)), 'INVALID_ARGUMENT', new RegExp(`invalid --sandbox: '${name}'`));
+      await expectGymError(
+        Promise.resolve().then(() => sandboxFlag(name)),
+        'INVALID_ARGUMENT',
+        new RegExp(`invalid --sandbox: '${name}'`),
+      );
       await expectGymError(registry.tasks(name), 'SUITE_NOT_FOUND');
       await expectGymError(registry.task('examples', name), 'TASK_NOT_FOUND', new RegExp(`no task '${name}'`));
-      await expectGymError(Promise.resolve().then(() => registry.enable(name)), 'SUITE_NOT_FOUND', new RegExp(`unknown suite '${name}'`));
-      await expectGymError(Promise.resolve().then(() => offering(tasks, name, true)), 'INVALID_ARGUMENT', new RegExp(`invalid --context '${name}'`));
-      await expectGymError(Promise.resolve().then(() => offering(tasks, name, false)), 'INVALID_ARGUMENT', /no task of the suite offers it/);
+      await expectGymError(
+        Promise.resolve().then(() => registry.enable(name)),
+        'SUITE_NOT_FOUND',
+        new RegExp(`unknown suite '${name}'`),
+      );
+      await expectGymError(
+        Promise.resolve().then(() => offering(tasks, name, true)),
+        'INVALID_ARGUMENT',
+        new RegExp(`invalid --context '${name}'`),
+      );
+      await expectGymError(
+        Promise.resolve().then(() => offering(tasks, name, false)),
+        'INVALID_ARGUMENT',
+        /no task of the suite offers it/,
+      );
       assert.deepEqual(goldOptions(task, name), goldOptions(task), `--gold with context ${name} is the task's own solution`);
-      await expectGymError(Promise.resolve().then(() => debootstrapRecipe({ kind: 'python', version: name })), 'INVALID_ARGUMENT', /no base image recipe for python/);
-      await expectGymError(Promise.resolve().then(() => debootstrapRecipe({ kind: 'java', version: name })), 'INVALID_ARGUMENT', /no base image recipe for java/);
+      await expectGymError(
+        Promise.resolve().then(() => debootstrapRecipe({ kind: 'python', version: name })),
+        'INVALID_ARGUMENT',
+        /no base image recipe for python/,
+      );
+      await expectGymError(
+        Promise.resolve().then(() => debootstrapRecipe({ kind: 'java', version: name })),
+        'INVALID_ARGUMENT',
+        /no base image recipe for java/,
+      );
       assert.match(String(pytestPinFor(name, [])), /^pytest==/);
       assert.equal(eraCutoff(new Date('2020-01-01T00:00:00Z'), name), '2020-01-02T00:00:00Z');
       assert.equal(commitCutoff('2020-01-01T00:00:00Z', name), '2020-01-01T00:00:00Z');
@@ -305,7 +392,11 @@ describe('names from outside are looked up as own properties only', () => {
       assert.equal(tc.attrs.name, `t &${name};`, 'an entity named like an inherited member stays as written');
       assert.equal(Object.getPrototypeOf(tc.attrs), null);
       const groups = breakdown([{ task: 't', sample: 0, status: 'passed', infra: false, metadata: { level: 'x' } }], name);
-      assert.deepEqual(groups.map((g) => g.value), ['(none)'], `report --by ${name}`);
+      assert.deepEqual(
+        groups.map((g) => g.value),
+        ['(none)'],
+        `report --by ${name}`,
+      );
     }
     const { gym, cleanup } = await makeGym({ registry: builtinRegistry('examples') });
     try {
@@ -313,7 +404,9 @@ describe('names from outside are looked up as own properties only', () => {
       for (const name of PROTO) {
         const v = await validateTask(gym, task, { context: name });
         assert.equal(v.status, 'error', JSON.stringify(v));
-        assert.deepEqual(v.reasons, [`INVALID_ARGUMENT: task 'roman-numerals' has no '${name}' start state (it has ${task.defaultContext})`]);
+        assert.deepEqual(v.reasons, [
+          `INVALID_ARGUMENT: task 'roman-numerals' has no '${name}' start state (it has ${task.defaultContext})`,
+        ]);
         assert.equal(v.startState, undefined, 'nothing was scored');
       }
     } finally {
@@ -326,7 +419,18 @@ describe('names from outside are looked up as own properties only', () => {
     try {
       for (const name of PROTO) {
         await expectGymError(
-          validateCommand(BUILTINS).run(['--suite', 'examples', '--tasks', 'roman-numerals', '--context', name, '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR]),
+          validateCommand(BUILTINS).run([
+            '--suite',
+            'examples',
+            '--tasks',
+            'roman-numerals',
+            '--context',
+            name,
+            '--data-dir',
+            dataDir,
+            '--cache-dir',
+            TEST_CACHE_DIR,
+          ]),
           'INVALID_ARGUMENT',
           new RegExp(`--context: no task asked for offers a '${name}' start state`),
         );

@@ -48,11 +48,16 @@ test('workerPool: the first error stops new work and is thrown once the items in
 test('workerPool: an abort stops the taking, without an error', async () => {
   const stop = new AbortController();
   const started: number[] = [];
-  await workerPool([0, 1, 2, 3, 4], 2, async (i) => {
-    started.push(i);
-    if (i === 2) stop.abort();
-    await tick();
-  }, { signal: stop.signal });
+  await workerPool(
+    [0, 1, 2, 3, 4],
+    2,
+    async (i) => {
+      started.push(i);
+      if (i === 2) stop.abort();
+      await tick();
+    },
+    { signal: stop.signal },
+  );
   assert.deepEqual(started, [0, 1, 2]);
   const none: number[] = [];
   await workerPool([0, 1], 2, async (i) => void none.push(i), { signal: stop.signal });

@@ -40,7 +40,11 @@ export function isTestPath(p: string): boolean {
  * The files the model is shown: `paths` when given, else the workspace's source files of the
  * task's language that are not tests. Files past `maxChars` in total are listed by name only.
  */
-export async function gatherSourceFiles(ep: EpisodeHandle, task: AgentContext['task'], opts: { paths?: string[]; maxChars: number }): Promise<{ files: SourceFile[]; omitted: string[] }> {
+export async function gatherSourceFiles(
+  ep: EpisodeHandle,
+  task: AgentContext['task'],
+  opts: { paths?: string[]; maxChars: number },
+): Promise<{ files: SourceFile[]; omitted: string[] }> {
   let paths = opts.paths;
   if (!paths?.length) {
     const found = await ep.call('find_files', { pattern: SOURCE_PATTERNS[task.language] ?? '**/*' });
@@ -87,7 +91,10 @@ export interface CodeBlock {
 const PATH_LIKE = /^[\w.@+-]+(?:\/[\w.@+-]+)*\.[A-Za-z0-9]+$/;
 
 function cleanPath(p: string): string | undefined {
-  const s = p.trim().replace(/^['"`]|['"`:]$/g, '').replace(/^\.\//, '');
+  const s = p
+    .trim()
+    .replace(/^['"`]|['"`:]$/g, '')
+    .replace(/^\.\//, '');
   return PATH_LIKE.test(s) && !s.includes('..') ? s : undefined;
 }
 
@@ -123,7 +130,14 @@ function pathFromInfo(info: string): { lang: string; path?: string } {
 /** A path named on the line before a fence: `roman.py:`, `**roman.py**`, `### File: roman.py`, `` `roman.py` ``. */
 function pathFromLabel(line: string | undefined): string | undefined {
   if (!line) return undefined;
-  const s = line.trim().replace(/^#+\s*/, '').replace(/^[-*]\s+/, '').replace(/[*_`]/g, '').replace(/^(?:file(?:name)?|path)\s*:\s*/i, '').replace(/:$/, '').trim();
+  const s = line
+    .trim()
+    .replace(/^#+\s*/, '')
+    .replace(/^[-*]\s+/, '')
+    .replace(/[*_`]/g, '')
+    .replace(/^(?:file(?:name)?|path)\s*:\s*/i, '')
+    .replace(/:$/, '')
+    .trim();
   return s.includes(' ') ? undefined : cleanPath(s);
 }
 
@@ -171,7 +185,10 @@ export function filesFromAnswer(answer: string, targets: string[], language: str
     const best = pool.reduce((a, b) => (b.code.length > a.code.length ? b : a));
     return { files: { [targets[0]!]: best.code } };
   }
-  return { files: {}, problem: `the code blocks do not say which file they are (${targets.length} files could be meant): label each with its path, e.g. \`\`\`${language} path=${targets[0] ?? 'file'}` };
+  return {
+    files: {},
+    problem: `the code blocks do not say which file they are (${targets.length} files could be meant): label each with its path, e.g. \`\`\`${language} path=${targets[0] ?? 'file'}`,
+  };
 }
 
 /** The system prompt of the agents that answer in code blocks. */

@@ -80,7 +80,8 @@ export class EpisodeHandle {
     const verdict = (result.structuredContent ?? null) as Record<string, unknown> | null;
     this.ctx.record({ type: 'submitted', reward: verdict?.reward, status: verdict?.status });
     const error = verdict?.error as { code?: string; message?: string } | undefined;
-    if (verdict?.status === 'error' && error) return { verdict, submitted: true, infraError: { code: error.code ?? 'INTERNAL', message: error.message ?? 'scoring failed' } };
+    if (verdict?.status === 'error' && error)
+      return { verdict, submitted: true, infraError: { code: error.code ?? 'INTERNAL', message: error.message ?? 'scoring failed' } };
     return { verdict, submitted: true };
   }
 }
@@ -89,7 +90,10 @@ export class EpisodeHandle {
  * The result for an agent stopped by something thrown: infrastructure failures become
  * infraError with nothing scored; anything else is an agent error (stopReason 'error').
  */
-export function resultFromError(err: unknown, base: { steps: number; usage: TokenUsage; rounds?: number; passedRound?: number }): AgentResult {
+export function resultFromError(
+  err: unknown,
+  base: { steps: number; usage: TokenUsage; rounds?: number; passedRound?: number },
+): AgentResult {
   const infra = infraErrorOf(err);
   const result: AgentResult = { verdict: null, submitted: false, stopReason: 'error', ...base, usage: { ...base.usage } };
   if (infra) result.infraError = infra;
@@ -98,7 +102,8 @@ export function resultFromError(err: unknown, base: { steps: number; usage: Toke
 }
 
 export function infraErrorOf(err: unknown): { code: string; message: string } | undefined {
-  if (err instanceof ModelUnavailableError || err instanceof GymUnavailableError || err instanceof RunAborted) return { code: err.code, message: err.message };
+  if (err instanceof ModelUnavailableError || err instanceof GymUnavailableError || err instanceof RunAborted)
+    return { code: err.code, message: err.message };
   if (err instanceof ModelRequestError && !err.contextOverflow) return { code: err.code, message: err.message };
   return undefined;
 }

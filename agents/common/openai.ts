@@ -126,7 +126,9 @@ export class ChatModel {
     this.config = config;
     this.record = opts.record;
     // Retries are ours (bounded, recorded); the SDK's own are off.
-    this.client = opts.client ?? new OpenAI({ baseURL: config.baseURL, apiKey: resolveApiKey(config), maxRetries: 0, timeout: config.timeoutMs ?? 600_000 });
+    this.client =
+      opts.client ??
+      new OpenAI({ baseURL: config.baseURL, apiKey: resolveApiKey(config), maxRetries: 0, timeout: config.timeoutMs ?? 600_000 });
   }
 
   costOf(promptTokens: number, completionTokens: number): number {
@@ -134,10 +136,16 @@ export class ChatModel {
     return p ? (promptTokens * p.prompt + completionTokens * p.completion) / 1e6 : 0;
   }
 
-  async complete(messages: ChatCompletionMessageParam[], opts: { tools?: ChatCompletionFunctionTool[]; signal?: AbortSignal } = {}): Promise<Completion> {
+  async complete(
+    messages: ChatCompletionMessageParam[],
+    opts: { tools?: ChatCompletionFunctionTool[]; signal?: AbortSignal } = {},
+  ): Promise<Completion> {
     const { config } = this;
     // Never a silent public default: the SDK's own fallback is api.openai.com.
-    if (!config.baseURL && !process.env.OPENAI_BASE_URL) throw new ModelUnavailableError('no model endpoint is configured (ModelConfig.baseURL, --base-url or $OPENAI_BASE_URL); benchgym never falls back to a public endpoint');
+    if (!config.baseURL && !process.env.OPENAI_BASE_URL)
+      throw new ModelUnavailableError(
+        'no model endpoint is configured (ModelConfig.baseURL, --base-url or $OPENAI_BASE_URL); benchgym never falls back to a public endpoint',
+      );
     const maxRetries = config.maxRetries ?? 5;
     const baseDelay = config.retryDelayMs ?? 1000;
     const body = {
@@ -165,8 +173,21 @@ export class ChatModel {
           this.usage.completionTokens += completionTokens;
           this.usage.costUsd += costUsd;
           this.usage.calls++;
-          this.record?.({ type: 'model_call', model: config.model, attempt: attempt + 1, finishReason: choice.finish_reason, promptTokens, completionTokens, costUsd, durationMs: Date.now() - startedAt });
-          return { message: choice.message, finishReason: choice.finish_reason ?? 'stop', usage: { promptTokens, completionTokens, costUsd } };
+          this.record?.({
+            type: 'model_call',
+            model: config.model,
+            attempt: attempt + 1,
+            finishReason: choice.finish_reason,
+            promptTokens,
+            completionTokens,
+            costUsd,
+            durationMs: Date.now() - startedAt,
+          });
+          return {
+            message: choice.message,
+            finishReason: choice.finish_reason ?? 'stop',
+            usage: { promptTokens, completionTokens, costUsd },
+          };
         }
         error = new Error('the endpoint answered without a choice');
         retryable = true;
@@ -185,13 +206,19 @@ export class ChatModel {
             throw new ModelRequestError(`the model endpoint refused the request (${message})`, status, CONTEXT_OVERFLOW.test(message));
           }
           this.record?.({ type: 'model_error', status, message: describe(err), attempt: attempt + 1, retry: false });
-          throw new ModelUnavailableError(`the model endpoint ${config.baseURL ?? 'api.openai.com'} refused the call (${describe(err)})`, status);
+          throw new ModelUnavailableError(
+            `the model endpoint ${config.baseURL ?? 'api.openai.com'} refused the call (${describe(err)})`,
+            status,
+          );
         }
       }
       lastError = describe(error);
       if (attempt >= maxRetries) {
         this.record?.({ type: 'model_error', status, message: lastError, attempt: attempt + 1, retry: false });
-        throw new ModelUnavailableError(`the model endpoint ${config.baseURL ?? 'api.openai.com'} failed ${attempt + 1} times; last: ${lastError}`, status);
+        throw new ModelUnavailableError(
+          `the model endpoint ${config.baseURL ?? 'api.openai.com'} failed ${attempt + 1} times; last: ${lastError}`,
+          status,
+        );
       }
       const backoff = Math.min(MAX_BACKOFF_MS, baseDelay * 2 ** attempt) * (0.75 + Math.random() * 0.5);
       const delay = Math.min(MAX_BACKOFF_MS, retryAfterMs(error) ?? backoff);
@@ -202,7 +229,10 @@ export class ChatModel {
 }
 
 /** MCP tools as OpenAI function tools: name, description, parameters = the tool's input schema. */
-export function toOpenAITools(tools: Tool[], opts: { exclude?: Iterable<string>; only?: Iterable<string> } = {}): ChatCompletionFunctionTool[] {
+export function toOpenAITools(
+  tools: Tool[],
+  opts: { exclude?: Iterable<string>; only?: Iterable<string> } = {},
+): ChatCompletionFunctionTool[] {
   const exclude = new Set(opts.exclude ?? []);
   const only = opts.only ? new Set(opts.only) : undefined;
   return tools
@@ -211,7 +241,11 @@ export function toOpenAITools(tools: Tool[], opts: { exclude?: Iterable<string>;
       const { $schema: _s, ...schema } = t.inputSchema as Record<string, unknown>;
       return {
         type: 'function' as const,
-        function: { name: t.name, description: t.description ?? t.title ?? t.name, parameters: { ...schema, type: 'object', properties: schema.properties ?? {} } },
+        function: {
+          name: t.name,
+          description: t.description ?? t.title ?? t.name,
+          parameters: { ...schema, type: 'object', properties: schema.properties ?? {} },
+        },
       };
     });
 }

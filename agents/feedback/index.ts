@@ -11,13 +11,23 @@ import { ChatModel, truncateObservation, type ChatCompletionMessageParam } from 
 import { resultErrorCode, resultText } from '../../src/agent/session.ts';
 import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../src/agent/types.ts';
 
-export const options = z.object({
-  rounds: z.number().int().min(1).default(3).describe('attempts: the first answer plus rounds-1 corrections after failing visible tests'),
-  files: z.array(z.string()).optional().describe('the files shown to the model (default: the workspace source files of the task language that are not tests)'),
-  max_context_chars: z.number().int().min(1000).default(60_000).describe('source shown in the first prompt; further files are named only'),
-  max_feedback_chars: z.number().int().min(500).default(12_000).describe('test output sent back per round (head and tail kept)'),
-  system_prompt: z.string().optional().describe('replaces the built-in system prompt'),
-}).strict();
+export const options = z
+  .object({
+    rounds: z.number().int().min(1).default(3).describe('attempts: the first answer plus rounds-1 corrections after failing visible tests'),
+    files: z
+      .array(z.string())
+      .optional()
+      .describe('the files shown to the model (default: the workspace source files of the task language that are not tests)'),
+    max_context_chars: z
+      .number()
+      .int()
+      .min(1000)
+      .default(60_000)
+      .describe('source shown in the first prompt; further files are named only'),
+    max_feedback_chars: z.number().int().min(500).default(12_000).describe('test output sent back per round (head and tail kept)'),
+    system_prompt: z.string().optional().describe('replaces the built-in system prompt'),
+  })
+  .strict();
 
 export type FeedbackOptions = z.infer<typeof options>;
 
@@ -33,12 +43,19 @@ async function runVisibleTests(ep: EpisodeHandle): Promise<TestOutcome> {
   const run = await ep.call('run_tests');
   if (resultErrorCode(run) === 'NO_VISIBLE_TESTS') return { passed: false, noTests: true, text: resultText(run) };
   if (run.isError) return { passed: false, text: resultText(run) };
-  const data = run.structuredContent as { counts: { passed: number; failed: number; error: number }; exitCode: number | null; timedOut: boolean };
+  const data = run.structuredContent as {
+    counts: { passed: number; failed: number; error: number };
+    exitCode: number | null;
+    timedOut: boolean;
+  };
   const passed = data.counts.passed > 0 && data.counts.failed === 0 && data.counts.error === 0 && data.exitCode === 0 && !data.timedOut;
   if (passed) return { passed, text: resultText(run) };
   // The model has no tools: drop run_tests' pointer to view_error_log, and the raw log when
   // the failures were parsed out of it already (it repeats them).
-  const summary = resultText(run).split('\n').filter((l) => !/^Use view_error_log/.test(l)).join('\n');
+  const summary = resultText(run)
+    .split('\n')
+    .filter((l) => !/^Use view_error_log/.test(l))
+    .join('\n');
   const log = await ep.call('view_error_log');
   if (log.isError) return { passed, text: summary };
   const parsed = log.structuredContent as { failures?: unknown[]; compilerErrors?: unknown[] };
@@ -67,7 +84,12 @@ class FeedbackAgent implements Agent {
     const ep = new EpisodeHandle(ctx);
     let round = 0;
     let passedRound: number | undefined;
-    const base = () => ({ steps: ep.calls, usage: { ...model.usage }, rounds: round, ...(passedRound !== undefined ? { passedRound } : {}) });
+    const base = () => ({
+      steps: ep.calls,
+      usage: { ...model.usage },
+      rounds: round,
+      ...(passedRound !== undefined ? { passedRound } : {}),
+    });
     try {
       const { files, omitted } = await gatherSourceFiles(ep, ctx.task, { paths: opts.files, maxChars: opts.max_context_chars });
       const targets = files.map((f) => f.path);
@@ -85,7 +107,13 @@ class FeedbackAgent implements Agent {
         const answer = message.content ?? '';
         messages.push({ role: 'assistant', content: answer });
         const extracted = filesFromAnswer(answer, targets, ctx.task.language);
-        ctx.record({ type: 'round', round, answer, files: Object.keys(extracted.files), ...(extracted.problem ? { problem: extracted.problem } : {}) });
+        ctx.record({
+          type: 'round',
+          round,
+          answer,
+          files: Object.keys(extracted.files),
+          ...(extracted.problem ? { problem: extracted.problem } : {}),
+        });
 
         const writeErrors: string[] = [];
         for (const [path, content] of Object.entries(extracted.files)) {
@@ -96,7 +124,10 @@ class FeedbackAgent implements Agent {
           const problem = extracted.problem ?? `some files could not be written:\n${writeErrors.join('\n')}`;
           ctx.record({ type: 'round_result', round, passed: false, problem });
           if (round < opts.rounds) {
-            messages.push({ role: 'user', content: `Your answer could not be used: ${problem}. Reply with the complete new content of each file you change, in fenced code blocks labelled with their path.` });
+            messages.push({
+              role: 'user',
+              content: `Your answer could not be used: ${problem}. Reply with the complete new content of each file you change, in fenced code blocks labelled with their path.`,
+            });
           }
           continue;
         }
@@ -112,7 +143,8 @@ class FeedbackAgent implements Agent {
           stopReason = 'submitted';
           break;
         }
-        if (round < opts.rounds) messages.push({ role: 'user', content: feedbackPrompt(tests.text, round, opts.rounds, opts.max_feedback_chars) });
+        if (round < opts.rounds)
+          messages.push({ role: 'user', content: feedbackPrompt(tests.text, round, opts.rounds, opts.max_feedback_chars) });
       }
 
       const outcome: SubmitOutcome = await ep.submit();
@@ -127,7 +159,8 @@ class FeedbackAgent implements Agent {
 
 export const feedbackAgent: AgentDefinition<typeof options> = {
   name: 'feedback',
-  description: 'Self-debug loop (GitChameleon style): whole files in code blocks, visible tests, error log fed back, up to `rounds` attempts; no tools for the model.',
+  description:
+    'Self-debug loop (GitChameleon style): whole files in code blocks, visible tests, error log fed back, up to `rounds` attempts; no tools for the model.',
   options,
   create: (opts) => new FeedbackAgent(opts),
 };

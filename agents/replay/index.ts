@@ -13,13 +13,15 @@ import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../sr
 const FileMap = z.record(z.string(), z.string());
 const Prediction = z.union([z.string().describe('a unified diff'), z.object({ patch: z.string() }), z.object({ files: FileMap })]);
 
-export const options = z.object({
-  predictions: z.record(z.string(), Prediction).optional().describe("by task id (or 'suite/id'): a unified diff, {patch} or {files}"),
-  patch: z.string().optional().describe('a unified diff for the task at hand'),
-  files: FileMap.optional().describe('whole files (path → content) for the task at hand'),
-  goldFiles: FileMap.optional().describe("the task's reference solution files (filled in by the runner)"),
-  goldPatch: z.string().optional().describe("the task's reference solution diff (filled in by the runner)"),
-}).strict();
+export const options = z
+  .object({
+    predictions: z.record(z.string(), Prediction).optional().describe("by task id (or 'suite/id'): a unified diff, {patch} or {files}"),
+    patch: z.string().optional().describe('a unified diff for the task at hand'),
+    files: FileMap.optional().describe('whole files (path → content) for the task at hand'),
+    goldFiles: FileMap.optional().describe("the task's reference solution files (filled in by the runner)"),
+    goldPatch: z.string().optional().describe("the task's reference solution diff (filled in by the runner)"),
+  })
+  .strict();
 
 export type ReplayOptions = z.infer<typeof options>;
 
@@ -44,14 +46,23 @@ class ReplayAgent implements Agent {
     const usage = emptyUsage();
     try {
       const chosen = choosePrediction(this.opts, ctx.task);
-      if (!chosen) ctx.record({ type: 'replay', source: 'none', note: 'no prediction for this task: the unchanged workspace is submitted' });
+      if (!chosen)
+        ctx.record({ type: 'replay', source: 'none', note: 'no prediction for this task: the unchanged workspace is submitted' });
       if (chosen?.patch?.trim()) {
         const patch = chosen.patch.endsWith('\n') ? chosen.patch : `${chosen.patch}\n`;
         const written = await ep.writeFile(REPLAY_DIFF, patch);
         if (written.isError) throw new Error(`could not write ${REPLAY_DIFF}: ${resultText(written)}`);
-        const applied = await ep.call('run_command', { command: `git apply --whitespace=nowarn ${REPLAY_DIFF}; rc=$?; rm -f ${REPLAY_DIFF}; exit $rc` });
+        const applied = await ep.call('run_command', {
+          command: `git apply --whitespace=nowarn ${REPLAY_DIFF}; rc=$?; rm -f ${REPLAY_DIFF}; exit $rc`,
+        });
         const exitCode = (applied.structuredContent as { exitCode?: number | null } | undefined)?.exitCode;
-        ctx.record({ type: 'replay', source: chosen.source, kind: 'patch', applied: !applied.isError && exitCode === 0, output: resultText(applied).slice(0, 4000) });
+        ctx.record({
+          type: 'replay',
+          source: chosen.source,
+          kind: 'patch',
+          applied: !applied.isError && exitCode === 0,
+          output: resultText(applied).slice(0, 4000),
+        });
       }
       if (chosen?.files) {
         for (const [path, content] of Object.entries(chosen.files)) {

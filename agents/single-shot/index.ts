@@ -10,11 +10,16 @@ import { ChatModel } from '../common/openai.ts';
 import { resultText } from '../../src/agent/session.ts';
 import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../src/agent/types.ts';
 
-export const options = z.object({
-  files: z.array(z.string()).optional().describe('the files shown to the model (default: the workspace source files of the task language that are not tests)'),
-  max_context_chars: z.number().int().min(1000).default(60_000).describe('source shown in the prompt; further files are named only'),
-  system_prompt: z.string().optional().describe('replaces the built-in system prompt'),
-}).strict();
+export const options = z
+  .object({
+    files: z
+      .array(z.string())
+      .optional()
+      .describe('the files shown to the model (default: the workspace source files of the task language that are not tests)'),
+    max_context_chars: z.number().int().min(1000).default(60_000).describe('source shown in the prompt; further files are named only'),
+    system_prompt: z.string().optional().describe('replaces the built-in system prompt'),
+  })
+  .strict();
 
 export type SingleShotOptions = z.infer<typeof options>;
 
@@ -31,10 +36,21 @@ class SingleShotAgent implements Agent {
       const system = opts.system_prompt ?? CODE_SYSTEM_PROMPT;
       const user = codeTaskPrompt(ctx.task, files, omitted);
       ctx.record({ type: 'prompt', system, user, files: targets, sample: ctx.sample });
-      const { message } = await model.complete([{ role: 'system', content: system }, { role: 'user', content: user }], { signal: ctx.signal });
+      const { message } = await model.complete(
+        [
+          { role: 'system', content: system },
+          { role: 'user', content: user },
+        ],
+        { signal: ctx.signal },
+      );
       const answer = message.content ?? '';
       const extracted = filesFromAnswer(answer, targets, ctx.task.language);
-      ctx.record({ type: 'answer', answer, files: Object.keys(extracted.files), ...(extracted.problem ? { problem: extracted.problem } : {}) });
+      ctx.record({
+        type: 'answer',
+        answer,
+        files: Object.keys(extracted.files),
+        ...(extracted.problem ? { problem: extracted.problem } : {}),
+      });
       for (const [path, content] of Object.entries(extracted.files)) {
         const written = await ep.writeFile(path, content);
         if (written.isError) ctx.record({ type: 'write_failed', path, message: resultText(written) });

@@ -6,18 +6,37 @@
  */
 import { z } from 'zod';
 import type { ChatCompletionMessageParam } from '../common/openai.ts';
-import { ChatModel, ModelRequestError, assistantParam, parseToolArguments, toOpenAITools, toolMessage, truncateObservation } from '../common/openai.ts';
+import {
+  ChatModel,
+  ModelRequestError,
+  assistantParam,
+  parseToolArguments,
+  toOpenAITools,
+  toolMessage,
+  truncateObservation,
+} from '../common/openai.ts';
 import { EpisodeHandle, infraErrorOf, resultFromError, type SubmitOutcome } from '../common/episode.ts';
 import { resultErrorCode, resultText } from '../../src/agent/session.ts';
 import type { Agent, AgentContext, AgentDefinition, AgentResult } from '../../src/agent/types.ts';
 
-export const options = z.object({
-  max_steps: z.number().int().min(1).default(50).describe('the most tool calls (actions) the model may make before its diff is submitted'),
-  cost_limit_usd: z.number().nonnegative().default(3).describe('model spend (from ModelConfig.pricing) after which the diff is submitted; 0 = no limit'),
-  max_observation_chars: z.number().int().min(200).default(16_000).describe('tool results longer than this keep their head and tail'),
-  exclude_tools: z.array(z.string()).default(['end_episode', 'fork_episode']).describe('episode tools not offered to the model'),
-  system_prompt: z.string().optional().describe('replaces the built-in system prompt ({max_steps} is filled in)'),
-}).strict();
+export const options = z
+  .object({
+    max_steps: z
+      .number()
+      .int()
+      .min(1)
+      .default(50)
+      .describe('the most tool calls (actions) the model may make before its diff is submitted'),
+    cost_limit_usd: z
+      .number()
+      .nonnegative()
+      .default(3)
+      .describe('model spend (from ModelConfig.pricing) after which the diff is submitted; 0 = no limit'),
+    max_observation_chars: z.number().int().min(200).default(16_000).describe('tool results longer than this keep their head and tail'),
+    exclude_tools: z.array(z.string()).default(['end_episode', 'fork_episode']).describe('episode tools not offered to the model'),
+    system_prompt: z.string().optional().describe('replaces the built-in system prompt ({max_steps} is filled in)'),
+  })
+  .strict();
 
 export type SweAgentOptions = z.infer<typeof options>;
 
@@ -44,7 +63,10 @@ HOW TO WORK
 You have at most {max_steps} actions (tool calls). When they run out, your changes are submitted as they are.`;
 
 export function userPrompt(task: AgentContext['task']): string {
-  const kind = task.kind === 'repo-patch' ? 'The workspace is a repository; fix the problem described below.' : 'Implement what the task below asks, in the workspace files.';
+  const kind =
+    task.kind === 'repo-patch'
+      ? 'The workspace is a repository; fix the problem described below.'
+      : 'Implement what the task below asks, in the workspace files.';
   return `${kind}\n\n<task>\n${task.prompt}\n</task>\n\nPaths are relative to the workspace root. Start by looking around, then solve the task and call submit.`;
 }
 
@@ -58,7 +80,12 @@ class SweAgent implements Agent {
     const model = new ChatModel(ctx.model, { record: (e) => ctx.record(e) });
     const ep = new EpisodeHandle(ctx);
     let steps = 0;
-    const finish = (outcome: SubmitOutcome, stopReason: string): AgentResult => ({ ...outcome, stopReason, steps, usage: { ...model.usage } });
+    const finish = (outcome: SubmitOutcome, stopReason: string): AgentResult => ({
+      ...outcome,
+      stopReason,
+      steps,
+      usage: { ...model.usage },
+    });
     const autoSubmit = async (stopReason: string): Promise<AgentResult> => {
       ctx.record({ type: 'auto_submit', reason: stopReason });
       return finish(await ep.submit(), stopReason);
@@ -88,7 +115,12 @@ class SweAgent implements Agent {
         const { message } = completion;
         messages.push(assistantParam(message));
         const calls = (message.tool_calls ?? []).filter((c) => c.type === 'function');
-        ctx.record({ type: 'assistant', content: message.content ?? null, toolCalls: calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })), finishReason: completion.finishReason });
+        ctx.record({
+          type: 'assistant',
+          content: message.content ?? null,
+          toolCalls: calls.map((c) => ({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+          finishReason: completion.finishReason,
+        });
 
         if (opts.cost_limit_usd > 0 && model.usage.costUsd >= opts.cost_limit_usd) return await autoSubmit('cost_limit');
 
@@ -111,7 +143,11 @@ class SweAgent implements Agent {
           }
           steps++;
           if (!offered.has(name)) {
-            messages.push({ role: 'tool', tool_call_id: call.id, content: `Error: there is no tool '${name}'. The tools are: ${[...offered].join(', ')}.` });
+            messages.push({
+              role: 'tool',
+              tool_call_id: call.id,
+              content: `Error: there is no tool '${name}'. The tools are: ${[...offered].join(', ')}.`,
+            });
             ctx.record({ type: 'tool', name, ok: false, error: 'unknown tool' });
             continue;
           }
@@ -127,7 +163,14 @@ class SweAgent implements Agent {
           }
           const result = await ep.call(name, parsed.args);
           const code = resultErrorCode(result);
-          ctx.record({ type: 'tool', name, args: parsed.args, ok: !result.isError, ...(code ? { code } : {}), observation: truncateObservation(resultText(result), 2000) });
+          ctx.record({
+            type: 'tool',
+            name,
+            args: parsed.args,
+            ok: !result.isError,
+            ...(code ? { code } : {}),
+            observation: truncateObservation(resultText(result), 2000),
+          });
           messages.push(toolMessage(call.id, result, opts.max_observation_chars));
           // The gym's own budget (max_steps / time limit of the episode) is spent: only submit is left.
           if (code === 'BUDGET_EXHAUSTED') limitHit = true;

@@ -18,10 +18,25 @@ if (!backend || !max || !dataDir || !cacheDir || !['local', 'docker'].includes(b
   process.exit(2);
 }
 const maxEpisodes = Number(max);
-const sandboxes = backend === 'docker' ? new DockerSandboxFactory({ serverId: `bench-throughput-${process.pid}`, poolSize: 0, maxContainers: maxEpisodes + 8 }) : undefined;
-const gym = new Gym({ registry: builtinRegistry(), dataDir: path.resolve(dataDir), cacheDir: path.resolve(cacheDir), ...(sandboxes ? { sandboxes } : {}), defaults: { maxEpisodes } });
+const sandboxes =
+  backend === 'docker'
+    ? new DockerSandboxFactory({ serverId: `bench-throughput-${process.pid}`, poolSize: 0, maxContainers: maxEpisodes + 8 })
+    : undefined;
+const gym = new Gym({
+  registry: builtinRegistry(),
+  dataDir: path.resolve(dataDir),
+  cacheDir: path.resolve(cacheDir),
+  ...(sandboxes ? { sandboxes } : {}),
+  defaults: { maxEpisodes },
+});
 // A run of 128 episodes opens 128 MCP sessions at once: the default rate of new sessions would refuse the burst.
-const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0, extensions: [wsGymExtension()], maxSessions: 4 * maxEpisodes + 64, sessionsPerSecond: 10_000 });
+const server = await startHttpServer(gym, {
+  host: '127.0.0.1',
+  port: 0,
+  extensions: [wsGymExtension()],
+  maxSessions: 4 * maxEpisodes + 64,
+  sessionsPerSecond: 10_000,
+});
 console.log(JSON.stringify({ url: server.url, pid: process.pid }));
 const stop = async () => {
   await server.close().catch(() => {});

@@ -74,8 +74,11 @@ export async function buildEnvsCmd(args: string[]): Promise<number> {
   });
   if (!values.dataset) throw new GymError('INVALID_ARGUMENT', 'missing --dataset DIR (a CoderEval Python directory)');
   const which = values.state ?? 'platform';
-  if (which !== 'platform' && which !== 'dataset') throw new GymError('INVALID_ARGUMENT', `invalid --state: '${which}' (platform or dataset)`);
-  const projects = ProjectsTable.parse(JSON.parse(await fs.readFile(values.projects ? path.resolve(values.projects) : PROJECTS_FILE, 'utf8')));
+  if (which !== 'platform' && which !== 'dataset')
+    throw new GymError('INVALID_ARGUMENT', `invalid --state: '${which}' (platform or dataset)`);
+  const projects = ProjectsTable.parse(
+    JSON.parse(await fs.readFile(values.projects ? path.resolve(values.projects) : PROJECTS_FILE, 'utf8')),
+  );
   const rows = await readJsonl(path.join(path.resolve(values.dataset), FILES.all), AllRow, FILES.all);
   const pathsOf = new Map<string, string[]>();
   for (const r of rows) pathsOf.set(r.metadata['lsp-repo'], [...(pathsOf.get(r.metadata['lsp-repo']) ?? []), r.metadata['lsp-path']]);
@@ -107,7 +110,15 @@ export async function buildEnvsCmd(args: string[]): Promise<number> {
         continue;
       }
       try {
-        entry = await deriveProjectEnv({ project, repo: state.repo, repoDir, commit, date, taskPaths: pathsOf.get(project) ?? [], uv: values.uv ?? 'uv' });
+        entry = await deriveProjectEnv({
+          project,
+          repo: state.repo,
+          repoDir,
+          commit,
+          date,
+          taskPaths: pathsOf.get(project) ?? [],
+          uv: values.uv ?? 'uv',
+        });
       } catch (err) {
         result.error = (err as Error).message.split('\n').slice(0, 3).join(' ').slice(0, 600);
         process.stderr.write(`${project}: ${result.error}\n`);
@@ -115,10 +126,20 @@ export async function buildEnvsCmd(args: string[]): Promise<number> {
       }
       table.set(project, entry);
       result.derived = true;
-      await fs.writeFile(out, '[\n' + [...table.values()].sort((a, b) => a.project.localeCompare(b.project)).map((e) => JSON.stringify(e)).join(',\n') + '\n]\n');
+      await fs.writeFile(
+        out,
+        '[\n' +
+          [...table.values()]
+            .sort((a, b) => a.project.localeCompare(b.project))
+            .map((e) => JSON.stringify(e))
+            .join(',\n') +
+          '\n]\n',
+      );
     }
     Object.assign(result, { python: entry.python, requirements: entry.requirements.length, constraints: entry.constraints.length });
-    process.stderr.write(`${project}: Python ${entry.python} (${entry.pythonFrom}), ${entry.requirements.length} requirement(s) from ${entry.sources.join(', ') || 'nothing'}, ${entry.constraints.length} pins before ${entry.cutoff}\n`);
+    process.stderr.write(
+      `${project}: Python ${entry.python} (${entry.pythonFrom}), ${entry.requirements.length} requirement(s) from ${entry.sources.join(', ') || 'nothing'}, ${entry.constraints.length} pins before ${entry.cutoff}\n`,
+    );
     if (values.build) {
       const started = Date.now();
       try {

@@ -21,7 +21,10 @@ export function expectedFile(lspContext: string, groundTruth: string): string {
 
 /** The lines compared: CRLF/CR as LF, trailing whitespace dropped, trailing blank lines dropped. */
 export function comparableLines(text: string): string[] {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.replace(/\s+$/, ''));
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((l) => l.replace(/\s+$/, ''));
   while (lines.length && lines[lines.length - 1] === '') lines.pop();
   return lines;
 }
@@ -84,11 +87,18 @@ const ZERO = /^0+$/;
 /** `git log --raw` of paths over `revs` (one path with `follow`: renames followed): each commit that wrote a version. */
 async function logPath(repo: string, files: string | string[], revs: string[], follow: boolean): Promise<Omit<FileVersion, 'published'>[]> {
   const paths = typeof files === 'string' ? [files] : files;
-  const log = (renames: string[]) => runGit(['-C', repo, 'log', ...revs, '--format=%x01%H %cI', '--raw', '--no-abbrev', ...renames, '--', ...paths], { timeoutMs: 10 * 60_000 });
+  const log = (renames: string[]) =>
+    runGit(['-C', repo, 'log', ...revs, '--format=%x01%H %cI', '--raw', '--no-abbrev', ...renames, '--', ...paths], {
+      timeoutMs: 10 * 60_000,
+    });
   let r = await log(follow ? ['-M', '--follow'] : ['--no-renames']);
   // Following renames reads old blobs; a clone without some of them (a shallow or size-capped copy) still has the path's own history.
   if (follow && r.exitCode !== 0 && /unable to read|missing/.test(r.stderr)) r = await log(['--no-renames']);
-  if (r.exitCode !== 0) throw new GymError('ENV_BUILD_FAILED', `git log of ${paths.join(' ')} in ${repo} failed (exit ${r.exitCode}): ${r.stderr.trim().slice(-1000)}`);
+  if (r.exitCode !== 0)
+    throw new GymError(
+      'ENV_BUILD_FAILED',
+      `git log of ${paths.join(' ')} in ${repo} failed (exit ${r.exitCode}): ${r.stderr.trim().slice(-1000)}`,
+    );
   const out = r.stdout;
   const versions: Omit<FileVersion, 'published'>[] = [];
   for (const chunk of out.split('\x01')) {
@@ -136,7 +146,9 @@ export async function laterNames(repo: string, file: string, depth = 3): Promise
   for (let step = 0; step < depth && frontier.length; step++) {
     const next: string[] = [];
     for (const name of frontier) {
-      const removed = await runGit(['-C', repo, 'log', '--all', '--diff-filter=D', '--no-renames', '--format=%H', '--', name], { timeoutMs: 10 * 60_000 });
+      const removed = await runGit(['-C', repo, 'log', '--all', '--diff-filter=D', '--no-renames', '--format=%H', '--', name], {
+        timeoutMs: 10 * 60_000,
+      });
       if (removed.exitCode !== 0) continue;
       for (const commit of removed.stdout.split('\n').filter(Boolean)) {
         const diff = await runGit(['-C', repo, 'diff-tree', '-r', '-M', '--name-status', '--no-commit-id', `${commit}^`, commit]);
@@ -158,7 +170,9 @@ export async function laterNames(repo: string, file: string, depth = 3): Promise
 async function listVersions(repo: string, file: string): Promise<FileVersion[]> {
   const followed = await logPath(repo, file, ['--all'], true);
   const names = [...new Set([file, ...followed.map((v) => v.path), ...(await laterNames(repo, file))])];
-  const published = new Set((await logPath(repo, names, ['HEAD', '--branches', '--tags', '--remotes'], false)).map((v) => `${v.commit} ${v.blob}`));
+  const published = new Set(
+    (await logPath(repo, names, ['HEAD', '--branches', '--tags', '--remotes'], false)).map((v) => `${v.commit} ${v.blob}`),
+  );
   const all = [...followed, ...(await logPath(repo, names, ['--all'], false))];
   const seen = new Set<string>();
   const out: FileVersion[] = [];
@@ -184,7 +198,10 @@ export function readBlobs(repo: string, blobs: readonly string[]): Promise<Map<s
     child.stderr.on('data', (c: Buffer) => (stderr += String(c)));
     child.on('error', (err) => reject(new GymError('ENV_UNAVAILABLE', `git cat-file failed to start: ${err.message}`)));
     child.on('close', (code) => {
-      if (code !== 0) return reject(new GymError('ENV_BUILD_FAILED', `git cat-file --batch in ${repo} failed (exit ${code}): ${stderr.trim().slice(-500)}`));
+      if (code !== 0)
+        return reject(
+          new GymError('ENV_BUILD_FAILED', `git cat-file --batch in ${repo} failed (exit ${code}): ${stderr.trim().slice(-500)}`),
+        );
       const buf = Buffer.concat(chunks);
       const out = new Map<string, string>();
       let at = 0;
@@ -241,13 +258,17 @@ export const TaskMatch = z.object({
    * When the match is not at the platform's layout path (its test file's folder): the
    * nearest version that is, the candidate state of the platform's own copy.
    */
-  layout: z.object({ path: z.string(), commit: z.string().regex(/^[0-9a-f]{40}$/), date: z.string(), diffLines: z.number().int().nonnegative() }).optional(),
+  layout: z
+    .object({ path: z.string(), commit: z.string().regex(/^[0-9a-f]{40}$/), date: z.string(), diffLines: z.number().int().nonnegative() })
+    .optional(),
   /**
    * The version nearest to the platform's own copy of the file (its test file above the
    * `__main__` check), which can be later than the dataset's text: the state the platform
    * test runs against. Omitted when it is the match itself.
    */
-  platform: z.object({ path: z.string(), commit: z.string().regex(/^[0-9a-f]{40}$/), date: z.string(), diffLines: z.number().int().nonnegative() }).optional(),
+  platform: z
+    .object({ path: z.string(), commit: z.string().regex(/^[0-9a-f]{40}$/), date: z.string(), diffLines: z.number().int().nonnegative() })
+    .optional(),
   /** The platform version is in its state at the project's platform commit. */
   atPlatformCommit: z.boolean().optional(),
 });
@@ -261,7 +282,10 @@ export const ProjectState = z.object({
   /** Tasks whose file is in its matched state at this commit. */
   atCommit: z.number().int().nonnegative(),
   /** The same over the platform versions: the commit the platform's copy of the project most likely was. */
-  platformCommit: z.string().regex(/^[0-9a-f]{40}$/).optional(),
+  platformCommit: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/)
+    .optional(),
   platformDate: z.string().optional(),
   atPlatformCommit: z.number().int().nonnegative().optional(),
 });
@@ -285,17 +309,26 @@ export async function matchTask(
   repo: string,
   repoName: string,
   task: TaskFile,
-): Promise<{ match: Omit<TaskMatch, 'atProjectCommit'>; blob: string; platform?: { path: string; commit: string; date: string; blob: string } } | { reason: string }> {
+): Promise<
+  | { match: Omit<TaskMatch, 'atProjectCommit'>; blob: string; platform?: { path: string; commit: string; date: string; blob: string } }
+  | { reason: string }
+> {
   const seen = new Set<string>();
-  const versions = [...(await fileVersions(repo, task.path)), ...(task.layoutPath ? await fileVersions(repo, task.layoutPath) : [])].filter((v) => {
-    const key = `${v.commit} ${v.path} ${v.blob}`;
-    if (seen.has(key)) return false;
-    seen.add(key);
-    return true;
-  });
+  const versions = [...(await fileVersions(repo, task.path)), ...(task.layoutPath ? await fileVersions(repo, task.layoutPath) : [])].filter(
+    (v) => {
+      const key = `${v.commit} ${v.path} ${v.blob}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    },
+  );
   const where = task.layoutPath ?? task.path;
-  if (!versions.length) return { reason: `${task.path}${task.layoutPath ? ` (or ${task.layoutPath})` : ''} is in no commit of ${repoName}` };
-  const blobs = await readBlobs(repo, versions.map((v) => v.blob));
+  if (!versions.length)
+    return { reason: `${task.path}${task.layoutPath ? ` (or ${task.layoutPath})` : ''} is in no commit of ${repoName}` };
+  const blobs = await readBlobs(
+    repo,
+    versions.map((v) => v.blob),
+  );
   const want = comparableLines(task.expected);
   const score = new Map<string, number>();
   for (const [blob, text] of blobs) {
@@ -304,7 +337,13 @@ export async function matchTask(
   }
   const ranked = versions
     .filter((v) => score.has(v.blob))
-    .sort((x, y) => score.get(x.blob)! - score.get(y.blob)! || Number(y.path === where) - Number(x.path === where) || Number(y.published) - Number(x.published) || Date.parse(x.date) - Date.parse(y.date));
+    .sort(
+      (x, y) =>
+        score.get(x.blob)! - score.get(y.blob)! ||
+        Number(y.path === where) - Number(x.path === where) ||
+        Number(y.published) - Number(x.published) ||
+        Date.parse(x.date) - Date.parse(y.date),
+    );
   const best = ranked[0];
   if (!best) return { reason: `no version of ${task.path} could be read in ${repoName}` };
   const diffLines = score.get(best.blob)!;
@@ -315,9 +354,17 @@ export async function matchTask(
     const p = versions
       .filter((v) => pscore.has(v.blob))
       // Ties: the match itself, then the layout path, then the latest (the platform's copy was made after the dataset's text).
-      .sort((x, y) => pscore.get(x.blob)! - pscore.get(y.blob)! || Number(y.blob === best.blob) - Number(x.blob === best.blob) || Number(y.path === where) - Number(x.path === where) || Number(y.published) - Number(x.published) || Date.parse(y.date) - Date.parse(x.date))[0];
+      .sort(
+        (x, y) =>
+          pscore.get(x.blob)! - pscore.get(y.blob)! ||
+          Number(y.blob === best.blob) - Number(x.blob === best.blob) ||
+          Number(y.path === where) - Number(x.path === where) ||
+          Number(y.published) - Number(x.published) ||
+          Date.parse(y.date) - Date.parse(x.date),
+      )[0];
     // A version as far from the platform's text as half its lines is no match.
-    if (p && pscore.get(p.blob)! <= theirs.length / 2) platform = { path: p.path, commit: p.commit, date: p.date, diffLines: pscore.get(p.blob)!, blob: p.blob };
+    if (p && pscore.get(p.blob)! <= theirs.length / 2)
+      platform = { path: p.path, commit: p.commit, date: p.date, diffLines: pscore.get(p.blob)!, blob: p.blob };
   }
   const atLayout = task.layoutPath && best.path !== task.layoutPath ? ranked.find((v) => v.path === task.layoutPath) : undefined;
   return {
@@ -331,8 +378,12 @@ export async function matchTask(
       diffLines,
       ...(best.path !== task.path ? { path: best.path } : {}),
       versions: new Set(versions.map((v) => v.blob)).size,
-      ...(atLayout ? { layout: { path: atLayout.path, commit: atLayout.commit, date: atLayout.date, diffLines: score.get(atLayout.blob)! } } : {}),
-      ...(platform && (platform.blob !== best.blob || platform.path !== best.path) ? { platform: { path: platform.path, commit: platform.commit, date: platform.date, diffLines: platform.diffLines } } : {}),
+      ...(atLayout
+        ? { layout: { path: atLayout.path, commit: atLayout.commit, date: atLayout.date, diffLines: score.get(atLayout.blob)! } }
+        : {}),
+      ...(platform && (platform.blob !== best.blob || platform.path !== best.path)
+        ? { platform: { path: platform.path, commit: platform.commit, date: platform.date, diffLines: platform.diffLines } }
+        : {}),
     },
   };
 }
@@ -340,8 +391,12 @@ export async function matchTask(
 /** The blob at `commit:path` for many pairs (`git cat-file --batch-check`); undefined where absent. */
 async function blobsAt(repo: string, pairs: { commit: string; path: string }[]): Promise<(string | undefined)[]> {
   const r = await runGit(['-C', repo, 'cat-file', '--batch-check'], { input: pairs.map((p) => `${p.commit}:${p.path}\n`).join('') });
-  if (r.exitCode !== 0) throw new GymError('ENV_BUILD_FAILED', `git cat-file --batch-check in ${repo} failed: ${r.stderr.trim().slice(-500)}`);
-  return r.stdout.split('\n').slice(0, pairs.length).map((l) => (/^[0-9a-f]+ blob /.test(l) ? l.split(' ')[0] : undefined));
+  if (r.exitCode !== 0)
+    throw new GymError('ENV_BUILD_FAILED', `git cat-file --batch-check in ${repo} failed: ${r.stderr.trim().slice(-500)}`);
+  return r.stdout
+    .split('\n')
+    .slice(0, pairs.length)
+    .map((l) => (/^[0-9a-f]+ blob /.test(l) ? l.split(' ')[0] : undefined));
 }
 
 /**
@@ -349,14 +404,18 @@ async function blobsAt(repo: string, pairs: { commit: string; path: string }[]):
  * tasks' files are in their matched state (ties: the latest). Returns the commit and which
  * tasks match there.
  */
-export async function projectCommit(repo: string, matched: { id: string; commit: string; date: string; path: string; blob: string }[]): Promise<{ commit: string; date: string; at: Set<string> }> {
+export async function projectCommit(
+  repo: string,
+  matched: { id: string; commit: string; date: string; path: string; blob: string }[],
+): Promise<{ commit: string; date: string; at: Set<string> }> {
   const candidates = [...new Map(matched.map((m) => [m.commit, m.date])).entries()];
   const pairs = candidates.flatMap(([commit]) => matched.map((m) => ({ commit, path: m.path })));
   const found = await blobsAt(repo, pairs);
   let best: { commit: string; date: string; at: Set<string> } | undefined;
   candidates.forEach(([commit, date], ci) => {
     const at = new Set(matched.filter((m, ti) => found[ci * matched.length + ti] === m.blob).map((m) => m.id));
-    if (!best || at.size > best.at.size || (at.size === best.at.size && Date.parse(date) > Date.parse(best.date))) best = { commit, date, at };
+    if (!best || at.size > best.at.size || (at.size === best.at.size && Date.parse(date) > Date.parse(best.date)))
+      best = { commit, date, at };
   });
   return best!;
 }

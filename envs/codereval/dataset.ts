@@ -41,7 +41,12 @@ export const AllRow = z.looseObject({
 export type AllRow = z.infer<typeof AllRow>;
 
 /** One line of input4models/*.jsonl: the official prompt. */
-export const PromptRow = z.looseObject({ question_id: z.string(), input: z.string(), signature: z.string().optional(), docstring: z.string().optional() });
+export const PromptRow = z.looseObject({
+  question_id: z.string(),
+  input: z.string(),
+  signature: z.string().optional(),
+  docstring: z.string().optional(),
+});
 export type PromptRow = z.infer<typeof PromptRow>;
 
 /**
@@ -86,7 +91,8 @@ export async function readOfficialRecords(root: string): Promise<{ records: Map<
   const ref = path.join(root, FILES.reference);
   const outs: string[] = [];
   for (const model of (await fs.readdir(ref).catch(() => [] as string[])).sort()) {
-    for (const f of (await fs.readdir(path.join(ref, model)).catch(() => [] as string[])).sort()) if (f.endsWith('_out.jsonl')) outs.push(path.join(FILES.reference, model, f));
+    for (const f of (await fs.readdir(path.join(ref, model)).catch(() => [] as string[])).sort())
+      if (f.endsWith('_out.jsonl')) outs.push(path.join(FILES.reference, model, f));
   }
   for (const rel of outs) {
     let added = false;

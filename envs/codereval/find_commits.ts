@@ -13,17 +13,35 @@ import { ownValue } from '../../src/own.ts';
  * copy: the repositories tried, in order (the first with a clone is used). Each says why.
  */
 export const PROJECT_REPOS: Record<string, { repos: string[]; why: string }> = {
-  'ansible-security/ansible_collections.ibm.qradar': { repos: ['ansible-collections/ibm.qradar'], why: 'the collection moved to ansible-collections' },
+  'ansible-security/ansible_collections.ibm.qradar': {
+    repos: ['ansible-collections/ibm.qradar'],
+    why: 'the collection moved to ansible-collections',
+  },
   'bastikr/boolean': { repos: ['bastikr/boolean.py'], why: 'renamed on GitHub' },
-  'cpburnz/python-sql-parameters': { repos: ['cpburnz/python-sqlparams', 'cpburnz/python-sql-parameters'], why: 'renamed python-sqlparams; the old name\'s copy stops in 2020' },
-  'mozilla/relman-auto-nag': { repos: ['mozilla/bugbot', 'mozilla/relman-auto-nag'], why: 'renamed bugbot; the old name\'s copy stops in 2021' },
+  'cpburnz/python-sql-parameters': {
+    repos: ['cpburnz/python-sqlparams', 'cpburnz/python-sql-parameters'],
+    why: "renamed python-sqlparams; the old name's copy stops in 2020",
+  },
+  'mozilla/relman-auto-nag': {
+    repos: ['mozilla/bugbot', 'mozilla/relman-auto-nag'],
+    why: "renamed bugbot; the old name's copy stops in 2021",
+  },
   // mwatts15/rdflib is a fork whose copy stops in 2019; the file's later versions are upstream's.
-  'mwatts15/rdflib': { repos: ['RDFLib/rdflib', 'mwatts15/rdflib'], why: 'the fork stops in 2019; upstream RDFLib/rdflib has the file as the dataset has it' },
+  'mwatts15/rdflib': {
+    repos: ['RDFLib/rdflib', 'mwatts15/rdflib'],
+    why: 'the fork stops in 2019; upstream RDFLib/rdflib has the file as the dataset has it',
+  },
   // witten/borgmatic (and its old name witten/atticmatic) stopped in 2020, when development moved; borgmatic-collective/borgmatic carries on.
   'witten/borgmatic': { repos: ['borgmatic-collective/borgmatic', 'witten/borgmatic'], why: 'the GitHub copy under witten stops in 2020' },
-  'witten/atticmatic': { repos: ['borgmatic-collective/borgmatic', 'witten/atticmatic', 'witten/borgmatic'], why: 'atticmatic is borgmatic\'s old name; one history' },
+  'witten/atticmatic': {
+    repos: ['borgmatic-collective/borgmatic', 'witten/atticmatic', 'witten/borgmatic'],
+    why: "atticmatic is borgmatic's old name; one history",
+  },
   // pexip/os-zope (pexip's Debian packaging of zope.interface) is gone; its src/ is upstream's.
-  'pexip/os-zope': { repos: ['zopefoundation/zope.interface'], why: 'pexip/os-zope is not on GitHub any more; its sources are zope.interface upstream' },
+  'pexip/os-zope': {
+    repos: ['zopefoundation/zope.interface'],
+    why: 'pexip/os-zope is not on GitHub any more; its sources are zope.interface upstream',
+  },
 };
 
 /** The table shipped with the suite (`benchgym codereval-commits` re-derives it). */
@@ -34,7 +52,16 @@ export interface FindReport {
   /** Every task id of the dataset → its dataset project. */
   taskProjects: Map<string, string>;
   /** Per dataset project: tasks, exact, nearest, not found; and the same for non-standalone tasks. */
-  summary: Record<string, { tasks: number; exact: number; nearest: number; notFound: number; nonStandalone: { tasks: number; exact: number; nearest: number; notFound: number } }>;
+  summary: Record<
+    string,
+    {
+      tasks: number;
+      exact: number;
+      nearest: number;
+      notFound: number;
+      nonStandalone: { tasks: number; exact: number; nearest: number; notFound: number };
+    }
+  >;
 }
 
 /**
@@ -53,7 +80,9 @@ export async function findCommits(opts: {
   const rows = await readJsonl(path.join(root, FILES.all), AllRow, FILES.all);
   const { records } = await readOfficialRecords(root);
   // The platform's test files sit beside the project's files in its copy: their paths show its layout.
-  const blocks = existsSync(path.join(root, FILES.tests)) ? splitTestBlocks(await fs.readFile(path.join(root, FILES.tests), 'utf8')) : new Map<string, string>();
+  const blocks = existsSync(path.join(root, FILES.tests))
+    ? splitTestBlocks(await fs.readFile(path.join(root, FILES.tests), 'utf8'))
+    : new Map<string, string>();
   const byProject = new Map<string, { task: TaskFile; standalone: boolean }[]>();
   const taskProjects = new Map<string, string>();
   for (const row of rows) {
@@ -72,13 +101,22 @@ export async function findCommits(opts: {
         path: m['lsp-path'],
         expected: expectedFile(m['lsp-context'], m.ground_truth),
         ...(layoutPath && layoutPath !== m['lsp-path'] ? { layoutPath } : {}),
-        ...(layoutPath ? { platformText: platformSource(blocks.get(testBlockKey(blocks, { project, filePath: m['lsp-path'], name: m.function_name })!)!) } : {}),
+        ...(layoutPath
+          ? {
+              platformText: platformSource(blocks.get(testBlockKey(blocks, { project, filePath: m['lsp-path'], name: m.function_name })!)!),
+            }
+          : {}),
       },
       standalone: level !== undefined && STANDALONE_LEVELS.has(level),
     });
     byProject.set(project, list);
   }
-  const table: ProjectsTable = { generatedBy: 'benchgym codereval-commits --dataset DATASET --mirrors MIRRORS', projects: {}, tasks: {}, notFound: {} };
+  const table: ProjectsTable = {
+    generatedBy: 'benchgym codereval-commits --dataset DATASET --mirrors MIRRORS',
+    projects: {},
+    tasks: {},
+    notFound: {},
+  };
   const summary: FindReport['summary'] = {};
   for (const [project, tasks] of [...byProject.entries()].sort(([a], [b]) => a.localeCompare(b))) {
     const s = { tasks: 0, exact: 0, nearest: 0, notFound: 0, nonStandalone: { tasks: 0, exact: 0, nearest: 0, notFound: 0 } };
@@ -123,7 +161,16 @@ export async function findCommits(opts: {
         count(t.standalone, 'notFound');
         continue;
       }
-      matched.push({ id: t.task.id, commit: r.match.commit, date: r.match.date, path: r.match.path ?? t.task.path, blob: r.blob, match: r.match, standalone: t.standalone, platform: r.platform });
+      matched.push({
+        id: t.task.id,
+        commit: r.match.commit,
+        date: r.match.date,
+        path: r.match.path ?? t.task.path,
+        blob: r.blob,
+        match: r.match,
+        standalone: t.standalone,
+        platform: r.platform,
+      });
       count(t.standalone, r.match.match);
     }
     if (!matched.length) continue;
@@ -138,8 +185,15 @@ export async function findCommits(opts: {
       atCommit: state.at.size,
       ...(plat ? { platformCommit: plat.commit, platformDate: plat.date, atPlatformCommit: plat.at.size } : {}),
     };
-    for (const m of matched) table.tasks[m.id] = { ...m.match, atProjectCommit: state.at.has(m.id), ...(plat && m.platform ? { atPlatformCommit: plat.at.has(m.id) } : {}) };
-    opts.progress?.(`${project} (${clone.repo}): ${s.tasks} task(s), ${s.exact} exact, ${s.nearest} nearest, ${s.notFound} not found; project commit ${state.commit.slice(0, 12)} (${state.date.slice(0, 10)}) holds ${state.at.size}${plat ? `; platform copy ${plat.commit.slice(0, 12)} (${plat.date.slice(0, 10)}) holds ${plat.at.size}` : ''}`);
+    for (const m of matched)
+      table.tasks[m.id] = {
+        ...m.match,
+        atProjectCommit: state.at.has(m.id),
+        ...(plat && m.platform ? { atPlatformCommit: plat.at.has(m.id) } : {}),
+      };
+    opts.progress?.(
+      `${project} (${clone.repo}): ${s.tasks} task(s), ${s.exact} exact, ${s.nearest} nearest, ${s.notFound} not found; project commit ${state.commit.slice(0, 12)} (${state.date.slice(0, 10)}) holds ${state.at.size}${plat ? `; platform copy ${plat.commit.slice(0, 12)} (${plat.date.slice(0, 10)}) holds ${plat.at.size}` : ''}`,
+    );
   }
   return { table, summary, taskProjects };
 }
@@ -193,7 +247,8 @@ export async function findCommitsCmd(args: string[]): Promise<number> {
     checkRepoName(r.slice(0, eq));
     repos[r.slice(0, eq)] = path.resolve(r.slice(eq + 1));
   }
-  if (!values.mirrors && !Object.keys(repos).length) throw new GymError('INVALID_ARGUMENT', 'missing --mirrors DIR or --repo owner/name=PATH (where the projects are cloned)');
+  if (!values.mirrors && !Object.keys(repos).length)
+    throw new GymError('INVALID_ARGUMENT', 'missing --mirrors DIR or --repo owner/name=PATH (where the projects are cloned)');
   const report = await findCommits({
     dataset: values.dataset,
     mirrors: values.mirrors ? path.resolve(values.mirrors) : undefined,
@@ -205,7 +260,7 @@ export async function findCommitsCmd(args: string[]): Promise<number> {
   if (values.out && values.project?.length && existsSync(path.resolve(values.out))) {
     const old = ProjectsTable.parse(JSON.parse(await fs.readFile(path.resolve(values.out), 'utf8')));
     const redone = new Set(values.project);
-    const keep = <T,>(rows: Record<string, T>, projectOf: (id: string, r: T) => string | undefined): Record<string, T> =>
+    const keep = <T>(rows: Record<string, T>, projectOf: (id: string, r: T) => string | undefined): Record<string, T> =>
       Object.fromEntries(Object.entries(rows).filter(([id, r]) => !redone.has(projectOf(id, r) ?? '')));
     const projectOfTask = (id: string) => report.taskProjects.get(id);
     report.table = {
@@ -219,8 +274,13 @@ export async function findCommitsCmd(args: string[]): Promise<number> {
   if (values.out) await fs.writeFile(path.resolve(values.out), text);
   if (values.json) process.stdout.write(JSON.stringify(report.summary, null, 2) + '\n');
   else if (!values.out) process.stdout.write(text);
-  const total = Object.values(report.summary).reduce((a, s) => ({ exact: a.exact + s.exact, nearest: a.nearest + s.nearest, notFound: a.notFound + s.notFound }), { exact: 0, nearest: 0, notFound: 0 });
-  process.stderr.write(`${total.exact} exact, ${total.nearest} nearest, ${total.notFound} not found${values.out ? ` -> ${values.out}` : ''}\n`);
+  const total = Object.values(report.summary).reduce(
+    (a, s) => ({ exact: a.exact + s.exact, nearest: a.nearest + s.nearest, notFound: a.notFound + s.notFound }),
+    { exact: 0, nearest: 0, notFound: 0 },
+  );
+  process.stderr.write(
+    `${total.exact} exact, ${total.nearest} nearest, ${total.notFound} not found${values.out ? ` -> ${values.out}` : ''}\n`,
+  );
   return total.exact + total.nearest > 0 ? 0 : 1;
 }
 

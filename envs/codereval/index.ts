@@ -8,12 +8,31 @@ import { annotateCoderEvalResult } from './metrics.ts';
 import { coderevalReportSections } from './report.ts';
 import { replayAdapter } from './replay.ts';
 import type { Task } from '../../src/tasks/schema.ts';
-import { AllRow, FILES, oracleContextOf, PromptRow, readJsonl, readOfficialRecords, readText, splitTestBlocks, testBlockKey } from './dataset.ts';
+import {
+  AllRow,
+  FILES,
+  oracleContextOf,
+  PromptRow,
+  readJsonl,
+  readOfficialRecords,
+  readText,
+  splitTestBlocks,
+  testBlockKey,
+} from './dataset.ts';
 import { buildEnvsCommand } from './build_envs.ts';
 import { findCommitsCommand } from './find_commits.ts';
 import { platformNeeds } from './platform.ts';
 import { findFunctions, targetPath, withoutCommentLines } from './pysource.ts';
-import { buildTask, DEFAULT_OPTIONS, IMAGE_OPTION, IMAGE_PYTHON_OPTION, parseTaskId, type ProjectStart, type TaskOptions, type TaskSource } from './tasks.ts';
+import {
+  buildTask,
+  DEFAULT_OPTIONS,
+  IMAGE_OPTION,
+  IMAGE_PYTHON_OPTION,
+  parseTaskId,
+  type ProjectStart,
+  type TaskOptions,
+  type TaskSource,
+} from './tasks.ts';
 import { ProjectsTable } from './commits.ts';
 import { PROJECTS_FILE } from './find_commits.ts';
 import { projectEnvTable } from './project_envs.ts';
@@ -63,7 +82,11 @@ function readProjects(file: string | URL): ProjectsTable | undefined {
 }
 
 /** Reads a CoderEval (Python) dataset directory in place into tasks (default options). */
-export async function loadCoderEval(dir: string, suite = 'codereval', opts: { image?: string; imagePython?: string; projects?: CoderEvalProjectOptions } = {}): Promise<LoadedCoderEval> {
+export async function loadCoderEval(
+  dir: string,
+  suite = 'codereval',
+  opts: { image?: string; imagePython?: string; projects?: CoderEvalProjectOptions } = {},
+): Promise<LoadedCoderEval> {
   const root = path.resolve(dir);
   const file = (f: string) => path.join(root, f);
   const [rows, raw, human, blocksText, official] = await Promise.all([
@@ -87,15 +110,29 @@ export async function loadCoderEval(dir: string, suite = 'codereval', opts: { im
     const id = m.task_id.slice(m.task_id.lastIndexOf('/') + 1);
     if (sources.has(id)) throw new GymError('TASK_INVALID', `${FILES.all}: task ${id} appears twice`);
     const record = official.records.get(id);
-    const testKey = testBlockKey(blocks, { project: record?.project ?? m['lsp-repo'], filePath: record?.file_path ?? m['lsp-path'], name: m.function_name });
-    if (!testKey) throw new GymError('TASK_INVALID', `task ${id} (${m['lsp-repo']} ${m['lsp-path']} ${m.function_name}): no test file in ${FILES.tests}`);
+    const testKey = testBlockKey(blocks, {
+      project: record?.project ?? m['lsp-repo'],
+      filePath: record?.file_path ?? m['lsp-path'],
+      name: m.function_name,
+    });
+    if (!testKey)
+      throw new GymError(
+        'TASK_INVALID',
+        `task ${id} (${m['lsp-repo']} ${m['lsp-path']} ${m.function_name}): no test file in ${FILES.tests}`,
+      );
     const testSource = blocks.get(testKey)!;
     const level = record?.level;
     const needs = platformNeeds(testSource);
     const siblingTests = siblingTestsOf(blocks, testKey, testSource);
     const inProject = runsInProject(level, needs);
     sources.set(id, {
-      ...(inProject ? { project: po.noProjects ? { unavailable: 'projects are not laid out (noProjects)' } : planProjectTask({ id, project: m['lsp-repo'], lspPath: m['lsp-path'], testKey }, projects, envs) } : {}),
+      ...(inProject
+        ? {
+            project: po.noProjects
+              ? { unavailable: 'projects are not laid out (noProjects)' }
+              : planProjectTask({ id, project: m['lsp-repo'], lspPath: m['lsp-path'], testKey }, projects, envs),
+          }
+        : {}),
       id,
       row,
       level: record?.level,
@@ -150,7 +187,14 @@ async function projectStart(s: TaskSource, o: TaskOptions, po: ProjectSourceOpti
   const m = s.row.metadata;
   try {
     return await projectStartState(
-      { label: `${s.id}-${o.docstring}`, placement: p, target: s.target, platformTest: s.testSource, docstring: o.docstring === 'human-label' ? (s.humanLabel ?? m.human_label) : undefined, fallback: m.docstring },
+      {
+        label: `${s.id}-${o.docstring}`,
+        placement: p,
+        target: s.target,
+        platformTest: s.testSource,
+        docstring: o.docstring === 'human-label' ? (s.humanLabel ?? m.human_label) : undefined,
+        fallback: m.docstring,
+      },
       po,
     );
   } catch (err) {
@@ -169,12 +213,20 @@ export function coderevalSuite(opts: { id?: string; image?: string; reposDir?: s
   const id = opts.id ?? 'codereval';
   const loaded = new Map<string, Promise<LoadedCoderEval>>();
   const load = (dataset?: string) => {
-    if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs its dataset: --suite ${id}=PATH, PATH a CoderEval directory (CoderEval-ALL.jsonl, tests/savealltests.txt)`);
+    if (!dataset)
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        `suite '${id}' needs its dataset: --suite ${id}=PATH, PATH a CoderEval directory (CoderEval-ALL.jsonl, tests/savealltests.txt)`,
+      );
     const key = path.resolve(dataset);
     let p = loaded.get(key);
     if (!p) {
       const reposDir = opts.projects?.reposDir ?? opts.reposDir ?? (process.env.BENCHGYM_REPOS_DIR || undefined);
-      p = loadCoderEval(key, id, { image: opts.image ?? (process.env[IMAGE_OPTION] || undefined), imagePython: process.env[IMAGE_PYTHON_OPTION] || undefined, projects: { ...opts.projects, ...(reposDir ? { reposDir } : {}) } });
+      p = loadCoderEval(key, id, {
+        image: opts.image ?? (process.env[IMAGE_OPTION] || undefined),
+        imagePython: process.env[IMAGE_PYTHON_OPTION] || undefined,
+        projects: { ...opts.projects, ...(reposDir ? { reposDir } : {}) },
+      });
       loaded.set(key, p);
       p.catch(() => loaded.delete(key));
     }
@@ -182,7 +234,8 @@ export function coderevalSuite(opts: { id?: string; image?: string; reposDir?: s
   };
   return {
     id,
-    description: "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
+    description:
+      "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
     metadata: CoderEvalMetadata,
     privateMetadata: CODEREVAL_PRIVATE_METADATA,
     load: async (dataset) => (await load(dataset)).tasks,

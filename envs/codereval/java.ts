@@ -11,7 +11,15 @@ export const JAVA_FIXTURE = path.join(path.dirname(fileURLToPath(import.meta.url
  * its file with the candidate, recompile the sources (a compilation failure fails), run the
  * test class; its exit code decides (§3.3, "the return value of the command").
  */
-export function javaScoreCommand(o: { file: string; method: string; candidate: string; testClass: string; srcDir?: string; replaceMethod?: string; out?: string }): string {
+export function javaScoreCommand(o: {
+  file: string;
+  method: string;
+  candidate: string;
+  testClass: string;
+  srcDir?: string;
+  replaceMethod?: string;
+  out?: string;
+}): string {
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const src = o.srcDir ?? 'src';
   const out = o.out ?? '.codereval-classes';

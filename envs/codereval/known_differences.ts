@@ -18,7 +18,7 @@ export interface TaskStanding {
   reason: string;
 }
 
-const IMAGE_ONLY = 'the test reads what only the platform\'s image had';
+const IMAGE_ONLY = "the test reads what only the platform's image had";
 
 /**
  * Tasks by the platform's `_id` (the dataset's task id without its project). Every entry is what
@@ -34,8 +34,14 @@ export const TASK_STANDING: Readonly<Record<string, TaskStanding>> = {
     standing: 'invalid',
     reason: `${IMAGE_ONLY}: infrared/core/utils/plugin.spec, in no commit of the repository (validate_from_file)`,
   },
-  '6306092e73426c38ae68ad11': { standing: 'invalid', reason: `${IMAGE_ONLY}: some_var_file.yml in the platform's working directory (merge_extra_vars)` },
-  '6306093273426c38ae68ad15': { standing: 'invalid', reason: `${IMAGE_ONLY}: its interpreter, compared with '/usr/local/bin/python' (_run_playbook)` },
+  '6306092e73426c38ae68ad11': {
+    standing: 'invalid',
+    reason: `${IMAGE_ONLY}: some_var_file.yml in the platform's working directory (merge_extra_vars)`,
+  },
+  '6306093273426c38ae68ad15': {
+    standing: 'invalid',
+    reason: `${IMAGE_ONLY}: its interpreter, compared with '/usr/local/bin/python' (_run_playbook)`,
+  },
   '6306298b52e177c0ba469fdc': {
     standing: 'invalid',
     reason: `${IMAGE_ONLY}: federation/entities/diaspora/pom.xml, in no commit of the repository (xml_children_as_dict)`,
@@ -48,7 +54,10 @@ export const TASK_STANDING: Readonly<Record<string, TaskStanding>> = {
     standing: 'invalid',
     reason: `${IMAGE_ONLY}: HumanEval.zip in the project's root, in no commit of the repository (files_list_from_zipfile)`,
   },
-  '62e4fb4d85ea9864308902e7': { standing: 'invalid', reason: `${IMAGE_ONLY}: its paths /usr/local/bin/python and /usr/bin/java (normalize_cmd)` },
+  '62e4fb4d85ea9864308902e7': {
+    standing: 'invalid',
+    reason: `${IMAGE_ONLY}: its paths /usr/local/bin/python and /usr/bin/java (normalize_cmd)`,
+  },
   '62b8b99de0d34b282c1811f8': {
     standing: 'invalid',
     reason: `${IMAGE_ONLY}: pysolbase/logging.yaml (the repository's is pysolbase_test/logging.yaml) (_reset_logging)`,
@@ -64,7 +73,8 @@ export const TASK_STANDING: Readonly<Record<string, TaskStanding>> = {
   // Tests of another version of the project, or shadowed on the platform too.
   '62b438b566fea644fe22cc70': {
     standing: 'invalid',
-    reason: "the test unpacks three parsers from arguments.make_parsers(), which returns two at the commit: a later version's test (bash_completion)",
+    reason:
+      "the test unpacks three parsers from arguments.make_parsers(), which returns two at the commit: a later version's test (bash_completion)",
   },
   '62b438a266fea644fe22cc2e': {
     standing: 'invalid',
@@ -72,19 +82,25 @@ export const TASK_STANDING: Readonly<Record<string, TaskStanding>> = {
   },
   '62b4567ad7d32e5b55cc83af': {
     standing: 'invalid',
-    reason: "borgmatic/commands/borgmatic.py beside the test shadows the package ('borgmatic' is not a package), on the platform too: every published sample fails (generate_config.parse_arguments)",
+    reason:
+      "borgmatic/commands/borgmatic.py beside the test shadows the package ('borgmatic' is not a package), on the platform too: every published sample fails (generate_config.parse_arguments)",
   },
   // Tests the untouched stub passes: every candidate that runs passes.
   '62e60ed4d76274f8a4026da0': { standing: 'cannot-fail', reason: 'the stub passes: the test never calls Record.keys (keys)' },
-  '62e60723d76274f8a4026b75': { standing: 'cannot-fail', reason: 'the stub passes: the check that raises is commented out in the test (round_half_to_even)' },
+  '62e60723d76274f8a4026b75': {
+    standing: 'cannot-fail',
+    reason: 'the stub passes: the check that raises is commented out in the test (round_half_to_even)',
+  },
   '6306292252e177c0ba469f11': { standing: 'cannot-fail', reason: 'the stub passes (format_dt)' },
   '62b8b59feb7e40a82d2d1291': {
     standing: 'cannot-fail',
-    reason: 'the stub passes: the test calls DeclarationTests._getTargetClass, not the target (Test_getObjectSpecification._getTargetClass)',
+    reason:
+      'the stub passes: the test calls DeclarationTests._getTargetClass, not the target (Test_getObjectSpecification._getTargetClass)',
   },
   '63060b1b73426c38ae68ad43': {
     standing: 'cannot-fail',
-    reason: "the stub passes: the test's register_spec calls api.InfraredPluginsSpec's extend_cli, never the target (WorkspaceManagerSpec.extend_cli)",
+    reason:
+      "the stub passes: the test's register_spec calls api.InfraredPluginsSpec's extend_cli, never the target (WorkspaceManagerSpec.extend_cli)",
   },
   '6305f9991d275c6667163c50': { standing: 'cannot-fail', reason: 'the stub passes (set_cut_chars)' },
   '62ece4992e6aefcf4aabbd7d': {
@@ -110,27 +126,27 @@ export const KNOWN_DIFFERENCES: readonly KnownDifference[] = [
     tasks: ['62b8b59feb7e40a82d2d1291'],
     when: { theirs: 'failed' },
     detail:
-      "the test calls DeclarationTests._getTargetClass, never the target, so no candidate can fail it; the platform failed " +
-        "every published sample (ChatGPT's 20, CodeGen Raw's 10), `pass` bodies included, which no placement under which its " +
-        "reference passes gives (README, Known differences)",
+      'the test calls DeclarationTests._getTargetClass, never the target, so no candidate can fail it; the platform failed ' +
+      "every published sample (ChatGPT's 20, CodeGen Raw's 10), `pass` bodies included, which no placement under which its " +
+      'reference passes gives (README, Known differences)',
   },
   {
     name: 'infrared-extend-cli-recorded-test',
     tasks: ['63060b1b73426c38ae68ad43'],
     when: { theirs: 'failed', ours: 'passed' },
     detail:
-      "the platform ran the older test of tests/testcasesoriginal.txt: WorkspaceManagerSpec.extend_cli called on recorded " +
-        "inputs (data_passk_platform, only in its image), its result compared with the recorded None; the test here never runs " +
-        "the candidate (README, Known differences)",
+      'the platform ran the older test of tests/testcasesoriginal.txt: WorkspaceManagerSpec.extend_cli called on recorded ' +
+      'inputs (data_passk_platform, only in its image), its result compared with the recorded None; the test here never runs ' +
+      'the candidate (README, Known differences)',
   },
   {
     name: 'pysolbase-shared-log',
     tasks: ['62b8bbbfe0d34b282c181210', '62b8bbbfe0d34b282c18120f', '62b8bbbce0d34b282c18120d'],
     when: { theirs: 'failed', ours: 'passed' },
     detail:
-      "the platform ran every sample in one working directory; these three tests log to ./pythonsol_unittest.log, and once a " +
-        "sample of append_text_to_file made that path a folder (os.makedirs) every later run failed with IsADirectoryError, " +
-        "whatever its code (README, Known differences)",
+      'the platform ran every sample in one working directory; these three tests log to ./pythonsol_unittest.log, and once a ' +
+      'sample of append_text_to_file made that path a folder (os.makedirs) every later run failed with IsADirectoryError, ' +
+      'whatever its code (README, Known differences)',
   },
 ];
 
@@ -150,7 +166,9 @@ export function taskApart(task: Pick<Task, 'id'>): TaskApart | undefined {
 /** The known difference of the platform's that decides this sample's published verdict, if one does. */
 export function knownDifferenceOf(taskId: string, ours: string, theirs: string | undefined): KnownDifference | undefined {
   const id = bareId(taskId);
-  return KNOWN_DIFFERENCES.find((d) => d.tasks.includes(id) && (!d.when.theirs || d.when.theirs === theirs) && (!d.when.ours || d.when.ours === ours));
+  return KNOWN_DIFFERENCES.find(
+    (d) => d.tasks.includes(id) && (!d.when.theirs || d.when.theirs === theirs) && (!d.when.ours || d.when.ours === ours),
+  );
 }
 
 /**

@@ -9,7 +9,15 @@
  * The runner records, per sample, which oracle_context tokens its code uses
  * (`annotateCoderEvalResult`, a result's `oracleContext`); Acc@k is computed from those.
  */
-import { summarize, groupBy, isError, type BootstrapOptions, type ErrorPolicy, type MetricSummary, type OutcomeRecord } from '../../src/runner/metrics.ts';
+import {
+  summarize,
+  groupBy,
+  isError,
+  type BootstrapOptions,
+  type ErrorPolicy,
+  type MetricSummary,
+  type OutcomeRecord,
+} from '../../src/runner/metrics.ts';
 import type { Task } from '../../src/tasks/schema.ts';
 import { LEVELS, STANDALONE_LEVELS } from './dataset.ts';
 
@@ -81,7 +89,10 @@ function addedCode(diff: string): string {
  *
  * @example annotateCoderEvalResult(task, { diff }) // { oracleContext: { APIInvocation: [true, false] } }
  */
-export function annotateCoderEvalResult(task: Task, outcome: { diff: string | undefined }): { oracleContext: Record<string, boolean[]> } | undefined {
+export function annotateCoderEvalResult(
+  task: Task,
+  outcome: { diff: string | undefined },
+): { oracleContext: Record<string, boolean[]> } | undefined {
   const tokens = oracleContextTokens(task.metadata.oracle_context ?? task.metadata.oracleContext);
   if (!tokens || outcome.diff === undefined) return undefined;
   const code = addedCode(outcome.diff);
@@ -174,7 +185,10 @@ export interface CoderEvalSummary extends MetricSummary {
 }
 
 /** pass@k for each k up to the samples drawn, and Acc@k at the same k (infrastructure failures counted as the core counts them). */
-export function summarizeCoderEval(records: CoderEvalOutcome[], opts: BootstrapOptions & { ks?: number[] } & ErrorPolicy = {}): CoderEvalSummary {
+export function summarizeCoderEval(
+  records: CoderEvalOutcome[],
+  opts: BootstrapOptions & { ks?: number[] } & ErrorPolicy = {},
+): CoderEvalSummary {
   const summary: CoderEvalSummary = summarize(records, opts);
   const acc = summarizeAccAtK(
     records,
@@ -205,7 +219,8 @@ export function runnableLevelSplits(
   records: CoderEvalOutcome[],
   opts: BootstrapOptions & { ks?: number[] } & ErrorPolicy = {},
 ): { byLevel: { value: string; summary: CoderEvalSummary }[]; byStandalone: { value: string; summary: CoderEvalSummary }[] } {
-  const split = (groupOf: (r: CoderEvalOutcome) => string, order: string[]) => groupBy(records, groupOf, order).map(({ value, records: list }) => ({ value, summary: summarizeCoderEval(list, opts) }));
+  const split = (groupOf: (r: CoderEvalOutcome) => string, order: string[]) =>
+    groupBy(records, groupOf, order).map(({ value, records: list }) => ({ value, summary: summarizeCoderEval(list, opts) }));
   return {
     byLevel: split((r) => (typeof r.metadata?.level === 'string' ? r.metadata.level : '(none)'), [...LEVELS]),
     byStandalone: split((r) => standaloneOf(r.metadata), ['standalone', 'non-standalone']),

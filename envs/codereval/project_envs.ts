@@ -62,7 +62,10 @@ const minor = (v: string) => Number(v.split('.')[1]);
 export function satisfiesPythonRequires(version: string, spec: string | null | undefined): boolean {
   if (!spec) return true;
   const m = minor(version);
-  for (const clause of spec.split(',').map((c) => c.trim()).filter(Boolean)) {
+  for (const clause of spec
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean)) {
     const c = /^(>=|<=|==|!=|~=|>|<|\^)?\s*(\d+)(?:\.(\d+|\*))?/.exec(clause);
     if (!c) continue;
     const [, op = '==', major, min] = c;
@@ -87,7 +90,10 @@ export function satisfiesPythonRequires(version: string, spec: string | null | u
  * allows, among its `Programming Language :: Python :: 3.X` classifiers when it lists any
  * that fit (a project tested on 3.6-3.8 in 2022 gets 3.8, not 3.10).
  */
-export function choosePython(meta: { python_requires: string | null; classifiers: string[] }, date: string): { python: string; from: ProjectEnvEntry['pythonFrom'] } {
+export function choosePython(
+  meta: { python_requires: string | null; classifiers: string[] },
+  date: string,
+): { python: string; from: ProjectEnvEntry['pythonFrom'] } {
   const t = Date.parse(date);
   const out = PYTHON_RELEASES.filter(([, released]) => Date.parse(released) <= t).map(([v]) => v);
   const allowed = out.filter((v) => satisfiesPythonRequires(v, meta.python_requires));
@@ -97,7 +103,12 @@ export function choosePython(meta: { python_requires: string | null; classifiers
   return { python: out[out.length - 1] ?? '3.6', from: 'date' };
 }
 
-export const ProjectMeta = z.object({ requirements: z.array(z.string()), python_requires: z.string().nullable(), classifiers: z.array(z.string()), sources: z.array(z.string()) });
+export const ProjectMeta = z.object({
+  requirements: z.array(z.string()),
+  python_requires: z.string().nullable(),
+  classifiers: z.array(z.string()),
+  sources: z.array(z.string()),
+});
 export type ProjectMeta = z.infer<typeof ProjectMeta>;
 
 /** What the project at `commit` declares: `project_meta.py` on its tree (exported, never run), for the root and the package folders given. */
@@ -122,7 +133,11 @@ export async function readProjectMeta(repoDir: string, commit: string, packageDi
     const python = (await findPython('3.11')) ?? 'python3';
     const out = await new Promise<string>((resolve, reject) =>
       execFile(python, ['-I', META_SCRIPT, tmp, ...packageDirs], { timeout: 60_000, maxBuffer: 1 << 24 }, (err, stdout, stderr) =>
-        err ? reject(new GymError('ENV_BUILD_FAILED', `reading the metadata of ${repoDir} at ${commit}: ${String(stderr).trim().slice(-1000)}`)) : resolve(String(stdout)),
+        err
+          ? reject(
+              new GymError('ENV_BUILD_FAILED', `reading the metadata of ${repoDir} at ${commit}: ${String(stderr).trim().slice(-1000)}`),
+            )
+          : resolve(String(stdout)),
       ),
     );
     const meta = ProjectMeta.parse(JSON.parse(out));
@@ -143,7 +158,8 @@ export async function packageDirsOf(repoDir: string, commit: string, taskPaths: 
   const found: string[] = [];
   for (const d of [...dirs].sort()) {
     const r = await runGit(['-C', repoDir, 'ls-tree', '--name-only', commit, `${d}/`]);
-    if (r.exitCode === 0 && r.stdout.split('\n').some((f) => /\/(setup\.py|setup\.cfg|pyproject\.toml|requirements\.txt)$/.test(f))) found.push(d);
+    if (r.exitCode === 0 && r.stdout.split('\n').some((f) => /\/(setup\.py|setup\.cfg|pyproject\.toml|requirements\.txt)$/.test(f)))
+      found.push(d);
   }
   return found;
 }
@@ -169,13 +185,13 @@ export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: st
   },
   'pexip/os-python-cachetools': {
     python: '3.10',
-    why: "Python 3.10 (the classifiers stop at 3.9): the platform tests of the func.py decorators call staticmethod(lfu_cache)(...), callable only from 3.10",
+    why: 'Python 3.10 (the classifiers stop at 3.9): the platform tests of the func.py decorators call staticmethod(lfu_cache)(...), callable only from 3.10',
   },
   'witten/borgmatic': BORGMATIC_TEST_IMPORTS,
   'witten/atticmatic': BORGMATIC_TEST_IMPORTS,
   'ansible-security/ansible_collections.ibm.qradar': {
     add: ['ansible-core'],
-    why: "ansible-core: an Ansible collection runs inside Ansible, which its requirements do not list; the platform test imports ansible.module_utils",
+    why: 'ansible-core: an Ansible collection runs inside Ansible, which its requirements do not list; the platform test imports ansible.module_utils',
   },
   'mozilla/relman-auto-nag': {
     python: '3.10',
@@ -188,7 +204,15 @@ export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: st
 };
 
 /** Derives a project's entry: its metadata at the commit, its Python, and the era resolution (uv). */
-export async function deriveProjectEnv(opts: { project: string; repo: string; repoDir: string; commit: string; date: string; taskPaths: string[]; uv: string }): Promise<ProjectEnvEntry> {
+export async function deriveProjectEnv(opts: {
+  project: string;
+  repo: string;
+  repoDir: string;
+  commit: string;
+  date: string;
+  taskPaths: string[];
+  uv: string;
+}): Promise<ProjectEnvEntry> {
   const dirs = await packageDirsOf(opts.repoDir, opts.commit, opts.taskPaths);
   const declared = await readProjectMeta(opts.repoDir, opts.commit, dirs);
   const adjustment = ownValue(PROJECT_ENV_ADJUSTMENTS, opts.project);
@@ -198,9 +222,26 @@ export async function deriveProjectEnv(opts: { project: string; repo: string; re
   // pytest is resolved with the rest: the env builder installs a test runner, and today's would not fit the era's pluggy.
   const runner = meta.requirements.some((r) => /^pytest\s*([<>=!~;[]|$)/i.test(r)) ? [] : ['pytest'];
   const harness = meta.requirements.some((r) => /^dill\s*([<>=!~;[]|$)/i.test(r)) ? [] : [PLATFORM_HARNESS];
-  const { cutoff, lock } = await eraLock(opts.uv, python, eraCutoff(new Date(opts.date), python), [...meta.requirements, ...harness, ...runner]);
+  const { cutoff, lock } = await eraLock(opts.uv, python, eraCutoff(new Date(opts.date), python), [
+    ...meta.requirements,
+    ...harness,
+    ...runner,
+  ]);
   const system = systemPackagesFor(meta.requirements);
-  return { project: opts.project, repo: opts.repo, commit: opts.commit, date: opts.date, python, pythonFrom: from, requirements: [...meta.requirements, ...harness], sources: meta.sources, cutoff, constraints: lock, ...(adjustment ? { adjusted: adjustment.why } : {}), ...(system.length ? { systemPackages: system } : {}) };
+  return {
+    project: opts.project,
+    repo: opts.repo,
+    commit: opts.commit,
+    date: opts.date,
+    python,
+    pythonFrom: from,
+    requirements: [...meta.requirements, ...harness],
+    sources: meta.sources,
+    cutoff,
+    constraints: lock,
+    ...(adjustment ? { adjusted: adjustment.why } : {}),
+    ...(system.length ? { systemPackages: system } : {}),
+  };
 }
 
 /**
@@ -214,19 +255,21 @@ export const SYSTEM_PACKAGES_OF: Record<string, string[]> = {
 
 /** The Debian packages `requirements` need (by SYSTEM_PACKAGES_OF), sorted. */
 export function systemPackagesFor(requirements: string[]): string[] {
-  const names = requirements.map((r) => /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(r)?.[1]?.toLowerCase().replace(/[._]/g, '-')).filter((n): n is string => Boolean(n));
+  const names = requirements
+    .map((r) => /^\s*([A-Za-z0-9][A-Za-z0-9._-]*)/.exec(r)?.[1]?.toLowerCase().replace(/[._]/g, '-'))
+    .filter((n): n is string => Boolean(n));
   return [...new Set(names.flatMap((n) => ownValue(SYSTEM_PACKAGES_OF, n) ?? []))].sort();
 }
 
 /** The platform's harness serialises its test data with dill: every project env has it (at the era's release). */
 export const PLATFORM_HARNESS = 'dill';
 
-
 /** The stored table, by dataset project. */
 export function projectEnvTable(file = PROJECT_ENVS_FILE): Map<string, ProjectEnvEntry> {
   if (!existsSync(file)) return new Map();
   const parsed = z.array(ProjectEnvEntry).safeParse(JSON.parse(readFileSync(file, 'utf8')));
-  if (!parsed.success) throw new GymError('TASK_INVALID', `${file}: not a CoderEval project env table (${parsed.error.issues[0]?.message})`);
+  if (!parsed.success)
+    throw new GymError('TASK_INVALID', `${file}: not a CoderEval project env table (${parsed.error.issues[0]?.message})`);
   return new Map(parsed.data.map((e) => [e.project, e]));
 }
 
@@ -237,5 +280,11 @@ export function projectEnvTable(file = PROJECT_ENVS_FILE): Map<string, ProjectEn
 export function projectEnvSpec(entry: ProjectEnvEntry): PythonEnvSpec {
   // The era's pytest stands in for the builder's own pin (which would clash with the era's pluggy).
   const pytest = entry.constraints.find((c) => /^pytest==/i.test(c));
-  return { kind: 'python', version: entry.python, requirements: [...entry.requirements, ...(pytest ? [pytest] : [])], constraints: entry.constraints, ...(entry.systemPackages?.length ? { systemPackages: entry.systemPackages } : {}) };
+  return {
+    kind: 'python',
+    version: entry.python,
+    requirements: [...entry.requirements, ...(pytest ? [pytest] : [])],
+    constraints: entry.constraints,
+    ...(entry.systemPackages?.length ? { systemPackages: entry.systemPackages } : {}),
+  };
 }

@@ -89,7 +89,11 @@ export type ProjectPlan = { placement: ProjectPlacement } | { unavailable: strin
  * Places a task in its project from projects.json and project-envs.json, or says why it
  * cannot be (no commit found, no env derived, the env derived at another commit).
  */
-export function planProjectTask(t: { id: string; project: string; lspPath: string; testKey: string }, projects: ProjectsTable | undefined, envs: Map<string, ProjectEnvEntry>): ProjectPlan {
+export function planProjectTask(
+  t: { id: string; project: string; lspPath: string; testKey: string },
+  projects: ProjectsTable | undefined,
+  envs: Map<string, ProjectEnvEntry>,
+): ProjectPlan {
   const state = ownValue(projects?.projects, t.project);
   const match = ownValue(projects?.tasks, t.id);
   if (!projects) return { unavailable: 'no projects table (envs/codereval/projects.json)' };
@@ -100,18 +104,43 @@ export function planProjectTask(t: { id: string; project: string; lspPath: strin
   const commit = state.platformCommit ?? state.commit;
   const date = state.platformDate ?? state.date;
   const entry = envs.get(t.project);
-  if (!entry) return { unavailable: `no env derived for ${t.project} at ${commit.slice(0, 12)} (benchgym codereval-envs; see envs/codereval/README.md)` };
-  if (entry.commit !== commit) return { unavailable: `the env of ${t.project} was derived at ${entry.commit.slice(0, 12)}, not at the workspace's commit ${commit.slice(0, 12)}` };
+  if (!entry)
+    return {
+      unavailable: `no env derived for ${t.project} at ${commit.slice(0, 12)} (benchgym codereval-envs; see envs/codereval/README.md)`,
+    };
+  if (entry.commit !== commit)
+    return {
+      unavailable: `the env of ${t.project} was derived at ${entry.commit.slice(0, 12)}, not at the workspace's commit ${commit.slice(0, 12)}`,
+    };
   const root = `${REPOS}/${t.project.replace('/', '---')}`;
   const file = (state.platformCommit ? match.platform?.path : undefined) ?? match.layout?.path ?? match.path ?? t.lspPath;
   const env = projectEnvSpec(entry);
   // Most tests sit inside the platform's copy of the project; plib_runnable ones are often standalone files (public libraries only).
-  const testPath = t.testKey.startsWith(`${REPOS}/standalone/`) ? `${HARNESS_DIR}/${t.testKey.slice(t.testKey.lastIndexOf('/') + 1)}` : t.testKey.startsWith(root + '/') ? t.testKey.slice(root.length + 1) : undefined;
+  const testPath = t.testKey.startsWith(`${REPOS}/standalone/`)
+    ? `${HARNESS_DIR}/${t.testKey.slice(t.testKey.lastIndexOf('/') + 1)}`
+    : t.testKey.startsWith(root + '/')
+      ? t.testKey.slice(root.length + 1)
+      : undefined;
   if (!testPath) return { unavailable: `its platform test file ${t.testKey} is neither inside ${root} nor standalone` };
-  const others = [...(match.platform ? [{ commit: match.platform.commit, date: match.platform.date, file: match.platform.path }] : []), { commit: match.commit, date: match.date, file: match.path ?? t.lspPath }].filter((o, i, all) => o.commit !== commit && all.findIndex((x) => x.commit === o.commit) === i);
+  const others = [
+    ...(match.platform ? [{ commit: match.platform.commit, date: match.platform.date, file: match.platform.path }] : []),
+    { commit: match.commit, date: match.date, file: match.path ?? t.lspPath },
+  ].filter((o, i, all) => o.commit !== commit && all.findIndex((x) => x.commit === o.commit) === i);
   const fallback = others.length ? { fallbacks: others } : {};
   const vars = ownValue(PLATFORM_ENVIRONMENT, t.project)?.vars;
-  return { placement: { repo: state.repo, commit, date, env, file, testPath, rootAlias: root, ...fallback, ...(vars ? { environment: vars } : {}) } };
+  return {
+    placement: {
+      repo: state.repo,
+      commit,
+      date,
+      env,
+      file,
+      testPath,
+      rootAlias: root,
+      ...fallback,
+      ...(vars ? { environment: vars } : {}),
+    },
+  };
 }
 
 /** The task's file as the project holds it, with the target stubbed (or, for the reference, the platform's version in place). */
@@ -127,7 +156,13 @@ export interface ProjectFiles {
  * commit reduced to its signature and docstring (`docstring` replaces it when given,
  * `fallback` fills it when there is none), and the platform test's version of the function.
  */
-export function projectFiles(fileText: string, target: string, platformTest: string, docstring?: string, fallback?: string): ProjectFiles | string {
+export function projectFiles(
+  fileText: string,
+  target: string,
+  platformTest: string,
+  docstring?: string,
+  fallback?: string,
+): ProjectFiles | string {
   const span = targetFunction(fileText, target);
   if (!span) return `no function ${target} in the file at the commit`;
   const lines = fileText.split('\n');
@@ -156,7 +191,13 @@ export function projectCheckout(p: Pick<ProjectPlacement, 'repo' | 'commit'>, op
   const key = JSON.stringify([opts.cacheDir ?? projectCacheDir(), opts.reposDir ?? null, p.repo, p.commit]);
   let c = checkouts.get(key);
   if (!c) {
-    c = cachedCheckout({ cacheDir: opts.cacheDir ?? projectCacheDir(), repo: p.repo, commit: p.commit, reposDir: opts.reposDir, allowNetwork: opts.allowNetwork ?? true });
+    c = cachedCheckout({
+      cacheDir: opts.cacheDir ?? projectCacheDir(),
+      repo: p.repo,
+      commit: p.commit,
+      reposDir: opts.reposDir,
+      allowNetwork: opts.allowNetwork ?? true,
+    });
     checkouts.set(key, c);
   }
   return c;
@@ -201,7 +242,10 @@ export interface StartInputs {
  * file's versions; a cached one is returned without touching the project. Errors:
  * ENV_UNAVAILABLE when the project or the function is not to be had.
  */
-export async function projectStartState(input: StartInputs, opts: ProjectSourceOptions): Promise<{ dir: string; files: ProjectFiles; commit: string; file: string }> {
+export async function projectStartState(
+  input: StartInputs,
+  opts: ProjectSourceOptions,
+): Promise<{ dir: string; files: ProjectFiles; commit: string; file: string }> {
   const first = input.placement;
   let firstError: unknown;
   for (const at of [first, ...(first.fallbacks ?? []).map((f) => ({ ...first, ...f }))]) {
@@ -216,11 +260,25 @@ export async function projectStartState(input: StartInputs, opts: ProjectSourceO
   throw firstError;
 }
 
-async function startStateAt(input: StartInputs, p: ProjectPlacement, opts: ProjectSourceOptions): Promise<{ dir: string; files: ProjectFiles }> {
-  const key = contentKey([LAYOUT_VERSION, p.repo, p.commit, p.file, input.target, input.platformTest, input.docstring ?? null, input.fallback ?? null]);
+async function startStateAt(
+  input: StartInputs,
+  p: ProjectPlacement,
+  opts: ProjectSourceOptions,
+): Promise<{ dir: string; files: ProjectFiles }> {
+  const key = contentKey([
+    LAYOUT_VERSION,
+    p.repo,
+    p.commit,
+    p.file,
+    input.target,
+    input.platformTest,
+    input.docstring ?? null,
+    input.fallback ?? null,
+  ]);
   const dir = path.join(opts.cacheDir ?? projectCacheDir(), 'workspaces', `${input.label.replace(/[^\w.-]+/g, '_')}-${key}`);
   const record = `${dir}.json`;
-  const cached = async () => (existsSync(record) && existsSync(dir) ? (JSON.parse(await fs.readFile(record, 'utf8')) as ProjectFiles) : undefined);
+  const cached = async () =>
+    existsSync(record) && existsSync(dir) ? (JSON.parse(await fs.readFile(record, 'utf8')) as ProjectFiles) : undefined;
   const hit = await cached();
   if (hit) return { dir, files: hit };
   const files = await onceWorkspace.run(dir, () =>
@@ -229,17 +287,29 @@ async function startStateAt(input: StartInputs, p: ProjectPlacement, opts: Proje
       if (again) return again;
       const checkout = await projectCheckout(p, opts);
       const lacking = missingFilesRead(input.platformTest, checkout.missing ?? []);
-      if (lacking.length) throw new GymError('ENV_UNAVAILABLE', `its platform test reads ${lacking.join(', ')} of ${p.repo}, whose contents the project's source (${opts.reposDir ? 'the local mirror' : 'the clone'}) lacks; a complete clone from GitHub has them`, { missing: lacking });
+      if (lacking.length)
+        throw new GymError(
+          'ENV_UNAVAILABLE',
+          `its platform test reads ${lacking.join(', ')} of ${p.repo}, whose contents the project's source (${opts.reposDir ? 'the local mirror' : 'the clone'}) lacks; a complete clone from GitHub has them`,
+          { missing: lacking },
+        );
       const text = await fileInCheckout(checkout, p.file);
       if (text === undefined) throw new GymError('ENV_UNAVAILABLE', `${p.file} is not in ${p.repo} at ${p.commit.slice(0, 12)}`);
       const made = projectFiles(text, input.target, input.platformTest, input.docstring, input.fallback);
       if (typeof made === 'string') throw new GymError('ENV_UNAVAILABLE', `${p.file} of ${p.repo} at ${p.commit.slice(0, 12)}: ${made}`);
       await fs.rm(dir, { recursive: true, force: true });
       try {
-        await fs.cp(checkout.dir, dir, { recursive: true, filter: (src) => path.relative(checkout.dir, src).split(path.sep)[0] !== '.git' });
+        await fs.cp(checkout.dir, dir, {
+          recursive: true,
+          filter: (src) => path.relative(checkout.dir, src).split(path.sep)[0] !== '.git',
+        });
         await fs.writeFile(path.join(dir, p.file), made.stub);
         const env = { GIT_AUTHOR_DATE: p.date, GIT_COMMITTER_DATE: p.date };
-        const g = (args: string[]) => git(['-c', 'user.name=benchgym', '-c', 'user.email=benchgym@localhost', '-c', 'commit.gpgsign=false', ...args], { cwd: dir, env });
+        const g = (args: string[]) =>
+          git(['-c', 'user.name=benchgym', '-c', 'user.email=benchgym@localhost', '-c', 'commit.gpgsign=false', ...args], {
+            cwd: dir,
+            env,
+          });
         await g(['init', '-q', '-b', 'main']);
         await g(['add', '-A', '-f', '.']);
         await g(['commit', '-q', '--no-verify', '-m', `${p.repo} at ${p.commit.slice(0, 12)} (history cut), the task's function stubbed`]);

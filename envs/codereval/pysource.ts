@@ -26,7 +26,11 @@ export function scanLines(src: string): LineInfo[] {
     if (lineStart) {
       const rest = src.slice(i, src.indexOf('\n', i) < 0 ? src.length : src.indexOf('\n', i));
       const indent = rest.length - rest.trimStart().length;
-      current = { continuation: quote !== null || depth > 0 || joined, blank: quote === null && (rest.trim() === '' || rest.trim().startsWith('#')), indent };
+      current = {
+        continuation: quote !== null || depth > 0 || joined,
+        blank: quote === null && (rest.trim() === '' || rest.trim().startsWith('#')),
+        indent,
+      };
       out.push(current);
       lineStart = false;
       joined = false;
@@ -154,7 +158,10 @@ export function stubOf(code: string, docstring?: string, fallback?: string): str
   const column = defLine === 0 ? 0 : info[defLine]!.indent;
   const bodyIndent = firstBody !== undefined ? firstBody.slice(0, firstBody.length - firstBody.trimStart().length) : ' '.repeat(column + 4);
   const original = docstringLines(lines, info, span.bodyStart);
-  const doc = docstring !== undefined ? docstringLiteral(docstring, bodyIndent) : (original ?? (fallback?.trim() ? docstringLiteral(fallback, bodyIndent) : []));
+  const doc =
+    docstring !== undefined
+      ? docstringLiteral(docstring, bodyIndent)
+      : (original ?? (fallback?.trim() ? docstringLiteral(fallback, bodyIndent) : []));
   return [...lines.slice(0, span.bodyStart), ...doc, `${bodyIndent}${STUB_BODY}`].join('\n');
 }
 
@@ -265,5 +272,8 @@ export function replaceTarget(src: string, name: string, block: Block): string |
 
 /** `src` without its commented-out lines (the platform's tests keep old checks as comments, which read nothing). */
 export function withoutCommentLines(src: string): string {
-  return src.split('\n').filter((l) => !l.trimStart().startsWith('#')).join('\n');
+  return src
+    .split('\n')
+    .filter((l) => !l.trimStart().startsWith('#'))
+    .join('\n');
 }

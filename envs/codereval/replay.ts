@@ -38,10 +38,16 @@ export const OutputRow = z.looseObject({
 });
 export type OutputRow = z.infer<typeof OutputRow>;
 
-const describeRowIssues = (error: z.ZodError) => `${describeIssues(error)} (expected CoderEval's output format: _id, generate_results[{generate_code, is_pass}])`;
+const describeRowIssues = (error: z.ZodError) =>
+  `${describeIssues(error)} (expected CoderEval's output format: _id, generate_results[{generate_code, is_pass}])`;
 
 export function readOutputs(file: string): Promise<OutputRow[]> {
-  return readJsonl(file, OutputRow, { code: 'INVALID_ARGUMENT', unreadable: 'INVALID_ARGUMENT', what: 'the predictions file', describe: describeRowIssues });
+  return readJsonl(file, OutputRow, {
+    code: 'INVALID_ARGUMENT',
+    unreadable: 'INVALID_ARGUMENT',
+    what: 'the predictions file',
+    describe: describeRowIssues,
+  });
 }
 
 export type Outcome = 'passed' | 'failed' | 'unavailable' | 'error';
@@ -75,7 +81,10 @@ export async function failureLine(v: Verdict): Promise<string> {
   if (v.error) return `${v.error.code}: ${v.error.message.split('\n')[0]}`;
   let log = '';
   if (v.logRef) log = await fs.readFile(v.logRef, 'utf8').catch(() => '');
-  const lines = log.split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = log
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const hit = [...lines].reverse().find((l) => /^(TIMEOUT|CANDIDATE|HARNESS):|^\w+(\.\w+)*(Error|Exception|Exit)\b|^\w+Error:/.test(l));
   if (hit) return hit;
   return v.status === 'passed' ? 'exit code 0' : (lines.filter((l) => !/^exit( code)? /.test(l)).at(-1) ?? `exit code ${v.exitCode}`);
@@ -142,18 +151,36 @@ async function resultOf(s: ScoredSubmission<OutputRow>): Promise<SampleResult> {
 /** What the suite knows of its samples: their reason, the tasks invalid here, the platform's known differences. */
 const KNOWS = { reason: reasonOf, apart: taskApart, explain: explainSample };
 
-const refuseUnknown = (rows: ReplayRow<OutputRow>[]) => `outputs for tasks not in the dataset: ${rows.slice(0, 10).map((r) => r.row._id).join(', ')}`;
+const refuseUnknown = (rows: ReplayRow<OutputRow>[]) =>
+  `outputs for tasks not in the dataset: ${rows
+    .slice(0, 10)
+    .map((r) => r.row._id)
+    .join(', ')}`;
 
 /**
  * Scores every sample of every row. A task whose env is unavailable here is tried once and
  * its other samples are counted unavailable without scoring.
  */
-export async function replayOutputs(tasks: Map<string, Task>, rows: OutputRow[], score: (task: Task, patch: string) => Promise<Verdict>, opts: ReplayOptions): Promise<SampleResult[]> {
+export async function replayOutputs(
+  tasks: Map<string, Task>,
+  rows: OutputRow[],
+  score: (task: Task, patch: string) => Promise<Verdict>,
+  opts: ReplayOptions,
+): Promise<SampleResult[]> {
   const lines = rows.map((row, i) => ({ row, line: i + 1 }));
   const unknown = lines.filter((r) => !tasks.has(r.row._id));
   if (unknown.length) throw new GymError('TASK_NOT_FOUND', refuseUnknown(unknown));
-  const pending = lines.flatMap(({ row, line }) => submissions(row, line, platformCopyPatch(tasks.get(row._id)!)).map((submission) => ({ submission, row, task: tasks.get(row._id)! })));
-  return scoreSubmissions(pending, score, { concurrency: opts.concurrency, samplesInSequence: true, signal: opts.signal, settle: resultOf, onResult: opts.onResult, knows: KNOWS });
+  const pending = lines.flatMap(({ row, line }) =>
+    submissions(row, line, platformCopyPatch(tasks.get(row._id)!)).map((submission) => ({ submission, row, task: tasks.get(row._id)! })),
+  );
+  return scoreSubmissions(pending, score, {
+    concurrency: opts.concurrency,
+    samplesInSequence: true,
+    signal: opts.signal,
+    settle: resultOf,
+    onResult: opts.onResult,
+    knows: KNOWS,
+  });
 }
 
 export interface LevelFigures {
@@ -208,7 +235,15 @@ export interface LevelAgreement {
 
 function levelAgreement(level: string, results: SampleResult[]): LevelAgreement {
   const f = agreementFigures(results);
-  return { level, compared: f.compared, agreed: f.agreed, soundCompared: f.soundCompared, soundAgreed: f.soundAgreed, disagreements: f.disagreements, apart: f.apart };
+  return {
+    level,
+    compared: f.compared,
+    agreed: f.agreed,
+    soundCompared: f.soundCompared,
+    soundAgreed: f.soundAgreed,
+    disagreements: f.disagreements,
+    apart: f.apart,
+  };
 }
 
 export const KS = [1, 5, 10];
@@ -243,7 +278,10 @@ export function summarize(all: SampleResult[], ks = KS, excludeErrors = false): 
   const rate = passRate({ passed: count('passed'), failed: count('failed'), errors: count('error') });
   const compared = results.filter((r) => r.agree !== undefined);
   const agreed = compared.filter((r) => r.agree).length;
-  const levels = [...LEVELS.filter((l) => all.some((r) => r.level === l)), ...new Set(all.map((r) => r.level).filter((l) => !(LEVELS as readonly string[]).includes(l)))];
+  const levels = [
+    ...LEVELS.filter((l) => all.some((r) => r.level === l)),
+    ...new Set(all.map((r) => r.level).filter((l) => !(LEVELS as readonly string[]).includes(l))),
+  ];
   const standalone = new Set(['self_contained', 'slib_runnable']);
   return {
     samples: all.length,
@@ -262,12 +300,34 @@ export function summarize(all: SampleResult[], ks = KS, excludeErrors = false): 
     scoredPassRate: rate.scoredRate,
     passAtK: [
       // A task with a sample counted apart is in no ours/theirs column (it is not compared), only in theirs-all.
-      ...levels.map((l) => figures(l, all.filter((r) => r.level === l), ks, excludeErrors)),
-      figures('standalone', all.filter((r) => standalone.has(r.level)), ks, excludeErrors),
-      figures('non-standalone', all.filter((r) => !standalone.has(r.level)), ks, excludeErrors),
+      ...levels.map((l) =>
+        figures(
+          l,
+          all.filter((r) => r.level === l),
+          ks,
+          excludeErrors,
+        ),
+      ),
+      figures(
+        'standalone',
+        all.filter((r) => standalone.has(r.level)),
+        ks,
+        excludeErrors,
+      ),
+      figures(
+        'non-standalone',
+        all.filter((r) => !standalone.has(r.level)),
+        ks,
+        excludeErrors,
+      ),
       figures('all', all, ks, excludeErrors),
     ],
-    agreementByLevel: levels.map((l) => levelAgreement(l, all.filter((r) => r.level === l))),
+    agreementByLevel: levels.map((l) =>
+      levelAgreement(
+        l,
+        all.filter((r) => r.level === l),
+      ),
+    ),
   };
 }
 
@@ -303,7 +363,10 @@ export function outputsAccAtK(tasks: Map<string, Task>, rows: OutputRow[], ks = 
   return Object.fromEntries(
     [...units]
       .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
-      .map(([group, cats]) => [group, Object.fromEntries([...cats].map(([c, hits]) => [c, Object.fromEntries(ks.map((k) => [k, accAtK(hits, k)]))]))]),
+      .map(([group, cats]) => [
+        group,
+        Object.fromEntries([...cats].map(([c, hits]) => [c, Object.fromEntries(ks.map((k) => [k, accAtK(hits, k)]))])),
+      ]),
   );
 }
 
@@ -325,20 +388,45 @@ export function formatReplay(results: SampleResult[], summary: ReplaySummary, ac
   if (summary.agreementByLevel.some((a) => a.compared)) {
     out.push('agreement per runnable level (as measured; over sound published verdicts; samples counted apart):');
     for (const a of summary.agreementByLevel) {
-      out.push(`  ${a.level.padEnd(16)} ${share(a.agreed, a.compared).padEnd(20)} ${share(a.soundAgreed, a.soundCompared).padEnd(20)} ${a.apart} apart`);
+      out.push(
+        `  ${a.level.padEnd(16)} ${share(a.agreed, a.compared).padEnd(20)} ${share(a.soundAgreed, a.soundCompared).padEnd(20)} ${a.apart} apart`,
+      );
     }
   }
   const errors = excludeErrors ? ', tasks with a scoring error left out' : ': a sample whose scoring failed did not pass';
-  out.push('', `Pass@k per runnable level: benchgym's verdicts (ours${errors}) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`);
-  const head = ['level'.padEnd(16), 'tasks', ...ks.map((k) => `ours@${k}`.padStart(8)), ...ks.map((k) => `theirs@${k}`.padStart(10)), ' all', ...ks.map((k) => `theirs-all@${k}`.padStart(13))];
+  out.push(
+    '',
+    `Pass@k per runnable level: benchgym's verdicts (ours${errors}) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`,
+  );
+  const head = [
+    'level'.padEnd(16),
+    'tasks',
+    ...ks.map((k) => `ours@${k}`.padStart(8)),
+    ...ks.map((k) => `theirs@${k}`.padStart(10)),
+    ' all',
+    ...ks.map((k) => `theirs-all@${k}`.padStart(13)),
+  ];
   out.push(head.join(' '));
   for (const f of summary.passAtK) {
-    out.push([f.level.padEnd(16), String(f.tasks).padStart(5), ...ks.map((k) => pct(f.ours[k]).padStart(8)), ...ks.map((k) => pct(f.theirs[k]).padStart(10)), String(f.tasksAll).padStart(4), ...ks.map((k) => pct(f.theirsAll[k]).padStart(13))].join(' '));
+    out.push(
+      [
+        f.level.padEnd(16),
+        String(f.tasks).padStart(5),
+        ...ks.map((k) => pct(f.ours[k]).padStart(8)),
+        ...ks.map((k) => pct(f.theirs[k]).padStart(10)),
+        String(f.tasksAll).padStart(4),
+        ...ks.map((k) => pct(f.theirsAll[k]).padStart(13)),
+      ].join(' '),
+    );
   }
   if (acc) {
-    out.push('', 'Acc@k of the published samples, every task of the file (oracle_context tokens found in at least one of the first k samples):');
+    out.push(
+      '',
+      'Acc@k of the published samples, every task of the file (oracle_context tokens found in at least one of the first k samples):',
+    );
     for (const [group, cats] of Object.entries(acc)) {
-      for (const [c, row] of Object.entries(cats)) out.push(`  ${group.padEnd(16)} ${c.padEnd(14)} ${ks.map((k) => `Acc@${k} ${pct(row[k])}`).join('  ')}`);
+      for (const [c, row] of Object.entries(cats))
+        out.push(`  ${group.padEnd(16)} ${c.padEnd(14)} ${ks.map((k) => `Acc@${k} ${pct(row[k])}`).join('  ')}`);
     }
   } else {
     out.push('', 'Acc@k: the records carry no oracle_context (put CoderEval4Python.json in the dataset directory for it).');
@@ -367,9 +455,20 @@ export const replayAdapter: ReplayAdapter<OutputRow, undefined, SampleResult> = 
       : `${r.ours.padEnd(8)} ${r.taskId} #${r.sample}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict && r.strict.status !== 'passed' ? `; strict: ${r.strict.status} (${r.strict.reason})` : ''}`,
   async report(results, { suite, dataset, predictions, tasks, rows, excludeErrors }) {
     const summary = summarize(results, KS, excludeErrors);
-    const acc = outputsAccAtK(new Map(tasks.map((t) => [t.id, t])), rows.map((r) => r.row));
+    const acc = outputsAccAtK(
+      new Map(tasks.map((t) => [t.id, t])),
+      rows.map((r) => r.row),
+    );
     let text = `\n${suite}: ${formatReplay(results, summary, acc, KS, excludeErrors)}\n`;
-    if (results.some((r) => r.strict)) text += formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))).join('\n') + '\n';
-    return { json: { suite, dataset, predictions, summary, ...(acc ? { accAtK: acc } : {}), results }, text, exitCode: summary.errors > 0 ? 1 : 0 };
+    if (results.some((r) => r.strict))
+      text +=
+        formatModeDifferences(
+          results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict })),
+        ).join('\n') + '\n';
+    return {
+      json: { suite, dataset, predictions, summary, ...(acc ? { accAtK: acc } : {}), results },
+      text,
+      exitCode: summary.errors > 0 ? 1 : 0,
+    };
   },
 };

@@ -31,5 +31,7 @@ sunau symtable sys sysconfig syslog tabnanny tarfile telnetlib tempfile termios 
 threading time timeit tkinter token tokenize tomllib trace traceback tracemalloc tty turtle
 turtledemo types typing unicodedata unittest urllib uu uuid venv warnings wave weakref webbrowser
 winreg winsound wsgiref xdrlib xml xmlrpc zipapp zipfile zipimport zlib zoneinfo
-`.split(/\s+/).filter(Boolean),
+`
+    .split(/\s+/)
+    .filter(Boolean),
 );

@@ -101,7 +101,13 @@ function envOf(s: TaskSource): EnvSpec {
   if (!s.testHasFunction) {
     // The platform put the candidate into the project itself; its test file only calls it.
     // benchgym's scorer replaces the function in the test file, so it cannot score this task.
-    return { kind: 'image', option: IMAGE_OPTION, about: `CoderEval task ${s.id} cannot be scored by benchgym: its platform test file does not define ${s.row.metadata.function_name} (the platform replaced it inside the project), even with CoderEval's image`, command: 'python', unsupported: true };
+    return {
+      kind: 'image',
+      option: IMAGE_OPTION,
+      about: `CoderEval task ${s.id} cannot be scored by benchgym: its platform test file does not define ${s.row.metadata.function_name} (the platform replaced it inside the project), even with CoderEval's image`,
+      command: 'python',
+      unsupported: true,
+    };
   }
   const notLaidOut = s.project && 'unavailable' in s.project ? `, and its project cannot be laid out here: ${s.project.unavailable}` : '';
   const why = !s.level
@@ -155,7 +161,9 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
   // Inside its project the test goes at its own path (its siblings import each other), else into the harness folder.
   const testPath = placement ? placement.testPath : `${HARNESS_DIR}/${testName}`;
   const python = env.kind === 'image' ? env.command : 'python';
-  const setenv = Object.entries(placement?.environment ?? {}).map(([k, v]) => ` --setenv ${shellQuote(`${k}=${v}`)}`).join('');
+  const setenv = Object.entries(placement?.environment ?? {})
+    .map(([k, v]) => ` --setenv ${shellQuote(`${k}=${v}`)}`)
+    .join('');
   const root = placement ? ` --root-alias ${shellQuote(placement.rootAlias)}${setenv}` : '';
   const command = `${python} ${HARNESS_DIR}/scorer.py --test ${shellQuote(testPath)} --name ${target} --source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}${root}`;
   const timeoutMs = (TEST_TIMEOUT_S + 60) * 1000;
@@ -185,7 +193,11 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
     workspace: start ? { type: 'dir', path: start.dir } : { type: 'files', files: { [file]: fill(stub) } },
     tests: {
       ...(visible ? { visible } : {}),
-      hidden: { runner: { type: 'script', command }, files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: s.testSource, ...siblingFiles(s, testPath) }, timeoutMs },
+      hidden: {
+        runner: { type: 'script', command },
+        files: { [`${HARNESS_DIR}/scorer.py`]: s.scorer, [testPath]: s.testSource, ...siblingFiles(s, testPath) },
+        timeoutMs,
+      },
       // The scorer runs the test file in place (the platform's name for it) and puts its text back: reset before scoring.
       testFiles: placement ? [`${HARNESS_DIR}/**`, testPath] : [`${HARNESS_DIR}/**`],
     },
@@ -218,4 +230,3 @@ function placeholderIndent(context: string): string {
   const at = context.indexOf('<PLACEHOLDER>');
   return context.slice(context.lastIndexOf('\n', at) + 1, at);
 }
-

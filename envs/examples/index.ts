@@ -13,5 +13,10 @@ export const EXAMPLES_DIR = path.dirname(fileURLToPath(import.meta.url));
 
 export function examplesSuite(): Suite {
   // semver-pinned is a pinned-library task: its episodes get GitChameleon's version-correct docs.
-  return directorySuite('examples', "benchgym's own small example suite (Python functions, a pinned package, a repo fix, Maven)", EXAMPLES_DIR, { tools: [viewDocsTool] });
+  return directorySuite(
+    'examples',
+    "benchgym's own small example suite (Python functions, a pinned package, a repo fix, Maven)",
+    EXAMPLES_DIR,
+    { tools: [viewDocsTool] },
+  );
 }

@@ -7,7 +7,12 @@ import { GymError } from '../../src/errors.ts';
 export type DatasetForm = 'v1' | 'v2';
 
 export const V1_FILE = 'combined_dataset.jsonl';
-export const V2_FILES = { problems: 'dataset.jsonl', visible: 'visible_tests.jsonl', hidden: 'hidden_tests.jsonl', solutions: 'ground_truth_solutions.jsonl' } as const;
+export const V2_FILES = {
+  problems: 'dataset.jsonl',
+  visible: 'visible_tests.jsonl',
+  hidden: 'hidden_tests.jsonl',
+  solutions: 'ground_truth_solutions.jsonl',
+} as const;
 
 /** v1 or v2 by the files present; anything else is SUITE_NOT_FOUND with what was looked for. */
 export function detectForm(dir: string): DatasetForm {
@@ -20,7 +25,9 @@ export function detectForm(dir: string): DatasetForm {
   );
 }
 
-const flag = z.union([z.number(), z.string(), z.boolean()]).transform((v) => v === true || v === 1 || v === '1' || v === 'True' || v === 'true');
+const flag = z
+  .union([z.number(), z.string(), z.boolean()])
+  .transform((v) => v === true || v === 1 || v === '1' || v === 'True' || v === 'true');
 const text = z.string().default('');
 
 /** A v2 problem (dataset.jsonl). Cells vary in type across rows (functional: 1 or "1"). */

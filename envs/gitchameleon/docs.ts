@@ -36,7 +36,9 @@ export type DocsEntry = z.infer<typeof DocsEntry>;
  */
 export function defaultDocsFile(form: DatasetForm, cacheDir?: string): string {
   if (process.env.BENCHGYM_GITCHAMELEON_DOCS) return path.resolve(process.env.BENCHGYM_GITCHAMELEON_DOCS.replace('{form}', form));
-  const dir = cacheDir ?? path.join(process.env.BENCHGYM_CACHE ?? process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym'), 'gitchameleon');
+  const dir =
+    cacheDir ??
+    path.join(process.env.BENCHGYM_CACHE ?? process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym'), 'gitchameleon');
   return path.join(dir, `docs-${form}.jsonl`);
 }
 
@@ -88,7 +90,12 @@ export interface RenderDocsOptions {
  * entries; tasks whose env cannot be built, or whose symbol does not resolve, are reported
  * through `onResult` and left out.
  */
-export async function renderDocs(sandboxes: SandboxFactory, tasks: Task[], candidates: Map<string, string[]>, opts: RenderDocsOptions = {}): Promise<DocsEntry[]> {
+export async function renderDocs(
+  sandboxes: SandboxFactory,
+  tasks: Task[],
+  candidates: Map<string, string[]>,
+  opts: RenderDocsOptions = {},
+): Promise<DocsEntry[]> {
   const entries: DocsEntry[] = [];
   for (const task of tasks) {
     const symbols = candidates.get(task.id) ?? [];
@@ -98,9 +105,17 @@ export async function renderDocs(sandboxes: SandboxFactory, tasks: Task[], candi
     }
     try {
       const env = await sandboxes.prepare(task);
-      const sandbox = await sandboxes.create({ seed: seedOf(task), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'docs' } });
+      const sandbox = await sandboxes.create({
+        seed: seedOf(task),
+        env: sandboxEnv(env),
+        labels: { 'benchgym.task': task.id, 'benchgym.role': 'docs' },
+      });
       try {
-        const r = await sandbox.exec(pydocCommand(env.command, symbols), { timeoutMs: 180_000, signal: opts.signal, maxOutputBytes: 512 * 1024 });
+        const r = await sandbox.exec(pydocCommand(env.command, symbols), {
+          timeoutMs: 180_000,
+          signal: opts.signal,
+          maxOutputBytes: 512 * 1024,
+        });
         if (r.exitCode !== 0) {
           opts.onResult?.(task.id, { error: r.timedOut ? 'timed out' : r.stderr.trim().split('\n').slice(-3).join(' | ') });
           continue;
@@ -108,7 +123,15 @@ export async function renderDocs(sandboxes: SandboxFactory, tasks: Task[], candi
         const [header = '', ...page] = r.stdout.split('\n');
         const symbol = /^# (\S+)/.exec(header)?.[1] ?? symbols[0]!;
         const meta = task.metadata as { form: DatasetForm; library: string; installedVersion: string };
-        entries.push({ form: meta.form, task_id: task.id, library: meta.library, version: meta.installedVersion, python: task.env.version, symbol, docs: page.join('\n').trimEnd() });
+        entries.push({
+          form: meta.form,
+          task_id: task.id,
+          library: meta.library,
+          version: meta.installedVersion,
+          python: task.env.version,
+          symbol,
+          docs: page.join('\n').trimEnd(),
+        });
         opts.onResult?.(task.id, { symbol, chars: page.join('\n').length });
       } finally {
         await sandbox.destroy().catch(() => {});
@@ -127,7 +150,8 @@ export async function writeDocsStore(file: string, entries: DocsEntry[]): Promis
   const keep: string[] = [];
   const replaced = new Set(entries.map((e) => `${e.form}/${e.task_id}`));
   // Lines it cannot read are dropped.
-  if (existsSync(file)) for await (const { row, text } of jsonlRows(file, DocsEntry, STORE)) if (!replaced.has(`${row.form}/${row.task_id}`)) keep.push(text);
+  if (existsSync(file))
+    for await (const { row, text } of jsonlRows(file, DocsEntry, STORE)) if (!replaced.has(`${row.form}/${row.task_id}`)) keep.push(text);
   await fs.mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.tmp`;
   await fs.writeFile(tmp, [...keep, ...entries.map((e) => JSON.stringify(e))].map((l) => `${l}\n`).join(''));

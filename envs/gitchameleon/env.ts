@@ -53,12 +53,18 @@ export function remappedVersion(form: 'v1' | 'v2', library: string, version: str
 }
 
 /** The env spec of a problem, as the authors' harness for that dataset form builds it. */
-export function envSpecOf(form: 'v1' | 'v2', row: { library: string; version: string; additional_dependencies?: unknown; python_version?: string }): PythonEnvSpec {
+export function envSpecOf(
+  form: 'v1' | 'v2',
+  row: { library: string; version: string; additional_dependencies?: unknown; python_version?: string },
+): PythonEnvSpec {
   const deps = parseAdditionalDependencies(row.additional_dependencies);
   const requirements = [...new Set([`${row.library}==${remappedVersion(form, row.library, row.version)}`, ...deps])];
   const python = form === 'v1' ? V1_PYTHON : (row.python_version ?? '3.10');
   const era = eraConstraintsOf(form, row.library, python, requirements);
-  const extras = { ...(era ? { constraints: era.constraints } : {}), ...(row.library.toLowerCase() === 'nltk' ? { setup: nltkSetup() } : {}) };
+  const extras = {
+    ...(era ? { constraints: era.constraints } : {}),
+    ...(row.library.toLowerCase() === 'nltk' ? { setup: nltkSetup() } : {}),
+  };
   if (form === 'v1') return { kind: 'python', version: V1_PYTHON, requirements, ...extras };
   const depsLower = deps.map((d) => d.toLowerCase());
   const afterInstall = V2_AFTER_INSTALL.filter(({ pkg }) => row.library.toLowerCase() !== pkg && depsLower.every((d) => !d.includes(pkg)))
@@ -72,7 +78,18 @@ export function envSpecOf(form: 'v1' | 'v2', row: { library: string; version: st
  * Libraries whose envs take minutes and gigabytes to build (CUDA wheels, large native
  * stacks): marked `heavy` in a task's metadata so default test runs and quick checks skip them.
  */
-export const HEAVY_LIBRARIES = new Set(['torch', 'tensorflow', 'jax', 'jaxlib', 'kymatio', 'spacy', 'gradio', 'pycaret', 'mxnet', 'paddlepaddle']);
+export const HEAVY_LIBRARIES = new Set([
+  'torch',
+  'tensorflow',
+  'jax',
+  'jaxlib',
+  'kymatio',
+  'spacy',
+  'gradio',
+  'pycaret',
+  'mxnet',
+  'paddlepaddle',
+]);
 
 export function isHeavy(spec: PythonEnvSpec): boolean {
   return spec.requirements.some((r) => HEAVY_LIBRARIES.has(r.split(/[=<>!~\[ ]/)[0]!.toLowerCase()));

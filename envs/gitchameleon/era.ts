@@ -53,7 +53,8 @@ export function eraTable(): Map<string, EraEntry> {
   if (!table) {
     const raw = JSON.parse(readFileSync(ERA_FILE, 'utf8')) as unknown;
     const parsed = z.array(EraEntry).safeParse(raw);
-    if (!parsed.success) throw new GymError('TASK_INVALID', `${ERA_FILE}: not an era constraints table (${parsed.error.issues[0]?.message})`);
+    if (!parsed.success)
+      throw new GymError('TASK_INVALID', `${ERA_FILE}: not an era constraints table (${parsed.error.issues[0]?.message})`);
     table = new Map(parsed.data.map((e) => [eraKey(e.python, e.requirements), e]));
   }
   return table;

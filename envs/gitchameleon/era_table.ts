@@ -29,16 +29,29 @@ async function main(): Promise<void> {
       const key = eraKey(task.env.version, requirements);
       if (entries.has(key)) continue;
       const pin = requirements.find((r) => r.toLowerCase().startsWith(`${library.toLowerCase()}==`))!;
-      const { cutoff, lock } = await eraLock(values.uv!, task.env.version, eraCutoff(await uploadTime(library, pin.split('==')[1]!), task.env.version), requirements);
+      const { cutoff, lock } = await eraLock(
+        values.uv!,
+        task.env.version,
+        eraCutoff(await uploadTime(library, pin.split('==')[1]!), task.env.version),
+        requirements,
+      );
       // The problem's exact pins stay as they are; an unpinned requirement ("numpy") is
       // constrained too, unless its era release cannot work here (UNCONSTRAINED).
-      const names = new Set([...requirements.filter((r) => r.includes('==')).map((r) => r.split('==')[0]!.toLowerCase().replace(/_/g, '-')), ...UNCONSTRAINED]);
+      const names = new Set([
+        ...requirements.filter((r) => r.includes('==')).map((r) => r.split('==')[0]!.toLowerCase().replace(/_/g, '-')),
+        ...UNCONSTRAINED,
+      ]);
       const constraints = lock.filter((l) => !names.has(l.split('==')[0]!.toLowerCase().replace(/_/g, '-')));
       entries.set(key, { python: task.env.version, requirements, library, cutoff, constraints });
       process.stderr.write(`${form} ${task.id}: ${requirements.join(' ')} before ${cutoff}: ${constraints.length} constraints\n`);
     }
   }
-  const sorted = [...entries.values()].sort((a, b) => a.library.localeCompare(b.library) || a.python.localeCompare(b.python) || a.requirements.join(' ').localeCompare(b.requirements.join(' '), undefined, { numeric: true }));
+  const sorted = [...entries.values()].sort(
+    (a, b) =>
+      a.library.localeCompare(b.library) ||
+      a.python.localeCompare(b.python) ||
+      a.requirements.join(' ').localeCompare(b.requirements.join(' '), undefined, { numeric: true }),
+  );
   await fs.writeFile(ERA_FILE, '[\n' + sorted.map((e) => JSON.stringify(e)).join(',\n') + '\n]\n');
   process.stderr.write(`${ERA_FILE}: ${sorted.length} envs\n`);
 }

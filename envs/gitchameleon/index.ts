@@ -3,7 +3,18 @@ import path from 'node:path';
 import { GymError } from '../../src/errors.ts';
 import type { Suite } from '../../src/tasks/suite.ts';
 import type { Task } from '../../src/tasks/schema.ts';
-import { byExampleId, detectForm, readJsonl, SolutionRow, TestFileRow, V1_FILE, V1Row, V2_FILES, V2Row, type DatasetForm } from './dataset.ts';
+import {
+  byExampleId,
+  detectForm,
+  readJsonl,
+  SolutionRow,
+  TestFileRow,
+  V1_FILE,
+  V1Row,
+  V2_FILES,
+  V2Row,
+  type DatasetForm,
+} from './dataset.ts';
 import { defaultDocsFile, docSymbolCandidates, readDocsStore } from './docs.ts';
 import { importNameOf } from './env.ts';
 import { GitChameleonMetadata } from './metadata.ts';
@@ -28,7 +39,11 @@ export interface LoadedGitChameleon {
 }
 
 /** Reads a GitChameleon dataset directory (v1 or v2, by its files) into tasks. Reads only; never copies the data. */
-export async function loadGitChameleon(dir: string, suite = 'gitchameleon', opts: { docsFile?: string; cacheDir?: string } = {}): Promise<LoadedGitChameleon> {
+export async function loadGitChameleon(
+  dir: string,
+  suite = 'gitchameleon',
+  opts: { docsFile?: string; cacheDir?: string } = {},
+): Promise<LoadedGitChameleon> {
   const root = path.resolve(dir);
   const form = detectForm(root);
   const docs = await readDocsStore(opts.docsFile ?? defaultDocsFile(form, opts.cacheDir), form);
@@ -57,12 +72,20 @@ export async function loadGitChameleon(dir: string, suite = 'gitchameleon', opts
     }
     // hidden_tests.jsonl also holds a test for an example_id with no problem row; it is not a task.
     for (const original of rows) {
-      const row = { ...original, extra_dependencies: firstOfKey.get(JSON.stringify([original.python_version, original.library, original.version, original.additional_dependencies ?? '']))!.extra_dependencies };
+      const row = {
+        ...original,
+        extra_dependencies: firstOfKey.get(
+          JSON.stringify([original.python_version, original.library, original.version, original.additional_dependencies ?? '']),
+        )!.extra_dependencies,
+      };
       const v = visibleById.get(row.example_id);
       const h = hiddenById.get(row.example_id);
       const s = solutionById.get(row.example_id);
       if (!v || !h || !s) {
-        throw new GymError('TASK_INVALID', `problem ${row.example_id} has no ${[!v && 'visible test', !h && 'hidden test', !s && 'reference solution'].filter(Boolean).join(', ')}`);
+        throw new GymError(
+          'TASK_INVALID',
+          `problem ${row.example_id} has no ${[!v && 'visible test', !h && 'hidden test', !s && 'reference solution'].filter(Boolean).join(', ')}`,
+        );
       }
       tasks.push(v2Task(suite, row, { visible: v, hidden: h, solution: s.answer }, docs.get(row.example_id)));
       docSymbols.set(row.example_id, docSymbolCandidates(row.name_of_class_or_func, importNameOf(row.library), row.api_calls));
@@ -97,12 +120,14 @@ function privatePathsOf(dataset: string): string[] {
 export function gitchameleonSuite(opts: GitChameleonOptions = {}): Suite {
   const id = opts.id ?? 'gitchameleon';
   const need = (dataset?: string): string => {
-    if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs its dataset: --suite ${id}=PATH, PATH a GitChameleon v2 or v1 directory`);
+    if (!dataset)
+      throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs its dataset: --suite ${id}=PATH, PATH a GitChameleon v2 or v1 directory`);
     return dataset;
   };
   return {
     id,
-    description: 'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
+    description:
+      'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
     metadata: GitChameleonMetadata,
     load: async (dataset) => (await loadGitChameleon(need(dataset), id, { docsFile: opts.docsFile, cacheDir: opts.cacheDir })).tasks,
     privatePaths: (dataset) => (dataset ? privatePathsOf(dataset) : []),

@@ -18,16 +18,42 @@ export interface ProblemFlaw {
 /** The data's own flaws (README: "The data's own flaws"), as `benchgym validate` finds them on every backend. */
 export const PROBLEM_FLAWS: Readonly<Record<'v1' | 'v2', Readonly<Record<string, ProblemFlaw>>>> = {
   v2: {
-    '39': { standing: 'cannot-fail', reason: 'weak hidden tests: they check only that display_image() returns the constant the starter code already returns' },
-    '40': { standing: 'cannot-fail', reason: "weak hidden tests: they check only that process_image() returns the constant the starter code already returns (the others skip)" },
-    '284': { standing: 'cannot-fail', reason: "the hidden test defines its own patched_compute_stream and checks that, never calling the candidate's function" },
+    '39': {
+      standing: 'cannot-fail',
+      reason: 'weak hidden tests: they check only that display_image() returns the constant the starter code already returns',
+    },
+    '40': {
+      standing: 'cannot-fail',
+      reason:
+        'weak hidden tests: they check only that process_image() returns the constant the starter code already returns (the others skip)',
+    },
+    '284': {
+      standing: 'cannot-fail',
+      reason: "the hidden test defines its own patched_compute_stream and checks that, never calling the candidate's function",
+    },
   },
   v1: {
-    '24': { standing: 'cannot-fail', reason: "the expected query result is empty: the starter's `None == <empty array>` is an empty array, whose .all() is true" },
-    '30': { standing: 'cannot-fail', reason: 'the test asserts only bounding_distance(G) is not None; the starter returns the function nx.diameter' },
-    '42': { standing: 'invalid', reason: "the reference calls Google's geocoding service (network and an API key): it cannot pass offline" },
-    '43': { standing: 'invalid', reason: "the reference calls Google's geocoding service (network and an API key): it cannot pass offline" },
-    '59': { standing: 'invalid', reason: 'the starter cell has a doubled escape that the harness unescapes into a line continuation: a syntax error in the reference too' },
+    '24': {
+      standing: 'cannot-fail',
+      reason: "the expected query result is empty: the starter's `None == <empty array>` is an empty array, whose .all() is true",
+    },
+    '30': {
+      standing: 'cannot-fail',
+      reason: 'the test asserts only bounding_distance(G) is not None; the starter returns the function nx.diameter',
+    },
+    '42': {
+      standing: 'invalid',
+      reason: "the reference calls Google's geocoding service (network and an API key): it cannot pass offline",
+    },
+    '43': {
+      standing: 'invalid',
+      reason: "the reference calls Google's geocoding service (network and an API key): it cannot pass offline",
+    },
+    '59': {
+      standing: 'invalid',
+      reason:
+        'the starter cell has a doubled escape that the harness unescapes into a line continuation: a syntax error in the reference too',
+    },
   },
 };
 
@@ -50,11 +76,21 @@ const PUBLISHED_TIMEOUT = /^Timeout\b|timed out after \d+ seconds/m;
  * limit where the same answer passes here (their machine's speed, not the answer), else the
  * problem's tests that the starter already passes.
  */
-export function explainPrediction(s: Pick<ScoredSubmission<{ publishedOutput?: string }>, 'task' | 'ours' | 'submission' | 'row'>): ReplayCause | undefined {
+export function explainPrediction(
+  s: Pick<ScoredSubmission<{ publishedOutput?: string }>, 'task' | 'ours' | 'submission' | 'row'>,
+): ReplayCause | undefined {
   const output = s.row.publishedOutput ?? '';
   if (s.ours === 'passed' && s.submission.published === 'failed' && PUBLISHED_TIMEOUT.test(output)) {
-    const line = output.split('\n').find((l) => PUBLISHED_TIMEOUT.test(l))?.trim().slice(0, 200);
-    return { kind: 'environment', name: 'published-time-limit', detail: `the published run hit the harness's time limit (${line}); here the same answer's tests pass within ours` };
+    const line = output
+      .split('\n')
+      .find((l) => PUBLISHED_TIMEOUT.test(l))
+      ?.trim()
+      .slice(0, 200);
+    return {
+      kind: 'environment',
+      name: 'published-time-limit',
+      detail: `the published run hit the harness's time limit (${line}); here the same answer's tests pass within ours`,
+    };
   }
   const flaw = flawOf(s.task);
   if (flaw?.standing === 'cannot-fail') return { kind: 'cannot-fail', detail: flaw.reason };

@@ -16,14 +16,23 @@ import { gitchameleonSuite, loadGitChameleon } from './index.ts';
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { dataset: { type: 'string' }, out: { type: 'string' }, tasks: { type: 'string' }, heavy: { type: 'boolean' }, 'cache-dir': { type: 'string' }, 'data-dir': { type: 'string' } },
+    options: {
+      dataset: { type: 'string' },
+      out: { type: 'string' },
+      tasks: { type: 'string' },
+      heavy: { type: 'boolean' },
+      'cache-dir': { type: 'string' },
+      'data-dir': { type: 'string' },
+    },
   });
   if (!values.dataset) {
     process.stderr.write('usage: render_docs.ts --dataset PATH [--out FILE] [--tasks a,b] [--heavy] [--cache-dir DIR]\n');
     return 2;
   }
   const loaded = await loadGitChameleon(values.dataset);
-  const out = path.resolve(values.out ?? defaultDocsFile(loaded.form, values['cache-dir'] ? path.join(values['cache-dir'], 'gitchameleon') : undefined));
+  const out = path.resolve(
+    values.out ?? defaultDocsFile(loaded.form, values['cache-dir'] ? path.join(values['cache-dir'], 'gitchameleon') : undefined),
+  );
   const wanted = values.tasks ? new Set(values.tasks.split(',').map((s) => s.trim())) : undefined;
   const tasks = loaded.tasks.filter((t) => (wanted ? wanted.has(t.id) : values.heavy || !t.metadata.heavy));
   const registry = new SuiteRegistry([gitchameleonSuite()]);
@@ -31,7 +40,8 @@ async function main(): Promise<number> {
   const gym = new Gym({ registry, dataDir: values['data-dir'], cacheDir: values['cache-dir'] ?? process.env.BENCHGYM_CACHE });
   try {
     const entries = await renderDocs(gym.sandboxes, tasks, loaded.docSymbols, {
-      onResult: (id, r) => process.stderr.write(r.error ? `no docs   ${id}: ${r.error}\n` : `docs      ${id}: ${r.symbol} (${r.chars} characters)\n`),
+      onResult: (id, r) =>
+        process.stderr.write(r.error ? `no docs   ${id}: ${r.error}\n` : `docs      ${id}: ${r.symbol} (${r.chars} characters)\n`),
     });
     await writeDocsStore(out, entries);
     process.stdout.write(`${entries.length} of ${tasks.length} problems documented in ${out}\n`);

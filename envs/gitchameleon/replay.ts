@@ -105,7 +105,13 @@ type Row = z.infer<typeof PredictionRow>;
 /** A prediction as the replay's one submission for its problem. */
 function submission(row: Row, task: Task, line: number, mode: ExtractionMode): ReplaySubmission {
   const { passed } = row;
-  return { taskId: row.taskId, sample: 0, patch: predictionPatch(task, row.answer, mode).patch, ...(passed === undefined ? {} : { published: passed ? 'passed' : 'failed' }), line };
+  return {
+    taskId: row.taskId,
+    sample: 0,
+    patch: predictionPatch(task, row.answer, mode).patch,
+    ...(passed === undefined ? {} : { published: passed ? 'passed' : 'failed' }),
+    line,
+  };
 }
 
 async function resultOf(s: ScoredSubmission<Row>): Promise<ReplayResult> {
@@ -129,7 +135,11 @@ async function resultOf(s: ScoredSubmission<Row>): Promise<ReplayResult> {
 /** What the suite knows of its problems: those invalid here (the data's flaws), and why a published verdict differs. */
 const KNOWS = { apart: problemApart, explain: explainPrediction };
 
-const refuseUnknown = (rows: ReplayRow<Row>[]) => `predictions for problems not in the dataset: ${rows.slice(0, 10).map((p) => `${p.row.taskId} (line ${p.line})`).join(', ')}`;
+const refuseUnknown = (rows: ReplayRow<Row>[]) =>
+  `predictions for problems not in the dataset: ${rows
+    .slice(0, 10)
+    .map((p) => `${p.row.taskId} (line ${p.line})`)
+    .join(', ')}`;
 
 /** Scores each prediction with `score` (Gym.score), in input order, `concurrency` at a time. */
 export async function replayPredictions(
@@ -145,7 +155,13 @@ export async function replayPredictions(
     const task = tasks.get(row.taskId)!;
     return { submission: submission(row, task, line, opts.mode), row, task };
   });
-  return scoreSubmissions(submissions, score, { concurrency: opts.concurrency, signal: opts.signal, settle: resultOf, onResult: opts.onResult, knows: KNOWS });
+  return scoreSubmissions(submissions, score, {
+    concurrency: opts.concurrency,
+    signal: opts.signal,
+    settle: resultOf,
+    onResult: opts.onResult,
+    knows: KNOWS,
+  });
 }
 
 export interface ReplaySummary {
@@ -206,7 +222,8 @@ export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayR
   flags: { mode: { type: 'string' } },
   options(values) {
     const mode = (values.mode ?? 'extract') as ExtractionMode;
-    if (!EXTRACTION_MODES.includes(mode)) throw new GymError('INVALID_ARGUMENT', `invalid --mode: '${String(values.mode)}' (${EXTRACTION_MODES.join(' or ')})`);
+    if (!EXTRACTION_MODES.includes(mode))
+      throw new GymError('INVALID_ARGUMENT', `invalid --mode: '${String(values.mode)}' (${EXTRACTION_MODES.join(' or ')})`);
     return { mode };
   },
   taskOf: (row) => row.taskId,
@@ -229,7 +246,12 @@ export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayR
       }),
     );
     for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId}: ${r.reason}`);
-    if (scoring === 'both') out.push(...formatModeDifferences(results.map((r) => ({ id: r.taskId, ours: r.ours, theirs: r.theirs, strict: r.strict }))));
-    return { json: { suite, dataset, predictions, mode, scoring, summary, results }, text: out.join('\n') + '\n', exitCode: summary.errors > 0 ? 1 : 0 };
+    if (scoring === 'both')
+      out.push(...formatModeDifferences(results.map((r) => ({ id: r.taskId, ours: r.ours, theirs: r.theirs, strict: r.strict }))));
+    return {
+      json: { suite, dataset, predictions, mode, scoring, summary, results },
+      text: out.join('\n') + '\n',
+      exitCode: summary.errors > 0 ? 1 : 0,
+    };
   },
 };

@@ -4,7 +4,15 @@ import { describeIssues } from '../../src/validation.ts';
 import { cleanLabel, releaseYear, type V1Row, type V2Row } from './dataset.ts';
 import type { DocsEntry } from './docs.ts';
 import { envSpecOf, importNameOf, isHeavy, remappedVersion } from './env.ts';
-import { chatPrompt, completionPrompt, docsPrompt, episodeNote, instructPrompt, V2_CHAT_SYSTEM_PROMPT, type PromptFields } from './prompts.ts';
+import {
+  chatPrompt,
+  completionPrompt,
+  docsPrompt,
+  episodeNote,
+  instructPrompt,
+  V2_CHAT_SYSTEM_PROMPT,
+  type PromptFields,
+} from './prompts.ts';
 
 /** Docker memory for heavy problems (torch, tensorflow...): torch 15's reference needs more than 2 GiB. */
 export const HEAVY_MEMORY_MB = 4096;
@@ -38,7 +46,12 @@ function workspacePath(p: string, what: string): string {
   return rel;
 }
 
-function prompts(fields: PromptFields, note: string, docs?: DocsEntry, chat?: { python: string; problem: string }): { prompt: string; promptVariants: Record<string, string> } {
+function prompts(
+  fields: PromptFields,
+  note: string,
+  docs?: DocsEntry,
+  chat?: { python: string; problem: string },
+): { prompt: string; promptVariants: Record<string, string> } {
   const variants: Record<string, string> = { instruct: instructPrompt(fields), completion: completionPrompt(fields) };
   // The v2 authors' chat form: `chat-system` is the system message, `chat` the user message.
   if (chat) Object.assign(variants, { chat: chatPrompt({ ...fields, ...chat }), 'chat-system': V2_CHAT_SYSTEM_PROMPT });
@@ -80,7 +93,8 @@ export function v2Task(
   const file = solutionFile(id);
   const visiblePath = workspacePath(files.visible.path, `visible test of ${id}`);
   const hiddenPath = workspacePath(files.hidden.path, `hidden test of ${id}`);
-  if (visiblePath === file || hiddenPath === file || visiblePath === hiddenPath) throw new GymError('TASK_INVALID', `problem ${id}: test paths collide with ${file}`);
+  if (visiblePath === file || hiddenPath === file || visiblePath === hiddenPath)
+    throw new GymError('TASK_INVALID', `problem ${id}: test paths collide with ${file}`);
   const env = envSpecOf('v2', { ...row, additional_dependencies: [row.additional_dependencies, row.extra_dependencies] });
   const fields: PromptFields = { library: row.library, version: row.version, problem: row.problem.trim(), startingCode: row.starting_code };
   const note = episodeNote({ file, visibleTest: visiblePath, timeoutS: V2_TIMEOUT_MS / 1000 });
@@ -93,7 +107,10 @@ export function v2Task(
       language: 'python',
       kind: 'function',
       // The chat form shows the problem as written (the paper's prompt trims it).
-      ...prompts(fields, note, docsFor(docs, row.library, row.version, row.python_version), { python: row.python_version, problem: row.problem }),
+      ...prompts(fields, note, docsFor(docs, row.library, row.version, row.python_version), {
+        python: row.python_version,
+        problem: row.problem,
+      }),
       env,
       workspace: { type: 'files', files: { [file]: row.starting_code, [visiblePath]: files.visible.test_file } },
       tests: {
@@ -103,7 +120,12 @@ export function v2Task(
           ? { runner: { type: 'pytest', args: [visiblePath] }, timeoutMs: V2_TIMEOUT_MS }
           : { runner: { type: 'script', command: `python ${visiblePath}` }, timeoutMs: V2_TIMEOUT_MS },
         // The v2 harness passes a problem iff pytest returns 0 (a file whose tests all skip passes).
-        hidden: { runner: { type: 'pytest', args: [hiddenPath] }, files: { [hiddenPath]: files.hidden.test_file }, timeoutMs: V2_TIMEOUT_MS, passWhen: 'exit-code' },
+        hidden: {
+          runner: { type: 'pytest', args: [hiddenPath] },
+          files: { [hiddenPath]: files.hidden.test_file },
+          timeoutMs: V2_TIMEOUT_MS,
+          passWhen: 'exit-code',
+        },
         testFiles: [`${visiblePath.split('/')[0]}/**`, `${hiddenPath.split('/')[0]}/**`],
       },
       solution: { files: { [file]: files.solution } },

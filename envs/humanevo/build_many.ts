@@ -25,7 +25,11 @@ export async function readTargets(file: string): Promise<BuildTarget[]> {
   for (const [i, t] of parsed.data.entries()) {
     if (!existsSync(t.repo)) throw new GymError('INVALID_ARGUMENT', `--repos: ${file}: [${i}].repo: ${t.repo} does not exist`);
     const file_ = targetFileName(t);
-    if (names.has(file_)) throw new GymError('INVALID_ARGUMENT', `--repos: ${file}: [${i}] and [${names.get(file_)}] would both write ${file_} (give them different names)`);
+    if (names.has(file_))
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        `--repos: ${file}: [${i}] and [${names.get(file_)}] would both write ${file_} (give them different names)`,
+      );
     names.set(file_, i);
   }
   return parsed.data;
@@ -90,16 +94,26 @@ export async function buildMany(targets: BuildTarget[], opts: BuildManyOptions):
   const report = (): ManyReport => {
     const done = builds.flatMap((b) => (b.report ? [b.report] : []));
     const rejected = Object.create(null) as ManyReport['rejected'];
-    for (const r of done) for (const [k, v] of Object.entries(r.rejected)) rejected[k as RejectReason] = (rejected[k as RejectReason] ?? 0) + (v ?? 0);
-    return { repos: builds, jobs, validated: sum(done, 'validated'), walked: sum(done, 'walked'), changes: sum(done, 'changes'), rejected, durationMs: Date.now() - started };
+    for (const r of done)
+      for (const [k, v] of Object.entries(r.rejected)) rejected[k as RejectReason] = (rejected[k as RejectReason] ?? 0) + (v ?? 0);
+    return {
+      repos: builds,
+      jobs,
+      validated: sum(done, 'validated'),
+      walked: sum(done, 'walked'),
+      changes: sum(done, 'changes'),
+      rejected,
+      durationMs: Date.now() - started,
+    };
   };
   // Written whole each time (a reader never sees half of it).
   let writing = Promise.resolve();
-  const save = () => (writing = writing.then(async () => {
-    const file = path.join(outDir, MANY_REPORT);
-    await fs.writeFile(`${file}.tmp`, JSON.stringify(report(), null, 2) + '\n');
-    await fs.rename(`${file}.tmp`, file);
-  }));
+  const save = () =>
+    (writing = writing.then(async () => {
+      const file = path.join(outDir, MANY_REPORT);
+      await fs.writeFile(`${file}.tmp`, JSON.stringify(report(), null, 2) + '\n');
+      await fs.rename(`${file}.tmp`, file);
+    }));
   await save();
   let next = 0;
   const worker = async (): Promise<void> => {

@@ -17,27 +17,44 @@ export const BuildTarget = z
     repo: z.string().min(1),
     language: z.enum(['python', 'java']),
     /** Display name, `owner/name` (default: the folder's name). */
-    name: z.string().regex(/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)?$/, 'a name such as owner/repo').optional(),
+    name: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]+(\/[A-Za-z0-9_.-]+)?$/, 'a name such as owner/repo')
+      .optional(),
     from: z.string().min(1).optional(),
     to: z.string().min(1).optional(),
     limit: z.number().int().min(1).optional(),
     /** `era` (default for Python): each change in the env of its era; `3.X`: one env for all. */
-    python: z.string().regex(/^(era|3\.\d+)$/, "'era' or a version such as 3.11").optional(),
+    python: z
+      .string()
+      .regex(/^(era|3\.\d+)$/, "'era' or a version such as 3.11")
+      .optional(),
     requirements: z.array(z.string().min(1)).optional(),
     jdk: z.string().regex(/^\d+$/, 'a JDK release such as 17').optional(),
     testArgs: z.array(z.string()).optional(),
-    testTimeoutS: z.number().int().min(1).max(24 * 3600).optional(),
+    testTimeoutS: z
+      .number()
+      .int()
+      .min(1)
+      .max(24 * 3600)
+      .optional(),
     /** `suite` (default): every change validated with the whole suite; `change`: with its own test files only. */
     testScope: z.enum(['suite', 'change']).optional(),
   })
   .strict()
-  .refine((t) => t.language === 'python' || (t.python === undefined && t.requirements === undefined), { message: 'python and requirements are for Python repositories', path: ['python'] });
+  .refine((t) => t.language === 'python' || (t.python === undefined && t.requirements === undefined), {
+    message: 'python and requirements are for Python repositories',
+    path: ['python'],
+  });
 export type BuildTarget = z.infer<typeof BuildTarget>;
 
 /** The builder's env, era env and runner for a target. */
 export function targetEnv(t: BuildTarget): { env: EnvSpec; era: boolean; runner: RunnerSpec } {
   const era = t.language === 'python' && (t.python ?? 'era') === 'era';
-  const env: EnvSpec = t.language === 'python' ? { kind: 'python', version: era ? '3.11' : t.python!, requirements: t.requirements ?? [] } : { kind: 'java', jdk: t.jdk ?? '17', build: 'maven', args: [] };
+  const env: EnvSpec =
+    t.language === 'python'
+      ? { kind: 'python', version: era ? '3.11' : t.python!, requirements: t.requirements ?? [] }
+      : { kind: 'java', jdk: t.jdk ?? '17', build: 'maven', args: [] };
   const runner = defaultRunner(t.language, t.testArgs ?? []);
   return { env, era, runner };
 }
@@ -100,7 +117,17 @@ export function journalOf(out: string): string {
 
 const JournalLine = z.object({
   commit: z.string(),
-  rejections: z.array(z.object({ commit: z.string(), reason: z.string(), function: z.string().optional(), file: z.string().optional(), detail: z.string().optional() }).passthrough()),
+  rejections: z.array(
+    z
+      .object({
+        commit: z.string(),
+        reason: z.string(),
+        function: z.string().optional(),
+        file: z.string().optional(),
+        detail: z.string().optional(),
+      })
+      .passthrough(),
+  ),
   tasks: z.array(z.string()),
   candidates: z.number(),
   testRuns: z.number(),
@@ -121,7 +148,10 @@ export async function readJournal(out: string, journal: string): Promise<Map<str
       parsed = JournalLine.parse(JSON.parse(line));
     } catch (err) {
       if (i === lines.length - 1) break; // written when the build was killed
-      throw new GymError('INVALID_ARGUMENT', `--resume: ${journal}:${i + 1} is not a build-tasks journal line (${err instanceof Error ? err.message.slice(0, 200) : String(err)})`);
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        `--resume: ${journal}:${i + 1} is not a build-tasks journal line (${err instanceof Error ? err.message.slice(0, 200) : String(err)})`,
+      );
     }
     done.set(parsed.commit, parsed as ChangeOutcome);
   }

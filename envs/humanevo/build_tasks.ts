@@ -90,21 +90,47 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
     help: { type: 'boolean', short: 'h' },
   });
   const isolation = values.isolation ?? 'auto';
-  if (!['auto', 'bwrap', 'none'].includes(isolation)) throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
+  if (!['auto', 'bwrap', 'none'].includes(isolation))
+    throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
   const many = values.repos !== undefined;
   if (many) {
-    const single = (['repo', 'language', 'from', 'to', 'limit', 'out', 'python', 'requirement', 'jdk', 'test-arg', 'test-timeout', 'test-scope', 'repo-name'] as const).filter((k) => values[k] !== undefined);
-    if (single.length) throw new GymError('INVALID_ARGUMENT', `--repos takes each repository's settings from its file: --${single[0]} is for one --repo`);
-    if (!values['out-dir']) throw new GymError('INVALID_ARGUMENT', 'missing --out-dir DIR (where --repos writes a task file per repository)');
+    const single = (
+      [
+        'repo',
+        'language',
+        'from',
+        'to',
+        'limit',
+        'out',
+        'python',
+        'requirement',
+        'jdk',
+        'test-arg',
+        'test-timeout',
+        'test-scope',
+        'repo-name',
+      ] as const
+    ).filter((k) => values[k] !== undefined);
+    if (single.length)
+      throw new GymError('INVALID_ARGUMENT', `--repos takes each repository's settings from its file: --${single[0]} is for one --repo`);
+    if (!values['out-dir'])
+      throw new GymError('INVALID_ARGUMENT', 'missing --out-dir DIR (where --repos writes a task file per repository)');
   } else if (values['out-dir'] !== undefined || values.jobs !== undefined) {
-    throw new GymError('INVALID_ARGUMENT', `--${values['out-dir'] !== undefined ? 'out-dir' : 'jobs'} is for --repos FILE (one --repo writes --out FILE.jsonl)`);
+    throw new GymError(
+      'INVALID_ARGUMENT',
+      `--${values['out-dir'] !== undefined ? 'out-dir' : 'jobs'} is for --repos FILE (one --repo writes --out FILE.jsonl)`,
+    );
   }
   const targets = many ? await readTargets(values.repos!) : [singleTarget(values)];
   const jobs = intFlag(values.jobs, 'jobs', Math.min(targets.length, os.availableParallelism()), 1, 64);
 
   const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
   const baseDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-build-sandboxes-'));
-  const sandboxes = new LocalSandboxFactory({ baseDir, isolation: isolation as 'auto', cacheDir: path.resolve(values['cache-dir'] ?? process.env.BENCHGYM_CACHE ?? dataDir) });
+  const sandboxes = new LocalSandboxFactory({
+    baseDir,
+    isolation: isolation as 'auto',
+    cacheDir: path.resolve(values['cache-dir'] ?? process.env.BENCHGYM_CACHE ?? dataDir),
+  });
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   // Stopped (Ctrl-C, or a supervisor's SIGTERM), the change being walked is dropped, the journal
@@ -120,7 +146,8 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
         sandboxes,
         signal: stop.signal,
         progress: log,
-        onTask: (repo, record) => log(`${repo}   task ${record.instance_id} (${record.dependency_level}, ${record.fail_to_pass.length} fail-to-pass)`),
+        onTask: (repo, record) =>
+          log(`${repo}   task ${record.instance_id} (${record.dependency_level}, ${record.fail_to_pass.length} fail-to-pass)`),
       });
       process.stdout.write(values.json ? JSON.stringify(report, null, 2) + '\n' : manySummary(report, path.resolve(values['out-dir']!)));
       return report.validated > 0 && report.repos.every((r) => r.status === 'done') ? 0 : 1;
@@ -147,7 +174,17 @@ export async function buildTasksCmd(args: string[]): Promise<number> {
 }
 
 /** The flag of each BuildTarget field, for errors on `--repo PATH ...`. */
-const FLAG_OF: Record<string, string> = { repo: 'repo', language: 'language', from: 'from', to: 'to', python: 'python', requirements: 'requirement', jdk: 'jdk', testArgs: 'test-arg', testScope: 'test-scope' };
+const FLAG_OF: Record<string, string> = {
+  repo: 'repo',
+  language: 'language',
+  from: 'from',
+  to: 'to',
+  python: 'python',
+  requirements: 'requirement',
+  jdk: 'jdk',
+  testArgs: 'test-arg',
+  testScope: 'test-scope',
+};
 
 /** The target of `--repo PATH ...`, checked by the same schema as a `--repos` entry (errors name the flag). */
 function singleTarget(values: Record<string, string | string[] | boolean | undefined>): BuildTarget {
@@ -175,18 +212,30 @@ function singleTarget(values: Record<string, string | string[] | boolean | undef
   const issue = parsed.error.issues[0]!;
   const field = String(issue.path[0] ?? '');
   if (issue.code === 'custom') throw new GymError('INVALID_ARGUMENT', `--python and --requirement are for Python repositories`);
-  throw new GymError('INVALID_ARGUMENT', `invalid --${FLAG_OF[field] ?? field}: '${String(raw[field as keyof typeof raw] ?? '')}' (${field === 'language' ? 'python or java' : issue.message})`);
+  throw new GymError(
+    'INVALID_ARGUMENT',
+    `invalid --${FLAG_OF[field] ?? field}: '${String(raw[field as keyof typeof raw] ?? '')}' (${field === 'language' ? 'python or java' : issue.message})`,
+  );
 }
 
 function rejectedLine(rejected: BuildReport['rejected']): string {
-  return Object.entries(rejected).map(([k, v]) => `${k}: ${v}`).join(', ') || 'none';
+  return (
+    Object.entries(rejected)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join(', ') || 'none'
+  );
 }
 
 function singleSummary(report: BuildReport): string {
   return (
     `${report.repo}: ${report.validated} validated task(s) from ${report.walked} of ${report.changes} change(s)${report.resumed ? ` (${report.resumed} walked by the run resumed)` : ''} (${report.candidates} candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} s${report.resumed ? `; ${(report.walkMs / 1000).toFixed(1)} s of walking over all runs` : ''}${report.validated ? `, ${(report.walkMs / 1000 / report.validated).toFixed(1)} s per task` : ''}\n` +
     `rejected: ${rejectedLine(report.rejected)}\n` +
-    report.envs.map((e) => `env ${e.python ? `Python ${e.python}` : e.key}${e.cutoff ? ` (PyPI as of ${e.cutoff.slice(0, 10)})` : ''}: ${e.changes} change(s), ${e.tasks} task(s)${e.from ? `; ${e.from}` : ''}\n`).join('')
+    report.envs
+      .map(
+        (e) =>
+          `env ${e.python ? `Python ${e.python}` : e.key}${e.cutoff ? ` (PyPI as of ${e.cutoff.slice(0, 10)})` : ''}: ${e.changes} change(s), ${e.tasks} task(s)${e.from ? `; ${e.from}` : ''}\n`,
+      )
+      .join('')
   );
 }
 

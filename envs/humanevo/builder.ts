@@ -7,8 +7,28 @@ import { GymError } from '../../src/errors.ts';
 import { runTests } from '../../src/scoring/runners.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { TaskSchema, type EnvSpec, type RunnerSpec, type Task } from '../../src/tasks/schema.ts';
-import { briefOf, isSourcePath, isTestPath, listFunctions, projectNames, stubFunction, type Language, type SourceFunction } from './functions.ts';
-import { changedFiles, exportTree, fileAt, filesAt, gitIn, isUnexportable, listChanges, overlay, resolveRev, type Change } from './history.ts';
+import {
+  briefOf,
+  isSourcePath,
+  isTestPath,
+  listFunctions,
+  projectNames,
+  stubFunction,
+  type Language,
+  type SourceFunction,
+} from './functions.ts';
+import {
+  changedFiles,
+  exportTree,
+  fileAt,
+  filesAt,
+  gitIn,
+  isUnexportable,
+  listChanges,
+  overlay,
+  resolveRev,
+  type Change,
+} from './history.ts';
 import { EraEnvResolver, type EraEnvDerivation, type EraEnvOptions } from './era_env.ts';
 import { javaEraOf } from './java_era.ts';
 import { BUILT_FORMAT, BuiltTaskRecord } from './record.ts';
@@ -177,7 +197,11 @@ export const PYTEST_ARGS = ['--continue-on-collection-errors'];
  */
 function javaTestClass(file: string): string {
   const m = /^(?:(.+)\/)?src\/test\/java\/(.+)\.java$/.exec(file);
-  if (!m) return file.replace(/\.java$/, '').split('/').join('.');
+  if (!m)
+    return file
+      .replace(/\.java$/, '')
+      .split('/')
+      .join('.');
   return `${m[1] ? `${m[1]}:` : ''}${m[2]!.split('/').join('.')}`;
 }
 
@@ -225,7 +249,12 @@ export function testInFiles(language: Language, id: string, files: string[]): bo
 
 /** A repository's name from its folder (`x/toolz`, `x/toolz.git`, a fetched `x/toolz/repo`: `toolz`). */
 export function repoFolderName(repo: string): string {
-  return path.basename(path.resolve(repo).replace(/\/(repo|\.git)\/?$/, '').replace(/\.git$/, ''));
+  return path.basename(
+    path
+      .resolve(repo)
+      .replace(/\/(repo|\.git)\/?$/, '')
+      .replace(/\.git$/, ''),
+  );
 }
 
 function slug(s: string): string {
@@ -247,7 +276,23 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   const latest = await resolveRev(repo, opts.to ?? 'HEAD');
   const changes = await listChanges(repo, { from: opts.from, to: latest });
   const repoName = opts.repoName ?? repoFolderName(repo);
-  const report: BuildReport = { repo: repoName, language: lang, latestCommit: latest, changes: changes.length, walked: 0, resumed: 0, candidates: 0, validated: 0, rejected: Object.create(null) as BuildReport['rejected'], rejections: [], testRuns: 0, envs: [], durationMs: 0, walkMs: 0, stoppedAtLimit: false };
+  const report: BuildReport = {
+    repo: repoName,
+    language: lang,
+    latestCommit: latest,
+    changes: changes.length,
+    walked: 0,
+    resumed: 0,
+    candidates: 0,
+    validated: 0,
+    rejected: Object.create(null) as BuildReport['rejected'],
+    rejections: [],
+    testRuns: 0,
+    envs: [],
+    durationMs: 0,
+    walkMs: 0,
+    stoppedAtLimit: false,
+  };
   const reject = (r: Rejection) => {
     report.rejected[r.reason] = (report.rejected[r.reason] ?? 0) + 1;
     report.rejections.push(r);
@@ -260,7 +305,18 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
   const envUse = (env: ChangeEnv): EnvUse => {
     let use = report.envs.find((e) => e.key === env.prepared.key);
     if (!use) {
-      use = { key: env.prepared.key, ...(env.derivation ? { python: env.derivation.python, from: env.derivation.python_from, cutoff: env.derivation.cutoff } : env.spec.kind === 'python' ? { python: env.spec.version } : env.javaFrom ? { from: env.javaFrom } : {}), changes: 0, tasks: 0 };
+      use = {
+        key: env.prepared.key,
+        ...(env.derivation
+          ? { python: env.derivation.python, from: env.derivation.python_from, cutoff: env.derivation.cutoff }
+          : env.spec.kind === 'python'
+            ? { python: env.spec.version }
+            : env.javaFrom
+              ? { from: env.javaFrom }
+              : {}),
+        changes: 0,
+        tasks: 0,
+      };
       report.envs.push(use);
     }
     return use;
@@ -273,13 +329,21 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
     };
     const walk = async (change: Change, index: number): Promise<void> => {
       const reject = rejectHere;
-      opts.progress?.(`[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}${etaNote(walkedHere, Date.now() - walkStarted, changes.length - index)}`);
+      opts.progress?.(
+        `[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}${etaNote(walkedHere, Date.now() - walkStarted, changes.length - index)}`,
+      );
       const files = await changedFiles(repo, change.parent, change.commit);
       // The change's test edits (data files under a test folder included) become the hidden tests.
       const tests = files.filter((f) => f.status !== 'D' && isTestPath(lang, f.path)).map((f) => f.path);
       const sources = files.filter((f) => f.status !== 'D' && isSourcePath(lang, f.path) && !isTestPath(lang, f.path));
       if (!tests.some((t) => isSourcePath(lang, t))) return reject({ commit: change.commit, reason: 'no-test-change' });
-      const candidates = await addedFunctions(repo, lang, change, sources.map((s) => s.path), reject);
+      const candidates = await addedFunctions(
+        repo,
+        lang,
+        change,
+        sources.map((s) => s.path),
+        reject,
+      );
       if (!candidates.length) return reject({ commit: change.commit, reason: 'no-added-function' });
       const viable: Candidate[] = [];
       for (const c of candidates) {
@@ -295,16 +359,36 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
       if (!viable.length) return;
       const env = await envOf(change, tests);
       if ('unavailable' in env) {
-        for (const c of viable) reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason: 'env-unavailable', detail: env.unavailable });
+        for (const c of viable)
+          reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason: 'env-unavailable', detail: env.unavailable });
         return;
       }
       const use = envUse(env);
       use.changes++;
       const eraRunner = withEraArgs(env.derivation?.runner === 'nose' ? noseRunner(runner) : runner, env.spec);
-      const validated = await validateChange(opts, { repo, change, files, tests, viable, workDir, env: env.prepared, runner: opts.testScope === 'change' ? scopedRunner(lang, eraRunner, tests) : eraRunner, reject, report, runs });
+      const validated = await validateChange(opts, {
+        repo,
+        change,
+        files,
+        tests,
+        viable,
+        workDir,
+        env: env.prepared,
+        runner: opts.testScope === 'change' ? scopedRunner(lang, eraRunner, tests) : eraRunner,
+        reject,
+        report,
+        runs,
+      });
       for (const record of validated) {
         if (opts.limit !== undefined && report.validated >= opts.limit) break;
-        const parsed = BuiltTaskRecord.parse({ ...record, env: env.spec, ...(env.derivation ? { env_derivation: env.derivation } : {}), repo: repoName, repo_path: repo, latest_commit: latest });
+        const parsed = BuiltTaskRecord.parse({
+          ...record,
+          env: env.spec,
+          ...(env.derivation ? { env_derivation: env.derivation } : {}),
+          repo: repoName,
+          repo_path: repo,
+          latest_commit: latest,
+        });
         report.validated++;
         use.tasks++;
         current!.tasks.push(parsed.instance_id);
@@ -385,7 +469,13 @@ export function etaNote(walked: number, elapsedMs: number, remaining: number): s
 }
 
 /** Functions that exist after the change and not before it, in the change's source files. */
-export async function addedFunctions(repo: string, lang: Language, change: Change, sources: string[], reject: (r: Rejection) => void): Promise<Candidate[]> {
+export async function addedFunctions(
+  repo: string,
+  lang: Language,
+  change: Change,
+  sources: string[],
+  reject: (r: Rejection) => void,
+): Promise<Candidate[]> {
   if (!sources.length) return [];
   const after: Record<string, string> = {};
   const before: Record<string, string> = {};
@@ -398,7 +488,14 @@ export async function addedFunctions(repo: string, lang: Language, change: Chang
   const project = projectNames(lang, tree, (p) => ownValue(after, p));
   if (lang === 'java') {
     // Type names from the whole tree, read only when not already at hand.
-    for (const p of tree) if (p.endsWith('.java') && !isTestPath(lang, p)) project.classes.push(p.split('/').pop()!.replace(/\.java$/, ''));
+    for (const p of tree)
+      if (p.endsWith('.java') && !isTestPath(lang, p))
+        project.classes.push(
+          p
+            .split('/')
+            .pop()!
+            .replace(/\.java$/, ''),
+        );
   }
   const [newFns, oldFns] = await Promise.all([listFunctions(lang, after, project), listFunctions(lang, before, project)]);
   const out: Candidate[] = [];
@@ -412,7 +509,9 @@ export async function addedFunctions(repo: string, lang: Language, change: Chang
     const known = new Set(Array.isArray(was) ? was.map((fn) => fn.qualname) : []);
     const named = new Map<string, number>();
     for (const fn of now ?? []) named.set(fn.qualname, (named.get(fn.qualname) ?? 0) + 1);
-    for (const fn of now ?? []) if (!known.has(fn.qualname)) out.push({ file: f, fn, source: after[f]!, ...(named.get(fn.qualname)! > 1 ? { overloaded: true } : {}) });
+    for (const fn of now ?? [])
+      if (!known.has(fn.qualname))
+        out.push({ file: f, fn, source: after[f]!, ...(named.get(fn.qualname)! > 1 ? { overloaded: true } : {}) });
   }
   return out;
 }
@@ -423,7 +522,11 @@ export async function addedFunctions(repo: string, lang: Language, change: Chang
  * built once per distinct spec (the env builder keys by content), and an env that cannot
  * be had (derivation or build) makes the change's candidates `env-unavailable`.
  */
-function changeEnvs(opts: BuildOptions, repo: string, workDir: string): (change: Change, testFiles: string[]) => Promise<ChangeEnv | { unavailable: string }> {
+function changeEnvs(
+  opts: BuildOptions,
+  repo: string,
+  workDir: string,
+): (change: Change, testFiles: string[]) => Promise<ChangeEnv | { unavailable: string }> {
   if (opts.language === 'java' && opts.env.kind === 'java') return javaEnvs(opts, opts.env, repo, workDir);
   if (!opts.eraEnv || opts.language !== 'python') {
     let fixed: Promise<ChangeEnv> | undefined;
@@ -467,7 +570,14 @@ const NO_DISTRIBUTION = /no distribution of ([A-Za-z0-9_.-]+)==\S+ for this Pyth
  * `futures==3.2.0`, a Python 2 backport uv kept because the pin is exact) is left out and named
  * in the derivation, and the env built again without it (a few times at most).
  */
-async function buildDropping(opts: BuildOptions, spec: EnvSpec, derivation: EraEnvDerivation, repo: string, commit: string, workDir: string): Promise<ChangeEnv | { unavailable: string }> {
+async function buildDropping(
+  opts: BuildOptions,
+  spec: EnvSpec,
+  derivation: EraEnvDerivation,
+  repo: string,
+  commit: string,
+  workDir: string,
+): Promise<ChangeEnv | { unavailable: string }> {
   const what = `Python ${spec.kind === 'python' ? spec.version : ''} env (${derivation.python_from})`;
   const dropped = [...(derivation.dropped ?? [])];
   let current = spec;
@@ -477,8 +587,14 @@ async function buildDropping(opts: BuildOptions, spec: EnvSpec, derivation: EraE
       return { spec: current, derivation: { ...derivation, ...(dropped.length ? { dropped } : {}) }, prepared };
     } catch (err) {
       const reason = err instanceof GymError ? (typeof err.details?.reason === 'string' ? err.details.reason : err.message) : '';
-      const name = NO_DISTRIBUTION.exec(reason)?.[1]?.toLowerCase().replace(/[-_.]+/g, '-');
-      const norm = (r: string) => r.split(/[=<>!~ ;[]/)[0]!.toLowerCase().replace(/[-_.]+/g, '-');
+      const name = NO_DISTRIBUTION.exec(reason)?.[1]
+        ?.toLowerCase()
+        .replace(/[-_.]+/g, '-');
+      const norm = (r: string) =>
+        r
+          .split(/[=<>!~ ;[]/)[0]!
+          .toLowerCase()
+          .replace(/[-_.]+/g, '-');
       const gone = current.kind === 'python' && name ? current.requirements.find((r) => norm(r) === name) : undefined;
       if (!gone || current.kind !== 'python' || attempt >= 4) return unavailableEnv(err, what);
       opts.progress?.(`  era env: left out ${gone} (${reason.slice(0, 160)})`);
@@ -491,8 +607,13 @@ async function buildDropping(opts: BuildOptions, spec: EnvSpec, derivation: EraE
 /** An env build that failed for a reason of the era (not an unreachable index, which stops the build, nor a tree the copy cannot export). */
 function unavailableEnv(err: unknown, what: string): { unavailable: string } {
   if (isUnexportable(err)) throw err;
-  const reason = err instanceof GymError ? (typeof err.details?.reason === 'string' ? err.details.reason : err.message.split('\n')[0]!) : '';
-  if (err instanceof GymError && (err.code === 'ENV_UNAVAILABLE' || err.code === 'ENV_BUILD_FAILED') && !/could not reach the package index/.test(reason)) {
+  const reason =
+    err instanceof GymError ? (typeof err.details?.reason === 'string' ? err.details.reason : err.message.split('\n')[0]!) : '';
+  if (
+    err instanceof GymError &&
+    (err.code === 'ENV_UNAVAILABLE' || err.code === 'ENV_BUILD_FAILED') &&
+    !/could not reach the package index/.test(reason)
+  ) {
     return { unavailable: `${what} could not be built: ${reason}` };
   }
   throw err;
@@ -504,11 +625,19 @@ function unavailableEnv(err: unknown, what: string): { unavailable: string } {
  * resolved dependencies and a later pom needs others. A pom no override can fit is the era's
  * `env-unavailable`.
  */
-function javaEnvs(opts: BuildOptions, base: Extract<EnvSpec, { kind: 'java' }>, repo: string, workDir: string): (change: Change, testFiles: string[]) => Promise<ChangeEnv | { unavailable: string }> {
+function javaEnvs(
+  opts: BuildOptions,
+  base: Extract<EnvSpec, { kind: 'java' }>,
+  repo: string,
+  workDir: string,
+): (change: Change, testFiles: string[]) => Promise<ChangeEnv | { unavailable: string }> {
   const built = new Map<string, Promise<ChangeEnv | { unavailable: string }>>();
   return async (change, testFiles) => {
     const listing = await gitIn(repo, ['ls-tree', '-r', change.commit]);
-    const poms = listing.split('\n').map((l) => /^\d+ blob ([0-9a-f]+)\t(.*)$/.exec(l)).filter((m): m is RegExpExecArray => Boolean(m) && /(^|\/)pom\.xml$/.test(m![2]!));
+    const poms = listing
+      .split('\n')
+      .map((l) => /^\d+ blob ([0-9a-f]+)\t(.*)$/.exec(l))
+      .filter((m): m is RegExpExecArray => Boolean(m) && /(^|\/)pom\.xml$/.test(m![2]!));
     if (!poms.length) return { unavailable: `no pom.xml at ${change.commit.slice(0, 10)}: only Maven builds are mined` };
     const key = poms.map((m) => `${m[2]}:${m[1]}`).join(',');
     let env = built.get(key);
@@ -521,7 +650,11 @@ function javaEnvs(opts: BuildOptions, base: Extract<EnvSpec, { kind: 'java' }>, 
         // Scoped to the change's tests, the env is warmed by the first change's test classes (it resolves
         // Surefire's provider and what they need), not by every test of the project.
         const warm = opts.testScope === 'change' ? scopedRunner('java', defaultRunner('java'), testFiles) : undefined;
-        const spec: EnvSpec = { ...base, args: [...base.args, ...era.args], ...(warm?.type === 'maven' && warm.tests.length ? { warmTests: warm.tests } : {}) };
+        const spec: EnvSpec = {
+          ...base,
+          args: [...base.args, ...era.args],
+          ...(warm?.type === 'maven' && warm.tests.length ? { warmTests: warm.tests } : {}),
+        };
         if (era.args.length) opts.progress?.(`  java env: ${era.from} (${era.args.join(' ')})`);
         return prepareEnv(opts, spec, repo, change.commit, workDir).then(
           (prepared): ChangeEnv => ({ spec, prepared, javaFrom: era.from }),
@@ -591,7 +724,10 @@ async function runSuite(opts: BuildOptions, ctx: ChangeContext, dir: string): Pr
       // Maven's first [ERROR] lines say what failed (a plugin on this JDK, a compile error); else the end of the output.
       const lines = run.log.trim().split('\n');
       const errors = lines.filter((l) => /^\[ERROR\]\s*\S/.test(l)).slice(0, 3);
-      silentRuns.set(status, `${run.command.slice(0, 300)} (exit ${run.exec.exitCode}): ${(errors.length ? errors : lines.slice(-6)).join(' | ').slice(0, 800)}`);
+      silentRuns.set(
+        status,
+        `${run.command.slice(0, 300)} (exit ${run.exec.exitCode}): ${(errors.length ? errors : lines.slice(-6)).join(' | ').slice(0, 800)}`,
+      );
     }
     return status;
   } finally {
@@ -603,7 +739,10 @@ async function runSuite(opts: BuildOptions, ctx: ChangeContext, dir: string): Pr
  * Fail-to-pass / pass-to-pass as the paper validates them: the suite at the parent, at the
  * change, and at the change with each candidate stubbed.
  */
-async function validateChange(opts: BuildOptions, ctx: ChangeContext): Promise<Omit<BuiltTaskRecord, 'repo' | 'repo_path' | 'latest_commit'>[]> {
+async function validateChange(
+  opts: BuildOptions,
+  ctx: ChangeContext,
+): Promise<Omit<BuiltTaskRecord, 'repo' | 'repo_path' | 'latest_commit'>[]> {
   const { repo, change, lang } = { ...ctx, lang: opts.language };
   const dir = (name: string) => path.join(ctx.workDir, `${change.commit.slice(0, 12)}-${name}`);
   const original = dir('change');
@@ -618,12 +757,21 @@ async function validateChange(opts: BuildOptions, ctx: ChangeContext): Promise<O
       for (const c of ctx.viable) ctx.reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason, detail });
       return [];
     };
-    if (!after.size) return rejectAll('no-test-results', `the test suite reported no results at the change: ${silentRuns.get(after) ?? ''}`);
+    if (!after.size)
+      return rejectAll('no-test-results', `the test suite reported no results at the change: ${silentRuns.get(after) ?? ''}`);
     const broken = [...before].filter(([id, s]) => s === 'passed' && after.has(id) && after.get(id) !== 'passed').map(([id]) => id);
-    if (broken.length) return rejectAll('breaks-passing-tests', `${broken.length} test(s) passing before the change fail after it: ${broken.slice(0, 5).join(', ')}`);
+    if (broken.length)
+      return rejectAll(
+        'breaks-passing-tests',
+        `${broken.length} test(s) passing before the change fail after it: ${broken.slice(0, 5).join(', ')}`,
+      );
     const changePassing = changeTests.filter((id) => after.get(id) === 'passed');
-    if (!changePassing.length) return rejectAll('change-tests-fail', `none of the change's ${changeTests.length} test(s) pass with the original code`);
-    const passToPass = [...before].filter(([id, s]) => s === 'passed' && after.get(id) === 'passed').map(([id]) => id).sort();
+    if (!changePassing.length)
+      return rejectAll('change-tests-fail', `none of the change's ${changeTests.length} test(s) pass with the original code`);
+    const passToPass = [...before]
+      .filter(([id, s]) => s === 'passed' && after.get(id) === 'passed')
+      .map(([id]) => id)
+      .sort();
     const out: Omit<BuiltTaskRecord, 'repo' | 'repo_path' | 'latest_commit'>[] = [];
     for (const c of ctx.viable) {
       const stubbed = dir(`stub-${slug(c.fn.qualname)}`);
@@ -638,7 +786,13 @@ async function validateChange(opts: BuildOptions, ctx: ChangeContext): Promise<O
       // A test of the change that the stub makes fail (or that vanishes: a collection or compile error).
       const failToPass = changePassing.filter((id) => withStub.get(id) !== 'passed' && withStub.get(id) !== 'skipped').sort();
       if (!failToPass.length) {
-        ctx.reject({ commit: change.commit, function: c.fn.qualname, file: c.file, reason: 'no-fail-to-pass', detail: `all ${changePassing.length} passing test(s) of the change still pass with the function stubbed` });
+        ctx.reject({
+          commit: change.commit,
+          function: c.fn.qualname,
+          file: c.file,
+          reason: 'no-fail-to-pass',
+          detail: `all ${changePassing.length} passing test(s) of the change still pass with the function stubbed`,
+        });
         continue;
       }
       const docstring = c.fn.docstring!.trim();

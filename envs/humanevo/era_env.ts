@@ -24,7 +24,8 @@ import { ownValue } from '../../src/own.ts';
 const HELPER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'python_project.py');
 
 /** The files python_project.py reads. */
-const DECLARING_FILE = /^(setup\.py|setup\.cfg|pyproject\.toml|tox\.ini|\.travis\.yml|pytest\.ini|conftest\.py|(tests?|testing)\/conftest\.py|\.github\/workflows\/[^/]+\.ya?ml|[^/]*requirements[^/]*\.txt|requirements\/[^/]+\.txt)$/;
+const DECLARING_FILE =
+  /^(setup\.py|setup\.cfg|pyproject\.toml|tox\.ini|\.travis\.yml|pytest\.ini|conftest\.py|(tests?|testing)\/conftest\.py|\.github\/workflows\/[^/]+\.ya?ml|[^/]*requirements[^/]*\.txt|requirements\/[^/]+\.txt)$/;
 
 export const ProjectDeclarations = z.object({
   requires: z.array(z.object({ spec: z.string(), from: z.string() })),
@@ -75,7 +76,13 @@ export async function readDeclarations(repo: string, commit: string): Promise<Pr
 export async function declarationsOf(files: Record<string, string>, tests: Record<string, string> = {}): Promise<ProjectDeclarations> {
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = execFile(hostPython(), ['-I', HELPER], { maxBuffer: 64 * 1024 * 1024, timeout: 120_000 }, (err, out, errOut) => {
-      if (err) reject(new GymError('ENV_UNAVAILABLE', `the project metadata reader failed (${hostPython()} ${HELPER}): ${String(errOut).trim().slice(-1500) || err.message}`));
+      if (err)
+        reject(
+          new GymError(
+            'ENV_UNAVAILABLE',
+            `the project metadata reader failed (${hostPython()} ${HELPER}): ${String(errOut).trim().slice(-1500) || err.message}`,
+          ),
+        );
       else resolve(String(out));
     });
     child.stdin?.end(JSON.stringify({ files, tests }));
@@ -156,19 +163,29 @@ export interface PythonChoice {
  * the oldest meeting it). Null (with why) when nothing here fits: a Python-2-only era, or
  * a specifier no interpreter here meets.
  */
-export function choosePython(decl: ProjectDeclarations, date: string, available: AvailablePython[]): PythonChoice | { python: null; why: string } {
+export function choosePython(
+  decl: ProjectDeclarations,
+  date: string,
+  available: AvailablePython[],
+): PythonChoice | { python: null; why: string } {
   const specs = decl.requires.map((r) => r.spec);
   const meets = (p: AvailablePython) => specs.every((s) => satisfiesSpec(p.full, s));
   const fitting = available.filter(meets);
   const specNote = decl.requires.length ? ` (${decl.requires.map((r) => `${r.from} ${r.spec}`).join('; ')})` : '';
   if (!fitting.length) {
-    return { python: null, why: `no Python on this machine (${available.map((p) => p.version).join(', ') || 'none'}) meets${specNote || ' the declarations'}` };
+    return {
+      python: null,
+      why: `no Python on this machine (${available.map((p) => p.version).join(', ') || 'none'}) meets${specNote || ' the declarations'}`,
+    };
   }
   const listed = Object.keys(decl.listed).sort((a, b) => compare(parts(a), parts(b)));
   const listed3 = listed.filter((v) => v.startsWith('3.'));
   const where = (v: string) => [...new Set(ownValue(decl.listed, v) ?? [])].join(', ');
   if (listed.length && !listed3.length && !decl.requires.some((r) => /(^|[^.\d])3/.test(r.spec))) {
-    return { python: null, why: `the repository lists only Python ${listed.join(', ')} (${[...new Set(listed.flatMap((v) => decl.listed[v]!))].join(', ')}); this machine's envs are Python 3` };
+    return {
+      python: null,
+      why: `the repository lists only Python ${listed.join(', ')} (${[...new Set(listed.flatMap((v) => decl.listed[v]!))].join(', ')}); this machine's envs are Python 3`,
+    };
   }
   const listedHere = fitting.filter((p) => listed3.includes(p.version));
   if (listedHere.length) {
@@ -179,9 +196,15 @@ export function choosePython(decl: ProjectDeclarations, date: string, available:
     const newest = parts(listed3[listed3.length - 1]!);
     const above = fitting.filter((p) => compare(parts(p.version), newest) > 0);
     const p = above[0] ?? fitting[fitting.length - 1]!;
-    return { python: p.version, from: `the nearest Python this machine has to the listed ${listed3.join(', ')} (${[...new Set(listed3.flatMap((v) => decl.listed[v]!))].join(', ')})${specNote}` };
+    return {
+      python: p.version,
+      from: `the nearest Python this machine has to the listed ${listed3.join(', ')} (${[...new Set(listed3.flatMap((v) => decl.listed[v]!))].join(', ')})${specNote}`,
+    };
   }
-  const current = pythonCurrentAt(date, fitting.map((p) => p.version))!;
+  const current = pythonCurrentAt(
+    date,
+    fitting.map((p) => p.version),
+  )!;
   return { python: current, from: `current at the commit's date (${date.slice(0, 10)}) among this machine's Pythons${specNote}` };
 }
 
@@ -195,10 +218,12 @@ export const HARNESS_FLOOR = '2019-03-01T00:00:00Z';
 
 const latest = (a: string, b: string) => (new Date(a).getTime() >= new Date(b).getTime() ? a : b);
 
-const UV_NETWORK_TROUBLE = /error sending request|Failed to fetch|dns error|Connection refused|connection reset|timed out|Network is unreachable|tcp connect error/i;
+const UV_NETWORK_TROUBLE =
+  /error sending request|Failed to fetch|dns error|Connection refused|connection reset|timed out|Network is unreachable|tcp connect error/i;
 
 /** Development tools test requirement files name that running the tests does not need (and whose old releases often do not install). */
-const DEV_TOOL = /^(tox|nox|sphinx[\w.-]*|black|flake8[\w.-]*|pyflakes|pycodestyle|pep8|pylint|mypy|isort|ipdb|ipython|pre-commit|twine|wheel|check-manifest|bumpversion|bump2version|readme[-_]renderer|restructuredtext[-_]lint|docutils|coveralls|python-coveralls|codecov)\s*([<>=!~;[]|$)/i;
+const DEV_TOOL =
+  /^(tox|nox|sphinx[\w.-]*|black|flake8[\w.-]*|pyflakes|pycodestyle|pep8|pylint|mypy|isort|ipdb|ipython|pre-commit|twine|wheel|check-manifest|bumpversion|bump2version|readme[-_]renderer|restructuredtext[-_]lint|docutils|coveralls|python-coveralls|codecov)\s*([<>=!~;[]|$)/i;
 
 /**
  * The test runner and its coverage plugins belong to the harness, which runs every suite with
@@ -243,7 +268,10 @@ export class EraEnvResolver {
   private pythons?: Promise<AvailablePython[]>;
   private uv?: Promise<string | null>;
 
-  constructor(private readonly repo: string, private readonly opts: EraEnvOptions = {}) {}
+  constructor(
+    private readonly repo: string,
+    private readonly opts: EraEnvOptions = {},
+  ) {}
 
   async envFor(commit: string, date: string): Promise<EraEnv> {
     const decl = await readDeclarations(this.repo, commit);
@@ -262,12 +290,27 @@ export class EraEnvResolver {
   }
 
   private async derive(decl: ProjectDeclarations, choice: PythonChoice, uv: string | null, cutoff: string | null): Promise<EraEnv> {
-    const declared = [...new Set([...decl.dependencies, ...decl.test_dependencies].filter((r) => !DEV_TOOL.test(r.trim())).map(harnessRequirement).concat((this.opts.requirements ?? []).map((r) => r.trim())))];
+    const declared = [
+      ...new Set(
+        [...decl.dependencies, ...decl.test_dependencies]
+          .filter((r) => !DEV_TOOL.test(r.trim()))
+          .map(harnessRequirement)
+          .concat((this.opts.requirements ?? []).map((r) => r.trim())),
+      ),
+    ];
     // The harness runs every suite with pytest (unittest and nose-style tests included); nose-style needs pytest < 8.
     const pytestNamed = declared.some((r) => /^pytest\s*([<>=!~;[]|$)/i.test(r));
     const runner = [...(pytestNamed ? [] : [`pytest${PYTEST_FLOOR}`]), ...(decl.runner === 'nose' ? ['pytest<8'] : [])];
     const requirements = [...declared, ...runner];
-    const derivation = (resolved: string | null, reqs: string[], dropped: EraEnvDerivation['dropped'] = []): EraEnvDerivation => ({ python: choice.python, python_from: choice.from, runner: decl.runner, requirements: reqs, sources: decl.sources, cutoff: resolved, ...(dropped.length ? { dropped } : {}) });
+    const derivation = (resolved: string | null, reqs: string[], dropped: EraEnvDerivation['dropped'] = []): EraEnvDerivation => ({
+      python: choice.python,
+      python_from: choice.from,
+      runner: decl.runner,
+      requirements: reqs,
+      sources: decl.sources,
+      cutoff: resolved,
+      ...(dropped.length ? { dropped } : {}),
+    });
     if (!uv) {
       // No era resolution here: pip takes the newest releases that support the chosen Python.
       const reqs = [...declared, ...(decl.runner === 'nose' && !pytestNamed ? ['pytest<8'] : [])];
@@ -277,7 +320,8 @@ export class EraEnvResolver {
     const failure = (err: unknown): string => {
       const msg = err instanceof Error ? err.message : String(err);
       // Not a fact about the era: the build stops instead of rejecting every change from here on.
-      if (UV_NETWORK_TROUBLE.test(msg)) throw new GymError('ENV_BUILD_FAILED', `resolving the era env needs PyPI, which uv could not reach: ${msg.slice(0, 600)}`);
+      if (UV_NETWORK_TROUBLE.test(msg))
+        throw new GymError('ENV_BUILD_FAILED', `resolving the era env needs PyPI, which uv could not reach: ${msg.slice(0, 600)}`);
       return msg.split('\n').slice(0, 3).join(' ').slice(0, 400);
     };
     let whole: string;
@@ -300,7 +344,9 @@ export class EraEnvResolver {
     }
     const kept = requirements.filter((r) => !dropped.some((d) => d.requirement === r));
     if (dropped.length && kept.length) {
-      this.opts.progress?.(`  era env: left out ${dropped.map((d) => d.requirement).join(' ')} (no release resolves for Python ${choice.python} at ${cutoff})`);
+      this.opts.progress?.(
+        `  era env: left out ${dropped.map((d) => d.requirement).join(' ')} (no release resolves for Python ${choice.python} at ${cutoff})`,
+      );
       try {
         const { cutoff: at, lock } = await eraLock(uv, choice.python, cutoff!, kept);
         return { spec: { kind: 'python', version: choice.python, requirements: lock }, derivation: derivation(at, kept, dropped) };

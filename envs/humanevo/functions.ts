@@ -66,7 +66,13 @@ export async function pythonFunctions(files: Record<string, string>, project: st
   const input = JSON.stringify({ files, project });
   const stdout = await new Promise<string>((resolve, reject) => {
     const child = execFile(hostPython(), [HELPER], { maxBuffer: 512 * 1024 * 1024, timeout: 300_000 }, (err, out, errOut) => {
-      if (err) reject(new GymError('ENV_UNAVAILABLE', `the Python function scanner failed (${hostPython()} ${HELPER}): ${String(errOut).trim().slice(-1500) || err.message}`));
+      if (err)
+        reject(
+          new GymError(
+            'ENV_UNAVAILABLE',
+            `the Python function scanner failed (${hostPython()} ${HELPER}): ${String(errOut).trim().slice(-1500) || err.message}`,
+          ),
+        );
       else resolve(String(out));
     });
     child.stdin?.end(input);
@@ -100,7 +106,11 @@ export async function pythonFunctions(files: Record<string, string>, project: st
 }
 
 /** Functions of several files of one language. */
-export async function listFunctions(language: Language, files: Record<string, string>, project: { modules: string[]; classes: string[] }): Promise<Map<string, SourceFunction[] | string>> {
+export async function listFunctions(
+  language: Language,
+  files: Record<string, string>,
+  project: { modules: string[]; classes: string[] },
+): Promise<Map<string, SourceFunction[] | string>> {
   if (language === 'python') return pythonFunctions(files, project.modules);
   const classes = new Set(project.classes);
   const out = new Map<string, SourceFunction[] | string>();
@@ -115,7 +125,11 @@ export async function listFunctions(language: Language, files: Record<string, st
 }
 
 /** The project's own names a body may reference: Python top-level modules, Java type names. */
-export function projectNames(language: Language, paths: string[], read?: (p: string) => string | undefined): { modules: string[]; classes: string[] } {
+export function projectNames(
+  language: Language,
+  paths: string[],
+  read?: (p: string) => string | undefined,
+): { modules: string[]; classes: string[] } {
   if (language === 'python') {
     const modules = new Set<string>();
     for (const p of paths) {
@@ -162,12 +176,19 @@ export function stubFunction(language: Language, src: string, fn: SourceFunction
 
 /** The function's source text (decorators / modifiers and docstring included). */
 export function functionSource(src: string, fn: SourceFunction): string {
-  return src.split('\n').slice(fn.lines[0] - 1, fn.lines[1]).join('\n');
+  return src
+    .split('\n')
+    .slice(fn.lines[0] - 1, fn.lines[1])
+    .join('\n');
 }
 
 /** The first sentence of a docstring: HumanEvo's brief style when no brief one is supplied. */
 export function briefOf(docstring: string): string {
-  const para = docstring.trim().split(/\n\s*\n/)[0]!.replace(/\s+/g, ' ').trim();
+  const para = docstring
+    .trim()
+    .split(/\n\s*\n/)[0]!
+    .replace(/\s+/g, ' ')
+    .trim();
   const m = /^(.+?[.!?])(\s|$)/.exec(para);
   return (m ? m[1]! : para).trim();
 }

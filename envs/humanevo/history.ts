@@ -78,7 +78,8 @@ export async function fileAt(repo: string, commit: string, file: string): Promis
   if (exists) return gitIn(repo, ['show', `${commit}:${file}`]);
   // rev-parse reads only the tree: it names the blob even when the blob is missing.
   const named = await runGit(['-C', repo, 'rev-parse', '--verify', '-q', `${commit}:${file}`]);
-  if (named.exitCode === 0) throw new UnexportableError(`${file} at ${commit.slice(0, 10)}: the local copy lacks its blob ${named.stdout.trim().slice(0, 12)}`);
+  if (named.exitCode === 0)
+    throw new UnexportableError(`${file} at ${commit.slice(0, 10)}: the local copy lacks its blob ${named.stdout.trim().slice(0, 12)}`);
   return undefined;
 }
 
@@ -95,7 +96,8 @@ export async function exportTree(repo: string, commit: string, dir: string): Pro
   await fs.mkdir(dir, { recursive: true });
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GIT_')) env[k] = v;
-  const ended = (p: ReturnType<typeof spawn>) => new Promise<number | null>((resolve, reject) => (p.on('error', reject), p.on('close', (code) => resolve(code))));
+  const ended = (p: ReturnType<typeof spawn>) =>
+    new Promise<number | null>((resolve, reject) => (p.on('error', reject), p.on('close', (code) => resolve(code))));
   const archive = spawn('git', ['-C', repo, 'archive', '--format=tar', commit], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const tar = spawn('tar', ['-x', '-C', dir], { stdio: ['pipe', 'ignore', 'pipe'] });
   let errors = '';
@@ -105,7 +107,10 @@ export async function exportTree(repo: string, commit: string, dir: string): Pro
   tar.stdin!.on('error', () => {});
   archive.stdout!.pipe(tar.stdin!);
   const [a, t] = await Promise.all([ended(archive), ended(tar)]);
-  if (a !== 0 || t !== 0) throw new UnexportableError(`exporting ${commit.slice(0, 10)} of ${repo} failed (git archive exit ${a}, tar exit ${t}): ${errors.trim().slice(-1000)}`);
+  if (a !== 0 || t !== 0)
+    throw new UnexportableError(
+      `exporting ${commit.slice(0, 10)} of ${repo} failed (git archive exit ${a}, tar exit ${t}): ${errors.trim().slice(-1000)}`,
+    );
 }
 
 /** The full commit id of a revision. */

@@ -40,7 +40,8 @@ export async function adaptHumanEvoRecords(raws: Record<string, unknown>[], opts
 
 async function adaptOne(rec: HumanEvoRecord, opts: { reposDir?: string }): Promise<BuiltTaskRecord> {
   const where = `HumanEvo ${rec.instance_id}`;
-  if (!opts.reposDir) throw new GymError('ENV_UNAVAILABLE', `${where}: set BENCHGYM_REPOS_DIR to the folder holding the repositories (${rec.repo})`);
+  if (!opts.reposDir)
+    throw new GymError('ENV_UNAVAILABLE', `${where}: set BENCHGYM_REPOS_DIR to the folder holding the repositories (${rec.repo})`);
   const repoPath = rec.repo.includes('/') ? await locateMirror(rec.repo, opts.reposDir) : null;
   if (!repoPath) throw new GymError('ENV_UNAVAILABLE', `${where}: no repository ${rec.repo} under ${opts.reposDir}`);
   const base = await resolveRev(repoPath, rec.base_commit).catch(() => {
@@ -48,16 +49,30 @@ async function adaptOne(rec: HumanEvoRecord, opts: { reposDir?: string }): Promi
   });
   const latest = await resolveRev(repoPath, 'HEAD');
   const commit = rec.commit ? await resolveRev(repoPath, rec.commit) : await childOnFirstParent(repoPath, base, latest);
-  if (!commit) throw new GymError('TASK_INVALID', `${where}: no commit follows ${base.slice(0, 12)} on the first-parent line of ${rec.repo}; give 'commit'`);
+  if (!commit)
+    throw new GymError(
+      'TASK_INVALID',
+      `${where}: no commit follows ${base.slice(0, 12)} on the first-parent line of ${rec.repo}; give 'commit'`,
+    );
   const files = await changedFiles(repoPath, base, commit);
-  const language: Language = rec.language ? (rec.language.toLowerCase() as Language) : files.some((f) => f.path.endsWith('.java')) ? 'java' : 'python';
-  const sources = files.filter((f) => f.status !== 'D' && isSourcePath(language, f.path) && !isTestPath(language, f.path)).map((f) => f.path);
+  const language: Language = rec.language
+    ? (rec.language.toLowerCase() as Language)
+    : files.some((f) => f.path.endsWith('.java'))
+      ? 'java'
+      : 'python';
+  const sources = files
+    .filter((f) => f.status !== 'D' && isSourcePath(language, f.path) && !isTestPath(language, f.path))
+    .map((f) => f.path);
   const wanted = rec.function_name?.split('.').pop();
   const date = (await gitIn(repoPath, ['show', '-s', '--format=%cI', commit])).trim();
-  const candidates = (await addedFunctions(repoPath, language, { commit, parent: base, date, subject: '', merge: false }, sources, () => {})).filter(
-    (c) => (!wanted || c.fn.name === wanted || c.fn.qualname === rec.function_name) && (!rec.file_path || c.file === rec.file_path),
-  );
-  if (candidates.length !== 1) throw new GymError('TASK_INVALID', `${where}: the change ${commit.slice(0, 12)} adds ${candidates.length} functions matching ${rec.function_name ?? '(no function_name)'}${rec.file_path ? ` in ${rec.file_path}` : ''}`);
+  const candidates = (
+    await addedFunctions(repoPath, language, { commit, parent: base, date, subject: '', merge: false }, sources, () => {})
+  ).filter((c) => (!wanted || c.fn.name === wanted || c.fn.qualname === rec.function_name) && (!rec.file_path || c.file === rec.file_path));
+  if (candidates.length !== 1)
+    throw new GymError(
+      'TASK_INVALID',
+      `${where}: the change ${commit.slice(0, 12)} adds ${candidates.length} functions matching ${rec.function_name ?? '(no function_name)'}${rec.file_path ? ` in ${rec.file_path}` : ''}`,
+    );
   const c = candidates[0]!;
   const tests = files.filter((f) => f.status !== 'D' && isTestPath(language, f.path)).map((f) => f.path);
   const f2p = list(rec.FAIL_TO_PASS) ?? [];

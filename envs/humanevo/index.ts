@@ -27,7 +27,11 @@ function testGlobs(language: 'python' | 'java'): string[] {
 }
 
 /** Docstrings supplied by a file (`instance_id`, `brief`, `detailed`): they replace the repository's in the prompts. */
-export const DocstringRow = z.object({ instance_id: z.string().min(1), brief: z.string().min(1).optional(), detailed: z.string().min(1).optional() });
+export const DocstringRow = z.object({
+  instance_id: z.string().min(1),
+  brief: z.string().min(1).optional(),
+  detailed: z.string().min(1).optional(),
+});
 
 /** The docstrings file beside a task file: `<FILE>.docstrings.jsonl`, or $BENCHGYM_HUMANEVO_DOCSTRINGS. */
 export function docstringsFileFor(dataset: string): string | undefined {
@@ -42,7 +46,12 @@ async function readDocstrings(file: string | undefined): Promise<Map<string, z.i
   return new Map((await readRecords(file, DocstringRow)).map((r) => [r.instance_id, r]));
 }
 
-async function promptsFor(rec: BuiltTaskRecord, docs: Docstrings, workspace: string, context: 'aware' | 'ignored'): Promise<{ prompt: string; promptVariants: Record<string, string> }> {
+async function promptsFor(
+  rec: BuiltTaskRecord,
+  docs: Docstrings,
+  workspace: string,
+  context: 'aware' | 'ignored',
+): Promise<{ prompt: string; promptVariants: Record<string, string> }> {
   const detailed = taskPrompt(rec, docs.detailed, context);
   const variants: Record<string, string> = { detailed, brief: taskPrompt(rec, docs.brief, context) };
   for (const kind of STATIC_CONTEXTS) variants[kind] = await staticContextPrompt(detailed, rec, workspace, kind);
@@ -50,7 +59,12 @@ async function promptsFor(rec: BuiltTaskRecord, docs: Docstrings, workspace: str
 }
 
 /** One mined record as a task with its two start states (aware, the task's own; ignored, selectable). */
-export async function recordTask(suite: string, rec: BuiltTaskRecord, override?: z.infer<typeof DocstringRow>, cacheDir = workspaceCacheDir()): Promise<Task> {
+export async function recordTask(
+  suite: string,
+  rec: BuiltTaskRecord,
+  override?: z.infer<typeof DocstringRow>,
+  cacheDir = workspaceCacheDir(),
+): Promise<Task> {
   const where = await materialise(rec, cacheDir);
   const docs: Docstrings = {
     detailed: override?.detailed ?? rec.docstring_detailed,
@@ -68,7 +82,9 @@ export async function recordTask(suite: string, rec: BuiltTaskRecord, override?:
   const moved = where.ignoredTarget && where.ignoredTarget.file !== rec.target.file ? where.ignoredTarget.file : undefined;
   if (where.ignored) {
     // The target where it is at the newest commit (its file then, or where it has moved since).
-    const there: BuiltTaskRecord = where.ignoredTarget ? { ...rec, target: { ...rec.target, file: where.ignoredTarget.file, lines: where.ignoredTarget.lines } } : rec;
+    const there: BuiltTaskRecord = where.ignoredTarget
+      ? { ...rec, target: { ...rec.target, file: where.ignoredTarget.file, lines: where.ignoredTarget.lines } }
+      : rec;
     contexts[IGNORED] = {
       description: `evolving-ignored: the repository at its newest commit ${rec.latest_commit.slice(0, 12)}, target stubbed${moved ? ` (in ${moved}, where it has moved)` : ''}, no history`,
       workspace: { type: 'dir', path: where.ignored },
@@ -135,12 +151,21 @@ export async function loadHumanEvo(file: string, suite = 'humanevo', opts: { rep
       throw new GymError('TASK_INVALID', `${f} holds no task records`);
     }
     const built = raw.every((r) => r.format === BUILT_FORMAT);
-    const records = built ? raw.map((r, i) => parseBuilt(r, `${f}:${i + 1}`)) : raw.every(isHumanEvoRecord) ? await adaptHumanEvoRecords(raw, { reposDir: opts.reposDir ?? process.env.BENCHGYM_REPOS_DIR }) : null;
-    if (!records) throw new GymError('TASK_INVALID', `${f}: records must all be build-tasks output (format '${BUILT_FORMAT}') or all HumanEvo records (instance_id, repo, base_commit, ...)`);
+    const records = built
+      ? raw.map((r, i) => parseBuilt(r, `${f}:${i + 1}`))
+      : raw.every(isHumanEvoRecord)
+        ? await adaptHumanEvoRecords(raw, { reposDir: opts.reposDir ?? process.env.BENCHGYM_REPOS_DIR })
+        : null;
+    if (!records)
+      throw new GymError(
+        'TASK_INVALID',
+        `${f}: records must all be build-tasks output (format '${BUILT_FORMAT}') or all HumanEvo records (instance_id, repo, base_commit, ...)`,
+      );
     const docstrings = await readDocstrings(docstringsFileFor(f));
     for (const rec of records) {
       const seen = ids.get(rec.instance_id);
-      if (seen !== undefined) throw new GymError('TASK_INVALID', `${f}: instance_id ${rec.instance_id} appears twice${seen === f ? '' : ` (also in ${seen})`}`);
+      if (seen !== undefined)
+        throw new GymError('TASK_INVALID', `${f}: instance_id ${rec.instance_id} appears twice${seen === f ? '' : ` (also in ${seen})`}`);
       ids.set(rec.instance_id, f);
       tasks.push(await recordTask(suite, rec, docstrings.get(rec.instance_id), opts.cacheDir));
     }
@@ -156,7 +181,8 @@ export function taskFilesOf(dataset: string): string[] {
     .filter((n) => n.endsWith('.jsonl') && !n.endsWith('.progress.jsonl') && !n.endsWith('.docstrings.jsonl'))
     .sort()
     .map((n) => path.join(dataset, n));
-  if (!files.length) throw new GymError('TASK_INVALID', `${dataset} is a folder with no task files (*.jsonl, as build-tasks --repos writes)`);
+  if (!files.length)
+    throw new GymError('TASK_INVALID', `${dataset} is a folder with no task files (*.jsonl, as build-tasks --repos writes)`);
   return files;
 }
 
@@ -176,16 +202,25 @@ export async function transplantTarget(task: Task, work: ContextWork): Promise<{
   const { targetFile: file, targetSymbol: symbol, ignoredTargetFile } = suiteMetadata(HumanEvoMetadata, task);
   // Where the episode's version of the target is: its file at the newest commit (it may have moved since).
   const theirFile = ignoredTargetFile ?? file;
-  const start = task.workspace.type === 'dir' ? await fs.readFile(path.join(task.workspace.path, file), 'utf8') : task.workspace.type === 'files' ? ownValue(task.workspace.files, file) : undefined;
+  const start =
+    task.workspace.type === 'dir'
+      ? await fs.readFile(path.join(task.workspace.path, file), 'utf8')
+      : task.workspace.type === 'files'
+        ? ownValue(task.workspace.files, file)
+        : undefined;
   if (start === undefined) throw new GymError('TASK_INVALID', `${task.id}: ${file} is not in the start state`);
   const edited = await work.read(theirFile);
   const theirs = edited === null ? undefined : await findFunction(task.language, theirFile, edited, symbol);
   const stub = await findFunction(task.language, file, start, symbol);
   if (!stub) throw new GymError('TASK_INVALID', `${task.id}: ${symbol} is not in ${file} of the start state`);
-  if (!theirs || edited === null) return { patch: '', note: `context ignored: ${symbol} was not found in the episode's ${theirFile}; the stub was scored` };
+  if (!theirs || edited === null)
+    return { patch: '', note: `context ignored: ${symbol} was not found in the episode's ${theirFile}; the stub was scored` };
   const lines = start.split('\n');
   const replaced = [...lines.slice(0, stub.lines[0] - 1), functionSource(edited, theirs), ...lines.slice(stub.lines[1])].join('\n');
-  return { patch: await unifiedDiff(file, start, replaced), note: `context ignored: ${symbol} carried from the episode's ${theirFile} into the aware start state${theirFile !== file ? ` (${file})` : ''}` };
+  return {
+    patch: await unifiedDiff(file, start, replaced),
+    note: `context ignored: ${symbol} carried from the episode's ${theirFile} into the aware start state${theirFile !== file ? ` (${file})` : ''}`,
+  };
 }
 
 /**
@@ -195,16 +230,22 @@ export async function transplantTarget(task: Task, work: ContextWork): Promise<{
 export function humanevoSuite(opts: { id?: string; reposDir?: string; cacheDir?: string } = {}): Suite {
   const id = opts.id ?? 'humanevo';
   const need = (dataset?: string): string => {
-    if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a task file: --suite ${id}=FILE.jsonl, or a folder of them (from benchgym build-tasks)`);
+    if (!dataset)
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        `suite '${id}' needs a task file: --suite ${id}=FILE.jsonl, or a folder of them (from benchgym build-tasks)`,
+      );
     return dataset;
   };
   return {
     id,
-    description: 'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
+    description:
+      'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
     metadata: HumanEvoMetadata,
     load: (dataset) => loadHumanEvo(need(dataset), id, { reposDir: opts.reposDir, cacheDir: opts.cacheDir }),
     // The task file, the repositories (their later history holds the answers) and the materialised workspaces.
-    privatePaths: (dataset) => (dataset ? [path.resolve(dataset), ...repoPathsOf(dataset, opts.reposDir), opts.cacheDir ?? workspaceCacheDir()] : []),
+    privatePaths: (dataset) =>
+      dataset ? [path.resolve(dataset), ...repoPathsOf(dataset, opts.reposDir), opts.cacheDir ?? workspaceCacheDir()] : [],
     contextPatch: async (task, context, work) => (context === IGNORED ? transplantTarget(task, work) : null),
     // The paper's retrieval-augmented setting (§4.3.1): similar code of the repository as the model saw it.
     tools: [retrieveContextTool],
@@ -218,7 +259,9 @@ export function humanevoSuite(opts: { id?: string; reposDir?: string; cacheDir?:
 /** The repositories a task file names (read synchronously: privatePaths is synchronous). */
 function repoPathsOf(dataset: string, reposDir?: string): string[] {
   try {
-    const text = taskFilesOf(path.resolve(dataset)).map((f) => readFileSync(f, 'utf8')).join('\n');
+    const text = taskFilesOf(path.resolve(dataset))
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
     const out = new Set<string>();
     for (const line of text.split('\n')) {
       const m = /"repo_path"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(line);

@@ -8,8 +8,66 @@ import type { DependencyLevel, SourceFunction } from './functions.ts';
  * methods; not a compiler.
  */
 
-const KEYWORDS = new Set(['if', 'for', 'while', 'switch', 'catch', 'synchronized', 'try', 'do', 'else', 'return', 'new', 'throw', 'case', 'assert', 'super', 'this']);
-const JAVA_LANG = new Set(['String', 'Object', 'Math', 'Integer', 'Long', 'Double', 'Float', 'Boolean', 'Character', 'Byte', 'Short', 'System', 'StringBuilder', 'Thread', 'Class', 'Number', 'Iterable', 'Comparable', 'Runnable', 'Exception', 'RuntimeException', 'Error', 'Override', 'Deprecated', 'SuppressWarnings', 'FunctionalInterface', 'SafeVarargs', 'Void', 'Enum', 'Record', 'CharSequence', 'IllegalArgumentException', 'IllegalStateException', 'UnsupportedOperationException', 'NullPointerException', 'IndexOutOfBoundsException', 'ArithmeticException', 'ClassCastException', 'AutoCloseable', 'Cloneable']);
+const KEYWORDS = new Set([
+  'if',
+  'for',
+  'while',
+  'switch',
+  'catch',
+  'synchronized',
+  'try',
+  'do',
+  'else',
+  'return',
+  'new',
+  'throw',
+  'case',
+  'assert',
+  'super',
+  'this',
+]);
+const JAVA_LANG = new Set([
+  'String',
+  'Object',
+  'Math',
+  'Integer',
+  'Long',
+  'Double',
+  'Float',
+  'Boolean',
+  'Character',
+  'Byte',
+  'Short',
+  'System',
+  'StringBuilder',
+  'Thread',
+  'Class',
+  'Number',
+  'Iterable',
+  'Comparable',
+  'Runnable',
+  'Exception',
+  'RuntimeException',
+  'Error',
+  'Override',
+  'Deprecated',
+  'SuppressWarnings',
+  'FunctionalInterface',
+  'SafeVarargs',
+  'Void',
+  'Enum',
+  'Record',
+  'CharSequence',
+  'IllegalArgumentException',
+  'IllegalStateException',
+  'UnsupportedOperationException',
+  'NullPointerException',
+  'IndexOutOfBoundsException',
+  'ArithmeticException',
+  'ClassCastException',
+  'AutoCloseable',
+  'Cloneable',
+]);
 
 interface Token {
   kind: 'id' | 'punct' | 'literal';
@@ -120,7 +178,12 @@ export function javaMethods(src: string, projectClasses: Set<string> = new Set()
   let pendingClass: string | null = null;
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
-    if (t.kind === 'id' && (t.text === 'class' || t.text === 'interface' || t.text === 'enum' || t.text === 'record') && tokens[i - 1]?.text !== '.' && tokens[i + 1]?.kind === 'id') {
+    if (
+      t.kind === 'id' &&
+      (t.text === 'class' || t.text === 'interface' || t.text === 'enum' || t.text === 'record') &&
+      tokens[i - 1]?.text !== '.' &&
+      tokens[i + 1]?.kind === 'id'
+    ) {
       pendingClass = tokens[i + 1]!.text;
       continue;
     }
@@ -138,7 +201,12 @@ export function javaMethods(src: string, projectClasses: Set<string> = new Set()
         const method = methodHeader(tokens, i, frame);
         if (method) {
           const close = matchingBrace(tokens, i);
-          raws.push({ ...method, bodyOpen: t.start, bodyClose: tokens[close]?.start ?? src.length, bodyTokens: tokens.slice(i + 1, close) });
+          raws.push({
+            ...method,
+            bodyOpen: t.start,
+            bodyClose: tokens[close]?.start ?? src.length,
+            bodyTokens: tokens.slice(i + 1, close),
+          });
           frame.members.add(method.name);
           i = close;
           depth--;
@@ -154,20 +222,39 @@ export function javaMethods(src: string, projectClasses: Set<string> = new Set()
     }
     // A field: `... name =` or `... name ;` directly in a class body.
     const frame = stack[stack.length - 1];
-    if (frame && depth === frame.depth && t.kind === 'id' && (tokens[i + 1]?.text === '=' || tokens[i + 1]?.text === ';' || tokens[i + 1]?.text === ',') && tokens[i - 1]?.kind === 'id') {
+    if (
+      frame &&
+      depth === frame.depth &&
+      t.kind === 'id' &&
+      (tokens[i + 1]?.text === '=' || tokens[i + 1]?.text === ';' || tokens[i + 1]?.text === ',') &&
+      tokens[i - 1]?.kind === 'id'
+    ) {
       frame.members.add(t.text);
     }
     // An enum constant or a record component is a member too.
-    if (frame && depth === frame.depth && t.kind === 'id' && /^[A-Z][A-Z0-9_]*$/.test(t.text) && (tokens[i - 1]?.text === '{' || tokens[i - 1]?.text === ',')) frame.members.add(t.text);
+    if (
+      frame &&
+      depth === frame.depth &&
+      t.kind === 'id' &&
+      /^[A-Z][A-Z0-9_]*$/.test(t.text) &&
+      (tokens[i - 1]?.text === '{' || tokens[i - 1]?.text === ',')
+    )
+      frame.members.add(t.text);
   }
   return raws.map((m) => {
     const frame = allClasses.get(m.cls)!;
-    const doc = javadocs.filter((d) => d.end <= m.headerStart && /^\s*$/.test(src.slice(d.end, m.headerStart).replace(/@\w+(\([^)]*\))?/g, ''))).pop();
+    const doc = javadocs
+      .filter((d) => d.end <= m.headerStart && /^\s*$/.test(src.slice(d.end, m.headerStart).replace(/@\w+(\([^)]*\))?/g, '')))
+      .pop();
     const statements = m.bodyTokens.filter((t) => t.text === ';').length;
     const first = m.bodyTokens[0]?.text;
     const trivial =
       m.bodyTokens.length === 0 ||
-      (statements <= 1 && !m.bodyTokens.some((t) => t.text === '{') && (first === 'throw' || (first === 'return' && m.bodyTokens.length <= 5 && !m.bodyTokens.some((t) => t.text === '(')) || m.bodyTokens.length <= 4));
+      (statements <= 1 &&
+        !m.bodyTokens.some((t) => t.text === '{') &&
+        (first === 'throw' ||
+          (first === 'return' && m.bodyTokens.length <= 5 && !m.bodyTokens.some((t) => t.text === '(')) ||
+          m.bodyTokens.length <= 4));
     const { level, projectRefs, classRefs } = javaDependency(m, frame, allClasses, projectClasses);
     const startLine = lineOf(src, doc ? m.headerStart : m.headerStart);
     return {
@@ -230,7 +317,14 @@ function methodHeader(tokens: Token[], brace: number, frame: ClassFrame): Omit<R
     if (t.kind === 'id' && (next === ',' || next === ')' || next === '[') && j + 1 <= k) params.add(t.text);
   }
   const constructor = nameTok.text === frame.name;
-  return { qualname: `${frame.name}.${nameTok.text}`, name: nameTok.text, cls: frame.name, headerStart: tokens[declarationStart(tokens, open - 1)]!.start, constructor, params };
+  return {
+    qualname: `${frame.name}.${nameTok.text}`,
+    name: nameTok.text,
+    cls: frame.name,
+    headerStart: tokens[declarationStart(tokens, open - 1)]!.start,
+    constructor,
+    params,
+  };
 }
 
 /** Locals declared in a body: `Type name =`, `Type name;`, `Type name :` (for-each), lambda parameters. */
@@ -240,13 +334,23 @@ function javaLocals(body: Token[]): Set<string> {
     const t = body[j]!;
     const prev = body[j - 1]!;
     const next = body[j + 1]?.text;
-    if (t.kind === 'id' && (prev.kind === 'id' || prev.text === '>' || prev.text === ']') && (next === '=' || next === ';' || next === ':' || next === ',' || next === ')')) out.add(t.text);
+    if (
+      t.kind === 'id' &&
+      (prev.kind === 'id' || prev.text === '>' || prev.text === ']') &&
+      (next === '=' || next === ';' || next === ':' || next === ',' || next === ')')
+    )
+      out.add(t.text);
     if (t.kind === 'id' && next === '-' && body[j + 2]?.text === '>') out.add(t.text);
   }
   return out;
 }
 
-function javaDependency(m: RawMethod, frame: ClassFrame, classes: Map<string, ClassFrame>, projectClasses: Set<string>): { level: DependencyLevel; projectRefs: string[]; classRefs: string[] } {
+function javaDependency(
+  m: RawMethod,
+  frame: ClassFrame,
+  classes: Map<string, ClassFrame>,
+  projectClasses: Set<string>,
+): { level: DependencyLevel; projectRefs: string[]; classRefs: string[] } {
   const locals = javaLocals(m.bodyTokens);
   const project = new Set<string>();
   const own = new Set<string>();
@@ -259,7 +363,12 @@ function javaDependency(m: RawMethod, frame: ClassFrame, classes: Map<string, Cl
     if (qualified) continue;
     if (locals.has(t.text) || m.params.has(t.text) || t.text === 'this' || t.text === 'super') continue;
     if (frame.members.has(t.text) && t.text !== frame.name) own.add(t.text);
-    else if (/^[A-Z]/.test(t.text) && !JAVA_LANG.has(t.text) && (projectClasses.has(t.text) || (classes.has(t.text) && t.text !== frame.name))) project.add(t.text);
+    else if (
+      /^[A-Z]/.test(t.text) &&
+      !JAVA_LANG.has(t.text) &&
+      (projectClasses.has(t.text) || (classes.has(t.text) && t.text !== frame.name))
+    )
+      project.add(t.text);
   }
   const level: DependencyLevel = project.size ? 'inter-class' : own.size ? 'intra-class' : 'standalone';
   return { level, projectRefs: [...project].sort(), classRefs: [...own].sort() };
@@ -282,7 +391,12 @@ export function javaDeclaredClasses(src: string): string[] {
   const out: string[] = [];
   for (let i = 0; i + 1 < tokens.length; i++) {
     const t = tokens[i]!;
-    if ((t.text === 'class' || t.text === 'interface' || t.text === 'enum' || t.text === 'record') && tokens[i - 1]?.text !== '.' && tokens[i + 1]!.kind === 'id') out.push(tokens[i + 1]!.text);
+    if (
+      (t.text === 'class' || t.text === 'interface' || t.text === 'enum' || t.text === 'record') &&
+      tokens[i - 1]?.text !== '.' &&
+      tokens[i + 1]!.kind === 'id'
+    )
+      out.push(tokens[i + 1]!.text);
   }
   return out;
 }

@@ -34,21 +34,27 @@ function level(v: string | undefined): number {
 }
 
 /** The value of `<name>` in a pom's text (a property, or a field of a block). */
-const prop = (pom: string, name: string) => new RegExp(`<${name.replace(/\./g, '\\.')}>\\s*([^<]+?)\\s*</${name.replace(/\./g, '\\.')}>`).exec(pom)?.[1];
+const prop = (pom: string, name: string) =>
+  new RegExp(`<${name.replace(/\./g, '\\.')}>\\s*([^<]+?)\\s*</${name.replace(/\./g, '\\.')}>`).exec(pom)?.[1];
 
 /**
  * Build plugins whose versions of an era fail on JDK 17, and the property a well-known parent
  * reads each one's version from. A pom whose parent is from `since` and older than `fixedIn`, or that sets the
  * property itself to an older version, gets `-D<property>=<version>`.
  */
-export const PLUGIN_RAISES: readonly { parent: string; since: number; fixedIn: number; property: string; version: string; why: string }[] = [
-  {
-    // commons-parent 41-51 bind maven-bundle-plugin 3.x/4.x's `manifest` goal, whose bnd throws
-    // ConcurrentModificationException on JDK 17 (commons-lang 2019, commons-text 2018-2020).
-    parent: 'org.apache.commons:commons-parent', since: 41, fixedIn: 52, property: 'commons.felix.version', version: '5.1.8',
-    why: 'maven-bundle-plugin before 5 fails on JDK 17 (ConcurrentModificationException in bnd)',
-  },
-];
+export const PLUGIN_RAISES: readonly { parent: string; since: number; fixedIn: number; property: string; version: string; why: string }[] =
+  [
+    {
+      // commons-parent 41-51 bind maven-bundle-plugin 3.x/4.x's `manifest` goal, whose bnd throws
+      // ConcurrentModificationException on JDK 17 (commons-lang 2019, commons-text 2018-2020).
+      parent: 'org.apache.commons:commons-parent',
+      since: 41,
+      fixedIn: 52,
+      property: 'commons.felix.version',
+      version: '5.1.8',
+      why: 'maven-bundle-plugin before 5 fails on JDK 17 (ConcurrentModificationException in bnd)',
+    },
+  ];
 
 /** The leading number of a version: `4.1.0` → 4, `47` → 47. */
 const major = (v: string | undefined) => Number(/^\s*(\d+)/.exec(v ?? '')?.[1] ?? Number.NaN);
@@ -74,7 +80,8 @@ function pluginRaises(poms: string[]): { args: string[]; why: string[] } {
   for (const r of PLUGIN_RAISES) {
     const own = prop(all, r.property);
     const parent = parents.get(r.parent);
-    const old = own !== undefined ? major(own) < major(r.version) : parent !== undefined && major(parent) >= r.since && major(parent) < r.fixedIn;
+    const old =
+      own !== undefined ? major(own) < major(r.version) : parent !== undefined && major(parent) >= r.since && major(parent) < r.fixedIn;
     if (!old) continue;
     args.push(`-D${r.property}=${r.version}`);
     why.push(`${r.property} ${own ?? `of ${r.parent.split(':')[1]} ${parent}`} raised to ${r.version}: ${r.why}`);
@@ -88,7 +95,10 @@ export function javaEraOf(poms: Record<string, string>): JavaEra {
   if (levels.unavailable) return levels;
   const plugins = pluginRaises(Object.values(poms));
   if (!plugins.args.length) return levels;
-  return { args: [...levels.args, ...plugins.args], from: levels.args.length ? `${levels.from}; ${plugins.why.join('; ')}` : plugins.why.join('; ') };
+  return {
+    args: [...levels.args, ...plugins.args],
+    from: levels.args.length ? `${levels.from}; ${plugins.why.join('; ')}` : plugins.why.join('; '),
+  };
 }
 
 /** The compile level settings of a change's poms, and what JDK 17 needs of them. */
@@ -102,7 +112,12 @@ function compileLevels(poms: Record<string, string>): JavaEra {
     const ref = /^\$\{([\w.-]+)\}$/.exec(value);
     if (!ref) {
       const lv = level(value);
-      if (lv < MIN_LEVEL) return { args: [], from: `a pom sets <${tag}>${value}</${tag}> as a literal`, unavailable: `the poms compile for Java ${value} (a literal <${tag}> no -D can override); this machine's JDK 17 compiles for 7 or later` };
+      if (lv < MIN_LEVEL)
+        return {
+          args: [],
+          from: `a pom sets <${tag}>${value}</${tag}> as a literal`,
+          unavailable: `the poms compile for Java ${value} (a literal <${tag}> no -D can override); this machine's JDK 17 compiles for 7 or later`,
+        };
       continue;
     }
     const name = ref[1]!;
@@ -113,7 +128,13 @@ function compileLevels(poms: Record<string, string>): JavaEra {
     }
   }
   // Properties the compiler plugin or a parent pom reads without naming them here.
-  const implicit = ['maven.compiler.release', 'maven.compiler.source', 'maven.compiler.target', 'javac.src.version', 'javac.target.version'];
+  const implicit = [
+    'maven.compiler.release',
+    'maven.compiler.source',
+    'maven.compiler.target',
+    'javac.src.version',
+    'javac.target.version',
+  ];
   const present = implicit.filter((n) => prop(all, n) !== undefined);
   for (const n of present) {
     if (level(prop(all, n)) < MIN_LEVEL && !raised.has(n)) {
@@ -124,7 +145,8 @@ function compileLevels(poms: Record<string, string>): JavaEra {
   // No level anywhere: the compiler plugin's own default, 1.5 before plugin 3.8.
   const usesDefault = !configured.length && !present.length;
   if (usesDefault) why.push("no level in the poms (the compiler plugin's default, 1.5 before 3.8)");
-  if (usesDefault || [...raised.keys()].some((n) => n.startsWith('javac.'))) for (const n of ['maven.compiler.source', 'maven.compiler.target']) if (!raised.has(n)) raised.set(n, RAISED);
+  if (usesDefault || [...raised.keys()].some((n) => n.startsWith('javac.')))
+    for (const n of ['maven.compiler.source', 'maven.compiler.target']) if (!raised.has(n)) raised.set(n, RAISED);
   if (!raised.size) return { args: [], from: 'the poms compile for Java 7 or later: JDK 17 as they are' };
   return { args: [...raised].map(([n, v]) => `-D${n}=${v}`), from: `${why.join(', ')} raised to ${RAISED} for JDK 17` };
 }

@@ -36,7 +36,7 @@ export function taskPrompt(rec: BuiltTaskRecord, docstring: string, context: 'aw
     '',
     `Description:\n${docstring.trim()}`,
     '',
-    'Tools: retrieve_context finds code in this repository similar to a query (the description by default); run_tests runs the project\'s tests (the tests written for this function are hidden); submit when done.',
+    "Tools: retrieve_context finds code in this repository similar to a query (the description by default); run_tests runs the project's tests (the tests written for this function are hidden); submit when done.",
   ].join('\n');
 }
 
@@ -47,7 +47,14 @@ export async function sourceFiles(root: string, language: Language): Promise<str
   const walk = async (rel: string): Promise<void> => {
     const entries = await fs.readdir(path.join(root, rel), { withFileTypes: true }).catch(() => []);
     for (const e of entries) {
-      if (e.name === '.git' || e.name === '__pycache__' || e.name === 'target' || e.name === 'node_modules' || e.name.startsWith('.benchgym')) continue;
+      if (
+        e.name === '.git' ||
+        e.name === '__pycache__' ||
+        e.name === 'target' ||
+        e.name === 'node_modules' ||
+        e.name.startsWith('.benchgym')
+      )
+        continue;
       const child = rel ? `${rel}/${e.name}` : e.name;
       if (e.isDirectory()) await walk(child);
       else if (e.isFile() && e.name.endsWith(ext)) out.push(child);
@@ -63,11 +70,20 @@ export function importedFiles(language: Language, local: string, src: string, fi
   const out = new Set<string>();
   if (language === 'python') {
     const pkgDir = path.posix.dirname(local);
-    const candidates = (mod: string): string[] => [`${mod.split('.').join('/')}.py`, `${mod.split('.').join('/')}/__init__.py`, `src/${mod.split('.').join('/')}.py`, `src/${mod.split('.').join('/')}/__init__.py`];
+    const candidates = (mod: string): string[] => [
+      `${mod.split('.').join('/')}.py`,
+      `${mod.split('.').join('/')}/__init__.py`,
+      `src/${mod.split('.').join('/')}.py`,
+      `src/${mod.split('.').join('/')}/__init__.py`,
+    ];
     for (const m of src.matchAll(/^[ \t]*from[ \t]+(\.*)([\w.]*)[ \t]+import[ \t]+([\w \t,().*]+)/gm)) {
       const dots = m[1]!.length;
       const mod = m[2]!;
-      const names = m[3]!.replace(/[()]/g, '').split(',').map((s) => s.trim().split(/\s+/)[0]!).filter(Boolean);
+      const names = m[3]!
+        .replace(/[()]/g, '')
+        .split(',')
+        .map((s) => s.trim().split(/\s+/)[0]!)
+        .filter(Boolean);
       let bases: string[];
       if (dots) {
         let dir = pkgDir;
@@ -99,7 +115,13 @@ export function siblingFiles(local: string, files: string[]): string[] {
 
 function nameTokens(file: string): Set<string> {
   const base = path.posix.basename(file).replace(/\.\w+$/, '');
-  return new Set(base.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase().split(/[^a-z0-9]+/).filter((t) => t && t !== 'test' && t !== 'tests'));
+  return new Set(
+    base
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .toLowerCase()
+      .split(/[^a-z0-9]+/)
+      .filter((t) => t && t !== 'test' && t !== 'tests'),
+  );
 }
 
 /** Files whose names are most like the local file's (name-token Jaccard), up to `k`. */
@@ -126,7 +148,13 @@ export async function staticContextPrompt(base: string, rec: BuiltTaskRecord, wo
   const files = await sourceFiles(workspace, rec.language);
   const localSrc = await fs.readFile(localPath, 'utf8');
   const extra =
-    kind === 'local+import' ? importedFiles(rec.language, local, localSrc, files) : kind === 'local+sibling' ? siblingFiles(local, files) : kind === 'local+sim' ? similarFiles(local, files) : [];
+    kind === 'local+import'
+      ? importedFiles(rec.language, local, localSrc, files)
+      : kind === 'local+sibling'
+        ? siblingFiles(local, files)
+        : kind === 'local+sim'
+          ? similarFiles(local, files)
+          : [];
   const parts: string[] = [];
   let used = 0;
   let cut = 0;
@@ -157,5 +185,11 @@ export function excerptAround(text: string, line: number, budget: number): strin
     if (lo > 0 && size + lines[lo - 1]!.length + 1 <= budget) size += lines[--lo]!.length + 1;
     if (size === grew) break;
   }
-  return [lo > 0 ? `# ... ${lo} line(s) left out ...` : '', ...lines.slice(lo, hi + 1), hi < lines.length - 1 ? `# ... ${lines.length - 1 - hi} line(s) left out ...` : ''].filter((l, i, a) => l || (i > 0 && i < a.length - 1)).join('\n');
+  return [
+    lo > 0 ? `# ... ${lo} line(s) left out ...` : '',
+    ...lines.slice(lo, hi + 1),
+    hi < lines.length - 1 ? `# ... ${lines.length - 1 - hi} line(s) left out ...` : '',
+  ]
+    .filter((l, i, a) => l || (i > 0 && i < a.length - 1))
+    .join('\n');
 }

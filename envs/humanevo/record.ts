@@ -13,7 +13,10 @@ export const DependencyLevelSchema = z.enum(['standalone', 'intra-class', 'inter
  */
 export const BuiltTaskRecord = z.object({
   format: z.literal(BUILT_FORMAT),
-  instance_id: z.string().min(1).regex(/^[A-Za-z0-9._\/@+-]+$/, 'letters, digits and ._/@+- only'),
+  instance_id: z
+    .string()
+    .min(1)
+    .regex(/^[A-Za-z0-9._\/@+-]+$/, 'letters, digits and ._/@+- only'),
   /** A display name (`owner/name` when known, else the folder's name). */
   repo: z.string().min(1),
   /** The local repository (bare or not) the task is read from. */

@@ -61,7 +61,11 @@ function modelsOf(records: ResultRecord[]): { label: string; records: ResultReco
 function pairCells(records: ResultRecord[], policy: ErrorPolicy): string[] {
   const cells: string[] = [];
   for (const lang of LANGUAGES) {
-    const of = (s: Setting) => pass1(records.filter((r) => r.metadata?.language === lang && settingOf(r) === s), policy);
+    const of = (s: Setting) =>
+      pass1(
+        records.filter((r) => r.metadata?.language === lang && settingOf(r) === s),
+        policy,
+      );
     const ei = of('ignored');
     cells.push(pct(ei), awareCell(ei, of('aware')));
   }
@@ -110,7 +114,14 @@ export function evolvingTables(results: ResultRecord[], policy: ErrorPolicy = {}
       const both = [...ea.keys()].filter((t) => ei.has(t));
       if (!both.length) continue;
       const count = (a: boolean, i: boolean) => String(both.filter((t) => ea.get(t) === a && ei.get(t) === i).length);
-      table4.push([m.label, lang === 'python' ? 'Python' : 'Java', count(true, false), count(true, true), count(false, true), String(both.length)]);
+      table4.push([
+        m.label,
+        lang === 'python' ? 'Python' : 'Java',
+        count(true, false),
+        count(true, true),
+        count(false, true),
+        String(both.length),
+      ]);
     }
   }
   return { table2, table4, table5, table6 };
@@ -129,7 +140,10 @@ const TITLES: Record<keyof EvolvingTables, string> = {
 const ORDER = ['table2', 'table4', 'table5', 'table6'] as const;
 
 function tablesOf(data: ReportData): EvolvingTables | null {
-  return evolvingTables(data.runs.flatMap((r) => r.run.results), { excludeErrors: data.excludeErrors });
+  return evolvingTables(
+    data.runs.flatMap((r) => r.run.results),
+    { excludeErrors: data.excludeErrors },
+  );
 }
 
 /** HumanEvo's section of `benchgym report`, after the breakdowns: present when results carry HumanEvo's settings. */

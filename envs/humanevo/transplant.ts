@@ -16,11 +16,16 @@ export async function unifiedDiff(file: string, before: string, after: string): 
     await fs.writeFile(path.join(dir, 'a'), before);
     await fs.writeFile(path.join(dir, 'b'), after);
     const out = await new Promise<string>((resolve, reject) =>
-      execFile('git', [...ISOLATED_GIT_FLAGS, 'diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', 'a', 'b'], { cwd: dir, env: isolatedGitEnv(dir, { GIT_DIR: '/nonexistent' }), maxBuffer: 1 << 28 }, (err, stdout, stderr) => {
-        // Exit code 1 means "the files differ".
-        if (err && (err as { code?: number }).code !== 1) reject(new GymError('INTERNAL', `git diff --no-index failed: ${stderr}`));
-        else resolve(String(stdout));
-      }),
+      execFile(
+        'git',
+        [...ISOLATED_GIT_FLAGS, 'diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', 'a', 'b'],
+        { cwd: dir, env: isolatedGitEnv(dir, { GIT_DIR: '/nonexistent' }), maxBuffer: 1 << 28 },
+        (err, stdout, stderr) => {
+          // Exit code 1 means "the files differ".
+          if (err && (err as { code?: number }).code !== 1) reject(new GymError('INTERNAL', `git diff --no-index failed: ${stderr}`));
+          else resolve(String(stdout));
+        },
+      ),
     );
     return out
       .replace(/^diff --git a\/a b\/b$/m, `diff --git a/${file} b/${file}`)

@@ -3,7 +3,16 @@ import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { GymError } from '../../src/errors.ts';
-import { functionSource, isSourcePath, isTestPath, listFunctions, projectNames, stubFunction, type Language, type SourceFunction } from './functions.ts';
+import {
+  functionSource,
+  isSourcePath,
+  isTestPath,
+  listFunctions,
+  projectNames,
+  stubFunction,
+  type Language,
+  type SourceFunction,
+} from './functions.ts';
 import { checkoutNoFuture } from '../../src/repo/index.ts';
 import { exportTree, fileAt, filesAt, overlay } from './history.ts';
 import type { BuiltTaskRecord } from './record.ts';
@@ -13,12 +22,25 @@ const LAYOUT_VERSION = 3;
 
 /** Where materialised workspaces are kept (hidden from sandboxes with the data dir). */
 export function workspaceCacheDir(): string {
-  return process.env.BENCHGYM_HUMANEVO_CACHE ?? path.join(process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym'), 'humanevo');
+  return (
+    process.env.BENCHGYM_HUMANEVO_CACHE ?? path.join(process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym'), 'humanevo')
+  );
 }
 
 export function recordKey(rec: BuiltTaskRecord): string {
   return createHash('sha256')
-    .update(JSON.stringify([LAYOUT_VERSION, rec.repo_path, rec.commit, rec.base_commit, rec.latest_commit, rec.target, rec.test_files, rec.production_files]))
+    .update(
+      JSON.stringify([
+        LAYOUT_VERSION,
+        rec.repo_path,
+        rec.commit,
+        rec.base_commit,
+        rec.latest_commit,
+        rec.target,
+        rec.test_files,
+        rec.production_files,
+      ]),
+    )
     .digest('hex')
     .slice(0, 16);
 }
@@ -63,7 +85,11 @@ export async function buildIgnoredWorkspace(rec: BuiltTaskRecord, dir: string): 
   const original = (await fileAt(rec.repo_path, rec.commit, rec.target.file))!;
   const originalFn = (await findFunction(rec.language, rec.target.file, original, rec.target.qualname))!;
   const lines = latest.src.split('\n');
-  const solution = [...lines.slice(0, latest.fn.lines[0] - 1), functionSource(original, originalFn), ...lines.slice(latest.fn.lines[1])].join('\n');
+  const solution = [
+    ...lines.slice(0, latest.fn.lines[0] - 1),
+    functionSource(original, originalFn),
+    ...lines.slice(latest.fn.lines[1]),
+  ].join('\n');
   return { file, lines: latest.fn.lines, solution };
 }
 
@@ -93,7 +119,11 @@ export async function targetFileAt(rec: BuiltTaskRecord, commit: string): Promis
     if (!pool.length) continue;
     const texts: Record<string, string> = {};
     for (const f of pool) texts[f] = (await fileAt(rec.repo_path, commit, f)) ?? '';
-    const fns = await listFunctions(rec.language, texts, projectNames(rec.language, pool, (p) => texts[p]));
+    const fns = await listFunctions(
+      rec.language,
+      texts,
+      projectNames(rec.language, pool, (p) => texts[p]),
+    );
     const found = pool.filter((f) => {
       const list = fns.get(f);
       return Array.isArray(list) && list.some((fn) => fn.qualname === rec.target.qualname);
@@ -104,10 +134,16 @@ export async function targetFileAt(rec: BuiltTaskRecord, commit: string): Promis
   return null;
 }
 
-async function stubTarget(rec: BuiltTaskRecord, dir: string, commit: string, file = rec.target.file): Promise<{ src: string; fn: SourceFunction }> {
+async function stubTarget(
+  rec: BuiltTaskRecord,
+  dir: string,
+  commit: string,
+  file = rec.target.file,
+): Promise<{ src: string; fn: SourceFunction }> {
   const src = await fileAt(rec.repo_path, commit, file);
   const fn = src === undefined ? undefined : await findFunction(rec.language, file, src, rec.target.qualname);
-  if (!src || !fn) throw new GymError('TASK_INVALID', `${rec.instance_id}: ${rec.target.qualname} is not in ${file} at ${commit.slice(0, 12)}`);
+  if (!src || !fn)
+    throw new GymError('TASK_INVALID', `${rec.instance_id}: ${rec.target.qualname} is not in ${file} at ${commit.slice(0, 12)}`);
   await fs.writeFile(path.join(dir, file), stubFunction(rec.language, src, fn));
   return { src, fn };
 }
@@ -122,7 +158,8 @@ export interface MaterialisedTask {
 
 /** Builds (once) and returns the two start states of a record. */
 export async function materialise(rec: BuiltTaskRecord, cacheDir = workspaceCacheDir()): Promise<MaterialisedTask> {
-  if (!existsSync(rec.repo_path)) throw new GymError('ENV_UNAVAILABLE', `${rec.instance_id}: the repository ${rec.repo_path} is not on this machine`);
+  if (!existsSync(rec.repo_path))
+    throw new GymError('ENV_UNAVAILABLE', `${rec.instance_id}: the repository ${rec.repo_path} is not on this machine`);
   const root = path.join(cacheDir, `${rec.instance_id.replace(/[^\w.-]+/g, '_')}-${recordKey(rec)}`);
   const ready = path.join(root, 'ready.json');
   if (existsSync(ready)) return JSON.parse(await fs.readFile(ready, 'utf8')) as MaterialisedTask;
@@ -131,7 +168,11 @@ export async function materialise(rec: BuiltTaskRecord, cacheDir = workspaceCach
   try {
     await buildAwareWorkspace(rec, path.join(tmp, 'aware'));
     const ignored = await buildIgnoredWorkspace(rec, path.join(tmp, 'ignored'));
-    const out: MaterialisedTask = { aware: path.join(root, 'aware'), ignored: ignored ? path.join(root, 'ignored') : null, ...(ignored ? { ignoredTarget: ignored } : {}) };
+    const out: MaterialisedTask = {
+      aware: path.join(root, 'aware'),
+      ignored: ignored ? path.join(root, 'ignored') : null,
+      ...(ignored ? { ignoredTarget: ignored } : {}),
+    };
     await fs.writeFile(path.join(tmp, 'ready.json'), JSON.stringify(out));
     await fs.mkdir(path.dirname(root), { recursive: true });
     await fs.rename(tmp, root).catch(async (err: NodeJS.ErrnoException) => {

@@ -25,14 +25,17 @@ export interface SweInstance {
 }
 
 /** A JSON list, or a string holding one (SWE-bench stores FAIL_TO_PASS as a JSON string). */
-const TestList = z.preprocess((v) => {
-  if (typeof v !== 'string') return v;
-  try {
-    return JSON.parse(v || '[]');
-  } catch {
-    return v;
-  }
-}, z.array(z.string(), { error: 'expected a JSON list of test ids' }));
+const TestList = z.preprocess(
+  (v) => {
+    if (typeof v !== 'string') return v;
+    try {
+      return JSON.parse(v || '[]');
+    } catch {
+      return v;
+    }
+  },
+  z.array(z.string(), { error: 'expected a JSON list of test ids' }),
+);
 
 /** The SWE-bench schema (SWE-bench, SWE-bench-java, SWE-bench Multilingual). */
 export const SweBenchRow = z.object({
@@ -115,16 +118,26 @@ export function fromMultiSweBench(row: z.infer<typeof MultiSweBenchRow>): SweIns
 /** Reads a JSON array or JSON Lines file of SWE-bench or Multi-SWE-bench rows (told apart per row). */
 export async function readInstances(file: string): Promise<SweInstance[]> {
   // One reader for every dataset file: a JSON array (SWE-bench's own) or JSON Lines.
-  const rows = (await readJsonlRows(file, z.unknown(), { arrays: true, what: 'the SWE-bench dataset' })).map(({ row, line }) => ({ line, value: row }));
+  const rows = (await readJsonlRows(file, z.unknown(), { arrays: true, what: 'the SWE-bench dataset' })).map(({ row, line }) => ({
+    line,
+    value: row,
+  }));
   const out: SweInstance[] = [];
   const seen = new Set<string>();
   for (const { line, value } of rows) {
     const isMulti = typeof value === 'object' && value !== null && 'fix_patch' in value;
     const result = isMulti ? MultiSweBenchRow.safeParse(value) : SweBenchRow.safeParse(value);
-    if (!result.success) throw new GymError('TASK_INVALID', `${file}:${line}: invalid ${isMulti ? 'Multi-SWE-bench' : 'SWE-bench'} row: ${describeIssues(result.error)}`);
-    const inst = isMulti ? fromMultiSweBench(result.data as z.infer<typeof MultiSweBenchRow>) : fromSweBench(result.data as z.infer<typeof SweBenchRow>);
+    if (!result.success)
+      throw new GymError(
+        'TASK_INVALID',
+        `${file}:${line}: invalid ${isMulti ? 'Multi-SWE-bench' : 'SWE-bench'} row: ${describeIssues(result.error)}`,
+      );
+    const inst = isMulti
+      ? fromMultiSweBench(result.data as z.infer<typeof MultiSweBenchRow>)
+      : fromSweBench(result.data as z.infer<typeof SweBenchRow>);
     if (seen.has(inst.instanceId)) throw new GymError('TASK_INVALID', `${file}:${line}: instance ${inst.instanceId} appears twice`);
-    if (!inst.failToPass.length) throw new GymError('TASK_INVALID', `${file}:${line}: instance ${inst.instanceId} has no fail-to-pass tests`);
+    if (!inst.failToPass.length)
+      throw new GymError('TASK_INVALID', `${file}:${line}: instance ${inst.instanceId} has no fail-to-pass tests`);
     seen.add(inst.instanceId);
     out.push(inst);
   }

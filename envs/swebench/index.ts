@@ -24,7 +24,10 @@ export async function datasetFiles(dataset: string): Promise<string[]> {
   const root = path.resolve(dataset);
   if (!existsSync(root)) throw new GymError('SUITE_NOT_FOUND', `SWE-bench dataset ${root} does not exist`);
   if (!(await fs.stat(root)).isDirectory()) return [root];
-  const files = (await fs.readdir(root)).filter((f) => /\.jsonl?$/.test(f)).sort().map((f) => path.join(root, f));
+  const files = (await fs.readdir(root))
+    .filter((f) => /\.jsonl?$/.test(f))
+    .sort()
+    .map((f) => path.join(root, f));
   if (!files.length) throw new GymError('SUITE_NOT_FOUND', `no .json or .jsonl files in ${root}`);
   return files;
 }
@@ -37,12 +40,14 @@ export function swebenchSuite(opts: RepoOptions & { id?: string } = {}): Suite {
   const id = opts.id ?? SWEBENCH_SUITE;
   return {
     id,
-    description: 'SWE-bench-java / Multi-SWE-bench: resolve a GitHub issue in a real repository; scored by FAIL_TO_PASS and PASS_TO_PASS tests',
+    description:
+      'SWE-bench-java / Multi-SWE-bench: resolve a GitHub issue in a real repository; scored by FAIL_TO_PASS and PASS_TO_PASS tests',
     metadata: SwebenchMetadata,
     async load(dataset) {
       if (!dataset) throw new GymError('INVALID_ARGUMENT', `suite '${id}' needs a dataset: --suite ${id}=FILE.jsonl (or --dataset)`);
       const tasks = [];
-      for (const file of await datasetFiles(dataset)) for (const inst of await readInstances(file)) tasks.push(instanceTask(id, inst, opts));
+      for (const file of await datasetFiles(dataset))
+        for (const inst of await readInstances(file)) tasks.push(instanceTask(id, inst, opts));
       return tasks;
     },
     // The dataset holds the gold and test patches (its whole folder is private); the mirrors

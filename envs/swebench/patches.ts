@@ -4,7 +4,11 @@ import type { PatchMethod } from '../../src/sandbox/types.ts';
  * How SWE-bench's harness applies a candidate patch, in order, the work tree reset between
  * tries: `git apply`, `git apply --3way`, `patch --fuzz=5`.
  */
-export const SWEBENCH_PATCH_CHAIN: readonly PatchMethod[] = [{ kind: 'git-apply' }, { kind: 'git-apply', args: ['--3way'] }, { kind: 'patch', fuzz: 5 }];
+export const SWEBENCH_PATCH_CHAIN: readonly PatchMethod[] = [
+  { kind: 'git-apply' },
+  { kind: 'git-apply', args: ['--3way'] },
+  { kind: 'patch', fuzz: 5 },
+];
 
 /** One file a unified diff touches. */
 export interface DiffFile {

@@ -40,7 +40,12 @@ export interface Change {
 
 const run = (cmd: string, args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }) =>
   new Promise<{ ok: boolean; out: string }>((resolve) =>
-    execFile(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 30 * 60_000, maxBuffer: 256 * 1024 * 1024 }, (err, out, errOut) => resolve({ ok: !err, out: `${out}${errOut}` })),
+    execFile(
+      cmd,
+      args,
+      { cwd: opts.cwd, env: opts.env ?? process.env, timeout: opts.timeoutMs ?? 30 * 60_000, maxBuffer: 256 * 1024 * 1024 },
+      (err, out, errOut) => resolve({ ok: !err, out: `${out}${errOut}` }),
+    ),
   );
 
 /** The change of pull request `pr` in the repository at `repoDir` (bare or not), or null. */
@@ -55,22 +60,50 @@ export async function findChange(repoDir: string, pr: number): Promise<Change | 
         return { commit, parents: parents.split(' ').filter(Boolean), date, subject, message: message.trim() };
       });
   const merge = (await log(['--merges', '-E', `--grep=^Merge pull request #${pr}( |$)`])).at(-1);
-  if (merge && merge.parents.length >= 2) return { method: 'merge-commit', commit: merge.commit, base: merge.parents[0]!, subject: merge.subject, message: merge.message, date: merge.date };
+  if (merge && merge.parents.length >= 2)
+    return {
+      method: 'merge-commit',
+      commit: merge.commit,
+      base: merge.parents[0]!,
+      subject: merge.subject,
+      message: merge.message,
+      date: merge.date,
+    };
   const squash = (await log(['--no-merges', '-E', `--grep=\\(#${pr}\\)`])).filter((c) => new RegExp(`\\(#${pr}\\)`).test(c.subject)).at(-1);
-  if (squash && squash.parents.length === 1) return { method: 'squash-commit', commit: squash.commit, base: squash.parents[0]!, subject: squash.subject, message: squash.message, date: squash.date };
+  if (squash && squash.parents.length === 1)
+    return {
+      method: 'squash-commit',
+      commit: squash.commit,
+      base: squash.parents[0]!,
+      subject: squash.subject,
+      message: squash.message,
+      date: squash.date,
+    };
   const mention = (await log(['--no-merges', '-E', `--grep=#${pr}([^0-9]|$)`])).at(-1);
-  if (mention && mention.parents.length === 1) return { method: 'commit-mention', commit: mention.commit, base: mention.parents[0]!, subject: mention.subject, message: mention.message, date: mention.date };
+  if (mention && mention.parents.length === 1)
+    return {
+      method: 'commit-mention',
+      commit: mention.commit,
+      base: mention.parents[0]!,
+      subject: mention.subject,
+      message: mention.message,
+      date: mention.date,
+    };
   return null;
 }
 
 export const isTestFile = (file: string) => /(^|\/)src\/test\//.test(file);
 
 /** The change split into the fix and the test patch (binary-safe full-index diffs). */
-export async function splitChange(repoDir: string, change: Change): Promise<{ patch: string; testPatch: string; testFiles: string[]; files: string[] }> {
+export async function splitChange(
+  repoDir: string,
+  change: Change,
+): Promise<{ patch: string; testPatch: string; testFiles: string[]; files: string[] }> {
   const files = (await git(['diff', '--name-only', change.base, change.commit], { cwd: repoDir })).split('\n').filter(Boolean);
   const tests = files.filter(isTestFile);
   const main = files.filter((f) => !isTestFile(f));
-  const diff = async (paths: string[]) => (paths.length ? git(['diff', '--binary', '--full-index', change.base, change.commit, '--', ...paths], { cwd: repoDir }) : '');
+  const diff = async (paths: string[]) =>
+    paths.length ? git(['diff', '--binary', '--full-index', change.base, change.commit, '--', ...paths], { cwd: repoDir }) : '';
   return { patch: await diff(main), testPatch: await diff(tests), testFiles: tests, files };
 }
 
@@ -108,7 +141,12 @@ export async function testClassesToRun(repoDir: string, commit: string, testFile
   for (const file of sources) {
     const root = file.slice(0, file.indexOf('src/test/java/') + 'src/test/java'.length);
     const hits = await git(['grep', '-l', '-w', '-F', path.basename(file, '.java'), commit, '--', root], { cwd: repoDir }).catch(() => '');
-    users.push(...hits.split('\n').map((l) => l.replace(`${commit}:`, '').trim()).filter((f) => TEST_SOURCE.test(f) && f !== file));
+    users.push(
+      ...hits
+        .split('\n')
+        .map((l) => l.replace(`${commit}:`, '').trim())
+        .filter((f) => TEST_SOURCE.test(f) && f !== file),
+    );
   }
   const candidates = [...new Set(users)];
   const userTexts = await Promise.all(candidates.map(show));
@@ -122,7 +160,13 @@ interface RunResult {
 }
 
 /** The tree of `rev` with `patches` applied, in a fresh directory; Maven runs `classes` there. */
-async function runAt(repoDir: string, rev: string, patches: string[], classes: string[], opts: { m2: string; javaHome?: string; offline: boolean; timeoutMs: number; edits: BuildEdit[]; args: string[] }): Promise<RunResult> {
+async function runAt(
+  repoDir: string,
+  rev: string,
+  patches: string[],
+  classes: string[],
+  opts: { m2: string; javaHome?: string; offline: boolean; timeoutMs: number; edits: BuildEdit[]; args: string[] },
+): Promise<RunResult> {
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-reconstruct-'));
   try {
     // A mirror without some large files (jackson-databind's old javadoc pages) still gives the rest.
@@ -131,7 +175,10 @@ async function runAt(repoDir: string, rev: string, patches: string[], classes: s
       const file = path.join(dir, '.benchgym.patch');
       await fs.writeFile(file, p);
       // Outside any repository (none above the temporary directory is looked for), as git over a workspace runs.
-      const applied = await run('git', [...ISOLATED_GIT_FLAGS, 'apply', '--binary', '.benchgym.patch'], { cwd: dir, env: isolatedGitEnv(dir, { GIT_DIR: '/nonexistent' }) });
+      const applied = await run('git', [...ISOLATED_GIT_FLAGS, 'apply', '--binary', '.benchgym.patch'], {
+        cwd: dir,
+        env: isolatedGitEnv(dir, { GIT_DIR: '/nonexistent' }),
+      });
       await fs.rm(file);
       if (!applied.ok) throw new GymError('PATCH_APPLY_FAILED', `a patch does not apply at ${rev}: ${applied.out.slice(0, 2000)}`);
     }
@@ -141,12 +188,25 @@ async function runAt(repoDir: string, rev: string, patches: string[], classes: s
       const text = await fs.readFile(file, 'utf8').catch(() => null);
       if (text !== null) await fs.writeFile(file, text.split(e.find).join(e.replace));
     }
-    const args = ['-B', ...(opts.offline ? ['-o'] : []), `-Dmaven.repo.local=${opts.m2}`, ...opts.args, '-Dmaven.test.failure.ignore=true', ...mavenTestSelection(classes), 'test'];
-    const env = opts.javaHome ? { ...process.env, JAVA_HOME: opts.javaHome, PATH: `${path.join(opts.javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env;
+    const args = [
+      '-B',
+      ...(opts.offline ? ['-o'] : []),
+      `-Dmaven.repo.local=${opts.m2}`,
+      ...opts.args,
+      '-Dmaven.test.failure.ignore=true',
+      ...mavenTestSelection(classes),
+      'test',
+    ];
+    const env = opts.javaHome
+      ? { ...process.env, JAVA_HOME: opts.javaHome, PATH: `${path.join(opts.javaHome, 'bin')}:${process.env.PATH ?? ''}` }
+      : process.env;
     const result = await run('mvn', args, { cwd: dir, env, timeoutMs: opts.timeoutMs });
     const tests = new Map<string, TestStatus>();
     const found = await run('find', ['.', '-path', '*/target/surefire-reports/TEST-*.xml', '-type', 'f'], { cwd: dir });
-    for (const rel of found.out.split('\n').map((l) => l.trim().replace(/^\.\//, '')).filter(Boolean)) {
+    for (const rel of found.out
+      .split('\n')
+      .map((l) => l.trim().replace(/^\.\//, ''))
+      .filter(Boolean)) {
       const module = rel.replace(/\/?target\/surefire-reports\/TEST-[^/]*$/, '');
       for (const c of parseJUnitXml(await fs.readFile(path.join(dir, rel), 'utf8'))) {
         const id = `${module ? `${module}:` : ''}${junitTestId(c.attrs)}`;
@@ -206,7 +266,9 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
   const m2 = path.join(opts.cacheDir, 'm2');
   const jdk = chooseJdk(opts.jdk ?? '17', await installedJdks());
   const done = new Set<string>();
-  if (existsSync(opts.out)) for (const line of (await fs.readFile(opts.out, 'utf8')).split('\n')) if (line.trim()) done.add(String((JSON.parse(line) as { instance_id?: string }).instance_id));
+  if (existsSync(opts.out))
+    for (const line of (await fs.readFile(opts.out, 'utf8')).split('\n'))
+      if (line.trim()) done.add(String((JSON.parse(line) as { instance_id?: string }).instance_id));
   await fs.mkdir(path.dirname(path.resolve(opts.out)), { recursive: true });
   for (const id of opts.ids) {
     const started = Date.now();
@@ -228,13 +290,27 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
     const split = await splitChange(opts.repoDir, change);
     const classes = await testClassesToRun(opts.repoDir, change.commit, split.testFiles);
     if (!split.patch || !split.testPatch || !classes.length) {
-      fail(`${change.method} ${change.commit.slice(0, 10)} has ${split.patch ? '' : 'no fix, '}${split.testPatch ? '' : 'no test change, '}${classes.length ? '' : 'no test class'}`.replace(/, $/, ''));
+      fail(
+        `${change.method} ${change.commit.slice(0, 10)} has ${split.patch ? '' : 'no fix, '}${split.testPatch ? '' : 'no test change, '}${classes.length ? '' : 'no test class'}`.replace(
+          /, $/,
+          '',
+        ),
+      );
       continue;
     }
     // The instance's spec (specs.ts: -D overrides, build-setup edits), as validation builds it.
     const spec = specFor(opts.repo, '', id);
-    const edits: BuildEdit[] = [...(spec.language === 'java' ? spec.edits : []), ...(opts.pomEdits ?? []).map((e) => ({ file: 'pom.xml', ...e }))];
-    const runOpts = { m2, ...(jdk ? { javaHome: jdk.home } : {}), timeoutMs: opts.timeoutMs ?? 30 * 60_000, edits, args: spec.language === 'java' ? spec.args : [] };
+    const edits: BuildEdit[] = [
+      ...(spec.language === 'java' ? spec.edits : []),
+      ...(opts.pomEdits ?? []).map((e) => ({ file: 'pom.xml', ...e })),
+    ];
+    const runOpts = {
+      m2,
+      ...(jdk ? { javaHome: jdk.home } : {}),
+      timeoutMs: opts.timeoutMs ?? 30 * 60_000,
+      edits,
+      args: spec.language === 'java' ? spec.args : [],
+    };
     // Offline first (the shared repository usually has it all); online once when something is missing.
     const runBoth = async (patches: string[]) => {
       let r = await runAt(opts.repoDir, change.base, patches, classes, { ...runOpts, offline: true });
@@ -280,7 +356,10 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
         reconstructed: {
           method: change.method,
           change_commit: change.commit,
-          problem_statement_source: change.method === 'merge-commit' ? 'the merge commit message (the PR title); the issue text is not in the history' : 'the commit message; the issue text is not in the history',
+          problem_statement_source:
+            change.method === 'merge-commit'
+              ? 'the merge commit message (the PR title); the issue text is not in the history'
+              : 'the commit message; the issue text is not in the history',
           before_compiled: before.compiled,
           ...(edits.length ? { build_edits: edits } : {}),
           ...(runOpts.args.length ? { build_args: runOpts.args } : {}),
@@ -289,7 +368,9 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
       };
       await fs.appendFile(opts.out, JSON.stringify(row) + '\n');
       report.written.push({ instance_id: id, method: change.method, seconds: seconds(), f2p: f2p.length, p2p: p2p.length });
-      opts.onProgress?.(`${id}: ${change.method} ${change.commit.slice(0, 10)}, ${f2p.length} fail-to-pass, ${p2p.length} pass-to-pass classes (${seconds()} s)`);
+      opts.onProgress?.(
+        `${id}: ${change.method} ${change.commit.slice(0, 10)}, ${f2p.length} fail-to-pass, ${p2p.length} pass-to-pass classes (${seconds()} s)`,
+      );
     } catch (err) {
       fail((err as Error).message);
     }
@@ -342,13 +423,22 @@ export const reconstructCommand: CliCommand = {
       return 0;
     }
     const repoDir = values['repo-dir'];
-    if (!repoDir || !existsSync(repoDir)) throw new GymError('INVALID_ARGUMENT', `--repo-dir: ${repoDir ?? '(missing)'} is not a git repository here`);
-    const repo = z.string().regex(/^[\w.-]+\/[\w.-]+$/, "--repo: 'owner/name'").parse(values.repo);
+    if (!repoDir || !existsSync(repoDir))
+      throw new GymError('INVALID_ARGUMENT', `--repo-dir: ${repoDir ?? '(missing)'} is not a git repository here`);
+    const repo = z
+      .string()
+      .regex(/^[\w.-]+\/[\w.-]+$/, "--repo: 'owner/name'")
+      .parse(values.repo);
     if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out FILE.jsonl');
     const prefix = `${repo.replace('/', '__').toLowerCase()}-`;
-    let ids = (values.ids ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+    let ids = (values.ids ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
     if (values['ids-file']) {
-      const parsed = z.union([z.array(z.string()), z.record(z.string(), z.unknown())]).parse(JSON.parse(await fs.readFile(values['ids-file'], 'utf8')));
+      const parsed = z
+        .union([z.array(z.string()), z.record(z.string(), z.unknown())])
+        .parse(JSON.parse(await fs.readFile(values['ids-file'], 'utf8')));
       ids.push(...(Array.isArray(parsed) ? parsed : Object.keys(parsed)));
     }
     ids = [...new Set(ids.filter((id) => id.toLowerCase().startsWith(prefix)))].map((id) => InstanceId.parse(id));
@@ -359,7 +449,16 @@ export const reconstructCommand: CliCommand = {
       if (at <= 0) throw new GymError('INVALID_ARGUMENT', `invalid --pom-edit '${e}': FIND=REPLACE`);
       return { find: e.slice(0, at), replace: e.slice(at + 1) };
     });
-    const report = await reconstruct({ repoDir, repo, ids, pomEdits, out: path.resolve(values.out), cacheDir, ...(values.jdk ? { jdk: values.jdk } : {}), onProgress: values.json ? undefined : (l) => process.stderr.write(`${l}\n`) });
+    const report = await reconstruct({
+      repoDir,
+      repo,
+      ids,
+      pomEdits,
+      out: path.resolve(values.out),
+      cacheDir,
+      ...(values.jdk ? { jdk: values.jdk } : {}),
+      onProgress: values.json ? undefined : (l) => process.stderr.write(`${l}\n`),
+    });
     if (values.json) process.stdout.write(JSON.stringify(report, null, 1) + '\n');
     else process.stdout.write(`${report.written.length} written, ${report.failed.length} not reconstructed\n`);
     return report.written.length ? 0 : 1;

@@ -104,7 +104,12 @@ export function instanceReport(patch: string | null, v: ReplayVerdict | null, er
     patch_successfully_applied: exists && applied,
     resolved: v?.reward === 1,
     ...(v?.failToPass
-      ? { tests_status: { FAIL_TO_PASS: { success: v.failToPass.passed, failure: v.failToPass.failed }, PASS_TO_PASS: { success: v.passToPass?.passed ?? [], failure: v.passToPass?.failed ?? [] } } }
+      ? {
+          tests_status: {
+            FAIL_TO_PASS: { success: v.failToPass.passed, failure: v.failToPass.failed },
+            PASS_TO_PASS: { success: v.passToPass?.passed ?? [], failure: v.passToPass?.failed ?? [] },
+          },
+        }
       : {}),
     notes: v?.notes ?? [],
     ...(v?.reward === 1 && coded(v.notes, CANNOT_FAIL) ? { cannot_fail: true } : {}),
@@ -118,7 +123,11 @@ const patchError = (r: InstanceReport) => r.error?.code === PATCH_APPLY_FAILED;
 
 /** The run report over the instances replayed (`tasks`), from each submitted instance's report. */
 export function runReport(tasks: Task[], submitted: string[], reports: Map<string, InstanceReport>, unknown: string[]): RunReport {
-  const ids = (f: (r: InstanceReport) => boolean) => [...reports].filter(([, r]) => f(r)).map(([id]) => id).sort();
+  const ids = (f: (r: InstanceReport) => boolean) =>
+    [...reports]
+      .filter(([, r]) => f(r))
+      .map(([id]) => id)
+      .sort();
   const empty = ids((r) => !r.patch_exists);
   const errors = ids((r) => r.patch_exists && Boolean(r.error));
   const completed = ids((r) => r.patch_exists && !r.error);
@@ -133,7 +142,10 @@ export function runReport(tasks: Task[], submitted: string[], reports: Map<strin
     empty_patch_instances: empty.length,
     error_instances: errors.length,
     completed_ids: completed,
-    incomplete_ids: tasks.map((t) => t.id).filter((id) => !completed.includes(id)).sort(),
+    incomplete_ids: tasks
+      .map((t) => t.id)
+      .filter((id) => !completed.includes(id))
+      .sort(),
     empty_patch_ids: empty,
     submitted_ids: [...submitted].sort(),
     resolved_ids: resolved,
@@ -157,7 +169,8 @@ export function runReport(tasks: Task[], submitted: string[], reports: Map<strin
  * figure's numerator nor denominator.
  */
 export function resolvedRates(
-  run: Pick<RunReport, 'resolved_instances' | 'total_instances' | 'completed_instances' | 'error_instances'> & Partial<Pick<RunReport, 'patch_apply_failed_ids' | 'cannot_fail_ids'>>,
+  run: Pick<RunReport, 'resolved_instances' | 'total_instances' | 'completed_instances' | 'error_instances'> &
+    Partial<Pick<RunReport, 'patch_apply_failed_ids' | 'cannot_fail_ids'>>,
   excludeErrors = false,
 ): string {
   const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
@@ -178,7 +191,9 @@ export function resolvedRates(
 function modeLine(run: RunReport, results: InstanceResult[]): string {
   const mayDiffer = results.filter((r) => strictMayDiffer({ notes: r.report.notes, status: r.report.error ? 'error' : 'failed' })).length;
   if (!mayDiffer && !run.strict_checked_ids.length) return '';
-  const differ = run.strict_differs_ids.map((id) => `  STRICT ${results.find((r) => r.id === id)?.report.strict?.resolved ? 'resolved' : 'unresolved'} ${id}\n`).join('');
+  const differ = run.strict_differs_ids
+    .map((id) => `  STRICT ${results.find((r) => r.id === id)?.report.strict?.resolved ? 'resolved' : 'unresolved'} ${id}\n`)
+    .join('');
   return `strict vs faithful: ${mayDiffer} instance(s) whose candidate's test files (or refused files) strict scoring sets aside; ${run.strict_checked_ids.length} scored both ways, ${run.strict_differs_ids.length} verdict(s) differ\n${differ}`;
 }
 
@@ -212,7 +227,14 @@ export function completeReport(out: string, p: Prediction): InstanceReport | und
     if (readFileSync(path.join(dir, 'patch.diff'), 'utf8') !== (p.model_patch ?? '')) return undefined;
     const parsed = JSON.parse(readFileSync(path.join(dir, 'report.json'), 'utf8')) as Record<string, InstanceReport | undefined>;
     const r = ownValue(parsed, p.instance_id);
-    if (!r || typeof r.resolved !== 'boolean' || typeof r.patch_successfully_applied !== 'boolean' || !Array.isArray(r.notes) || (r.error && !patchError(r))) return undefined;
+    if (
+      !r ||
+      typeof r.resolved !== 'boolean' ||
+      typeof r.patch_successfully_applied !== 'boolean' ||
+      !Array.isArray(r.notes) ||
+      (r.error && !patchError(r))
+    )
+      return undefined;
     return r;
   } catch {
     return undefined;
@@ -244,7 +266,11 @@ export const replayAdapter: ReplayAdapter<Prediction, ReplayOptions, InstanceRes
   row: PredictionRow,
   describeIssues: describeRowIssues,
   flags: { out: { type: 'string' }, rescore: { type: 'boolean' } },
-  options: (values) => ({ out: path.resolve(typeof values.out === 'string' ? values.out : 'swebench-run'), rescore: values.rescore === true, resumed: new Map() }),
+  options: (values) => ({
+    out: path.resolve(typeof values.out === 'string' ? values.out : 'swebench-run'),
+    rescore: values.rescore === true,
+    resumed: new Map(),
+  }),
   taskOf: (row) => row.instance_id,
   keep: lastPerInstance,
   refuseUnknown: () => null,
@@ -281,13 +307,20 @@ export const replayAdapter: ReplayAdapter<Prediction, ReplayOptions, InstanceRes
         : !r.patch_exists
           ? 'empty patch'
           : r.resolved
-            ? r.cannot_fail ? 'resolved (CANNOT_FAIL: counted apart)' : 'resolved'
+            ? r.cannot_fail
+              ? 'resolved (CANNOT_FAIL: counted apart)'
+              : 'resolved'
             : 'unresolved';
     return `${what.padEnd(11)} ${id} (${resumed ? 'resumed: report.json of an earlier run' : `${(durationMs / 1000).toFixed(1)} s`})`;
   },
   async report(results, { suite, tasks, rows, unknown, options: { out }, excludeErrors }) {
     await fs.mkdir(path.join(out, 'logs'), { recursive: true });
-    const run = runReport(tasks, rows.map((r) => r.row.instance_id), new Map(results.map((r) => [r.id, r.report])), unknown.map((r) => r.row.instance_id));
+    const run = runReport(
+      tasks,
+      rows.map((r) => r.row.instance_id),
+      new Map(results.map((r) => [r.id, r.report])),
+      unknown.map((r) => r.row.instance_id),
+    );
     await writeWhole(path.join(out, 'results.json'), JSON.stringify(run, null, 2) + '\n');
     const resumed = results.filter((r) => r.resumed).length;
     const text =
@@ -295,7 +328,17 @@ export const replayAdapter: ReplayAdapter<Prediction, ReplayOptions, InstanceRes
       `${run.empty_patch_instances} empty, ${run.error_instances} errors${run.patch_apply_failed_ids.length ? ` (${run.patch_apply_failed_ids.length} patches that do not apply)` : ''}` +
       `${run.unknown_ids.length ? `, ${run.unknown_ids.length} unknown ids` : ''})\n` +
       `${resolvedRates(run, excludeErrors)}\n` +
-      run.cannot_fail_ids.map((id) => `  CANNOT_FAIL ${id}: ${results.find((r) => r.id === id)?.report.notes.find((n) => n.startsWith(`${CANNOT_FAIL}:`))?.slice(0, 400) ?? ''}\n`).join('') +
+      run.cannot_fail_ids
+        .map(
+          (id) =>
+            `  CANNOT_FAIL ${id}: ${
+              results
+                .find((r) => r.id === id)
+                ?.report.notes.find((n) => n.startsWith(`${CANNOT_FAIL}:`))
+                ?.slice(0, 400) ?? ''
+            }\n`,
+        )
+        .join('') +
       modeLine(run, results) +
       (resumed ? `${resumed} resumed from the reports of an earlier run in ${out} (--rescore scores them again)\n` : '') +
       `results: ${path.join(out, 'results.json')}, logs: ${path.join(out, 'logs')}/<instance_id>/\n`;

@@ -6,7 +6,14 @@ import { matchesAny } from '../../src/sandbox/glob.ts';
 import { shellQuote } from '../../src/shell_quote.ts';
 import { killedByMemoryLimit, OOM_KILLED_NOTE } from '../../src/sandbox/memory_limit.ts';
 import { runTests, type TestRun } from '../../src/scoring/runners.ts';
-import { scoreInFreshSandbox, type ScoreDeps, type ScoreOptions, type ScoringRun, type ScoringSteps, type VerdictBody } from '../../src/scoring/pipeline.ts';
+import {
+  scoreInFreshSandbox,
+  type ScoreDeps,
+  type ScoreOptions,
+  type ScoringRun,
+  type ScoringSteps,
+  type VerdictBody,
+} from '../../src/scoring/pipeline.ts';
 import { clearForHarness, refusedNote } from '../../src/scoring/candidate_files.ts';
 import { javaGuardFor } from '../../src/scoring/java_guard.ts';
 import { isolatedGitShell } from '../../src/sandbox/git_isolation.ts';
@@ -53,7 +60,12 @@ export const TEST_COMPILE_FAILED = NOTE_CODES.testCompileFailed;
  * Every git here runs isolated (git_isolation.ts): no hook, fsmonitor or config of the
  * workspace's plays a part.
  */
-export function scoreSwebench(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions & Partial<SwebenchScoreOptions> = {}): Promise<Verdict> {
+export function scoreSwebench(
+  task: Task,
+  patch: string,
+  deps: ScoreDeps,
+  opts: ScoreOptions & Partial<SwebenchScoreOptions> = {},
+): Promise<Verdict> {
   return scoreInFreshSandbox(task, patch, deps, opts, (t) => swebenchSteps(t, opts));
 }
 
@@ -66,7 +78,11 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
   const testGlobs = opts.testFiles ?? task.tests.testFiles;
   const strict = (opts.scoring ?? 'strict') === 'strict';
   const guard = javaGuardFor(task, runner, { strict, testFiles: testGlobs, ...(opts.signal ? { signal: opts.signal } : {}) });
-  const testPatchPaths = new Set(diffFiles(testPatch).flatMap((f) => [f.oldPath, f.newPath]).filter((p): p is string => Boolean(p)));
+  const testPatchPaths = new Set(
+    diffFiles(testPatch)
+      .flatMap((f) => [f.oldPath, f.newPath])
+      .filter((p): p is string => Boolean(p)),
+  );
   // The candidate's test files that stay (faithful Java): a compile error in one of them is named.
   const keptTestFiles: string[] = [];
   return {
@@ -114,10 +130,12 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
       // An artifact the offline run could not resolve is missing from the env (a warm-up that never
       // reached that module, a dependency a patch adds): said, and for the gold validate's error.
       const missing = runner.type === 'maven' ? mavenResolutionLine(run.log) : undefined;
-      if (missing) notes.push(`${ENV_INCOMPLETE_NOTE}: the offline test run could not resolve what it needs from the env: ${missing.slice(0, 600)}`);
+      if (missing)
+        notes.push(`${ENV_INCOMPLETE_NOTE}: the offline test run could not resolve what it needs from the env: ${missing.slice(0, 600)}`);
       const compile = testCompileNote(run.log, keptTestFiles);
       if (compile) notes.push(compile);
-      if (runner.type === 'maven' && runner.exclude?.length) notes.push(`not run here, as the spec says (${String(task.metadata.spec_note ?? 'no note')}): ${runner.exclude.join(', ')}`);
+      if (runner.type === 'maven' && runner.exclude?.length)
+        notes.push(`not run here, as the spec says (${String(task.metadata.spec_note ?? 'no note')}): ${runner.exclude.join(', ')}`);
       return run;
     },
 
@@ -137,17 +155,25 @@ function swebenchSteps(task: Task, opts: ScoreOptions & Partial<SwebenchScoreOpt
  */
 async function locateModules(sandbox: Sandbox, runner: RunnerSpec, log: string[]): Promise<RunnerSpec> {
   if (runner.type !== 'maven' || runner.tests.every((t) => parseJavaTestId(t).module)) return runner;
-  const found = await sandbox.exec("find . \\( -name .git -o -name target -o -name node_modules \\) -prune -o -path '*/src/test/java/*.java' -type f -print", { timeoutMs: 120_000, maxOutputBytes: 16 * 1024 * 1024 });
+  const found = await sandbox.exec(
+    "find . \\( -name .git -o -name target -o -name node_modules \\) -prune -o -path '*/src/test/java/*.java' -type f -print",
+    { timeoutMs: 120_000, maxOutputBytes: 16 * 1024 * 1024 },
+  );
   if (found.exitCode !== 0 || found.truncated.stdout > 0) return runner;
   const tests = qualifyJavaTests(runner.tests, found.stdout.split('\n').filter(Boolean));
   const modules = [...new Set(tests.map((t) => parseJavaTestId(t).module).filter(Boolean))];
-  if (modules.length) log.push(`tests located in module(s) ${modules.join(', ')}${tests.every((t) => parseJavaTestId(t).module) ? '' : ' (some not: the whole reactor runs)'}`);
+  if (modules.length)
+    log.push(
+      `tests located in module(s) ${modules.join(', ')}${tests.every((t) => parseJavaTestId(t).module) ? '' : ' (some not: the whole reactor runs)'}`,
+    );
   return { ...runner, tests };
 }
 
 /** The sandbox's memory limit killed the test run (Maven, or its Surefire fork): the note says which limit, and what the log showed of it. */
 function memoryLimitNote(task: Task, run: TestRun): string {
-  const limit = task.resources.memoryMb ? `the task asks for ${task.resources.memoryMb} MiB; the sandbox had max(that, the server's limit)` : "the server's default limit";
+  const limit = task.resources.memoryMb
+    ? `the task asks for ${task.resources.memoryMb} MiB; the sandbox had max(that, the server's limit)`
+    : "the server's default limit";
   const tail = killLines(run.log);
   return `${OOM_KILLED_NOTE}: the test run was killed by the sandbox's memory limit (${limit}; exit ${run.exec.exitCode})${tail ? `: ${tail}` : ''}`;
 }
@@ -170,7 +196,8 @@ const GIT = isolatedGitShell();
 
 /** A shell command in the scoring sandbox, with the scoring's signal. */
 function shell(run: ScoringRun): (command: string, stdin?: string) => ReturnType<Sandbox['exec']> {
-  return (command, stdin) => run.sandbox.exec(command, { timeoutMs: 300_000, signal: run.opts.signal, ...(stdin !== undefined ? { stdin } : {}) });
+  return (command, stdin) =>
+    run.sandbox.exec(command, { timeoutMs: 300_000, signal: run.opts.signal, ...(stdin !== undefined ? { stdin } : {}) });
 }
 
 /**
@@ -210,18 +237,27 @@ async function keepTestFiles(
       const lines = testConfigLines(diff.stdout);
       if (lines.length) {
         undo.push(c.path);
-        notes.push(`TEST_INFRA_TAMPERING neutralised: ${c.path} reverted (a build-file change that configures tests: ${lines.slice(0, 3).join(' | ')})`);
+        notes.push(
+          `TEST_INFRA_TAMPERING neutralised: ${c.path} reverted (a build-file change that configures tests: ${lines.slice(0, 3).join(' | ')})`,
+        );
       }
     }
   }
-  if (kept.length) notes.push(`${TEST_FILES_KEPT}: ${kept.length} test file(s) of the candidate's that the test patch does not overwrite stay, as the harness leaves them (strict scoring sets them aside): ${listed(kept)}`);
-  if (setAside.length) notes.push(`${TEST_FILES_SET_ASIDE}: ${setAside.length} test file(s) of the candidate's that the test patch does not overwrite are set aside (not the code under test; the harness keeps them, and so does faithful scoring): ${listed(setAside)}`);
+  if (kept.length)
+    notes.push(
+      `${TEST_FILES_KEPT}: ${kept.length} test file(s) of the candidate's that the test patch does not overwrite stay, as the harness leaves them (strict scoring sets them aside): ${listed(kept)}`,
+    );
+  if (setAside.length)
+    notes.push(
+      `${TEST_FILES_SET_ASIDE}: ${setAside.length} test file(s) of the candidate's that the test patch does not overwrite are set aside (not the code under test; the harness keeps them, and so does faithful scoring): ${listed(setAside)}`,
+    );
   if (!undo.length) return;
   notes.push(...(await clearForHarness(sandbox, undo, { startLinks, signal: run.opts.signal })).map(refusedNote));
   await restore(sh, undo, changed);
 }
 
-const listed = (paths: string[], max = 10) => paths.slice(0, max).join(', ') + (paths.length > max ? `, and ${paths.length - max} more` : '');
+const listed = (paths: string[], max = 10) =>
+  paths.slice(0, max).join(', ') + (paths.length > max ? `, and ${paths.length - max} more` : '');
 
 /**
  * The test-compile errors of a run in the candidate's kept test files (Maven's `[ERROR] /path/File.java:[l,c] msg`, javac's
@@ -296,7 +332,11 @@ async function trackedLinks(sandbox: Sandbox): Promise<Map<string, string>> {
   return out;
 }
 
-async function restore(sh: (c: string) => Promise<{ exitCode: number | null; stderr: string }>, paths: string[], changed: { path: string; tracked: boolean }[]): Promise<void> {
+async function restore(
+  sh: (c: string) => Promise<{ exitCode: number | null; stderr: string }>,
+  paths: string[],
+  changed: { path: string; tracked: boolean }[],
+): Promise<void> {
   const tracked = new Map(changed.map((c) => [c.path, c.tracked]));
   const script = paths
     .map((p) => (tracked.get(p) ? `rm -rf -- ${shellQuote(p)}; ${GIT} checkout -q HEAD -- ${shellQuote(p)}` : `rm -rf -- ${shellQuote(p)}`))
@@ -376,7 +416,12 @@ export function covers(id: string, name: string, language: 'java' | 'python' = '
  * have exited 0 as well: a passing report from a failing build is not believed (a test
  * failed that the reports do not show, or a module did not build).
  */
-export function decideSwebench(run: TestRun, lists: { failToPass: string[]; passToPass: string[] }, notes: string[], language: 'java' | 'python' = 'java'): VerdictBody {
+export function decideSwebench(
+  run: TestRun,
+  lists: { failToPass: string[]; passToPass: string[] },
+  notes: string[],
+  language: 'java' | 'python' = 'java',
+): VerdictBody {
   const outcome = (ids: string[]): Outcome => {
     const passed: string[] = [];
     const failed: string[] = [];
@@ -409,4 +454,3 @@ export function decideSwebench(run: TestRun, lists: { failToPass: string[]; pass
     timedOut: run.exec.timedOut,
   };
 }
-

@@ -71,7 +71,13 @@ function gradle(jdk: string, extra: Partial<JavaSpec> = {}): JavaSpec {
 const DUBBO_ARGS = ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true'];
 
 /** NetUtilsTest's address tests: they want a network interface besides loopback (below). */
-const DUBBO_NOT_RUN = ['testGetLocalAddress', 'testLocalHost', 'testFindNetworkInterface', 'testIgnoreGivenInterface', 'testIgnoreGivenPrefixInterfaceName'].map((m) => `org.apache.dubbo.common.utils.NetUtilsTest#${m}`);
+const DUBBO_NOT_RUN = [
+  'testGetLocalAddress',
+  'testLocalHost',
+  'testFindNetworkInterface',
+  'testIgnoreGivenInterface',
+  'testIgnoreGivenPrefixInterfaceName',
+].map((m) => `org.apache.dubbo.common.utils.NetUtilsTest#${m}`);
 
 /** Per repository, per version (`*`: any version): the spec. */
 export const SPECS: Record<string, Record<string, RepoSpec>> = {
@@ -84,10 +90,16 @@ export const SPECS: Record<string, Record<string, RepoSpec>> = {
   },
   // Maven's JVM and Surefire's fork (default heap: a quarter of the host's memory) outgrow the
   // 2 GiB sandbox in the fuzz and large-document tests (the fork is killed, exit 137).
-  'fasterxml/jackson-core': { '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes for the large-input tests' }) },
+  'fasterxml/jackson-core': {
+    '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes for the large-input tests' }),
+  },
   // Its deep-nesting DoS tests (DeepArrayWrappingForDeser3590Test, 3621's) outgrow 2 GiB: the sandbox's limit killed Maven.
-  'fasterxml/jackson-databind': { '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes for the deep-nesting tests' }) },
-  'fasterxml/jackson-dataformat-xml': { '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes, as jackson-core' }) },
+  'fasterxml/jackson-databind': {
+    '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes for the deep-nesting tests' }),
+  },
+  'fasterxml/jackson-dataformat-xml': {
+    '*': maven('11', { memoryMb: 6144, note: 'JDK 11 in the harness (17 used); 6 GiB sandboxes, as jackson-core' }),
+  },
   // NetUtilsTest's address tests want a network interface besides loopback: the harness's
   // containers had Docker's bridge, a benchgym sandbox has no network at all, so they fail
   // whatever the patch (start state and gold alike). Left out; NetUtilsTest's other methods count.
@@ -99,7 +111,12 @@ export const SPECS: Record<string, Record<string, RepoSpec>> = {
     }),
   },
   // Maven's JVM itself is killed by the 2 GiB sandbox while Surefire runs thousands of classes.
-  'alibaba/fastjson2': { '*': maven('11', { memoryMb: 6144, note: 'JDK 8 in Multi-SWE-bench, 11 in the table (17 used); 6 GiB sandboxes (Maven was killed at 2 GiB)' }) },
+  'alibaba/fastjson2': {
+    '*': maven('11', {
+      memoryMb: 6144,
+      note: 'JDK 8 in Multi-SWE-bench, 11 in the table (17 used); 6 GiB sandboxes (Maven was killed at 2 GiB)',
+    }),
+  },
   'mockito/mockito': { '*': gradle('11') },
   'googlecontainertools/jib': { '*': gradle('11') },
   'google/guava': { '*': maven('11') },
@@ -119,7 +136,8 @@ export const INSTANCE_SPECS: Record<string, Partial<RepoSpec>> = {
       {
         file: 'gson/pom.xml',
         find: '<artifactId>bnd-maven-plugin</artifactId>\n        <version>4.0.0</version>\n        <executions>\n          <execution>',
-        replace: '<artifactId>bnd-maven-plugin</artifactId>\n        <version>4.0.0</version>\n        <executions>\n          <execution>\n            <phase>none</phase>',
+        replace:
+          '<artifactId>bnd-maven-plugin</artifactId>\n        <version>4.0.0</version>\n        <executions>\n          <execution>\n            <phase>none</phase>',
       },
     ],
     note: 'the pom hard-codes <release>6</release> (edited to 7) and bnd-maven-plugin 4.0.0 fails on JDK 17 (unbound), in a build-setup commit',
@@ -218,11 +236,17 @@ for (const [id, [snapshot, release]] of Object.entries(JACKSON_SNAPSHOT_PARENTS)
 // freely) and JDK 17 refuses, opened to the test fork (the Surefire configs set no argLine):
 // dataformat-xml-531's and -544's ListAsObjectTest binds a LinkedList by its fields;
 // fastjson2-1245's DubboTest6#testEnumSet (its FAIL_TO_PASS) reads EnumSet.elementType.
-for (const [id, jdk] of [['fasterxml__jackson-dataformat-xml-531', '11'], ['fasterxml__jackson-dataformat-xml-544', '11'], ['alibaba__fastjson2-1245', '8']] as const) {
+for (const [id, jdk] of [
+  ['fasterxml__jackson-dataformat-xml-531', '11'],
+  ['fasterxml__jackson-dataformat-xml-544', '11'],
+  ['alibaba__fastjson2-1245', '8'],
+] as const) {
   INSTANCE_SPECS[id] = {
     ...INSTANCE_SPECS[id],
     args: ['-DargLine=--add-opens=java.base/java.util=ALL-UNNAMED'],
-    note: [INSTANCE_SPECS[id]?.note, `java.util opened to the test fork (--add-opens; JDK ${jdk}, the harness's, allowed this access)`].filter(Boolean).join('; '),
+    note: [INSTANCE_SPECS[id]?.note, `java.util opened to the test fork (--add-opens; JDK ${jdk}, the harness's, allowed this access)`]
+      .filter(Boolean)
+      .join('; '),
   };
 }
 
@@ -273,7 +297,12 @@ INSTANCE_SPECS['apache__dubbo-11781'] = {
 
 // jackson-core of 2014-2017 compiles for Java 6 (`javac.src.version` / `javac.target.version`
 // of jackson-parent 2.5 and of the 2017 pom), which JDK 17's javac refuses: raised to 7.
-for (const id of ['fasterxml__jackson-core-174', 'fasterxml__jackson-core-183', 'fasterxml__jackson-core-370', 'fasterxml__jackson-core-380']) {
+for (const id of [
+  'fasterxml__jackson-core-174',
+  'fasterxml__jackson-core-183',
+  'fasterxml__jackson-core-370',
+  'fasterxml__jackson-core-380',
+]) {
   INSTANCE_SPECS[id] = {
     args: ['-Djavac.src.version=1.7', '-Djavac.target.version=1.7'],
     note: 'source/target 1.6 (javac.src.version / javac.target.version) raised to 1.7 for JDK 17',
@@ -283,11 +312,16 @@ for (const id of ['fasterxml__jackson-core-174', 'fasterxml__jackson-core-183', 
 // jackson-core-729 (2022, 2.14) still sets javac.src.version / target 1.6 in its own pom; 566
 // (the 3.0.0-SNAPSHOT line of 2019, parent mapped to 2.10.0 whose default is 1.7) uses static
 // and default interface methods, Java 8: each found `ENV_BUILD_FAILED` by validate on JDK 17.
-for (const [id, level] of [['fasterxml__jackson-core-729', '1.7'], ['fasterxml__jackson-core-566', '1.8']] as const) {
+for (const [id, level] of [
+  ['fasterxml__jackson-core-729', '1.7'],
+  ['fasterxml__jackson-core-566', '1.8'],
+] as const) {
   INSTANCE_SPECS[id] = {
     ...INSTANCE_SPECS[id],
     args: [`-Djavac.src.version=${level}`, `-Djavac.target.version=${level}`],
-    note: [INSTANCE_SPECS[id]?.note, `source/target (javac.src.version / javac.target.version) set to ${level} for JDK 17`].filter(Boolean).join('; '),
+    note: [INSTANCE_SPECS[id]?.note, `source/target (javac.src.version / javac.target.version) set to ${level} for JDK 17`]
+      .filter(Boolean)
+      .join('; '),
   };
 }
 
@@ -304,12 +338,22 @@ const DATABIND_RELEASE_8: BuildEdit = {
     '      <plugin>\n        <groupId>org.apache.maven.plugins</groupId>\n        <artifactId>maven-compiler-plugin</artifactId>\n' +
     '        <version>3.8.1</version>\n        <configuration>\n          <release>8</release>\n        </configuration>\n      </plugin>\n',
 };
-for (const id of ['fasterxml__jackson-databind-1113', 'fasterxml__jackson-databind-1650', 'fasterxml__jackson-databind-1923', 'fasterxml__jackson-databind-2036']) {
+for (const id of [
+  'fasterxml__jackson-databind-1113',
+  'fasterxml__jackson-databind-1650',
+  'fasterxml__jackson-databind-1923',
+  'fasterxml__jackson-databind-2036',
+]) {
   const before = INSTANCE_SPECS[id];
   INSTANCE_SPECS[id] = {
     ...before,
     edits: [...(before?.edits ?? []), DATABIND_RELEASE_8],
-    note: [before?.note, 'compiled with --release 8 (maven-compiler-plugin 3.8.1): javac 17 finds `Module` ambiguous with java.lang.Module for source 1.7'].filter(Boolean).join('; '),
+    note: [
+      before?.note,
+      'compiled with --release 8 (maven-compiler-plugin 3.8.1): javac 17 finds `Module` ambiguous with java.lang.Module for source 1.7',
+    ]
+      .filter(Boolean)
+      .join('; '),
   };
 }
 
@@ -319,7 +363,12 @@ for (const id of ['fasterxml__jackson-databind-1113', 'fasterxml__jackson-databi
 INSTANCE_SPECS['fasterxml__jackson-core-1133'] = {
   ...INSTANCE_SPECS['fasterxml__jackson-core-1133'],
   args: ['-Denforcer.skip=true'],
-  note: [INSTANCE_SPECS['fasterxml__jackson-core-1133']?.note, "the enforcer is skipped: the 3.0.0 parent's refuses the pom's unversioned gradle-module-metadata plugin"].filter(Boolean).join('; '),
+  note: [
+    INSTANCE_SPECS['fasterxml__jackson-core-1133']?.note,
+    "the enforcer is skipped: the 3.0.0 parent's refuses the pom's unversioned gradle-module-metadata plugin",
+  ]
+    .filter(Boolean)
+    .join('; '),
 };
 
 // jackson-databind-3622 (a backport to the 2.12 branch) activates its `java14+` profile on any JDK from
@@ -339,8 +388,14 @@ export const DEFAULT_SPEC: JavaSpec = maven('17', { note: 'no spec for this repo
  * over the default; `extra` (a table in the same shape, e.g. a user's own repositories)
  * is consulted before the built-in one.
  */
-export function specFor(repo: string, version: string, instanceId: string, extra: Record<string, Record<string, RepoSpec>> = {}): RepoSpec & { known: boolean } {
-  const find = (table: Record<string, Record<string, RepoSpec>>) => ownValue(table, repo) ?? Object.entries(table).find(([k]) => k.toLowerCase() === repo.toLowerCase())?.[1];
+export function specFor(
+  repo: string,
+  version: string,
+  instanceId: string,
+  extra: Record<string, Record<string, RepoSpec>> = {},
+): RepoSpec & { known: boolean } {
+  const find = (table: Record<string, Record<string, RepoSpec>>) =>
+    ownValue(table, repo) ?? Object.entries(table).find(([k]) => k.toLowerCase() === repo.toLowerCase())?.[1];
   const byVersion = find(extra) ?? find(SPECS);
   const base = ownValue(byVersion, version) ?? ownValue(byVersion, '*');
   const override = ownValue(INSTANCE_SPECS, instanceId) ?? {};

@@ -49,7 +49,9 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
       edits: spec.edits,
     },
     solution: { patch: inst.patch },
-    ...(spec.memoryMb || spec.pids ? { resources: { ...(spec.memoryMb ? { memoryMb: spec.memoryMb } : {}), ...(spec.pids ? { pids: spec.pids } : {}) } } : {}),
+    ...(spec.memoryMb || spec.pids
+      ? { resources: { ...(spec.memoryMb ? { memoryMb: spec.memoryMb } : {}), ...(spec.pids ? { pids: spec.pids } : {}) } }
+      : {}),
     metadata: {
       repo: inst.repo,
       base_commit: inst.baseCommit,
@@ -66,12 +68,25 @@ export function instanceTask(suite: string, inst: SweInstance, repos: RepoOption
     // The gold's build changes (a version bump the test patch's poms name, say) are the task's:
     // laid down after the start state's build configuration is restored.
     const buildPatch = buildConfigSections(inst.patch);
-    const runner = (selected: string[]) => ({ type: spec.build, tests: selected, args: spec.args, ...(notRun.length ? { exclude: notRun } : {}) });
+    const runner = (selected: string[]) => ({
+      type: spec.build,
+      tests: selected,
+      args: spec.args,
+      ...(notRun.length ? { exclude: notRun } : {}),
+    });
     input = {
       ...common,
       language: 'java',
       // The env is warmed by running the instance's own tests, not the project's whole suite.
-      env: { kind: 'java', jdk: spec.jdk, build: spec.build, args: spec.args, ...(spec.build === 'maven' ? { warmTests: tests } : {}), ...(spec.unavailable ? { unavailable: spec.unavailable } : {}), ...(spec.warmArgs?.length ? { warmArgs: spec.warmArgs } : {}) },
+      env: {
+        kind: 'java',
+        jdk: spec.jdk,
+        build: spec.build,
+        args: spec.args,
+        ...(spec.build === 'maven' ? { warmTests: tests } : {}),
+        ...(spec.unavailable ? { unavailable: spec.unavailable } : {}),
+        ...(spec.warmArgs?.length ? { warmArgs: spec.warmArgs } : {}),
+      },
       tests: {
         visible: { runner: runner([]), timeoutMs: spec.timeoutMs },
         hidden: { runner: runner(tests), patch: inst.testPatch, ...(buildPatch ? { buildPatch } : {}), timeoutMs: spec.timeoutMs },

@@ -13,17 +13,23 @@ export function knownOptionKeys(def: Pick<AgentDefinition, 'options'>): string[]
  * @example
  * const r = parseAgentOptions(sweAgent, { max_step: 3 }); // { ok: false, message: "unknown option 'max_step' (known: max_steps, ...)" }
  */
-export function parseAgentOptions(def: Pick<AgentDefinition, 'options'>, options: unknown): { ok: true; options: unknown } | { ok: false; message: string } {
+export function parseAgentOptions(
+  def: Pick<AgentDefinition, 'options'>,
+  options: unknown,
+): { ok: true; options: unknown } | { ok: false; message: string } {
   const known = knownOptionKeys(def);
   const given = options && typeof options === 'object' && !Array.isArray(options) ? Object.keys(options) : [];
   const unknown = known ? given.filter((k) => !known.includes(k)) : [];
   const knownList = `(known: ${known?.length ? known.join(', ') : 'none'})`;
-  const issues: string[] = unknown.length ? [`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')} ${knownList}`] : [];
+  const issues: string[] = unknown.length
+    ? [`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')} ${knownList}`]
+    : [];
   const parsed = def.options.safeParse(options ?? {});
   if (!parsed.success) {
     for (const i of parsed.error.issues) {
       if (i.code === 'unrecognized_keys') {
-        if (!unknown.length) issues.push(`unknown option${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `'${k}'`).join(', ')} ${knownList}`);
+        if (!unknown.length)
+          issues.push(`unknown option${i.keys.length > 1 ? 's' : ''} ${i.keys.map((k) => `'${k}'`).join(', ')} ${knownList}`);
       } else issues.push(`${i.path.join('.') || '(options)'}: ${i.message}`);
     }
   }

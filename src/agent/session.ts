@@ -59,8 +59,15 @@ export async function withCallSignal<T>(parent: AbortSignal | undefined, fn: (si
 }
 
 /** Calls a tool with the long timeout (and a progress callback, so the server sends heartbeats). */
-export async function callTool(client: Client, name: string, args: Record<string, unknown> = {}, opts: { signal?: AbortSignal; onprogress?: (p: { progress: number; message?: string }) => void } = {}): Promise<CallToolResult> {
-  const result = await withCallSignal(opts.signal, (signal) => client.callTool({ name, arguments: args }, undefined, { ...LONG_CALL, signal, onprogress: opts.onprogress ?? (() => {}) }));
+export async function callTool(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  opts: { signal?: AbortSignal; onprogress?: (p: { progress: number; message?: string }) => void } = {},
+): Promise<CallToolResult> {
+  const result = await withCallSignal(opts.signal, (signal) =>
+    client.callTool({ name, arguments: args }, undefined, { ...LONG_CALL, signal, onprogress: opts.onprogress ?? (() => {}) }),
+  );
   return result as CallToolResult;
 }
 
@@ -122,7 +129,8 @@ export async function connectHttp(opts: { mcpUrl: string } | { url: string; mcpP
     throw new Error(`not an episode endpoint URL: '${withoutEpisodeKeys(where)}'`);
   }
   const capability = capabilityOfPath(url.pathname);
-  if (!capability || capability.endpoint !== 'mcp') throw new Error(`not an episode endpoint (…/episodes/<id>/<key>/mcp): '${withoutEpisodeKeys(where)}'`);
+  if (!capability || capability.endpoint !== 'mcp')
+    throw new Error(`not an episode endpoint (…/episodes/<id>/<key>/mcp): '${withoutEpisodeKeys(where)}'`);
   const client = new Client(CLIENT_INFO);
   await client.connect(httpTransport(url));
   return { client, episodeId: capability.id, close: () => client.close().catch(() => {}) };
@@ -147,7 +155,10 @@ function startArgs(opts: StartOptions): Record<string, unknown> {
 }
 
 async function startVia(client: Client, opts: StartOptions): Promise<Record<string, unknown>> {
-  const result = (await client.callTool({ name: 'start_episode', arguments: startArgs(opts) }, undefined, { ...START_CALL, onprogress: () => {} })) as CallToolResult;
+  const result = (await client.callTool({ name: 'start_episode', arguments: startArgs(opts) }, undefined, {
+    ...START_CALL,
+    onprogress: () => {},
+  })) as CallToolResult;
   if (result.isError) throw new Error(`start_episode failed: ${resultText(result)}`);
   return result.structuredContent as Record<string, unknown>;
 }
@@ -162,8 +173,11 @@ export async function startHttpEpisode(opts: HttpOptions & StartOptions): Promis
   } finally {
     await gymClient.close().catch(() => {});
   }
-  if (typeof started.mcpPath !== 'string') throw new Error('start_episode named no endpoint for the episode (mcpPath): is this a benchgym server?');
-  const session = await connectHttp(typeof started.mcpUrl === 'string' ? { mcpUrl: started.mcpUrl } : { url: opts.url, mcpPath: started.mcpPath });
+  if (typeof started.mcpPath !== 'string')
+    throw new Error('start_episode named no endpoint for the episode (mcpPath): is this a benchgym server?');
+  const session = await connectHttp(
+    typeof started.mcpUrl === 'string' ? { mcpUrl: started.mcpUrl } : { url: opts.url, mcpPath: started.mcpPath },
+  );
   return { ...session, started };
 }
 
@@ -175,8 +189,15 @@ export async function startHttpEpisode(opts: HttpOptions & StartOptions): Promis
 export class EpisodeScopedClient extends Client {
   episodeId: string | undefined;
 
-  override async callTool(params: CallToolRequest['params'], resultSchema?: Parameters<Client['callTool']>[1], options?: RequestOptions): ReturnType<Client['callTool']> {
-    const scoped = this.episodeId !== undefined && !GYM_TOOL_NAMES.has(params.name) ? { ...params, arguments: { ...params.arguments, episode_id: this.episodeId } } : params;
+  override async callTool(
+    params: CallToolRequest['params'],
+    resultSchema?: Parameters<Client['callTool']>[1],
+    options?: RequestOptions,
+  ): ReturnType<Client['callTool']> {
+    const scoped =
+      this.episodeId !== undefined && !GYM_TOOL_NAMES.has(params.name)
+        ? { ...params, arguments: { ...params.arguments, episode_id: this.episodeId } }
+        : params;
     return super.callTool(scoped, resultSchema, options);
   }
 

@@ -49,7 +49,10 @@ export interface Composition {
  * @example
  * await main(['tasks', '--suite', 'mine'], compositionOf(() => [mySuite()]));
  */
-export function compositionOf(make: (opts: SuiteLoadOptions) => Suite[], agents: Readonly<Record<string, AgentDefinition>> = {}): Composition {
+export function compositionOf(
+  make: (opts: SuiteLoadOptions) => Suite[],
+  agents: Readonly<Record<string, AgentDefinition>> = {},
+): Composition {
   return {
     suites: make({}).map((probe) => ({
       id: probe.id,

@@ -20,7 +20,8 @@ export function episodeLogLine(e: GymEvent): string | undefined {
       return `${at} start   ${who}${e.forkedFrom ? ` (fork of ${e.forkedFrom})` : ''}`;
     case 'episode_submitted': {
       const v = e.verdict;
-      if (v.status === 'error') return `${at} submit  ${who}: error (not scored): ${v.error?.code ?? 'INTERNAL'}: ${oneLine(v.error?.message ?? 'scoring failed')}`;
+      if (v.status === 'error')
+        return `${at} submit  ${who}: error (not scored): ${v.error?.code ?? 'INTERNAL'}: ${oneLine(v.error?.message ?? 'scoring failed')}`;
       const passed = v.tests.filter((t) => t.status === 'passed').length;
       return `${at} submit  ${who}: ${v.status}, reward ${v.reward} (${passed}/${v.tests.length} tests) in ${(v.durationMs / 1000).toFixed(1)} s`;
     }

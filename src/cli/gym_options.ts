@@ -74,13 +74,15 @@ export const GYM_FLAGS_USAGE = `Common options:
 
 export function sandboxFlag(value: string | undefined): 'local' | 'docker' | 'kubernetes' {
   const backend = value ?? 'local';
-  if (backend !== 'local' && backend !== 'docker' && backend !== 'kubernetes') throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${backend}' (local, docker or kubernetes)`);
+  if (backend !== 'local' && backend !== 'docker' && backend !== 'kubernetes')
+    throw new GymError('INVALID_ARGUMENT', `invalid --sandbox: '${backend}' (local, docker or kubernetes)`);
   return backend;
 }
 
 export function isolationFlag(value: string | undefined): NonNullable<GymOptions['isolation']> {
   const isolation = value ?? 'auto';
-  if (!['auto', 'bwrap', 'none'].includes(isolation)) throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
+  if (!['auto', 'bwrap', 'none'].includes(isolation))
+    throw new GymError('INVALID_ARGUMENT', `invalid --isolation: '${isolation}' (auto, bwrap or none)`);
   return isolation as NonNullable<GymOptions['isolation']>;
 }
 
@@ -92,7 +94,11 @@ export function reposDirFlag(value: string | undefined): string | undefined {
 /** The --gradle value (else $BENCHGYM_GRADLE), checked to exist as a path or a command name. */
 export function gradleFlag(value: string | undefined): string | undefined {
   const given = value ?? (process.env.BENCHGYM_GRADLE || undefined);
-  if (given !== undefined && given.includes('/') && !existsSync(given)) throw new GymError('INVALID_ARGUMENT', `invalid --gradle: ${given} does not exist (a Gradle distribution directory or zip, or an installed gradle)`);
+  if (given !== undefined && given.includes('/') && !existsSync(given))
+    throw new GymError(
+      'INVALID_ARGUMENT',
+      `invalid --gradle: ${given} does not exist (a Gradle distribution directory or zip, or an installed gradle)`,
+    );
   return given === undefined ? undefined : given.includes('/') ? path.resolve(given) : given;
 }
 
@@ -115,13 +121,23 @@ export async function gymFrom(values: GymFlagValues, root: Composition): Promise
     const id = idsOf([spec])[0]!;
     // Said before the registry would, with every suite the root registers (not only those loaded).
     if (!spec.includes('=') && !root.suites.some((s) => s.id === id)) {
-      throw new GymError('SUITE_NOT_FOUND', `unknown suite '${id}' (known: ${root.suites.map((s) => s.id).join(', ')}); give a directory suite as ${id}=PATH`);
+      throw new GymError(
+        'SUITE_NOT_FOUND',
+        `unknown suite '${id}' (known: ${root.suites.map((s) => s.id).join(', ')}); give a directory suite as ${id}=PATH`,
+      );
     }
     registry.enable(spec);
   }
   const cacheDir = cacheDirOf(values);
   const gradle = gradleFlag(values.gradle);
-  const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoringFlag(values.scoring, 'strict'), ...(gradle ? { gradle } : {}) };
+  const opts: GymOptions = {
+    registry,
+    dataDir: values['data-dir'],
+    cacheDir,
+    isolation,
+    scoring: scoringFlag(values.scoring, 'strict'),
+    ...(gradle ? { gradle } : {}),
+  };
   if (backend === 'docker') {
     const { DockerSandboxFactory } = await import('../sandbox/docker/index.ts');
     opts.sandboxes = new DockerSandboxFactory({
@@ -131,18 +147,24 @@ export async function gymFrom(values: GymFlagValues, root: Composition): Promise
       images: { exactPython: values['exact-python'] ?? false, ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) },
     });
   }
-  if (backend === 'kubernetes') opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
+  if (backend === 'kubernetes')
+    opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
   return new Gym(opts);
 }
 
 /** The kubernetes backend the flags describe (--kubeconfig, --namespace, --registry, --runtime-class, --pool). */
 export async function kubernetesFactoryFrom(
-  values: Pick<GymFlagValues, 'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'pool' | 'max-containers' | 'exact-python'>,
+  values: Pick<
+    GymFlagValues,
+    'kubeconfig' | 'namespace' | 'registry' | 'runtime-class' | 'server-id' | 'pool' | 'max-containers' | 'exact-python'
+  >,
   images: { cacheDir?: string; gradle?: string },
 ): Promise<KubernetesSandboxFactory> {
   const namespace = values.namespace ?? 'benchgym';
-  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace)) throw new GymError('INVALID_ARGUMENT', `invalid --namespace: '${namespace}' (a DNS label: lower-case letters, digits, '-')`);
-  if (values.registry !== undefined && !/^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/.test(values.registry)) throw new GymError('INVALID_ARGUMENT', `invalid --registry: '${values.registry}' (HOST[:PORT]/PREFIX)`);
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(namespace))
+    throw new GymError('INVALID_ARGUMENT', `invalid --namespace: '${namespace}' (a DNS label: lower-case letters, digits, '-')`);
+  if (values.registry !== undefined && !/^[A-Za-z0-9.-]+(:\d+)?(\/[a-z0-9._/-]+)?$/.test(values.registry))
+    throw new GymError('INVALID_ARGUMENT', `invalid --registry: '${values.registry}' (HOST[:PORT]/PREFIX)`);
   // @kubernetes/client-node alone takes seconds to import: only when this backend is chosen.
   const { KubernetesSandboxFactory, loadImageBy } = await import('../sandbox/kubernetes/index.ts');
   return new KubernetesSandboxFactory({
@@ -151,7 +173,9 @@ export async function kubernetesFactoryFrom(
     ...(values.registry ? { registry: values.registry } : {}),
     ...(values['runtime-class'] ? { runtimeClassName: values['runtime-class'] } : {}),
     // Without a registry: a program that puts each env image on the nodes (the project cluster's load-image.sh).
-    ...(!values.registry && process.env.BENCHGYM_KUBERNETES_LOAD_IMAGE ? { loadImage: loadImageBy(process.env.BENCHGYM_KUBERNETES_LOAD_IMAGE) } : {}),
+    ...(!values.registry && process.env.BENCHGYM_KUBERNETES_LOAD_IMAGE
+      ? { loadImage: loadImageBy(process.env.BENCHGYM_KUBERNETES_LOAD_IMAGE) }
+      : {}),
     serverId: values['server-id'] ?? 'default',
     poolSize: intFlag(values.pool, 'pool', 1, 0, 64),
     maxPods: intFlag(values['max-containers'], 'max-containers', 32, 1, 4096),

@@ -29,7 +29,11 @@ export async function describeIsolation(gym: Gym, inputs: IsolationInputs): Prom
   const bwrap = inputs.isolation === 'bwrap' || (inputs.isolation === 'auto' && (await bubblewrapAvailable()));
   const executor = (await localExecutorBinary('auto', path.resolve(inputs.cacheDir)).catch(() => null)) !== null;
   const l = DEFAULT_LOCAL_LIMITS;
-  const sandbox = bwrap ? 'bubblewrap (own mount, pid and network namespaces)' : inputs.isolation === 'none' ? 'no bubblewrap (--isolation none)' : 'no bubblewrap (not available here)';
+  const sandbox = bwrap
+    ? 'bubblewrap (own mount, pid and network namespaces)'
+    : inputs.isolation === 'none'
+      ? 'no bubblewrap (--isolation none)'
+      : 'no bubblewrap (not available here)';
   const network = bwrap ? 'network none' : "network: the host's (commands can reach it)";
   return `isolation: local, ${sandbox}, executor ${executor ? 'on' : 'off'}, ${network}, limits: memory ${gib(l.memoryBytes)} and ${l.pids} pids (cgroup, where writable), CPU ${l.cpuSeconds} s, disk ${gib(l.diskBytes)}, command timeout ${l.defaultTimeoutMs / 1000} s, output ${kib(l.maxOutputBytes)}`;
 }

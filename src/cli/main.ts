@@ -17,9 +17,21 @@ export interface CommandEntry {
 /** The built-in commands, each imported when used. */
 function builtinCommands(root: Composition): CommandEntry[] {
   return [
-    { name: 'serve', summary: 'serve the gym over HTTP: MCP, the WebSocket gym protocol, OpenEnv and terminals', load: async () => (await import('./commands/serve.ts')).serveCommand(root) },
-    { name: 'mcp', summary: 'MCP over stdio (for Claude Desktop / Claude Code)', load: async () => (await import('./commands/mcp.ts')).mcpCommand(root) },
-    { name: 'tasks', summary: 'list the tasks of the served suites', load: async () => (await import('./commands/tasks.ts')).tasksCommand(root) },
+    {
+      name: 'serve',
+      summary: 'serve the gym over HTTP: MCP, the WebSocket gym protocol, OpenEnv and terminals',
+      load: async () => (await import('./commands/serve.ts')).serveCommand(root),
+    },
+    {
+      name: 'mcp',
+      summary: 'MCP over stdio (for Claude Desktop / Claude Code)',
+      load: async () => (await import('./commands/mcp.ts')).mcpCommand(root),
+    },
+    {
+      name: 'tasks',
+      summary: 'list the tasks of the served suites',
+      load: async () => (await import('./commands/tasks.ts')).tasksCommand(root),
+    },
     {
       name: 'validate',
       summary: 'gold passes, start state fails, for every task',
@@ -31,8 +43,16 @@ function builtinCommands(root: Composition): CommandEntry[] {
       // Its flags and --help are every suite's replay's: it loads them all.
       load: async () => (await import('./commands/score.ts')).scoreCommand(root, await loadSuites(root)),
     },
-    { name: 'shell', summary: 'a terminal into an episode on a running server (a task id starts an episode first)', load: async () => (await import('./commands/shell.ts')).shellCommand },
-    { name: 'run', summary: 'an agent over a suite: DIR/run.json, DIR/results.jsonl, DIR/trajectories/', load: async () => (await import('./commands/run.ts')).runCommand(root) },
+    {
+      name: 'shell',
+      summary: 'a terminal into an episode on a running server (a task id starts an episode first)',
+      load: async () => (await import('./commands/shell.ts')).shellCommand,
+    },
+    {
+      name: 'run',
+      summary: 'an agent over a suite: DIR/run.json, DIR/results.jsonl, DIR/trajectories/',
+      load: async () => (await import('./commands/run.ts')).runCommand(root),
+    },
     {
       name: 'report',
       summary: 'report.md and report.html (pass@k, CIs, breakdowns, comparisons of several runs)',
@@ -43,8 +63,16 @@ function builtinCommands(root: Composition): CommandEntry[] {
       summary: 'export run or server trajectories to ATIF (Harbor, NeMo Gym, SkyRL)',
       load: async () => (await import('./commands/export_trajectories.ts')).exportTrajectoriesCommand,
     },
-    { name: 'view', summary: 'a local web viewer of runs: tables, transcripts, two runs side by side', load: async () => (await import('./commands/view.ts')).viewCommand },
-    { name: 'images', summary: 'build (base) or list (list) the Docker sandbox base images', load: async () => (await import('./commands/images.ts')).imagesCommand },
+    {
+      name: 'view',
+      summary: 'a local web viewer of runs: tables, transcripts, two runs side by side',
+      load: async () => (await import('./commands/view.ts')).viewCommand,
+    },
+    {
+      name: 'images',
+      summary: 'build (base) or list (list) the Docker sandbox base images',
+      load: async () => (await import('./commands/images.ts')).imagesCommand,
+    },
   ];
 }
 
@@ -97,7 +125,10 @@ export async function main(argv: string[], root: Composition): Promise<number> {
   }
   const entry = commands.find((c) => c.name === name);
   if (!entry) {
-    const guess = closest(name, commands.map((c) => c.name));
+    const guess = closest(
+      name,
+      commands.map((c) => c.name),
+    );
     process.stderr.write(`benchgym: unknown command '${name}'${guess ? `; did you mean '${guess}'?` : ''}\n\n${usage(commands)}`);
     return 2;
   }

@@ -3,7 +3,9 @@ import { GymError } from '../errors.ts';
 
 /** Edit distance (insertions, deletions, substitutions, adjacent swaps) between two short words. */
 export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
@@ -38,7 +40,8 @@ function unknownFlagMessage(args: string[], options: NonNullable<ParseArgsConfig
       const guess = closest(long, Object.keys(options));
       return `unknown option --${long}${guess ? `; did you mean --${guess}?` : ''} (--help lists the options)`;
     }
-    if (short !== undefined && !Object.values(options).some((o) => o.short === short)) return `unknown option -${short} (--help lists the options)`;
+    if (short !== undefined && !Object.values(options).some((o) => o.short === short))
+      return `unknown option -${short} (--help lists the options)`;
   }
   return undefined;
 }
@@ -60,19 +63,24 @@ export function parseFlags<T extends NonNullable<ParseArgsConfig['options']>>(
 export function intFlag(value: string | undefined, name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new GymError('INVALID_ARGUMENT', `invalid --${name}: '${value}' (a whole number from ${min} to ${max})`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new GymError('INVALID_ARGUMENT', `invalid --${name}: '${value}' (a whole number from ${min} to ${max})`);
   return n;
 }
 
 export function numberFlag(value: string | undefined, name: string, min: number, max: number): number | undefined {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max) throw new GymError('INVALID_ARGUMENT', `invalid --${name}: '${value}' (a number from ${min} to ${max})`);
+  if (value.trim() === '' || !Number.isFinite(n) || n < min || n > max)
+    throw new GymError('INVALID_ARGUMENT', `invalid --${name}: '${value}' (a number from ${min} to ${max})`);
   return n;
 }
 
 /** A comma-separated list, or undefined when it names nothing. */
 export function listFlag(value: string | undefined): string[] | undefined {
-  const list = value?.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = value
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   return list?.length ? list : undefined;
 }

@@ -4,7 +4,8 @@ export type UnreachableIndex = 'PyPI' | 'Maven Central';
 // pip's own words are classified by src/env/python.ts; Maven's and Gradle's are read from their logs here.
 const PIP = /pip could not reach the package index/;
 const JVM_FETCH = /Could not transfer artifact|Could not GET|Could not HEAD|Could not resolve|Non-resolvable/;
-const NETWORK = /UnknownHostException|Unknown host|Temporary failure in name resolution|Name or service not known|Network is unreachable|No route to host|Connection refused|Connect timed out|connect timed out|Connection timed out|Read timed out|Remote host terminated the handshake|transfer failed for https?:\/\//;
+const NETWORK =
+  /UnknownHostException|Unknown host|Temporary failure in name resolution|Name or service not known|Network is unreachable|No route to host|Connection refused|Connect timed out|connect timed out|Connection timed out|Read timed out|Remote host terminated the handshake|transfer failed for https?:\/\//;
 
 /** The package index a failure names as unreachable, e.g. 'PyPI' for "could not build the Python env (...): pip could not reach the package index". */
 export function unreachableIndexOf(message: string): UnreachableIndex | undefined {
@@ -24,5 +25,7 @@ export function unreachableIndexLines(reasons: string[][]): string[] {
     PyPI: 'pip could not reach the package index (PyPI or $PIP_INDEX_URL): check the network, a proxy ($HTTPS_PROXY) or the index URL',
     'Maven Central': 'Maven could not reach its repository (Maven Central or a mirror in settings.xml): check the network or a proxy',
   };
-  return [...counts].map(([index, n]) => `${advice[index]}; ${n} task${n > 1 ? 's' : ''} could not build ${n > 1 ? 'their' : 'its'} env for that`);
+  return [...counts].map(
+    ([index, n]) => `${advice[index]}; ${n} task${n > 1 ? 's' : ''} could not build ${n > 1 ? 'their' : 'its'} env for that`,
+  );
 }

@@ -18,7 +18,8 @@ export const PYTHON_WHEEL_ERA: Record<string, string> = { '3.7': '2018-10-01', '
 
 /** When PyPI received `name==version` (its earliest file), from the simple index's JSON form (PEP 691/700). */
 export async function uploadTime(name: string, version: string): Promise<Date> {
-  const versionOf = (file: string) => (file.endsWith('.whl') ? file.split('-')[1] : /-([^-]+)\.(?:tar\.gz|tar\.bz2|zip|tgz)$/.exec(file)?.[1]);
+  const versionOf = (file: string) =>
+    file.endsWith('.whl') ? file.split('-')[1] : /-([^-]+)\.(?:tar\.gz|tar\.bz2|zip|tgz)$/.exec(file)?.[1];
   const times = (await filesOf(name))
     .filter((f) => versionOf(f.filename) !== undefined && release(versionOf(f.filename)!) === release(version))
     .map((f) => f['upload-time'])
@@ -50,13 +51,51 @@ export function uvCompile(uv: string, python: string, cutoff: string, requiremen
       await fs.writeFile(input, requirements.join('\n') + '\n');
       // The env's own exact pins are taken as they are, whatever their upload date (a wildcard `==3.*` is a range: not exempt).
       // A requirement with a marker is not exempt (`passlib; sys_platform == 'darwin'` pins nothing; `x==1 ; python_version < '3'` may not apply).
-      const exempt = requirements.filter((r) => !r.includes(';')).map((r) => r.trim()).filter((r) => /^[\w.-]+(\[[^\]]*\])?\s*==\s*[^*,\s]+$/.test(r)).flatMap((r) => ['--exclude-newer-package', `${r.split('==')[0]!.replace(/\[.*$/, '').trim()}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`]);
-      const wheels = onlyBinary.length ? ['--python-platform', 'x86_64-manylinux_2_28', ...onlyBinary.flatMap((p) => ['--only-binary', p])] : [];
-      execFile(uv, ['pip', 'compile', '-q', '--no-header', '--no-annotate', '--python-version', python, '--exclude-newer', cutoff, ...wheels, ...exempt, input], { env: { ...process.env, UV_NATIVE_TLS: '1' } }, (err, stdout, stderr) => {
-        void fs.rm(dir, { recursive: true, force: true });
-        if (err) return reject(new GymError('ENV_BUILD_FAILED', `uv pip compile ${requirements.join(' ')} (Python ${python}, before ${cutoff}): ${stderr.trim()}`));
-        resolve(stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#')));
-      });
+      const exempt = requirements
+        .filter((r) => !r.includes(';'))
+        .map((r) => r.trim())
+        .filter((r) => /^[\w.-]+(\[[^\]]*\])?\s*==\s*[^*,\s]+$/.test(r))
+        .flatMap((r) => [
+          '--exclude-newer-package',
+          `${r.split('==')[0]!.replace(/\[.*$/, '').trim()}=${new Date().toISOString().replace(/\.\d+Z$/, 'Z')}`,
+        ]);
+      const wheels = onlyBinary.length
+        ? ['--python-platform', 'x86_64-manylinux_2_28', ...onlyBinary.flatMap((p) => ['--only-binary', p])]
+        : [];
+      execFile(
+        uv,
+        [
+          'pip',
+          'compile',
+          '-q',
+          '--no-header',
+          '--no-annotate',
+          '--python-version',
+          python,
+          '--exclude-newer',
+          cutoff,
+          ...wheels,
+          ...exempt,
+          input,
+        ],
+        { env: { ...process.env, UV_NATIVE_TLS: '1' } },
+        (err, stdout, stderr) => {
+          void fs.rm(dir, { recursive: true, force: true });
+          if (err)
+            return reject(
+              new GymError(
+                'ENV_BUILD_FAILED',
+                `uv pip compile ${requirements.join(' ')} (Python ${python}, before ${cutoff}): ${stderr.trim()}`,
+              ),
+            );
+          resolve(
+            stdout
+              .split('\n')
+              .map((l) => l.trim())
+              .filter((l) => l && !l.startsWith('#')),
+          );
+        },
+      );
     });
   });
 }
@@ -80,14 +119,18 @@ const release = (v: string) => v.toLowerCase().replace(/(\.0+)+$/, '');
 
 /** Does `name==version` ship wheels, but none that installs on CPython `python` (x86-64 Linux)? */
 export async function lacksWheelFor(name: string, version: string, python: string): Promise<boolean> {
-  const wheels = (await filesOf(name)).map((f) => f.filename).filter((f) => f.endsWith('.whl') && release(f.split('-')[1] ?? '') === release(version));
+  const wheels = (await filesOf(name))
+    .map((f) => f.filename)
+    .filter((f) => f.endsWith('.whl') && release(f.split('-')[1] ?? '') === release(version));
   if (!wheels.length) return false; // a source-only project: pip builds it (pure Python, as a rule)
   const cp = `cp${python.replace('.', '')}`;
   const minor = Number(python.split('.')[1]);
   return !wheels.some((w) => {
     const [pyTag, abiTag, platform] = w.slice(0, -4).split('-').slice(-3) as [string, string, string];
     const platformOk = platform === 'any' || (/linux/.test(platform) && /x86_64/.test(platform));
-    const pyOk = pyTag.split('.').some((t) => t === cp || t === 'py3' || t === 'py2.py3' || (abiTag === 'abi3' && /^cp3\d+$/.test(t) && Number(t.slice(3)) <= minor));
+    const pyOk = pyTag
+      .split('.')
+      .some((t) => t === cp || t === 'py3' || t === 'py2.py3' || (abiTag === 'abi3' && /^cp3\d+$/.test(t) && Number(t.slice(3)) <= minor));
     return platformOk && (pyOk || pyTag.split('.').includes('py3'));
   });
 }
@@ -100,8 +143,20 @@ export async function lacksWheelFor(name: string, version: string, python: strin
  * the cut-off moves on a month at a time, up to a year. Source-only dependencies (ffmpy)
  * stay as they are. Failing all that, the plain resolution at the first cut-off.
  */
-export async function eraLock(uv: string, python: string, first: string, requirements: string[]): Promise<{ cutoff: string; lock: string[] }> {
-  const pinned = new Set(requirements.map((r) => r.split(/[=<>!~ ]/)[0]!.toLowerCase().replace(/_/g, '-')));
+export async function eraLock(
+  uv: string,
+  python: string,
+  first: string,
+  requirements: string[],
+): Promise<{ cutoff: string; lock: string[] }> {
+  const pinned = new Set(
+    requirements.map((r) =>
+      r
+        .split(/[=<>!~ ]/)[0]!
+        .toLowerCase()
+        .replace(/_/g, '-'),
+    ),
+  );
   let at = new Date(first);
   for (let month = 0; month <= 12; month++) {
     const cutoff = at.toISOString().replace(/\.\d+Z$/, 'Z');

@@ -98,8 +98,11 @@ export function probeDistribution(url: string): Promise<string | null> {
 }
 
 /** The Gradle version a plan runs, when it can be told without running it: the wrapper URL's, or the launcher jar's. */
-export async function gradleVersionOf(plan: Pick<GradlePlan, 'kind' | 'command' | 'distributionUrl' | 'given'>): Promise<string | undefined> {
-  if (plan.kind === 'wrapper') return plan.distributionUrl ? /gradle-(\d[\w.-]*?)-(?:bin|all)\.zip/.exec(plan.distributionUrl)?.[1] : undefined;
+export async function gradleVersionOf(
+  plan: Pick<GradlePlan, 'kind' | 'command' | 'distributionUrl' | 'given'>,
+): Promise<string | undefined> {
+  if (plan.kind === 'wrapper')
+    return plan.distributionUrl ? /gradle-(\d[\w.-]*?)-(?:bin|all)\.zip/.exec(plan.distributionUrl)?.[1] : undefined;
   const command = plan.kind === 'path' ? await onPath('gradle') : plan.command;
   if (!command) return undefined;
   const home = path.dirname(path.dirname(await fs.realpath(command).catch(() => command)));
@@ -114,7 +117,9 @@ export function readsReadOnlyCache(version: string | undefined): boolean {
 }
 
 function onPath(command: string): Promise<string | null> {
-  return new Promise((resolve) => execFile('sh', ['-c', `command -v "$1"`, 'sh', command], (err, out) => resolve(err ? null : out.trim() || null)));
+  return new Promise((resolve) =>
+    execFile('sh', ['-c', `command -v "$1"`, 'sh', command], (err, out) => resolve(err ? null : out.trim() || null)),
+  );
 }
 
 /** A distribution root: `bin/gradle` and `lib/`, or the one directory inside that has them (an unpacked zip). */
@@ -134,7 +139,8 @@ async function notSelfContained(home: string): Promise<string | null> {
   for (const e of await fs.readdir(lib, { withFileTypes: true })) {
     if (!e.isSymbolicLink()) continue;
     const target = await fs.realpath(path.join(lib, e.name)).catch(() => '');
-    if (!target.startsWith(home + path.sep)) return `its lib/${e.name} links to ${target || 'nothing'} (a packaged Gradle, not a self-contained distribution)`;
+    if (!target.startsWith(home + path.sep))
+      return `its lib/${e.name} links to ${target || 'nothing'} (a packaged Gradle, not a self-contained distribution)`;
   }
   return null;
 }
@@ -144,7 +150,8 @@ async function notSelfContained(home: string): Promise<string | null> {
  * once under `<cache>/gradle-dists/`), or an installed `gradle` (a path or a name on PATH).
  */
 export async function resolveGivenGradle(given: string, cacheDir: string): Promise<GivenGradle> {
-  const bad = (why: string) => new GymError('INVALID_ARGUMENT', `invalid Gradle '${given}': ${why} (${GRADLE_OPTION})`, { option: '--gradle' });
+  const bad = (why: string) =>
+    new GymError('INVALID_ARGUMENT', `invalid Gradle '${given}': ${why} (${GRADLE_OPTION})`, { option: '--gradle' });
   let target = given;
   if (!given.includes('/') && !existsSync(given)) {
     const found = await onPath(given);
@@ -165,7 +172,9 @@ export async function resolveGivenGradle(given: string, cacheDir: string): Promi
       await fs.rm(dest, { recursive: true, force: true });
       await fs.mkdir(dest, { recursive: true });
       await new Promise<void>((resolve, reject) =>
-        execFile('unzip', ['-q', '-o', abs, '-d', dest], { maxBuffer: 16 * 1024 * 1024 }, (err, _o, errOut) => (err ? reject(bad(`could not unzip it: ${errOut || err.message}`)) : resolve())),
+        execFile('unzip', ['-q', '-o', abs, '-d', dest], { maxBuffer: 16 * 1024 * 1024 }, (err, _o, errOut) =>
+          err ? reject(bad(`could not unzip it: ${errOut || err.message}`)) : resolve(),
+        ),
       );
       await fs.writeFile(path.join(dest, '.ok'), '');
     });
@@ -199,15 +208,24 @@ export async function planGradle(dir: string, opts: { userHome: string; cacheDir
     return { kind: 'given', command: given.command, given, ...(url ? { distributionUrl: url } : {}), notes };
   }
   if (wrapper) {
-    if (!url || (await wrapperDistributionCached(opts.userHome, url))) return { kind: 'wrapper', command: './gradlew', ...(url ? { distributionUrl: url } : {}), notes: [] };
+    if (!url || (await wrapperDistributionCached(opts.userHome, url)))
+      return { kind: 'wrapper', command: './gradlew', ...(url ? { distributionUrl: url } : {}), notes: [] };
     const why = await probeDistribution(url);
     if (why) {
-      throw new GymError('ENV_UNAVAILABLE', `the Gradle wrapper's distribution ${url} is unreachable from this machine (${why}) and no Gradle was given: name one with ${GRADLE_OPTION}`, { distributionUrl: url, option: '--gradle', reason: 'gradle distribution unreachable' });
+      throw new GymError(
+        'ENV_UNAVAILABLE',
+        `the Gradle wrapper's distribution ${url} is unreachable from this machine (${why}) and no Gradle was given: name one with ${GRADLE_OPTION}`,
+        { distributionUrl: url, option: '--gradle', reason: 'gradle distribution unreachable' },
+      );
     }
     return { kind: 'wrapper', command: './gradlew', distributionUrl: url, notes: [] };
   }
   if (await onPath('gradle')) return { kind: 'path', command: 'gradle', notes: [] };
-  throw new GymError('ENV_UNAVAILABLE', `the project has no Gradle wrapper and there is no gradle on this machine: name one with ${GRADLE_OPTION}`, { option: '--gradle' });
+  throw new GymError(
+    'ENV_UNAVAILABLE',
+    `the project has no Gradle wrapper and there is no gradle on this machine: name one with ${GRADLE_OPTION}`,
+    { option: '--gradle' },
+  );
 }
 
 /**
@@ -218,11 +236,20 @@ export async function planGradle(dir: string, opts: { userHome: string; cacheDir
  */
 export function classifyGradleLog(log: string, plan: Pick<GradlePlan, 'kind' | 'command' | 'distributionUrl' | 'given'>): GymError | null {
   const tail = log.slice(-4000);
-  if (/Could not install Gradle distribution|Exception in thread "main" java\.(net\.\w+|io\.IOException).*\n(?:.*\n){0,3}.*org\.gradle\.wrapper/.test(log)) {
-    return new GymError('ENV_UNAVAILABLE', `the Gradle wrapper could not fetch its distribution${plan.distributionUrl ? ` ${plan.distributionUrl}` : ''}: name a Gradle with ${GRADLE_OPTION}\n${tail}`, { option: '--gradle', log: log.slice(-20_000) });
+  if (
+    /Could not install Gradle distribution|Exception in thread "main" java\.(net\.\w+|io\.IOException).*\n(?:.*\n){0,3}.*org\.gradle\.wrapper/.test(
+      log,
+    )
+  ) {
+    return new GymError(
+      'ENV_UNAVAILABLE',
+      `the Gradle wrapper could not fetch its distribution${plan.distributionUrl ? ` ${plan.distributionUrl}` : ''}: name a Gradle with ${GRADLE_OPTION}\n${tail}`,
+      { option: '--gradle', log: log.slice(-20_000) },
+    );
   }
   const wentWrong = /\* What went wrong:\n([\s\S]*?)(?:\n\* Try:|$)/.exec(log)?.[1]?.trim() ?? '';
-  const configuring = /A problem occurred (evaluating|configuring)|Could not compile (build|settings|initialization) file|Could not find method|Plugin \[id: .*\] was not found|Could not get unknown property|Unsupported class file major version|requires Gradle|minimum supported Gradle|is not compatible with|Could not create (plugin|an instance)|No signature of method|Could not find (?:org\.gradle|com\.gradle)|Unable to load class|Failed to apply plugin/;
+  const configuring =
+    /A problem occurred (evaluating|configuring)|Could not compile (build|settings|initialization) file|Could not find method|Plugin \[id: .*\] was not found|Could not get unknown property|Unsupported class file major version|requires Gradle|minimum supported Gradle|is not compatible with|Could not create (plugin|an instance)|No signature of method|Could not find (?:org\.gradle|com\.gradle)|Unable to load class|Failed to apply plugin/;
   if (plan.kind === 'given' && wentWrong && configuring.test(wentWrong) && !/compile\w*Java/.test(wentWrong)) {
     const version = plan.distributionUrl ? /gradle-([\d.]+(?:-[a-z0-9]+)?)-(?:bin|all)\.zip/.exec(plan.distributionUrl)?.[1] : undefined;
     return new GymError(
@@ -231,8 +258,14 @@ export function classifyGradleLog(log: string, plan: Pick<GradlePlan, 'kind' | '
       { option: '--gradle', log: log.slice(-20_000), ...(version ? { wrapperVersion: version } : {}) },
     );
   }
-  if (/Could not resolve|Could not download|Could not GET|UnknownHostException/.test(log) || /Compilation failed|compile\w*Java FAILED|Could not compile/.test(log) || (wentWrong && configuring.test(wentWrong))) {
-    return new GymError('ENV_BUILD_FAILED', `the Gradle build could not fetch its dependencies, configure or compile:\n${tail}`, { log: log.slice(-20_000) });
+  if (
+    /Could not resolve|Could not download|Could not GET|UnknownHostException/.test(log) ||
+    /Compilation failed|compile\w*Java FAILED|Could not compile/.test(log) ||
+    (wentWrong && configuring.test(wentWrong))
+  ) {
+    return new GymError('ENV_BUILD_FAILED', `the Gradle build could not fetch its dependencies, configure or compile:\n${tail}`, {
+      log: log.slice(-20_000),
+    });
   }
   return null;
 }
@@ -273,7 +306,9 @@ export class GradleEnvBuilder {
       'if [ ! -d "$h" ]; then',
       '  mkdir -p "$h/caches"',
       `  [ -d ${q(path.join(shared, 'wrapper'))} ] && ln -s ${q(path.join(shared, 'wrapper'))} "$h/wrapper"`,
-      ...(ro ? [] : [`  [ -d ${q(path.join(shared, 'caches', 'modules-2'))} ] && cp -R ${q(path.join(shared, 'caches', 'modules-2'))} "$h/caches/"`]),
+      ...(ro
+        ? []
+        : [`  [ -d ${q(path.join(shared, 'caches', 'modules-2'))} ] && cp -R ${q(path.join(shared, 'caches', 'modules-2'))} "$h/caches/"`]),
       'fi',
       `export GRADLE_USER_HOME="$h"${ro ? ` GRADLE_RO_DEP_CACHE=${q(path.join(shared, 'caches'))}` : ''}`,
       `exec ${plan.kind === 'wrapper' ? './gradlew' : q(plan.command)} "$@"`,
@@ -293,7 +328,11 @@ export class GradleEnvBuilder {
   async prepare(spec: JavaEnvSpec, seed: { dir?: string; files?: Record<string, string> }): Promise<PreparedEnv> {
     const dir = seed.dir;
     if (!dir) throw new GymError('ENV_BUILD_FAILED', 'a Gradle task needs a directory workspace');
-    const plan = await planGradle(dir, { userHome: this.userHome, cacheDir: this.cacheDir, ...(this.opts.gradle ? { gradle: this.opts.gradle } : {}) });
+    const plan = await planGradle(dir, {
+      userHome: this.userHome,
+      cacheDir: this.cacheDir,
+      ...(this.opts.gradle ? { gradle: this.opts.gradle } : {}),
+    });
     const command = plan.command;
     const jdk = chooseJdk(spec.jdk, await installedJdks());
     const javaVars: Record<string, string> = jdk ? { JAVA_HOME: jdk.home } : {};
@@ -319,12 +358,26 @@ export class GradleEnvBuilder {
           await fs.cp(dir, work, { recursive: true });
           const args = ['--no-daemon', '--continue', ...spec.args, 'test'];
           const log = await new Promise<{ ok: boolean; text: string }>((resolve) =>
-            execFile(command, args, { cwd: work, timeout: 30 * 60_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, GRADLE_USER_HOME: this.userHome, ...javaVars, ...(jdk ? { PATH: `${path.join(jdk.home, 'bin')}:${process.env.PATH ?? ''}` } : {}) } }, (err, out, errOut) =>
-              resolve({ ok: !err, text: `$ ${command} ${args.join(' ')}\n${out}${errOut}` }),
+            execFile(
+              command,
+              args,
+              {
+                cwd: work,
+                timeout: 30 * 60_000,
+                maxBuffer: 64 * 1024 * 1024,
+                env: {
+                  ...process.env,
+                  GRADLE_USER_HOME: this.userHome,
+                  ...javaVars,
+                  ...(jdk ? { PATH: `${path.join(jdk.home, 'bin')}:${process.env.PATH ?? ''}` } : {}),
+                },
+              },
+              (err, out, errOut) => resolve({ ok: !err, text: `$ ${command} ${args.join(' ')}\n${out}${errOut}` }),
             ),
           );
           const failure = classifyGradleLog(log.text, plan);
-          if (log.text.includes('Permission denied') && !failure) throw new GymError('ENV_BUILD_FAILED', `the Gradle env build hit a permission error:\n${log.text.slice(-4000)}`);
+          if (log.text.includes('Permission denied') && !failure)
+            throw new GymError('ENV_BUILD_FAILED', `the Gradle env build hit a permission error:\n${log.text.slice(-4000)}`);
           if (failure) throw failure;
           await fs.mkdir(path.dirname(marker), { recursive: true });
           await fs.writeFile(marker, new Date().toISOString());
@@ -361,24 +414,51 @@ export const IMAGE_GRADLE_HOME = '/opt/gradle';
  * distribution copied to /opt/gradle; a wrapper distribution the host has cached copied into
  * the image's Gradle user home), and what joins the image's tag.
  */
-export async function gradleImagePart(dir: string, opts: { cacheDir: string; gradle?: string; imageUserHome: string }): Promise<{ plan: GradlePlan; runner: string; command: string; lines: string[]; files: Record<string, Buffer>; key: unknown }> {
+export async function gradleImagePart(
+  dir: string,
+  opts: { cacheDir: string; gradle?: string; imageUserHome: string },
+): Promise<{ plan: GradlePlan; runner: string; command: string; lines: string[]; files: Record<string, Buffer>; key: unknown }> {
   const userHome = path.join(opts.cacheDir, 'gradle');
   const plan = await planGradle(dir, { userHome, cacheDir: opts.cacheDir, ...(opts.gradle ? { gradle: opts.gradle } : {}) });
   if (plan.kind === 'given') {
     const given = plan.given!;
-    if (!given.home) throw new GymError('ENV_UNAVAILABLE', `the given Gradle cannot be copied into a Docker image: ${given.notPortable}; for --sandbox docker name a Gradle distribution directory or zip with ${GRADLE_OPTION}`, { option: '--gradle' });
+    if (!given.home)
+      throw new GymError(
+        'ENV_UNAVAILABLE',
+        `the given Gradle cannot be copied into a Docker image: ${given.notPortable}; for --sandbox docker name a Gradle distribution directory or zip with ${GRADLE_OPTION}`,
+        { option: '--gradle' },
+      );
     const files = await readDistribution(given.home);
     const digest = createHash('sha256');
     for (const rel of Object.keys(files).sort()) digest.update(rel).update('\0').update(files[rel]!);
     const command = `${IMAGE_GRADLE_HOME}/bin/gradle`;
-    return { plan, runner: command, command, lines: ['COPY gradle-dist/ /opt/gradle/', `RUN chmod +x ${IMAGE_GRADLE_HOME}/bin/*`], files: prefixed('gradle-dist/', files), key: { gradle: digest.digest('hex').slice(0, 16) } };
+    return {
+      plan,
+      runner: command,
+      command,
+      lines: ['COPY gradle-dist/ /opt/gradle/', `RUN chmod +x ${IMAGE_GRADLE_HOME}/bin/*`],
+      files: prefixed('gradle-dist/', files),
+      key: { gradle: digest.digest('hex').slice(0, 16) },
+    };
   }
-  if (plan.kind === 'path') throw new GymError('ENV_UNAVAILABLE', `the project has no Gradle wrapper and the Docker image has no Gradle: name a Gradle distribution with ${GRADLE_OPTION}`, { option: '--gradle' });
+  if (plan.kind === 'path')
+    throw new GymError(
+      'ENV_UNAVAILABLE',
+      `the project has no Gradle wrapper and the Docker image has no Gradle: name a Gradle distribution with ${GRADLE_OPTION}`,
+      { option: '--gradle' },
+    );
   const url = plan.distributionUrl;
   if (url && (await wrapperDistributionCached(userHome, url))) {
     const name = url.slice(url.lastIndexOf('/') + 1).replace(/\.zip$/, '');
     const files = await readDistribution(path.join(userHome, 'wrapper', 'dists', name));
-    return { plan, runner: 'sh ./gradlew', command: './gradlew', lines: [`COPY gradle-wrapper-dists/ ${opts.imageUserHome}/wrapper/dists/${name}/`], files: prefixed('gradle-wrapper-dists/', files), key: { wrapperDist: name } };
+    return {
+      plan,
+      runner: 'sh ./gradlew',
+      command: './gradlew',
+      lines: [`COPY gradle-wrapper-dists/ ${opts.imageUserHome}/wrapper/dists/${name}/`],
+      files: prefixed('gradle-wrapper-dists/', files),
+      key: { wrapperDist: name },
+    };
   }
   return { plan, runner: 'sh ./gradlew', command: './gradlew', lines: [], files: {}, key: {} };
 }

@@ -98,10 +98,16 @@ export class ImageBuilder {
     const available: string[] = [];
     for (const v of Object.keys(BASE_IMAGES[kind])) if (await this.exists(baseImageName(kind, v))) available.push(v);
     if (!available.length || (kind === 'python' && this.opts.exactPython)) {
-      throw new GymError('ENV_UNAVAILABLE', `no base image ${exact}${available.length ? ` (have ${available.join(', ')}; substitution refused)` : ''}: build it with \`benchgym images base\``, { image: exact });
+      throw new GymError(
+        'ENV_UNAVAILABLE',
+        `no base image ${exact}${available.length ? ` (have ${available.join(', ')}; substitution refused)` : ''}: build it with \`benchgym images base\``,
+        { image: exact },
+      );
     }
     const minor = (v: string) => Number(v.split('.').at(-1));
-    const nearest = available.sort((a, b) => Math.abs(minor(a) - minor(version)) - Math.abs(minor(b) - minor(version)) || minor(b) - minor(a))[0]!;
+    const nearest = available.sort(
+      (a, b) => Math.abs(minor(a) - minor(version)) - Math.abs(minor(b) - minor(version)) || minor(b) - minor(a),
+    )[0]!;
     notes.push(`${kind === 'python' ? 'Python' : 'JDK'} ${version} asked for; no such base image, ${baseImageName(kind, nearest)} used`);
     return baseImageName(kind, nearest);
   }
@@ -116,7 +122,11 @@ export class ImageBuilder {
       if (this.opts.hostCAs === false) return {};
       const dir = '/usr/local/share/ca-certificates';
       const files = await readFileTree(dir).catch(() => ({}) as Record<string, string>);
-      return Object.fromEntries(Object.entries(files).filter(([name]) => name.endsWith('.crt')).map(([name, pem]) => [`ca/${name.replace(/\//g, '-')}`, pem]));
+      return Object.fromEntries(
+        Object.entries(files)
+          .filter(([name]) => name.endsWith('.crt'))
+          .map(([name, pem]) => [`ca/${name.replace(/\//g, '-')}`, pem]),
+      );
     })();
     return this.cas;
   }
@@ -146,9 +156,17 @@ export class ImageBuilder {
       const constraints = [...(task.env.constraints ?? [])].sort();
       const system = [...new Set(task.env.systemPackages ?? [])].sort();
       // Only what differs from the plain case joins the key, so existing images keep their tags.
-      const extra = { ...(runner !== PYTEST_PIN ? { runner } : {}), ...(afterInstall.length ? { afterInstall } : {}), ...(constraints.length ? { constraints } : {}), ...(system.length ? { system } : {}), ...setupKey(task.env.setup) };
+      const extra = {
+        ...(runner !== PYTEST_PIN ? { runner } : {}),
+        ...(afterInstall.length ? { afterInstall } : {}),
+        ...(constraints.length ? { constraints } : {}),
+        ...(system.length ? { system } : {}),
+        ...setupKey(task.env.setup),
+      };
       const setup = task.env.setup ? { script: task.env.setup.script, input: setupInput(task.env.setup) } : undefined;
-      const setupFiles: Record<string, string | Buffer> = setup ? { 'setup/setup.py': setup.script, ...prefixed('setup/input/', setup.input ? await readBinaryTree(setup.input) : {}) } : {};
+      const setupFiles: Record<string, string | Buffer> = setup
+        ? { 'setup/setup.py': setup.script, ...prefixed('setup/input/', setup.input ? await readBinaryTree(setup.input) : {}) }
+        : {};
       const tag = `benchgym/env:py-${contentKey({ IMAGE_FORMAT, baseId, requirements, PYTEST_PIN, trust, ...extra })}`;
       const pip = 'PIP_CERT=/etc/ssl/certs/ca-certificates.crt /opt/venv/bin/pip install --no-cache-dir --disable-pip-version-check -q';
       const dockerfile = [
@@ -158,20 +176,42 @@ export class ImageBuilder {
         ...(constraints.length ? ['COPY constraints.txt /opt/benchgym/constraints.txt'] : []),
         `RUN python3 -m venv /opt/venv && ${pip} ${constraints.length ? '-c /opt/benchgym/constraints.txt ' : ''}${[...(runner ? [runner] : []), ...requirements].map(shellQuote).join(' ')}`,
         // Later stages may fail without failing the image, as TaskSchema's afterInstall says.
-        ...afterInstall.map((stage) => `RUN ${pip} ${stage.map(shellQuote).join(' ')} || echo "benchgym: after-install failed: ${stage.join(' ')}"`),
-        ...(setup ? ['COPY setup/ /opt/benchgym/setup/', `RUN ${setup.input ? 'BENCHGYM_SETUP_INPUT=/opt/benchgym/setup/input ' : ''}/opt/venv/bin/python /opt/benchgym/setup/setup.py && rm -rf /opt/benchgym/setup/input`] : []),
+        ...afterInstall.map(
+          (stage) => `RUN ${pip} ${stage.map(shellQuote).join(' ')} || echo "benchgym: after-install failed: ${stage.join(' ')}"`,
+        ),
+        ...(setup
+          ? [
+              'COPY setup/ /opt/benchgym/setup/',
+              `RUN ${setup.input ? 'BENCHGYM_SETUP_INPUT=/opt/benchgym/setup/input ' : ''}/opt/venv/bin/python /opt/benchgym/setup/setup.py && rm -rf /opt/benchgym/setup/input`,
+            ]
+          : []),
         'ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
       ].join('\n');
-      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...(constraints.length ? { 'constraints.txt': constraints.join('\n') + '\n' } : {}), ...setupFiles }, `env for Python ${task.env.version} ${requirements.join(' ')}`).catch((err: unknown) => {
+      envImage = await this.build(
+        tag,
+        {
+          Dockerfile: dockerfile,
+          ...trust.files,
+          ...(constraints.length ? { 'constraints.txt': constraints.join('\n') + '\n' } : {}),
+          ...setupFiles,
+        },
+        `env for Python ${task.env.version} ${requirements.join(' ')}`,
+      ).catch((err: unknown) => {
         const log = err instanceof GymError ? String(err.details?.log ?? err.message) : '';
         if (task.env.kind === 'python' && task.env.setup && log.includes(SETUP_UNAVAILABLE_MARKER)) throw setupFailure(task.env.setup, log);
         // A system package the base image's Debian suite does not have cannot be had here.
         const unknown = system.length ? unknownAptPackages(log || (err as Error).message) : [];
-        if (unknown.length) throw new GymError('ENV_UNAVAILABLE', `the env's system package${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: not in the Debian suite of ${base}`, { systemPackages: unknown, image: base });
+        if (unknown.length)
+          throw new GymError(
+            'ENV_UNAVAILABLE',
+            `the env's system package${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}: not in the Debian suite of ${base}`,
+            { systemPackages: unknown, image: base },
+          );
         // A pin that cannot exist on this interpreter and platform is unavailable, not a broken build.
         if (err instanceof GymError && err.code === 'ENV_BUILD_FAILED') {
           const failure = classifyPipFailure(String(err.details?.log ?? err.message));
-          if (failure.code === 'ENV_UNAVAILABLE') throw new GymError('ENV_UNAVAILABLE', `${failure.reason}\n${err.message}`, { ...err.details, reason: failure.reason });
+          if (failure.code === 'ENV_UNAVAILABLE')
+            throw new GymError('ENV_UNAVAILABLE', `${failure.reason}\n${err.message}`, { ...err.details, reason: failure.reason });
         }
         throw err;
       });
@@ -179,7 +219,8 @@ export class ImageBuilder {
     } else if (task.env.kind === 'image') {
       // A user-supplied image: never pulled or built here, only used when loaded.
       if (!task.env.image || task.env.unsupported) throw imageUnavailable(task.env, 'no image was named');
-      if (!(await this.exists(task.env.image))) throw imageUnavailable(task.env, `the image ${task.env.image} is not loaded (docker load it first)`);
+      if (!(await this.exists(task.env.image)))
+        throw imageUnavailable(task.env, `the image ${task.env.image} is not loaded (docker load it first)`);
       envImage = task.env.image;
       command = task.env.command;
     } else if (task.workspace.type === 'git') {
@@ -193,7 +234,13 @@ export class ImageBuilder {
       const baseId = await this.imageId(base);
       const gradle = task.env.build === 'gradle';
       // Gradle: the user's distribution copied in, else the wrapper when its distribution can be had (else ENV_UNAVAILABLE).
-      const g = gradle ? await gradleImagePart(dir, { cacheDir: this.cacheDir, imageUserHome: '/opt/gradle-home', ...(this.opts.gradle ? { gradle: this.opts.gradle } : {}) }) : undefined;
+      const g = gradle
+        ? await gradleImagePart(dir, {
+            cacheDir: this.cacheDir,
+            imageUserHome: '/opt/gradle-home',
+            ...(this.opts.gradle ? { gradle: this.opts.gradle } : {}),
+          })
+        : undefined;
       if (g) notes.push(...g.plan.notes);
       const gradleKey = g && g.key && Object.keys(g.key as object).length ? { gradleDist: g.key } : {};
       // Maven: the task's own tests warm the env when it names them (JavaEnvSpec.warmTests), else the whole suite.
@@ -202,7 +249,8 @@ export class ImageBuilder {
       const repository = gradle ? {} : { repository: IMAGE_MAVEN_REPOSITORY };
       const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...repository, ...(warm.length ? { warm } : {}), ...(warmArgs.length ? { warmArgs } : {}) })}`;
       const args = task.env.args.map(shellQuote).join(' ');
-      const mvn = (extra: string[], to: '>' | '>>') => `(${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...[...extra, ...warmArgs].map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
+      const mvn = (extra: string[], to: '>' | '>>') =>
+        `(${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...[...extra, ...warmArgs].map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
       // The whole suite after all when no warm-up test ran (all new in the hidden test patch: no Surefire provider resolved).
       const run = g
         ? `(${WARM_TIMEOUT} ${g.runner} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
@@ -220,17 +268,31 @@ export class ImageBuilder {
         g
           ? ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable|Could not download|Could not install Gradle" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\'
           : ` && if grep -E ${shellQuote(MAVEN_RESOLUTION_ERROR)} /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\`,
-        ...(g ? [' && if grep -E "^FAILURE: Build failed" /tmp/envbuild.log && ! grep -E "There were failing tests|tests completed, [0-9]+ failed" /tmp/envbuild.log; then tail -60 /tmp/envbuild.log; exit 1; fi \\'] : []),
+        ...(g
+          ? [
+              ' && if grep -E "^FAILURE: Build failed" /tmp/envbuild.log && ! grep -E "There were failing tests|tests completed, [0-9]+ failed" /tmp/envbuild.log; then tail -60 /tmp/envbuild.log; exit 1; fi \\',
+            ]
+          : []),
         ' && if grep -E "COMPILATION ERROR|Compilation failure|Compilation failed|Fatal error compiling|Failed to execute goal" /tmp/envbuild.log; then grep "^\\[ERROR\\]" /tmp/envbuild.log | head -30; exit 1; fi \\',
         ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
       ].join('\n');
-      envImage = await this.build(tag, { Dockerfile: dockerfile, ...trust.files, ...(g?.files ?? {}), ...prefixed('seed/', sources) }, `${gradle ? 'Gradle' : 'Maven'} env of ${task.workspace.repo}`).catch((err: unknown) => {
+      envImage = await this.build(
+        tag,
+        { Dockerfile: dockerfile, ...trust.files, ...(g?.files ?? {}), ...prefixed('seed/', sources) },
+        `${gradle ? 'Gradle' : 'Maven'} env of ${task.workspace.repo}`,
+      ).catch((err: unknown) => {
         // A Gradle that cannot reach its distribution or configure the project is unavailable, not a broken project.
         const unavailable = g && err instanceof GymError ? classifyGradleLog(String(err.details?.log ?? err.message), g.plan) : null;
         throw unavailable?.code === 'ENV_UNAVAILABLE' ? unavailable : err;
       });
       command = g ? g.command : 'mvn';
-      return { ...(await this.gitInstance(task, envImage, dir, tree)), kind: 'java', vars: { ...containerVars('java'), ...(gradle ? { GRADLE_USER_HOME: '/opt/gradle-home' } : {}) }, command, notes };
+      return {
+        ...(await this.gitInstance(task, envImage, dir, tree)),
+        kind: 'java',
+        vars: { ...containerVars('java'), ...(gradle ? { GRADLE_USER_HOME: '/opt/gradle-home' } : {}) },
+        command,
+        notes,
+      };
     } else {
       const base = await this.base('java', task.env.jdk, notes);
       const seed = await seedFiles(task);
@@ -253,21 +315,54 @@ export class ImageBuilder {
     }
     if (task.workspace.type === 'git') {
       const dir = await gitStartState(this.cacheDir, task.workspace);
-      return { ...(await this.gitInstance(task, envImage, dir, await readTreeBinary(dir))), kind: task.language, vars: containerVars(task.language), command, notes };
+      return {
+        ...(await this.gitInstance(task, envImage, dir, await readTreeBinary(dir))),
+        kind: task.language,
+        vars: containerVars(task.language),
+        command,
+        notes,
+      };
     }
     const seed = await seedFiles(task);
     const envId = await this.imageId(envImage);
     const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, seed: seedDigest(seed) })}`;
     // The start state waits outside /workspace: the workspace is a fresh tmpfs volume per container.
     // A .git of the start state gets back the empty directories the tar cannot carry.
-    const gitDirs = seed['.git/HEAD'] ? ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ') : '';
-    const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, ...(gitDirs ? [`RUN mkdir -p ${gitDirs}`] : []), `WORKDIR ${WORKSPACE}`].join('\n');
-    await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' }, `instance of ${task.id}`, { 'benchgym.task': task.id });
-    return { key: instance, kind: task.language, path: [], vars: containerVars(task.language), readOnlyPaths: [], command, notes, image: instance, ...taskResources(task.resources) };
+    const gitDirs = seed['.git/HEAD']
+      ? ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ')
+      : '';
+    const dockerfile = [
+      `FROM ${envImage}`,
+      `COPY workspace/ ${START_STATE}/`,
+      ...(gitDirs ? [`RUN mkdir -p ${gitDirs}`] : []),
+      `WORKDIR ${WORKSPACE}`,
+    ].join('\n');
+    await this.build(
+      instance,
+      { Dockerfile: dockerfile, ...prefixed('workspace/', seed), 'workspace/.benchgym-keep': '' },
+      `instance of ${task.id}`,
+      { 'benchgym.task': task.id },
+    );
+    return {
+      key: instance,
+      kind: task.language,
+      path: [],
+      vars: containerVars(task.language),
+      readOnlyPaths: [],
+      command,
+      notes,
+      image: instance,
+      ...taskResources(task.resources),
+    };
   }
 
   /** The instance image of a git workspace: the checkout, .git included, as the start state. */
-  private async gitInstance(task: Task, envImage: string, dir: string, tree: Record<string, Buffer>): Promise<Pick<PreparedEnv, 'key' | 'image' | 'path' | 'readOnlyPaths' | 'memoryBytes' | 'pids'>> {
+  private async gitInstance(
+    task: Task,
+    envImage: string,
+    dir: string,
+    tree: Record<string, Buffer>,
+  ): Promise<Pick<PreparedEnv, 'key' | 'image' | 'path' | 'readOnlyPaths' | 'memoryBytes' | 'pids'>> {
     if (task.workspace.type !== 'git') throw new GymError('INTERNAL', 'not a git workspace');
     const envId = await this.imageId(envImage);
     // The tar carries files only: git's empty directories are made again, and `git reset --hard`
@@ -277,9 +372,16 @@ export class ImageBuilder {
     // into a second layer (jackson-databind's 670 MB of docs twice per instance).
     const gitDirs = ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ');
     const restore = `(git -C ${START_STATE} update-index -q --refresh; true) && git -C ${START_STATE} reset -q --hard && rm -rf ${START_STATE}/.git/logs`;
-    const dockerfile = [`FROM ${envImage}`, `COPY workspace/ ${START_STATE}/`, `RUN mkdir -p ${gitDirs} && ${restore}`, `WORKDIR ${WORKSPACE}`].join('\n');
+    const dockerfile = [
+      `FROM ${envImage}`,
+      `COPY workspace/ ${START_STATE}/`,
+      `RUN mkdir -p ${gitDirs} && ${restore}`,
+      `WORKDIR ${WORKSPACE}`,
+    ].join('\n');
     const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, repo: task.workspace.repo, head: await headOf(dir), dockerfile })}`;
-    await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', tree) }, `instance of ${task.id}`, { 'benchgym.task': task.id });
+    await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', tree) }, `instance of ${task.id}`, {
+      'benchgym.task': task.id,
+    });
     // A task that asks for more memory gets it here too (jackson's and fastjson2's 6 GiB; they ran in the default 2 GiB before).
     return { key: instance, image: instance, path: [], readOnlyPaths: [], ...taskResources(task.resources) };
   }
@@ -316,9 +418,14 @@ export class ImageBuilder {
           );
         });
       } catch (err) {
-        throw new GymError('ENV_BUILD_FAILED', `could not build the ${what} image ${tag}: ${(err as Error).message}\n${log.slice(-40).join('\n')}`, { image: tag, log: log.slice(-400).join('\n') });
+        throw new GymError(
+          'ENV_BUILD_FAILED',
+          `could not build the ${what} image ${tag}: ${(err as Error).message}\n${log.slice(-40).join('\n')}`,
+          { image: tag, log: log.slice(-400).join('\n') },
+        );
       }
-      if (!(await this.exists(tag))) throw new GymError('ENV_BUILD_FAILED', `building ${tag} reported success but no image exists:\n${log.slice(-40).join('\n')}`);
+      if (!(await this.exists(tag)))
+        throw new GymError('ENV_BUILD_FAILED', `building ${tag} reported success but no image exists:\n${log.slice(-40).join('\n')}`);
       return tag;
     });
   }
@@ -351,7 +458,9 @@ async function readTreeBinary(dir: string): Promise<Record<string, Buffer>> {
 
 /** The seed as hashed into an instance tag: text as it is (tags of text seeds stay what they were), binary files by digest. */
 function seedDigest(seed: Record<string, string | Buffer>): Record<string, string> {
-  return Object.fromEntries(Object.entries(seed).map(([k, v]) => [k, typeof v === 'string' ? v : `sha256:${createHash('sha256').update(v).digest('hex')}`]));
+  return Object.fromEntries(
+    Object.entries(seed).map(([k, v]) => [k, typeof v === 'string' ? v : `sha256:${createHash('sha256').update(v).digest('hex')}`]),
+  );
 }
 
 async function headOf(dir: string): Promise<string> {

@@ -11,12 +11,16 @@ export type { PreparedEnv } from './types.ts';
 /** ENV_UNAVAILABLE for a task that needs a user-supplied image, naming the option that supplies it. */
 export function imageUnavailable(spec: ImageEnvSpec, why: string): GymError {
   if (spec.unsupported) return new GymError('ENV_UNAVAILABLE', spec.about, { option: spec.option });
-  return new GymError('ENV_UNAVAILABLE', `${spec.about}; ${why}${spec.image ? '' : ` (name a loaded image with ${spec.option})`}`, { option: spec.option, ...(spec.image ? { image: spec.image } : {}) });
+  return new GymError('ENV_UNAVAILABLE', `${spec.about}; ${why}${spec.image ? '' : ` (name a loaded image with ${spec.option})`}`, {
+    option: spec.option,
+    ...(spec.image ? { image: spec.image } : {}),
+  });
 }
 
 /** ENV_UNAVAILABLE for a Java env its suite knows cannot exist here (checked before any build, on every backend). */
 export function assertEnvAvailable(task: Task): void {
-  if (task.env.kind === 'java' && task.env.unavailable) throw new GymError('ENV_UNAVAILABLE', task.env.unavailable, { reason: task.env.unavailable });
+  if (task.env.kind === 'java' && task.env.unavailable)
+    throw new GymError('ENV_UNAVAILABLE', task.env.unavailable, { reason: task.env.unavailable });
 }
 
 /** Turns a task's env spec into a ready, cached environment for the local backend. */
@@ -44,7 +48,11 @@ export class EnvBuilder {
     const resources = taskResources(task.resources);
     const withSeed = (env: PreparedEnv): PreparedEnv => ({ ...env, ...resources, ...(seedDir ? { seedDir } : {}) });
     if (task.env.kind === 'python') return withSeed(await this.python.prepare(task.env));
-    const seed = seedDir ? { dir: seedDir } : task.workspace.type === 'dir' ? { dir: task.workspace.path } : { files: task.workspace.type === 'files' ? task.workspace.files : {} };
+    const seed = seedDir
+      ? { dir: seedDir }
+      : task.workspace.type === 'dir'
+        ? { dir: task.workspace.path }
+        : { files: task.workspace.type === 'files' ? task.workspace.files : {} };
     if (task.env.build === 'gradle') return withSeed(await this.gradle.prepare(task.env, seed));
     return withSeed(await this.maven.prepare(task.env, seed, { requireCompile: Boolean(seedDir) }));
   }

@@ -48,7 +48,11 @@ export class MavenEnvBuilder {
    * `requireCompile`: a compilation failure fails the env (ENV_BUILD_FAILED) instead of being
    * left to the tests; repositories at a base commit must compile, exercise stubs need not.
    */
-  async prepare(spec: JavaEnvSpec, seed: { dir?: string; files?: Record<string, string> }, opts: { requireCompile?: boolean } = {}): Promise<PreparedEnv> {
+  async prepare(
+    spec: JavaEnvSpec,
+    seed: { dir?: string; files?: Record<string, string> },
+    opts: { requireCompile?: boolean } = {},
+  ): Promise<PreparedEnv> {
     // The spec's JDK when installed (/usr/lib/jvm), else the nearest newer one; else the host's java.
     const chosen = chooseJdk(spec.jdk, await installedJdks());
     const jdk = chosen?.major ?? (await hostJdkMajor());
@@ -60,14 +64,23 @@ export class MavenEnvBuilder {
     // Module poms and -D overrides join the key only when there are any, so single-pom envs keep their keys.
     const modules = seed.dir ? Object.fromEntries(Object.entries(await buildFiles(seed.dir)).filter(([rel]) => rel !== 'pom.xml')) : {};
     const warm = warmSelection(spec.warmTests, seed.dir && spec.warmTests?.length ? await javaTestSources(seed.dir) : undefined);
-    const extra = { ...(Object.keys(modules).length ? { modules } : {}), ...(spec.args.length ? { args: spec.args } : {}), ...(warm.length ? { warm } : {}), ...(spec.warmArgs?.length ? { warmArgs: spec.warmArgs } : {}) };
+    const extra = {
+      ...(Object.keys(modules).length ? { modules } : {}),
+      ...(spec.args.length ? { args: spec.args } : {}),
+      ...(warm.length ? { warm } : {}),
+      ...(spec.warmArgs?.length ? { warmArgs: spec.warmArgs } : {}),
+    };
     const key = contentKey({ format: ENV_FORMAT, jdk, pom, ...extra });
     const marker = path.join(this.cacheDir, 'envs', `maven-${key}.ready`);
     const env: PreparedEnv = {
       key,
       kind: 'java',
       path: chosen ? [path.join(chosen.home, 'bin')] : [],
-      vars: { MAVEN_OPTS: `-Dmaven.repo.local=${this.repository}`, JAVA_TOOL_OPTIONS: '-Xss4m', ...(chosen ? { JAVA_HOME: chosen.home } : {}) },
+      vars: {
+        MAVEN_OPTS: `-Dmaven.repo.local=${this.repository}`,
+        JAVA_TOOL_OPTIONS: '-Xss4m',
+        ...(chosen ? { JAVA_HOME: chosen.home } : {}),
+      },
       readOnlyPaths: [this.repository, ...(chosen ? [chosen.home] : [])],
       command: 'mvn',
       notes,
@@ -75,7 +88,15 @@ export class MavenEnvBuilder {
     return this.once.run(key, async () => {
       if (!existsSync(marker)) {
         await withDirLock(`${marker}.lock`, async () => {
-          if (!existsSync(marker)) await this.build(seed, marker, spec.args, { warm, asked: Boolean(spec.warmTests?.length), warmArgs: spec.warmArgs ?? [] }, opts.requireCompile ?? false, chosen?.home);
+          if (!existsSync(marker))
+            await this.build(
+              seed,
+              marker,
+              spec.args,
+              { warm, asked: Boolean(spec.warmTests?.length), warmArgs: spec.warmArgs ?? [] },
+              opts.requireCompile ?? false,
+              chosen?.home,
+            );
         });
       }
       return env;
@@ -89,7 +110,14 @@ export class MavenEnvBuilder {
    * (what is compiled and fetched is not done again). A test that never ends holds every attempt:
    * the spec's `warmArgs` leave it out of the warm-up.
    */
-  private async build(seed: { dir?: string; files?: Record<string, string> }, marker: string, extraArgs: string[], { warm, asked, warmArgs }: { warm: string[]; asked: boolean; warmArgs: string[] }, requireCompile: boolean, javaHome?: string): Promise<void> {
+  private async build(
+    seed: { dir?: string; files?: Record<string, string> },
+    marker: string,
+    extraArgs: string[],
+    { warm, asked, warmArgs }: { warm: string[]; asked: boolean; warmArgs: string[] },
+    requireCompile: boolean,
+    javaHome?: string,
+  ): Promise<void> {
     const work = `${marker}.work`;
     const resumed = existsSync(work);
     let keep = false;
@@ -107,9 +135,24 @@ export class MavenEnvBuilder {
       // the tests named to warm it, or the whole suite when there are none, or when none of them
       // ran (they are all new in the hidden test patch, so Surefire resolved no provider).
       const mvn = (extra: string[]) => {
-        const args = ['-B', '-q', `-Dmaven.repo.local=${this.repository}`, '-Dmaven.test.failure.ignore=true', '--fail-never', ...extraArgs, ...extra, ...warmArgs, 'test'];
-        const env = javaHome ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` } : process.env;
-        return runLimited('mvn', args, { cwd: work, env, limitMs: this.warmLimitMs }).then((r) => ({ ...r, log: `$ mvn ${args.join(' ')}\n${r.log}` }));
+        const args = [
+          '-B',
+          '-q',
+          `-Dmaven.repo.local=${this.repository}`,
+          '-Dmaven.test.failure.ignore=true',
+          '--fail-never',
+          ...extraArgs,
+          ...extra,
+          ...warmArgs,
+          'test',
+        ];
+        const env = javaHome
+          ? { ...process.env, JAVA_HOME: javaHome, PATH: `${path.join(javaHome, 'bin')}:${process.env.PATH ?? ''}` }
+          : process.env;
+        return runLimited('mvn', args, { cwd: work, env, limitMs: this.warmLimitMs }).then((r) => ({
+          ...r,
+          log: `$ mvn ${args.join(' ')}\n${r.log}`,
+        }));
       };
       const absent = 'the whole suite (none of the warm-up tests exists yet)';
       let result = await mvn(warm);
@@ -125,15 +168,25 @@ export class MavenEnvBuilder {
       if (result.timedOut) {
         keep = !mavenResolutionFailed(result.log);
         const limit = `${Math.round(this.warmLimitMs / 1000)} s`;
-        const kept = keep ? `; what it fetched stays in the Maven repository and its build in ${work}: the next run goes on from there` : '';
-        throw new GymError('ENV_BUILD_FAILED', `${WARM_TIMED_OUT}: the env's warm-up build (${ran}) did not end within ${limit}${kept}:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
+        const kept = keep
+          ? `; what it fetched stays in the Maven repository and its build in ${work}: the next run goes on from there`
+          : '';
+        throw new GymError(
+          'ENV_BUILD_FAILED',
+          `${WARM_TIMED_OUT}: the env's warm-up build (${ran}) did not end within ${limit}${kept}:\n${result.log.slice(-4000)}`,
+          { log: result.log.slice(-20_000) },
+        );
       }
       if (!result.ok || mavenResolutionFailed(result.log)) {
-        throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, { log: result.log.slice(-20_000) });
+        throw new GymError('ENV_BUILD_FAILED', `could not resolve the Maven project's dependencies:\n${result.log.slice(-4000)}`, {
+          log: result.log.slice(-20_000),
+        });
       }
       // Test failures are ignored by this build; any other failed goal (javac, a plugin) means the project does not build here.
       if (requireCompile && buildFailed(result.log)) {
-        throw new GymError('ENV_BUILD_FAILED', `the project does not build here:\n${compileErrorExcerpt(result.log)}`, { log: result.log.slice(-20_000) });
+        throw new GymError('ENV_BUILD_FAILED', `the project does not build here:\n${compileErrorExcerpt(result.log)}`, {
+          log: result.log.slice(-20_000),
+        });
       }
       await fs.mkdir(path.dirname(marker), { recursive: true });
       // What warmed the env, for whoever wonders why an offline run lacks something.
@@ -149,7 +202,8 @@ export const WARM_TIMED_OUT = 'WARM_UP_TIMED_OUT';
 
 /** A failed goal other than the tests' (Surefire's own failures are ignored by the warm-up). */
 const buildFailed = (log: string): boolean =>
-  /COMPILATION ERROR|Compilation failure|Fatal error compiling/.test(log) || log.split('\n').some((l) => /Failed to execute goal/.test(l) && !/maven-surefire-plugin/.test(l));
+  /COMPILATION ERROR|Compilation failure|Fatal error compiling/.test(log) ||
+  log.split('\n').some((l) => /Failed to execute goal/.test(l) && !/maven-surefire-plugin/.test(l));
 
 /** Removes the Surefire reports under `dir` (a resumed warm-up tells its own run by them). */
 async function removeSurefireReports(dir: string): Promise<void> {
@@ -170,7 +224,7 @@ function killTree(root: number): void {
       if (pid && ppid) children.set(ppid, [...(children.get(ppid) ?? []), pid]);
     }
     const all: number[] = [];
-    for (let queue = [root]; queue.length; ) {
+    for (let queue = [root]; queue.length;) {
       const pid = queue.shift()!;
       all.push(pid);
       queue.push(...(children.get(pid) ?? []));
@@ -189,7 +243,11 @@ function killTree(root: number): void {
  * Runs a command; at `limitMs` it is killed with its child processes (Maven's forked test JVMs),
  * and `timedOut` says so. It stays in this process's group, so a Ctrl-C reaches it.
  */
-function runLimited(cmd: string, args: string[], opts: { cwd: string; env: NodeJS.ProcessEnv; limitMs: number }): Promise<{ ok: boolean; timedOut: boolean; log: string }> {
+function runLimited(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; limitMs: number },
+): Promise<{ ok: boolean; timedOut: boolean; log: string }> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdio: ['ignore', 'pipe', 'pipe'] });
     const chunks: Buffer[] = [];
@@ -249,7 +307,11 @@ const surefireReportsUnder = (dir: string) => anyPathUnder(dir, /(^|\/)target\/s
  */
 export function warmSelection(tests: readonly string[] | undefined, testSources?: readonly string[]): string[] {
   let chosen = [...(tests ?? [])];
-  if (testSources) chosen = qualifyJavaTests(chosen.filter((t) => javaTestExists(t, testSources)), testSources);
+  if (testSources)
+    chosen = qualifyJavaTests(
+      chosen.filter((t) => javaTestExists(t, testSources)),
+      testSources,
+    );
   const tooLong = (selection: string[]) => selection.some((a) => a.length > MAX_SELECTION_CHARS);
   const selection = mavenTestSelection(chosen);
   if (!tooLong(selection)) return selection;
@@ -274,6 +336,11 @@ export function compileErrorExcerpt(log: string): string {
   const from = all.findIndex((l) => /^\[ERROR\] COMPILATION ERROR/.test(l));
   const lines = all
     .slice(Math.max(0, from))
-    .filter((l) => /^\[ERROR\]/.test(l) && !/^\[ERROR\] *(->|$|Re-run|To see|For more|\[Help)/.test(l) && !/^\[ERROR\] (OpenJDK|Java HotSpot)\(TM\)? 64-Bit Server VM warning/.test(l));
+    .filter(
+      (l) =>
+        /^\[ERROR\]/.test(l) &&
+        !/^\[ERROR\] *(->|$|Re-run|To see|For more|\[Help)/.test(l) &&
+        !/^\[ERROR\] (OpenJDK|Java HotSpot)\(TM\)? 64-Bit Server VM warning/.test(l),
+    );
   return lines.slice(0, 12).join('\n') || log.slice(-2000);
 }

@@ -33,7 +33,8 @@ export interface PipFailure {
   reason: string;
 }
 
-const NETWORK_TROUBLE = /NewConnectionError|ConnectTimeout|ReadTimeout|Read timed out|ProxyError|SSLError|Temporary failure in name resolution|Network is unreachable|Connection refused|ConnectionResetError|RemoteDisconnected|HTTP error 5\d\d|Could not fetch URL/;
+const NETWORK_TROUBLE =
+  /NewConnectionError|ConnectTimeout|ReadTimeout|Read timed out|ProxyError|SSLError|Temporary failure in name resolution|Network is unreachable|Connection refused|ConnectionResetError|RemoteDisconnected|HTTP error 5\d\d|Could not fetch URL/;
 
 /**
  * Reads a failed pip install's log. Pins that cannot exist on this interpreter and platform
@@ -58,7 +59,10 @@ export function classifyPipFailure(log: string): PipFailure {
   if (wheel) return { code: 'ENV_UNAVAILABLE', reason: `${wheel} is not a supported wheel on this platform` };
   const built = names(/(?:Failed to build|Could not build wheels for|Failed building wheel for) ([^\n]+?)(?:,? which is required.*)?$/gm);
   if (built || /metadata-generation-failed|subprocess-exited-with-error|Command errored out with exit status/.test(log)) {
-    return { code: 'ENV_UNAVAILABLE', reason: `no wheel${built ? ` of ${built}` : ''} for this Python and platform, and building it from source failed here` };
+    return {
+      code: 'ENV_UNAVAILABLE',
+      reason: `no wheel${built ? ` of ${built}` : ''} for this Python and platform, and building it from source failed here`,
+    };
   }
   return { code: 'ENV_BUILD_FAILED', reason: 'pip failed' };
 }
@@ -115,7 +119,8 @@ export async function availablePythons(): Promise<AvailablePython[]> {
     const exe = await findPython(version);
     if (!exe) continue;
     const fromDir = /\/versions\/(3\.\d+\.\d+)\/bin\//.exec(exe)?.[1];
-    const full = fromDir ?? (await run(exe, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], 30_000)).log.trim().split('\n').pop()!;
+    const full =
+      fromDir ?? (await run(exe, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], 30_000)).log.trim().split('\n').pop()!;
     if (/^3\.\d+\.\d+$/.test(full)) out.push({ version, full, exe });
   }
   return out.sort((a, b) => a.version.localeCompare(b.version, undefined, { numeric: true }));
@@ -123,9 +128,18 @@ export async function availablePythons(): Promise<AvailablePython[]> {
 
 function run(file: string, args: string[], timeoutMs: number, vars: Record<string, string> = {}): Promise<{ ok: boolean; log: string }> {
   return new Promise((resolve) => {
-    execFile(file, args, { timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', ...vars } }, (err, stdout, stderr) => {
-      resolve({ ok: !err, log: `$ ${file} ${args.join(' ')}\n${stdout}${stderr}${err && !stderr ? err.message : ''}` });
-    });
+    execFile(
+      file,
+      args,
+      {
+        timeout: timeoutMs,
+        maxBuffer: 64 * 1024 * 1024,
+        env: { ...process.env, PIP_DISABLE_PIP_VERSION_CHECK: '1', PIP_NO_INPUT: '1', ...vars },
+      },
+      (err, stdout, stderr) => {
+        resolve({ ok: !err, log: `$ ${file} ${args.join(' ')}\n${stdout}${stderr}${err && !stderr ? err.message : ''}` });
+      },
+    );
   });
 }
 
@@ -138,14 +152,24 @@ export class PythonEnvBuilder {
   async prepare(spec: PythonEnvSpec): Promise<PreparedEnv> {
     const interpreter = await findPython(spec.version);
     if (!interpreter) {
-      throw new GymError('ENV_UNAVAILABLE', `no Python ${spec.version} interpreter on this machine (looked in pyenv and /usr/bin)`, { python: spec.version });
+      throw new GymError('ENV_UNAVAILABLE', `no Python ${spec.version} interpreter on this machine (looked in pyenv and /usr/bin)`, {
+        python: spec.version,
+      });
     }
     const requirements = [...spec.requirements].sort();
     const runner = pytestPinFor(spec.version, requirements);
     const afterInstall = spec.afterInstall ?? [];
     const constraints = [...(spec.constraints ?? [])].sort();
     // afterInstall and constraints join the key only when present, so existing envs keep their keys.
-    const key = contentKey({ format: ENV_FORMAT, python: spec.version, requirements, runner: runner ?? 'from requirements', ...(afterInstall.length ? { afterInstall } : {}), ...(constraints.length ? { constraints } : {}), ...setupKey(spec.setup) });
+    const key = contentKey({
+      format: ENV_FORMAT,
+      python: spec.version,
+      requirements,
+      runner: runner ?? 'from requirements',
+      ...(afterInstall.length ? { afterInstall } : {}),
+      ...(constraints.length ? { constraints } : {}),
+      ...setupKey(spec.setup),
+    });
     const dir = path.join(this.cacheDir, 'envs', `py${spec.version}-${key}`);
     // A built env is read without the lock: the ready marker is written last.
     const ready = () => existsSync(path.join(dir, READY_FILE));
@@ -157,7 +181,8 @@ export class PythonEnvBuilder {
         await withDirLock(`${dir}.lock`, async () => {
           if (ready()) return;
           // A venv whose packages are in but whose setup step failed (data not to be had then) only retries the step.
-          if (!existsSync(path.join(dir, INSTALLED_FILE))) await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall, constraints, !spec.setup);
+          if (!existsSync(path.join(dir, INSTALLED_FILE)))
+            await this.build(dir, interpreter, [...(runner ? [runner] : []), ...requirements], afterInstall, constraints, !spec.setup);
           if (spec.setup) {
             await this.runSetup(dir, spec.setup);
             await fs.writeFile(path.join(dir, READY_FILE), new Date().toISOString());
@@ -178,7 +203,14 @@ export class PythonEnvBuilder {
     return hostNotes.length ? { ...env, notes: [...env.notes, ...hostNotes] } : env;
   }
 
-  private async build(dir: string, interpreter: string, packages: string[], afterInstall: string[][], constraints: string[], markReady: boolean): Promise<void> {
+  private async build(
+    dir: string,
+    interpreter: string,
+    packages: string[],
+    afterInstall: string[][],
+    constraints: string[],
+    markReady: boolean,
+  ): Promise<void> {
     await fs.rm(dir, { recursive: true, force: true });
     await fs.mkdir(path.dirname(dir), { recursive: true });
     let log = '';
@@ -199,7 +231,10 @@ export class PythonEnvBuilder {
         for (const stage of afterInstall) {
           const later = await run(path.join(dir, 'bin', 'python'), ['-m', 'pip', 'install', '-q', ...stage], 20 * 60_000);
           log += later.log;
-          if (!later.ok) notes.push(`after-install \`pip install ${stage.join(' ')}\` failed (${classifyPipFailure(later.log).reason}); the env is used without it`);
+          if (!later.ok)
+            notes.push(
+              `after-install \`pip install ${stage.join(' ')}\` failed (${classifyPipFailure(later.log).reason}); the env is used without it`,
+            );
         }
         await fs.writeFile(path.join(dir, 'build.log'), log);
         await fs.writeFile(path.join(dir, NOTES_FILE), JSON.stringify(notes));
@@ -210,11 +245,15 @@ export class PythonEnvBuilder {
     }
     await fs.rm(dir, { recursive: true, force: true });
     const failure = venv.ok ? classifyPipFailure(pipLog) : { code: 'ENV_BUILD_FAILED' as const, reason: 'python -m venv failed' };
-    throw new GymError(failure.code, `could not build the Python env (${packages.join(' ') || 'no requirements'}): ${failure.reason}\n${log.slice(-4000)}`, {
-      requirements: packages,
-      reason: failure.reason,
-      log: log.slice(-20_000),
-    });
+    throw new GymError(
+      failure.code,
+      `could not build the Python env (${packages.join(' ') || 'no requirements'}): ${failure.reason}\n${log.slice(-4000)}`,
+      {
+        requirements: packages,
+        reason: failure.reason,
+        log: log.slice(-20_000),
+      },
+    );
   }
 
   /** Runs an env's setup step (data it needs) with the env's interpreter; the venv stays when it fails. */

@@ -30,9 +30,15 @@ export function setupFailure(setup: Setup, log: string): GymError {
   const line = log.split('\n').find((l) => l.includes(SETUP_UNAVAILABLE_MARKER));
   if (line) {
     const reason = line.slice(line.indexOf(SETUP_UNAVAILABLE_MARKER) + SETUP_UNAVAILABLE_MARKER.length).trim();
-    return new GymError('ENV_UNAVAILABLE', `${setup.description}: ${reason}`, { reason: `${setup.description}: ${reason}`, log: log.slice(-20_000) });
+    return new GymError('ENV_UNAVAILABLE', `${setup.description}: ${reason}`, {
+      reason: `${setup.description}: ${reason}`,
+      log: log.slice(-20_000),
+    });
   }
-  return new GymError('ENV_BUILD_FAILED', `the env setup step (${setup.description}) failed:\n${log.slice(-4000)}`, { reason: 'env setup step failed', log: log.slice(-20_000) });
+  return new GymError('ENV_BUILD_FAILED', `the env setup step (${setup.description}) failed:\n${log.slice(-4000)}`, {
+    reason: 'env setup step failed',
+    log: log.slice(-20_000),
+  });
 }
 
 /** Every regular file under `dir`, as bytes, keyed by path relative to it. */

@@ -21,7 +21,10 @@ export function aptInstallLine(packages: string[]): string {
  */
 export function unknownAptPackages(output: string): string[] {
   const log = output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '');
-  const names = [...log.matchAll(/Unable to locate package (\S+)/g), ...log.matchAll(/Package '?([a-z0-9][a-z0-9+.-]+)'? has no installation candidate/g)].map((m) => m[1]!);
+  const names = [
+    ...log.matchAll(/Unable to locate package (\S+)/g),
+    ...log.matchAll(/Package '?([a-z0-9][a-z0-9+.-]+)'? has no installation candidate/g),
+  ].map((m) => m[1]!);
   return [...new Set(names)];
 }
 
@@ -55,6 +58,10 @@ export async function requireOnHost(packages: string[], notes: string[]): Promis
     return;
   }
   if (missing.length) {
-    throw new GymError('ENV_UNAVAILABLE', `the env needs the system package${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, not installed on this host (the local backend runs on the host's libraries: \`apt-get install ${missing.join(' ')}\`, or use --sandbox docker, whose env image installs them)`, { systemPackages: missing });
+    throw new GymError(
+      'ENV_UNAVAILABLE',
+      `the env needs the system package${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, not installed on this host (the local backend runs on the host's libraries: \`apt-get install ${missing.join(' ')}\`, or use --sandbox docker, whose env image installs them)`,
+      { systemPackages: missing },
+    );
   }
 }

@@ -99,10 +99,12 @@ export function unpackTar(archive: Buffer, opts: { maxBytes?: number } = {}): Ta
     if (type === 'g') continue;
     longName = undefined;
     name = safeEntryPath(name);
-    if (type === '1' || type === '2') throw new GymError('SANDBOX_UNAVAILABLE', `refusing link entry '${name}' in a tar stream from a sandbox`);
+    if (type === '1' || type === '2')
+      throw new GymError('SANDBOX_UNAVAILABLE', `refusing link entry '${name}' in a tar stream from a sandbox`);
     if (type !== '0' && type !== '\0' && type !== '5') continue;
     total += size;
-    if (opts.maxBytes !== undefined && total > opts.maxBytes) throw new GymError('FILE_TOO_LARGE', `the archive holds more than ${opts.maxBytes} bytes`);
+    if (opts.maxBytes !== undefined && total > opts.maxBytes)
+      throw new GymError('FILE_TOO_LARGE', `the archive holds more than ${opts.maxBytes} bytes`);
     const mode = parseInt(readString(h, 100, 8).trim() || '644', 8);
     entries.push({ path: name, type: type === '5' ? 'dir' : 'file', data: Buffer.from(data), mode });
   }

@@ -22,11 +22,28 @@ export interface PreparedEnv {
 }
 
 /** The part of a prepared env a sandbox is created with. */
-export function sandboxEnv(env: PreparedEnv): { path: string[]; vars: Record<string, string>; readOnlyPaths: string[]; image?: string; memoryBytes?: number; pids?: number } {
-  return { path: env.path, vars: env.vars, readOnlyPaths: env.readOnlyPaths, ...(env.image ? { image: env.image } : {}), ...(env.memoryBytes ? { memoryBytes: env.memoryBytes } : {}), ...(env.pids ? { pids: env.pids } : {}) };
+export function sandboxEnv(env: PreparedEnv): {
+  path: string[];
+  vars: Record<string, string>;
+  readOnlyPaths: string[];
+  image?: string;
+  memoryBytes?: number;
+  pids?: number;
+} {
+  return {
+    path: env.path,
+    vars: env.vars,
+    readOnlyPaths: env.readOnlyPaths,
+    ...(env.image ? { image: env.image } : {}),
+    ...(env.memoryBytes ? { memoryBytes: env.memoryBytes } : {}),
+    ...(env.pids ? { pids: env.pids } : {}),
+  };
 }
 
 /** What a task's `resources` ask of its sandboxes, in a prepared env's terms. */
 export function taskResources(resources: { memoryMb?: number; pids?: number }): { memoryBytes?: number; pids?: number } {
-  return { ...(resources.memoryMb ? { memoryBytes: resources.memoryMb * 1024 ** 2 } : {}), ...(resources.pids ? { pids: resources.pids } : {}) };
+  return {
+    ...(resources.memoryMb ? { memoryBytes: resources.memoryMb * 1024 ** 2 } : {}),
+    ...(resources.pids ? { pids: resources.pids } : {}),
+  };
 }

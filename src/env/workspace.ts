@@ -18,7 +18,14 @@ const once = new OncePerKey<string>();
  * they are). The directory is shared: sandboxes copy it, nothing writes to it.
  */
 export async function gitStartState(cacheDir: string, ws: GitWorkspace, signal?: AbortSignal): Promise<string> {
-  const checkout = await cachedCheckout({ cacheDir, repo: ws.repo, commit: ws.commit, reposDir: ws.reposDir, allowNetwork: ws.allowNetwork, signal });
+  const checkout = await cachedCheckout({
+    cacheDir,
+    repo: ws.repo,
+    commit: ws.commit,
+    reposDir: ws.reposDir,
+    allowNetwork: ws.allowNetwork,
+    signal,
+  });
   if (!ws.edits.length) return checkout.dir;
   const dir = `${checkout.dir}-setup-${contentKey(ws.edits)}`;
   const marker = `${dir}.ready`;
@@ -30,10 +37,12 @@ export async function gitStartState(cacheDir: string, ws: GitWorkspace, signal?:
         await fs.cp(checkout.dir, dir, { recursive: true });
         for (const edit of ws.edits) {
           const file = path.resolve(dir, edit.file);
-          if (!file.startsWith(dir + path.sep)) throw new GymError('TASK_INVALID', `build-setup edit of '${edit.file}' leaves the repository`);
+          if (!file.startsWith(dir + path.sep))
+            throw new GymError('TASK_INVALID', `build-setup edit of '${edit.file}' leaves the repository`);
           const text = await fs.readFile(file, 'utf8').catch(() => null);
           if (text === null) throw new GymError('ENV_BUILD_FAILED', `build-setup edit: ${edit.file} does not exist at ${ws.commit}`);
-          if (!text.includes(edit.find)) throw new GymError('ENV_BUILD_FAILED', `build-setup edit: '${edit.find}' not found in ${edit.file} at ${ws.commit}`);
+          if (!text.includes(edit.find))
+            throw new GymError('ENV_BUILD_FAILED', `build-setup edit: '${edit.find}' not found in ${edit.file} at ${ws.commit}`);
           await fs.writeFile(file, text.split(edit.find).join(edit.replace));
         }
         // The commit is made by hand: `git commit` refuses a tree whose entries name blobs the
@@ -67,7 +76,11 @@ export async function buildFiles(dir: string): Promise<Record<string, string>> {
       if (e.isDirectory()) {
         if (['.git', 'target', 'build', 'node_modules', '.gradle', 'src'].includes(e.name)) continue;
         await walk(r, depth + 1);
-      } else if (e.isFile() && (/^(pom\.xml|build\.gradle(\.kts)?|settings\.gradle(\.kts)?|gradle\.properties|gradle-wrapper\.properties)$/.test(e.name) || r.startsWith('.mvn/'))) {
+      } else if (
+        e.isFile() &&
+        (/^(pom\.xml|build\.gradle(\.kts)?|settings\.gradle(\.kts)?|gradle\.properties|gradle-wrapper\.properties)$/.test(e.name) ||
+          r.startsWith('.mvn/'))
+      ) {
         out[r] = await fs.readFile(path.join(dir, r), 'utf8');
       }
     }

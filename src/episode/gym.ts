@@ -160,13 +160,28 @@ export class Gym {
 
   private emitError(episodeId: string | null, task: { suite: string; id: string }, tool: string, e: GymError): void {
     const infra = INFRA_CODES.has(e.code) || Boolean(e.details?.sandboxLost);
-    this.emit({ type: 'episode_error', episodeId, suite: task.suite, taskId: task.id, at: new Date().toISOString(), tool, infra, error: { code: e.code, message: this.redactor.redact(e.message) } });
+    this.emit({
+      type: 'episode_error',
+      episodeId,
+      suite: task.suite,
+      taskId: task.id,
+      at: new Date().toISOString(),
+      tool,
+      infra,
+      error: { code: e.code, message: this.redactor.redact(e.message) },
+    });
   }
 
   async startEpisode(req: StartEpisodeRequest, ctx?: Pick<ToolContext, 'progress' | 'signal'>): Promise<Episode> {
     try {
       const episode = await this.openEpisode(req, ctx);
-      this.emit({ type: 'episode_started', episodeId: episode.id, suite: episode.task.suite, taskId: episode.task.id, at: new Date().toISOString() });
+      this.emit({
+        type: 'episode_started',
+        episodeId: episode.id,
+        suite: episode.task.suite,
+        taskId: episode.task.id,
+        at: new Date().toISOString(),
+      });
       return episode;
     } catch (err) {
       this.emitError(null, { suite: req.suite, id: req.taskId }, 'start_episode', toGymError(err));
@@ -228,7 +243,11 @@ export class Gym {
   }
 
   private get lifecycle() {
-    return { submit: async (ep: Episode, c: Pick<ToolContext, 'signal' | 'progress'>) => this.redactedVerdict(ep, await this.submit(ep, c)), end: (ep: Episode) => this.endEpisode(ep), fork: (ep: Episode) => this.forkEpisode(ep) };
+    return {
+      submit: async (ep: Episode, c: Pick<ToolContext, 'signal' | 'progress'>) => this.redactedVerdict(ep, await this.submit(ep, c)),
+      end: (ep: Episode) => this.endEpisode(ep),
+      fork: (ep: Episode) => this.forkEpisode(ep),
+    };
   }
 
   /** A copy of a running episode: same task, workspace, edit history and budgets left; its own trajectory. */
@@ -254,7 +273,14 @@ export class Gym {
       for (const [file, stack] of source.editHistory) episode.editHistory.set(file, [...stack]);
       episode.lastTestRun = source.lastTestRun;
       this.episodes.set(id, episode);
-      this.emit({ type: 'episode_started', episodeId: id, suite: source.task.suite, taskId: source.task.id, at: new Date().toISOString(), forkedFrom: source.id });
+      this.emit({
+        type: 'episode_started',
+        episodeId: id,
+        suite: source.task.suite,
+        taskId: source.task.id,
+        at: new Date().toISOString(),
+        forkedFrom: source.id,
+      });
       return episode;
     } catch (err) {
       await sandbox.destroy().catch(() => {});
@@ -265,7 +291,10 @@ export class Gym {
   private assertCapacity(): void {
     const live = [...this.episodes.values()].filter((e) => e.state === 'running').length;
     if (live >= this.defaults.maxEpisodes) {
-      throw new GymError('CAPACITY', `${live} episodes are running, the most this server allows (${this.defaults.maxEpisodes}); end one first`);
+      throw new GymError(
+        'CAPACITY',
+        `${live} episodes are running, the most this server allows (${this.defaults.maxEpisodes}); end one first`,
+      );
     }
   }
 
@@ -298,7 +327,16 @@ export class Gym {
     const offered = this.episodeTools(episode);
     // A suite's tool is served gym-wide (the union), but only its suite's episodes offer it.
     const own = offered.find((t) => t.name === name);
-    if (!own) throw new GymError('TOOL_NOT_AVAILABLE', `'${name}' is not a tool of suite '${episode.task.suite}' episodes (its own tools: ${offered.slice(EPISODE_TOOLS.length).map((t) => t.name).join(', ') || 'none'})`);
+    if (!own)
+      throw new GymError(
+        'TOOL_NOT_AVAILABLE',
+        `'${name}' is not a tool of suite '${episode.task.suite}' episodes (its own tools: ${
+          offered
+            .slice(EPISODE_TOOLS.length)
+            .map((t) => t.name)
+            .join(', ') || 'none'
+        })`,
+      );
     return this.callEpisodeTool(episode, own, rawArgs, ctx);
   }
 
@@ -313,18 +351,37 @@ export class Gym {
           throw new GymError('EPISODE_ENDED', `episode ${episode.id} is ${episode.state}; only get_diff and the verdict remain available`);
         }
         if (!tool.exemptFromBudget) {
-          if (step > episode.budgets.maxSteps) throw new GymError('BUDGET_EXHAUSTED', `the step budget (${episode.budgets.maxSteps}) is spent; call submit`);
+          if (step > episode.budgets.maxSteps)
+            throw new GymError('BUDGET_EXHAUSTED', `the step budget (${episode.budgets.maxSteps}) is spent; call submit`);
           if (Date.now() > episode.budgets.deadline) throw new GymError('BUDGET_EXHAUSTED', 'the time budget is spent; call submit');
         }
         if (tool.runsCode) episode.codeRan = true;
         const result = await withHeartbeat(ctx, tool.name, (c) => tool.run(episode, args, c));
-        episode.trajectory.append({ type: 'step', step, tool: tool.name, args, ok: true, observation: result.text, startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
+        episode.trajectory.append({
+          type: 'step',
+          step,
+          tool: tool.name,
+          args,
+          ok: true,
+          observation: result.text,
+          startedAt: startedAt.toISOString(),
+          durationMs: Date.now() - startedAt.getTime(),
+        });
         // An ended episode keeps no file open while it is remembered (retainEndedMs): a later record opens it again.
         if (episode.state !== 'running') await episode.trajectory.flush();
         return result;
       } catch (err) {
         const e = sandboxFailureOf(episode, tool.name, step, toGymError(err));
-        episode.trajectory.append({ type: 'step', step, tool: tool.name, args: rawArgs, ok: false, error: e.toJSON(), startedAt: startedAt.toISOString(), durationMs: Date.now() - startedAt.getTime() });
+        episode.trajectory.append({
+          type: 'step',
+          step,
+          tool: tool.name,
+          args: rawArgs,
+          ok: false,
+          error: e.toJSON(),
+          startedAt: startedAt.toISOString(),
+          durationMs: Date.now() - startedAt.getTime(),
+        });
         this.emitError(episode.id, episode.task, tool.name, e);
         if (e.details?.sandboxLost && episode.state === 'running') {
           // The sandbox died under the episode (OOM, docker kill): an infrastructure failure,
@@ -343,7 +400,11 @@ export class Gym {
   /** The verdict as the submit tool shows it: its infrastructure error and notes without server paths. */
   private redactedVerdict(episode: Episode, v: Verdict): Verdict {
     const keep = [episode.sandbox.workdir];
-    return { ...v, notes: v.notes.map((n) => this.redactor.redact(n, keep)), ...(v.error ? { error: { ...v.error, message: this.redactor.redact(v.error.message, keep) } } : {}) };
+    return {
+      ...v,
+      notes: v.notes.map((n) => this.redactor.redact(n, keep)),
+      ...(v.error ? { error: { ...v.error, message: this.redactor.redact(v.error.message, keep) } } : {}),
+    };
   }
 
   /** Scores the episode's diff in a fresh sandbox (in the gym's scoring mode unless told) and ends the episode. */
@@ -352,7 +413,11 @@ export class Gym {
     const { diff, notes } = await readableDiff(episode.sandbox);
     episode.finalDiff = diff;
     const scored = await this.submissionFor(episode, diff);
-    const verdict = await this.score(scored.task, scored.patch, { signal: ctx.signal, progress: (m) => ctx.progress(0, undefined, m), ...(opts.scoring ? { scoring: opts.scoring } : {}) });
+    const verdict = await this.score(scored.task, scored.patch, {
+      signal: ctx.signal,
+      progress: (m) => ctx.progress(0, undefined, m),
+      ...(opts.scoring ? { scoring: opts.scoring } : {}),
+    });
     verdict.notes.push(...notes);
     if (scored.note) verdict.notes.push(scored.note);
     episode.verdict = verdict;
@@ -360,7 +425,20 @@ export class Gym {
     episode.trajectory.append({ type: 'verdict', verdict, diff });
     await this.release(episode);
     const { status, reward, tests, error, durationMs } = verdict;
-    this.emit({ type: 'episode_submitted', episodeId: episode.id, suite: episode.task.suite, taskId: episode.task.id, at: new Date().toISOString(), verdict: { status, reward, tests, durationMs, ...(error ? { error: { ...error, message: this.redactor.redact(error.message) } } : {}) } });
+    this.emit({
+      type: 'episode_submitted',
+      episodeId: episode.id,
+      suite: episode.task.suite,
+      taskId: episode.task.id,
+      at: new Date().toISOString(),
+      verdict: {
+        status,
+        reward,
+        tests,
+        durationMs,
+        ...(error ? { error: { ...error, message: this.redactor.redact(error.message) } } : {}),
+      },
+    });
     return verdict;
   }
 
@@ -373,7 +451,14 @@ export class Gym {
   private async submissionFor(episode: Episode, diff: string): Promise<{ task: Task; patch: string; note?: string }> {
     const { task } = episode;
     if (episode.context === task.defaultContext) return { task, patch: diff };
-    const mapped = await this.registry.contextPatch(task, episode.context, { diff, read: (rel) => episode.sandbox.readFile(rel).then((b) => b.toString('utf8')).catch(() => null) });
+    const mapped = await this.registry.contextPatch(task, episode.context, {
+      diff,
+      read: (rel) =>
+        episode.sandbox
+          .readFile(rel)
+          .then((b) => b.toString('utf8'))
+          .catch(() => null),
+    });
     if (mapped) return { task, patch: mapped.patch, note: mapped.note };
     return { task: { ...task, workspace: ownValue(task.contexts, episode.context)!.workspace }, patch: diff };
   }
@@ -390,7 +475,14 @@ export class Gym {
       episode.finalDiff ??= await episode.sandbox.diff().catch(() => undefined);
       episode.state = state;
       episode.trajectory.append({ type: 'end', state, at: new Date().toISOString() });
-      this.emit({ type: 'episode_ended', episodeId: episode.id, suite: episode.task.suite, taskId: episode.task.id, at: new Date().toISOString(), state });
+      this.emit({
+        type: 'episode_ended',
+        episodeId: episode.id,
+        suite: episode.task.suite,
+        taskId: episode.task.id,
+        at: new Date().toISOString(),
+        state,
+      });
     }
     await this.release(episode);
   }
@@ -469,7 +561,12 @@ export const HEARTBEAT_MS = 5000;
  * larger than the one before (MCP requires it), a `total` once given is kept, and each
  * notification has a message: the tool's last one, with the seconds elapsed on heartbeats.
  */
-export async function withHeartbeat<T>(ctx: ToolContext, name: string, fn: (ctx: ToolContext) => Promise<T>, intervalMs = HEARTBEAT_MS): Promise<T> {
+export async function withHeartbeat<T>(
+  ctx: ToolContext,
+  name: string,
+  fn: (ctx: ToolContext) => Promise<T>,
+  intervalMs = HEARTBEAT_MS,
+): Promise<T> {
   const started = Date.now();
   let step = 0;
   let ticks = 0;
@@ -508,7 +605,11 @@ export async function withHeartbeat<T>(ctx: ToolContext, name: string, fn: (ctx:
 function contextFor(task: Task, name?: string): { name: string; workspace?: Task['workspace'] } {
   if (!name || name === task.defaultContext) return { name: task.defaultContext };
   const ctx = ownValue(task.contexts, name);
-  if (!ctx) throw new GymError('INVALID_ARGUMENT', `invalid 'context': '${name}' (this task has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`);
+  if (!ctx)
+    throw new GymError(
+      'INVALID_ARGUMENT',
+      `invalid 'context': '${name}' (this task has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`,
+    );
   return { name, workspace: ctx.workspace };
 }
 
@@ -524,4 +625,3 @@ function promptFor(task: Task, variant?: string, context?: string): string {
   }
   return text;
 }
-

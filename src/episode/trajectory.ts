@@ -40,7 +40,8 @@ function cutStrings(value: unknown, limit: number): unknown {
   if (Array.isArray(value)) return value.map((v) => cutStrings(v, limit));
   if (value && typeof value === 'object') {
     const proto = Object.getPrototypeOf(value);
-    if (proto === Object.prototype || proto === null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutStrings(v, limit)]));
+    if (proto === Object.prototype || proto === null)
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutStrings(v, limit)]));
   }
   return value;
 }
@@ -58,8 +59,15 @@ export function trajectoryLine(record: Record<string, unknown>): string {
   }
   if (line.length <= MAX_LINE_CHARS) return line;
   // Still too long (a huge array of small values): keep what identifies the record.
-  const kept = Object.fromEntries(Object.entries(r).filter(([, v]) => v === null || ['string', 'number', 'boolean'].includes(typeof v)).map(([k, v]) => [k, typeof v === 'string' ? cutString(v, 4096) : v]));
-  return JSON.stringify({ ...kept, truncated: `the record was ${line.length} characters after cutting, over the trajectory's ${MAX_LINE_CHARS} per line: only its scalar fields are kept` });
+  const kept = Object.fromEntries(
+    Object.entries(r)
+      .filter(([, v]) => v === null || ['string', 'number', 'boolean'].includes(typeof v))
+      .map(([k, v]) => [k, typeof v === 'string' ? cutString(v, 4096) : v]),
+  );
+  return JSON.stringify({
+    ...kept,
+    truncated: `the record was ${line.length} characters after cutting, over the trajectory's ${MAX_LINE_CHARS} per line: only its scalar fields are kept`,
+  });
 }
 
 /**
@@ -84,7 +92,7 @@ export class Trajectory {
     const line = Buffer.from(trajectoryLine(record) + '\n');
     try {
       this.fd ??= openSync(this.file, 'a');
-      for (let at = 0; at < line.length; ) at += writeSync(this.fd, line, at);
+      for (let at = 0; at < line.length;) at += writeSync(this.fd, line, at);
     } catch {
       // A full disk or a removed folder costs the record, not the episode's call (as before).
       this.release();

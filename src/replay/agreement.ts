@@ -58,7 +58,14 @@ export function agreementFigures(results: ComparedResult[]): AgreementFigures {
   for (const r of disagreeing) tally(causes, r.cause?.kind ?? 'unexplained');
   const apartTasks = new Map<string, ApartTask>();
   for (const r of results.filter((x) => x.apart)) {
-    const t = apartTasks.get(r.taskId) ?? { taskId: r.taskId, standing: r.apart!.standing, reason: r.apart!.reason, samples: 0, ourPassed: 0, theirPassed: 0 };
+    const t = apartTasks.get(r.taskId) ?? {
+      taskId: r.taskId,
+      standing: r.apart!.standing,
+      reason: r.apart!.reason,
+      samples: 0,
+      ourPassed: 0,
+      theirPassed: 0,
+    };
     t.samples++;
     if (r.ours === 'passed') t.ourPassed++;
     if (r.theirs === 'passed') t.theirPassed++;
@@ -83,7 +90,9 @@ export function agreementFigures(results: ComparedResult[]): AgreementFigures {
 
 const pct = (n: number, d: number) => (d ? `${((100 * n) / d).toFixed(1)}%` : 'n/a');
 const byKind = (counts: Partial<Record<CauseKind, number>>) =>
-  CAUSE_KINDS.filter((k) => counts[k]).map((k) => `${CAUSE_TITLES[k]} ${counts[k]}`).join(', ');
+  CAUSE_KINDS.filter((k) => counts[k])
+    .map((k) => `${CAUSE_TITLES[k]} ${counts[k]}`)
+    .join(', ');
 
 export interface AgreementWords<R> {
   /** What is compared with (`the published verdicts`, `the published is_pass`). */
@@ -109,8 +118,12 @@ export function formatAgreement<R extends ComparedResult>(results: R[], f: Agree
   const out: string[] = [];
   if (f.compared) {
     const left = f.compared - f.soundCompared;
-    const soundPart = left ? `; ${f.soundAgreed}/${f.soundCompared} (${pct(f.soundAgreed, f.soundCompared)}) over the ${f.soundCompared} whose published verdict is sound (${left} left out: ${byKind(f.unsound)})` : '; every published verdict compared is sound';
-    out.push(`agreement with ${words.what}: ${f.agreed}/${f.compared} (${pct(f.agreed, f.compared)}) as measured${soundPart}${words.extra ?? ''}`);
+    const soundPart = left
+      ? `; ${f.soundAgreed}/${f.soundCompared} (${pct(f.soundAgreed, f.soundCompared)}) over the ${f.soundCompared} whose published verdict is sound (${left} left out: ${byKind(f.unsound)})`
+      : '; every published verdict compared is sound';
+    out.push(
+      `agreement with ${words.what}: ${f.agreed}/${f.compared} (${pct(f.agreed, f.compared)}) as measured${soundPart}${words.extra ?? ''}`,
+    );
   }
   if (f.disagreements) {
     out.push(`disagreements: ${f.disagreements}, by cause: ${byKind(f.causes)}`);
@@ -123,15 +136,20 @@ export function formatAgreement<R extends ComparedResult>(results: R[], f: Agree
         const details = new Set(group.map((r) => r.cause?.detail));
         const shared = details.size === 1 && kind !== 'unexplained' ? [...details][0] : undefined;
         out.push(causeHeading(kind, name, group.length, shared));
-        for (const r of group) out.push(`${words.disagreement(r)}${shared || kind === 'unexplained' || !r.cause ? '' : ` [${r.cause.detail}]`}`);
+        for (const r of group)
+          out.push(`${words.disagreement(r)}${shared || kind === 'unexplained' || !r.cause ? '' : ` [${r.cause.detail}]`}`);
       }
     }
   }
   const apartCount = f.apartTasks.length;
   if (apartCount) {
-    out.push(`counted apart, never compared (the task is invalid or unavailable here): ${f.apart} sample${f.apart === 1 ? '' : 's'} of ${apartCount} task${apartCount === 1 ? '' : 's'}`);
+    out.push(
+      `counted apart, never compared (the task is invalid or unavailable here): ${f.apart} sample${f.apart === 1 ? '' : 's'} of ${apartCount} task${apartCount === 1 ? '' : 's'}`,
+    );
     for (const t of f.apartTasks) {
-      out.push(`  ${t.standing === 'invalid' ? 'INVALID HERE' : 'UNAVAILABLE'} ${t.taskId} (${t.samples} sample${t.samples === 1 ? '' : 's'}; ours ${t.ourPassed} passed, published ${t.theirPassed} passed): ${t.reason}`);
+      out.push(
+        `  ${t.standing === 'invalid' ? 'INVALID HERE' : 'UNAVAILABLE'} ${t.taskId} (${t.samples} sample${t.samples === 1 ? '' : 's'}; ours ${t.ourPassed} passed, published ${t.theirPassed} passed): ${t.reason}`,
+      );
     }
   }
   return out;

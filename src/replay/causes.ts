@@ -9,7 +9,14 @@ import { NOTE_CODES, noteWithCode } from '../scoring/note_codes.ts';
 import type { ScoredSubmission } from './adapter.ts';
 
 /** The causes a disagreement can have, in the order reports list them. */
-export const CAUSE_KINDS = ['known-difference', 'cannot-fail', 'patch-not-applied', 'test-compile-failed', 'environment', 'unexplained'] as const;
+export const CAUSE_KINDS = [
+  'known-difference',
+  'cannot-fail',
+  'patch-not-applied',
+  'test-compile-failed',
+  'environment',
+  'unexplained',
+] as const;
 export type CauseKind = (typeof CAUSE_KINDS)[number];
 
 /** What each cause is, for people. */
@@ -49,7 +56,8 @@ export function publishedIsSound(cause: ReplayCause | undefined): boolean {
 }
 
 /** Failures that say the sandbox has no network (a request to a host outside). */
-const NO_NETWORK = /Temporary failure in name resolution|Name or service not known|Network is unreachable|nodename nor servname|Failed to establish a new connection|getaddrinfo failed|No address associated with hostname|UnknownHostException/;
+const NO_NETWORK =
+  /Temporary failure in name resolution|Name or service not known|Network is unreachable|nodename nor servname|Failed to establish a new connection|getaddrinfo failed|No address associated with hostname|UnknownHostException/;
 const MISSING_MODULE = /ModuleNotFoundError: No module named '([^']+)'/;
 
 /**
@@ -58,7 +66,10 @@ const MISSING_MODULE = /ModuleNotFoundError: No module named '([^']+)'/;
  * compile, or an environment difference (no network here, a module the published run had,
  * our run's time limit where the published run passed). Undefined when it tells none.
  */
-export function verdictCause(s: Pick<ScoredSubmission, 'verdict' | 'agree' | 'ours' | 'submission'>, reason: string): ReplayCause | undefined {
+export function verdictCause(
+  s: Pick<ScoredSubmission, 'verdict' | 'agree' | 'ours' | 'submission'>,
+  reason: string,
+): ReplayCause | undefined {
   const notes = s.verdict?.notes ?? [];
   const cannot = noteWithCode(notes, NOTE_CODES.cannotFail);
   if (cannot) return { kind: 'cannot-fail', detail: cannot };
@@ -68,10 +79,13 @@ export function verdictCause(s: Pick<ScoredSubmission, 'verdict' | 'agree' | 'ou
   const compile = noteWithCode(notes, NOTE_CODES.testCompileFailed);
   if (compile) return { kind: 'test-compile-failed', detail: compile };
   if (s.ours !== 'failed' || s.submission.published !== 'passed') return undefined;
-  if (NO_NETWORK.test(reason)) return { kind: 'environment', name: 'no-network', detail: `the sandbox has no network; the published run reached one: ${reason}` };
+  if (NO_NETWORK.test(reason))
+    return { kind: 'environment', name: 'no-network', detail: `the sandbox has no network; the published run reached one: ${reason}` };
   const module = MISSING_MODULE.exec(reason)?.[1];
-  if (module) return { kind: 'environment', name: 'missing-module', detail: `the published run had '${module}', this env has not: ${reason}` };
-  if (s.verdict?.timedOut) return { kind: 'environment', name: 'time-limit', detail: `our run hit its time limit where the published run passed: ${reason}` };
+  if (module)
+    return { kind: 'environment', name: 'missing-module', detail: `the published run had '${module}', this env has not: ${reason}` };
+  if (s.verdict?.timedOut)
+    return { kind: 'environment', name: 'time-limit', detail: `our run hit its time limit where the published run passed: ${reason}` };
   return undefined;
 }
 
@@ -90,7 +104,8 @@ export function judgeSubmission<Row>(s: ScoredSubmission<Row>, knows: SuiteKnowl
   const { agree, cause: _cause, apart: _apart, ...rest } = s;
   const apart = knows.apart?.(s.task) ?? (s.ours === 'unavailable' ? { standing: 'unavailable' as const, reason: s.reason } : undefined);
   if (apart) return { ...rest, apart };
-  const cause = knows.explain?.(s) ?? verdictCause(s, s.reason) ?? (agree === false ? { kind: 'unexplained' as const, detail: s.reason } : undefined);
+  const cause =
+    knows.explain?.(s) ?? verdictCause(s, s.reason) ?? (agree === false ? { kind: 'unexplained' as const, detail: s.reason } : undefined);
   const kept = cause && (agree === false || !publishedIsSound(cause)) ? cause : undefined;
   return { ...rest, ...(agree !== undefined ? { agree } : {}), ...(kept ? { cause: kept } : {}) };
 }

@@ -45,7 +45,13 @@ async function scoreOne<Row>({ submission, row, task }: PendingSubmission<Row>, 
     } catch (err) {
       const e = toGymError(err);
       if (e.code === 'CANCELLED') throw e;
-      scored = { submission, row, task, ours: e.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error', error: { code: e.code, message: e.message } };
+      scored = {
+        submission,
+        row,
+        task,
+        ours: e.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error',
+        error: { code: e.code, message: e.message },
+      };
     }
   }
   const comparable = published !== undefined && (scored.ours === 'passed' || scored.ours === 'failed');
@@ -74,21 +80,28 @@ export async function scoreSubmissions<Row, Result>(
   };
   const cancelled = () => new GymError('CANCELLED', 'the replay was cancelled');
   if (!opts.samplesInSequence) {
-    await workerPool(submissions, opts.concurrency, async (p, i) => settle(i, await judged(await scoreOne(p, score), opts.knows)), { signal: opts.signal });
+    await workerPool(submissions, opts.concurrency, async (p, i) => settle(i, await judged(await scoreOne(p, score), opts.knows)), {
+      signal: opts.signal,
+    });
   } else {
     const byTask = new Map<string, number[]>();
     submissions.forEach((p, i) => byTask.set(p.submission.taskId, [...(byTask.get(p.submission.taskId) ?? []), i]));
-    await workerPool([...byTask.values()], opts.concurrency, async (indices) => {
-      let unavailable: Unjudged<Row> | undefined;
-      for (const i of indices) {
-        if (opts.signal?.aborted) throw cancelled();
-        const pending = submissions[i]!;
-        // The first sample tells whether the task's env exists here: the others are not tried again.
-        const scored = unavailable ? { ...unavailable, ...pending, durationMs: 0 } : await scoreOne(pending, score);
-        if (scored.ours === 'unavailable') unavailable ??= scored;
-        await settle(i, await judged(scored, opts.knows));
-      }
-    }, { signal: opts.signal });
+    await workerPool(
+      [...byTask.values()],
+      opts.concurrency,
+      async (indices) => {
+        let unavailable: Unjudged<Row> | undefined;
+        for (const i of indices) {
+          if (opts.signal?.aborted) throw cancelled();
+          const pending = submissions[i]!;
+          // The first sample tells whether the task's env exists here: the others are not tried again.
+          const scored = unavailable ? { ...unavailable, ...pending, durationMs: 0 } : await scoreOne(pending, score);
+          if (scored.ours === 'unavailable') unavailable ??= scored;
+          await settle(i, await judged(scored, opts.knows));
+        }
+      },
+      { signal: opts.signal },
+    );
   }
   if (opts.signal?.aborted) throw cancelled();
   return results;
@@ -115,7 +128,11 @@ export interface ReplayInput<Options> {
 }
 
 /** The rows of a predictions file for the tasks replayed, and those for tasks the dataset lacks. */
-export function rowsFor<Row>(adapter: Pick<ReplayAdapter<Row>, 'taskOf'>, rows: ReplayRow<Row>[], tasks: ReadonlyMap<string, Task>): { known: ReplayRow<Row>[]; unknown: ReplayRow<Row>[] } {
+export function rowsFor<Row>(
+  adapter: Pick<ReplayAdapter<Row>, 'taskOf'>,
+  rows: ReplayRow<Row>[],
+  tasks: ReadonlyMap<string, Task>,
+): { known: ReplayRow<Row>[]; unknown: ReplayRow<Row>[] } {
   const known = rows.filter((r) => tasks.has(adapter.taskOf(r.row)));
   return { known, unknown: rows.filter((r) => !tasks.has(adapter.taskOf(r.row))) };
 }
@@ -133,7 +150,10 @@ export function selectTasks(suite: string, all: Task[], only: string[] | undefin
  * the tasks replayed, scores every submission and hands the results to the suite's summary
  * (or the generic one).
  */
-export async function replay<Row, Options, Result>(adapter: ReplayAdapter<Row, Options, Result>, input: ReplayInput<Options>): Promise<ReplayReport> {
+export async function replay<Row, Options, Result>(
+  adapter: ReplayAdapter<Row, Options, Result>,
+  input: ReplayInput<Options>,
+): Promise<ReplayReport> {
   let rows = await readReplayRows(input.predictions, adapter.row, adapter.describeIssues?.bind(adapter));
   rows = adapter.keep?.(rows) ?? rows;
   const tasks = selectTasks(input.suite, input.tasks, input.only);
@@ -141,7 +161,9 @@ export async function replay<Row, Options, Result>(adapter: ReplayAdapter<Row, O
   const byId = new Map(tasks.map((t) => [t.id, t]));
   const { known, unknown } = rowsFor(adapter, rows, byId);
   if (unknown.length) {
-    const refusal = adapter.refuseUnknown ? adapter.refuseUnknown(unknown) : refuseUnknownRows(unknown, (row) => adapter.taskOf(row as Row));
+    const refusal = adapter.refuseUnknown
+      ? adapter.refuseUnknown(unknown)
+      : refuseUnknownRows(unknown, (row) => adapter.taskOf(row as Row));
     if (refusal !== null) throw new GymError('TASK_NOT_FOUND', refusal);
   }
   const submissions = known.flatMap(({ row, line }) => {
@@ -149,7 +171,9 @@ export async function replay<Row, Options, Result>(adapter: ReplayAdapter<Row, O
     return adapter.submissions(row, task, line, input.options).map((submission) => ({ submission, row, task }));
   });
   // Without its own reading, a suite gets the generic one: results, progress lines and summary.
-  const result = adapter.result ? (s: ScoredSubmission<Row>) => adapter.result!(s, { options: input.options }) : (genericResult as (s: ScoredSubmission<Row>) => Promise<Result>);
+  const result = adapter.result
+    ? (s: ScoredSubmission<Row>) => adapter.result!(s, { options: input.options })
+    : (genericResult as (s: ScoredSubmission<Row>) => Promise<Result>);
   const progress = adapter.result ? adapter.progress?.bind(adapter) : (genericProgress as unknown as (r: Result) => string);
   const results = await scoreSubmissions(submissions, input.score, {
     concurrency: input.concurrency,
@@ -163,7 +187,17 @@ export async function replay<Row, Options, Result>(adapter: ReplayAdapter<Row, O
     },
   });
   const { suite, dataset, predictions, scoring, options } = input;
-  const context: ReplayContext<Row, Options> = { suite, dataset, predictions, scoring, options, tasks, rows: known, unknown, excludeErrors: input.excludeErrors };
+  const context: ReplayContext<Row, Options> = {
+    suite,
+    dataset,
+    predictions,
+    scoring,
+    options,
+    tasks,
+    rows: known,
+    unknown,
+    excludeErrors: input.excludeErrors,
+  };
   if (adapter.report) return adapter.report(results, context);
   return genericReport(results as unknown as SubmissionResult[], context as ReplayContext);
 }

@@ -16,7 +16,12 @@ export function replaceFilePatch(file: string, before: string | null, after: str
   const b = lines(after);
   const range = (n: number) => (n === 0 ? '0,0' : `1,${n}`);
   const side = (sign: string, l: { lines: string[]; endsWithNewline: boolean }) =>
-    l.lines.map((line, i) => `${sign}${line}\n${i === l.lines.length - 1 && !l.endsWithNewline ? '\\ No newline at end of file\n' : ''}`).join('');
-  const head = before === null ? `diff --git a/${file} b/${file}\nnew file mode 100644\n--- /dev/null\n+++ b/${file}\n` : `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n`;
+    l.lines
+      .map((line, i) => `${sign}${line}\n${i === l.lines.length - 1 && !l.endsWithNewline ? '\\ No newline at end of file\n' : ''}`)
+      .join('');
+  const head =
+    before === null
+      ? `diff --git a/${file} b/${file}\nnew file mode 100644\n--- /dev/null\n+++ b/${file}\n`
+      : `diff --git a/${file} b/${file}\n--- a/${file}\n+++ b/${file}\n`;
   return `${head}@@ -${range(a.lines.length)} +${range(b.lines.length)} @@\n${side('-', a)}${side('+', b)}`;
 }

@@ -70,7 +70,10 @@ export function genericProgress(r: SubmissionResult): string {
 }
 
 export const refuseUnknownRows = (rows: ReplayRow<unknown>[], taskOf: (row: unknown) => string) =>
-  `rows for tasks not in the dataset: ${rows.slice(0, 10).map((r) => `${taskOf(r.row)} (line ${r.line})`).join(', ')}`;
+  `rows for tasks not in the dataset: ${rows
+    .slice(0, 10)
+    .map((r) => `${taskOf(r.row)} (line ${r.line})`)
+    .join(', ')}`;
 
 export interface GenericSummary {
   submissions: number;
@@ -117,7 +120,6 @@ export function genericSummary(results: SubmissionResult[]): GenericSummary {
   };
 }
 
-
 /** The replay's headline: passed over every submission scored or failing to score, the rate over the decided ones beside it. */
 export function replayHeadline(s: Pick<GenericSummary, 'passed' | 'failed' | 'errors'>, excludeErrors?: boolean): string {
   return `${passRateLine({ passed: s.passed, failed: s.failed, errors: s.errors }, { excludeErrors })}; ${s.failed} failed`;
@@ -128,9 +130,14 @@ export function apartWords(s: Pick<GenericSummary, 'unavailable' | 'apart'> & { 
   return `${s.unavailable} unavailable here${s.apart ? `, ${s.apart} counted apart` : ''}${s.skipped ? `, ${s.skipped} not scored` : ''}`;
 }
 
-export async function genericReport(results: SubmissionResult[], { suite, dataset, predictions, scoring, excludeErrors }: ReplayContext): Promise<ReplayReport> {
+export async function genericReport(
+  results: SubmissionResult[],
+  { suite, dataset, predictions, scoring, excludeErrors }: ReplayContext,
+): Promise<ReplayReport> {
   const summary = genericSummary(results);
-  const out = [`\n${suite}: ${summary.submissions} submissions: ${replayHeadline(summary, excludeErrors)}, ${apartWords(summary)}; scoring ${scoring}`];
+  const out = [
+    `\n${suite}: ${summary.submissions} submissions: ${replayHeadline(summary, excludeErrors)}, ${apartWords(summary)}; scoring ${scoring}`,
+  ];
   out.push(
     ...formatAgreement(results, summary.agreementFigures, {
       what: 'the published verdicts',
@@ -138,6 +145,13 @@ export async function genericReport(results: SubmissionResult[], { suite, datase
     }),
   );
   for (const r of results.filter((x) => x.ours === 'error')) out.push(`  ERROR ${r.taskId} #${r.sample}: ${r.reason}`);
-  if (scoring === 'both') out.push(...formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))));
-  return { json: { suite, dataset, predictions, scoring, summary, results }, text: out.join('\n') + '\n', exitCode: summary.errors > 0 ? 1 : 0 };
+  if (scoring === 'both')
+    out.push(
+      ...formatModeDifferences(results.map((r) => ({ id: `${r.taskId} #${r.sample}`, ours: r.ours, theirs: r.theirs, strict: r.strict }))),
+    );
+  return {
+    json: { suite, dataset, predictions, scoring, summary, results },
+    text: out.join('\n') + '\n',
+    exitCode: summary.errors > 0 ? 1 : 0,
+  };
 }

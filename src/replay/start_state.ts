@@ -52,7 +52,11 @@ export function readValidated(file: string): Map<string, StartVerdict> {
       throw new GymError('INVALID_ARGUMENT', `--validated: ${file} line ${i + 1} is not JSON (expected benchgym validate --out lines)`);
     }
     const r = ValidatedLine.safeParse(parsed);
-    if (!r.success) throw new GymError('INVALID_ARGUMENT', `--validated: ${file} line ${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || 'line'}: ${x.message}`).join('; ')}`);
+    if (!r.success)
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        `--validated: ${file} line ${i + 1}: ${r.error.issues.map((x) => `${x.path.join('.') || 'line'}: ${x.message}`).join('; ')}`,
+      );
     if (r.data.context || !r.data.startState) return;
     out.set(r.data.taskId, r.data.startState);
   });
@@ -64,7 +68,8 @@ export function cannotFailNote(start: StartVerdict, source: string): string | un
   if (start.status === 'error') return undefined;
   const passing = alreadyPassing(start);
   if (passing) return `${CANNOT_FAIL}: ${passing} (${source}): a resolution says nothing of the candidate`;
-  if (start.reward === 1) return `${CANNOT_FAIL}: the untouched start state already passes the hidden tests (${source}): a resolution says nothing of the candidate`;
+  if (start.reward === 1)
+    return `${CANNOT_FAIL}: the untouched start state already passes the hidden tests (${source}): a resolution says nothing of the candidate`;
   return undefined;
 }
 
@@ -88,8 +93,19 @@ export function withStartStateCheck(
       return note ? { ...v, notes: [...v.notes, note] } : v;
     }
     if (!starts.has(task.id)) starts.set(task.id, scoreStart(task));
-    const start = await starts.get(task.id)!.catch((err: unknown) => ({ status: 'error' as const, reward: 0 as const, error: { code: toGymError(err).code, message: toGymError(err).message } }));
-    if (start.status === 'error') return { ...v, notes: [...v.notes, `START_STATE_UNCHECKED: the untouched start state could not be scored (${start.error?.code}): whether FAIL_TO_PASS can fail is not known`] };
+    const start = await starts.get(task.id)!.catch((err: unknown) => ({
+      status: 'error' as const,
+      reward: 0 as const,
+      error: { code: toGymError(err).code, message: toGymError(err).message },
+    }));
+    if (start.status === 'error')
+      return {
+        ...v,
+        notes: [
+          ...v.notes,
+          `START_STATE_UNCHECKED: the untouched start state could not be scored (${start.error?.code}): whether FAIL_TO_PASS can fail is not known`,
+        ],
+      };
     const note = cannotFailNote(start, 'the untouched start state scored by this replay');
     return note ? { ...v, notes: [...v.notes, note] } : v;
   };

@@ -15,11 +15,21 @@ export async function absentFiles(repoDir: string, rev: string, g: Omit<GitOptio
   const blobs = files.stdout
     .split('\0')
     .filter(Boolean)
-    .map((l) => ({ type: l.slice(0, l.indexOf(' ')), sha: l.slice(l.indexOf(' ') + 1, l.indexOf('\t')), file: l.slice(l.indexOf('\t') + 1) }))
+    .map((l) => ({
+      type: l.slice(0, l.indexOf(' ')),
+      sha: l.slice(l.indexOf(' ') + 1, l.indexOf('\t')),
+      file: l.slice(l.indexOf('\t') + 1),
+    }))
     .filter((e) => e.type === 'blob');
   if (!blobs.length) return [];
   const present = new Set(
-    (await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], { ...g, cwd: repoDir, input: blobs.map((b) => b.sha).join('\n') + '\n' }))
+    (
+      await git(['cat-file', '--batch-check=%(objectname) %(objecttype)'], {
+        ...g,
+        cwd: repoDir,
+        input: blobs.map((b) => b.sha).join('\n') + '\n',
+      })
+    )
       .split('\n')
       .filter((l) => l.endsWith(' blob'))
       .map((l) => l.slice(0, l.indexOf(' '))),
@@ -32,9 +42,15 @@ export async function absentFiles(repoDir: string, rev: string, g: Omit<GitOptio
  * repository (bare or not): `git archive`, or, when some contents are absent, the tree read
  * into a private index without them and checked out from there. Returns the absent files.
  */
-export async function extractTree(repoDir: string, rev: string, dest: string, g: Omit<GitOptions, 'cwd' | 'input' | 'env'> = {}): Promise<string[]> {
+export async function extractTree(
+  repoDir: string,
+  rev: string,
+  dest: string,
+  g: Omit<GitOptions, 'cwd' | 'input' | 'env'> = {},
+): Promise<string[]> {
   const absent = await absentFiles(repoDir, rev, g);
-  if (absent === null) await git(['rev-parse', '--verify', `${rev}^{tree}`], { ...g, cwd: repoDir, what: `the tree of ${rev} in ${repoDir}` });
+  if (absent === null)
+    await git(['rev-parse', '--verify', `${rev}^{tree}`], { ...g, cwd: repoDir, what: `the tree of ${rev} in ${repoDir}` });
   const scratch = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-tree-'));
   try {
     if (!absent?.length) {
@@ -46,7 +62,12 @@ export async function extractTree(repoDir: string, rev: string, dest: string, g:
     // A bare mirror has no work tree of its own: `dest` is the one these commands work on.
     const env = { GIT_INDEX_FILE: path.join(scratch, 'index') };
     await git(['--work-tree', dest, 'read-tree', rev], { ...g, cwd: repoDir, env });
-    await git(['--work-tree', dest, 'update-index', '--force-remove', '-z', '--stdin'], { ...g, cwd: repoDir, env, input: absent.join('\0') + '\0' });
+    await git(['--work-tree', dest, 'update-index', '--force-remove', '-z', '--stdin'], {
+      ...g,
+      cwd: repoDir,
+      env,
+      input: absent.join('\0') + '\0',
+    });
     await git(['--work-tree', dest, 'checkout-index', '--all', '--force'], { ...g, cwd: repoDir, env });
     return absent;
   } finally {
@@ -56,6 +77,8 @@ export async function extractTree(repoDir: string, rev: string, dest: string, g:
 
 function tar(archive: string, dest: string): Promise<void> {
   return new Promise((resolve, reject) =>
-    execFile('tar', ['-xf', archive, '-C', dest], (err, _out, stderr) => (err ? reject(new Error(`tar -xf ${archive} failed: ${stderr || err.message}`)) : resolve())),
+    execFile('tar', ['-xf', archive, '-C', dest], (err, _out, stderr) =>
+      err ? reject(new Error(`tar -xf ${archive} failed: ${stderr || err.message}`)) : resolve(),
+    ),
   );
 }

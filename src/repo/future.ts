@@ -39,13 +39,22 @@ const PSEUDO_REFS = ['FETCH_HEAD', 'ORIG_HEAD', 'MERGE_HEAD', 'CHERRY_PICK_HEAD'
  */
 export async function findFuture(dir: string, base: string): Promise<FutureReport> {
   const opts = { cwd: dir, code: 'ENV_BUILD_FAILED' as const };
-  const baseSha = (await git(['rev-parse', '--verify', '--end-of-options', `${base}^{commit}`], { ...opts, what: `resolving base commit ${base} in ${dir}` })).trim();
+  const baseSha = (
+    await git(['rev-parse', '--verify', '--end-of-options', `${base}^{commit}`], {
+      ...opts,
+      what: `resolving base commit ${base} in ${dir}`,
+    })
+  ).trim();
   const gitDir = path.resolve(dir, (await git(['rev-parse', '--git-common-dir'], opts)).trim());
   const problems: string[] = [];
 
   const history = new Set(lines(await git(['rev-list', baseSha], opts)));
   // Objects a lacking source never had are not stored, so they cannot be future (copyIncompleteHistory).
-  const reachable = new Set(lines(await git(['rev-list', '--objects', '--missing=allow-any', baseSha], opts)).map((l) => l.slice(0, l.indexOf(' ') === -1 ? l.length : l.indexOf(' '))));
+  const reachable = new Set(
+    lines(await git(['rev-list', '--objects', '--missing=allow-any', baseSha], opts)).map((l) =>
+      l.slice(0, l.indexOf(' ') === -1 ? l.length : l.indexOf(' ')),
+    ),
+  );
 
   const strayCommits: string[] = [];
   const strayObjects: Record<string, number> = {};
@@ -56,7 +65,8 @@ export async function findFuture(dir: string, base: string): Promise<FutureRepor
     strayObjects[type] = (strayObjects[type] ?? 0) + 1;
     if (type === 'commit') strayCommits.push(sha);
   }
-  if (strayCommits.length) problems.push(`${strayCommits.length} stored commit(s) are not in the history of ${baseSha.slice(0, 12)} (e.g. ${strayCommits[0]})`);
+  if (strayCommits.length)
+    problems.push(`${strayCommits.length} stored commit(s) are not in the history of ${baseSha.slice(0, 12)} (e.g. ${strayCommits[0]})`);
   const strayCount = Object.values(strayObjects).reduce((a, b) => a + b, 0);
   if (strayCount) problems.push(`${strayCount} stored object(s) are not reachable from the base (${JSON.stringify(strayObjects)})`);
 
@@ -102,9 +112,13 @@ export async function findFuture(dir: string, base: string): Promise<FutureRepor
 export async function assertNoFuture(dir: string, base: string): Promise<FutureReport> {
   const report = await findFuture(dir, base);
   if (!report.ok) {
-    throw new GymError('ENV_BUILD_FAILED', `the workspace at ${dir} reaches beyond base commit ${report.base}: ${report.problems.join('; ')}`, {
-      report: { ...report, strayCommits: report.strayCommits.slice(0, 20) },
-    });
+    throw new GymError(
+      'ENV_BUILD_FAILED',
+      `the workspace at ${dir} reaches beyond base commit ${report.base}: ${report.problems.join('; ')}`,
+      {
+        report: { ...report, strayCommits: report.strayCommits.slice(0, 20) },
+      },
+    );
   }
   return report;
 }
@@ -121,5 +135,8 @@ async function countReflogLines(logsDir: string): Promise<number> {
 }
 
 function lines(text: string): string[] {
-  return text.split('\n').map((l) => l.trim()).filter(Boolean);
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }

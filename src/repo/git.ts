@@ -47,7 +47,7 @@ export function runGit(args: string[], opts: GitOptions = {}): Promise<GitResult
           return reject(new GymError('ENV_UNAVAILABLE', 'git is not installed on this machine'));
         }
         if (err && err.name === 'AbortError') return reject(err);
-        const code = typeof (err as { code?: unknown } | null)?.code === 'number' ? ((err as { code: number }).code) : err ? 1 : 0;
+        const code = typeof (err as { code?: unknown } | null)?.code === 'number' ? (err as { code: number }).code : err ? 1 : 0;
         resolve({ stdout: String(stdout), stderr: String(stderr), exitCode: code });
       },
     );

@@ -74,11 +74,17 @@ export async function checkoutNoFuture(opts: CheckoutOptions): Promise<Checkout>
       }
       if (whole.exitCode !== 0 || has.exitCode !== 0) {
         // A remote that cannot be reached is this machine's lack, not the task's fault.
-        const unreachable = source.includes('://') && /Could not resolve host|unable to access|Failed to connect|Connection (refused|timed out)|Network is unreachable/i.test(stderr);
-        throw new GymError(unreachable ? 'ENV_UNAVAILABLE' : 'ENV_BUILD_FAILED', `cannot fetch commit ${commit} from ${opts.source}: ${stderr.slice(-2000)}`, {
-          source: opts.source,
-          commit,
-        });
+        const unreachable =
+          source.includes('://') &&
+          /Could not resolve host|unable to access|Failed to connect|Connection (refused|timed out)|Network is unreachable/i.test(stderr);
+        throw new GymError(
+          unreachable ? 'ENV_UNAVAILABLE' : 'ENV_BUILD_FAILED',
+          `cannot fetch commit ${commit} from ${opts.source}: ${stderr.slice(-2000)}`,
+          {
+            source: opts.source,
+            commit,
+          },
+        );
       }
     }
     await git(['update-ref', `refs/heads/${branch}`, commit], g);
@@ -93,7 +99,8 @@ export async function checkoutNoFuture(opts: CheckoutOptions): Promise<Checkout>
 }
 
 /** What git says when a local source lacks objects its history reaches (upload-pack cannot pack them). */
-const INCOMPLETE_SOURCE = /pack-objects died|missing (blob|tree) object|unable to read [0-9a-f]{40}|fatal: bad object|did not send all necessary objects/;
+const INCOMPLETE_SOURCE =
+  /pack-objects died|missing (blob|tree) object|unable to read [0-9a-f]{40}|fatal: bad object|did not send all necessary objects/;
 
 /**
  * The history of `commit` from a local repository that lacks some of its objects: only the
@@ -102,12 +109,21 @@ const INCOMPLETE_SOURCE = /pack-objects died|missing (blob|tree) object|unable t
  * contents are absent are kept out of the work tree by a sparse checkout, so status, diff
  * and reset never ask for them. `null` when the commit or one of its trees is absent too.
  */
-async function copyIncompleteHistory(source: string, commit: string, dest: string, branch: string, g: { cwd: string; timeoutMs?: number; signal?: AbortSignal }): Promise<{ dir: string; commit: string; branch: string; missing: string[] } | null> {
+async function copyIncompleteHistory(
+  source: string,
+  commit: string,
+  dest: string,
+  branch: string,
+  g: { cwd: string; timeoutMs?: number; signal?: AbortSignal },
+): Promise<{ dir: string; commit: string; branch: string; missing: string[] } | null> {
   const src = { ...g, cwd: source };
   const objects = await runGit(['rev-list', '--objects', '--missing=allow-any', commit], src);
   if (objects.exitCode !== 0) return null;
   // A whole (not thin) pack with its index, written straight into the new repository.
-  const pack = await runGit(['pack-objects', '--missing=allow-any', '-q', path.join(dest, '.git', 'objects', 'pack', 'pack')], { ...src, input: objects.stdout });
+  const pack = await runGit(['pack-objects', '--missing=allow-any', '-q', path.join(dest, '.git', 'objects', 'pack', 'pack')], {
+    ...src,
+    input: objects.stdout,
+  });
   if (pack.exitCode !== 0 || (await runGit(['cat-file', '-e', `${commit}^{tree}`], g)).exitCode !== 0) return null;
   // Every tree of the commit must be there to list its files; only blobs may be absent.
   const missing = await absentFiles(dest, commit, { timeoutMs: g.timeoutMs, signal: g.signal });
@@ -115,7 +131,10 @@ async function copyIncompleteHistory(source: string, commit: string, dest: strin
   await git(['update-ref', `refs/heads/${branch}`, commit], g);
   await git(['symbolic-ref', 'HEAD', `refs/heads/${branch}`], g);
   if (missing.length) {
-    await git(['sparse-checkout', 'set', '--no-cone', '--stdin'], { ...g, input: ['/*', ...missing.map((f) => `!/${f.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`)].join('\n') + '\n' });
+    await git(['sparse-checkout', 'set', '--no-cone', '--stdin'], {
+      ...g,
+      input: ['/*', ...missing.map((f) => `!/${f.replace(/[\\*?[\]!#]/g, (c) => `\\${c}`)}`)].join('\n') + '\n',
+    });
   }
   await git(['reset', '-q', '--hard', commit], g);
   // No reflog and no ORIG_HEAD, as cutFuture leaves it (there is nothing else to cut).
@@ -138,7 +157,16 @@ export async function cutFuture(dir: string, branch: string, g: { timeoutMs?: nu
   const refs = (await git(['for-each-ref', '--format=%(refname)'], opts)).split('\n').filter((r) => r && r !== keep);
   if (refs.length) await git(['update-ref', '--stdin'], { ...opts, input: refs.map((r) => `delete ${r}\n`).join('') });
   await git(['symbolic-ref', 'HEAD', keep], opts);
-  for (const name of ['FETCH_HEAD', 'ORIG_HEAD', 'MERGE_HEAD', 'CHERRY_PICK_HEAD', 'REVERT_HEAD', 'BISECT_HEAD', 'AUTO_MERGE', 'packed-refs.lock']) {
+  for (const name of [
+    'FETCH_HEAD',
+    'ORIG_HEAD',
+    'MERGE_HEAD',
+    'CHERRY_PICK_HEAD',
+    'REVERT_HEAD',
+    'BISECT_HEAD',
+    'AUTO_MERGE',
+    'packed-refs.lock',
+  ]) {
     await fs.rm(path.join(gitDir, name), { force: true });
   }
   await fs.rm(path.join(gitDir, 'objects', 'info', 'alternates'), { force: true });
@@ -187,7 +215,12 @@ export async function cachedCheckout(opts: CachedCheckoutOptions): Promise<Check
   const commit = opts.commit.toLowerCase();
   if (!FULL_SHA.test(commit)) throw new GymError('INVALID_ARGUMENT', `base commit '${opts.commit}' is not a full object name`);
   const branch = opts.branch ?? 'main';
-  const dir = path.join(path.resolve(opts.cacheDir), 'repos', opts.repo.replace('/', '__'), `${commit}-${branch.replace(/[^A-Za-z0-9._-]/g, '_')}`);
+  const dir = path.join(
+    path.resolve(opts.cacheDir),
+    'repos',
+    opts.repo.replace('/', '__'),
+    `${commit}-${branch.replace(/[^A-Za-z0-9._-]/g, '_')}`,
+  );
   const marker = `${dir}.ready`;
   return onceCheckout.run(dir, () =>
     withDirLock(`${dir}.lock`, async () => {
@@ -201,7 +234,10 @@ export async function cachedCheckout(opts: CachedCheckoutOptions): Promise<Check
       const source = await repoSource(opts.repo, opts);
       const checkout = await checkoutNoFuture({ source, commit, dest: dir, branch, timeoutMs: opts.timeoutMs, signal: opts.signal });
       // The marker keeps what the source lacked, for every later reuse.
-      await fs.writeFile(marker, JSON.stringify({ at: new Date().toISOString(), ...(checkout.missing ? { missing: checkout.missing } : {}) }));
+      await fs.writeFile(
+        marker,
+        JSON.stringify({ at: new Date().toISOString(), ...(checkout.missing ? { missing: checkout.missing } : {}) }),
+      );
       return checkout;
     }),
   );

@@ -18,14 +18,21 @@ export function goldOptions(task: Task, context?: string): { goldFiles: Record<s
  * An agent of the table the composition root registered, with validated options; with `gold`, each episode's agent also gets the
  * task's reference solution (the replay agent submits it).
  */
-export function agentUnderTest(registry: Readonly<Record<string, AgentDefinition>>, name: string, options: Record<string, unknown>, gold: boolean): AgentUnderTest {
+export function agentUnderTest(
+  registry: Readonly<Record<string, AgentDefinition>>,
+  name: string,
+  options: Record<string, unknown>,
+  gold: boolean,
+): AgentUnderTest {
   const def = ownValue(registry, name);
   if (!def) throw new GymError('INVALID_ARGUMENT', `unknown agent '${name}' (known: ${Object.keys(registry).join(', ')})`);
-  if (gold && name !== 'replay') throw new GymError('INVALID_ARGUMENT', `--gold hands the reference solution to the replay agent; it does not apply to '${name}'`);
+  if (gold && name !== 'replay')
+    throw new GymError('INVALID_ARGUMENT', `--gold hands the reference solution to the replay agent; it does not apply to '${name}'`);
   const parsed = parseAgentOptions(def, options);
   if (!parsed.ok) throw new GymError('INVALID_ARGUMENT', `invalid --agent-options for '${name}': ${parsed.message}`);
   return {
     name,
-    create: (task: Task, context?: string) => def.create(gold ? def.options.parse({ ...options, ...goldOptions(task, context) }) : parsed.options),
+    create: (task: Task, context?: string) =>
+      def.create(gold ? def.options.parse({ ...options, ...goldOptions(task, context) }) : parsed.options),
   };
 }

@@ -35,7 +35,12 @@ export interface AttemptContext {
 }
 
 /** One (task, sample): attempts until a final result; null when the run was stopped first. */
-export async function runPair(ctx: AttemptContext, job: PairJob, writer: ResultsWriter, progress: ProgressSink): Promise<ResultRecord | null> {
+export async function runPair(
+  ctx: AttemptContext,
+  job: PairJob,
+  writer: ResultsWriter,
+  progress: ProgressSink,
+): Promise<ResultRecord | null> {
   const lastAllowed = Math.max(job.firstAttempt, 1 + ctx.retries);
   let sandboxFailures = job.sandboxFailures ?? 0;
   for (let attempt = job.firstAttempt; ; attempt++) {
@@ -90,19 +95,49 @@ async function runAttempt(
   const grace = opts.agentGraceMs ?? 5 * 60_000;
   try {
     const t0 = Date.now();
-    const start = { suite: manifest.suite, taskId: job.task.id, promptVariant: opts.promptVariant, context: opts.context, maxSteps: opts.maxSteps, timeLimitMs: opts.timeLimitMs };
+    const start = {
+      suite: manifest.suite,
+      taskId: job.task.id,
+      promptVariant: opts.promptVariant,
+      context: opts.context,
+      maxSteps: opts.maxSteps,
+      timeLimitMs: opts.timeLimitMs,
+    };
     let prompt: string;
     if (opts.server) {
       // A replica that stops answering ends the agent now: its calls could only time out.
-      remote = await startRemoteEpisode(opts.server, start, { signal: episodeSignal.signal, onLost: (why) => episodeSignal.abort(new GymError('SANDBOX_UNAVAILABLE', why)) });
+      remote = await startRemoteEpisode(opts.server, start, {
+        signal: episodeSignal.signal,
+        onLost: (why) => episodeSignal.abort(new GymError('SANDBOX_UNAVAILABLE', why)),
+      });
       startMs = Date.now() - t0;
-      trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: remote.id, gymTrajectory: null, replica: remote.replica, mcpUrl: withoutEpisodeKeys(remote.mcpUrl), startedAt: startedAt.toISOString() });
+      trajectory.append({
+        type: 'attempt',
+        attempt,
+        runId: manifest.runId,
+        task: job.task.id,
+        sample: job.sample,
+        episodeId: remote.id,
+        gymTrajectory: null,
+        replica: remote.replica,
+        mcpUrl: withoutEpisodeKeys(remote.mcpUrl),
+        startedAt: startedAt.toISOString(),
+      });
       session = remote.session;
       prompt = remote.prompt;
     } else {
       episode = await gym.startEpisode(start, { progress: () => {}, signal: episodeSignal.signal });
       startMs = Date.now() - t0;
-      trajectory.append({ type: 'attempt', attempt, runId: manifest.runId, task: job.task.id, sample: job.sample, episodeId: episode.id, gymTrajectory: episode.trajectory.file, startedAt: startedAt.toISOString() });
+      trajectory.append({
+        type: 'attempt',
+        attempt,
+        runId: manifest.runId,
+        task: job.task.id,
+        sample: job.sample,
+        episodeId: episode.id,
+        gymTrajectory: episode.trajectory.file,
+        startedAt: startedAt.toISOString(),
+      });
       session = await (opts.connect ?? connectInProcess)(gym, episode.id);
       prompt = episode.prompt;
     }
@@ -110,18 +145,34 @@ async function runAttempt(
       client: session.client,
       episodeId: session.episodeId,
       // The agent sees the task as listings do: without the suite's private metadata.
-      task: { suite: job.task.suite, id: job.task.id, prompt, language: job.task.language, kind: job.task.kind, metadata: gym.registry.publicTaskInfo(job.task).metadata as Record<string, unknown> },
+      task: {
+        suite: job.task.suite,
+        id: job.task.id,
+        prompt,
+        language: job.task.language,
+        kind: job.task.kind,
+        metadata: gym.registry.publicTaskInfo(job.task).metadata as Record<string, unknown>,
+      },
       model: opts.model,
       sample: job.sample,
       signal: episodeSignal.signal,
-      record: (event) => trajectory.append({ ...event, type: typeof event.type === 'string' ? event.type : 'event', attempt, at: new Date().toISOString() }),
+      record: (event) =>
+        trajectory.append({ ...event, type: typeof event.type === 'string' ? event.type : 'event', attempt, at: new Date().toISOString() }),
     };
     thrownWhere = 'agent';
     const t1 = Date.now();
     const limit = (opts.timeLimitMs ?? gym.defaults.timeLimitMs) + grace;
-    result = await runAgentWithWatchdog(opts.agent.create(job.task, opts.context), agentCtx, episodeSignal, limit, watchdog, Math.min(30_000, grace));
+    result = await runAgentWithWatchdog(
+      opts.agent.create(job.task, opts.context),
+      agentCtx,
+      episodeSignal,
+      limit,
+      watchdog,
+      Math.min(30_000, grace),
+    );
     agentMs = Date.now() - t1;
-    if (!isAgentResult(result)) throw new GymError('INTERNAL', `the agent returned ${JSON.stringify(result)?.slice(0, 200)}, not an AgentResult`);
+    if (!isAgentResult(result))
+      throw new GymError('INTERNAL', `the agent returned ${JSON.stringify(result)?.slice(0, 200)}, not an AgentResult`);
   } catch (err) {
     thrown = toGymError(err);
     result = undefined;
@@ -170,7 +221,10 @@ async function runAttempt(
   if (verdict && verdict.status !== 'error') {
     // The gym's verdict decides; an agent that failed after submitting does not undo it.
     if (thrown) notes.push(`the agent failed after its submission was scored: ${thrown.code}: ${thrown.message}`);
-    if (result?.infraError) notes.push(`the agent reported an infrastructure failure after its submission was scored: ${result.infraError.code}: ${result.infraError.message}`);
+    if (result?.infraError)
+      notes.push(
+        `the agent reported an infrastructure failure after its submission was scored: ${result.infraError.code}: ${result.infraError.message}`,
+      );
   } else if (verdict) {
     markInfra(record, verdict.error?.code ?? 'INTERNAL', verdict.error?.message ?? 'scoring failed', 'verdict');
     retryable = true;
@@ -186,7 +240,12 @@ async function runAttempt(
     else retryable = true;
   } else if (watchdog.fired) {
     // Not retried: a retry would most likely hang as long again.
-    markInfra(record, 'AGENT_TIMEOUT', `the agent was still running ${Math.round(grace / 1000)} s after the episode's time limit and was cancelled`, 'agent');
+    markInfra(
+      record,
+      'AGENT_TIMEOUT',
+      `the agent was still running ${Math.round(grace / 1000)} s after the episode's time limit and was cancelled`,
+      'agent',
+    );
   } else if (thrown) {
     markInfra(record, thrown.code, thrown.message, thrownWhere);
     // An env that cannot exist on this machine will not appear on a retry.
@@ -199,7 +258,16 @@ async function runAttempt(
   }
   if (notes.length) (record.notes ??= []).push(...notes);
   annotate(ctx, job.task, episode ? episode.finalDiff : remoteDiff, record);
-  trajectory.append({ type: 'result', attempt, status: record.status, reward: record.reward, infra: record.infra, ...(record.infraError ? { infraError: record.infraError } : {}), stopReason: record.stopReason, at: record.endedAt });
+  trajectory.append({
+    type: 'result',
+    attempt,
+    status: record.status,
+    reward: record.reward,
+    infra: record.infra,
+    ...(record.infraError ? { infraError: record.infraError } : {}),
+    stopReason: record.stopReason,
+    at: record.endedAt,
+  });
   await trajectory.flush();
   return { record, retryable, sandboxFailed };
 }

@@ -69,7 +69,10 @@ export async function writeManifest(dir: string, manifest: RunManifest): Promise
 }
 
 export function newManifest(fields: Pick<RunManifest, 'suite' | 'agent' | 'model' | 'options' | 'taskIds' | 'settings'>): RunManifest {
-  const stamp = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return {
     version: 1,
     runId: `run-${stamp}-${randomBytes(3).toString('hex')}`,

@@ -112,7 +112,11 @@ export interface BootstrapOptions {
  * (1000 times by default, seeded), take the statistic of each resample, and the 2.5th / 97.5th
  * percentiles for 95%.
  */
-export function bootstrapCI(values: number[], opts: BootstrapOptions = {}, statistic: (xs: number[]) => number = (xs) => mean(xs)!): Interval | undefined {
+export function bootstrapCI(
+  values: number[],
+  opts: BootstrapOptions = {},
+  statistic: (xs: number[]) => number = (xs) => mean(xs)!,
+): Interval | undefined {
   if (!values.length) return undefined;
   const resamples = opts.resamples ?? 1000;
   const confidence = opts.confidence ?? 0.95;
@@ -129,7 +133,11 @@ export function bootstrapCI(values: number[], opts: BootstrapOptions = {}, stati
 }
 
 /** A paired bootstrap of the difference b - a over the tasks both have, resampling tasks. */
-export function pairedBootstrapDiff(a: Map<string, number>, b: Map<string, number>, opts: BootstrapOptions = {}): (Interval & { tasks: number }) | undefined {
+export function pairedBootstrapDiff(
+  a: Map<string, number>,
+  b: Map<string, number>,
+  opts: BootstrapOptions = {},
+): (Interval & { tasks: number }) | undefined {
   const common = [...a.keys()].filter((t) => b.has(t)).sort();
   if (!common.length) return undefined;
   const diffs = common.map((t) => b.get(t)! - a.get(t)!);
@@ -177,7 +185,10 @@ export interface ErrorPolicy {
 }
 
 /** Groups final results by task; infrastructure failures are counted, and kept as samples that did not pass unless `excludeErrors`. */
-export function taskOutcomes(records: OutcomeRecord[], opts: ErrorPolicy = {}): { tasks: TaskOutcomes[]; infraFailures: number; tasksAllInfra: number } {
+export function taskOutcomes(
+  records: OutcomeRecord[],
+  opts: ErrorPolicy = {},
+): { tasks: TaskOutcomes[]; infraFailures: number; tasksAllInfra: number } {
   const byTask = new Map<string, OutcomeRecord[]>();
   for (const r of records) {
     const list = byTask.get(r.task) ?? [];
@@ -221,7 +232,10 @@ export function summarize(records: OutcomeRecord[], opts: SummaryOptions = {}): 
   const passAt: MetricSummary['passAtK'] = {};
   for (const k of ks) {
     const per = passAtKPerTask(tasks, k);
-    const ci = bootstrapCI(per.map((p) => p.value), opts);
+    const ci = bootstrapCI(
+      per.map((p) => p.value),
+      opts,
+    );
     passAt[k] = ci ? { ...ci, tasks: per.length } : undefined;
   }
   const summary: MetricSummary = {
@@ -297,7 +311,11 @@ export function breakdown(records: OutcomeRecord[], key: string, opts: SummaryOp
  * Records grouped by `groupOf`: groups named in `order` first, in that order, then the others
  * by name, '(none)' last.
  */
-export function groupBy<R extends OutcomeRecord>(records: R[], groupOf: (r: R) => string, order: string[] = []): { value: string; records: R[] }[] {
+export function groupBy<R extends OutcomeRecord>(
+  records: R[],
+  groupOf: (r: R) => string,
+  order: string[] = [],
+): { value: string; records: R[] }[] {
   const groups = new Map<string, R[]>();
   for (const r of records) {
     const value = groupOf(r);

@@ -69,7 +69,9 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr, tty:
       } else stream.write(`${line}\n`);
     },
     retrying(r, delayMs) {
-      above(`retry: ${r.task}#${r.sample} attempt ${r.attempt} hit an infrastructure failure (${r.infraError?.code}: ${truncate(r.infraError?.message ?? '', 160)}); trying again in ${(delayMs / 1000).toFixed(0)} s`);
+      above(
+        `retry: ${r.task}#${r.sample} attempt ${r.attempt} hit an infrastructure failure (${r.infraError?.code}: ${truncate(r.infraError?.message ?? '', 160)}); trying again in ${(delayMs / 1000).toFixed(0)} s`,
+      );
     },
     stop() {
       if (timer) clearInterval(timer);

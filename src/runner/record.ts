@@ -77,14 +77,24 @@ export function resultRecord(f: AttemptFacts): ResultRecord {
     startedAt: f.startedAt.toISOString(),
     endedAt: endedAt.toISOString(),
     durations: { ...f.durations, totalMs: endedAt.getTime() - f.startedAt.getTime() },
-    metadata: { ...reportMetadata(f.task), context: f.episode?.context ?? f.context ?? f.task.defaultContext, promptVariant: f.promptVariant ?? 'default' },
+    metadata: {
+      ...reportMetadata(f.task),
+      context: f.episode?.context ?? f.context ?? f.task.defaultContext,
+      promptVariant: f.promptVariant ?? 'default',
+    },
     trajectory: f.trajectory,
     gymTrajectory: f.episode?.gymTrajectory ?? null,
   };
 }
 
 /** Turns a result into an infrastructure failure: status error, reward 0 (a sample that did not pass; reports say how many). */
-export function markInfra(record: ResultRecord, code: string, message: string, source: 'agent' | 'verdict' | 'gym', afterAgentCode = false): void {
+export function markInfra(
+  record: ResultRecord,
+  code: string,
+  message: string,
+  source: 'agent' | 'verdict' | 'gym',
+  afterAgentCode = false,
+): void {
   record.status = 'error';
   record.reward = 0;
   record.infra = true;
@@ -127,9 +137,13 @@ export function verdictSummary(v: VerdictFacts): NonNullable<ResultRecord['verdi
 
 /** The task facts reports group by: language, kind and the short scalar metadata (library, level, ...). */
 export function reportMetadata(task: Task): Record<string, string | number | boolean> {
-  const out: [string, string | number | boolean][] = [['language', task.language], ['kind', task.kind]];
+  const out: [string, string | number | boolean][] = [
+    ['language', task.language],
+    ['kind', task.kind],
+  ];
   for (const [key, value] of Object.entries(task.metadata)) {
-    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 200)) out.push([key, value]);
+    if (typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= 200))
+      out.push([key, value]);
   }
   // Entries, not assignments: a metadata key `__proto__` stays a key.
   return Object.fromEntries(out);
@@ -138,8 +152,34 @@ export function reportMetadata(task: Task): Record<string, string | number | boo
 /** Every field of a result line: a suite's annotations (Suite.annotateResult) may not take one of these names. */
 export const RESULT_FIELDS: ReadonlySet<string> = new Set(
   Object.keys({
-    runId: true, suite: true, task: true, sample: true, attempt: true, final: true, agent: true, model: true, episodeId: true, status: true, reward: true, infra: true,
-    infraError: true, verdict: true, submitted: true, stopReason: true, steps: true, rounds: true, passedRound: true, agentError: true, tokens: true, costUsd: true,
-    startedAt: true, endedAt: true, durations: true, metadata: true, trajectory: true, gymTrajectory: true, notes: true,
+    runId: true,
+    suite: true,
+    task: true,
+    sample: true,
+    attempt: true,
+    final: true,
+    agent: true,
+    model: true,
+    episodeId: true,
+    status: true,
+    reward: true,
+    infra: true,
+    infraError: true,
+    verdict: true,
+    submitted: true,
+    stopReason: true,
+    steps: true,
+    rounds: true,
+    passedRound: true,
+    agentError: true,
+    tokens: true,
+    costUsd: true,
+    startedAt: true,
+    endedAt: true,
+    durations: true,
+    metadata: true,
+    trajectory: true,
+    gymTrajectory: true,
+    notes: true,
   } satisfies Record<keyof ResultRecord, true>),
 );

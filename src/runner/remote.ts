@@ -24,7 +24,15 @@ export interface RemoteServer {
 }
 
 /** What the runner needs of start_episode's answer. */
-const Started = z.object({ episodeId: z.string().min(1), context: z.string(), prompt: z.string(), mcpPath: z.string().optional(), mcpUrl: z.string().optional() }).passthrough();
+const Started = z
+  .object({
+    episodeId: z.string().min(1),
+    context: z.string(),
+    prompt: z.string(),
+    mcpPath: z.string().optional(),
+    mcpUrl: z.string().optional(),
+  })
+  .passthrough();
 
 /** The public verdict submit returns (PublicVerdictOutput), as far as a result line needs it. */
 const PublicVerdict = z.object({
@@ -39,11 +47,28 @@ const PublicVerdict = z.object({
 });
 export type PublicVerdict = z.infer<typeof PublicVerdict>;
 
-const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_CONNECT_TIMEOUT']);
+const CONNECTION_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EHOSTDOWN',
+  'ETIMEDOUT',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+  'UND_ERR_CLOSED',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 /** Why a request failed when the server's end of the connection went away (refused, reset, closed), or undefined (anything else: an abort, a bad answer). */
 export function connectionFailure(err: unknown): string | undefined {
-  for (let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.name === 'AbortError') return undefined;
     if (e.code && CONNECTION_CODES.has(e.code)) return `${e.code}${e.message && !e.message.includes(e.code) ? ` (${e.message})` : ''}`;
     if (/other side closed|socket hang up/i.test(e.message ?? '')) return e.message;
@@ -72,7 +97,10 @@ export async function replicaOf(server: RemoteServer, signal?: AbortSignal, atte
       return replica.data.replica ? baseOf(replica.data.replica) : base;
     } catch (err) {
       const lost = connectionFailure(err);
-      if (!lost) throw err instanceof GymError ? err : new GymError('SANDBOX_UNAVAILABLE', `the benchgym server ${base} did not answer: ${(err as Error).message}`);
+      if (!lost)
+        throw err instanceof GymError
+          ? err
+          : new GymError('SANDBOX_UNAVAILABLE', `the benchgym server ${base} did not answer: ${(err as Error).message}`);
       last = lost;
       await new Promise((r) => setTimeout(r, 250 * (i + 1)));
     }
@@ -84,20 +112,35 @@ export async function replicaOf(server: RemoteServer, signal?: AbortSignal, atte
 function getFresh(url: string, token: string | undefined, signal?: AbortSignal): Promise<unknown> {
   return new Promise((resolve, reject) => {
     const lib = url.startsWith('https:') ? https : http;
-    const req = lib.get(url, { agent: false, headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) }, signal, timeout: 30_000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('error', reject);
-      res.on('end', () => {
-        if (res.statusCode !== 200) return reject(new GymError(res.statusCode === 401 ? 'UNAUTHORIZED' : 'SANDBOX_UNAVAILABLE', `GET ${url}: HTTP ${res.statusCode} ${text.slice(0, 300)}`));
-        try {
-          resolve(JSON.parse(text));
-        } catch {
-          reject(new GymError('SANDBOX_UNAVAILABLE', `GET ${url}: not JSON`));
-        }
-      });
-    });
+    const req = lib.get(
+      url,
+      {
+        agent: false,
+        headers: { accept: 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
+        signal,
+        timeout: 30_000,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('error', reject);
+        res.on('end', () => {
+          if (res.statusCode !== 200)
+            return reject(
+              new GymError(
+                res.statusCode === 401 ? 'UNAUTHORIZED' : 'SANDBOX_UNAVAILABLE',
+                `GET ${url}: HTTP ${res.statusCode} ${text.slice(0, 300)}`,
+              ),
+            );
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            reject(new GymError('SANDBOX_UNAVAILABLE', `GET ${url}: not JSON`));
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(Object.assign(new Error('no answer within 30 s'), { code: 'ETIMEDOUT' })));
     req.on('error', reject);
   });
@@ -118,7 +161,10 @@ function watchedFetch(onLost: (why: string) => void): typeof fetch {
       if (lost) onLost(lost);
       throw err;
     }
-    if (res.status === 404 && capabilityOfPath(new URL(String(input instanceof Request ? input.url : input)).pathname)?.endpoint === 'mcp') {
+    if (
+      res.status === 404 &&
+      capabilityOfPath(new URL(String(input instanceof Request ? input.url : input)).pathname)?.endpoint === 'mcp'
+    ) {
       onLost(`HTTP 404: ${(await res.clone().text()).slice(0, 300)}`);
     }
     if (!res.body) return res;
@@ -142,12 +188,19 @@ function watchedFetch(onLost: (why: string) => void): typeof fetch {
 }
 
 function transport(url: string, token: string | undefined, onLost: (why: string) => void): StreamableHTTPClientTransport {
-  return new StreamableHTTPClientTransport(new URL(url), { fetch: watchedFetch(onLost), ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}) });
+  return new StreamableHTTPClientTransport(new URL(url), {
+    fetch: watchedFetch(onLost),
+    ...(token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : {}),
+  });
 }
 
 /** A tool error of the server: its code, message and whether it met the sandbox failing after the agent's code could run there. */
 const ToolError = z.object({
-  error: z.object({ code: z.string(), message: z.string(), details: z.object({ afterAgentCode: z.boolean().optional() }).passthrough().optional() }),
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    details: z.object({ afterAgentCode: z.boolean().optional() }).passthrough().optional(),
+  }),
 });
 
 /**
@@ -159,7 +212,11 @@ class VerdictKeepingClient extends Client {
   verdict: PublicVerdict | undefined;
   sandboxFailure: { code: string; message: string } | undefined;
 
-  override async callTool(params: CallToolRequest['params'], resultSchema?: Parameters<Client['callTool']>[1], options?: RequestOptions): ReturnType<Client['callTool']> {
+  override async callTool(
+    params: CallToolRequest['params'],
+    resultSchema?: Parameters<Client['callTool']>[1],
+    options?: RequestOptions,
+  ): ReturnType<Client['callTool']> {
     const result = await super.callTool(params, resultSchema, options);
     if (params.name === 'submit' && !result.isError) {
       const parsed = PublicVerdict.safeParse(result.structuredContent);
@@ -168,7 +225,8 @@ class VerdictKeepingClient extends Client {
     if (result.isError && !this.sandboxFailure) {
       const failed = ToolError.safeParse(result.structuredContent);
       const error = failed.success ? failed.data.error : undefined;
-      if (error?.code === 'SANDBOX_UNAVAILABLE' && error.details?.afterAgentCode) this.sandboxFailure = { code: error.code, message: error.message };
+      if (error?.code === 'SANDBOX_UNAVAILABLE' && error.details?.afterAgentCode)
+        this.sandboxFailure = { code: error.code, message: error.message };
     }
     return result;
   }
@@ -218,7 +276,11 @@ const SHORT_CALL = { timeout: 30_000 } as const;
  * Starts an episode on one replica of `server` and connects to it there. `onLost` is called
  * once when that replica stops answering (the caller aborts the agent: its calls would only time out).
  */
-export async function startRemoteEpisode(server: RemoteServer, start: RemoteStart, opts: { signal: AbortSignal; onLost: (why: string) => void }): Promise<RemoteEpisode> {
+export async function startRemoteEpisode(
+  server: RemoteServer,
+  start: RemoteStart,
+  opts: { signal: AbortSignal; onLost: (why: string) => void },
+): Promise<RemoteEpisode> {
   const replica = await replicaOf(server, opts.signal);
   let lost: string | undefined;
   const onLost = (why: string) => {
@@ -238,7 +300,11 @@ export async function startRemoteEpisode(server: RemoteServer, start: RemoteStar
       ...(start.maxSteps !== undefined ? { max_steps: start.maxSteps } : {}),
       ...(start.timeLimitMs !== undefined ? { time_limit_s: start.timeLimitMs / 1000 } : {}),
     };
-    const result = (await gymClient.callTool({ name: 'start_episode', arguments: args }, undefined, { ...START_CALL, signal: opts.signal, onprogress: () => {} })) as CallToolResult;
+    const result = (await gymClient.callTool({ name: 'start_episode', arguments: args }, undefined, {
+      ...START_CALL,
+      signal: opts.signal,
+      onprogress: () => {},
+    })) as CallToolResult;
     if (result.isError) throw gymErrorOf(result, `start_episode on ${replica}`);
     const parsed = Started.safeParse(result.structuredContent);
     if (!parsed.success) throw new GymError('INTERNAL', `start_episode on ${replica} answered without an episode: ${parsed.error.message}`);
@@ -252,7 +318,11 @@ export async function startRemoteEpisode(server: RemoteServer, start: RemoteStar
     await gymClient.close().catch(() => {});
   }
   // Where the replica says the episode is; a server without --advertise-url is reached where it was asked.
-  if (!started.mcpPath) throw new GymError('INTERNAL', `start_episode on ${replica} named no endpoint for episode ${started.episodeId} (mcpPath): not a benchgym server of this version?`);
+  if (!started.mcpPath)
+    throw new GymError(
+      'INTERNAL',
+      `start_episode on ${replica} named no endpoint for episode ${started.episodeId} (mcpPath): not a benchgym server of this version?`,
+    );
   const mcpUrl = started.mcpUrl ?? `${replica}${started.mcpPath}`;
   const client = new VerdictKeepingClient(CLIENT_INFO);
   try {
@@ -260,7 +330,11 @@ export async function startRemoteEpisode(server: RemoteServer, start: RemoteStar
     await client.connect(transport(mcpUrl, undefined, onLost));
   } catch (err) {
     await client.close().catch(() => {});
-    throw new GymError('SANDBOX_UNAVAILABLE', lost ?? `could not connect to episode ${started.episodeId} at ${withoutEpisodeKeys(mcpUrl)}: ${withoutEpisodeKeys((err as Error).message)}`);
+    throw new GymError(
+      'SANDBOX_UNAVAILABLE',
+      lost ??
+        `could not connect to episode ${started.episodeId} at ${withoutEpisodeKeys(mcpUrl)}: ${withoutEpisodeKeys((err as Error).message)}`,
+    );
   }
   let ended = false;
   return {
@@ -269,13 +343,19 @@ export async function startRemoteEpisode(server: RemoteServer, start: RemoteStar
     prompt: started.prompt,
     replica,
     mcpUrl,
-    session: { client, episodeId: started.episodeId, started: started as Record<string, unknown>, close: () => client.close().catch(() => {}) },
+    session: {
+      client,
+      episodeId: started.episodeId,
+      started: started as Record<string, unknown>,
+      close: () => client.close().catch(() => {}),
+    },
     verdict: () => client.verdict,
     lost: () => lost,
     sandboxFailure: () => client.sandboxFailure,
     async finalDiff() {
       if (lost) return undefined;
-      const r = (await client.callTool({ name: 'get_diff', arguments: {} }, undefined, SHORT_CALL).catch(() => undefined)) as CallToolResult | undefined;
+      const r = (await client.callTool({ name: 'get_diff', arguments: {} }, undefined, SHORT_CALL).catch(() => undefined)) as
+        CallToolResult | undefined;
       const diff = r && !r.isError ? (r.structuredContent as { diff?: unknown } | undefined)?.diff : undefined;
       return typeof diff === 'string' ? diff : undefined;
     },

@@ -12,7 +12,16 @@ import { renderMarkdown } from './report/markdown.ts';
 import type { ReportSection } from './report/section.ts';
 
 export { groupedBarChart, type BarSeries } from './report/charts.ts';
-export { comparisonKind, loadRun, loadRuns, REPORT_BOOTSTRAP, reportData, type LoadedRun, type ReportData, type RunNumbers } from './report/data.ts';
+export {
+  comparisonKind,
+  loadRun,
+  loadRuns,
+  REPORT_BOOTSTRAP,
+  reportData,
+  type LoadedRun,
+  type ReportData,
+  type RunNumbers,
+} from './report/data.ts';
 export { esc, htmlTable, mdTable, pct, withCI } from './report/format.ts';
 export { renderHtml } from './report/html.ts';
 export { renderMarkdown } from './report/markdown.ts';
@@ -43,7 +52,11 @@ export interface ReportOptions {
  * @example
  * await writeReport(['runs/a', 'runs/b'], 'cmp.html', { sections: suites.flatMap((s) => s.reportSections ?? []) });
  */
-export async function writeReport(dirs: string[], out: string, opts: ReportOptions = {}): Promise<{ md: string; html: string; data: ReportData }> {
+export async function writeReport(
+  dirs: string[],
+  out: string,
+  opts: ReportOptions = {},
+): Promise<{ md: string; html: string; data: ReportData }> {
   const runs = await loadRuns(dirs);
   const data = reportData(runs, { keys: opts.keys, excludeErrors: opts.excludeErrors });
   const sections = opts.sections ?? [];

@@ -110,7 +110,10 @@ export async function readResults(file: string): Promise<ReadResults> {
     if (!parsed) {
       // Only the last line can be torn: appends write whole lines.
       if (isLast) return { records, validBytes: offset, tornTail: text };
-      throw new GymError('INVALID_ARGUMENT', `${file}: line ${lineNo} is not a result record; only the last line may be cut short (by a kill): fix or remove the line`);
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        `${file}: line ${lineNo} is not a result record; only the last line may be cut short (by a kill): fix or remove the line`,
+      );
     }
     if (nl < 0) {
       // A whole record without its newline: keep it, and let the next append start a new line.
@@ -152,7 +155,10 @@ export function pairKey(task: string, sample: number): string {
 export class ResultsWriter {
   private chain: Promise<void> = Promise.resolve();
 
-  private constructor(private readonly handle: FileHandle, readonly file: string) {}
+  private constructor(
+    private readonly handle: FileHandle,
+    readonly file: string,
+  ) {}
 
   /** Opens for appending; a torn tail from an earlier kill is cut off first (`validBytes` from readResults). */
   static async open(file: string, validBytes?: number): Promise<ResultsWriter> {

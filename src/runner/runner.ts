@@ -36,14 +36,22 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
   const samples = opts.samples ?? 1;
   const concurrency = opts.concurrency ?? 1;
   const retries = opts.retries ?? 2;
-  if (!Number.isInteger(samples) || samples < 1) throw new GymError('INVALID_ARGUMENT', `samples must be a whole number >= 1 (got ${samples})`);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new GymError('INVALID_ARGUMENT', `concurrency must be a whole number >= 1 (got ${concurrency})`);
-  if (concurrency > gym.defaults.maxEpisodes) throw new GymError('INVALID_ARGUMENT', `concurrency ${concurrency} is above the gym's ${gym.defaults.maxEpisodes} episodes at once`);
-  if (!Number.isInteger(retries) || retries < 0) throw new GymError('INVALID_ARGUMENT', `retries must be a whole number >= 0 (got ${retries})`);
+  if (!Number.isInteger(samples) || samples < 1)
+    throw new GymError('INVALID_ARGUMENT', `samples must be a whole number >= 1 (got ${samples})`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new GymError('INVALID_ARGUMENT', `concurrency must be a whole number >= 1 (got ${concurrency})`);
+  if (concurrency > gym.defaults.maxEpisodes)
+    throw new GymError('INVALID_ARGUMENT', `concurrency ${concurrency} is above the gym's ${gym.defaults.maxEpisodes} episodes at once`);
+  if (!Number.isInteger(retries) || retries < 0)
+    throw new GymError('INVALID_ARGUMENT', `retries must be a whole number >= 0 (got ${retries})`);
 
   const outDir = path.resolve(opts.outDir);
-  if (opts.rerunErrors && !opts.resume) throw new GymError('INVALID_ARGUMENT', 'rerunErrors retries the infrastructure failures of a resumed run: it needs resume');
-  const tasks = sampleTasks(offering(await selectTasks(gym, opts.suite, opts.tasks), opts.context, Boolean(opts.tasks?.length)), { limit: opts.limit, shuffle: opts.shuffle });
+  if (opts.rerunErrors && !opts.resume)
+    throw new GymError('INVALID_ARGUMENT', 'rerunErrors retries the infrastructure failures of a resumed run: it needs resume');
+  const tasks = sampleTasks(offering(await selectTasks(gym, opts.suite, opts.tasks), opts.context, Boolean(opts.tasks?.length)), {
+    limit: opts.limit,
+    shuffle: opts.shuffle,
+  });
   const identity: RunIdentity = {
     dataset: null,
     ...opts.options,
@@ -61,7 +69,14 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
     pricing: opts.model.pricing ?? null,
   };
   const settings = { concurrency, retries };
-  const fresh = newManifest({ suite: opts.suite, agent: opts.agent.name, model: opts.model.model, options: identity, taskIds: tasks.map((t) => t.id), settings });
+  const fresh = newManifest({
+    suite: opts.suite,
+    agent: opts.agent.name,
+    model: opts.model.model,
+    options: identity,
+    taskIds: tasks.map((t) => t.id),
+    settings,
+  });
   const { manifest, read } = await openRun(outDir, fresh, opts.resume, settings);
   await writeManifest(outDir, manifest);
   await fs.mkdir(path.join(outDir, 'trajectories'), { recursive: true });
@@ -74,7 +89,12 @@ export async function runExperiment(opts: RunExperimentOptions): Promise<RunOutc
   if (opts.signal?.aborted) stop.abort();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   const written: ResultRecord[] = [];
-  progress.start(tasks.length * samples, carried.length, carried.filter((r) => r.status === 'passed').length, carried.filter((r) => r.infra).length);
+  progress.start(
+    tasks.length * samples,
+    carried.length,
+    carried.filter((r) => r.status === 'passed').length,
+    carried.filter((r) => r.infra).length,
+  );
 
   const ctx: AttemptContext = { opts, manifest, outDir, retries, signal: stop.signal };
   try {

@@ -8,7 +8,9 @@ export async function selectTasks(gym: Gym, suite: string, ids?: string[]): Prom
   const all = await gym.registry.tasks(suite);
   if (!ids?.length) return all;
   // Ids the listing does not hold may name a task with options (Suite.resolveTask).
-  const extra = await Promise.all(ids.filter((id) => !all.some((t) => t.id === id)).map((id) => gym.registry.task(suite, id).catch(() => id)));
+  const extra = await Promise.all(
+    ids.filter((id) => !all.some((t) => t.id === id)).map((id) => gym.registry.task(suite, id).catch(() => id)),
+  );
   const unknown = extra.filter((t): t is string => typeof t === 'string');
   if (unknown.length) throw new GymError('TASK_NOT_FOUND', `no task ${unknown.map((u) => `'${u}'`).join(', ')} in suite '${suite}'`);
   return [...all.filter((t) => ids.includes(t.id)), ...(extra as Task[])];
@@ -23,7 +25,11 @@ export function offering(tasks: Task[], context: string | undefined, listed: boo
   if (!context) return tasks;
   const has = (t: Task) => t.defaultContext === context || Object.hasOwn(t.contexts, context);
   const missing = tasks.filter((t) => !has(t));
-  if (listed && missing.length) throw new GymError('INVALID_ARGUMENT', `invalid --context '${context}': task${missing.length > 1 ? 's' : ''} ${missing.map((t) => `'${t.id}'`).join(', ')} do${missing.length > 1 ? '' : 'es'} not offer it`);
+  if (listed && missing.length)
+    throw new GymError(
+      'INVALID_ARGUMENT',
+      `invalid --context '${context}': task${missing.length > 1 ? 's' : ''} ${missing.map((t) => `'${t.id}'`).join(', ')} do${missing.length > 1 ? '' : 'es'} not offer it`,
+    );
   const kept = tasks.filter(has);
   if (!kept.length) throw new GymError('INVALID_ARGUMENT', `invalid --context '${context}': no task of the suite offers it`);
   return kept;
@@ -46,7 +52,8 @@ export interface TaskSampling {
  */
 export function sampleTasks(tasks: Task[], sampling: TaskSampling = {}): Task[] {
   const { limit, shuffle } = sampling;
-  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1)) throw new GymError('INVALID_ARGUMENT', `limit must be a whole number >= 1 (got ${limit})`);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1))
+    throw new GymError('INVALID_ARGUMENT', `limit must be a whole number >= 1 (got ${limit})`);
   let out = tasks;
   if (shuffle !== undefined) {
     const rank = new Map(tasks.map((t) => [t.id, createHash('sha256').update(`${shuffle}\u0000${t.id}`).digest('hex')]));

@@ -1,7 +1,15 @@
 // The start state both backends record and diff against: a git repository of the server's beside the workspace.
 
 /** Build and cache output that never belongs in a diff (the baseline's info/exclude). */
-export const BASELINE_EXCLUDES: readonly string[] = ['__pycache__/', '*.pyc', '.pytest_cache/', 'target/', '.gradle/', '*.class', '.benchgym-*'];
+export const BASELINE_EXCLUDES: readonly string[] = [
+  '__pycache__/',
+  '*.pyc',
+  '.pytest_cache/',
+  'target/',
+  '.gradle/',
+  '*.class',
+  '.benchgym-*',
+];
 
 /** Who commits the start state: no config file is read, so git is told. */
 export const BASELINE_IDENTITY: readonly string[] = ['-c', 'user.name=benchgym', '-c', 'user.email=benchgym@localhost'];

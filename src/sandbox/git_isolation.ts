@@ -135,4 +135,3 @@ export function isolatedGitShell(vars: Record<string, string> = {}, home = '/non
   const settings = Object.entries({ HOME: home, ...GIT_ENV_SETTINGS, ...vars }).map(([k, v]) => `${k}=${shellQuote(v)}`);
   return ['env', ...GIT_ENV_UNSET.flatMap((v) => ['-u', v]), ...settings, 'git', ...ISOLATED_GIT_FLAGS.map(shellQuote)].join(' ');
 }
-

@@ -60,7 +60,13 @@ export class CappedOutput {
 }
 
 /** A Sandbox's ExecResult from an exec's captured streams (the Docker and Kubernetes backends). */
-export function execResultOf(r: { exitCode: number | null; stdout: CappedOutput; stderr: CappedOutput; timedOut: boolean; durationMs: number }): ExecResult {
+export function execResultOf(r: {
+  exitCode: number | null;
+  stdout: CappedOutput;
+  stderr: CappedOutput;
+  timedOut: boolean;
+  durationMs: number;
+}): ExecResult {
   return {
     exitCode: r.exitCode,
     signal: null,

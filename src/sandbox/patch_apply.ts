@@ -25,7 +25,14 @@ export interface PatchApplyScriptOptions extends ApplyPatchOptions {
 }
 
 /** Variables that would change what GNU patch does (check files out of RCS, name backups, follow POSIX rules). */
-const PATCH_ENV_UNSET = ['POSIXLY_CORRECT', 'PATCH_GET', 'PATCH_VERSION_CONTROL', 'VERSION_CONTROL', 'SIMPLE_BACKUP_SUFFIX', 'QUOTING_STYLE'];
+const PATCH_ENV_UNSET = [
+  'POSIXLY_CORRECT',
+  'PATCH_GET',
+  'PATCH_VERSION_CONTROL',
+  'VERSION_CONTROL',
+  'SIMPLE_BACKUP_SUFFIX',
+  'QUOTING_STYLE',
+];
 
 /** The functions that keep .git and the start state's links out of every try's reach (see the file). */
 const ASIDE_FUNCTIONS = readFileSync(new URL('./patch_aside.sh', import.meta.url), 'utf8').replace(/^\s*#.*\n/gm, '');
@@ -62,16 +69,23 @@ export function patchApplyScript(opts: PatchApplyScriptOptions = {}): string {
   ];
   if (needsRepository) {
     // The start state: the workspace repository's HEAD, else the baseline's; what `git clean` keeps of each.
-    const sources = [{ gitDir: '"$w/.git"', keep: ['.benchgym-*'] }, ...(opts.baselineGitDir ? [{ gitDir: shellQuote(opts.baselineGitDir), keep: BASELINE_EXCLUDES }] : [])];
+    const sources = [
+      { gitDir: '"$w/.git"', keep: ['.benchgym-*'] },
+      ...(opts.baselineGitDir ? [{ gitDir: shellQuote(opts.baselineGitDir), keep: BASELINE_EXCLUDES }] : []),
+    ];
     lines.push('start=');
     for (const s of sources) {
       lines.push(
         `if [ -z "$start" ] && [ -e ${s.gitDir} ] && head=$(git_at ${s.gitDir} rev-parse --verify -q 'HEAD^{commit}' 2>/dev/null) && objects=$(git_at ${s.gitDir} rev-parse --git-path objects 2>/dev/null); then start=${s.gitDir}; keep=(${s.keep.map((k) => `-e ${shellQuote(k)}`).join(' ')}); fi`,
       );
     }
-    lines.push('if [ -n "$start" ]; then case "$objects" in /*) ;; *) objects="$w/$objects" ;; esac; objects=$(cd "$objects" && pwd -P) || start=; fi');
+    lines.push(
+      'if [ -n "$start" ]; then case "$objects" in /*) ;; *) objects="$w/$objects" ;; esac; objects=$(cd "$objects" && pwd -P) || start=; fi',
+    );
   }
-  lines.push(`put_aside || { echo 'benchgym: could not put the workspace'"'"'s .git and links out of the patch'"'"'s reach'; exit ${RESET_FAILED_EXIT}; }`);
+  lines.push(
+    `put_aside || { echo 'benchgym: could not put the workspace'"'"'s .git and links out of the patch'"'"'s reach'; exit ${RESET_FAILED_EXIT}; }`,
+  );
   if (needsRepository) {
     lines.push(
       'if [ -n "$start" ]; then',
@@ -152,8 +166,13 @@ function tryCommand(m: PatchMethod, reset: boolean): string {
  * applied. A reset that cannot be done is the sandbox's failure, never the patch's.
  */
 export function patchApplyOutcome(exitCode: number | null, log: string): PatchApplied {
-  if (exitCode === NO_START_STATE_EXIT) throw new GymError('INVALID_ARGUMENT', `resetBetweenTries needs a start state: a git repository at the workspace root or a baseline the sandbox reaches\n${log.slice(-2000)}`);
-  if (exitCode === RESET_FAILED_EXIT) throw new GymError('SANDBOX_UNAVAILABLE', `applying the patch failed outside the patch: ${log.slice(-2000)}`);
+  if (exitCode === NO_START_STATE_EXIT)
+    throw new GymError(
+      'INVALID_ARGUMENT',
+      `resetBetweenTries needs a start state: a git repository at the workspace root or a baseline the sandbox reaches\n${log.slice(-2000)}`,
+    );
+  if (exitCode === RESET_FAILED_EXIT)
+    throw new GymError('SANDBOX_UNAVAILABLE', `applying the patch failed outside the patch: ${log.slice(-2000)}`);
   if (exitCode === REFUSED_EXIT) {
     const refused = [...log.matchAll(/^@@refused (.+)$/gm)].at(-1)?.[1] ?? 'the patch reaches a .git or a link out of the workspace';
     return { ok: false, refused, log };

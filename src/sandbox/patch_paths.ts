@@ -82,7 +82,10 @@ function namesOf(header: string, text: string): { raw: string; side: PatchName['
   if (header === 'diff --git') {
     const tokens = [...text.matchAll(/"(?:[^"\\]|\\.)*"|[^ "]+/g)].map((m) => unquoteName(m[0]));
     // Unquoted names with spaces split at the wrong place, so the whole text is judged too.
-    const names = tokens.map((raw, i) => ({ raw, side: (i === 0 ? 'old' : i === tokens.length - 1 ? 'new' : 'either') as PatchName['side'] }));
+    const names = tokens.map((raw, i) => ({
+      raw,
+      side: (i === 0 ? 'old' : i === tokens.length - 1 ? 'new' : 'either') as PatchName['side'],
+    }));
     return [...names, ...(tokens.includes(text) ? [] : [{ raw: text, side: 'either' as const }])];
   }
   const name = text.startsWith('"') ? unquoteName(text) : text.split('\t')[0]!;
@@ -130,7 +133,13 @@ export function patchNames(patch: string): PatchName[] {
       if (header === 'diff --git') section = [];
       for (const { raw, side } of namesOf(header, m[1]!)) {
         if (!raw || raw === '/dev/null') continue;
-        const name: PatchName = { raw, path: treePath(header, raw), header, line: i + 1, side: header === '---' && before.startsWith('*** ') ? 'new' : side };
+        const name: PatchName = {
+          raw,
+          path: treePath(header, raw),
+          header,
+          line: i + 1,
+          side: header === '---' && before.startsWith('*** ') ? 'new' : side,
+        };
         out.push(name);
         section.push(name);
       }
@@ -173,7 +182,8 @@ export function linksCreated(patch: string): string[] {
 export function patchRefusal(patch: string): string | null {
   const names = patchNames(patch);
   const git = names.find((n) => insideGitDir(n.raw));
-  if (git) return `the patch names ${JSON.stringify(git.raw)} (${git.header}, line ${git.line}): a path inside .git, which no patch may create or change`;
+  if (git)
+    return `the patch names ${JSON.stringify(git.raw)} (${git.header}, line ${git.line}): a path inside .git, which no patch may create or change`;
   const links = linksCreated(patch);
   // Only what the patch writes: the old files of a directory it turns into a link are removed, not written through it.
   for (const n of names.filter((x) => x.side !== 'old')) {

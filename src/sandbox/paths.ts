@@ -68,8 +68,14 @@ export function at(dir: FileHandle, name?: string): string {
  * when absolute) and must stay inside. Nothing is opened as a file: descriptors are O_PATH,
  * so a FIFO or a device is never opened and no thread of the pool can block.
  */
-export async function walkWorkspace(roots: { root: string; realRoot: string }, userPath: string, parts: string[], opts: WalkOptions): Promise<Walked> {
-  if (!existsSync('/proc/self/fd')) throw new GymError('SANDBOX_UNAVAILABLE', 'the local file tools need /proc (Linux) to open paths without following links');
+export async function walkWorkspace(
+  roots: { root: string; realRoot: string },
+  userPath: string,
+  parts: string[],
+  opts: WalkOptions,
+): Promise<Walked> {
+  if (!existsSync('/proc/self/fd'))
+    throw new GymError('SANDBOX_UNAVAILABLE', 'the local file tools need /proc (Linux) to open paths without following links');
   const held: FileHandle[] = [];
   const open = async (file: string, flags: number) => {
     const fh = await fs.open(file, O_PATH | C.O_NOFOLLOW | flags);
@@ -126,7 +132,8 @@ export async function walkWorkspace(roots: { root: string; realRoot: string }, u
         const code = (err as NodeJS.ErrnoException).code;
         if (code !== 'ENOENT') throw err;
         if (last || !opts.makeDirs) return done(name, null, null);
-        if (++hops > MAX_LINK_HOPS) throw new GymError('SANDBOX_UNAVAILABLE', `'${userPath}' keeps changing while its directories are made`);
+        if (++hops > MAX_LINK_HOPS)
+          throw new GymError('SANDBOX_UNAVAILABLE', `'${userPath}' keeps changing while its directories are made`);
         const made = await fs.mkdir(at(here(), name)).then(
           () => true,
           (e: NodeJS.ErrnoException) => {
@@ -142,7 +149,8 @@ export async function walkWorkspace(roots: { root: string; realRoot: string }, u
       if (st.isSymbolicLink()) {
         if (last && !opts.followLast) return done(name, fh, st);
         await release(fh);
-        if (++hops > MAX_LINK_HOPS) throw new GymError('INVALID_ARGUMENT', `invalid 'path': '${userPath}' goes through a loop of symbolic links`);
+        if (++hops > MAX_LINK_HOPS)
+          throw new GymError('INVALID_ARGUMENT', `invalid 'path': '${userPath}' goes through a loop of symbolic links`);
         let link: string;
         try {
           link = await fs.readlink(at(here(), name));

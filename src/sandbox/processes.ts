@@ -48,7 +48,12 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void
  * one of whose members carries our marker still holds its number, so it cannot be anyone
  * else's. Returns whether the group was signalled.
  */
-export async function killGroupIfMarked(pgid: number | undefined, name: string, value: string, signal: NodeJS.Signals = 'SIGKILL'): Promise<boolean> {
+export async function killGroupIfMarked(
+  pgid: number | undefined,
+  name: string,
+  value: string,
+  signal: NodeJS.Signals = 'SIGKILL',
+): Promise<boolean> {
   if (!pgid) return false;
   const needle = Buffer.from(`${name}=${value}\0`);
   let pids: string[];

@@ -84,7 +84,11 @@ export type PatchMethod =
   | { kind: 'patch'; fuzz: number };
 
 /** git apply, git apply --recount, patch --fuzz=3: what every scorer without a harness of its own uses. */
-export const DEFAULT_PATCH_CHAIN: readonly PatchMethod[] = [{ kind: 'git-apply' }, { kind: 'git-apply', args: ['--recount'] }, { kind: 'patch', fuzz: 3 }];
+export const DEFAULT_PATCH_CHAIN: readonly PatchMethod[] = [
+  { kind: 'git-apply' },
+  { kind: 'git-apply', args: ['--recount'] },
+  { kind: 'patch', fuzz: 3 },
+];
 
 export interface ApplyPatchOptions {
   /** The methods tried in order (default DEFAULT_PATCH_CHAIN). */

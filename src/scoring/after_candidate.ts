@@ -46,7 +46,9 @@ export function rescoredNote(first: GymError): string {
 
 /** The verdict note when the second scoring failed in a way no candidate causes (before its code ran, or an env or task code): the infrastructure's error. */
 export function rescoreFailedNote(first: GymError, second: HarnessFailure): string {
-  const how = second.afterCandidate ? `the second failed with ${second.error.code}, which no candidate causes` : 'the second failed before it ran';
+  const how = second.afterCandidate
+    ? `the second failed with ${second.error.code}, which no candidate causes`
+    : 'the second failed before it ran';
   return `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (${told(first)}); ${how}: an infrastructure error`;
 }
 

@@ -60,13 +60,23 @@ export async function clearForHarness(
   for (const p of paths) records.push(`C${p}`);
   for (const [p, target] of opts.links ?? []) records.push(`L${p}`, target);
   if (!paths.length && !opts.links?.size) return [];
-  const r = await sandbox.exec(CLEAR_SCRIPT, { stdin: records.map((x) => `${x}\0`).join(''), timeoutMs: 120_000, maxOutputBytes: 64 * 1024 * 1024, ...(opts.signal ? { signal: opts.signal } : {}) });
-  if (r.timedOut || r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `clearing the way for the harness's files failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}): ${r.stderr.slice(-500)}`);
+  const r = await sandbox.exec(CLEAR_SCRIPT, {
+    stdin: records.map((x) => `${x}\0`).join(''),
+    timeoutMs: 120_000,
+    maxOutputBytes: 64 * 1024 * 1024,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  if (r.timedOut || r.exitCode !== 0)
+    throw new GymError(
+      'SANDBOX_UNAVAILABLE',
+      `clearing the way for the harness's files failed (exit ${r.exitCode}${r.timedOut ? ', timed out' : ''}): ${r.stderr.slice(-500)}`,
+    );
   const fields = r.stdout.split('\0');
   const out: Refused[] = [];
   for (let i = 0; i + 3 < fields.length; i += 4) {
     const [kind, at, forPath, detail] = [fields[i]!, fields[i + 1]!, fields[i + 2]!, fields[i + 3]!];
-    if (kind === 'stuck') throw new GymError('NOT_A_FILE', `could not be removed to lay down ${forPath}: ${detail.trim()}`, { candidate: true, path: at });
+    if (kind === 'stuck')
+      throw new GymError('NOT_A_FILE', `could not be removed to lay down ${forPath}: ${detail.trim()}`, { candidate: true, path: at });
     out.push({ kind: kind as Refused['kind'], path: at, for: forPath, detail });
   }
   return out;
@@ -100,7 +110,8 @@ export async function readLinks(sandbox: Sandbox, paths: string[], signal?: Abor
     maxOutputBytes: 64 * 1024 * 1024,
     ...(signal ? { signal } : {}),
   });
-  if (r.timedOut || r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `reading the start state's symbolic links failed: ${r.stderr.slice(-500)}`);
+  if (r.timedOut || r.exitCode !== 0)
+    throw new GymError('SANDBOX_UNAVAILABLE', `reading the start state's symbolic links failed: ${r.stderr.slice(-500)}`);
   const fields = r.stdout.split('\0');
   for (let i = 0; i + 1 < fields.length; i += 2) out.set(fields[i]!, fields[i + 1]!);
   return out;
@@ -177,9 +188,15 @@ export async function readableDiff(sandbox: Sandbox): Promise<{ diff: string; no
     const e = toGymError(err);
     if (e.code !== 'SANDBOX_UNAVAILABLE' || e.details?.sandboxLost) throw e;
     const r = await sandbox.exec(MAKE_READABLE, { timeoutMs: 120_000 }).catch(() => null);
-    const fixed = (r?.stdout ?? '').split('\0').filter(Boolean).map((p) => p.replace(/^\.\//, ''));
+    const fixed = (r?.stdout ?? '')
+      .split('\0')
+      .filter(Boolean)
+      .map((p) => p.replace(/^\.\//, ''));
     if (!r || r.exitCode !== 0 || !fixed.length) throw e;
     const diff = await sandbox.diff();
-    return { diff, notes: fixed.slice(0, 20).map((p) => `${REFUSED}: ${p} could not be read by the harness; made readable to take the diff`) };
+    return {
+      diff,
+      notes: fixed.slice(0, 20).map((p) => `${REFUSED}: ${p} could not be read by the harness; made readable to take the diff`),
+    };
   }
 }

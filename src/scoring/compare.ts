@@ -35,7 +35,10 @@ export function replayScorer(
 }
 
 /** The strict outcome to report beside a faithful pass, if strict mode scored it. */
-export async function strictOutcome(v: ReplayVerdict, reason: (v: Verdict) => string | Promise<string>): Promise<StrictOutcome | undefined> {
+export async function strictOutcome(
+  v: ReplayVerdict,
+  reason: (v: Verdict) => string | Promise<string>,
+): Promise<StrictOutcome | undefined> {
   const s = v.strictVerdict;
   if (!s) return undefined;
   const tamper = s.notes.filter((n) => n.startsWith(TAMPER));
@@ -47,7 +50,10 @@ export function formatModeDifferences(rows: { id: string; ours: string; theirs?:
   const checked = rows.filter((r) => r.strict);
   const differ = checked.filter((r) => r.strict!.status !== 'passed');
   const published = differ.filter((r) => r.theirs === 'passed').length;
-  const out = [`strict vs faithful: ${checked.length} faithful passes scored strictly, ${differ.length} not passed in strict mode (${published} of them published as passed)`];
-  for (const r of differ) out.push(`  STRICT ${r.strict!.status} ${r.id}${r.theirs ? ` (published: ${r.theirs})` : ''}: ${r.strict!.reason}`);
+  const out = [
+    `strict vs faithful: ${checked.length} faithful passes scored strictly, ${differ.length} not passed in strict mode (${published} of them published as passed)`,
+  ];
+  for (const r of differ)
+    out.push(`  STRICT ${r.strict!.status} ${r.id}${r.theirs ? ` (published: ${r.theirs})` : ''}: ${r.strict!.reason}`);
   return out;
 }

@@ -100,8 +100,14 @@ export class JavaBuildGuard {
     const now = await listWorkspace(sandbox, this.opts.signal);
     const ctx = { owned: start.owned };
     // Test files keep their build configuration look-alikes (a test project's pom) and output folders; they are judged like any file.
-    const testFile = (rel: string) => this.isTestFile(rel) || ((this.opts.testFiles?.length ?? 0) > 0 && matchesAny(rel, this.opts.testFiles!));
-    const touched = [...now].filter(([rel, e]) => { const s = start.entries.get(rel); return !s || differs(s, e); }).map(([rel]) => rel);
+    const testFile = (rel: string) =>
+      this.isTestFile(rel) || ((this.opts.testFiles?.length ?? 0) > 0 && matchesAny(rel, this.opts.testFiles!));
+    const touched = [...now]
+      .filter(([rel, e]) => {
+        const s = start.entries.get(rel);
+        return !s || differs(s, e);
+      })
+      .map(([rel]) => rel);
     const weighed = touched.filter((rel) => now.get(rel)!.type === 'f' && (buildConfigRoot(rel) !== undefined || isGuarded(rel)));
     const rehash = await hashFiles(sandbox, weighed, this.opts.signal);
     const changed = (rel: string) => {
@@ -153,7 +159,10 @@ export class JavaBuildGuard {
       notes.push(`${REFUSED}: ${this.refused.length - 20} more file(s) of the same kinds removed before scoring`);
     }
     if (roots.size) {
-      const list = listed([...roots].map(([root, how]) => `${root} (${how})`), 12);
+      const list = listed(
+        [...roots].map(([root, how]) => `${root} (${how})`),
+        12,
+      );
       notes.push(`${BUILD_RESTORED}: the start state's build configuration scores, not the patch's changes to it: ${list}`);
     }
     if (outputs.size) {
@@ -176,7 +185,10 @@ export class JavaBuildGuard {
   /** Strict mode's note when the diff carried refused files (reward 0), else null. */
   tamperNote(): string | null {
     if (this.opts.mode !== 'strict' || !this.refused.length) return null;
-    const list = listed(this.refused.map((r) => r.path), 8);
+    const list = listed(
+      this.refused.map((r) => r.path),
+      8,
+    );
     return (
       `${TAMPER}: the patch carries ${this.refused.length} file(s) that would reach the compiler or the test toolchain ` +
       `rather than the code under test (refused, not run): ${list}`
@@ -478,7 +490,7 @@ function testsInMavenJvm(config: Map<string, Buffer>): string[] {
 async function removeAll(sandbox: Sandbox, paths: string[], signal?: AbortSignal): Promise<void> {
   if (!paths.length) return;
   const stdin = paths.map((p) => `${p}\0`).join('');
-  const script = "while IFS= read -r -d '' p; do rm -rf -- \"./$p\"; done";
+  const script = 'while IFS= read -r -d \'\' p; do rm -rf -- "./$p"; done';
   const r = await sandbox.exec(script, { stdin, timeoutMs: 120_000, ...(signal ? { signal } : {}) });
   if (r.timedOut || r.exitCode !== 0) {
     throw new GymError('SANDBOX_UNAVAILABLE', `removing the patch's refused files failed: ${r.stderr.slice(-500)}`);

@@ -39,7 +39,9 @@ export function mavenTestDirs(pom: string): string[] {
   const sources = moduleRelative(/<testSourceDirectory>([^<]*)<\/testSourceDirectory>/.exec(build)?.[1]) ?? 'src/test/java';
   const resourcesBlock = /<testResources>([\s\S]*?)<\/testResources>/.exec(build)?.[1];
   const resources = resourcesBlock
-    ? [...resourcesBlock.matchAll(/<directory>([^<]*)<\/directory>/g)].map((m) => moduleRelative(m[1])).filter((d): d is string => Boolean(d))
+    ? [...resourcesBlock.matchAll(/<directory>([^<]*)<\/directory>/g)]
+        .map((m) => moduleRelative(m[1]))
+        .filter((d): d is string => Boolean(d))
     : ['src/test/resources'];
   return [...new Set([sources, ...resources])];
 }
@@ -47,7 +49,11 @@ export function mavenTestDirs(pom: string): string[] {
 /** A build folder relative to its module, or undefined when it cannot be told without Maven. */
 function moduleRelative(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  const v = value.trim().replace(/^\$\{(project\.)?basedir\}\/?/, '').replace(/^\.\//, '').replace(/\/+$/, '');
+  const v = value
+    .trim()
+    .replace(/^\$\{(project\.)?basedir\}\/?/, '')
+    .replace(/^\.\//, '')
+    .replace(/\/+$/, '');
   if (!v || v.includes('${') || v.startsWith('/') || path.posix.normalize(v).startsWith('..')) return undefined;
   return path.posix.normalize(v);
 }

@@ -85,14 +85,23 @@ export interface ScoringSteps {
  * one after the candidate's code began to run is scored again once in a fresh sandbox, and a
  * second one counts against the solution in strict mode (after_candidate.ts).
  */
-export async function scoreInFreshSandbox(task: Task, patch: string, deps: ScoreDeps, opts: ScoreOptions, stepsOf: (task: Task, opts: ScoreOptions) => ScoringSteps): Promise<Verdict> {
+export async function scoreInFreshSandbox(
+  task: Task,
+  patch: string,
+  deps: ScoreDeps,
+  opts: ScoreOptions,
+  stepsOf: (task: Task, opts: ScoreOptions) => ScoringSteps,
+): Promise<Verdict> {
   const started = Date.now();
   const log: string[] = [`task ${task.suite}/${task.id}`, `patch: ${patch.length} bytes`];
   const finish = verdictWriter(task, deps, log, started);
   const first = await scoreOnce(task, patch, deps, opts, stepsOf, log);
   if ('body' in first) return finish(first.body);
   if (!rescored(first)) return finish(errorBody(first));
-  log.push(`the harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox`, '--- scoring attempt 2 ---');
+  log.push(
+    `the harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox`,
+    '--- scoring attempt 2 ---',
+  );
   opts.progress?.("the scoring sandbox failed after the candidate's code began to run: scoring again in a fresh sandbox");
   const second = await scoreOnce(task, patch, deps, opts, stepsOf, log);
   if ('body' in second) {
@@ -128,7 +137,11 @@ async function scoreOnce(
     const env = await deps.sandboxes.prepare(task);
     notes.push(...env.notes);
     opts.progress?.('laying out a fresh sandbox');
-    sandbox = await deps.sandboxes.create({ seed: seedOf(task, env), env: sandboxEnv(env), labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' } });
+    sandbox = await deps.sandboxes.create({
+      seed: seedOf(task, env),
+      env: sandboxEnv(env),
+      labels: { 'benchgym.task': task.id, 'benchgym.role': 'scorer' },
+    });
     const run: ScoringRun = { task, env, sandbox, opts, patch, notes, log };
     await steps.readStartState?.(run);
 
@@ -175,13 +188,20 @@ export const PATCH_REFUSED = 'PATCH_REFUSED';
 
 /** Applies the candidate's patch by the suite's chain; false when no method applies it (or the patch is refused). */
 async function applyCandidatePatch(run: ScoringRun, step: PatchStep): Promise<boolean> {
-  const applied = await run.sandbox.applyPatch(run.patch, step.chain && { chain: step.chain, resetBetweenTries: step.resetBetweenTries ?? false });
+  const applied = await run.sandbox.applyPatch(
+    run.patch,
+    step.chain && { chain: step.chain, resetBetweenTries: step.resetBetweenTries ?? false },
+  );
   // The last line says how it went, for whoever greps logs (test_output.txt of a replay).
-  run.log.push(`apply (${applied.method ?? (applied.refused ? 'refused' : 'failed')}):\n${applied.log}`, `BENCHGYM_APPLIED ${applied.ok ? (applied.method ?? 'empty') : 'none'}`);
+  run.log.push(
+    `apply (${applied.method ?? (applied.refused ? 'refused' : 'failed')}):\n${applied.log}`,
+    `BENCHGYM_APPLIED ${applied.ok ? (applied.method ?? 'empty') : 'none'}`,
+  );
   if (applied.refused) run.notes.push(`${PATCH_REFUSED}: ${applied.refused}`);
   if (!applied.ok) return false;
   const first = patchMethodLabel((step.chain ?? DEFAULT_PATCH_CHAIN)[0]!);
-  if (step.noteFallback && applied.method && applied.method !== 'empty' && applied.method !== first) run.notes.push(`patch applied with ${applied.method}`);
+  if (step.noteFallback && applied.method && applied.method !== 'empty' && applied.method !== first)
+    run.notes.push(`patch applied with ${applied.method}`);
   return true;
 }
 

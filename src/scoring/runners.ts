@@ -34,7 +34,11 @@ export interface RunTestsOptions {
 }
 
 /** What strict runs set for every runner: no plugin autoloading, no bytecode written; BENCHGYM_SCORING tells exit-code harnesses (a suite's scorer script). */
-export const STRICT_ENV: Record<string, string> = { PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1', PYTHONDONTWRITEBYTECODE: '1', BENCHGYM_SCORING: 'strict' };
+export const STRICT_ENV: Record<string, string> = {
+  PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1',
+  PYTHONDONTWRITEBYTECODE: '1',
+  BENCHGYM_SCORING: 'strict',
+};
 
 const REPORT_DIR = '.benchgym-reports';
 
@@ -66,7 +70,13 @@ async function clearReportDir(sandbox: Sandbox): Promise<void> {
 /** Runs a task's tests with its runner and parses per-test results from its reports. */
 export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerSpec, opts: RunTestsOptions): Promise<TestRun> {
   const strict = opts.scoring === 'strict';
-  const execOpts = { timeoutMs: opts.timeoutMs, signal: opts.signal, onOutput: opts.onOutput, maxOutputBytes: opts.maxOutputBytes ?? 512 * 1024, ...(strict ? { env: STRICT_ENV } : {}) };
+  const execOpts = {
+    timeoutMs: opts.timeoutMs,
+    signal: opts.signal,
+    onOutput: opts.onOutput,
+    maxOutputBytes: opts.maxOutputBytes ?? 512 * 1024,
+    ...(strict ? { env: STRICT_ENV } : {}),
+  };
   if (spec.type === 'pytest') await clearReportDir(sandbox);
   if (spec.type === 'pytest' && strict) {
     const report = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.xml`;
@@ -77,15 +87,26 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
     await sandbox.remove(REPORT_DIR).catch(() => {});
     const tests = parseJUnitXml(xml?.toString('utf8') ?? '').map((c) => toResult(pytestNodeId(c.attrs), c));
     const evidence = { ...session.evidence, junitSha256: xml ? createHash('sha256').update(xml).digest('hex') : null };
-    return { command: `python -m pytest ${args.map(shellQuote).join(' ')} (strict)`, exec: session.exec, tests, log: joinLog(session.exec), strict: evidence };
+    return {
+      command: `python -m pytest ${args.map(shellQuote).join(' ')} (strict)`,
+      exec: session.exec,
+      tests,
+      log: joinLog(session.exec),
+      strict: evidence,
+    };
   }
   if (spec.type === 'pytest') {
     // An unguessable report name: code under test cannot pre-write a passing report.
     const report = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.xml`;
     const config = opts.pytestConfig ? ['-c', opts.pytestConfig, '--rootdir=.'] : [];
-    const args = [...config, '-p', 'no:cacheprovider', '-o', 'junit_family=xunit1', `--junitxml=${report}`, '-rfE', ...spec.args].map(shellQuote).join(' ');
+    const args = [...config, '-p', 'no:cacheprovider', '-o', 'junit_family=xunit1', `--junitxml=${report}`, '-rfE', ...spec.args]
+      .map(shellQuote)
+      .join(' ');
     const exec = await sandbox.exec(`${shellQuote(env.command)} -c ${shellQuote(PYTEST_LAUNCHER)} ${args}`, execOpts);
-    const xml = await sandbox.readFile(report).then((b) => b.toString('utf8')).catch(() => '');
+    const xml = await sandbox
+      .readFile(report)
+      .then((b) => b.toString('utf8'))
+      .catch(() => '');
     await sandbox.remove(REPORT_DIR).catch(() => {});
     const tests = parseJUnitXml(xml).map((c) => toResult(pytestNodeId(c.attrs), c));
     // Exit codes 2-5 (interrupted, internal, usage, nothing collected) can all be caused by
@@ -94,7 +115,9 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
   }
   if (spec.type === 'maven' || spec.type === 'gradle') {
     const build =
-      spec.type === 'maven' ? mavenCommand(env.command, spec.tests, spec.args, spec.exclude) : gradleCommand(env.command, spec.tests, spec.args);
+      spec.type === 'maven'
+        ? mavenCommand(env.command, spec.tests, spec.args, spec.exclude)
+        : gradleCommand(env.command, spec.tests, spec.args);
     const command = appendedEnv(opts.appendEnv) + build;
     const exec = await sandbox.exec(`${REMOVE_REPORTS} && ${command}`, execOpts);
     const { tests, reports } = await readJavaReports(sandbox);
@@ -106,15 +129,26 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
 }
 
 /** pytest through the strict launcher: a control file (nonce, record path) it reads and deletes before any workspace code runs, then its record. */
-async function strictPytest(sandbox: Sandbox, env: PreparedEnv, args: string[], execOpts: Parameters<Sandbox['exec']>[1]): Promise<{ exec: ExecResult; evidence: Omit<StrictEvidence, 'junitSha256'> }> {
+async function strictPytest(
+  sandbox: Sandbox,
+  env: PreparedEnv,
+  args: string[],
+  execOpts: Parameters<Sandbox['exec']>[1],
+): Promise<{ exec: ExecResult; evidence: Omit<StrictEvidence, 'junitSha256'> }> {
   const id = randomBytes(8).toString('hex');
   const nonce = randomBytes(16).toString('hex');
   const control = `${REPORT_DIR}/${id}.control.json`;
   await clearReportDir(sandbox);
   const out = `${REPORT_DIR}/${randomBytes(8).toString('hex')}.record.json`;
   await sandbox.writeFile(control, JSON.stringify({ nonce, out }));
-  const exec = await sandbox.exec(`${shellQuote(env.command)} -B -c ${shellQuote(STRICT_PYTEST_LAUNCHER)} ${[control, ...args].map(shellQuote).join(' ')}`, execOpts);
-  const text = await sandbox.readFile(out).then((b) => b.toString('utf8')).catch(() => '');
+  const exec = await sandbox.exec(
+    `${shellQuote(env.command)} -B -c ${shellQuote(STRICT_PYTEST_LAUNCHER)} ${[control, ...args].map(shellQuote).join(' ')}`,
+    execOpts,
+  );
+  const text = await sandbox
+    .readFile(out)
+    .then((b) => b.toString('utf8'))
+    .catch(() => '');
   let record: StrictRecord | null = null;
   try {
     const parsed = StrictRecord.safeParse(JSON.parse(text));
@@ -129,16 +163,29 @@ async function strictPytest(sandbox: Sandbox, env: PreparedEnv, args: string[], 
  * The test ids pytest collects from the hidden tests as they are (no candidate patch), by the
  * strict launcher; undefined when collection fails there (the start state may not import).
  */
-export async function collectPytestIds(sandbox: Sandbox, env: PreparedEnv, spec: RunnerSpec, opts: RunTestsOptions): Promise<string[] | undefined> {
+export async function collectPytestIds(
+  sandbox: Sandbox,
+  env: PreparedEnv,
+  spec: RunnerSpec,
+  opts: RunTestsOptions,
+): Promise<string[] | undefined> {
   if (spec.type !== 'pytest') return undefined;
   const config = opts.pytestConfig ? ['-c', opts.pytestConfig, '--rootdir=.'] : [];
-  const { exec, evidence } = await strictPytest(sandbox, env, [...config, '-p', 'no:cacheprovider', '--collect-only', '-q', ...spec.args], { timeoutMs: opts.timeoutMs, signal: opts.signal, maxOutputBytes: 256 * 1024, env: STRICT_ENV });
+  const { exec, evidence } = await strictPytest(sandbox, env, [...config, '-p', 'no:cacheprovider', '--collect-only', '-q', ...spec.args], {
+    timeoutMs: opts.timeoutMs,
+    signal: opts.signal,
+    maxOutputBytes: 256 * 1024,
+    env: STRICT_ENV,
+  });
   await sandbox.remove(REPORT_DIR).catch(() => {});
   const r = evidence.record;
   return exec.exitCode === 0 && r?.nonce === evidence.nonce && r.collected?.length ? r.collected : undefined;
 }
 
-function toResult(name: string, c: { attrs: Record<string, string>; status: TestCaseResult['status']; message?: string; details?: string }): TestCaseResult {
+function toResult(
+  name: string,
+  c: { attrs: Record<string, string>; status: TestCaseResult['status']; message?: string; details?: string },
+): TestCaseResult {
   const seconds = Number(c.attrs.time);
   return {
     name,
@@ -171,16 +218,36 @@ const REMOVE_REPORTS =
  * hold none of them are allowed to match nothing.
  */
 export function mavenCommand(mvn: string, tests: string[], args: string[] = [], exclude: string[] = []): string {
-  return [shellQuote(mvn), '-o', '-B', '-Dstyle.color=never', ...args.map(shellQuote), ...mavenTestSelection(tests, exclude).map(shellQuote), 'test'].join(' ');
+  return [
+    shellQuote(mvn),
+    '-o',
+    '-B',
+    '-Dstyle.color=never',
+    ...args.map(shellQuote),
+    ...mavenTestSelection(tests, exclude).map(shellQuote),
+    'test',
+  ].join(' ');
 }
 
 /** `gradle --offline test` per module (`:m:test`) with `--tests` filters (`Class#method` becomes `Class.method`). */
 export function gradleCommand(gradle: string, tests: string[], args: string[] = []): string {
   const ids = tests.map(parseJavaTestId);
-  const tasks = ids.length && ids.every((t) => t.module) ? [...new Set(ids.map((t) => `:${t.module!.replace(/\//g, ':')}:test`))] : ['test'];
+  const tasks =
+    ids.length && ids.every((t) => t.module) ? [...new Set(ids.map((t) => `:${t.module!.replace(/\//g, ':')}:test`))] : ['test'];
   // `module:test` (Multi-SWE-bench's form for a Gradle module's whole test task) needs no filter.
-  const filters = ids.filter((t) => !(t.module && t.pattern === 'test')).flatMap((t) => ['--tests', shellQuote(t.pattern.replace('#', '.'))]);
-  return [shellQuote(gradle), '--offline', '--no-daemon', '--continue', '--console=plain', ...args.map(shellQuote), ...tasks, ...filters].join(' ');
+  const filters = ids
+    .filter((t) => !(t.module && t.pattern === 'test'))
+    .flatMap((t) => ['--tests', shellQuote(t.pattern.replace('#', '.'))]);
+  return [
+    shellQuote(gradle),
+    '--offline',
+    '--no-daemon',
+    '--continue',
+    '--console=plain',
+    ...args.map(shellQuote),
+    ...tasks,
+    ...filters,
+  ].join(' ');
 }
 
 /**
@@ -193,7 +260,10 @@ export async function readJavaReports(sandbox: Sandbox): Promise<{ tests: TestCa
     "find . \\( -path '*/target/surefire-reports/TEST-*.xml' -o -path '*/build/test-results/*/TEST-*.xml' \\) -type f 2>/dev/null | sort",
     { timeoutMs: 60_000 },
   );
-  const reports = found.stdout.split('\n').map((l) => l.trim().replace(/^\.\//, '')).filter(Boolean);
+  const reports = found.stdout
+    .split('\n')
+    .map((l) => l.trim().replace(/^\.\//, ''))
+    .filter(Boolean);
   const tests: TestCaseResult[] = [];
   for (const rel of reports) {
     const module = rel.replace(/\/?(target\/surefire-reports|build\/test-results\/[^/]+)\/TEST-[^/]*$/, '');

@@ -61,10 +61,13 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
       const stripped = stripCompiled(run.patch);
       if (stripped.removed.length) {
         run.patch = stripped.patch;
-        tamper.push(`compiled Python files (bytecode, extension modules) in the patch, removed: ${stripped.removed.slice(0, 5).join(', ')}`);
+        tamper.push(
+          `compiled Python files (bytecode, extension modules) in the patch, removed: ${stripped.removed.slice(0, 5).join(', ')}`,
+        );
       }
       const plugins = pytestEntryPoints(run.patch);
-      if (plugins.length) tamper.push(`the patch declares a pytest plugin entry point (not loaded: autoloading is off): ${plugins.slice(0, 5).join(', ')}`);
+      if (plugins.length)
+        tamper.push(`the patch declares a pytest plugin entry point (not loaded: autoloading is off): ${plugins.slice(0, 5).join(', ')}`);
       if (pristineConfig && !task.tests.failToPass.length && !task.tests.passToPass.length) {
         expectedIds = await collectInStartState(run, pristineConfig);
         log.push(`hidden tests collected in the start state: ${expectedIds ? expectedIds.length : 'none (collection fails there)'}`);
@@ -78,7 +81,8 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
         // Strict: refused files make the verdict; nothing of theirs is run.
         if (tamper) throw new GymError('INVALID_ARGUMENT', tamper, { candidate: true, note: tamper });
       }
-      for (const reset of await resetTestFiles(sandbox, testGlobs, originalTests, notes, opts.signal)) notes.push(`test file reset to its start state: ${reset}`);
+      for (const reset of await resetTestFiles(sandbox, testGlobs, originalTests, notes, opts.signal))
+        notes.push(`test file reset to its start state: ${reset}`);
       const harnessFiles: Record<string, string> = { ...task.tests.hidden.files };
       if (pristineConfig) {
         // pytest reads its configuration as it was at the start: a patch that adds addopts or
@@ -86,7 +90,11 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
         pytestConfig = pristinePath(pristineConfig);
         harnessFiles[pytestConfig] = pristineConfig.content;
       }
-      notes.push(...(await clearForHarness(sandbox, Object.keys(harnessFiles), { startLinks: originalTests.links, signal: opts.signal })).map(refusedNote));
+      notes.push(
+        ...(await clearForHarness(sandbox, Object.keys(harnessFiles), { startLinks: originalTests.links, signal: opts.signal })).map(
+          refusedNote,
+        ),
+      );
       for (const [rel, content] of Object.entries(harnessFiles)) await sandbox.writeFile(rel, content);
     },
 
@@ -95,7 +103,9 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
       const spec = guard ? guard.runner(listed?.runner ?? runner) : runner;
       if (listed?.runner) log.push("strict: the listed tests' classes run, and the build must agree with their reports");
       else if (listed) {
-        log.push("strict: the listed tests' classes are too many for one selection: the task's runner runs them, and the exit code is not checked");
+        log.push(
+          "strict: the listed tests' classes are too many for one selection: the task's runner runs them, and the exit code is not checked",
+        );
       }
       return runTests(sandbox, env, spec, {
         timeoutMs: task.tests.hidden.timeoutMs,
@@ -133,10 +143,14 @@ function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
  */
 function listedRun(runner: RunnerSpec, lists: { failToPass: string[]; passToPass: string[] }): { runner?: RunnerSpec } | undefined {
   if ((runner.type !== 'maven' && runner.type !== 'gradle') || (!lists.failToPass.length && !lists.passToPass.length)) return undefined;
-  const classes = [...new Set([...lists.failToPass, ...lists.passToPass].map((id) => {
-    const { module, cls } = javaTestClass(id);
-    return module ? `${module}:${cls}` : cls;
-  }))];
+  const classes = [
+    ...new Set(
+      [...lists.failToPass, ...lists.passToPass].map((id) => {
+        const { module, cls } = javaTestClass(id);
+        return module ? `${module}:${cls}` : cls;
+      }),
+    ),
+  ];
   if (mavenTestSelection(classes).some((a) => a.length > MAX_SELECTION_CHARS)) return {};
   return { runner: { ...runner, tests: classes } };
 }
@@ -154,7 +168,10 @@ const pristinePath = (config: { name: string }) => `.benchgym-pristine-${config.
  * the start state's configuration; the hidden files and the configuration copy are then
  * taken away again so the patch applies to the start state as it was.
  */
-async function collectInStartState({ sandbox, env, task, opts }: ScoringRun, config: { name: string; content: string }): Promise<string[] | undefined> {
+async function collectInStartState(
+  { sandbox, env, task, opts }: ScoringRun,
+  config: { name: string; content: string },
+): Promise<string[] | undefined> {
   const hidden = Object.entries(task.tests.hidden.files);
   const before = new Map<string, Buffer | null>();
   for (const [rel] of hidden) before.set(rel, (await sandbox.stat(rel))?.type === 'file' ? await sandbox.readFile(rel) : null);
@@ -162,7 +179,11 @@ async function collectInStartState({ sandbox, env, task, opts }: ScoringRun, con
     for (const [rel, content] of hidden) await sandbox.writeFile(rel, content);
     const pytestConfig = pristinePath(config);
     await sandbox.writeFile(pytestConfig, config.content);
-    return await collectPytestIds(sandbox, env, task.tests.hidden.runner, { timeoutMs: task.tests.hidden.timeoutMs, signal: opts.signal, pytestConfig });
+    return await collectPytestIds(sandbox, env, task.tests.hidden.runner, {
+      timeoutMs: task.tests.hidden.timeoutMs,
+      signal: opts.signal,
+      pytestConfig,
+    });
   } finally {
     for (const [rel, content] of before) await (content ? sandbox.writeFile(rel, content) : sandbox.remove(rel)).catch(() => {});
     await sandbox.remove(pristinePath(config)).catch(() => {});
@@ -205,8 +226,16 @@ async function listEntries(sandbox: Sandbox): Promise<DirEntry[]> {
 async function snapshotMatching(sandbox: Sandbox, globs: string[], signal?: AbortSignal): Promise<StartState> {
   const entries = await listEntries(sandbox);
   const files = new Map<string, Buffer>();
-  for (const e of entries) if (e.type === 'file' && globs.length && matchesAny(e.path, globs)) files.set(e.path, await sandbox.readFile(e.path));
-  return { files, links: await readLinks(sandbox, entries.filter((e) => e.type === 'symlink').map((e) => e.path), signal) };
+  for (const e of entries)
+    if (e.type === 'file' && globs.length && matchesAny(e.path, globs)) files.set(e.path, await sandbox.readFile(e.path));
+  return {
+    files,
+    links: await readLinks(
+      sandbox,
+      entries.filter((e) => e.type === 'symlink').map((e) => e.path),
+      signal,
+    ),
+  };
 }
 
 /**
@@ -214,11 +243,21 @@ async function snapshotMatching(sandbox: Sandbox, globs: string[], signal?: Abor
  * reading only plain files the listing shows: links, directories, FIFOs and unreadable files
  * the candidate left at a test path are removed unopened (`clearForHarness`) and noted.
  */
-async function resetTestFiles(sandbox: Sandbox, globs: string[], start: StartState, notes: string[], signal?: AbortSignal): Promise<string[]> {
+async function resetTestFiles(
+  sandbox: Sandbox,
+  globs: string[],
+  start: StartState,
+  notes: string[],
+  signal?: AbortSignal,
+): Promise<string[]> {
   if (!globs.length) return [];
   const now = (await listEntries(sandbox)).filter((e) => matchesAny(e.path, globs));
   const present = new Set(now.map((e) => e.path));
-  const nowLinks = await readLinks(sandbox, now.filter((e) => e.type === 'symlink' && start.links.has(e.path)).map((e) => e.path), signal);
+  const nowLinks = await readLinks(
+    sandbox,
+    now.filter((e) => e.type === 'symlink' && start.links.has(e.path)).map((e) => e.path),
+    signal,
+  );
   const added: string[] = [];
   const write = new Map<string, Buffer>();
   const relink = new Map<string, string>();
@@ -248,4 +287,3 @@ async function resetTestFiles(sandbox: Sandbox, globs: string[], start: StartSta
   for (const [rel, content] of write) await sandbox.writeFile(rel, content);
   return [...added, ...write.keys(), ...relink.keys()];
 }
-

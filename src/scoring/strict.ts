@@ -56,7 +56,8 @@ export function pytestEntryPoints(patch: string): string[] {
 }
 
 /** Removes every bytecode file of the workspace before the hidden tests run (none may stand in for a module's source). */
-export const REMOVE_BYTECODE = "find . -name .git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} + -o \\( -name '*.pyc' -o -name '*.pyo' \\) -type f -exec rm -f {} + 2>/dev/null; true";
+export const REMOVE_BYTECODE =
+  "find . -name .git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} + -o \\( -name '*.pyc' -o -name '*.pyo' \\) -type f -exec rm -f {} + 2>/dev/null; true";
 
 /** pytest's outcome of a test from its reports: failed if a phase failed, passed if its call passed, else skipped. */
 function outcomes(results: StrictRecord['results']): Map<string, 'passed' | 'failed' | 'skipped'> {
@@ -79,7 +80,8 @@ function outcomes(results: StrictRecord['results']): Map<string, 'passed' | 'fai
  */
 export function pytestFindings(run: TestRun, evidence: StrictEvidence, expected?: string[]): string[] {
   const r = evidence.record;
-  if (!r || r.nonce !== evidence.nonce) return ["the test process ended before pytest's session did (os._exit, a crash or a signal): no record of its end"];
+  if (!r || r.nonce !== evidence.nonce)
+    return ["the test process ended before pytest's session did (os._exit, a crash or a signal): no record of its end"];
   const found = [...r.tamper];
   if (run.exec.exitCode !== r.exit) found.push(`the process exited with ${run.exec.exitCode} where pytest's session ended with ${r.exit}`);
   if (r.junit !== evidence.junitSha256) found.push('the JUnit report was changed after pytest wrote it');
@@ -88,10 +90,14 @@ export function pytestFindings(run: TestRun, evidence: StrictEvidence, expected?
   const reportedPassed = run.tests.filter((t) => t.status === 'passed');
   if (reportedPassed.length > passed) found.push(`the report shows ${reportedPassed.length} passed tests where pytest recorded ${passed}`);
   const contradicted = reportedPassed.filter((t) => truth.has(t.name) && truth.get(t.name) !== 'passed').map((t) => t.name);
-  if (contradicted.length) found.push(`reported passed but ${truth.get(contradicted[0]!)} in pytest's own record: ${contradicted.slice(0, 5).join(', ')}`);
+  if (contradicted.length)
+    found.push(`reported passed but ${truth.get(contradicted[0]!)} in pytest's own record: ${contradicted.slice(0, 5).join(', ')}`);
   if (expected?.length) {
     const missing = expected.filter((id) => !truth.has(id));
-    if (missing.length) found.push(`${missing.length} of the ${expected.length} hidden tests collected in the start state did not run: ${missing.slice(0, 5).join(', ')}`);
+    if (missing.length)
+      found.push(
+        `${missing.length} of the ${expected.length} hidden tests collected in the start state did not run: ${missing.slice(0, 5).join(', ')}`,
+      );
   }
   return found;
 }
@@ -99,5 +105,12 @@ export function pytestFindings(run: TestRun, evidence: StrictEvidence, expected?
 /** The harness lines (`TAMPER_SUSPECTED: ...`) an exit-code harness prints when it saw a trick (a suite's own scorer script in strict mode). */
 export function scriptFindings(run: TestRun): string[] {
   const prefix = `${TAMPER}: `;
-  return [...new Set(run.exec.stderr.split('\n').filter((l) => l.startsWith(prefix)).map((l) => l.slice(prefix.length).trim()))];
+  return [
+    ...new Set(
+      run.exec.stderr
+        .split('\n')
+        .filter((l) => l.startsWith(prefix))
+        .map((l) => l.slice(prefix.length).trim()),
+    ),
+  ];
 }

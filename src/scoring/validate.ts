@@ -33,7 +33,13 @@ export interface ValidateOptions {
   context?: string;
 }
 
-const brief = (v: Verdict) => ({ status: v.status, reward: v.reward, notes: v.notes, ...(v.error ? { error: v.error } : {}), ...(v.failToPass ? { failToPass: v.failToPass } : {}) });
+const brief = (v: Verdict) => ({
+  status: v.status,
+  reward: v.reward,
+  notes: v.notes,
+  ...(v.error ? { error: v.error } : {}),
+  ...(v.failToPass ? { failToPass: v.failToPass } : {}),
+});
 
 /**
  * The reason a start state's verdict makes a task invalid although its reward is 0: FAIL_TO_PASS
@@ -72,7 +78,11 @@ function otherStartState(gym: Gym, task: Task, context: string): Runs {
       for (const [rel, content] of Object.entries(files)) await episode.sandbox.writeFile(rel, content);
       if (!Object.keys(files).length && solution?.patch) {
         const applied = await episode.sandbox.applyPatch(solution.patch);
-        if (!applied.ok) throw new GymError('PATCH_APPLY_FAILED', `the reference patch does not apply in the '${context}' start state: ${applied.refused ?? applied.log.slice(0, 2000)}`);
+        if (!applied.ok)
+          throw new GymError(
+            'PATCH_APPLY_FAILED',
+            `the reference patch does not apply in the '${context}' start state: ${applied.refused ?? applied.log.slice(0, 2000)}`,
+          );
       }
       return await gym.submit(episode, QUIET, scoring ? { scoring } : {});
     } finally {
@@ -84,7 +94,8 @@ function otherStartState(gym: Gym, task: Task, context: string): Runs {
     gold: () => {
       // The reference as it is written in that start state, when the suite gives one (the target moved since, say).
       const solution = ownValue(task.contexts, context)?.solution ?? task.solution;
-      if (!solution || (!Object.keys(solution.files ?? {}).length && !solution.patch)) throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution`);
+      if (!solution || (!Object.keys(solution.files ?? {}).length && !solution.patch))
+        throw new GymError('TASK_INVALID', `task '${task.id}' has no reference solution`);
       return submitted(solution);
     },
   };
@@ -104,7 +115,11 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
   const context = opts.context && opts.context !== task.defaultContext ? opts.context : undefined;
   const tag = context ? { context } : {};
   try {
-    if (context && !ownValue(task.contexts, context)) throw new GymError('INVALID_ARGUMENT', `task '${task.id}' has no '${context}' start state (it has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`);
+    if (context && !ownValue(task.contexts, context))
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        `task '${task.id}' has no '${context}' start state (it has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`,
+      );
     const runs = context ? otherStartState(gym, task, context) : ownStartState(gym, task);
     const start = await runs.start();
     const otherMode: ScoringMode = gym.scoring === 'strict' ? 'faithful' : 'strict';
@@ -113,40 +128,119 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
     const startOther = start.status !== 'error' && start.reward === 0 && !sameInBoth ? await runs.start(otherMode) : undefined;
     const gold = await runs.gold();
     const other = startOther && startOther.status !== 'error' ? { startStateOtherMode: { ...brief(startOther), scoring: otherMode } } : {};
-    for (const [label, v] of [['start state', start], ['gold', gold]] as const) {
+    for (const [label, v] of [
+      ['start state', start],
+      ['gold', gold],
+    ] as const) {
       if (v.status === 'error') {
         const unavailable = v.error?.code === 'ENV_UNAVAILABLE';
-        return { taskId: task.id, ...tag, status: unavailable ? 'unavailable' : 'error', reasons: [`${label}: ${v.error?.code}: ${v.error?.message}`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+        return {
+          taskId: task.id,
+          ...tag,
+          status: unavailable ? 'unavailable' : 'error',
+          reasons: [`${label}: ${v.error?.code}: ${v.error?.message}`],
+          startState: brief(start),
+          gold: brief(gold),
+          durationMs: Date.now() - started,
+        };
       }
     }
     // The harness failed twice once the code ran (strict counts that against a candidate): for the reference or the start state it proves nothing of the task.
-    for (const [label, v] of [['gold', gold], ['start state', start]] as const) {
+    for (const [label, v] of [
+      ['gold', gold],
+      ['start state', start],
+    ] as const) {
       const twice = v.notes.find((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
       if (!twice) continue;
       const reasons = [`${label}: ${twice}: an infrastructure reason, not an invalid task`];
-      return { taskId: task.id, ...tag, status: 'error', reasons, startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+      return {
+        taskId: task.id,
+        ...tag,
+        status: 'error',
+        reasons,
+        startState: brief(start),
+        gold: brief(gold),
+        durationMs: Date.now() - started,
+      };
     }
     // The reference killed by the sandbox's memory limit: the machine's failure, not the task's.
     const goldOom = gold.reward !== 1 ? gold.notes.find((n) => n.startsWith(`${OOM_KILLED_NOTE}:`)) : undefined;
-    if (goldOom) return { taskId: task.id, ...tag, status: 'error', reasons: [`gold: ${goldOom}: an infrastructure reason (give the task's sandbox more memory), not an invalid task`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+    if (goldOom)
+      return {
+        taskId: task.id,
+        ...tag,
+        status: 'error',
+        reasons: [`gold: ${goldOom}: an infrastructure reason (give the task's sandbox more memory), not an invalid task`],
+        startState: brief(start),
+        gold: brief(gold),
+        durationMs: Date.now() - started,
+      };
     // The env lacks what the gold or the untouched start state needs: the env's failure, not the task's.
-    for (const [label, v] of [['gold', gold], ['start state', start]] as const) {
+    for (const [label, v] of [
+      ['gold', gold],
+      ['start state', start],
+    ] as const) {
       const incomplete = v.notes.find((n) => n.startsWith(`${ENV_INCOMPLETE_NOTE}:`));
-      if (incomplete) return { taskId: task.id, ...tag, status: 'error', reasons: [`${label}: ${incomplete}: an infrastructure reason (the env's warm-up did not resolve it), not an invalid task`], startState: brief(start), gold: brief(gold), durationMs: Date.now() - started };
+      if (incomplete)
+        return {
+          taskId: task.id,
+          ...tag,
+          status: 'error',
+          reasons: [`${label}: ${incomplete}: an infrastructure reason (the env's warm-up did not resolve it), not an invalid task`],
+          startState: brief(start),
+          gold: brief(gold),
+          durationMs: Date.now() - started,
+        };
     }
-    if (gold.reward !== 1) reasons.push(`the gold solution fails: ${gold.tests.filter((t) => t.status !== 'passed' && t.status !== 'skipped').map((t) => t.name).slice(0, 10).join(', ') || gold.notes.join('; ')}`);
-    if (start.reward !== 0) reasons.push(`the untouched start state already passes the hidden tests (${gym.scoring} scoring): a pass cannot tell a solution from none`);
+    if (gold.reward !== 1)
+      reasons.push(
+        `the gold solution fails: ${
+          gold.tests
+            .filter((t) => t.status !== 'passed' && t.status !== 'skipped')
+            .map((t) => t.name)
+            .slice(0, 10)
+            .join(', ') || gold.notes.join('; ')
+        }`,
+      );
+    if (start.reward !== 0)
+      reasons.push(
+        `the untouched start state already passes the hidden tests (${gym.scoring} scoring): a pass cannot tell a solution from none`,
+      );
     else if (alreadyPassing(start)) reasons.push(alreadyPassing(start)!);
-    else if (startOther?.reward === 1) reasons.push(`the untouched start state passes the hidden tests under ${otherMode} scoring${otherMode === 'faithful' ? " (the benchmark's own harness)" : ''}: a pass cannot tell a solution from none`);
-    return { taskId: task.id, ...tag, status: reasons.length ? 'invalid' : 'valid', reasons, startState: brief(start), ...other, gold: brief(gold), durationMs: Date.now() - started };
+    else if (startOther?.reward === 1)
+      reasons.push(
+        `the untouched start state passes the hidden tests under ${otherMode} scoring${otherMode === 'faithful' ? " (the benchmark's own harness)" : ''}: a pass cannot tell a solution from none`,
+      );
+    return {
+      taskId: task.id,
+      ...tag,
+      status: reasons.length ? 'invalid' : 'valid',
+      reasons,
+      startState: brief(start),
+      ...other,
+      gold: brief(gold),
+      durationMs: Date.now() - started,
+    };
   } catch (err) {
     const e = toGymError(err);
-    return { taskId: task.id, ...tag, status: e.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error', reasons: [`${e.code}: ${e.message}`], durationMs: Date.now() - started };
+    return {
+      taskId: task.id,
+      ...tag,
+      status: e.code === 'ENV_UNAVAILABLE' ? 'unavailable' : 'error',
+      reasons: [`${e.code}: ${e.message}`],
+      durationMs: Date.now() - started,
+    };
   }
 }
 
 /** Validates tasks with bounded concurrency, in input order. */
-export async function validateTasks(gym: Gym, tasks: Task[], concurrency = 2, onDone?: (v: TaskValidation) => void, opts: ValidateOptions = {}): Promise<TaskValidation[]> {
+export async function validateTasks(
+  gym: Gym,
+  tasks: Task[],
+  concurrency = 2,
+  onDone?: (v: TaskValidation) => void,
+  opts: ValidateOptions = {},
+): Promise<TaskValidation[]> {
   const results: TaskValidation[] = new Array(tasks.length);
   await workerPool(tasks, concurrency, async (task, i) => {
     results[i] = await validateTask(gym, task, opts);

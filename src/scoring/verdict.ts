@@ -42,7 +42,11 @@ function outcome(ids: string[], byName: Map<string, TestCaseResult>): Outcome {
  * Without lists, every test that ran must pass, at least one must have run, and the runner
  * must exit 0; with `passWhen: 'exit-code'` the exit code alone decides.
  */
-export function decide(run: TestRun, lists: { failToPass: string[]; passToPass: string[]; passWhen?: 'tests' | 'exit-code' }, notes: string[]): Pick<Verdict, 'reward' | 'status' | 'tests' | 'failToPass' | 'passToPass' | 'notes' | 'exitCode' | 'timedOut'> {
+export function decide(
+  run: TestRun,
+  lists: { failToPass: string[]; passToPass: string[]; passWhen?: 'tests' | 'exit-code' },
+  notes: string[],
+): Pick<Verdict, 'reward' | 'status' | 'tests' | 'failToPass' | 'passToPass' | 'notes' | 'exitCode' | 'timedOut'> {
   const tests = run.tests;
   const byName = new Map(tests.map((t) => [t.name, t]));
   const base = { tests, exitCode: run.exec.exitCode, timedOut: run.exec.timedOut, notes: [...notes] };
@@ -53,9 +57,14 @@ export function decide(run: TestRun, lists: { failToPass: string[]; passToPass: 
     const resolved = f2p.failed.length === 0 && p2p.failed.length === 0;
     return { ...base, reward: resolved ? 1 : 0, status: resolved ? 'passed' : 'failed', failToPass: f2p, passToPass: p2p };
   }
-  const allPassed = tests.length > 0 && tests.every((t) => t.status === 'passed' || t.status === 'skipped') && tests.some((t) => t.status === 'passed');
+  const allPassed =
+    tests.length > 0 && tests.every((t) => t.status === 'passed' || t.status === 'skipped') && tests.some((t) => t.status === 'passed');
   const ok = (lists.passWhen === 'exit-code' || allPassed) && run.exec.exitCode === 0 && !run.exec.timedOut;
-  if (ok && !allPassed) base.notes.push(`exit code 0 with ${tests.length ? 'no test passed (all skipped)' : 'no test reported'}: passes by the exit code, as the benchmark's harness decides`);
-  if (!tests.length && !run.exec.timedOut) base.notes.push('no test results were reported (the code under test may break collection or compilation)');
+  if (ok && !allPassed)
+    base.notes.push(
+      `exit code 0 with ${tests.length ? 'no test passed (all skipped)' : 'no test reported'}: passes by the exit code, as the benchmark's harness decides`,
+    );
+  if (!tests.length && !run.exec.timedOut)
+    base.notes.push('no test results were reported (the code under test may break collection or compilation)');
   return { ...base, reward: ok ? 1 : 0, status: ok ? 'passed' : 'failed' };
 }

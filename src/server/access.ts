@@ -87,7 +87,8 @@ export function refuseReason(req: IncomingMessage, policy: AccessPolicy): { stat
   }
   const origin = req.headers.origin;
   if (origin !== undefined) {
-    if (!originAllowed(String(origin), policy.allowedOrigins ?? [])) return { status: 403, message: `Origin ${String(origin)} is not allowed` };
+    if (!originAllowed(String(origin), policy.allowedOrigins ?? []))
+      return { status: 403, message: `Origin ${String(origin)} is not allowed` };
   }
   if (policy.token) {
     const header = String(req.headers.authorization ?? '');

@@ -84,9 +84,15 @@ export function httpErrorHandler(err: unknown, req: Request, res: Response, _nex
   const raw = Number(e?.status ?? e?.statusCode);
   const status = Number.isInteger(raw) && raw >= 400 && raw < 600 ? raw : 500;
   // body-parser and the router mark client errors (a bad body, a bad URL) as safe to show; anything else is said by its status only.
-  const said = status < 500 && e?.expose !== false && typeof e?.message === 'string' ? e.message : status < 500 ? 'bad request' : 'internal error';
+  const said =
+    status < 500 && e?.expose !== false && typeof e?.message === 'string' ? e.message : status < 500 ? 'bad request' : 'internal error';
   if (res.headersSent) return void res.end();
-  jsonRpcError(res, status, `${status < 500 ? 'INVALID_ARGUMENT' : 'INTERNAL'}: ${said}`, e?.type === 'entity.parse.failed' ? -32700 : -32000);
+  jsonRpcError(
+    res,
+    status,
+    `${status < 500 ? 'INVALID_ARGUMENT' : 'INTERNAL'}: ${said}`,
+    e?.type === 'entity.parse.failed' ? -32700 : -32000,
+  );
 }
 
 /** Serves MCP over Streamable HTTP: `/mcp` (gym-wide, the operator's) and `/episodes/<id>/<key>/mcp` (one episode, opened by its key). */
@@ -96,10 +102,17 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   const loopback = isLoopbackHost(host);
   const replicaUrl = opts.advertiseUrl === undefined ? undefined : parseAdvertiseUrl(opts.advertiseUrl);
   if (!loopback && !opts.token) {
-    throw new GymError('UNAUTHORIZED', `binding to ${host} exposes the server beyond this machine: give a token (--token or BENCHGYM_TOKEN)`);
+    throw new GymError(
+      'UNAUTHORIZED',
+      `binding to ${host} exposes the server beyond this machine: give a token (--token or BENCHGYM_TOKEN)`,
+    );
   }
   // DNS-rebinding protection: on loopback only loopback (or configured) names are valid Host headers.
-  const allowedHosts = loopback ? loopbackHostNames(host, opts.allowedHosts) : opts.allowedHosts?.length ? opts.allowedHosts.map((h) => h.toLowerCase()) : undefined;
+  const allowedHosts = loopback
+    ? loopbackHostNames(host, opts.allowedHosts)
+    : opts.allowedHosts?.length
+      ? opts.allowedHosts.map((h) => h.toLowerCase())
+      : undefined;
   // The SDK's Host validation, then ours, then the session rate, and only then the body is
   // read: a refused request (a flood of initialize requests) costs no JSON parsing.
   const app = express();
@@ -150,7 +163,11 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
   }
 
   const sessions = new SessionTable<{ transport: NodeStreamableHttpTransport; server: McpServer; scope: string }>(
-    { idleMs: opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max, newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond },
+    {
+      idleMs: opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs,
+      max: opts.maxSessions ?? SESSION_DEFAULTS.max,
+      newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond,
+    },
     (s) => s.server.close(),
   );
 
@@ -174,12 +191,19 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
       const id = Array.isArray(sessionId) ? sessionId[0] : sessionId;
       if (id) {
         const session = sessions.get(id);
-        if (!session || session.scope !== scope()) return jsonRpcError(res, 404, `unknown MCP session '${id}'${replicaUrl ? ` on replica ${replicaUrl} (a session lives on the replica that initialized it: a load balancer in front of several replicas must keep a client on one)` : ''} (it may have been closed after ${Math.round(sessions.limits.idleMs / 1000)} s idle: initialize a new one)`, -32001);
+        if (!session || session.scope !== scope())
+          return jsonRpcError(
+            res,
+            404,
+            `unknown MCP session '${id}'${replicaUrl ? ` on replica ${replicaUrl} (a session lives on the replica that initialized it: a load balancer in front of several replicas must keep a client on one)` : ''} (it may have been closed after ${Math.round(sessions.limits.idleMs / 1000)} s idle: initialize a new one)`,
+            -32001,
+          );
         // A request still running (an SSE stream, a long tool call) keeps the session from idling out.
         res.on('close', sessions.begin(id));
         return await session.transport.handleRequest(req, res, req.body);
       }
-      if (req.method !== 'POST' || !isInitializeRequest(req.body)) return jsonRpcError(res, 400, 'no session: send an initialize request first');
+      if (req.method !== 'POST' || !isInitializeRequest(req.body))
+        return jsonRpcError(res, 400, 'no session: send an initialize request first');
       const release = sessions.reserve();
       try {
         // New sessions are made one at a time, each after a turn of the event loop: a burst of
@@ -200,22 +224,43 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
       }
     } catch (err) {
       const e = toGymError(err);
-      if (!res.headersSent) jsonRpcError(res, e.code === 'EPISODE_NOT_FOUND' ? 404 : e.code === 'CAPACITY' ? 503 : 500, `${e.code}: ${e.message}`);
+      if (!res.headersSent)
+        jsonRpcError(res, e.code === 'EPISODE_NOT_FOUND' ? 404 : e.code === 'CAPACITY' ? 503 : 500, `${e.code}: ${e.message}`);
     }
   };
 
-  app.all('/mcp', refuseNewSession, json, handle(() => 'gym', () => createGymMcpServer(gym, { replicaUrl })));
+  app.all(
+    '/mcp',
+    refuseNewSession,
+    json,
+    handle(
+      () => 'gym',
+      () => createGymMcpServer(gym, { replicaUrl }),
+    ),
+  );
   // The episode's own endpoint: the access check above found the episode by its key.
   app.all('/episodes/:id/:key/mcp', refuseNewSession, json, (req: Request, res: Response) => {
     const episode = res.locals.episode as Episode;
-    return handle(() => `episode:${episode.id}`, () => createEpisodeMcpServer(gym, episode.id, { replicaUrl }))(req, res);
+    return handle(
+      () => `episode:${episode.id}`,
+      () => createEpisodeMcpServer(gym, episode.id, { replicaUrl }),
+    )(req, res);
   });
   // The run viewer, for the episodes of this gym as they run (behind the checks above).
-  app.get('/view', (req: Request, res: Response, next: NextFunction) => (req.path === '/view' ? res.redirect(301, `/view/${req.url.slice('/view'.length)}`) : next()));
+  app.get('/view', (req: Request, res: Response, next: NextFunction) =>
+    req.path === '/view' ? res.redirect(301, `/view/${req.url.slice('/view'.length)}`) : next(),
+  );
   app.use('/view', viewerRouter({ live: gymLiveEpisodes(gym) }));
   app.get('/health', async (_req: Request, res: Response) => {
     const episodes = gym.listEpisodes();
-    res.json({ ok: true, server: 'benchgym', suites: gym.registry.suiteIds(), episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length }, sandbox: gym.sandboxes.backend, ...(replicaUrl ? { replica: replicaUrl } : {}) });
+    res.json({
+      ok: true,
+      server: 'benchgym',
+      suites: gym.registry.suiteIds(),
+      episodes: { running: episodes.filter((e) => e.state === 'running').length, total: episodes.length },
+      sandbox: gym.sandboxes.backend,
+      ...(replicaUrl ? { replica: replicaUrl } : {}),
+    });
   });
   // What is served and how to connect: the operator's page (the token applies, as to /health).
   app.get('/', landingRoute(gym, { token: Boolean(opts.token), upgradePaths: upgrades.paths }));
@@ -253,8 +298,17 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
 /** Why the server could not listen, in words that name the address. */
 function listenError(err: Error, host: string, port: number): GymError {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE') return new GymError('INVALID_ARGUMENT', `port ${port} on ${host} is already in use: stop what listens there or choose another with --port`);
-  if (code === 'EACCES') return new GymError('INVALID_ARGUMENT', `no permission to listen on ${host}:${port} (ports below 1024 need privileges): choose another with --port`);
-  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND') return new GymError('INVALID_ARGUMENT', `cannot listen on ${host}: no such address on this machine (--host)`);
+  if (code === 'EADDRINUSE')
+    return new GymError(
+      'INVALID_ARGUMENT',
+      `port ${port} on ${host} is already in use: stop what listens there or choose another with --port`,
+    );
+  if (code === 'EACCES')
+    return new GymError(
+      'INVALID_ARGUMENT',
+      `no permission to listen on ${host}:${port} (ports below 1024 need privileges): choose another with --port`,
+    );
+  if (code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND')
+    return new GymError('INVALID_ARGUMENT', `cannot listen on ${host}: no such address on this machine (--host)`);
   return new GymError('INTERNAL', `could not listen on ${host}:${port}: ${err.message}`);
 }

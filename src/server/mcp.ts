@@ -34,7 +34,13 @@ export function cleanJsonSchema(schema: unknown): unknown {
 
 const ERROR_OUTPUT = cleanJsonSchema(
   z.toJSONSchema(
-    z.object({ error: z.object({ code: z.string().describe('a string code to switch on (INVALID_ARGUMENT, EPISODE_NOT_FOUND, ...)'), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }) }),
+    z.object({
+      error: z.object({
+        code: z.string().describe('a string code to switch on (INVALID_ARGUMENT, EPISODE_NOT_FOUND, ...)'),
+        message: z.string(),
+        details: z.record(z.string(), z.unknown()).optional(),
+      }),
+    }),
     { io: 'output' },
   ),
 ) as JsonSchema;
@@ -47,7 +53,10 @@ export function definitionOf(tool: AnyTool, withEpisodeId: boolean): Tool {
   const cache = withEpisodeId ? DEFINITIONS.withEpisodeId : DEFINITIONS.plain;
   const cached = cache.get(tool);
   if (cached) return cached;
-  const input = cleanJsonSchema(z.toJSONSchema(tool.input, { io: 'input' })) as JsonSchema & { properties?: Record<string, object>; required?: string[] };
+  const input = cleanJsonSchema(z.toJSONSchema(tool.input, { io: 'input' })) as JsonSchema & {
+    properties?: Record<string, object>;
+    required?: string[];
+  };
   if (withEpisodeId) {
     input.properties = { episode_id: EPISODE_ID_PROPERTY, ...input.properties };
     input.required = ['episode_id', ...(input.required ?? [])];
@@ -59,7 +68,11 @@ export function definitionOf(tool: AnyTool, withEpisodeId: boolean): Tool {
     description: tool.description,
     inputSchema: { ...input, type: 'object' },
     // The TypeScript SDK client checks structuredContent against this even on a failed call: the error shape is one of the two.
-    outputSchema: { type: 'object', description: "the tool's data; a failed call (isError) has { error: { code, message } } instead", anyOf: [data, ERROR_OUTPUT] },
+    outputSchema: {
+      type: 'object',
+      description: "the tool's data; a failed call (isError) has { error: { code, message } } instead",
+      anyOf: [data, ERROR_OUTPUT],
+    },
     annotations: { title: tool.title, ...tool.annotations },
   };
   cache.set(tool, def);
@@ -75,7 +88,10 @@ interface Served {
 interface Extra {
   signal: AbortSignal;
   _meta?: { progressToken?: string | number };
-  sendNotification: (n: { method: 'notifications/progress'; params: { progressToken: string | number; progress: number; total?: number; message?: string } }) => Promise<void>;
+  sendNotification: (n: {
+    method: 'notifications/progress';
+    params: { progressToken: string | number; progress: number; total?: number; message?: string };
+  }) => Promise<void>;
 }
 
 function toolContext(extra: Extra, mcpPathOf?: (episodeId: string) => string): ToolContext {
@@ -89,7 +105,17 @@ function toolContext(extra: Extra, mcpPathOf?: (episodeId: string) => string): T
       // MCP requires progress to increase with every notification (the Gym's heartbeat keeps to that; this is the last guard).
       if (!(progress > last)) return;
       last = progress;
-      void extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress, ...(total !== undefined && total >= progress ? { total } : {}), ...(message ? { message } : {}) } }).catch(() => {});
+      void extra
+        .sendNotification({
+          method: 'notifications/progress',
+          params: {
+            progressToken: token,
+            progress,
+            ...(total !== undefined && total >= progress ? { total } : {}),
+            ...(message ? { message } : {}),
+          },
+        })
+        .catch(() => {});
     },
   };
 }
@@ -97,9 +123,15 @@ function toolContext(extra: Extra, mcpPathOf?: (episodeId: string) => string): T
 /** A tool's result: text for models, its declared data for programs (keys it does not declare are not sent). */
 export function toCallResult(tool: AnyTool, result: ToolResult, replicaUrl?: string): CallToolResult {
   // A result naming an episode's endpoint (start_episode, fork_episode) names it on this replica too.
-  const data = replicaUrl && typeof result.data.mcpPath === 'string' ? { ...result.data, mcpUrl: episodeMcpUrl(replicaUrl, result.data.mcpPath) } : result.data;
+  const data =
+    replicaUrl && typeof result.data.mcpPath === 'string'
+      ? { ...result.data, mcpUrl: episodeMcpUrl(replicaUrl, result.data.mcpPath) }
+      : result.data;
   const parsed = tool.output.safeParse(data);
-  return { content: [{ type: 'text', text: result.text }], structuredContent: (parsed.success ? parsed.data : data) as Record<string, unknown> };
+  return {
+    content: [{ type: 'text', text: result.text }],
+    structuredContent: (parsed.success ? parsed.data : data) as Record<string, unknown>,
+  };
 }
 
 /** A failed call, however it failed (bad arguments, unknown tool or episode, the tool itself): text naming the code for models, the error object for programs. */
@@ -120,7 +152,11 @@ function serveTools(server: McpServer, tools: Served[], mcpPathOf?: (episodeId: 
     const { name, arguments: args = {} } = request.params;
     try {
       const served = byName.get(name);
-      if (!served) throw new GymError('TOOL_NOT_AVAILABLE', `unknown tool '${name}' (this endpoint's tools: ${tools.map((t) => t.tool.name).join(', ')})`);
+      if (!served)
+        throw new GymError(
+          'TOOL_NOT_AVAILABLE',
+          `unknown tool '${name}' (this endpoint's tools: ${tools.map((t) => t.tool.name).join(', ')})`,
+        );
       return toCallResult(served.tool, await served.call(args, toolContext(extra as unknown as Extra, mcpPathOf)), mcpPathOf && replicaUrl);
     } catch (err) {
       return errorResult(onReplica(err, replicaUrl));
@@ -143,7 +179,11 @@ const episodeMcpPathOf = (gym: Gym) => (id: string) => episodePath(gym.episode(i
  * taking an `episode_id`.
  */
 export function createGymMcpServer(gym: Gym, opts: GymMcpOptions = {}): McpServer {
-  const server = new McpServer(SERVER_INFO, { capabilities: { tools: {} }, instructions: GYM_INSTRUCTIONS, jsonSchemaValidator: SHARED_VALIDATOR });
+  const server = new McpServer(SERVER_INFO, {
+    capabilities: { tools: {} },
+    instructions: GYM_INSTRUCTIONS,
+    jsonSchemaValidator: SHARED_VALIDATOR,
+  });
   const tools: Served[] = gym.tools.map((tool) =>
     tool.scope === 'gym'
       ? { tool, definition: definitionOf(tool, false), call: (args, ctx) => gym.callTool(tool.name, args, ctx) }
@@ -152,7 +192,11 @@ export function createGymMcpServer(gym: Gym, opts: GymMcpOptions = {}): McpServe
           definition: definitionOf(tool, true),
           call: ({ episode_id, ...args }, ctx) => {
             if (typeof episode_id !== 'string' || !episode_id) {
-              throw new GymError('INVALID_ARGUMENT', `invalid arguments for ${tool.name}: 'episode_id': ${episode_id === undefined ? 'required' : 'expected a non-empty string'} (the id start_episode returned)`, { fields: ['episode_id'] });
+              throw new GymError(
+                'INVALID_ARGUMENT',
+                `invalid arguments for ${tool.name}: 'episode_id': ${episode_id === undefined ? 'required' : 'expected a non-empty string'} (the id start_episode returned)`,
+                { fields: ['episode_id'] },
+              );
             }
             return gym.callTool(tool.name, args, ctx, episode_id);
           },
@@ -175,7 +219,11 @@ export function createEpisodeMcpServer(gym: Gym, episodeId: string, opts: Pick<G
     jsonSchemaValidator: SHARED_VALIDATOR,
     instructions: `You are working on ${episode.task.suite}/${episode.task.id}.\n\n${episode.prompt}\n\nPaths are relative to the workspace root. Call submit when done.`,
   });
-  const tools: Served[] = gym.episodeTools(episode).map((tool) => ({ tool, definition: definitionOf(tool, false), call: (args, ctx) => gym.callEpisodeTool(gym.episode(episodeId), tool, args, ctx) }));
+  const tools: Served[] = gym.episodeTools(episode).map((tool) => ({
+    tool,
+    definition: definitionOf(tool, false),
+    call: (args, ctx) => gym.callEpisodeTool(gym.episode(episodeId), tool, args, ctx),
+  }));
   serveTools(server, tools, episodeMcpPathOf(gym), opts.replicaUrl);
   return server;
 }

@@ -12,7 +12,13 @@ const KEEP_ALIVE_MS = 15_000;
  */
 export const JSON_ANSWER_WITHIN_MS = 1000;
 
-type Message = JSONRPCMessage & { id?: RequestId; method?: string; params?: { _meta?: { progressToken?: unknown } }; result?: unknown; error?: unknown };
+type Message = JSONRPCMessage & {
+  id?: RequestId;
+  method?: string;
+  params?: { _meta?: { progressToken?: unknown } };
+  result?: unknown;
+  error?: unknown;
+};
 
 /** One POST's requests: answered as one JSON body, or as an SSE stream when a request asked for progress. */
 interface PostReply {
@@ -79,7 +85,8 @@ export class NodeStreamableHttpTransport implements Transport {
     if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) {
       return this.error(res, 415, -32000, 'Unsupported Media Type: Content-Type must be application/json');
     }
-    if (Array.isArray(body) && body.length > MAX_BATCH) return this.error(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
+    if (Array.isArray(body) && body.length > MAX_BATCH)
+      return this.error(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
     let messages: Message[];
     try {
       messages = (Array.isArray(body) ? body : [body]).map((m) => JSONRPCMessageSchema.parse(m) as Message);
@@ -121,17 +128,30 @@ export class NodeStreamableHttpTransport implements Transport {
   private startStream(reply: PostReply): void {
     if (reply.sse || reply.res.headersSent) return;
     reply.sse = true;
-    reply.res.writeHead(200, { ...this.sessionHeader(), 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    reply.res.writeHead(200, {
+      ...this.sessionHeader(),
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
     reply.res.flushHeaders();
     reply.keepAlive = keepAlive(reply.res);
     for (const m of reply.responses) writeEvent(reply.res, m);
   }
 
   private get(req: IncomingMessage, res: ServerResponse): void {
-    if (!(req.headers.accept ?? '').includes('text/event-stream')) return this.error(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+    if (!(req.headers.accept ?? '').includes('text/event-stream'))
+      return this.error(res, 406, -32000, 'Not Acceptable: Client must accept text/event-stream');
     if (this.refuseSession(req, res)) return;
     if (this.standalone) return this.error(res, 409, -32000, 'Conflict: Only one SSE stream is allowed per session');
-    res.writeHead(200, { ...this.sessionHeader(), 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+    res.writeHead(200, {
+      ...this.sessionHeader(),
+      'Content-Type': 'text/event-stream',
+      'Cache-Control': 'no-cache, no-transform',
+      Connection: 'keep-alive',
+      'X-Accel-Buffering': 'no',
+    });
     res.flushHeaders();
     const stream = { res, keepAlive: keepAlive(res) };
     this.standalone = stream;
@@ -180,7 +200,9 @@ export class NodeStreamableHttpTransport implements Transport {
     clearInterval(reply.keepAlive);
     if (reply.sse) return void reply.res.end();
     const text = JSON.stringify(reply.batch ? reply.responses : reply.responses[0]);
-    reply.res.writeHead(200, { ...this.sessionHeader(), 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) }).end(text);
+    reply.res
+      .writeHead(200, { ...this.sessionHeader(), 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) })
+      .end(text);
   }
 
   async close(): Promise<void> {

@@ -86,7 +86,14 @@ function sizeParam(value: unknown, fallback: number): number {
   return Number.isInteger(n) && n >= 1 && n <= MAX_SIZE ? n : fallback;
 }
 
-async function serveTerminal(gym: Gym, ws: WebSocket, req: IncomingMessage, episodeId: string, open: Map<string, number>, opts: TerminalOptions): Promise<void> {
+async function serveTerminal(
+  gym: Gym,
+  ws: WebSocket,
+  req: IncomingMessage,
+  episodeId: string,
+  open: Map<string, number>,
+  opts: TerminalOptions,
+): Promise<void> {
   const high = opts.highWaterMark ?? 1 << 20;
   const low = opts.lowWaterMark ?? 64 * 1024;
   const query = new URL(req.url ?? '/', 'http://x').searchParams;
@@ -102,14 +109,26 @@ async function serveTerminal(gym: Gym, ws: WebSocket, req: IncomingMessage, epis
     const e = toGymError(err);
     return closeWith(ws, TERMINAL_CLOSE.EPISODE_NOT_FOUND, `${e.code}: ${e.message}`);
   }
-  if (episode.state !== 'running') return closeWith(ws, TERMINAL_CLOSE.EPISODE_ENDED, `EPISODE_ENDED: episode ${episode.id} is ${episode.state}`);
-  if (!episode.sandbox.pty) return closeWith(ws, TERMINAL_CLOSE.SANDBOX_UNAVAILABLE, `SANDBOX_UNAVAILABLE: the ${episode.sandbox.backend} sandbox has no terminals`);
+  if (episode.state !== 'running')
+    return closeWith(ws, TERMINAL_CLOSE.EPISODE_ENDED, `EPISODE_ENDED: episode ${episode.id} is ${episode.state}`);
+  if (!episode.sandbox.pty)
+    return closeWith(
+      ws,
+      TERMINAL_CLOSE.SANDBOX_UNAVAILABLE,
+      `SANDBOX_UNAVAILABLE: the ${episode.sandbox.backend} sandbox has no terminals`,
+    );
   const limit = opts.maxPerEpisode ?? 8;
-  if ((open.get(episode.id) ?? 0) >= limit) return closeWith(ws, TERMINAL_CLOSE.TOO_MANY_TERMINALS, `CAPACITY: episode ${episode.id} has ${limit} terminals open, the most allowed`);
+  if ((open.get(episode.id) ?? 0) >= limit)
+    return closeWith(
+      ws,
+      TERMINAL_CLOSE.TOO_MANY_TERMINALS,
+      `CAPACITY: episode ${episode.id} has ${limit} terminals open, the most allowed`,
+    );
   open.set(episode.id, (open.get(episode.id) ?? 0) + 1);
 
   const session = `term-${randomBytes(4).toString('hex')}`;
-  const record = (fields: Record<string, unknown>) => episode.trajectory.append({ type: 'terminal', episodeId: episode.id, session, ...fields, at: new Date().toISOString() });
+  const record = (fields: Record<string, unknown>) =>
+    episode.trajectory.append({ type: 'terminal', episodeId: episode.id, session, ...fields, at: new Date().toISOString() });
   const lines = new TerminalLineRecorder();
   let pty: PtySession | undefined;
   let finished = false;
@@ -132,7 +151,12 @@ async function serveTerminal(gym: Gym, ws: WebSocket, req: IncomingMessage, epis
     const left = (open.get(episode.id) ?? 1) - 1;
     if (left > 0) open.set(episode.id, left);
     else open.delete(episode.id);
-    record({ event: 'close', by: how.by, ...(how.by === 'exit' ? { exitCode: how.exitCode ?? null } : {}), ...(how.reason ? { reason: how.reason } : {}) });
+    record({
+      event: 'close',
+      by: how.by,
+      ...(how.by === 'exit' ? { exitCode: how.exitCode ?? null } : {}),
+      ...(how.reason ? { reason: how.reason } : {}),
+    });
   };
 
   ws.on('message', (data: RawData, isBinary: boolean) => {
@@ -142,7 +166,10 @@ async function serveTerminal(gym: Gym, ws: WebSocket, req: IncomingMessage, epis
     try {
       msg = JSON.parse(buf.toString('utf8'));
     } catch {
-      return sendJson({ type: 'error', message: 'text frames are JSON control messages; send terminal input as binary frames (or {"type":"input","data":"..."})' });
+      return sendJson({
+        type: 'error',
+        message: 'text frames are JSON control messages; send terminal input as binary frames (or {"type":"input","data":"..."})',
+      });
     }
     if (msg?.type === 'resize') {
       const c = sizeParam(msg.cols, 0);
@@ -154,7 +181,10 @@ async function serveTerminal(gym: Gym, ws: WebSocket, req: IncomingMessage, epis
     } else if (msg?.type === 'input' && typeof msg.data === 'string') {
       input(Buffer.from(msg.data, 'utf8'));
     } else {
-      sendJson({ type: 'error', message: `unknown control message (expected {"type":"resize","cols":N,"rows":N} or {"type":"input","data":"..."})` });
+      sendJson({
+        type: 'error',
+        message: `unknown control message (expected {"type":"resize","cols":N,"rows":N} or {"type":"input","data":"..."})`,
+      });
     }
   });
   ws.on('close', (code, reason) => {

@@ -20,9 +20,11 @@ const AdvertiseUrl = z
       return z.NEVER;
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'not http(s)' });
-    if (url.username || url.password || url.search || url.hash) ctx.addIssue({ code: 'custom', message: 'only scheme, host, port and an optional path prefix' });
+    if (url.username || url.password || url.search || url.hash)
+      ctx.addIssue({ code: 'custom', message: 'only scheme, host, port and an optional path prefix' });
     // The URL parser takes `$(POD_IP)` as a host name: a variable Kubernetes did not expand (no such env in the pod) must not be advertised.
-    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)$/i.test(url.hostname)) ctx.addIssue({ code: 'custom', message: `'${url.hostname}' is not a host name or IP address (an unexpanded variable?)` });
+    if (!/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)$/i.test(url.hostname))
+      ctx.addIssue({ code: 'custom', message: `'${url.hostname}' is not a host name or IP address (an unexpanded variable?)` });
     return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
   });
 
@@ -30,7 +32,10 @@ const AdvertiseUrl = z
 export function parseAdvertiseUrl(value: string): string {
   const parsed = AdvertiseUrl.safeParse(value);
   if (!parsed.success) {
-    throw new GymError('INVALID_ARGUMENT', `invalid --advertise-url '${value}': ${parsed.error.issues.map((i) => i.message).join('; ')} (e.g. http://10.0.0.7:7420; in a pod http://$(POD_IP):7420)`);
+    throw new GymError(
+      'INVALID_ARGUMENT',
+      `invalid --advertise-url '${value}': ${parsed.error.issues.map((i) => i.message).join('; ')} (e.g. http://10.0.0.7:7420; in a pod http://$(POD_IP):7420)`,
+    );
   }
   return parsed.data;
 }

@@ -54,10 +54,14 @@ export class SessionTable<T> {
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.refilledAt) / 1000) * rate);
     this.refilledAt = Math.max(this.refilledAt, now);
     if (this.tokens < 1) {
-      return new GymError('CAPACITY', `too many new ${this.what}: at most ${rate} a second after a burst of ${this.burst}; retry in ${Math.ceil(((1 - this.tokens) / rate) * 1000)} ms`, {
-        newPerSecond: rate,
-        burst: this.burst,
-      });
+      return new GymError(
+        'CAPACITY',
+        `too many new ${this.what}: at most ${rate} a second after a burst of ${this.burst}; retry in ${Math.ceil(((1 - this.tokens) / rate) * 1000)} ms`,
+        {
+          newPerSecond: rate,
+          burst: this.burst,
+        },
+      );
     }
     if (this.entries.size + this.pending >= this.limits.max) {
       return new GymError(
@@ -124,6 +128,12 @@ export class SessionTable<T> {
     clearInterval(this.sweeper);
     const all = [...this.entries.values()];
     this.entries.clear();
-    await Promise.all(all.map((e) => Promise.resolve().then(() => this.closeOne(e.value)).catch(() => {})));
+    await Promise.all(
+      all.map((e) =>
+        Promise.resolve()
+          .then(() => this.closeOne(e.value))
+          .catch(() => {}),
+      ),
+    );
   }
 }

@@ -64,16 +64,18 @@ export function terminalPage(gym: Gym, app: Express): void {
 }
 
 function noStore(res: Response): Response {
-  return res.set('Content-Security-Policy', CSP).set('X-Content-Type-Options', 'nosniff').set('Referrer-Policy', 'no-referrer').set('Cache-Control', 'no-store');
+  return res
+    .set('Content-Security-Policy', CSP)
+    .set('X-Content-Type-Options', 'nosniff')
+    .set('Referrer-Policy', 'no-referrer')
+    .set('Cache-Control', 'no-store');
 }
 
 /** The page; `asset` and `pty` are addresses relative to it (or absolute paths) of its files and its WebSocket. */
 function sendPage(res: Response, episode: Episode, at: { asset: (name: string) => string; pty: string }): void {
   const asset = (name: string) => escapeHtml(at.asset(name));
   const title = `${episode.task.suite}/${episode.task.id} · ${episode.id}`;
-  noStore(res)
-    .type('html')
-    .send(`<!doctype html>
+  noStore(res).type('html').send(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

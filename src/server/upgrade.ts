@@ -48,7 +48,9 @@ export class UpgradeRouter {
 
   private handle(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const refuse = (status: number, message: string) => {
-      socket.end(`HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${message}\n`);
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_TEXT[status] ?? 'Error'}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${message}\n`,
+      );
     };
     let path: string;
     try {
@@ -70,7 +72,11 @@ export class UpgradeRouter {
         return refuse(404, `EPISODE_NOT_FOUND: ${err instanceof GymError ? err.message : NO_EPISODE_ENDPOINT}`);
       }
       const handler = this.episodeRoutes.get(capability.endpoint);
-      if (!handler) return refuse(404, `no WebSocket endpoint at /episodes/<episode_id>/<key>/${capability.endpoint} (an episode's are ${[...this.episodeRoutes.keys()].join(', ') || 'none'})`);
+      if (!handler)
+        return refuse(
+          404,
+          `no WebSocket endpoint at /episodes/<episode_id>/<key>/${capability.endpoint} (an episode's are ${[...this.episodeRoutes.keys()].join(', ') || 'none'})`,
+        );
       return handler(req, socket, head, episode);
     }
     for (const route of this.routes) {

@@ -29,7 +29,14 @@ export interface WsGymOptions {
 export const WS_DEFAULTS = { maxPayload: 4 * 1024 * 1024, heartbeatMs: 30_000, maxBufferedBytes: 1024 * 1024 } as const;
 
 /** JSON-RPC 2.0 error codes used by the gym protocol. */
-export const RPC = { PARSE_ERROR: -32700, INVALID_REQUEST: -32600, METHOD_NOT_FOUND: -32601, INVALID_PARAMS: -32602, INTERNAL_ERROR: -32603, SERVER_ERROR: -32000 } as const;
+export const RPC = {
+  PARSE_ERROR: -32700,
+  INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  SERVER_ERROR: -32000,
+} as const;
 
 /** Codes that mean the request itself named something wrong: JSON-RPC "invalid params". */
 const PARAM_CODES: ReadonlySet<GymErrorCode> = new Set(['INVALID_ARGUMENT', 'SUITE_NOT_FOUND', 'TASK_NOT_FOUND', 'EPISODE_NOT_FOUND']);
@@ -110,7 +117,11 @@ const ResetParams = z.object({
     .strict()
     .optional(),
 });
-const EpisodeKey = z.string().min(1).optional().describe('the episode_key reset returned; needed for an episode this connection did not reset or fork');
+const EpisodeKey = z
+  .string()
+  .min(1)
+  .optional()
+  .describe('the episode_key reset returned; needed for an episode this connection did not reset or fork');
 const StepParams = z.object({
   episode_id: z.string().min(1),
   episode_key: EpisodeKey,
@@ -187,13 +198,19 @@ class GymConnection {
     } catch (err) {
       return this.fail(null, RPC.PARSE_ERROR, `Parse error: ${(err as Error).message}`);
     }
-    if (Array.isArray(message)) return this.fail(null, RPC.INVALID_REQUEST, 'Invalid Request: batches are not supported; send one request per message');
-    if (!message || typeof message !== 'object') return this.fail(null, RPC.INVALID_REQUEST, 'Invalid Request: expected a JSON-RPC 2.0 request object');
+    if (Array.isArray(message))
+      return this.fail(null, RPC.INVALID_REQUEST, 'Invalid Request: batches are not supported; send one request per message');
+    if (!message || typeof message !== 'object')
+      return this.fail(null, RPC.INVALID_REQUEST, 'Invalid Request: expected a JSON-RPC 2.0 request object');
     const m = message as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
     const hasId = 'id' in m && m.id !== undefined;
     const validId = typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id));
     if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || (hasId && !validId)) {
-      return this.fail(validId ? (m.id as RequestId) : null, RPC.INVALID_REQUEST, "Invalid Request: needs jsonrpc '2.0', a string method and a string or number id");
+      return this.fail(
+        validId ? (m.id as RequestId) : null,
+        RPC.INVALID_REQUEST,
+        "Invalid Request: needs jsonrpc '2.0', a string method and a string or number id",
+      );
     }
     // A message without an id is a notification: it runs, and nothing is sent about it.
     const id = hasId ? (m.id as RequestId) : null;
@@ -204,7 +221,12 @@ class GymConnection {
     const controller = new AbortController();
     if (id !== null) {
       // Answered with id null: with the duplicate id the client would take it for the running request's response.
-      if (this.running.has(id)) return this.fail(null, RPC.INVALID_REQUEST, `Invalid Request: a request with id ${JSON.stringify(id)} is still running; use a new id`);
+      if (this.running.has(id))
+        return this.fail(
+          null,
+          RPC.INVALID_REQUEST,
+          `Invalid Request: a request with id ${JSON.stringify(id)} is still running; use a new id`,
+        );
       this.running.set(id, controller);
     }
     try {
@@ -225,7 +247,11 @@ class GymConnection {
           break;
         case 'reset': {
           const p = parseInput(ResetParams, params, 'params of reset');
-          const observation = await this.gym.callTool('start_episode', { task_id: p.task_id, ...(p.suite ? { suite: p.suite } : {}), ...p.options }, ctx);
+          const observation = await this.gym.callTool(
+            'start_episode',
+            { task_id: p.task_id, ...(p.suite ? { suite: p.suite } : {}), ...p.options },
+            ctx,
+          );
           const episode = this.gym.episode((observation.data as { episodeId: string }).episodeId);
           this.held.add(episode.id);
           result = { episode_id: episode.id, episode_key: episode.key, observation };
@@ -253,7 +279,12 @@ class GymConnection {
           break;
         }
         default:
-          if (id !== null) this.fail(id, RPC.METHOD_NOT_FOUND, `Method not found: '${method}' (list_suites, list_tasks, reset, step, submit, close, cancel, ping)`);
+          if (id !== null)
+            this.fail(
+              id,
+              RPC.METHOD_NOT_FOUND,
+              `Method not found: '${method}' (list_suites, list_tasks, reset, step, submit, close, cancel, ping)`,
+            );
           return;
       }
       if (id !== null) {
@@ -296,7 +327,9 @@ class GymConnection {
     // Another suite's tool is not unknown: the gym refuses it as an observation (TOOL_NOT_AVAILABLE).
     if (!isEpisodeToolOf(this.gym, toolName)) {
       const tools = this.gym.episodeTools(episode);
-      const hint = ['list_suites', 'list_tasks', 'start_episode'].includes(toolName) ? `; '${toolName}' is a method of its own (start_episode is reset)` : '';
+      const hint = ['list_suites', 'list_tasks', 'start_episode'].includes(toolName)
+        ? `; '${toolName}' is a method of its own (start_episode is reset)`
+        : '';
       throw new GymError('INVALID_ARGUMENT', `unknown episode tool '${toolName}'${hint} (tools: ${tools.map((t) => t.name).join(', ')})`);
     }
     let observation: ToolResult;
@@ -344,7 +377,10 @@ class GymConnection {
       mcpPathOf: this.mcpPathOf,
       progress: (progress, total, message) => {
         if (id === null) return;
-        this.send({ method: 'progress', params: { request_id: id, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) } });
+        this.send({
+          method: 'progress',
+          params: { request_id: id, progress, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) },
+        });
       },
       onOutput: (chunk, stream) => {
         if (id === null || !chunk) return;

@@ -103,39 +103,54 @@ export function wsMcpExtension(opts: WsMcpOptions = {}): ServerExtension {
     });
     const stopHeartbeat = startHeartbeat(wss, opts.heartbeatMs ?? WS_DEFAULTS.heartbeatMs);
     const idleMs = opts.sessionIdleMs ?? SESSION_DEFAULTS.idleMs;
-    const sessions = new SessionTable<WebSocket>({ idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max, newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond }, (ws) => ws.close(1000, `idle for ${Math.round(idleMs / 1000)} s`));
-    const accept = (makeServer: () => McpServer): Parameters<typeof upgrades.add>[1] => (req, socket, head) => {
-      let server: McpServer;
-      let release: () => void;
-      try {
-        release = sessions.reserve();
+    const sessions = new SessionTable<WebSocket>(
+      { idleMs, max: opts.maxSessions ?? SESSION_DEFAULTS.max, newPerSecond: opts.sessionsPerSecond ?? SESSION_DEFAULTS.newPerSecond },
+      (ws) => ws.close(1000, `idle for ${Math.round(idleMs / 1000)} s`),
+    );
+    const accept =
+      (makeServer: () => McpServer): Parameters<typeof upgrades.add>[1] =>
+      (req, socket, head) => {
+        let server: McpServer;
+        let release: () => void;
         try {
-          server = makeServer();
+          release = sessions.reserve();
+          try {
+            server = makeServer();
+          } catch (err) {
+            release();
+            throw err;
+          }
         } catch (err) {
-          release();
-          throw err;
+          const e = toGymError(err);
+          const status =
+            e.code === 'EPISODE_NOT_FOUND'
+              ? '404 Not Found'
+              : e.code === 'CAPACITY'
+                ? '503 Service Unavailable'
+                : '500 Internal Server Error';
+          socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${e.code}: ${e.message}\n`);
+          return;
         }
-      } catch (err) {
-        const e = toGymError(err);
-        const status = e.code === 'EPISODE_NOT_FOUND' ? '404 Not Found' : e.code === 'CAPACITY' ? '503 Service Unavailable' : '500 Internal Server Error';
-        socket.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${e.code}: ${e.message}\n`);
-        return;
-      }
-      socket.once('close', release);
-      wss.handleUpgrade(req, socket, head, (ws) => {
-        release();
-        const id = randomUUID();
-        sessions.add(id, ws);
-        ws.once('close', () => sessions.delete(id));
-        wss.emit('connection', ws, req);
-        const transport = new WebSocketServerTransport(ws);
-        trackCalls(transport, () => sessions.begin(id));
-        // The SDK's Protocol cleans up (and aborts the connection's in-flight calls) on close.
-        server.connect(transport).catch(() => ws.terminate());
-      });
-    };
-    upgrades.add('/mcp/ws', accept(() => createGymMcpServer(gym, { replicaUrl })));
-    upgrades.addEpisode('mcp/ws', (req, socket, head, episode) => accept(() => createEpisodeMcpServer(gym, episode.id, { replicaUrl }))(req, socket, head, {}));
+        socket.once('close', release);
+        wss.handleUpgrade(req, socket, head, (ws) => {
+          release();
+          const id = randomUUID();
+          sessions.add(id, ws);
+          ws.once('close', () => sessions.delete(id));
+          wss.emit('connection', ws, req);
+          const transport = new WebSocketServerTransport(ws);
+          trackCalls(transport, () => sessions.begin(id));
+          // The SDK's Protocol cleans up (and aborts the connection's in-flight calls) on close.
+          server.connect(transport).catch(() => ws.terminate());
+        });
+      };
+    upgrades.add(
+      '/mcp/ws',
+      accept(() => createGymMcpServer(gym, { replicaUrl })),
+    );
+    upgrades.addEpisode('mcp/ws', (req, socket, head, episode) =>
+      accept(() => createEpisodeMcpServer(gym, episode.id, { replicaUrl }))(req, socket, head, {}),
+    );
     return async () => {
       stopHeartbeat();
       await closeWebSocketServer(wss);
@@ -174,4 +189,3 @@ function trackCalls(transport: WebSocketServerTransport, begin: () => () => void
     },
   });
 }
-

@@ -27,11 +27,17 @@ export function javaTestClass(id: string): { module?: string; cls: string } {
  */
 export function mavenTestSelection(tests: readonly string[], exclude: readonly string[] = []): string[] {
   const out = exclude.map((id) => `!${parseJavaTestId(id).pattern}`);
-  if (!tests.length) return out.length ? [`-Dtest=${out.join(',')}`, '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'] : [];
+  if (!tests.length)
+    return out.length ? [`-Dtest=${out.join(',')}`, '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'] : [];
   const ids = tests.map(parseJavaTestId);
   const modules = [...new Set(ids.map((t) => t.module).filter((m): m is string => Boolean(m)))];
   const pl = ids.every((t) => t.module) ? ['-pl', modules.join(','), '-am'] : [];
-  return [...pl, `-Dtest=${[...ids.map((t) => t.pattern), ...out].join(',')}`, '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
+  return [
+    ...pl,
+    `-Dtest=${[...ids.map((t) => t.pattern), ...out].join(',')}`,
+    '-Dsurefire.failIfNoSpecifiedTests=false',
+    '-DfailIfNoTests=false',
+  ];
 }
 
 /**

@@ -31,8 +31,13 @@ export interface JsonlRow<T> {
  * naming the file and line, or with `invalid: 'skip'` (a store that may hold older formats
  * or a partial write) is passed over.
  */
-export async function* jsonlRows<S extends z.ZodType>(file: string, schema: S, opts: JsonlOptions & { invalid?: 'throw' | 'skip' } = {}): AsyncGenerator<JsonlRow<z.infer<S>>> {
-  const cannotRead = (err: unknown) => new GymError(opts.unreadable ?? 'SUITE_NOT_FOUND', `cannot read ${opts.what ? `${opts.what} ` : ''}${file}: ${(err as Error).message}`);
+export async function* jsonlRows<S extends z.ZodType>(
+  file: string,
+  schema: S,
+  opts: JsonlOptions & { invalid?: 'throw' | 'skip' } = {},
+): AsyncGenerator<JsonlRow<z.infer<S>>> {
+  const cannotRead = (err: unknown) =>
+    new GymError(opts.unreadable ?? 'SUITE_NOT_FOUND', `cannot read ${opts.what ? `${opts.what} ` : ''}${file}: ${(err as Error).message}`);
   const skip = opts.invalid === 'skip';
   const code = opts.code ?? 'TASK_INVALID';
   const valid = (raw: unknown, line: number, text: string): JsonlRow<z.infer<S>> | null => {
@@ -100,7 +105,11 @@ export async function* jsonlRows<S extends z.ZodType>(file: string, schema: S, o
 }
 
 /** Reads a JSON Lines file, validating every row; errors name the file and line. Blank lines are skipped; each row keeps its line number. */
-export async function readJsonlRows<S extends z.ZodType>(file: string, schema: S, opts: JsonlOptions = {}): Promise<{ row: z.infer<S>; line: number }[]> {
+export async function readJsonlRows<S extends z.ZodType>(
+  file: string,
+  schema: S,
+  opts: JsonlOptions = {},
+): Promise<{ row: z.infer<S>; line: number }[]> {
   const rows: { row: z.infer<S>; line: number }[] = [];
   for await (const { row, line } of jsonlRows(file, schema, opts)) rows.push({ row, line });
   return rows;

@@ -61,7 +61,11 @@ export class SuiteRegistry {
     const id = eq < 0 ? spec : spec.slice(0, eq);
     const dataset = eq < 0 ? undefined : path.resolve(spec.slice(eq + 1));
     if (!this.definitions.has(id)) {
-      if (!dataset) throw new GymError('SUITE_NOT_FOUND', `unknown suite '${id}' (known: ${[...this.definitions.keys()].join(', ')}); give a directory suite as ${id}=PATH`);
+      if (!dataset)
+        throw new GymError(
+          'SUITE_NOT_FOUND',
+          `unknown suite '${id}' (known: ${[...this.definitions.keys()].join(', ')}); give a directory suite as ${id}=PATH`,
+        );
       if (!existsSync(dataset)) throw new GymError('SUITE_NOT_FOUND', `suite path ${dataset} does not exist`);
       this.definitions.set(id, directorySuite(id, `directory suite at ${dataset}`));
     }
@@ -136,8 +140,14 @@ export class SuiteRegistry {
     const resolved = tasks.find((t) => t.id === taskId) ?? (await def.resolveTask?.(taskId, this.enabled.get(suiteId)));
     const task = resolved && checkMetadata(def, [resolved])[0];
     if (!task) {
-      const near = tasks.map((t) => t.id).filter((id) => id.includes(taskId) || taskId.includes(id)).slice(0, 5);
-      throw new GymError('TASK_NOT_FOUND', `no task '${taskId}' in suite '${suiteId}'${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);
+      const near = tasks
+        .map((t) => t.id)
+        .filter((id) => id.includes(taskId) || taskId.includes(id))
+        .slice(0, 5);
+      throw new GymError(
+        'TASK_NOT_FOUND',
+        `no task '${taskId}' in suite '${suiteId}'${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`,
+      );
     }
     return task;
   }
@@ -170,7 +180,10 @@ function checkMetadata(suite: Suite, tasks: Task[]): Task[] {
     const parsed = suite.metadata.safeParse(task.metadata);
     if (!parsed.success) {
       const issues = parsed.error.issues.map((i) => `metadata.${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-      throw new GymError('TASK_INVALID', `task '${task.id}' of suite '${suite.id}' does not carry the metadata the suite declares: ${issues}`);
+      throw new GymError(
+        'TASK_INVALID',
+        `task '${task.id}' of suite '${suite.id}' does not carry the metadata the suite declares: ${issues}`,
+      );
     }
   }
   return tasks;

@@ -28,7 +28,10 @@ export const WorkspaceSource = z.discriminatedUnion('type', [
 
 export const PythonEnvSpec = z.object({
   kind: z.literal('python'),
-  version: z.string().regex(/^3\.\d+$/, 'a Python version such as "3.11"').default('3.11'),
+  version: z
+    .string()
+    .regex(/^3\.\d+$/, 'a Python version such as "3.11"')
+    .default('3.11'),
   requirements: z.array(z.string()).default([]),
   /**
    * Later pip installs, one after another once `requirements` are in: each may change what
@@ -64,7 +67,10 @@ export const PythonEnvSpec = z.object({
        * instead (no network): the script sees it as `BENCHGYM_SETUP_INPUT`; in Docker builds
        * the folder is copied into the build.
        */
-      inputEnv: z.string().regex(/^[A-Z_][A-Z0-9_]*$/).optional(),
+      inputEnv: z
+        .string()
+        .regex(/^[A-Z_][A-Z0-9_]*$/)
+        .optional(),
     })
     .optional(),
 });
@@ -171,7 +177,10 @@ export const TaskContext = z.object({
 });
 
 export const TaskSchema = z.object({
-  id: z.string().min(1).regex(/^[A-Za-z0-9._\/@+-]+$/, 'letters, digits and ._/@+- only'),
+  id: z
+    .string()
+    .min(1)
+    .regex(/^[A-Za-z0-9._\/@+-]+$/, 'letters, digits and ._/@+- only'),
   suite: z.string().min(1),
   title: z.string().optional(),
   language: z.enum(['python', 'java']),
@@ -200,7 +209,9 @@ export const TaskSchema = z.object({
    * container's PidsLimit, the local sandbox's pids cgroup; a Kubernetes pod's pids are the
    * kubelet's `podPidsLimit`, not the pod's).
    */
-  resources: z.object({ memoryMb: z.number().int().min(64).max(262_144).optional(), pids: z.number().int().min(16).max(65_536).optional() }).default({}),
+  resources: z
+    .object({ memoryMb: z.number().int().min(64).max(262_144).optional(), pids: z.number().int().min(16).max(65_536).optional() })
+    .default({}),
 });
 
 export type Task = z.infer<typeof TaskSchema>;
@@ -232,4 +243,3 @@ export function publicTaskInfo(task: Task, privateMetadata: readonly string[] = 
     metadata: Object.fromEntries(Object.entries(task.metadata).filter(([k]) => !privateMetadata.includes(k))),
   };
 }
-

@@ -99,14 +99,22 @@ export const editFileTool = episodeTool({
       lastLine = firstLine + splitLines(args.new_str).length - 1;
     } else if (exact.length > 1) {
       const lines = exact.map((i) => lineOf(text, i));
-      throw new GymError('EDIT_AMBIGUOUS', `old_str matches ${exact.length} places in '${args.path}' (lines ${lines.join(', ')}); add surrounding lines to make it unique, or set replace_all`, { lines });
+      throw new GymError(
+        'EDIT_AMBIGUOUS',
+        `old_str matches ${exact.length} places in '${args.path}' (lines ${lines.join(', ')}); add surrounding lines to make it unique, or set replace_all`,
+        { lines },
+      );
     } else {
       const fileLines = splitLines(text);
       const oldLines = splitLines(args.old_str).filter((l, i, all) => l.trim() || (i > 0 && i < all.length - 1));
       const tolerant = oldLines.length ? tolerantMatches(fileLines, oldLines) : [];
       if (tolerant.length > 1) {
         const lines = tolerant.map((i) => i + 1);
-        throw new GymError('EDIT_AMBIGUOUS', `old_str matches ${tolerant.length} places in '${args.path}' when whitespace is ignored (lines ${lines.join(', ')}); add surrounding lines to make it unique`, { lines });
+        throw new GymError(
+          'EDIT_AMBIGUOUS',
+          `old_str matches ${tolerant.length} places in '${args.path}' when whitespace is ignored (lines ${lines.join(', ')}); add surrounding lines to make it unique`,
+          { lines },
+        );
       }
       if (tolerant.length === 0) {
         throw new GymError('EDIT_NO_MATCH', `old_str was not found in '${args.path}'.\n${nearestCandidates(fileLines, oldLines)}`);

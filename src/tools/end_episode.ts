@@ -13,6 +13,9 @@ export const endEpisodeTool = episodeTool({
   async run(episode) {
     const was = episode.state;
     await episode.lifecycle.end(episode);
-    return { text: was === 'running' ? `Episode ${episode.id} ended.` : `Episode ${episode.id} was already ${was}.`, data: { episodeId: episode.id, state: episode.state } };
+    return {
+      text: was === 'running' ? `Episode ${episode.id} ended.` : `Episode ${episode.id} was already ${was}.`,
+      data: { episodeId: episode.id, state: episode.state },
+    };
   },
 });

@@ -12,7 +12,9 @@ export function formatExec(r: ExecResult, timeoutS?: number): string {
   if (r.stderr) parts.push(`--- stderr ---\n${r.stderr.replace(/\n$/, '')}`);
   if (!r.stdout && !r.stderr) parts.push('(no output)');
   if (r.truncated.stdout || r.truncated.stderr) {
-    parts.push(`[output capped: ${r.totalBytes.stdout} bytes of stdout and ${r.totalBytes.stderr} bytes of stderr in all; the middle was dropped]`);
+    parts.push(
+      `[output capped: ${r.totalBytes.stdout} bytes of stdout and ${r.totalBytes.stderr} bytes of stderr in all; the middle was dropped]`,
+    );
   }
   return parts.join('\n');
 }

@@ -15,7 +15,11 @@ export const getDiffTool = episodeTool({
   async run(episode) {
     const diff = episode.state === 'running' ? await episode.sandbox.diff() : (episode.finalDiff ?? '');
     const files = [...diff.matchAll(/^diff --git a\/(.+?) b\//gm)].map((m) => m[1]!);
-    const text = !diff ? 'No changes.' : diff.length > MAX_TEXT ? `${diff.slice(0, MAX_TEXT)}\n[diff cut at ${MAX_TEXT} characters of ${diff.length}]` : diff;
+    const text = !diff
+      ? 'No changes.'
+      : diff.length > MAX_TEXT
+        ? `${diff.slice(0, MAX_TEXT)}\n[diff cut at ${MAX_TEXT} characters of ${diff.length}]`
+        : diff;
     return { text, data: { diff, files, bytes: Buffer.byteLength(diff) } };
   },
 });

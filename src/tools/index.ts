@@ -39,5 +39,4 @@ export const EPISODE_TOOLS: EpisodeTool[] = [
   forkEpisodeTool,
 ];
 
-
 export type { AnyTool, EpisodeTool, GymTool, ToolContext, ToolResult } from './types.ts';

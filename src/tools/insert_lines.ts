@@ -18,7 +18,8 @@ export const insertLinesTool = episodeTool({
   async run(episode, args) {
     const { text: original, bytes } = await readText(episode, args.path);
     const lines = splitLines(original);
-    if (args.line > lines.length) throw new GymError('INVALID_ARGUMENT', `invalid 'line': ${args.line} is past the end of '${args.path}' (${lines.length} lines)`);
+    if (args.line > lines.length)
+      throw new GymError('INVALID_ARGUMENT', `invalid 'line': ${args.line} is past the end of '${args.path}' (${lines.length} lines)`);
     const inserted = splitLines(args.text.endsWith('\n') ? args.text : args.text + '\n');
     lines.splice(args.line, 0, ...inserted);
     const updated = lines.join('\n') + '\n';

@@ -5,7 +5,8 @@ import { episodeTool } from './types.ts';
 export const listDirTool = episodeTool({
   name: 'list_dir',
   title: 'List a directory',
-  description: 'List files and directories below a path of the workspace, as a tree up to `depth` levels (default 2). Directories end with /.',
+  description:
+    'List files and directories below a path of the workspace, as a tree up to `depth` levels (default 2). Directories end with /.',
   input: z.object({
     path: z.string().default('.').describe('directory relative to the workspace root (default: the root)'),
     depth: z.number().int().min(1).max(10).default(2).describe('levels to descend (1-10)'),

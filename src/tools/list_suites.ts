@@ -7,7 +7,9 @@ export const listSuitesTool = gymTool({
   description: 'List the benchmark suites this server serves, with their task counts.',
   input: z.object({}),
   output: z.object({
-    suites: z.array(z.object({ id: z.string(), description: z.string(), dataset: z.string().optional(), taskCount: z.number().int().min(0) })),
+    suites: z.array(
+      z.object({ id: z.string(), description: z.string(), dataset: z.string().optional(), taskCount: z.number().int().min(0) }),
+    ),
   }),
   annotations: { readOnlyHint: true, idempotentHint: true },
   async run(gym) {

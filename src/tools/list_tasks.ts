@@ -18,7 +18,13 @@ export const listTasksTool = gymTool({
     const tasks = await gym.registry.tasks(suite);
     const page = tasks.slice(args.offset, args.offset + args.limit).map((t) => gym.registry.publicTaskInfo(t));
     const lines = page.map((t) => `${t.id}  [${t.language}, ${t.kind}]  ${t.title}`);
-    const more = args.offset + args.limit < tasks.length ? `\n[${tasks.length - args.offset - args.limit} more: offset=${args.offset + args.limit}]` : '';
-    return { text: `${suite}: ${tasks.length} tasks\n${lines.join('\n')}${more}`, data: { suite, total: tasks.length, offset: args.offset, tasks: page } };
+    const more =
+      args.offset + args.limit < tasks.length
+        ? `\n[${tasks.length - args.offset - args.limit} more: offset=${args.offset + args.limit}]`
+        : '';
+    return {
+      text: `${suite}: ${tasks.length} tasks\n${lines.join('\n')}${more}`,
+      data: { suite, total: tasks.length, offset: args.offset, tasks: page },
+    };
   },
 });

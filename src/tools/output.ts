@@ -37,4 +37,7 @@ export const TaskInfoOutput = z.object({
   metadata: z.record(z.string(), z.unknown()),
 });
 
-export const McpPathOutput = z.string().optional().describe("the episode's own MCP endpoint on this server (Streamable HTTP only; absent over stdio)");
+export const McpPathOutput = z
+  .string()
+  .optional()
+  .describe("the episode's own MCP endpoint on this server (Streamable HTTP only; absent over stdio)");

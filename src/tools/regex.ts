@@ -75,14 +75,19 @@ export class RegexWorker {
         } else resolve(out!);
       };
       const onMessage = (out: FileMatches[]) => finish(undefined, out);
-      const onError = (e: Error) => finish(new GymError('INVALID_ARGUMENT', `invalid 'query': the regular expression failed (${e.message})`));
+      const onError = (e: Error) =>
+        finish(new GymError('INVALID_ARGUMENT', `invalid 'query': the regular expression failed (${e.message})`));
       const onAbort = () => finish(new GymError('CANCELLED', 'search was cancelled'));
       const timer = setTimeout(
         () =>
           finish(
-            new GymError('INVALID_ARGUMENT', `invalid 'query': the regular expression ran for more than ${this.limitMs / 1000} s (catastrophic backtracking, as in (a+)+ ?); simplify it or search for a literal`, {
-              limitMs: this.limitMs,
-            }),
+            new GymError(
+              'INVALID_ARGUMENT',
+              `invalid 'query': the regular expression ran for more than ${this.limitMs / 1000} s (catastrophic backtracking, as in (a+)+ ?); simplify it or search for a literal`,
+              {
+                limitMs: this.limitMs,
+              },
+            ),
           ),
         Math.max(0, this.limitMs - this.usedMs),
       );

@@ -17,7 +17,12 @@ export const runCommandTool = episodeTool({
   annotations: { destructiveHint: true, openWorldHint: false },
   runsCode: true,
   async run(episode, args, ctx) {
-    const result = await episode.sandbox.exec(args.command, { cwd: args.cwd, timeoutMs: args.timeout_s * 1000, signal: ctx.signal, onOutput: ctx.onOutput });
+    const result = await episode.sandbox.exec(args.command, {
+      cwd: args.cwd,
+      timeoutMs: args.timeout_s * 1000,
+      signal: ctx.signal,
+      onOutput: ctx.onOutput,
+    });
     return { text: formatExec(result, args.timeout_s), data: { ...result } };
   },
 });

@@ -25,7 +25,9 @@ export const searchTool = episodeTool({
   }),
   output: z.object({
     query: z.string(),
-    matches: z.array(z.object({ path: z.string(), line: z.number().int().min(1), text: z.string() })).describe('the first max_results matching lines'),
+    matches: z
+      .array(z.object({ path: z.string(), line: z.number().int().min(1), text: z.string() }))
+      .describe('the first max_results matching lines'),
     total: Count.describe('matching lines in all'),
     files: Count.describe('files with at least one matching line'),
     filesSearched: Count.describe('text files read (binary, unreadable and larger than 2 MiB files are skipped)'),
@@ -42,13 +44,16 @@ export const searchTool = episodeTool({
       throw new GymError('INVALID_ARGUMENT', `invalid 'query': not a regular expression (${(err as Error).message})`);
     }
     const { entries, truncated: walkCut } = await episode.sandbox.list(args.path, { depth: 64, limit: 100_000 });
-    const candidates = entries.filter((e) => e.type === 'file' && e.size <= MAX_FILE_BYTES && (!args.glob || matchesAny(e.path, [args.glob])));
+    const candidates = entries.filter(
+      (e) => e.type === 'file' && e.size <= MAX_FILE_BYTES && (!args.glob || matchesAny(e.path, [args.glob])),
+    );
     const hits: { path: string; line: number; text: string }[] = [];
     let total = 0;
     let filesMatched = 0;
     let filesSearched = 0;
     const keep = (path: string, lines: string[], i: number) => {
-      if (hits.length < args.max_results) hits.push({ path, line: i + 1, text: lines[i]!.length > 300 ? lines[i]!.slice(0, 300) + ' …' : lines[i]! });
+      if (hits.length < args.max_results)
+        hits.push({ path, line: i + 1, text: lines[i]!.length > 300 ? lines[i]!.slice(0, 300) + ' …' : lines[i]! });
     };
     // A literal (escaped) pattern is linear: matched here. A user regex may backtrack for ever: matched in a worker.
     const worker = args.regex ? new RegexWorker(re.source, re.flags, ctx.signal) : undefined;
@@ -100,7 +105,8 @@ export const searchTool = episodeTool({
     }
     const body = hits.map((h) => `${h.path}:${h.line}: ${cutLine(h.text)}`).join('\n');
     const searched = `${filesSearched} file${filesSearched === 1 ? '' : 's'} searched`;
-    const more = total > hits.length ? `\n[showing the first ${hits.length} of ${total} matching lines: narrow the search or raise max_results]` : '';
+    const more =
+      total > hits.length ? `\n[showing the first ${hits.length} of ${total} matching lines: narrow the search or raise max_results]` : '';
     const cut = walkCut ? '\n[the walk stopped at 100,000 entries: search a subdirectory for the rest]' : '';
     return {
       text: hits.length

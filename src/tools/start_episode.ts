@@ -3,7 +3,12 @@ import { Count, McpPathOutput } from './output.ts';
 import { gymTool } from './types.ts';
 
 /** The episode's own endpoint as an absolute URL on the replica that holds it (a server given --advertise-url; the MCP layer fills it in from mcpPath). */
-export const McpUrlOutput = z.string().optional().describe("the episode's own MCP endpoint as an absolute URL on the server replica that holds the episode (servers started with --advertise-url); connect there, not through a load balancer");
+export const McpUrlOutput = z
+  .string()
+  .optional()
+  .describe(
+    "the episode's own MCP endpoint as an absolute URL on the server replica that holds the episode (servers started with --advertise-url); connect there, not through a load balancer",
+  );
 
 export const startEpisodeTool = gymTool({
   name: 'start_episode',
@@ -14,7 +19,13 @@ export const startEpisodeTool = gymTool({
     task_id: z.string().min(1).describe('task id (see list_tasks)'),
     suite: z.string().min(1).optional().describe('suite id (default: the first served suite)'),
     prompt_variant: z.string().optional().describe('another rendering of the problem statement, if the task has one'),
-    context: z.string().min(1).optional().describe("another start state the task offers (e.g. 'aware', the repository as the developer saw it, or 'ignored', its newest version); see list_tasks"),
+    context: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "another start state the task offers (e.g. 'aware', the repository as the developer saw it, or 'ignored', its newest version); see list_tasks",
+      ),
     max_steps: z.number().int().min(1).max(10_000).optional().describe('tool calls allowed before only submit remains'),
     time_limit_s: z.number().positive().max(86_400).optional().describe('seconds allowed before only submit remains'),
   }),
@@ -38,7 +49,14 @@ export const startEpisodeTool = gymTool({
   annotations: { readOnlyHint: false },
   async run(gym, args, ctx) {
     const episode = await gym.startEpisode(
-      { suite: args.suite ?? gym.registry.defaultSuite(), taskId: args.task_id, promptVariant: args.prompt_variant, context: args.context, maxSteps: args.max_steps, timeLimitMs: args.time_limit_s ? args.time_limit_s * 1000 : undefined },
+      {
+        suite: args.suite ?? gym.registry.defaultSuite(),
+        taskId: args.task_id,
+        promptVariant: args.prompt_variant,
+        context: args.context,
+        maxSteps: args.max_steps,
+        timeLimitMs: args.time_limit_s ? args.time_limit_s * 1000 : undefined,
+      },
       ctx,
     );
     const { entries } = await episode.sandbox.list('.', { depth: 2, limit: 200 });
@@ -69,7 +87,9 @@ export const startEpisodeTool = gymTool({
       ...layout.slice(0, 60).map((p) => `  ${p}`),
       ...(layout.length > 60 ? [`  ... (${layout.length - 60} more: list_dir)`] : []),
       '',
-      visible ? 'run_tests runs the visible tests; submit scores your changes with hidden tests.' : 'There are no visible tests; submit scores your changes with hidden tests.',
+      visible
+        ? 'run_tests runs the visible tests; submit scores your changes with hidden tests.'
+        : 'There are no visible tests; submit scores your changes with hidden tests.',
       `Budget: ${episode.budgets.maxSteps} tool calls, until ${data.budgets.deadline}.`,
     ].join('\n');
     return { text, data };

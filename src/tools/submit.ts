@@ -29,7 +29,10 @@ export const PublicVerdictOutput = z.object({
  */
 export function publicVerdict(v: Verdict): Record<string, unknown> {
   const { logRef: _logRef, tests, ...rest } = v;
-  return { ...rest, tests: tests.map(({ name, status, durationMs }) => ({ name, status, ...(durationMs !== undefined ? { durationMs } : {}) })) };
+  return {
+    ...rest,
+    tests: tests.map(({ name, status, durationMs }) => ({ name, status, ...(durationMs !== undefined ? { durationMs } : {}) })),
+  };
 }
 
 export function formatVerdict(v: Verdict): string {
@@ -38,8 +41,10 @@ export function formatVerdict(v: Verdict): string {
   const counts = { passed: 0, failed: 0, error: 0, skipped: 0 };
   for (const t of v.tests) counts[t.status]++;
   lines.push(`Hidden tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.error} errors, ${counts.skipped} skipped`);
-  if (v.failToPass) lines.push(`FAIL_TO_PASS: ${v.failToPass.passed.length}/${v.failToPass.passed.length + v.failToPass.failed.length} pass`);
-  if (v.passToPass) lines.push(`PASS_TO_PASS: ${v.passToPass.passed.length}/${v.passToPass.passed.length + v.passToPass.failed.length} pass`);
+  if (v.failToPass)
+    lines.push(`FAIL_TO_PASS: ${v.failToPass.passed.length}/${v.failToPass.passed.length + v.failToPass.failed.length} pass`);
+  if (v.passToPass)
+    lines.push(`PASS_TO_PASS: ${v.passToPass.passed.length}/${v.passToPass.passed.length + v.passToPass.failed.length} pass`);
   for (const n of v.notes) lines.push(`Note: ${n}`);
   return lines.join('\n');
 }

@@ -66,9 +66,14 @@ export async function readText(episode: Episode, rel: string): Promise<TextFile>
     data = await episode.sandbox.readFile(rel, { maxBytes: MAX_TEXT_FILE_BYTES });
   } catch (err) {
     if (!(err instanceof GymError)) throw err;
-    if (err.code === 'FILE_TOO_LARGE') throw new GymError('FILE_TOO_LARGE', `'${rel}' is ${err.details?.size ?? 'more than ' + MAX_TEXT_FILE_BYTES} bytes, more than ${MAX_TEXT_FILE_BYTES} this tool reads; use search or run_command`);
+    if (err.code === 'FILE_TOO_LARGE')
+      throw new GymError(
+        'FILE_TOO_LARGE',
+        `'${rel}' is ${err.details?.size ?? 'more than ' + MAX_TEXT_FILE_BYTES} bytes, more than ${MAX_TEXT_FILE_BYTES} this tool reads; use search or run_command`,
+      );
     // Only a failed read pays a second call, to say what the path is.
-    if (err.code === 'NOT_A_FILE' && (await episode.sandbox.stat(rel).catch(() => null))?.type === 'dir') throw new GymError('NOT_A_FILE', `'${rel}' is a directory; use list_dir`);
+    if (err.code === 'NOT_A_FILE' && (await episode.sandbox.stat(rel).catch(() => null))?.type === 'dir')
+      throw new GymError('NOT_A_FILE', `'${rel}' is a directory; use list_dir`);
     throw err;
   }
   if (looksBinary(data)) throw new GymError('BINARY_FILE', `'${rel}' is a binary file (${data.length} bytes) and cannot be shown as text`);
@@ -84,7 +89,9 @@ export function splitLines(text: string): string[] {
 }
 
 export function cutLine(line: string): string {
-  return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)} … [line cut: ${line.length - MAX_LINE_CHARS} more characters]` : line;
+  return line.length > MAX_LINE_CHARS
+    ? `${line.slice(0, MAX_LINE_CHARS)} … [line cut: ${line.length - MAX_LINE_CHARS} more characters]`
+    : line;
 }
 
 /** `  12\tcode` lines, numbered from `first` (1-based). */

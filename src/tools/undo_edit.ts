@@ -9,7 +9,11 @@ export const undoEditTool = episodeTool({
   title: 'Undo the last edit of a file',
   description: 'Revert the last edit_file / insert_lines / create_file on a file (a created file is removed). Can be repeated.',
   input: z.object({ path: z.string().min(1).describe('file path relative to the workspace root') }),
-  output: z.object({ path: z.string(), removed: z.boolean().describe('the file did not exist before the edit and was removed'), remainingUndos: Count }),
+  output: z.object({
+    path: z.string(),
+    removed: z.boolean().describe('the file did not exist before the edit and was removed'),
+    remainingUndos: Count,
+  }),
   annotations: { destructiveHint: true },
   async run(episode, args) {
     const stack = episode.editHistory.get(historyKey(episode, args.path));
@@ -18,7 +22,8 @@ export const undoEditTool = episodeTool({
     if (before === null) await episode.sandbox.remove(args.path);
     else await episode.sandbox.writeFile(args.path, before);
     return {
-      text: before === null ? `Removed ${args.path} (it did not exist before).` : `Restored ${args.path} to its content before the last edit.`,
+      text:
+        before === null ? `Removed ${args.path} (it did not exist before).` : `Restored ${args.path} to its content before the last edit.`,
       data: { path: args.path, removed: before === null, remainingUndos: stack.length },
     };
   },

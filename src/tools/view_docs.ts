@@ -104,7 +104,12 @@ export const viewDocsTool = episodeTool({
   description:
     "Show the documentation of a Python module, class, function or method as installed in this task's environment (the pinned library version, not the newest): pydoc's text for a dotted path such as numpy.round_, torch.special.log_ndtr or pandas.DataFrame.append. A bare name is also looked up in the task's library. Long pages are cut at max_chars.",
   input: z.object({
-    symbol: z.string().min(1).max(300).regex(/^[A-Za-z_][\w.]*$/, 'a dotted Python name').describe('dotted path of a module, class, function or method'),
+    symbol: z
+      .string()
+      .min(1)
+      .max(300)
+      .regex(/^[A-Za-z_][\w.]*$/, 'a dotted Python name')
+      .describe('dotted path of a module, class, function or method'),
     max_chars: z.number().int().min(500).max(MAX_CHARS).default(DEFAULT_CHARS).describe('cut the page after this many characters'),
   }),
   output: z.object({
@@ -121,12 +126,19 @@ export const viewDocsTool = episodeTool({
   runsCode: true,
   appliesTo: (task) => task.env.kind === 'python',
   async run(episode, args, ctx) {
-    if (episode.task.env.kind !== 'python') throw new GymError('INVALID_ARGUMENT', 'view_docs works for Python tasks; this task is not one');
+    if (episode.task.env.kind !== 'python')
+      throw new GymError('INVALID_ARGUMENT', 'view_docs works for Python tasks; this task is not one');
     const { importName } = suiteMetadata(DocsMetadata, episode.task);
     const candidates = docCandidates(args.symbol, importName);
-    const result = await episode.sandbox.exec(pydocCommand(episode.env.command, candidates), { timeoutMs: 120_000, signal: ctx.signal, maxOutputBytes: 2 * MAX_CHARS });
+    const result = await episode.sandbox.exec(pydocCommand(episode.env.command, candidates), {
+      timeoutMs: 120_000,
+      signal: ctx.signal,
+      maxOutputBytes: 2 * MAX_CHARS,
+    });
     if (result.exitCode !== 0) {
-      const why = result.timedOut ? 'importing it took longer than 120 s' : (result.stderr.trim().split('\n').slice(-12).join('\n') || `exit code ${result.exitCode}`);
+      const why = result.timedOut
+        ? 'importing it took longer than 120 s'
+        : result.stderr.trim().split('\n').slice(-12).join('\n') || `exit code ${result.exitCode}`;
       return { text: `No documentation for ${args.symbol}.\n${why}`, data: { symbol: args.symbol, found: false, tried: candidates } };
     }
     const [header = '', ...rest] = result.stdout.split('\n');
@@ -134,6 +146,9 @@ export const viewDocsTool = episodeTool({
     const cut = page.length > args.max_chars;
     const text = `${header.replace(/^# /, 'Documentation of ')}\n\n${cut ? `${page.slice(0, args.max_chars)}\n[cut at ${args.max_chars} of ${page.length} characters; ask for more with max_chars]` : page}`;
     const resolved = /^# (\S+)/.exec(header)?.[1] ?? args.symbol;
-    return { text, data: { symbol: args.symbol, found: true, resolved, source: header.replace(/^# /, ''), chars: page.length, truncated: cut } };
+    return {
+      text,
+      data: { symbol: args.symbol, found: true, resolved, source: header.replace(/^# /, ''), chars: page.length, truncated: cut },
+    };
   },
 });

@@ -8,18 +8,22 @@ const MAX_DETAIL_LINES = 60;
 
 function clip(text: string, maxLines: number): string {
   const lines = text.split('\n');
-  return lines.length <= maxLines ? text : `${lines.slice(0, maxLines).join('\n')}\n[... ${lines.length - maxLines} more lines in the full log]`;
+  return lines.length <= maxLines
+    ? text
+    : `${lines.slice(0, maxLines).join('\n')}\n[... ${lines.length - maxLines} more lines in the full log]`;
 }
 
 export const viewErrorLogTool = episodeTool({
   name: 'view_error_log',
-  title: 'View the last test run\'s errors',
+  title: "View the last test run's errors",
   description:
     'Show what went wrong in the last run_tests: failing tests first with their tracebacks or assertion messages, compiler errors as file:line: message, then the full log, 200 lines a page (page 2, 3, ... for more).',
   input: z.object({ page: z.number().int().min(1).default(1).describe('page of the full log') }),
   output: z.object({
     failures: z.array(z.object({ test: z.string(), status: z.string(), message: z.string().optional(), details: z.string().optional() })),
-    compilerErrors: z.array(z.object({ file: z.string(), line: z.number().int(), column: z.number().int().optional(), message: z.string() })),
+    compilerErrors: z.array(
+      z.object({ file: z.string(), line: z.number().int(), column: z.number().int().optional(), message: z.string() }),
+    ),
     tracebacks: z.array(z.string()),
     page: z.number().int().min(1),
     pages: z.number().int().min(1),
@@ -54,7 +58,7 @@ export const viewErrorLogTool = episodeTool({
       if (!parsed.failures.length && !parsed.compilerErrors.length && !parsed.tracebacks.length) out.push('\nNo failures in the last run.');
     }
     const slice = logLines.slice((args.page - 1) * PAGE_LINES, args.page * PAGE_LINES);
-    out.push(`${args.page === 1 ? "\n" : ""}--- full log, page ${args.page} of ${pages} ---\n${slice.join("\n")}`);
+    out.push(`${args.page === 1 ? '\n' : ''}--- full log, page ${args.page} of ${pages} ---\n${slice.join('\n')}`);
     if (args.page < pages) out.push(`[more: view_error_log with page=${args.page + 1}]`);
     return { text: out.join('\n'), data: { ...parsed, page: args.page, pages, exitCode: run.exec.exitCode, timedOut: run.exec.timedOut } };
   },

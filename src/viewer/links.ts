@@ -25,7 +25,11 @@ export const DEFAULT_VIEW_URL = `http://127.0.0.1:${DEFAULT_VIEW_PORT}/`;
 
 /** A run directory's id in the viewer: its base name, made safe for a URL path segment. */
 export function runId(runDir: string): string {
-  const base = runDir.replace(/[\\/]+$/, '').split(/[\\/]/).pop() || 'run';
+  const base =
+    runDir
+      .replace(/[\\/]+$/, '')
+      .split(/[\\/]/)
+      .pop() || 'run';
   return base.replace(/[^A-Za-z0-9._-]+/g, '_');
 }
 

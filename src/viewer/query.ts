@@ -3,7 +3,21 @@ import { GymError } from '../errors.ts';
 import type { ResultRow } from './runs.ts';
 
 /** The columns a run table sorts by. */
-export const SORT_KEYS = ['task', 'sample', 'status', 'reward', 'stopReason', 'steps', 'tokens', 'costUsd', 'durationMs', 'failToPass', 'passToPass', 'infraError', 'attempts'] as const;
+export const SORT_KEYS = [
+  'task',
+  'sample',
+  'status',
+  'reward',
+  'stopReason',
+  'steps',
+  'tokens',
+  'costUsd',
+  'durationMs',
+  'failToPass',
+  'passToPass',
+  'infraError',
+  'attempts',
+] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 
 export const MAX_PAGE = 500;
@@ -114,9 +128,15 @@ export class ResultTable {
     }
     const needle = q.q.toLowerCase();
     const metaFilters = Object.entries(q.meta).filter(([, v]) => v !== '');
-    const filtered = q.status || needle || metaFilters.length
-      ? sorted.filter((r) => (!q.status || r.status === q.status) && (!needle || r.task.toLowerCase().includes(needle)) && metaFilters.every(([k, v]) => Object.hasOwn(r.metadata, k) && String(r.metadata[k]) === v))
-      : sorted;
+    const filtered =
+      q.status || needle || metaFilters.length
+        ? sorted.filter(
+            (r) =>
+              (!q.status || r.status === q.status) &&
+              (!needle || r.task.toLowerCase().includes(needle)) &&
+              metaFilters.every(([k, v]) => Object.hasOwn(r.metadata, k) && String(r.metadata[k]) === v),
+          )
+        : sorted;
     return { total: rows.length, matched: filtered.length, offset: q.offset, rows: filtered.slice(q.offset, q.offset + q.limit) };
   }
 }

@@ -81,12 +81,16 @@ export async function discoverRuns(paths: string[]): Promise<string[]> {
   for (const p of paths) {
     const abs = path.resolve(p);
     const stat = await fs.stat(abs).catch(() => null);
-    if (!stat?.isDirectory()) throw new GymError('INVALID_ARGUMENT', `${p} is not a directory (give run directories, or a directory holding them)`);
+    if (!stat?.isDirectory())
+      throw new GymError('INVALID_ARGUMENT', `${p} is not a directory (give run directories, or a directory holding them)`);
     if (await exists(path.join(abs, MANIFEST_FILE))) {
       out.push(abs);
       continue;
     }
-    const children = (await fs.readdir(abs, { withFileTypes: true })).filter((d) => d.isDirectory()).map((d) => path.join(abs, d.name)).sort();
+    const children = (await fs.readdir(abs, { withFileTypes: true }))
+      .filter((d) => d.isDirectory())
+      .map((d) => path.join(abs, d.name))
+      .sort();
     const runs: string[] = [];
     for (const c of children) if (await exists(path.join(c, MANIFEST_FILE))) runs.push(c);
     if (!runs.length) throw new GymError('INVALID_ARGUMENT', `${p} is not a run directory (no ${MANIFEST_FILE}) and holds none`);
@@ -96,7 +100,10 @@ export async function discoverRuns(paths: string[]): Promise<string[]> {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return fs.stat(file).then(() => true, () => false);
+  return fs.stat(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** Run directories by id, each read when asked for and read again when its files change. */
@@ -161,13 +168,45 @@ export async function loadViewedRun(id: string, dir: string, version = ''): Prom
   for (const key of running.keys()) {
     const [task, sample] = key.split('\u0000') as [string, string];
     const earlier = attempts.get(key) ?? [];
-    rows.push({ task, sample: Number(sample), status: 'running', reward: 0, stopReason: '', steps: 0, tokens: 0, costUsd: priced ? 0 : null, durationMs: 0, attempts: earlier.length + 1, failToPass: null, passToPass: null, tests: null, infraError: null, agentError: null, metadata: earlier[0]?.metadata ?? {} });
+    rows.push({
+      task,
+      sample: Number(sample),
+      status: 'running',
+      reward: 0,
+      stopReason: '',
+      steps: 0,
+      tokens: 0,
+      costUsd: priced ? 0 : null,
+      durationMs: 0,
+      attempts: earlier.length + 1,
+      failToPass: null,
+      passToPass: null,
+      tests: null,
+      infraError: null,
+      agentError: null,
+      metadata: earlier[0]?.metadata ?? {},
+    });
   }
-  return { id, dir, manifest, rows, attempts, running, expected: (manifest.taskIds?.length ?? 0) * samples, facets: facetsOf(rows), version };
+  return {
+    id,
+    dir,
+    manifest,
+    rows,
+    attempts,
+    running,
+    expected: (manifest.taskIds?.length ?? 0) * samples,
+    facets: facetsOf(rows),
+    version,
+  };
 }
 
 /** Pairs whose trajectory file exists but whose final result is not written yet. */
-async function runningPairs(dir: string, manifest: RunManifest, samples: number, finals: Map<string, ResultRecord>): Promise<Map<string, string>> {
+async function runningPairs(
+  dir: string,
+  manifest: RunManifest,
+  samples: number,
+  finals: Map<string, ResultRecord>,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   let names: Set<string>;
   try {
@@ -196,7 +235,7 @@ function rowOf(r: ResultRecord, attempts: number, priced: boolean): ResultRow {
     stopReason: r.stopReason ?? '',
     steps: r.steps ?? 0,
     tokens: r.tokens?.total ?? 0,
-    costUsd: priced ? r.costUsd ?? 0 : null,
+    costUsd: priced ? (r.costUsd ?? 0) : null,
     durationMs: r.durations?.totalMs ?? 0,
     attempts,
     failToPass: v?.failToPass ?? null,
@@ -222,7 +261,10 @@ function facetsOf(rows: ResultRow[]): ViewedRun['facets'] {
   for (const key of [...counts.keys()].sort()) {
     const values = counts.get(key)!;
     if (values.size > MAX_FACET_VALUES) continue;
-    out.push([key, [...values].map(([value, count]) => ({ value, count })).sort((a, b) => a.value.localeCompare(b.value, undefined, { numeric: true }))]);
+    out.push([
+      key,
+      [...values].map(([value, count]) => ({ value, count })).sort((a, b) => a.value.localeCompare(b.value, undefined, { numeric: true })),
+    ]);
   }
   // Entries, not assignments: a metadata key `__proto__` stays a key.
   return Object.fromEntries(out);

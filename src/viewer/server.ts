@@ -29,11 +29,19 @@ export async function startViewerServer(sources: ViewerSources, opts: ViewerServ
   const host = opts.host ?? '127.0.0.1';
   const port = opts.port ?? DEFAULT_VIEW_PORT;
   const loopback = isLoopbackHost(host);
-  if (!loopback && !opts.token) throw new GymError('UNAUTHORIZED', `binding to ${host} exposes the viewer beyond this machine: give a token (--token or BENCHGYM_TOKEN)`);
+  if (!loopback && !opts.token)
+    throw new GymError(
+      'UNAUTHORIZED',
+      `binding to ${host} exposes the viewer beyond this machine: give a token (--token or BENCHGYM_TOKEN)`,
+    );
   const policy: AccessPolicy = {
     token: opts.token,
     allowedOrigins: opts.allowedOrigins,
-    allowedHosts: loopback ? loopbackHostNames(host, opts.allowedHosts) : opts.allowedHosts?.length ? opts.allowedHosts.map((h) => h.toLowerCase()) : undefined,
+    allowedHosts: loopback
+      ? loopbackHostNames(host, opts.allowedHosts)
+      : opts.allowedHosts?.length
+        ? opts.allowedHosts.map((h) => h.toLowerCase())
+        : undefined,
   };
   const app = express();
   app.disable('x-powered-by');
@@ -49,7 +57,14 @@ export async function startViewerServer(sources: ViewerSources, opts: ViewerServ
     const s = app.listen(port, host, (err?: Error) => {
       if (!err) return resolve(s);
       const code = (err as NodeJS.ErrnoException).code;
-      reject(code === 'EADDRINUSE' ? new GymError('INVALID_ARGUMENT', `port ${port} on ${host} is already in use: stop what listens there or choose another with --port`) : new GymError('INTERNAL', `could not listen on ${host}:${port}: ${err.message}`));
+      reject(
+        code === 'EADDRINUSE'
+          ? new GymError(
+              'INVALID_ARGUMENT',
+              `port ${port} on ${host} is already in use: stop what listens there or choose another with --port`,
+            )
+          : new GymError('INTERNAL', `could not listen on ${host}:${port}: ${err.message}`),
+      );
     });
   });
   const address = http.address() as AddressInfo;

@@ -13,7 +13,17 @@ export type TranscriptItem =
   | { kind: 'prompt'; time?: string; system?: string; user?: string; extra?: Record<string, unknown> }
   | { kind: 'assistant'; time?: string; content: string | null; toolCalls: { name: string; arguments: string }[] }
   | { kind: 'answer'; time?: string; text: string; files: string[]; problem?: string }
-  | { kind: 'tool'; time?: string; step?: number; tool: string; args: unknown; ok: boolean; observation?: string; error?: string; durationMs?: number }
+  | {
+      kind: 'tool';
+      time?: string;
+      step?: number;
+      tool: string;
+      args: unknown;
+      ok: boolean;
+      observation?: string;
+      error?: string;
+      durationMs?: number;
+    }
   | { kind: 'result'; time?: string; attempt?: number; status: string; reward?: number; stopReason?: string; infraError?: string }
   | { kind: 'end'; time?: string; state: string; infraError?: string }
   | { kind: 'event'; time?: string; type: string; fields: Record<string, unknown> };
@@ -73,7 +83,10 @@ export async function transcriptPage(index: LineIndex, files: TranscriptFiles, f
   for (const r of slice) byFile.set(r.file, [...(byFile.get(r.file) ?? []), r]);
   const records = new Map<Ref, Record<string, unknown>>();
   for (const [file, rs] of byFile) {
-    const recs = await index.read(file, rs.map((r) => r.line));
+    const recs = await index.read(
+      file,
+      rs.map((r) => r.line),
+    );
     rs.forEach((r, i) => records.set(r, recs[i]!));
   }
   const items = slice.map((r) => normalize(records.get(r)!, r.source, r.time));
@@ -88,7 +101,9 @@ export async function transcriptPage(index: LineIndex, files: TranscriptFiles, f
 async function plan(index: LineIndex, files: TranscriptFiles): Promise<{ refs: Ref[]; verdictRef?: Ref; done: boolean }> {
   const agentLines = files.agent ? await index.lines(files.agent) : [];
   const gymFiles = new Map(files.gym ?? []);
-  for (const l of agentLines) if (l.type === 'attempt' && l.gymTrajectory && l.attempt !== undefined && isGymTrajectoryPath(l.gymTrajectory)) gymFiles.set(l.attempt, l.gymTrajectory);
+  for (const l of agentLines)
+    if (l.type === 'attempt' && l.gymTrajectory && l.attempt !== undefined && isGymTrajectoryPath(l.gymTrajectory))
+      gymFiles.set(l.attempt, l.gymTrajectory);
   const refs: Ref[] = [];
   let order = 0;
   let verdictRef: Ref | undefined;
@@ -157,7 +172,13 @@ export function normalize(r: Record<string, unknown>, source: 'agent' | 'gym', t
       return { kind: 'episode', time: t, episodeId: str(r.episodeId), suite: str(r.suite), task: str(r.taskId), sandbox: str(r.sandbox) };
     case 'prompt': {
       const { type: _t, system, user, at: _a, attempt: _n, ...extra } = r;
-      return { kind: 'prompt', time: t, system: str(system), user: typeof user === 'string' ? user : user === undefined ? undefined : JSON.stringify(user, null, 2), extra };
+      return {
+        kind: 'prompt',
+        time: t,
+        system: str(system),
+        user: typeof user === 'string' ? user : user === undefined ? undefined : JSON.stringify(user, null, 2),
+        extra,
+      };
     }
     case 'assistant': {
       const calls = Array.isArray(r.toolCalls) ? r.toolCalls : [];
@@ -174,15 +195,47 @@ export function normalize(r: Record<string, unknown>, source: 'agent' | 'gym', t
     case 'answer':
     case 'round':
       if (typeof r.answer === 'string') {
-        return { kind: 'answer', time: t, text: r.answer, files: Array.isArray(r.files) ? r.files.map(String) : [], ...(str(r.problem) ? { problem: str(r.problem) } : {}) };
+        return {
+          kind: 'answer',
+          time: t,
+          text: r.answer,
+          files: Array.isArray(r.files) ? r.files.map(String) : [],
+          ...(str(r.problem) ? { problem: str(r.problem) } : {}),
+        };
       }
       break;
     case 'step':
-      return { kind: 'tool', time: t, step: num(r.step), tool: str(r.tool) ?? '?', args: r.args, ok: r.ok !== false, observation: str(r.observation), error: errorText(r.error), durationMs: num(r.durationMs) };
+      return {
+        kind: 'tool',
+        time: t,
+        step: num(r.step),
+        tool: str(r.tool) ?? '?',
+        args: r.args,
+        ok: r.ok !== false,
+        observation: str(r.observation),
+        error: errorText(r.error),
+        durationMs: num(r.durationMs),
+      };
     case 'tool':
-      return { kind: 'tool', time: t, tool: str(r.name) ?? '?', args: r.args, ok: r.ok !== false, observation: str(r.observation), error: errorText(r.error) ?? (str(r.code) ? str(r.code) : undefined) };
+      return {
+        kind: 'tool',
+        time: t,
+        tool: str(r.name) ?? '?',
+        args: r.args,
+        ok: r.ok !== false,
+        observation: str(r.observation),
+        error: errorText(r.error) ?? (str(r.code) ? str(r.code) : undefined),
+      };
     case 'result':
-      return { kind: 'result', time: t, attempt: num(r.attempt), status: str(r.status) ?? '?', reward: num(r.reward), stopReason: str(r.stopReason), infraError: errorText(r.infraError) };
+      return {
+        kind: 'result',
+        time: t,
+        attempt: num(r.attempt),
+        status: str(r.status) ?? '?',
+        reward: num(r.reward),
+        stopReason: str(r.stopReason),
+        infraError: errorText(r.infraError),
+      };
     case 'end':
       if (source === 'gym') return { kind: 'end', time: t, state: str(r.state) ?? 'ended', infraError: errorText(r.infraError) };
       break;
@@ -202,7 +255,8 @@ export function verdictOf(rec: Record<string, unknown>): TranscriptVerdict {
     if (Object.hasOwn(counts, status)) counts[status as keyof typeof counts]++;
     if (status === 'failed' || status === 'error') {
       failingTotal++;
-      if (failing.length < MAX_FAILING) failing.push({ name: str(test.name) ?? '?', status, ...(str(test.message) ? { message: str(test.message) } : {}) });
+      if (failing.length < MAX_FAILING)
+        failing.push({ name: str(test.name) ?? '?', status, ...(str(test.message) ? { message: str(test.message) } : {}) });
     }
   }
   const list = (o: unknown): { passed: string[]; failed: string[] } | undefined => {

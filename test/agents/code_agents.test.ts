@@ -38,7 +38,10 @@ describe('feedback and single-shot agents', () => {
     assert.equal(result.rounds, 2);
     assert.equal(result.verdict?.reward, 1, JSON.stringify(result.verdict));
     assert.equal(server.requests.length, 2);
-    assert.deepEqual({ prompt: result.usage.promptTokens, completion: result.usage.completionTokens, calls: result.usage.calls }, { prompt: 3200, completion: 760, calls: 2 });
+    assert.deepEqual(
+      { prompt: result.usage.promptTokens, completion: result.usage.completionTokens, calls: result.usage.calls },
+      { prompt: 3200, completion: 760, calls: 2 },
+    );
 
     // Round 1: no tools; the task and the source file (not the tests) in a labelled fence.
     const first = server.requests[0]!;
@@ -60,14 +63,14 @@ describe('feedback and single-shot agents', () => {
     assert.match(feedback, /FAILED|failed/);
 
     const rounds = events.filter((e) => e.type === 'round_result');
-    assert.deepEqual(rounds.map((r) => r.passed), [false, true]);
+    assert.deepEqual(
+      rounds.map((r) => r.passed),
+      [false, true],
+    );
   });
 
   test('feedback: every round wrong → rounds_exhausted, the last attempt is scored (reward 0)', async () => {
-    const server = await endpoint([
-      { content: answer(WRONG_ROMAN) },
-      { content: 'I cannot see the problem; no code this time.' },
-    ]);
+    const server = await endpoint([{ content: answer(WRONG_ROMAN) }, { content: 'I cannot see the problem; no code this time.' }]);
     const { result } = await runAgent(bed.gym, 'roman-numerals', feedbackAgent, { rounds: 2 }, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'rounds_exhausted');
     assert.equal(result.rounds, 2);

@@ -24,11 +24,18 @@ async function statusServer(status: number): Promise<{ url: string; hits: string
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: `scripted ${status}` } }));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`, hits, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/v1`,
+    hits,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 test('no base URL: refused, naming --base-url; never a public default', async () => {
-  await assert.rejects(checkModelEndpoint({ model: 'm' }), { code: 'MODEL_UNAVAILABLE', message: /no model endpoint is configured: pass --base-url URL .*never falls back to a public endpoint/ });
+  await assert.rejects(checkModelEndpoint({ model: 'm' }), {
+    code: 'MODEL_UNAVAILABLE',
+    message: /no model endpoint is configured: pass --base-url URL .*never falls back to a public endpoint/,
+  });
   await assert.rejects(checkModelEndpoint({ baseURL: 'ftp://x', model: 'm' }), /not an http\(s\) URL/);
   assert.equal(configuredBaseURL(null, {}), undefined);
   assert.equal(configuredBaseURL(null, { OPENAI_BASE_URL: 'http://h/v1' }), 'http://h/v1');
@@ -40,7 +47,12 @@ test('an endpoint that is down fails at once, naming the URL', async () => {
   const t0 = Date.now();
   await assert.rejects(checkModelEndpoint({ baseURL: url, model: 'm' }), (e: Error & { code?: string }) => {
     assert.equal(e.code, 'MODEL_UNAVAILABLE');
-    assert.match(e.message, new RegExp(`the model endpoint ${url.replace(/[.]/g, '\\.')} is not reachable \\(GET ${url.replace(/[.]/g, '\\.')}/models: ECONNREFUSED\\)`));
+    assert.match(
+      e.message,
+      new RegExp(
+        `the model endpoint ${url.replace(/[.]/g, '\\.')} is not reachable \\(GET ${url.replace(/[.]/g, '\\.')}/models: ECONNREFUSED\\)`,
+      ),
+    );
     return true;
   });
   assert.ok(Date.now() - t0 < 5000, 'no retries');
@@ -77,11 +89,26 @@ test('a key refused or missing, an endpoint that fails, a URL with no API behind
   const failing = await statusServer(503);
   const nothing = await statusServer(404);
   try {
-    await assert.rejects(checkModelEndpoint({ baseURL: unauthorized.url, model: 'm' }), /asks for an API key \(GET \/models: HTTP 401\) and none is configured: set \$OPENAI_API_KEY/);
-    await assert.rejects(checkModelEndpoint({ baseURL: unauthorized.url, apiKey: 'bad', model: 'm' }), /refused the API key \(GET \/models: HTTP 401\)/);
-    await assert.rejects(checkModelEndpoint({ baseURL: failing.url, model: 'm' }), new RegExp(`the model endpoint ${failing.url.replace(/[.]/g, '\\.')} is failing \\(GET .*/models: HTTP 503`));
-    await assert.rejects(checkModelEndpoint({ baseURL: nothing.url, model: 'm' }), /no OpenAI-compatible API at http:\/\/127\.0\.0\.1:\d+\/v1: GET \/models answered HTTP 404 and POST \/chat\/completions HTTP 404 .*ending in \/v1/);
-    assert.deepEqual(nothing.hits.map((h) => h.split(' ').slice(0, 2).join(' ')), ['GET /v1/models', 'POST /v1/chat/completions']);
+    await assert.rejects(
+      checkModelEndpoint({ baseURL: unauthorized.url, model: 'm' }),
+      /asks for an API key \(GET \/models: HTTP 401\) and none is configured: set \$OPENAI_API_KEY/,
+    );
+    await assert.rejects(
+      checkModelEndpoint({ baseURL: unauthorized.url, apiKey: 'bad', model: 'm' }),
+      /refused the API key \(GET \/models: HTTP 401\)/,
+    );
+    await assert.rejects(
+      checkModelEndpoint({ baseURL: failing.url, model: 'm' }),
+      new RegExp(`the model endpoint ${failing.url.replace(/[.]/g, '\\.')} is failing \\(GET .*/models: HTTP 503`),
+    );
+    await assert.rejects(
+      checkModelEndpoint({ baseURL: nothing.url, model: 'm' }),
+      /no OpenAI-compatible API at http:\/\/127\.0\.0\.1:\d+\/v1: GET \/models answered HTTP 404 and POST \/chat\/completions HTTP 404 .*ending in \/v1/,
+    );
+    assert.deepEqual(
+      nothing.hits.map((h) => h.split(' ').slice(0, 2).join(' ')),
+      ['GET /v1/models', 'POST /v1/chat/completions'],
+    );
   } finally {
     await Promise.all([unauthorized.close(), failing.close(), nothing.close()]);
   }
@@ -94,5 +121,8 @@ test('a ChatModel with no endpoint configured refuses to call anything (no fallb
   t.after(() => {
     if (saved !== undefined) process.env.OPENAI_BASE_URL = saved;
   });
-  await assert.rejects(new ChatModel({ model: 'm', maxRetries: 0 }).complete([{ role: 'user', content: 'hi' }]), (e: unknown) => e instanceof ModelUnavailableError && /no model endpoint is configured/.test(e.message));
+  await assert.rejects(
+    new ChatModel({ model: 'm', maxRetries: 0 }).complete([{ role: 'user', content: 'hi' }]),
+    (e: unknown) => e instanceof ModelUnavailableError && /no model endpoint is configured/.test(e.message),
+  );
 });

@@ -41,7 +41,14 @@ export async function runAgent<S extends AgentDefinition>(
   const ctx: AgentContext = {
     client: session.client,
     episodeId,
-    task: { suite: task.suite, id: task.id, prompt: gym.episode(episodeId).prompt, language: task.language, kind: task.kind, metadata: task.metadata },
+    task: {
+      suite: task.suite,
+      id: task.id,
+      prompt: gym.episode(episodeId).prompt,
+      language: task.language,
+      kind: task.kind,
+      metadata: task.metadata,
+    },
     model,
     sample: extra.sample ?? 0,
     signal: extra.signal ?? new AbortController().signal,
@@ -59,7 +66,10 @@ export async function runAgent<S extends AgentDefinition>(
  * Hooks for a describe block of agent tests: a gym on the shared test cache before, and
  * at the end every scripted endpoint closed and the gym cleaned up.
  */
-export function agentTestBed(): { readonly gym: Gym; endpoint: (...args: Parameters<typeof startScriptedOpenAI>) => Promise<ScriptedServer> } {
+export function agentTestBed(): {
+  readonly gym: Gym;
+  endpoint: (...args: Parameters<typeof startScriptedOpenAI>) => Promise<ScriptedServer>;
+} {
   let gym: Gym | undefined;
   let cleanup: (() => Promise<void>) | undefined;
   const servers: ScriptedServer[] = [];

@@ -65,7 +65,13 @@ describe('model endpoint failures', () => {
 
   test('an endpoint that is not there (connection refused) → MODEL_UNAVAILABLE', async () => {
     const port = await deadPort();
-    const { result } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(`http://127.0.0.1:${port}/v1`, { maxRetries: 1 }));
+    const { result } = await runAgent(
+      bed.gym,
+      'roman-numerals',
+      singleShotAgent,
+      {},
+      scriptedModel(`http://127.0.0.1:${port}/v1`, { maxRetries: 1 }),
+    );
     assert.equal(result.infraError?.code, 'MODEL_UNAVAILABLE');
     assert.equal(result.submitted, false);
   });
@@ -96,7 +102,9 @@ describe('model endpoint failures', () => {
       await new Promise((r) => setTimeout(r, 50));
       return { content: 'late' };
     });
-    const { result, episodeId } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(server.baseURL), { signal: controller.signal });
+    const { result, episodeId } = await runAgent(bed.gym, 'roman-numerals', singleShotAgent, {}, scriptedModel(server.baseURL), {
+      signal: controller.signal,
+    });
     assert.equal(result.infraError?.code, 'CANCELLED');
     assert.equal(result.submitted, false);
     assert.equal(bed.gym.episode(episodeId).state, 'running');

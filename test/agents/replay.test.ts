@@ -13,9 +13,20 @@ const NO_MODEL = { model: 'none' };
 function goldDiff(): Promise<string> {
   const task = path.join(EXAMPLES, 'inventory-discount-bug');
   return new Promise((resolve, reject) =>
-    execFile('diff', ['-u', '--label', 'a/shop/cart.py', '--label', 'b/shop/cart.py', path.join(task, 'workspace/shop/cart.py'), path.join(task, 'solution/shop/cart.py')], (err, stdout) =>
-      // diff exits 1 when the files differ.
-      err && (err as { code?: number }).code !== 1 ? reject(err) : resolve(stdout),
+    execFile(
+      'diff',
+      [
+        '-u',
+        '--label',
+        'a/shop/cart.py',
+        '--label',
+        'b/shop/cart.py',
+        path.join(task, 'workspace/shop/cart.py'),
+        path.join(task, 'solution/shop/cart.py'),
+      ],
+      (err, stdout) =>
+        // diff exits 1 when the files differ.
+        err && (err as { code?: number }).code !== 1 ? reject(err) : resolve(stdout),
     ),
   );
 }
@@ -41,7 +52,13 @@ describe('replay agent', () => {
   test('a unified diff is applied with git apply and scored → reward 1; the diff file is gone', async () => {
     const patch = await goldDiff();
     assert.match(patch, /^--- a\/shop\/cart\.py/m);
-    const { result, episodeId, events } = await runAgent(gym, 'inventory-discount-bug', replayAgent, { predictions: { 'inventory-discount-bug': patch } }, NO_MODEL);
+    const { result, episodeId, events } = await runAgent(
+      gym,
+      'inventory-discount-bug',
+      replayAgent,
+      { predictions: { 'inventory-discount-bug': patch } },
+      NO_MODEL,
+    );
     assert.equal(result.verdict?.reward, 1, JSON.stringify(result.verdict));
     assert.ok(events.some((e) => e.type === 'replay' && e.kind === 'patch' && e.applied === true));
     const diff = gym.episode(episodeId).finalDiff ?? '';
@@ -51,7 +68,13 @@ describe('replay agent', () => {
 
   test('predictions by suite/id with {files}; a patch that does not apply scores 0', async () => {
     const gold = await readExample('roman-numerals/solution/roman.py');
-    const byFiles = await runAgent(gym, 'roman-numerals', replayAgent, { predictions: { 'examples/roman-numerals': { files: { 'roman.py': gold } } } }, NO_MODEL);
+    const byFiles = await runAgent(
+      gym,
+      'roman-numerals',
+      replayAgent,
+      { predictions: { 'examples/roman-numerals': { files: { 'roman.py': gold } } } },
+      NO_MODEL,
+    );
     assert.equal(byFiles.result.verdict?.reward, 1);
 
     const broken = '--- a/shop/cart.py\n+++ b/shop/cart.py\n@@ -1,3 +1,3 @@\n-no such line\n+nothing\n context\n';

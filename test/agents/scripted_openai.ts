@@ -28,7 +28,12 @@ export interface ScriptedReply {
 
 export interface ChatRequest {
   model: string;
-  messages: Array<{ role: string; content?: unknown; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>; tool_call_id?: string }>;
+  messages: Array<{
+    role: string;
+    content?: unknown;
+    tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }>;
+    tool_call_id?: string;
+  }>;
   tools?: Array<{ type: string; function: { name: string; description?: string; parameters?: Record<string, unknown> } }>;
   temperature?: number;
   max_tokens?: number;
@@ -82,7 +87,8 @@ export async function startScriptedOpenAI(script: Script, opts: { repeatLast?: b
           authorizations.push(String(req.headers.authorization ?? ''));
           return send(200, { object: 'list', data: opts.models.map((id) => ({ id, object: 'model', owned_by: 'scripted' })) });
         }
-        if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) return send(404, { error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } });
+        if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions'))
+          return send(404, { error: { message: `no route ${req.method} ${req.url}`, type: 'not_found' } });
         let body: ChatRequest;
         try {
           body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ChatRequest;
@@ -94,7 +100,11 @@ export async function startScriptedOpenAI(script: Script, opts: { repeatLast?: b
         requests.push(body);
         const reply = await next(body, index);
         if (reply.status && reply.status !== 200) {
-          return send(reply.status, { error: { message: reply.errorMessage ?? `scripted ${reply.status}`, type: 'server_error', code: null } }, reply.headers);
+          return send(
+            reply.status,
+            { error: { message: reply.errorMessage ?? `scripted ${reply.status}`, type: 'server_error', code: null } },
+            reply.headers,
+          );
         }
         const toolCalls = reply.tool_calls?.map((c) => ({
           id: c.id ?? `call_${++callIds}`,
@@ -102,20 +112,24 @@ export async function startScriptedOpenAI(script: Script, opts: { repeatLast?: b
           function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments ?? {}) },
         }));
         const usage = reply.usage ?? { prompt_tokens: 100, completion_tokens: 20 };
-        send(200, {
-          id: `chatcmpl-${index + 1}`,
-          object: 'chat.completion',
-          created: Math.floor(Date.now() / 1000),
-          model: body.model,
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content: reply.content ?? null, ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) },
-              finish_reason: reply.finish_reason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
-            },
-          ],
-          usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-        }, reply.headers);
+        send(
+          200,
+          {
+            id: `chatcmpl-${index + 1}`,
+            object: 'chat.completion',
+            created: Math.floor(Date.now() / 1000),
+            model: body.model,
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: reply.content ?? null, ...(toolCalls?.length ? { tool_calls: toolCalls } : {}) },
+                finish_reason: reply.finish_reason ?? (toolCalls?.length ? 'tool_calls' : 'stop'),
+              },
+            ],
+            usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
+          },
+          reply.headers,
+        );
       })().catch((err: unknown) => {
         res.writeHead(500, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ error: { message: String(err), type: 'server_error' } }));

@@ -6,7 +6,15 @@ import path from 'node:path';
 import type { Gym } from '../../src/episode/gym.ts';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { replayAgent } from '../../agents/replay/index.ts';
-import { callTool, connectHttp, connectInProcess, resultText, spawnStdioEpisode, startHttpEpisode, type EpisodeSession } from '../../src/agent/session.ts';
+import {
+  callTool,
+  connectHttp,
+  connectInProcess,
+  resultText,
+  spawnStdioEpisode,
+  startHttpEpisode,
+  type EpisodeSession,
+} from '../../src/agent/session.ts';
 import type { AgentContext, AgentResult } from '../../src/agent/types.ts';
 import { TEST_CACHE_DIR, makeGym, startExample } from '../helpers.ts';
 import { readExample } from './harness.ts';
@@ -16,7 +24,15 @@ const TASK = { suite: 'examples', id: 'roman-numerals', prompt: 'implement roman
 /** Runs the replay agent with the gold roman.py through a session of any kind. */
 async function replayGold(session: EpisodeSession): Promise<AgentResult> {
   const gold = await readExample('roman-numerals/solution/roman.py');
-  const ctx: AgentContext = { client: session.client, episodeId: session.episodeId, task: TASK, model: { model: 'none' }, sample: 0, signal: new AbortController().signal, record: () => {} };
+  const ctx: AgentContext = {
+    client: session.client,
+    episodeId: session.episodeId,
+    task: TASK,
+    model: { model: 'none' },
+    sample: 0,
+    signal: new AbortController().signal,
+    record: () => {},
+  };
   return replayAgent.create(replayAgent.options.parse({ goldFiles: { 'roman.py': gold } })).run(ctx);
 }
 
@@ -54,7 +70,7 @@ describe('episode sessions', () => {
     }
   });
 
-  test('Streamable HTTP with a bearer token: start through /mcp, work through the episode\'s own endpoint (its key, no token) → reward 1', async () => {
+  test("Streamable HTTP with a bearer token: start through /mcp, work through the episode's own endpoint (its key, no token) → reward 1", async () => {
     const session = await startHttpEpisode({ url: server.url, token: 's3cret', taskId: 'roman-numerals' });
     try {
       assert.equal(session.started?.taskId, 'roman-numerals');
@@ -76,13 +92,19 @@ describe('episode sessions', () => {
     } finally {
       await again.close();
     }
-    await assert.rejects(connectHttp({ url: server.url, mcpPath: mcpPath.replace(/\/[^/]+\/mcp$/, '/wrong-key/mcp') }), /404|EPISODE_NOT_FOUND/);
+    await assert.rejects(
+      connectHttp({ url: server.url, mcpPath: mcpPath.replace(/\/[^/]+\/mcp$/, '/wrong-key/mcp') }),
+      /404|EPISODE_NOT_FOUND/,
+    );
     await assert.rejects(connectHttp({ mcpUrl: `${server.url}/mcp` }), /not an episode endpoint/);
   });
 
   test('stdio (benchgym mcp): the scoped client hides and injects episode_id → reward 1', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-agent-stdio-'));
-    const session = await spawnStdioEpisode({ taskId: 'roman-numerals', serverArgs: ['--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR] });
+    const session = await spawnStdioEpisode({
+      taskId: 'roman-numerals',
+      serverArgs: ['--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR],
+    });
     try {
       assert.match(session.episodeId, /^ep-/);
       const { names, viewFileProps } = await toolNames(session);

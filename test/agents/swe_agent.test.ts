@@ -9,7 +9,9 @@ import type { ChatRequest } from './scripted_openai.ts';
 function toolMessages(req: ChatRequest): { name: string; content: string }[] {
   const names = new Map<string, string>();
   for (const m of req.messages) for (const c of m.tool_calls ?? []) names.set(c.id, c.function.name);
-  return req.messages.filter((m) => m.role === 'tool').map((m) => ({ name: names.get(m.tool_call_id!) ?? '?', content: String(m.content) }));
+  return req.messages
+    .filter((m) => m.role === 'tool')
+    .map((m) => ({ name: names.get(m.tool_call_id!) ?? '?', content: String(m.content) }));
 }
 
 describe('swe-agent', () => {
@@ -18,7 +20,11 @@ describe('swe-agent', () => {
 
   test('solves inventory-discount-bug by scripted tool calls → reward 1; tool results went back to the model', async () => {
     const server = await endpoint([
-      { content: 'The tax is computed in shop/cart.py; let me look.', tool_calls: [{ name: 'view_file', arguments: { path: 'shop/cart.py', start_line: 70, end_line: 90 } }], usage: { prompt_tokens: 1000, completion_tokens: 50 } },
+      {
+        content: 'The tax is computed in shop/cart.py; let me look.',
+        tool_calls: [{ name: 'view_file', arguments: { path: 'shop/cart.py', start_line: 70, end_line: 90 } }],
+        usage: { prompt_tokens: 1000, completion_tokens: 50 },
+      },
       {
         content: 'Reproduce first: a test, then run it (two calls at once).',
         tool_calls: [
@@ -27,9 +33,17 @@ describe('swe-agent', () => {
         ],
         usage: { prompt_tokens: 1500, completion_tokens: 300 },
       },
-      { content: 'The coupon is not applied before tax. Fix it.', tool_calls: [{ name: 'edit_file', arguments: { path: 'shop/cart.py', old_str: BUGGY, new_str: FIXED } }], usage: { prompt_tokens: 2000, completion_tokens: 120 } },
+      {
+        content: 'The coupon is not applied before tax. Fix it.',
+        tool_calls: [{ name: 'edit_file', arguments: { path: 'shop/cart.py', old_str: BUGGY, new_str: FIXED } }],
+        usage: { prompt_tokens: 2000, completion_tokens: 120 },
+      },
       { tool_calls: [{ name: 'run_tests', arguments: {} }], usage: { prompt_tokens: 2500, completion_tokens: 10 } },
-      { content: 'All visible tests pass. Submitting.', tool_calls: [{ name: 'submit', arguments: {} }], usage: { prompt_tokens: 3000, completion_tokens: 10 } },
+      {
+        content: 'All visible tests pass. Submitting.',
+        tool_calls: [{ name: 'submit', arguments: {} }],
+        usage: { prompt_tokens: 3000, completion_tokens: 10 },
+      },
     ]);
     const model = scriptedModel(server.baseURL, { pricing: { prompt: 2, completion: 10 }, temperature: 0 });
     const { result, events } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, {}, model);
@@ -49,7 +63,8 @@ describe('swe-agent', () => {
     assert.match(String(first.messages[0]!.content), /view_file/);
     assert.match(String(first.messages[1]!.content), /Sales tax is charged on the full price/);
     const offered = first.tools!.map((t) => t.function.name);
-    for (const name of ['view_file', 'edit_file', 'create_file', 'run_tests', 'view_error_log', 'submit']) assert.ok(offered.includes(name), name);
+    for (const name of ['view_file', 'edit_file', 'create_file', 'run_tests', 'view_error_log', 'submit'])
+      assert.ok(offered.includes(name), name);
     assert.ok(!offered.includes('end_episode') && !offered.includes('fork_episode'));
     const viewSchema = first.tools!.find((t) => t.function.name === 'view_file')!.function.parameters!;
     assert.deepEqual((viewSchema.required as string[]).sort(), ['path']);
@@ -58,7 +73,10 @@ describe('swe-agent', () => {
     // Every observation went back as a tool message, answering its call in order.
     assert.match(toolMessages(server.requests[1]!)[0]!.content, /def taxable_amount/);
     const afterRepro = toolMessages(server.requests[2]!);
-    assert.deepEqual(afterRepro.map((m) => m.name), ['view_file', 'create_file', 'run_tests']);
+    assert.deepEqual(
+      afterRepro.map((m) => m.name),
+      ['view_file', 'create_file', 'run_tests'],
+    );
     assert.match(afterRepro[1]!.content, /Created tests\/test_repro\.py/);
     assert.match(afterRepro[2]!.content, /0 passed, 1 failed/);
     assert.match(afterRepro[2]!.content, /test_coupon_lowers_the_tax/);
@@ -67,20 +85,31 @@ describe('swe-agent', () => {
     assert.equal(server.authorizations[0], 'Bearer test');
 
     // Token and cost accounting sums every call's usage.
-    assert.deepEqual({ ...result.usage, costUsd: Number(result.usage.costUsd.toFixed(6)) }, {
-      promptTokens: 10_000,
-      completionTokens: 490,
-      calls: 5,
-      costUsd: Number(((10_000 * 2 + 490 * 10) / 1e6).toFixed(6)),
-    });
+    assert.deepEqual(
+      { ...result.usage, costUsd: Number(result.usage.costUsd.toFixed(6)) },
+      {
+        promptTokens: 10_000,
+        completionTokens: 490,
+        calls: 5,
+        costUsd: Number(((10_000 * 2 + 490 * 10) / 1e6).toFixed(6)),
+      },
+    );
     assert.ok(events.some((e) => e.type === 'assistant'));
     assert.ok(events.some((e) => e.type === 'tool' && e.name === 'edit_file' && e.ok === true));
     assert.ok(events.some((e) => e.type === 'submitted' && e.reward === 1));
   });
 
   test('the step limit submits the current diff: unsolved → reward 0, stopReason step_limit', async () => {
-    const server = await endpoint([{ content: 'Looking around.', tool_calls: [{ name: 'list_dir', arguments: { path: '.' } }] }], { repeatLast: true });
-    const { result, episodeId } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, { max_steps: 3 }, scriptedModel(server.baseURL));
+    const server = await endpoint([{ content: 'Looking around.', tool_calls: [{ name: 'list_dir', arguments: { path: '.' } }] }], {
+      repeatLast: true,
+    });
+    const { result, episodeId } = await runAgent(
+      bed.gym,
+      'inventory-discount-bug',
+      sweAgent,
+      { max_steps: 3 },
+      scriptedModel(server.baseURL),
+    );
     assert.equal(result.stopReason, 'step_limit');
     assert.equal(result.submitted, true);
     assert.equal(result.steps, 3);
@@ -94,9 +123,20 @@ describe('swe-agent', () => {
 
   test('parallel calls past the step limit are answered but not run', async () => {
     const server = await endpoint([
-      { tool_calls: [{ name: 'list_dir', arguments: {} }, { name: 'create_file', arguments: { path: 'never.txt', content: 'x' } }] },
+      {
+        tool_calls: [
+          { name: 'list_dir', arguments: {} },
+          { name: 'create_file', arguments: { path: 'never.txt', content: 'x' } },
+        ],
+      },
     ]);
-    const { result, episodeId } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, { max_steps: 1 }, scriptedModel(server.baseURL));
+    const { result, episodeId } = await runAgent(
+      bed.gym,
+      'inventory-discount-bug',
+      sweAgent,
+      { max_steps: 1 },
+      scriptedModel(server.baseURL),
+    );
     assert.equal(result.stopReason, 'step_limit');
     assert.equal(result.steps, 1);
     assert.equal(result.verdict?.reward, 0);
@@ -104,10 +144,7 @@ describe('swe-agent', () => {
   });
 
   test('a model that stops calling tools is nudged once, then its diff is submitted (model_stopped)', async () => {
-    const server = await endpoint([
-      { content: 'I think the bug is in cart.py.' },
-      { content: 'I am done.' },
-    ]);
+    const server = await endpoint([{ content: 'I think the bug is in cart.py.' }, { content: 'I am done.' }]);
     const { result } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, {}, scriptedModel(server.baseURL));
     assert.equal(result.stopReason, 'model_stopped');
     assert.equal(result.submitted, true);
@@ -137,7 +174,10 @@ describe('swe-agent', () => {
   });
 
   test('the cost limit submits once the spend reaches it', async () => {
-    const server = await endpoint([{ tool_calls: [{ name: 'list_dir', arguments: {} }], usage: { prompt_tokens: 100_000, completion_tokens: 0 } }], { repeatLast: true });
+    const server = await endpoint(
+      [{ tool_calls: [{ name: 'list_dir', arguments: {} }], usage: { prompt_tokens: 100_000, completion_tokens: 0 } }],
+      { repeatLast: true },
+    );
     const model = scriptedModel(server.baseURL, { pricing: { prompt: 10, completion: 0 } });
     const { result } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, { cost_limit_usd: 1.5 }, model);
     assert.equal(result.stopReason, 'cost_limit');
@@ -152,7 +192,13 @@ describe('swe-agent', () => {
       { tool_calls: [{ name: 'run_command', arguments: { command: 'seq 1 5000' } }] },
       { tool_calls: [{ name: 'submit', arguments: {} }] },
     ]);
-    const { result } = await runAgent(bed.gym, 'inventory-discount-bug', sweAgent, { max_observation_chars: 1000 }, scriptedModel(server.baseURL));
+    const { result } = await runAgent(
+      bed.gym,
+      'inventory-discount-bug',
+      sweAgent,
+      { max_observation_chars: 1000 },
+      scriptedModel(server.baseURL),
+    );
     assert.equal(result.stopReason, 'submitted');
     const observation = toolMessages(server.requests[1]!)[0]!.content;
     assert.ok(observation.length < 1300, `${observation.length} characters`);

@@ -47,7 +47,8 @@ describe('code extraction', () => {
 
   test('files from an answer: labelled blocks win; one target takes the longest block of its language', () => {
     assert.deepEqual(filesFromAnswer('```python path=x.py\nX\n```', ['y.py'], 'python').files, { 'x.py': 'X\n' });
-    const unlabelled = 'Example:\n```python\nprint(1)\n```\nSolution:\n```python\ndef f():\n    return 42\n```\n```bash\npython -m pytest and more text than both\n```';
+    const unlabelled =
+      'Example:\n```python\nprint(1)\n```\nSolution:\n```python\ndef f():\n    return 42\n```\n```bash\npython -m pytest and more text than both\n```';
     assert.deepEqual(filesFromAnswer(unlabelled, ['f.py'], 'python').files, { 'f.py': 'def f():\n    return 42\n' });
     const ambiguous = filesFromAnswer('```python\nX\n```', ['a.py', 'b.py'], 'python');
     assert.deepEqual(ambiguous.files, {});
@@ -57,7 +58,8 @@ describe('code extraction', () => {
   });
 
   test('test paths are not source', () => {
-    for (const p of ['tests/test_x.py', 'test_x.py', 'pkg/x_test.py', 'conftest.py', 'src/test/java/FooTest.java', 'FooTest.java']) assert.ok(isTestPath(p), p);
+    for (const p of ['tests/test_x.py', 'test_x.py', 'pkg/x_test.py', 'conftest.py', 'src/test/java/FooTest.java', 'FooTest.java'])
+      assert.ok(isTestPath(p), p);
     for (const p of ['roman.py', 'shop/cart.py', 'src/main/java/org/Brackets.java', 'testing_utils.py']) assert.ok(!isTestPath(p), p);
   });
 });
@@ -76,14 +78,30 @@ describe('openai adapter helpers', () => {
   test('MCP tools become function tools; $schema is dropped, exclusions apply', () => {
     const tools = toOpenAITools(
       [
-        { name: 'view_file', description: 'Show a file', inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } },
+        {
+          name: 'view_file',
+          description: 'Show a file',
+          inputSchema: {
+            $schema: 'http://json-schema.org/draft-07/schema#',
+            type: 'object',
+            properties: { path: { type: 'string' } },
+            required: ['path'],
+          },
+        },
         { name: 'submit', inputSchema: { type: 'object' } },
         { name: 'end_episode', inputSchema: { type: 'object' } },
       ],
       { exclude: ['end_episode'] },
     );
     assert.deepEqual(tools, [
-      { type: 'function', function: { name: 'view_file', description: 'Show a file', parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } } },
+      {
+        type: 'function',
+        function: {
+          name: 'view_file',
+          description: 'Show a file',
+          parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+        },
+      },
       { type: 'function', function: { name: 'submit', description: 'submit', parameters: { type: 'object', properties: {} } } },
     ]);
   });

@@ -20,9 +20,15 @@ const edges = core.flatMap((f) => importsOf(PROJECT_ROOT, f));
 test('the import reader sees the core: every folder of src/ and its imports', () => {
   assert.ok(core.length > 100, `only ${core.length} files read under src/`);
   for (const folder of ['agent', 'cli', 'env', 'episode', 'replay', 'runner', 'sandbox', 'scoring', 'server', 'tasks', 'tools']) {
-    assert.ok(core.some((f) => f.startsWith(`src${path.sep}${folder}${path.sep}`)), `no file read in src/${folder}`);
+    assert.ok(
+      core.some((f) => f.startsWith(`src${path.sep}${folder}${path.sep}`)),
+      `no file read in src/${folder}`,
+    );
   }
-  assert.ok(edges.some((e) => e.from === path.join('src', 'episode', 'gym.ts') && e.to === path.join('src', 'tasks', 'registry.ts')), 'gym.ts → registry.ts not seen');
+  assert.ok(
+    edges.some((e) => e.from === path.join('src', 'episode', 'gym.ts') && e.to === path.join('src', 'tasks', 'registry.ts')),
+    'gym.ts → registry.ts not seen',
+  );
 });
 
 test('no file of the core imports a suite, an agent or the composition root', () => {
@@ -36,7 +42,11 @@ test('no file of the core imports a suite, an agent or the composition root', ()
 
 test('no import cycle between files of the core (run-time imports)', () => {
   const found = cycles(edges.filter((e) => !e.typeOnly));
-  assert.deepEqual(found.map((c) => c.join(' → ')), [], 'files that import each other');
+  assert.deepEqual(
+    found.map((c) => c.join(' → ')),
+    [],
+    'files that import each other',
+  );
 });
 
 test('the cycle finder finds cycles and the reader tells type-only imports apart', () => {
@@ -45,7 +55,10 @@ test('the cycle finder finds cycles and the reader tells type-only imports apart
   assert.deepEqual(cycles([e('a', 'a')]), [['a']]);
   assert.deepEqual(cycles([e('a', 'b'), e('b', 'c')]), []);
   const gym = importsOf(PROJECT_ROOT, path.join('src', 'tools', 'types.ts'));
-  assert.ok(gym.some((x) => x.to === path.join('src', 'episode', 'gym.ts') && x.typeOnly), 'tools/types.ts imports the Gym type only');
+  assert.ok(
+    gym.some((x) => x.to === path.join('src', 'episode', 'gym.ts') && x.typeOnly),
+    'tools/types.ts imports the Gym type only',
+  );
 });
 
 /** Every import of the code that ships (tests reach into what they test). */
@@ -60,7 +73,7 @@ test('the core imports only from its own floor or below (run-time imports)', () 
   assert.deepEqual(upwardImports(edges), [], 'move the helper down to the floor of its users, or add the folder to a floor in rules.ts');
 });
 
-test("another folder reaches a sandbox backend or a suite only through its index.ts", () => {
+test('another folder reaches a sandbox backend or a suite only through its index.ts', () => {
   const faced = facedFolders(PROJECT_ROOT);
   assert.ok(faced.includes(path.join('src', 'sandbox', 'docker')) && faced.includes(path.join('envs', 'gitchameleon')), faced.join(', '));
   assert.deepEqual(importsAroundFaces(project, faced), [], "export it from the folder's index.ts");
@@ -104,7 +117,9 @@ test('the rules pass a clean planted tree, and each fails on its planted import'
 
   // An upward import: the tasks floor (the ground's first) imports the episode floor.
   const up = projectEdges(plant({ ...CLEAN, 'src/tasks/schema.ts': ['../errors.ts', '../episode/gym.ts'] }));
-  assert.deepEqual(upwardImports(up), [`${path.join('src', 'tasks', 'schema.ts')}:2 imports ${path.join('src', 'episode', 'gym.ts')} (floor 1 imports floor 7)`]);
+  assert.deepEqual(upwardImports(up), [
+    `${path.join('src', 'tasks', 'schema.ts')}:2 imports ${path.join('src', 'episode', 'gym.ts')} (floor 1 imports floor 7)`,
+  ]);
   // A type-only import is erased at run time: not a floor's concern.
   const typeOnly = plant(CLEAN);
   writeFileSync(path.join(typeOnly, 'src/tasks/schema.ts'), "import type { Gym } from '../episode/gym.ts';\nexport type G = Gym;\n");
@@ -112,11 +127,16 @@ test('the rules pass a clean planted tree, and each fails on its planted import'
 
   // Around an index.ts: the episode floor imports the Docker backend's factory itself.
   const around = projectEdges(plant({ ...CLEAN, 'src/episode/gym.ts': ['../tasks/schema.ts', '../sandbox/docker/factory.ts'] }));
-  assert.deepEqual(importsAroundFaces(around, [path.join('src', 'sandbox', 'docker'), path.join('envs', 'one'), path.join('envs', 'two')]), [
-    `${path.join('src', 'episode', 'gym.ts')}:2 imports ${path.join('src', 'sandbox', 'docker', 'factory.ts')} around ${path.join('src', 'sandbox', 'docker', 'index.ts')}`,
-  ]);
+  assert.deepEqual(
+    importsAroundFaces(around, [path.join('src', 'sandbox', 'docker'), path.join('envs', 'one'), path.join('envs', 'two')]),
+    [
+      `${path.join('src', 'episode', 'gym.ts')}:2 imports ${path.join('src', 'sandbox', 'docker', 'factory.ts')} around ${path.join('src', 'sandbox', 'docker', 'index.ts')}`,
+    ],
+  );
 
   // A suite importing another (through its index.ts or around it: both refused).
   const suites = projectEdges(plant({ ...CLEAN, 'envs/two/index.ts': ['../../src/episode/gym.ts', '../one/index.ts'] }));
-  assert.deepEqual(suitesImportingSuites(suites), [`${path.join('envs', 'two', 'index.ts')}:2 imports ${path.join('envs', 'one', 'index.ts')}: a suite stands alone`]);
+  assert.deepEqual(suitesImportingSuites(suites), [
+    `${path.join('envs', 'two', 'index.ts')}:2 imports ${path.join('envs', 'one', 'index.ts')}: a suite stands alone`,
+  ]);
 });

@@ -29,8 +29,10 @@ async function cli(argv: string[], root: Parameters<typeof main>[1]): Promise<{ 
   const err: string[] = [];
   const write = { out: process.stdout.write.bind(process.stdout), err: process.stderr.write.bind(process.stderr) };
   // The test runner's own messages (bytes) pass through: the CLI writes strings, and commands load while those flow.
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (out.push(chunk), true) : write.out(chunk, ...rest))) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (err.push(chunk), true) : write.err(chunk, ...rest))) as typeof process.stderr.write;
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+    typeof chunk === 'string' ? (out.push(chunk), true) : write.out(chunk, ...rest)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+    typeof chunk === 'string' ? (err.push(chunk), true) : write.err(chunk, ...rest)) as typeof process.stderr.write;
   try {
     const code = await main(argv, root);
     return { code, stdout: out.join(''), stderr: err.join('') };
@@ -65,13 +67,22 @@ describe('a fifth suite through the public contract', () => {
   test('listed and loaded; its private metadata is not shown', async () => {
     const suites = await gym.callTool('list_suites', {}, testContext());
     assert.ok((suites.data.suites as { id: string }[]).some((s) => s.id === KATA_SUITE));
-    const tasks = (await gym.callTool('list_tasks', { suite: KATA_SUITE }, testContext())).data.tasks as { id: string; metadata: Record<string, unknown> }[];
-    assert.deepEqual(tasks.map((t) => t.id), ['double', 'square']);
+    const tasks = (await gym.callTool('list_tasks', { suite: KATA_SUITE }, testContext())).data.tasks as {
+      id: string;
+      metadata: Record<string, unknown>;
+    }[];
+    assert.deepEqual(
+      tasks.map((t) => t.id),
+      ['double', 'square'],
+    );
     assert.deepEqual(tasks[0]!.metadata, { belt: 'white' }, 'hint is private');
   });
 
   test('a task whose metadata the suite does not declare fails at load, naming the key', async () => {
-    const strict = { ...kataSuite(), load: async () => (await kataSuite().load()).map((t) => ({ ...t, metadata: { belt: 'purple', hint: 'x' } })) };
+    const strict = {
+      ...kataSuite(),
+      load: async () => (await kataSuite().load()).map((t) => ({ ...t, metadata: { belt: 'purple', hint: 'x' } })),
+    };
     await expectGymError(registry([strict]).tasks(KATA_SUITE), 'TASK_INVALID', /task 'double' of suite 'katas'.*metadata\.belt/);
   });
 
@@ -80,14 +91,34 @@ describe('a fifth suite through the public contract', () => {
     const example = (await gym.startEpisode({ suite: 'examples', taskId: 'roman-numerals' })).id;
     const hint = await gym.callTool('kata_hint', {}, testContext(), kata);
     assert.equal(hint.text, 'Hint (white belt): multiply by two');
-    await expectGymError(gym.callTool('kata_hint', {}, testContext(), example), 'TOOL_NOT_AVAILABLE', /'kata_hint' is not a tool of suite 'examples' episodes \(its own tools: view_docs\)/);
-    await expectGymError(gym.callTool('view_docs', { symbol: 'os' }, testContext(), kata), 'TOOL_NOT_AVAILABLE', /its own tools: kata_hint/);
-    assert.deepEqual(gym.episodeTools(gym.episode(kata)).map((t) => t.name).filter((n) => ['kata_hint', 'view_docs'].includes(n)), ['kata_hint']);
-    assert.deepEqual(gym.episodeTools(gym.episode(example)).map((t) => t.name).filter((n) => ['kata_hint', 'view_docs'].includes(n)), ['view_docs']);
+    await expectGymError(
+      gym.callTool('kata_hint', {}, testContext(), example),
+      'TOOL_NOT_AVAILABLE',
+      /'kata_hint' is not a tool of suite 'examples' episodes \(its own tools: view_docs\)/,
+    );
+    await expectGymError(
+      gym.callTool('view_docs', { symbol: 'os' }, testContext(), kata),
+      'TOOL_NOT_AVAILABLE',
+      /its own tools: kata_hint/,
+    );
+    assert.deepEqual(
+      gym
+        .episodeTools(gym.episode(kata))
+        .map((t) => t.name)
+        .filter((n) => ['kata_hint', 'view_docs'].includes(n)),
+      ['kata_hint'],
+    );
+    assert.deepEqual(
+      gym
+        .episodeTools(gym.episode(example))
+        .map((t) => t.name)
+        .filter((n) => ['kata_hint', 'view_docs'].includes(n)),
+      ['view_docs'],
+    );
 
     const client = await gymClient(gym);
     const listed = (await client.listTools()).tools.map((t) => t.name);
-    assert.ok(listed.includes('kata_hint') && listed.includes('view_docs'), 'the gym-wide endpoint lists every served suite\'s tools');
+    assert.ok(listed.includes('kata_hint') && listed.includes('view_docs'), "the gym-wide endpoint lists every served suite's tools");
     const refused = await client.callTool({ name: 'kata_hint', arguments: { episode_id: example } });
     assert.equal(refused.isError, true);
     assert.equal((refused.structuredContent as { error: { code: string } }).error.code, 'TOOL_NOT_AVAILABLE');
@@ -95,13 +126,23 @@ describe('a fifth suite through the public contract', () => {
     await gym.endEpisode(gym.episode(example));
   });
 
-  test('an episode is solved and scored by the suite\'s hidden tests', async () => {
+  test("an episode is solved and scored by the suite's hidden tests", async () => {
     const id = (await gym.startEpisode({ suite: KATA_SUITE, taskId: 'square' })).id;
-    await gym.callTool('create_file', { path: 'kata.py', content: 'def square(x):\n    return x * x\n', overwrite: true }, testContext(), id);
+    await gym.callTool(
+      'create_file',
+      { path: 'kata.py', content: 'def square(x):\n    return x * x\n', overwrite: true },
+      testContext(),
+      id,
+    );
     const verdict = await gym.callTool('submit', {}, testContext(), id);
     assert.equal(verdict.data.reward, 1, verdict.text);
     const id2 = (await gym.startEpisode({ suite: KATA_SUITE, taskId: 'square' })).id;
-    await gym.callTool('create_file', { path: 'kata.py', content: 'def square(x):\n    return x + x\n', overwrite: true }, testContext(), id2);
+    await gym.callTool(
+      'create_file',
+      { path: 'kata.py', content: 'def square(x):\n    return x + x\n', overwrite: true },
+      testContext(),
+      id2,
+    );
     assert.equal((await gym.callTool('submit', {}, testContext(), id2)).data.reward, 0);
   });
 
@@ -111,16 +152,28 @@ describe('a fifth suite through the public contract', () => {
       const outDir = path.join(dir, 'run');
       const seen: Record<string, unknown>[] = [];
       const gold = agentUnderTest(AGENTS, 'replay', {}, true);
-      const agent = { name: gold.name, create: (task: Parameters<typeof gold.create>[0]) => {
-        const inner = gold.create(task);
-        return { run: (ctx: Parameters<typeof inner.run>[0]) => (seen.push(ctx.task.metadata), inner.run(ctx)) };
-      } };
+      const agent = {
+        name: gold.name,
+        create: (task: Parameters<typeof gold.create>[0]) => {
+          const inner = gold.create(task);
+          return { run: (ctx: Parameters<typeof inner.run>[0]) => (seen.push(ctx.task.metadata), inner.run(ctx)) };
+        },
+      };
       const outcome = await runExperiment({ gym, outDir, suite: KATA_SUITE, agent, model: { model: 'gold' } });
-      assert.deepEqual(outcome.results.map((r) => [r.task, r.status]), [['double', 'passed'], ['square', 'passed']]);
+      assert.deepEqual(
+        outcome.results.map((r) => [r.task, r.status]),
+        [
+          ['double', 'passed'],
+          ['square', 'passed'],
+        ],
+      );
       assert.deepEqual(seen, [{ belt: 'white' }, { belt: 'yellow' }], 'the hint is private');
       const report = await writeReport([outDir], path.join(dir, 'report'), { sections: kataSuite().reportSections });
       const md = await fs.readFile(report.md, 'utf8');
-      assert.match(md, /## Katas by belt\n\n\| belt \| passed \| scored \|\n\|---\|---\|---\|\n\| white \| 1 \| 1 \|\n\| yellow \| 1 \| 1 \|/);
+      assert.match(
+        md,
+        /## Katas by belt\n\n\| belt \| passed \| scored \|\n\|---\|---\|---\|\n\| white \| 1 \| 1 \|\n\| yellow \| 1 \| 1 \|/,
+      );
       assert.match(await fs.readFile(report.html, 'utf8'), /Katas by belt[\s\S]*<td>white<\/td><td class="num">1<\/td>/);
       const without = await writeReport([outDir], path.join(dir, 'plain'), { sections: [] });
       assert.doesNotMatch(await fs.readFile(without.md, 'utf8'), /Katas by belt/);
@@ -130,7 +183,7 @@ describe('a fifth suite through the public contract', () => {
     }
   });
 
-  test('benchgym score replays the suite\'s published outputs through its adapter, with no core change', async () => {
+  test("benchgym score replays the suite's published outputs through its adapter, with no core change", async () => {
     const dir = await tempDir();
     try {
       const predictions = path.join(dir, 'preds.jsonl');
@@ -140,7 +193,10 @@ describe('a fifth suite through the public contract', () => {
       ];
       await fs.writeFile(predictions, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
       const root = compositionOf((opts) => [...builtinSuites(opts), kataSuite()], AGENTS);
-      const run = await cli(['score', '--suite', KATA_SUITE, '--predictions', predictions, '--json', '--data-dir', dir, '--cache-dir', TEST_CACHE_DIR], root);
+      const run = await cli(
+        ['score', '--suite', KATA_SUITE, '--predictions', predictions, '--json', '--data-dir', dir, '--cache-dir', TEST_CACHE_DIR],
+        root,
+      );
       assert.equal(run.code, 0, run.stderr);
       const report = JSON.parse(run.stdout) as { results: { taskId: string; ours: string; theirs?: string; agree?: boolean }[] };
       const byTask = Object.fromEntries(report.results.map((r) => [r.taskId, r]));

@@ -42,7 +42,14 @@ export function importsOf(root: string, file: string): ImportEdge[] {
   for (const m of text.matchAll(STATIC)) {
     // `import { type A, type B } from` is erased too.
     const clause = m[0];
-    const allTypes = Boolean(m[2]) || (/\{([^}]*)\}/.test(clause) && !/^\s*(import|export)\s+\w+\s*,/.test(clause) && /\{([^}]*)\}/.exec(clause)![1]!.split(',').every((n) => !n.trim() || n.trim().startsWith('type ')));
+    const allTypes =
+      Boolean(m[2]) ||
+      (/\{([^}]*)\}/.test(clause) &&
+        !/^\s*(import|export)\s+\w+\s*,/.test(clause) &&
+        /\{([^}]*)\}/
+          .exec(clause)![1]!
+          .split(',')
+          .every((n) => !n.trim() || n.trim().startsWith('type ')));
     add(m[3]!, allTypes, m.index);
   }
   for (const m of text.matchAll(DYNAMIC)) add(m[1]!, false, m.index);

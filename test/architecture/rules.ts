@@ -47,8 +47,15 @@ export function upwardImports(edges: ImportEdge[], floors: readonly (readonly st
 
 /** The folders others reach only through their index.ts: each sandbox backend and each suite. */
 export function facedFolders(root: string): string[] {
-  const dirs = (d: string) => (existsSync(path.join(root, d)) ? readdirSync(path.join(root, d), { withFileTypes: true }).filter((x) => x.isDirectory()).map((x) => path.join(d, x.name)) : []);
-  const backends = ['local', 'docker', 'kubernetes'].map((b) => path.join('src', 'sandbox', b)).filter((d) => existsSync(path.join(root, d)));
+  const dirs = (d: string) =>
+    existsSync(path.join(root, d))
+      ? readdirSync(path.join(root, d), { withFileTypes: true })
+          .filter((x) => x.isDirectory())
+          .map((x) => path.join(d, x.name))
+      : [];
+  const backends = ['local', 'docker', 'kubernetes']
+    .map((b) => path.join('src', 'sandbox', b))
+    .filter((d) => existsSync(path.join(root, d)));
   return [...backends, ...dirs('envs')];
 }
 
@@ -69,5 +76,7 @@ export function suitesImportingSuites(edges: ImportEdge[]): string[] {
     const parts = f.split(path.sep);
     return parts[0] === 'envs' && parts.length > 2 ? parts[1] : undefined;
   };
-  return edges.filter((e) => suite(e.from) && suite(e.to) && suite(e.from) !== suite(e.to)).map((e) => `${e.from}:${e.line} imports ${e.to}: a suite stands alone`);
+  return edges
+    .filter((e) => suite(e.from) && suite(e.to) && suite(e.from) !== suite(e.to))
+    .map((e) => `${e.from}:${e.line} imports ${e.to}: a suite stands alone`);
 }

@@ -24,7 +24,13 @@ async function loadedBy(args: string[], opts: { dataDir?: boolean } = {}): Promi
   try {
     const hook = path.join(dir, 'hook.mjs');
     await fs.writeFile(hook, HOOK);
-    const argv = ['--import', pathToFileURL(hook).href, path.join(ROOT, 'bin', 'benchgym.js'), ...args, ...(opts.dataDir ? ['--data-dir', dir] : [])];
+    const argv = [
+      '--import',
+      pathToFileURL(hook).href,
+      path.join(ROOT, 'bin', 'benchgym.js'),
+      ...args,
+      ...(opts.dataDir ? ['--data-dir', dir] : []),
+    ];
     const { stderr } = await run(process.execPath, argv, { cwd: dir, maxBuffer: 64 * 1024 * 1024 });
     return [...new Set([...stderr.matchAll(/^LOADED (\S+)$/gm)].map((m) => fileURLToPath(m[1]!.split('?')[0]!)))].map((f) =>
       f.includes('/node_modules/') ? `node_modules/${f.split('/node_modules/').at(-1)}` : path.relative(ROOT, f),
@@ -34,7 +40,13 @@ async function loadedBy(args: string[], opts: { dataDir?: boolean } = {}): Promi
   }
 }
 
-const packageOf = (f: string) => (f.startsWith('node_modules/') ? f.split('/').slice(1, f.split('/')[1]!.startsWith('@') ? 3 : 2).join('/') : null);
+const packageOf = (f: string) =>
+  f.startsWith('node_modules/')
+    ? f
+        .split('/')
+        .slice(1, f.split('/')[1]!.startsWith('@') ? 3 : 2)
+        .join('/')
+    : null;
 
 test('--version and --help load no suite, agent, sandbox backend, server or their libraries', async () => {
   for (const args of [['--version'], ['--help']]) {
@@ -49,8 +61,15 @@ test('--version and --help load no suite, agent, sandbox backend, server or thei
 
 test('tasks --suite examples loads that suite, and neither the others, the agents, Docker nor Kubernetes', async () => {
   const files = await loadedBy(['tasks', '--suite', 'examples'], { dataDir: true });
-  assert.ok(files.some((f) => f.startsWith('envs/examples/')), files.join(', '));
-  assert.deepEqual(files.filter((f) => /^envs\/(codereval|swebench|humanevo)\/|^agents\/|^src\/sandbox\/(docker|kubernetes)\//.test(f)), []);
+  assert.ok(
+    files.some((f) => f.startsWith('envs/examples/')),
+    files.join(', '),
+  );
+  assert.deepEqual(
+    files.filter((f) => /^envs\/(codereval|swebench|humanevo)\/|^agents\/|^src\/sandbox\/(docker|kubernetes)\//.test(f)),
+    [],
+  );
   const libraries = new Set(files.map(packageOf));
-  for (const lib of ['dockerode', '@kubernetes/client-node', 'openai', 'node-pty', 'express', '@modelcontextprotocol/sdk']) assert.equal(libraries.has(lib), false, lib);
+  for (const lib of ['dockerode', '@kubernetes/client-node', 'openai', 'node-pty', 'express', '@modelcontextprotocol/sdk'])
+    assert.equal(libraries.has(lib), false, lib);
 });

@@ -8,9 +8,17 @@ test("each suite's static declaration (id, summary, commands) is what the suite 
   const loaded = await Promise.all(BUILTINS.suites.map((entry) => entry.load()));
   assert.deepEqual(
     BUILTINS.suites.map((e) => ({ id: e.id, summary: e.summary, commands: e.commands })),
-    loaded.map((s) => ({ id: s.id, summary: s.description, commands: (s.commands ?? []).map((c) => ({ name: c.name, summary: c.summary })) })),
+    loaded.map((s) => ({
+      id: s.id,
+      summary: s.description,
+      commands: (s.commands ?? []).map((c) => ({ name: c.name, summary: c.summary })),
+    })),
   );
-  assert.deepEqual(loaded.map((s) => s.id), builtinSuites().map((s) => s.id), 'the suites tests use are the CLI\'s');
+  assert.deepEqual(
+    loaded.map((s) => s.id),
+    builtinSuites().map((s) => s.id),
+    "the suites tests use are the CLI's",
+  );
 });
 
 test('the agents declared by name are the agents loaded', async () => {

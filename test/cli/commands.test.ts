@@ -20,8 +20,10 @@ async function capture(argv: string[], root: Composition): Promise<{ code: numbe
   let stdout = '';
   let stderr = '';
   // The test runner's own messages (bytes) pass through: the CLI writes strings, and commands load while those flow.
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (stdout += chunk, true) : out(chunk, ...rest))) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (stderr += chunk, true) : err(chunk, ...rest))) as typeof process.stderr.write;
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+    typeof chunk === 'string' ? ((stdout += chunk), true) : out(chunk, ...rest)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+    typeof chunk === 'string' ? ((stderr += chunk), true) : err(chunk, ...rest)) as typeof process.stderr.write;
   try {
     const code = await main(argv, root);
     return { code, stdout, stderr };
@@ -37,11 +39,24 @@ const fakeReplay: ReplayAdapter<z.infer<typeof Row>> = {
   usage: '  benchgym score --suite toy --dataset PATH --predictions FILE   toy answers: agreement with passed',
   row: Row,
   taskOf: (row) => row.id,
-  submissions: (row, task, line) => [{ taskId: task.id, sample: 0, patch: row.answer, line, ...(row.passed === undefined ? {} : { published: row.passed ? 'passed' : 'failed' }) }],
+  submissions: (row, task, line) => [
+    {
+      taskId: task.id,
+      sample: 0,
+      patch: row.answer,
+      line,
+      ...(row.passed === undefined ? {} : { published: row.passed ? 'passed' : 'failed' }),
+    },
+  ],
 };
 
 const ran: string[][] = [];
-const toyCommand: CliCommand = { name: 'toy-build', summary: 'build toy tasks', usage: 'benchgym toy-build: builds toy tasks\n', run: async (args) => (ran.push(args), 3) };
+const toyCommand: CliCommand = {
+  name: 'toy-build',
+  summary: 'build toy tasks',
+  usage: 'benchgym toy-build: builds toy tasks\n',
+  run: async (args) => (ran.push(args), 3),
+};
 
 /** A suite with a replay, a command, and a scorer of its own (no sandbox: "right" passes). */
 function toySuite(): Suite {
@@ -53,7 +68,15 @@ function toySuite(): Suite {
     privatePaths: () => [],
     score: async (task, patch): Promise<Verdict> => {
       const passed = patch === 'right';
-      return { taskId: task.id, suite: 'toy', reward: passed ? 1 : 0, status: passed ? 'passed' : 'failed', tests: [{ name: 'test_toy', status: passed ? 'passed' : 'failed' }], notes: [], durationMs: 1 };
+      return {
+        taskId: task.id,
+        suite: 'toy',
+        reward: passed ? 1 : 0,
+        status: passed ? 'passed' : 'failed',
+        tests: [{ name: 'test_toy', status: passed ? 'passed' : 'failed' }],
+        notes: [],
+        durationMs: 1,
+      };
     },
     replay: fakeReplay,
     commands: [toyCommand],
@@ -69,10 +92,11 @@ describe('benchgym: the dispatcher', () => {
   });
   after(() => fs.rm(dir, { recursive: true, force: true }));
 
-  test('--help lists every command with its summary, a suite\'s commands too; no command exits 2', async () => {
+  test("--help lists every command with its summary, a suite's commands too; no command exits 2", async () => {
     const help = await capture(['--help'], ROOT);
     assert.equal(help.code, 0);
-    for (const name of ['serve', 'mcp', 'tasks', 'validate', 'score', 'shell', 'run', 'report', 'images', 'toy-build', '--version']) assert.match(help.stdout, new RegExp(`^  ${name} +\\S`, 'm'), name);
+    for (const name of ['serve', 'mcp', 'tasks', 'validate', 'score', 'shell', 'run', 'report', 'images', 'toy-build', '--version'])
+      assert.match(help.stdout, new RegExp(`^  ${name} +\\S`, 'm'), name);
     const none = await capture([], ROOT);
     assert.equal(none.code, 2);
     assert.equal(none.stdout, help.stdout);
@@ -93,21 +117,32 @@ describe('benchgym: the dispatcher', () => {
       }
     }
     const score = await capture(['score', '--help'], ROOT);
-    assert.match(score.stdout, /benchgym score --suite toy --dataset PATH --predictions FILE {3}toy answers/, 'the suites\' replay usage');
+    assert.match(score.stdout, /benchgym score --suite toy --dataset PATH --predictions FILE {3}toy answers/, "the suites' replay usage");
     assert.match(score.stdout, /default toy\)/, 'the default suite: the first with a replay');
   });
 
-  test('a suite\'s command runs with the arguments after its name', async () => {
+  test("a suite's command runs with the arguments after its name", async () => {
     const r = await capture(['toy-build', '--x', 'y'], ROOT);
     assert.equal(r.code, 3);
     assert.deepEqual(ran.at(-1), ['--x', 'y']);
     assert.equal((await capture(['toy-build', '--help'], ROOT)).stdout, 'benchgym toy-build: builds toy tasks\n');
-    assert.throws(() => cliCommands(compositionOf(() => [{ ...plain(), commands: [{ ...toyCommand, name: 'score' }] }])), /suite 'plain' adds a command 'score' the CLI already has/);
+    assert.throws(
+      () => cliCommands(compositionOf(() => [{ ...plain(), commands: [{ ...toyCommand, name: 'score' }] }])),
+      /suite 'plain' adds a command 'score' the CLI already has/,
+    );
   });
 
-  test('score replays through the suite\'s adapter; a suite without one says so', async () => {
+  test("score replays through the suite's adapter; a suite without one says so", async () => {
     const predictions = path.join(dir, 'p.jsonl');
-    await fs.writeFile(predictions, [{ id: 'a', answer: 'right', passed: true }, { id: 'b', answer: 'wrong', passed: true }].map((r) => JSON.stringify(r)).join('\n') + '\n');
+    await fs.writeFile(
+      predictions,
+      [
+        { id: 'a', answer: 'right', passed: true },
+        { id: 'b', answer: 'wrong', passed: true },
+      ]
+        .map((r) => JSON.stringify(r))
+        .join('\n') + '\n',
+    );
     const args = ['--dataset', dir, '--predictions', predictions, '--data-dir', dir];
     const r = await capture(['score', ...args], ROOT);
     assert.equal(r.code, 0, r.stderr);
@@ -117,7 +152,10 @@ describe('benchgym: the dispatcher', () => {
     const json = await capture(['score', '--suite', 'toy', '--json', '--tasks', 'a', ...args], ROOT);
     assert.equal(json.code, 0, json.stderr);
     assert.equal(json.stderr, '');
-    assert.deepEqual((JSON.parse(json.stdout) as { results: { taskId: string; ours: string }[] }).results.map((x) => `${x.taskId} ${x.ours}`), ['a passed']);
+    assert.deepEqual(
+      (JSON.parse(json.stdout) as { results: { taskId: string; ours: string }[] }).results.map((x) => `${x.taskId} ${x.ours}`),
+      ['a passed'],
+    );
     const noDataset = await capture(['score', '--suite', 'toy', '--predictions', predictions, '--data-dir', dir, '--json'], ROOT);
     assert.equal(noDataset.code, 0, 'a suite that needs no dataset path is replayed without one');
     assert.equal((JSON.parse(noDataset.stdout) as { dataset?: string }).dataset, undefined);
@@ -127,7 +165,10 @@ describe('benchgym: the dispatcher', () => {
 
     const noReplay = await capture(['score', '--suite', 'plain', ...args], ROOT);
     assert.equal(noReplay.code, 2);
-    assert.match(noReplay.stderr, /benchgym score: INVALID_ARGUMENT: suite 'plain' has no replay: benchgym score replays the outputs of toy/);
+    assert.match(
+      noReplay.stderr,
+      /benchgym score: INVALID_ARGUMENT: suite 'plain' has no replay: benchgym score replays the outputs of toy/,
+    );
     const unknown = await capture(['score', '--suite', 'nope', ...args], ROOT);
     assert.match(unknown.stderr, /SUITE_NOT_FOUND: unknown suite 'nope'/);
     const noPredictions = await capture(['score', '--suite', 'toy', '--dataset', dir], ROOT);

@@ -39,7 +39,13 @@ test('benchgym tasks --cache-dir: HumanEvo lays its workspaces out there, and no
     base_commit: fx.commits.initial!,
     latest_commit: fx.commits.deleteHelper!,
     date: '2024-01-01T02:00:00Z',
-    target: { file: 'src/main/java/org/benchgym/fixture/Text.java', qualname: 'Text.slugify', name: 'slugify', cls: 'Text', lines: [25, 39] },
+    target: {
+      file: 'src/main/java/org/benchgym/fixture/Text.java',
+      qualname: 'Text.slugify',
+      name: 'slugify',
+      cls: 'Text',
+      lines: [25, 39],
+    },
     signature: 'public static String slugify(String title, String sep)',
     docstring_detailed: 'Turns a title into a URL slug.',
     docstring_brief: 'Turns a title into a URL slug.',
@@ -68,7 +74,10 @@ test('benchgym tasks --cache-dir: HumanEvo lays its workspaces out there, and no
 test('the suites built with a cache folder name it in their caches and private paths; without one, their defaults', () => {
   const cache = path.join(dir, 'c2');
   const suites = Object.fromEntries(builtinSuites({ cacheDir: cache }).map((s) => [s.id, s]));
-  assert.ok(suites.codereval!.privatePaths('DATA').includes(path.join(cache, 'codereval')), 'CoderEval: checkouts and layouts (they hold the answers)');
+  assert.ok(
+    suites.codereval!.privatePaths('DATA').includes(path.join(cache, 'codereval')),
+    'CoderEval: checkouts and layouts (they hold the answers)',
+  );
   const file = path.join(dir, 'tasks.jsonl');
   assert.ok(suites.humanevo!.privatePaths(file).includes(path.join(cache, 'humanevo')));
   const saved = process.env.BENCHGYM_GITCHAMELEON_DOCS;

@@ -38,7 +38,10 @@ test('benchgym validate exits 1 on an invalid task and lists ENV_UNAVAILABLE tas
     // The same task on a Python that no machine has: unavailable, not invalid.
     const old = path.join(suite, 'tasks', 'old-python');
     await fs.cp(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals'), old, { recursive: true });
-    await fs.writeFile(path.join(old, 'task.json'), JSON.stringify({ ...taskJson, id: 'old-python', env: { kind: 'python', version: '3.2' } }));
+    await fs.writeFile(
+      path.join(old, 'task.json'),
+      JSON.stringify({ ...taskJson, id: 'old-python', env: { kind: 'python', version: '3.2' } }),
+    );
 
     const r = await runCli(['validate', '--suite', `mine=${suite}`, '--data-dir', dataDir]);
     assert.equal(r.code, 1, r.stdout + r.stderr);
@@ -63,24 +66,62 @@ test('benchgym validate --out: each result written as it is known; a second run 
   const dataDir = await tempDir('benchgym-cli-');
   try {
     const out = path.join(dataDir, 'validation.jsonl');
-    const first = await runCli(['validate', '--suite', 'examples', '--tasks', 'roman-numerals,parse-duration', '--concurrency', '1', '--out', out, '--data-dir', dataDir]);
+    const first = await runCli([
+      'validate',
+      '--suite',
+      'examples',
+      '--tasks',
+      'roman-numerals,parse-duration',
+      '--concurrency',
+      '1',
+      '--out',
+      out,
+      '--data-dir',
+      dataDir,
+    ]);
     assert.equal(first.code, 0, first.stderr);
-    const lines = (await fs.readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { taskId: string; status: string; gold: { reward: number } });
-    assert.deepEqual(lines.map((l) => [l.taskId, l.status, l.gold.reward]).sort(), [['parse-duration', 'valid', 1], ['roman-numerals', 'valid', 1]]);
+    const lines = (await fs.readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { taskId: string; status: string; gold: { reward: number } });
+    assert.deepEqual(lines.map((l) => [l.taskId, l.status, l.gold.reward]).sort(), [
+      ['parse-duration', 'valid', 1],
+      ['roman-numerals', 'valid', 1],
+    ]);
     // The last line cut short (a run stopped while writing it): that task is validated again, the other is not.
     const [kept, torn] = [lines[0]!.taskId, lines[1]!.taskId];
     const text = await fs.readFile(out, 'utf8');
     await fs.writeFile(out, text.slice(0, text.trimEnd().lastIndexOf('\n') + 1) + `{"taskId":"${torn.slice(0, 5)}`);
-    const second = await runCli(['validate', '--suite', 'examples', '--tasks', 'roman-numerals,parse-duration', '--json', '--out', out, '--data-dir', dataDir]);
+    const second = await runCli([
+      'validate',
+      '--suite',
+      'examples',
+      '--tasks',
+      'roman-numerals,parse-duration',
+      '--json',
+      '--out',
+      out,
+      '--data-dir',
+      dataDir,
+    ]);
     assert.equal(second.code, 0, second.stderr);
     assert.match(second.stderr, new RegExp(`^valid\\s+${kept} \\([\\d.]+ s, resumed from .*validation\\.jsonl\\)$`, 'm'));
     assert.match(second.stderr, new RegExp(`^valid\\s+${torn} \\([\\d.]+ s\\)$`, 'm'));
-    assert.deepEqual((JSON.parse(second.stdout) as { results: { taskId: string; status: string }[] }).results.map((r) => [r.taskId, r.status]).sort(), [['parse-duration', 'valid'], ['roman-numerals', 'valid']]);
+    assert.deepEqual(
+      (JSON.parse(second.stdout) as { results: { taskId: string; status: string }[] }).results.map((r) => [r.taskId, r.status]).sort(),
+      [
+        ['parse-duration', 'valid'],
+        ['roman-numerals', 'valid'],
+      ],
+    );
     // The torn line stays apart; the new one is whole.
     const after = (await fs.readFile(out, 'utf8')).split('\n');
     assert.equal(after.filter((l) => l.startsWith(`{"taskId":"${torn}"`)).length, 1);
     // An error is not a verdict: validated again.
-    await fs.appendFile(out, JSON.stringify({ taskId: 'roman-numerals', status: 'error', reasons: ['ENV_BUILD_FAILED: x'], durationMs: 1 }) + '\n');
+    await fs.appendFile(
+      out,
+      JSON.stringify({ taskId: 'roman-numerals', status: 'error', reasons: ['ENV_BUILD_FAILED: x'], durationMs: 1 }) + '\n',
+    );
     const third = await runCli(['validate', '--suite', 'examples', '--tasks', 'roman-numerals', '--out', out, '--data-dir', dataDir]);
     assert.match(third.stderr, /^valid\s+roman-numerals \([\d.]+ s\)$/m);
     const misuse = await runCli(['validate', '--suite', 'examples', '--revalidate']);
@@ -112,7 +153,9 @@ test('benchgym tasks, usage errors and unknown suites', async () => {
 
 test('benchgym serve (npm start) serves MCP and stops cleanly on SIGTERM', async () => {
   const dataDir = await tempDir('benchgym-cli-');
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     let stderr = '';
     const url = await new Promise<string>((resolve, reject) => {
@@ -140,8 +183,12 @@ test('benchgym serve exits within seconds of SIGTERM while episodes run sleep 10
   const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
   const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
   const dataDir = await tempDir('benchgym-cli-');
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })));
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<{ code: number | null; signal: string | null; at: number }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal, at: Date.now() })),
+  );
   const client = new Client({ name: 'sigterm-test', version: '0' });
   try {
     let stderr = '';
@@ -154,8 +201,10 @@ test('benchgym serve exits within seconds of SIGTERM while episodes run sleep 10
       child.on('exit', () => reject(new Error(`serve exited: ${stderr}`)));
     });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-    const call = (name: string, args: Record<string, unknown>) => client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
-    const start = async () => ((await call('start_episode', { task_id: 'roman-numerals' })).structuredContent as { episodeId: string }).episodeId;
+    const call = (name: string, args: Record<string, unknown>) =>
+      client.callTool({ name, arguments: args }, undefined, { timeout: 600_000 });
+    const start = async () =>
+      ((await call('start_episode', { task_id: 'roman-numerals' })).structuredContent as { episodeId: string }).episodeId;
     const episodes = [await start(), await start(), await start(), await start(), await start()];
     for (const ep of episodes) await call('run_command', { episode_id: ep, command: 'mkfifo pipe' });
     void call('run_command', { episode_id: episodes[0], command: 'sleep 1000', timeout_s: 600 }).catch(() => {});

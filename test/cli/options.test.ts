@@ -11,8 +11,10 @@ async function capture(argv: string[]): Promise<{ code: number; stdout: string; 
   let stdout = '';
   let stderr = '';
   // The test runner's own messages (bytes) pass through: the CLI writes strings, and commands load while those flow.
-  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (stdout += chunk, true) : out(chunk, ...rest))) as typeof process.stdout.write;
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => (typeof chunk === 'string' ? (stderr += chunk, true) : err(chunk, ...rest))) as typeof process.stderr.write;
+  process.stdout.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+    typeof chunk === 'string' ? ((stdout += chunk), true) : out(chunk, ...rest)) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) =>
+    typeof chunk === 'string' ? ((stderr += chunk), true) : err(chunk, ...rest)) as typeof process.stderr.write;
   try {
     return { code: await main(argv, BUILTINS), stdout, stderr };
   } finally {
@@ -31,11 +33,17 @@ test('closest: typos, swaps and unique prefixes; nothing for a word far from all
   assert.equal(closest('x', ['serve', 'run']), undefined);
 });
 
-test('parseFlags names the unknown flag and the one it is a typo of; other errors stay node\'s', () => {
+test("parseFlags names the unknown flag and the one it is a typo of; other errors stay node's", () => {
   const flags = { port: { type: 'string' }, host: { type: 'string' }, help: { type: 'boolean', short: 'h' } } as const;
-  assert.throws(() => parseFlags(['--prot', '7000'], flags), { code: 'INVALID_ARGUMENT', message: /^unknown option --prot; did you mean --port\?/ });
+  assert.throws(() => parseFlags(['--prot', '7000'], flags), {
+    code: 'INVALID_ARGUMENT',
+    message: /^unknown option --prot; did you mean --port\?/,
+  });
   assert.throws(() => parseFlags(['--host=a', '--prot=7000'], flags), /unknown option --prot; did you mean --port\?/);
-  assert.throws(() => parseFlags(['--nothing-like-it'], flags), (e: Error) => /unknown option --nothing-like-it/.test(e.message) && !/did you mean/.test(e.message));
+  assert.throws(
+    () => parseFlags(['--nothing-like-it'], flags),
+    (e: Error) => /unknown option --nothing-like-it/.test(e.message) && !/did you mean/.test(e.message),
+  );
   assert.throws(() => parseFlags(['-x'], flags), /unknown option -x/);
   assert.throws(() => parseFlags(['--port'], flags), /--port/, 'a flag without its value');
   assert.equal(parseFlags(['--port', '1', '--', '--prot'], flags).values.port, '1', 'after --, nothing is a flag');

@@ -45,7 +45,10 @@ test('run against an endpoint that is down fails at once, naming the URL; $OPENA
   assert.match(r.stderr, new RegExp(`MODEL_UNAVAILABLE: the model endpoint http://127\\.0\\.0\\.1:${port}/v1 is not reachable`));
   assert.ok(Date.now() - t0 < 60_000);
   assert.ok(!existsSync(path.join(out, 'results.jsonl')), 'no episode ran');
-  const viaEnv = await run(['--agent', 'single-shot', '--model', 'm', '--out', path.join(root, 'down-env')], bareEnv({ OPENAI_BASE_URL: url }));
+  const viaEnv = await run(
+    ['--agent', 'single-shot', '--model', 'm', '--out', path.join(root, 'down-env')],
+    bareEnv({ OPENAI_BASE_URL: url }),
+  );
   assert.equal(viaEnv.code, 2);
   assert.match(viaEnv.stderr, new RegExp(`127\\.0\\.0\\.1:${port}/v1 is not reachable`));
 });
@@ -54,11 +57,14 @@ test('run against an endpoint that is up checks it once (GET /models) and runs t
   const server = await startScriptedOpenAI([{ content: 'I cannot help with that.' }], { models: ['scripted-model'], repeatLast: true });
   try {
     const out = path.join(root, 'up');
-    const r = await run(['--agent', 'single-shot', '--model', 'scripted-model', '--base-url', server.baseURL, '--tasks', 'roman-numerals', '--out', out], bareEnv({ OPENAI_API_KEY: 'sk-local' }));
+    const r = await run(
+      ['--agent', 'single-shot', '--model', 'scripted-model', '--base-url', server.baseURL, '--tasks', 'roman-numerals', '--out', out],
+      bareEnv({ OPENAI_API_KEY: 'sk-local' }),
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stderr, new RegExp(`model endpoint ${server.baseURL.replace(/[.]/g, '\\.')} answers \\(1 models listed\\)`));
     assert.match(r.stdout, /1\/1 results; 0\/1 samples passed/);
-    assert.equal(server.requests.length, 1, 'one completion: the agent\'s; the check listed models');
+    assert.equal(server.requests.length, 1, "one completion: the agent's; the check listed models");
     assert.deepEqual(server.authorizations, ['Bearer sk-local', 'Bearer sk-local']);
   } finally {
     await server.close();
@@ -66,11 +72,26 @@ test('run against an endpoint that is up checks it once (GET /models) and runs t
 });
 
 test('run refuses unknown agent options by name (with the known ones) and bad selection flags', async () => {
-  const unknown = await run(['--agent', 'swe-agent', '--model', 'm', '--agent-options', '{"max_step": 3}', '--out', path.join(root, 'opts')]);
+  const unknown = await run([
+    '--agent',
+    'swe-agent',
+    '--model',
+    'm',
+    '--agent-options',
+    '{"max_step": 3}',
+    '--out',
+    path.join(root, 'opts'),
+  ]);
   assert.equal(unknown.code, 2);
-  assert.match(unknown.stderr, /invalid --agent-options for 'swe-agent': unknown option 'max_step' \(known: max_steps, cost_limit_usd, .*system_prompt\)/);
+  assert.match(
+    unknown.stderr,
+    /invalid --agent-options for 'swe-agent': unknown option 'max_step' \(known: max_steps, cost_limit_usd, .*system_prompt\)/,
+  );
   const replay = await run(['--agent', 'replay', '--agent-options', '{"gold": true}', '--out', path.join(root, 'opts2')]);
-  assert.match(replay.stderr, /invalid --agent-options for 'replay': unknown option 'gold' \(known: predictions, patch, files, goldFiles, goldPatch\)/);
+  assert.match(
+    replay.stderr,
+    /invalid --agent-options for 'replay': unknown option 'gold' \(known: predictions, patch, files, goldFiles, goldPatch\)/,
+  );
   const rerun = await run(['--agent', 'replay', '--gold', '--rerun-errors', '--out', path.join(root, 'rerun')]);
   assert.equal(rerun.code, 2);
   assert.match(rerun.stderr, /--rerun-errors .* add --resume/);
@@ -83,7 +104,10 @@ test('run --gold --limit 2 --shuffle S: two seeded tasks; --resume with only --o
   const r = await run(['--agent', 'replay', '--gold', '--limit', '2', '--shuffle', 'abc', '--out', out]);
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /2\/2 results; 2\/2 samples passed/);
-  const manifest = JSON.parse(await fs.readFile(path.join(out, 'run.json'), 'utf8')) as { taskIds: string[]; options: { limit: number; shuffle: string } };
+  const manifest = JSON.parse(await fs.readFile(path.join(out, 'run.json'), 'utf8')) as {
+    taskIds: string[];
+    options: { limit: number; shuffle: string };
+  };
   assert.equal(manifest.taskIds.length, 2);
   assert.equal(manifest.options.shuffle, 'abc');
   const again = await startCli(['run', '--out', out, '--resume', ...common()], 300_000, bareEnv()).done;

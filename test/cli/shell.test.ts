@@ -18,7 +18,13 @@ function runShellCli(args: string[]): { term: IPty; output: () => string } {
   const command = `${[process.execPath, BIN, 'shell', ...args].map(quote).join(' ')}; echo "[cli-exit=$?]"; stty -a; sleep 0.2`;
   const env: Record<string, string> = { ...(process.env as Record<string, string>), TERM: 'xterm-256color' };
   delete env.BENCHGYM_TOKEN;
-  const term = spawnPty('/bin/bash', ['--norc', '--noprofile', '-c', command], { name: 'xterm-256color', cols: 100, rows: 30, cwd: PROJECT_ROOT, env });
+  const term = spawnPty('/bin/bash', ['--norc', '--noprofile', '-c', command], {
+    name: 'xterm-256color',
+    cols: 100,
+    rows: 30,
+    cwd: PROJECT_ROOT,
+    env,
+  });
   let out = '';
   term.onData((d) => (out += d));
   return { term, output: () => out };
@@ -27,7 +33,6 @@ function runShellCli(args: string[]): { term: IPty; output: () => string } {
 function exited(term: IPty): Promise<number> {
   return new Promise((resolve) => term.onExit(({ exitCode }) => resolve(exitCode)));
 }
-
 
 describe('benchgym shell', () => {
   let gym: Gym;
@@ -128,7 +133,7 @@ describe('benchgym shell', () => {
     }
   });
 
-  test('piped input: forwarded, then an end-of-file; the exit code is the last command\'s', async () => {
+  test("piped input: forwarded, then an end-of-file; the exit code is the last command's", async () => {
     const episodeId = await startExample(gym, 'roman-numerals');
     const child = spawn(process.execPath, [BIN, 'shell', episodeId, '--url', server.url], { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -22,7 +22,10 @@ const KUBECTL = path.join(PROJECT_ROOT, 'docker', 'cluster', 'kubectl.sh');
 
 async function kubectl(args: string[], stdin?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(KUBECTL, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, BENCHGYM_CLUSTER_DIR: path.dirname(testKubeconfig()) } });
+    const child = spawn(KUBECTL, args, {
+      stdio: ['pipe', 'pipe', 'pipe'],
+      env: { ...process.env, BENCHGYM_CLUSTER_DIR: path.dirname(testKubeconfig()) },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b) => (stdout += b));
@@ -70,12 +73,22 @@ describe('deploy/kubernetes on the project cluster', async () => {
     const yaml = await rendered(namespace);
     const r = await kubectl(['apply', '--dry-run=server', '-f', '-'], yaml);
     assert.equal(r.code, 0, r.stderr);
-    for (const object of ['serviceaccount/benchgym', 'role.rbac.authorization.k8s.io/benchgym', 'rolebinding.rbac.authorization.k8s.io/benchgym', 'deployment.apps/benchgym', 'service/benchgym', 'service/benchgym-replicas']) {
+    for (const object of [
+      'serviceaccount/benchgym',
+      'role.rbac.authorization.k8s.io/benchgym',
+      'rolebinding.rbac.authorization.k8s.io/benchgym',
+      'deployment.apps/benchgym',
+      'service/benchgym',
+      'service/benchgym-replicas',
+    ]) {
       assert.match(r.stdout, new RegExp(`^${object.replace(/\./g, '\\.')} created \\(server dry run\\)$`, 'm'), r.stdout);
     }
     // Every file of the folder is in the kustomization (none forgotten).
     const files = (await fs.readdir(DEPLOY)).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml').sort();
-    const listed = (await fs.readFile(path.join(DEPLOY, 'kustomization.yaml'), 'utf8')).match(/^\s+- (\S+\.yaml)$/gm)!.map((l) => l.trim().slice(2)).sort();
+    const listed = (await fs.readFile(path.join(DEPLOY, 'kustomization.yaml'), 'utf8'))
+      .match(/^\s+- (\S+\.yaml)$/gm)!
+      .map((l) => l.trim().slice(2))
+      .sort();
     assert.deepEqual(listed, files);
   });
 
@@ -98,7 +111,12 @@ describe('deploy/kubernetes on the project cluster', async () => {
         JSON.stringify({
           apiVersion: 'v1',
           kind: 'Config',
-          clusters: [{ name: 'c', cluster: { server: cluster.server, ...(ca ? { 'certificate-authority-data': ca } : { 'insecure-skip-tls-verify': true }) } }],
+          clusters: [
+            {
+              name: 'c',
+              cluster: { server: cluster.server, ...(ca ? { 'certificate-authority-data': ca } : { 'insecure-skip-tls-verify': true }) },
+            },
+          ],
           users: [{ name: 'benchgym', user: { token: token.stdout.trim() } }],
           contexts: [{ name: 'sa', context: { cluster: 'c', user: 'benchgym', namespace } }],
           'current-context': 'sa',
@@ -116,7 +134,11 @@ describe('deploy/kubernetes on the project cluster', async () => {
 
     test('outside the Role is forbidden: secrets, pods of another namespace, other namespaces', async () => {
       const core = loadKubeConfig(tokenConfig).makeApiClient(CoreV1Api);
-      const status = (p: Promise<unknown>) => p.then(() => 200, (e: unknown) => (e instanceof ApiException ? e.code : -1));
+      const status = (p: Promise<unknown>) =>
+        p.then(
+          () => 200,
+          (e: unknown) => (e instanceof ApiException ? e.code : -1),
+        );
       assert.equal(await status(core.listNamespacedSecret({ namespace })), 403);
       assert.equal(await status(core.listNamespacedPod({ namespace: 'default' })), 403);
       assert.equal(await status(core.readNamespace({ name: 'default' })), 403);
@@ -126,48 +148,87 @@ describe('deploy/kubernetes on the project cluster', async () => {
       assert.equal(await status(core.listNamespacedPod({ namespace })), 200);
     });
 
-    test('benchgym serve with only the token runs a kubernetes episode: start, exec, submit → reward 1', { timeout: 15 * 60_000 }, async () => {
-      const port = await freePort();
-      const args = [path.join(PROJECT_ROOT, 'bin', 'benchgym.js'), 'serve', '--suite', 'examples', '--port', String(port), '--token', 't', '--sandbox', 'kubernetes', '--kubeconfig', tokenConfig, '--namespace', namespace, '--data-dir', path.join(dir, 'data')];
-      server = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, BENCHGYM_KUBERNETES_LOAD_IMAGE: path.join(PROJECT_ROOT, 'docker', 'cluster', 'load-image.sh') } });
-      server.stderr!.on('data', (b) => (stderr += b));
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`serve did not start in 180 s: ${stderr}`)), 180_000);
-        server!.stderr!.on('data', () => stderr.includes('MCP (Streamable HTTP)') && (clearTimeout(timer), resolve()));
-        server!.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
-      });
-      const client = new Client({ name: 'benchgym-test', version: '0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), { requestInit: { headers: { Authorization: 'Bearer t' } } }));
-      const call = async (name: string, a: Record<string, unknown>) => (await client.callTool({ name, arguments: a }, undefined, { timeout: 120_000, resetTimeoutOnProgress: true, maxTotalTimeout: 14 * 60_000, onprogress: () => {} })) as CallToolResult;
-      try {
-        const started = await call('start_episode', { task_id: 'parse-duration' });
-        assert.ok(!started.isError, `${JSON.stringify(started.content)}\n${stderr}`);
-        const s = started.structuredContent as { episodeId: string; sandbox: { backend: string; isolation: string } };
-        assert.equal(s.sandbox.backend, 'kubernetes');
-        assert.match(s.sandbox.isolation, new RegExp(`kubernetes pod ${namespace}/`));
-        const ran = await call('run_command', { episode_id: s.episodeId, command: 'echo exec-ok; id -u' });
-        assert.ok(!ran.isError, JSON.stringify(ran.content));
-        assert.match((ran.structuredContent as { stdout: string }).stdout, /exec-ok\n65534\n/);
-        // A person's terminal: its ephemeral container is what the Role's pods/ephemeralcontainers is for.
-        const ws = new WebSocket(`ws://127.0.0.1:${port}/ws/episodes/${s.episodeId}/pty?token=t`);
-        let seen = '';
-        ws.on('message', (data, binary) => {
-          if (binary) seen += data.toString();
-          else if (JSON.parse(data.toString()).type === 'ready') ws.send(Buffer.from('echo term-$((6*7)) $(id -u)\r'), { binary: true });
+    test(
+      'benchgym serve with only the token runs a kubernetes episode: start, exec, submit → reward 1',
+      { timeout: 15 * 60_000 },
+      async () => {
+        const port = await freePort();
+        const args = [
+          path.join(PROJECT_ROOT, 'bin', 'benchgym.js'),
+          'serve',
+          '--suite',
+          'examples',
+          '--port',
+          String(port),
+          '--token',
+          't',
+          '--sandbox',
+          'kubernetes',
+          '--kubeconfig',
+          tokenConfig,
+          '--namespace',
+          namespace,
+          '--data-dir',
+          path.join(dir, 'data'),
+        ];
+        server = spawn(process.execPath, args, {
+          stdio: ['ignore', 'ignore', 'pipe'],
+          env: { ...process.env, BENCHGYM_KUBERNETES_LOAD_IMAGE: path.join(PROJECT_ROOT, 'docker', 'cluster', 'load-image.sh') },
         });
-        const closed = new Promise<string>((resolve) => ws.on('close', (code, reason) => resolve(`${code} ${reason}`)));
+        server.stderr!.on('data', (b) => (stderr += b));
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`serve did not start in 180 s: ${stderr}`)), 180_000);
+          server!.stderr!.on('data', () => stderr.includes('MCP (Streamable HTTP)') && (clearTimeout(timer), resolve()));
+          server!.once('exit', (code) => reject(new Error(`serve exited ${code}: ${stderr}`)));
+        });
+        const client = new Client({ name: 'benchgym-test', version: '0' });
+        await client.connect(
+          new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`), {
+            requestInit: { headers: { Authorization: 'Bearer t' } },
+          }),
+        );
+        const call = async (name: string, a: Record<string, unknown>) =>
+          (await client.callTool({ name, arguments: a }, undefined, {
+            timeout: 120_000,
+            resetTimeoutOnProgress: true,
+            maxTotalTimeout: 14 * 60_000,
+            onprogress: () => {},
+          })) as CallToolResult;
         try {
-          await waitFor(() => seen, /term-42 65534/, 120_000).catch(async (err) => assert.fail(`${(err as Error).message}; closed: ${await Promise.race([closed, new Promise((r) => setTimeout(() => r('open'), 100))])}`));
+          const started = await call('start_episode', { task_id: 'parse-duration' });
+          assert.ok(!started.isError, `${JSON.stringify(started.content)}\n${stderr}`);
+          const s = started.structuredContent as { episodeId: string; sandbox: { backend: string; isolation: string } };
+          assert.equal(s.sandbox.backend, 'kubernetes');
+          assert.match(s.sandbox.isolation, new RegExp(`kubernetes pod ${namespace}/`));
+          const ran = await call('run_command', { episode_id: s.episodeId, command: 'echo exec-ok; id -u' });
+          assert.ok(!ran.isError, JSON.stringify(ran.content));
+          assert.match((ran.structuredContent as { stdout: string }).stdout, /exec-ok\n65534\n/);
+          // A person's terminal: its ephemeral container is what the Role's pods/ephemeralcontainers is for.
+          const ws = new WebSocket(`ws://127.0.0.1:${port}/ws/episodes/${s.episodeId}/pty?token=t`);
+          let seen = '';
+          ws.on('message', (data, binary) => {
+            if (binary) seen += data.toString();
+            else if (JSON.parse(data.toString()).type === 'ready') ws.send(Buffer.from('echo term-$((6*7)) $(id -u)\r'), { binary: true });
+          });
+          const closed = new Promise<string>((resolve) => ws.on('close', (code, reason) => resolve(`${code} ${reason}`)));
+          try {
+            await waitFor(() => seen, /term-42 65534/, 120_000).catch(async (err) =>
+              assert.fail(
+                `${(err as Error).message}; closed: ${await Promise.race([closed, new Promise((r) => setTimeout(() => r('open'), 100))])}`,
+              ),
+            );
+          } finally {
+            ws.close();
+          }
+          const gold = (await builtinRegistry().tasks('examples')).find((t) => t.id === 'parse-duration')!.solution!.files!;
+          for (const [file, content] of Object.entries(gold))
+            assert.ok(!(await call('create_file', { episode_id: s.episodeId, path: file, content, overwrite: true })).isError);
+          const verdict = await call('submit', { episode_id: s.episodeId });
+          assert.equal((verdict.structuredContent as { reward: number }).reward, 1, JSON.stringify(verdict.structuredContent));
         } finally {
-          ws.close();
+          await client.close();
         }
-        const gold = (await builtinRegistry().tasks('examples')).find((t) => t.id === 'parse-duration')!.solution!.files!;
-        for (const [file, content] of Object.entries(gold)) assert.ok(!(await call('create_file', { episode_id: s.episodeId, path: file, content, overwrite: true })).isError);
-        const verdict = await call('submit', { episode_id: s.episodeId });
-        assert.equal((verdict.structuredContent as { reward: number }).reward, 1, JSON.stringify(verdict.structuredContent));
-      } finally {
-        await client.close();
-      }
-    });
+      },
+    );
   });
 });

@@ -30,7 +30,10 @@ const MACHINE_PATHS: { name: string; pattern: RegExp; docsOnly?: boolean }[] = [
 
 /** The project's files: tracked ones and new ones not ignored (so a path is caught before it is committed). */
 function projectFiles(): string[] {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: PROJECT_ROOT, maxBuffer: 64 << 20 });
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: PROJECT_ROOT,
+    maxBuffer: 64 << 20,
+  });
   const self = path.relative(PROJECT_ROOT, fileURLToPath(import.meta.url));
   return [...new Set(out.toString('utf8').split('\0').filter(Boolean))].filter((f) => f !== self && f !== 'package-lock.json');
 }
@@ -47,8 +50,8 @@ function machinePathHits(file: string, text: string): string[] {
   return hits;
 }
 
-describe('no path of the developers\' machines in the project', () => {
-  test('the patterns catch machine paths and spare the benchmark\'s own', () => {
+describe("no path of the developers' machines in the project", () => {
+  test("the patterns catch machine paths and spare the benchmark's own", () => {
     const sample = (s: string) => machinePathHits('x.md', s.replaceAll('|', SLASH));
     assert.equal(sample('cd |work|main').length, 1);
     assert.equal(sample('cp |root|.cache x').length, 1);
@@ -74,15 +77,23 @@ describe('no path of the developers\' machines in the project', () => {
 
 /** Every count of episode tools the docs state: "N core episode tools", "N tools for an `examples` episode". */
 function statedToolCounts(): { where: string; kind: 'core' | 'examples'; count: number }[] {
-  const files = ['README.md', 'agents/README.md', ...['ARCHITECTURE.md', 'BENCHMARKS.md', 'PROTOCOL.md'].map((f) => path.join('docs', f)), ...['codereval', 'examples', 'gitchameleon', 'humanevo', 'swebench'].map((e) => path.join('envs', e, 'README.md'))].filter((f) => existsSync(path.join(PROJECT_ROOT, f)));
+  const files = [
+    'README.md',
+    'agents/README.md',
+    ...['ARCHITECTURE.md', 'BENCHMARKS.md', 'PROTOCOL.md'].map((f) => path.join('docs', f)),
+    ...['codereval', 'examples', 'gitchameleon', 'humanevo', 'swebench'].map((e) => path.join('envs', e, 'README.md')),
+  ].filter((f) => existsSync(path.join(PROJECT_ROOT, f)));
   const stated: { where: string; kind: 'core' | 'examples'; count: number }[] = [];
   for (const file of files) {
     const text = readFileSync(path.join(PROJECT_ROOT, file), 'utf8');
     const at = (index: number) => `${file}:${text.slice(0, index).split('\n').length}`;
-    for (const m of text.matchAll(/\b(\d+)\s+core\s+episode\s+tools\b/g)) stated.push({ where: at(m.index), kind: 'core', count: Number(m[1]) });
-    for (const m of text.matchAll(/\b(\d+)\s+tools\s+for\s+an\s+`examples`\s+episode\b/g)) stated.push({ where: at(m.index), kind: 'examples', count: Number(m[1]) });
+    for (const m of text.matchAll(/\b(\d+)\s+core\s+episode\s+tools\b/g))
+      stated.push({ where: at(m.index), kind: 'core', count: Number(m[1]) });
+    for (const m of text.matchAll(/\b(\d+)\s+tools\s+for\s+an\s+`examples`\s+episode\b/g))
+      stated.push({ where: at(m.index), kind: 'examples', count: Number(m[1]) });
     // A bare "N episode tools" says nothing true for every suite: the core ones and the suite's own differ.
-    for (const m of text.matchAll(/\b(\d+)\s+(?:\[)?episode\s+tools\b/g)) stated.push({ where: `${at(m.index)} (say "N core episode tools")`, kind: 'core', count: -1 });
+    for (const m of text.matchAll(/\b(\d+)\s+(?:\[)?episode\s+tools\b/g))
+      stated.push({ where: `${at(m.index)} (say "N core episode tools")`, kind: 'core', count: -1 });
   }
   return stated;
 }
@@ -102,7 +113,7 @@ describe('the tool counts the docs state', () => {
     await cleanup();
   });
 
-  test('README states the tools an episode endpoint serves, and every doc\'s count is what the endpoint lists', async () => {
+  test("README states the tools an episode endpoint serves, and every doc's count is what the endpoint lists", async () => {
     const readme = readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
     assert.match(readme, /serves only the \d+ core episode tools/, 'README says how many tools an episode endpoint serves');
     const episode = await gym.startEpisode({ suite: 'examples', taskId: 'roman-numerals' });
@@ -118,7 +129,11 @@ describe('the tool counts the docs state', () => {
       const stated = statedToolCounts();
       assert.ok(stated.some((s) => s.kind === 'core') && stated.some((s) => s.kind === 'examples'));
       const wrong = stated.filter((s) => s.count !== expected[s.kind]);
-      assert.deepEqual(wrong, [], `an examples episode's endpoint lists ${names.length} tools, ${core.length} of them core (${names.join(', ')})`);
+      assert.deepEqual(
+        wrong,
+        [],
+        `an examples episode's endpoint lists ${names.length} tools, ${core.length} of them core (${names.join(', ')})`,
+      );
     } finally {
       await client.close();
     }

@@ -12,7 +12,10 @@ test('pythonCurrentAt: the newest of the versions released by the date, else the
   assert.equal(pythonCurrentAt('2010-01-01', here), '3.6', 'before all of them: the nearest');
   assert.equal(pythonCurrentAt('2022-01-01', ['3.8', '3.12']), '3.8', 'only what the machine has');
   assert.equal(pythonCurrentAt('2022-01-01', ['4.0']), null);
-  assert.ok(Object.keys(PYTHON_RELEASES).every((v, i, all) => i === 0 || PYTHON_RELEASES[v]! > PYTHON_RELEASES[all[i - 1]!]!), 'in release order');
+  assert.ok(
+    Object.keys(PYTHON_RELEASES).every((v, i, all) => i === 0 || PYTHON_RELEASES[v]! > PYTHON_RELEASES[all[i - 1]!]!),
+    'in release order',
+  );
 });
 
 test("commitCutoff: the commit's date, never before its Python had been out 90 days", () => {

@@ -3,7 +3,16 @@ import { promises as fs } from 'node:fs';
 import { createServer } from 'node:http';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { classifyGradleLog, planGradle, probeDistribution, readsReadOnlyCache, resolveGivenGradle, wrapperDistributionCached, wrapperDistributionUrl, wrapperDistHash } from '../../src/env/gradle.ts';
+import {
+  classifyGradleLog,
+  planGradle,
+  probeDistribution,
+  readsReadOnlyCache,
+  resolveGivenGradle,
+  wrapperDistributionCached,
+  wrapperDistributionUrl,
+  wrapperDistHash,
+} from '../../src/env/gradle.ts';
 import { GymError } from '../../src/errors.ts';
 import { tempDir } from '../helpers.ts';
 
@@ -51,7 +60,12 @@ describe('env: Gradle selection', () => {
     await fs.mkdir(at, { recursive: true });
     await fs.writeFile(path.join(at, 'gradle-8.5-bin.zip.ok'), '');
     assert.equal(await wrapperDistributionCached(home, url), true);
-    assert.deepEqual(await planGradle(dir, { userHome: home, cacheDir: cache }), { kind: 'wrapper', command: './gradlew', distributionUrl: url, notes: [] });
+    assert.deepEqual(await planGradle(dir, { userHome: home, cacheDir: cache }), {
+      kind: 'wrapper',
+      command: './gradlew',
+      distributionUrl: url,
+      notes: [],
+    });
     assert.match(wrapperDistHash(url), /^[0-9a-z]+$/);
   });
 
@@ -131,15 +145,35 @@ describe('env: Gradle selection', () => {
   });
 
   it('classifies env build logs: distribution fetch and version mismatch are unavailable, compile errors are build failures', () => {
-    const given = { kind: 'given' as const, command: '/usr/bin/gradle', distributionUrl: 'https://services.gradle.org/distributions/gradle-7.6-bin.zip', given: { given: 'gradle', command: '/usr/bin/gradle' } };
-    const mismatch = classifyGradleLog("FAILURE: Build failed with an exception.\n\n* What went wrong:\nPlugin [id: 'com.github.ben-manes.versions', version: '0.42.0'] was not found in any of the following sources:\n\n* Try:\n", given);
+    const given = {
+      kind: 'given' as const,
+      command: '/usr/bin/gradle',
+      distributionUrl: 'https://services.gradle.org/distributions/gradle-7.6-bin.zip',
+      given: { given: 'gradle', command: '/usr/bin/gradle' },
+    };
+    const mismatch = classifyGradleLog(
+      "FAILURE: Build failed with an exception.\n\n* What went wrong:\nPlugin [id: 'com.github.ben-manes.versions', version: '0.42.0'] was not found in any of the following sources:\n\n* Try:\n",
+      given,
+    );
     assert.equal(mismatch?.code, 'ENV_UNAVAILABLE');
     assert.match(mismatch!.message, /cannot configure this project \(its wrapper asks for Gradle 7\.6\)/);
-    const fetch = classifyGradleLog('Downloading https://services.gradle.org/distributions/gradle-7.6-bin.zip\nException in thread "main" java.net.UnknownHostException: services.gradle.org\n\tat org.gradle.wrapper.Download.download', { kind: 'wrapper', command: './gradlew', distributionUrl: given.distributionUrl });
+    const fetch = classifyGradleLog(
+      'Downloading https://services.gradle.org/distributions/gradle-7.6-bin.zip\nException in thread "main" java.net.UnknownHostException: services.gradle.org\n\tat org.gradle.wrapper.Download.download',
+      { kind: 'wrapper', command: './gradlew', distributionUrl: given.distributionUrl },
+    );
     assert.equal(fetch?.code, 'ENV_UNAVAILABLE');
-    const compile = classifyGradleLog("> Task :compileJava FAILED\nFoo.java:3: error: ';' expected\n* What went wrong:\nExecution failed for task ':compileJava'.\n> Compilation failed; see the compiler error output for details.\n", given);
+    const compile = classifyGradleLog(
+      "> Task :compileJava FAILED\nFoo.java:3: error: ';' expected\n* What went wrong:\nExecution failed for task ':compileJava'.\n> Compilation failed; see the compiler error output for details.\n",
+      given,
+    );
     assert.equal(compile?.code, 'ENV_BUILD_FAILED');
-    assert.equal(classifyGradleLog('3 tests completed, 1 failed\n:test FAILED\n* What went wrong:\nExecution failed for task \':test\'.\n> There were failing tests.', given), null);
+    assert.equal(
+      classifyGradleLog(
+        "3 tests completed, 1 failed\n:test FAILED\n* What went wrong:\nExecution failed for task ':test'.\n> There were failing tests.",
+        given,
+      ),
+      null,
+    );
   });
 
   it('Gradle 6.2 on reads a read-only dependency cache; older ones get a copy', () => {

@@ -15,7 +15,12 @@ const task = (version: string) =>
     prompt: 'implement double(x)',
     env: { kind: 'python', version },
     workspace: { type: 'files', files: { 'double.py': 'def double(x):\n    raise NotImplementedError\n' } },
-    tests: { hidden: { runner: { type: 'pytest', args: ['test_double.py'] }, files: { 'test_double.py': 'from double import double\n\ndef test_double():\n    assert double(2) == 4\n' } } },
+    tests: {
+      hidden: {
+        runner: { type: 'pytest', args: ['test_double.py'] },
+        files: { 'test_double.py': 'from double import double\n\ndef test_double():\n    assert double(2) == 4\n' },
+      },
+    },
   });
 
 const PATCH = `diff --git a/double.py b/double.py
@@ -35,7 +40,10 @@ test('a Python version with no base image runs on the nearest one, and the verdi
   try {
     const verdict = await gym.score(task('3.12'), PATCH);
     assert.equal(verdict.reward, 1, JSON.stringify(verdict));
-    assert.ok(verdict.notes.some((n) => /Python 3\.12 asked for.*base-python:3\.1\d used/.test(n)), verdict.notes.join('; '));
+    assert.ok(
+      verdict.notes.some((n) => /Python 3\.12 asked for.*base-python:3\.1\d used/.test(n)),
+      verdict.notes.join('; '),
+    );
   } finally {
     await cleanup();
   }
@@ -58,14 +66,24 @@ const magicTask = (systemPackages?: string[]) =>
     kind: 'function',
     prompt: 'nothing to do: the test checks that the env has libmagic',
     env: { kind: 'python', version: '3.11', ...(systemPackages ? { systemPackages } : {}) },
-    workspace: { type: 'files', files: { 'README': 'nothing here\n' } },
-    tests: { hidden: { runner: { type: 'pytest', args: ['test_magic.py'] }, files: { 'test_magic.py': "import ctypes, ctypes.util\n\ndef test_libmagic_loads():\n    name = ctypes.util.find_library('magic')\n    assert name, 'no libmagic'\n    ctypes.CDLL(name).magic_open\n" } } },
+    workspace: { type: 'files', files: { README: 'nothing here\n' } },
+    tests: {
+      hidden: {
+        runner: { type: 'pytest', args: ['test_magic.py'] },
+        files: {
+          'test_magic.py':
+            "import ctypes, ctypes.util\n\ndef test_libmagic_loads():\n    name = ctypes.util.find_library('magic')\n    assert name, 'no libmagic'\n    ctypes.CDLL(name).magic_open\n",
+        },
+      },
+    },
   });
 
 test("a Python env's system packages are in its Docker image (apt, the build's network); one the suite lacks is unavailable, named", async (t) => {
   const skip = await dockerSkipReason();
   if (skip) return t.skip(skip);
-  const { gym, cleanup } = await makeGym({ sandboxes: new DockerSandboxFactory({ serverId: `test-syspkg-${randomBytes(4).toString('hex')}` }) });
+  const { gym, cleanup } = await makeGym({
+    sandboxes: new DockerSandboxFactory({ serverId: `test-syspkg-${randomBytes(4).toString('hex')}` }),
+  });
   try {
     // The base image has no libmagic: without the package the same test fails.
     const without = await gym.score(magicTask(), '');

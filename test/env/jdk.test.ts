@@ -20,7 +20,10 @@ test('JDKs are found by their release file (links counted once) and chosen: exac
     await jdk('broken', null);
     await fs.mkdir(path.join(root, 'jre-only'));
     const found = await installedJdks([root]);
-    assert.deepEqual(found.map((j) => j.major), ['8', '17', '25']);
+    assert.deepEqual(
+      found.map((j) => j.major),
+      ['8', '17', '25'],
+    );
     assert.equal(chooseJdk('17', found)!.home, path.join(root, 'java-17-openjdk'));
     assert.equal(chooseJdk('11', found)!.major, '17', 'the nearest newer JDK');
     assert.equal(chooseJdk('21', found)!.major, '25');

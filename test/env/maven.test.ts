@@ -3,7 +3,14 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { compileErrorExcerpt, MavenEnvBuilder, mavenResolutionFailed, MAVEN_RESOLUTION_ERROR, WARM_TIMED_OUT, warmSelection } from '../../src/env/maven.ts';
+import {
+  compileErrorExcerpt,
+  MavenEnvBuilder,
+  mavenResolutionFailed,
+  MAVEN_RESOLUTION_ERROR,
+  WARM_TIMED_OUT,
+  warmSelection,
+} from '../../src/env/maven.ts';
 import { INFRA_CODES, type GymError } from '../../src/errors.ts';
 import { mavenCommand } from '../../src/scoring/runners.ts';
 import { JavaEnvSpec } from '../../src/tasks/schema.ts';
@@ -30,154 +37,204 @@ const POM = `<?xml version="1.0" encoding="UTF-8"?>
   </build>
 </project>
 `;
-const testClass = (name: string) => `package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\nclass ${name} {\n  @Test\n  void adds() {\n    assertEquals(2, 1 + 1);\n  }\n}\n`;
+const testClass = (name: string) =>
+  `package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\nclass ${name} {\n  @Test\n  void adds() {\n    assertEquals(2, 1 + 1);\n  }\n}\n`;
 
 const run = (cmd: string, args: string[], cwd: string) =>
-  new Promise<{ code: number; out: string }>((resolve) => execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (err, out, errOut) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${out}${errOut}` })));
+  new Promise<{ code: number; out: string }>((resolve) =>
+    execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (err, out, errOut) =>
+      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${out}${errOut}` }),
+    ),
+  );
 const haveMaven = (await run('sh', ['-c', 'command -v mvn && command -v javac'], '/')).code === 0;
 
 test('warmSelection: the selection of the tests, none for no tests; one test per module for one argument too long', () => {
-  assert.deepEqual(warmSelection(['org.acme.ATest#adds']), ['-Dtest=org.acme.ATest#adds', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false']);
-  assert.deepEqual(warmSelection(['core:a.T', 'core:b.U']), ['-pl', 'core', '-am', '-Dtest=a.T,b.U', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false']);
+  assert.deepEqual(warmSelection(['org.acme.ATest#adds']), [
+    '-Dtest=org.acme.ATest#adds',
+    '-Dsurefire.failIfNoSpecifiedTests=false',
+    '-DfailIfNoTests=false',
+  ]);
+  assert.deepEqual(warmSelection(['core:a.T', 'core:b.U']), [
+    '-pl',
+    'core',
+    '-am',
+    '-Dtest=a.T,b.U',
+    '-Dsurefire.failIfNoSpecifiedTests=false',
+    '-DfailIfNoTests=false',
+  ]);
   assert.deepEqual(warmSelection(undefined), []);
   assert.deepEqual(warmSelection([]), []);
   const many = Array.from({ length: 3000 }, (_, i) => `com.example.some.pkg.GeneratedTestClassNumber${i}Test`);
-  assert.deepEqual(warmSelection(many), ['-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'], 'a -Dtest of ~150 KB: one test of the (root) module');
+  assert.deepEqual(
+    warmSelection(many),
+    ['-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
+    'a -Dtest of ~150 KB: one test of the (root) module',
+  );
   const modules = ['core', 'extension', 'codegen'];
   const spread = Array.from({ length: 3000 }, (_, i) => `${modules[i % 3]}:com.example.some.pkg.GeneratedTestClassNumber${i}Test`);
   assert.deepEqual(
     warmSelection(spread),
-    ['-pl', 'core,extension,codegen', '-am', '-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test,com.example.some.pkg.GeneratedTestClassNumber1Test,com.example.some.pkg.GeneratedTestClassNumber2Test', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
+    [
+      '-pl',
+      'core,extension,codegen',
+      '-am',
+      '-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test,com.example.some.pkg.GeneratedTestClassNumber1Test,com.example.some.pkg.GeneratedTestClassNumber2Test',
+      '-Dsurefire.failIfNoSpecifiedTests=false',
+      '-DfailIfNoTests=false',
+    ],
     'the same modules built, one test of each run',
   );
   const longNames = Array.from({ length: 3000 }, (_, i) => `m${i}:${'x'.repeat(30)}.T${i}`);
   assert.deepEqual(warmSelection(longNames), [], 'one per module still too long: the whole suite');
 });
 
-describe('MavenEnvBuilder: an env warmed by the tests named instead of the whole suite', { skip: haveMaven ? false : 'mvn and javac are not installed' }, () => {
-  let root: string;
-  let seed: string;
-  let builder: MavenEnvBuilder;
-  before(async () => {
-    root = await tempDir('benchgym-maven-warm-');
-    seed = path.join(root, 'seed');
-    await fs.mkdir(path.join(seed, 'src', 'test', 'java', 'org', 'acme'), { recursive: true });
-    await fs.writeFile(path.join(seed, 'pom.xml'), POM);
-    for (const name of ['ATest', 'BTest']) await fs.writeFile(path.join(seed, 'src', 'test', 'java', 'org', 'acme', `${name}.java`), testClass(name));
-    // A Maven repository of its own: what the warm-up resolved is all an offline run has.
-    builder = new MavenEnvBuilder(path.join(root, 'cache'));
-  });
-  after(() => fs.rm(root, { recursive: true, force: true }));
-
-  /** A copy of the seed with a test that never ends (with `once`: only on the run that creates that file). */
-  const seedWithHangTest = async (name: string, once?: string) => {
-    const dir = path.join(root, name);
-    await fs.cp(seed, dir, { recursive: true });
-    const hang = once ? `if (new java.io.File(${JSON.stringify(once)}).createNewFile()) Thread.sleep(Long.MAX_VALUE);` : 'Thread.sleep(Long.MAX_VALUE);';
-    await fs.writeFile(
-      path.join(dir, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
-      `package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    ${hang}\n  }\n}\n`,
-    );
-    return dir;
-  };
-
-  /** An offline run of BTest in a copy of `dir` passes with what the builder's warm-up resolved. */
-  const assertOfflineRun = async (b: MavenEnvBuilder, dir: string, name: string) => {
-    const work = path.join(root, name);
-    await fs.cp(dir, work, { recursive: true });
-    const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${b.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
-    assert.equal(r.code, 0, r.out.slice(-3000));
-  };
-
-  const marker = async (key: string) => JSON.parse(await fs.readFile(path.join(root, 'cache', 'envs', `maven-${key}.ready`), 'utf8')) as { ran: string };
-
-  test("the named test's run resolves what an offline run of another test needs (Surefire's provider included)", async () => {
-    const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.ATest'] }), { dir: seed });
-    assert.equal((await marker(env.key)).ran, 'the warm-up tests');
-    const work = path.join(root, 'work');
-    await fs.cp(seed, work, { recursive: true });
-    const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${builder.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
-    assert.equal(r.code, 0, r.out.slice(-3000));
-    assert.match(r.out, /Tests run: 1, Failures: 0, Errors: 0/);
-    // Another selection is another env; no selection is the whole suite's.
-    const whole = await builder.prepare(JavaEnvSpec.parse({ kind: 'java' }), { dir: seed });
-    assert.notEqual(whole.key, env.key);
-    assert.equal((await marker(whole.key)).ran, 'the whole suite');
-  });
-
-  test('warm-up tests that do not exist yet (all new in the hidden test patch): the whole suite, known from the sources or found after the run', async () => {
-    // From the sources: the same env as the whole suite's (the same key, built once).
-    const fromSources = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { dir: seed });
-    const whole = await builder.prepare(JavaEnvSpec.parse({ kind: 'java' }), { dir: seed });
-    assert.equal(fromSources.key, whole.key);
-    // Without a source tree (files only): the selected run runs nothing, so the whole suite runs after it.
-    const files = Object.fromEntries(await Promise.all(['pom.xml', 'src/test/java/org/acme/ATest.java'].map(async (rel) => [rel, await fs.readFile(path.join(seed, rel), 'utf8')] as const)));
-    const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { files });
-    assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
-  });
-
-  test("a test left out (a runner's exclude) is not run: its class counts on its other methods, the build passes", async () => {
-    const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.ATest'] }), { dir: seed });
-    const work = path.join(root, 'work-exclude');
-    await fs.cp(seed, work, { recursive: true });
-    await fs.writeFile(
-      path.join(work, 'src', 'test', 'java', 'org', 'acme', 'NetTest.java'),
-      'package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertTrue;\n\nimport org.junit.jupiter.api.Test;\n\nclass NetTest {\n  @Test\n  void adds() {\n    assertTrue(1 + 1 == 2);\n  }\n\n  @Test\n  void needsAnInterface() {\n    assertTrue(false, "no network here");\n  }\n}\n',
-    );
-    const repo = `-Dmaven.repo.local=${builder.repository}`;
-    const without = await run('sh', ['-c', mavenCommand('mvn', ['org.acme.NetTest'], [repo])], work);
-    assert.notEqual(without.code, 0, 'the failing method fails the class when it runs');
-    const excluded = await run('sh', ['-c', mavenCommand('mvn', ['org.acme.NetTest', 'org.acme.ATest'], [repo], ['org.acme.NetTest#needsAnInterface'])], work);
-    assert.equal(excluded.code, 0, excluded.out.slice(-3000));
-    assert.match(excluded.out, /Tests run: 1, Failures: 0, Errors: 0, Skipped: 0, .* in org\.acme\.NetTest/);
-    assert.match(excluded.out, /in org\.acme\.ATest/);
-    assert.ok(env.key);
-  });
-
-  test('a warm-up stopped at its limit is an infrastructure error, not a ready env; the next prepare goes on from what it kept and the env is usable offline', async () => {
-    // A test that hangs on its first run only (a race, as dubbo's file-watch test): the next attempt passes it.
-    const hang = await seedWithHangTest('hang', path.join(root, 'hung-once'));
-    const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
-    const spec = JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] });
-    const started = Date.now();
-    await assert.rejects(limited.prepare(spec, { dir: hang }), (err: GymError) => {
-      assert.equal(err.code, 'ENV_BUILD_FAILED');
-      assert.ok(INFRA_CODES.has(err.code), 'an infrastructure failure');
-      assert.match(err.message, new RegExp(`^${WARM_TIMED_OUT}: .* did not end within 300 s; what it fetched stays in the Maven repository and its build in .*: the next run goes on from there`));
-      return true;
+describe(
+  'MavenEnvBuilder: an env warmed by the tests named instead of the whole suite',
+  { skip: haveMaven ? false : 'mvn and javac are not installed' },
+  () => {
+    let root: string;
+    let seed: string;
+    let builder: MavenEnvBuilder;
+    before(async () => {
+      root = await tempDir('benchgym-maven-warm-');
+      seed = path.join(root, 'seed');
+      await fs.mkdir(path.join(seed, 'src', 'test', 'java', 'org', 'acme'), { recursive: true });
+      await fs.writeFile(path.join(seed, 'pom.xml'), POM);
+      for (const name of ['ATest', 'BTest'])
+        await fs.writeFile(path.join(seed, 'src', 'test', 'java', 'org', 'acme', `${name}.java`), testClass(name));
+      // A Maven repository of its own: what the warm-up resolved is all an offline run has.
+      builder = new MavenEnvBuilder(path.join(root, 'cache'));
     });
-    assert.ok(Date.now() - started < 420_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
-    const envs = path.join(root, 'cache', 'envs');
-    const names = await fs.readdir(envs);
-    assert.ok(!names.some((n) => n.endsWith('.ready')), `no env is marked ready: ${names.join(', ')}`);
-    const kept = names.find((n) => n.endsWith('.ready.work'));
-    assert.ok(kept, `the stopped build is kept: ${names.join(', ')}`);
-    // The next prepare (a fresh builder, as the next run is) goes on from the kept build.
-    const again = await new MavenEnvBuilder(path.join(root, 'cache'), 300_000).prepare(spec, { dir: hang });
-    assert.equal((await marker(again.key)).ran, 'the warm-up tests, resumed after a warm-up stopped at its limit');
-    assert.ok(!(await fs.readdir(envs)).some((n) => n.endsWith('.work')), 'the kept build is gone once the env is ready');
-    await assertOfflineRun(limited, hang, 'work-hang');
-  });
+    after(() => fs.rm(root, { recursive: true, force: true }));
 
-  test("warmArgs (a spec's warm-up only): one test instead of a whole suite that would not end; another env, usable offline", async () => {
-    const hang = await seedWithHangTest('hang-args');
-    const limited = new MavenEnvBuilder(path.join(root, 'cache'), 60_000);
-    // The warm-up tests are all new (the whole suite, HangTest with it, would run): warmArgs name one test instead.
-    const warmArgs = ['-Dtest=org.acme.ATest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
-    const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'], warmArgs }), { dir: hang });
-    assert.equal((await marker(env.key)).ran, `the whole suite (none of the warm-up tests exists yet), with ${warmArgs.join(' ')}`);
-    const plain = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'] }), { dir: seed });
-    assert.notEqual(env.key, plain.key, 'warmArgs are part of the key');
-    await assertOfflineRun(limited, hang, 'work-args');
-  });
-});
+    /** A copy of the seed with a test that never ends (with `once`: only on the run that creates that file). */
+    const seedWithHangTest = async (name: string, once?: string) => {
+      const dir = path.join(root, name);
+      await fs.cp(seed, dir, { recursive: true });
+      const hang = once
+        ? `if (new java.io.File(${JSON.stringify(once)}).createNewFile()) Thread.sleep(Long.MAX_VALUE);`
+        : 'Thread.sleep(Long.MAX_VALUE);';
+      await fs.writeFile(
+        path.join(dir, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
+        `package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    ${hang}\n  }\n}\n`,
+      );
+      return dir;
+    };
+
+    /** An offline run of BTest in a copy of `dir` passes with what the builder's warm-up resolved. */
+    const assertOfflineRun = async (b: MavenEnvBuilder, dir: string, name: string) => {
+      const work = path.join(root, name);
+      await fs.cp(dir, work, { recursive: true });
+      const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${b.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
+      assert.equal(r.code, 0, r.out.slice(-3000));
+    };
+
+    const marker = async (key: string) =>
+      JSON.parse(await fs.readFile(path.join(root, 'cache', 'envs', `maven-${key}.ready`), 'utf8')) as { ran: string };
+
+    test("the named test's run resolves what an offline run of another test needs (Surefire's provider included)", async () => {
+      const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.ATest'] }), { dir: seed });
+      assert.equal((await marker(env.key)).ran, 'the warm-up tests');
+      const work = path.join(root, 'work');
+      await fs.cp(seed, work, { recursive: true });
+      const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${builder.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
+      assert.equal(r.code, 0, r.out.slice(-3000));
+      assert.match(r.out, /Tests run: 1, Failures: 0, Errors: 0/);
+      // Another selection is another env; no selection is the whole suite's.
+      const whole = await builder.prepare(JavaEnvSpec.parse({ kind: 'java' }), { dir: seed });
+      assert.notEqual(whole.key, env.key);
+      assert.equal((await marker(whole.key)).ran, 'the whole suite');
+    });
+
+    test('warm-up tests that do not exist yet (all new in the hidden test patch): the whole suite, known from the sources or found after the run', async () => {
+      // From the sources: the same env as the whole suite's (the same key, built once).
+      const fromSources = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { dir: seed });
+      const whole = await builder.prepare(JavaEnvSpec.parse({ kind: 'java' }), { dir: seed });
+      assert.equal(fromSources.key, whole.key);
+      // Without a source tree (files only): the selected run runs nothing, so the whole suite runs after it.
+      const files = Object.fromEntries(
+        await Promise.all(
+          ['pom.xml', 'src/test/java/org/acme/ATest.java'].map(
+            async (rel) => [rel, await fs.readFile(path.join(seed, rel), 'utf8')] as const,
+          ),
+        ),
+      );
+      const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { files });
+      assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
+    });
+
+    test("a test left out (a runner's exclude) is not run: its class counts on its other methods, the build passes", async () => {
+      const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.ATest'] }), { dir: seed });
+      const work = path.join(root, 'work-exclude');
+      await fs.cp(seed, work, { recursive: true });
+      await fs.writeFile(
+        path.join(work, 'src', 'test', 'java', 'org', 'acme', 'NetTest.java'),
+        'package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertTrue;\n\nimport org.junit.jupiter.api.Test;\n\nclass NetTest {\n  @Test\n  void adds() {\n    assertTrue(1 + 1 == 2);\n  }\n\n  @Test\n  void needsAnInterface() {\n    assertTrue(false, "no network here");\n  }\n}\n',
+      );
+      const repo = `-Dmaven.repo.local=${builder.repository}`;
+      const without = await run('sh', ['-c', mavenCommand('mvn', ['org.acme.NetTest'], [repo])], work);
+      assert.notEqual(without.code, 0, 'the failing method fails the class when it runs');
+      const excluded = await run(
+        'sh',
+        ['-c', mavenCommand('mvn', ['org.acme.NetTest', 'org.acme.ATest'], [repo], ['org.acme.NetTest#needsAnInterface'])],
+        work,
+      );
+      assert.equal(excluded.code, 0, excluded.out.slice(-3000));
+      assert.match(excluded.out, /Tests run: 1, Failures: 0, Errors: 0, Skipped: 0, .* in org\.acme\.NetTest/);
+      assert.match(excluded.out, /in org\.acme\.ATest/);
+      assert.ok(env.key);
+    });
+
+    test('a warm-up stopped at its limit is an infrastructure error, not a ready env; the next prepare goes on from what it kept and the env is usable offline', async () => {
+      // A test that hangs on its first run only (a race, as dubbo's file-watch test): the next attempt passes it.
+      const hang = await seedWithHangTest('hang', path.join(root, 'hung-once'));
+      const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
+      const spec = JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] });
+      const started = Date.now();
+      await assert.rejects(limited.prepare(spec, { dir: hang }), (err: GymError) => {
+        assert.equal(err.code, 'ENV_BUILD_FAILED');
+        assert.ok(INFRA_CODES.has(err.code), 'an infrastructure failure');
+        assert.match(
+          err.message,
+          new RegExp(
+            `^${WARM_TIMED_OUT}: .* did not end within 300 s; what it fetched stays in the Maven repository and its build in .*: the next run goes on from there`,
+          ),
+        );
+        return true;
+      });
+      assert.ok(Date.now() - started < 420_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
+      const envs = path.join(root, 'cache', 'envs');
+      const names = await fs.readdir(envs);
+      assert.ok(!names.some((n) => n.endsWith('.ready')), `no env is marked ready: ${names.join(', ')}`);
+      const kept = names.find((n) => n.endsWith('.ready.work'));
+      assert.ok(kept, `the stopped build is kept: ${names.join(', ')}`);
+      // The next prepare (a fresh builder, as the next run is) goes on from the kept build.
+      const again = await new MavenEnvBuilder(path.join(root, 'cache'), 300_000).prepare(spec, { dir: hang });
+      assert.equal((await marker(again.key)).ran, 'the warm-up tests, resumed after a warm-up stopped at its limit');
+      assert.ok(!(await fs.readdir(envs)).some((n) => n.endsWith('.work')), 'the kept build is gone once the env is ready');
+      await assertOfflineRun(limited, hang, 'work-hang');
+    });
+
+    test("warmArgs (a spec's warm-up only): one test instead of a whole suite that would not end; another env, usable offline", async () => {
+      const hang = await seedWithHangTest('hang-args');
+      const limited = new MavenEnvBuilder(path.join(root, 'cache'), 60_000);
+      // The warm-up tests are all new (the whole suite, HangTest with it, would run): warmArgs name one test instead.
+      const warmArgs = ['-Dtest=org.acme.ATest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
+      const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'], warmArgs }), { dir: hang });
+      assert.equal((await marker(env.key)).ran, `the whole suite (none of the warm-up tests exists yet), with ${warmArgs.join(' ')}`);
+      const plain = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'] }), { dir: seed });
+      assert.notEqual(env.key, plain.key, 'warmArgs are part of the key');
+      await assertOfflineRun(limited, hang, 'work-args');
+    });
+  },
+);
 
 test("Maven's resolution failures are read from its own [ERROR] lines, not from a failing test's message", () => {
   const failures = [
     '[ERROR] Failed to execute goal on project jackson-databind: Could not resolve dependencies for project com.fasterxml.jackson.core:jackson-databind:jar:3.0.0-SNAPSHOT: Could not find artifact com.fasterxml.jackson.core:jackson-core:jar:3.0.0-SNAPSHOT',
     '[ERROR]     Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.17.2-SNAPSHOT: Could not transfer artifact com.fasterxml.jackson:jackson-base:pom:2.17.2-SNAPSHOT',
     '[ERROR] Plugin org.apache.maven.plugins:maven-surefire-plugin:3.2.5 or one of its dependencies could not be resolved: Failed to read artifact descriptor',
-    "[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test (default-test) on project warm: Execution default-test of goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test failed: Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact org.junit.platform:junit-platform-launcher:jar:1.10.2 has not been downloaded from it before.",
+    '[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test (default-test) on project warm: Execution default-test of goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test failed: Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact org.junit.platform:junit-platform-launcher:jar:1.10.2 has not been downloaded from it before.',
   ];
   for (const line of failures) assert.ok(mavenResolutionFailed(`[INFO] Scanning for projects...\n${line}\n[ERROR] -> [Help 1]\n`), line);
   const tests = [
@@ -191,11 +248,17 @@ test("Maven's resolution failures are read from its own [ERROR] lines, not from 
 });
 
 test('the same expression with grep -E (the Docker env image checks its build log with it)', async () => {
-  const grep = (text: string) => new Promise<number>((resolve) => {
-    const child = execFile('grep', ['-E', MAVEN_RESOLUTION_ERROR], (err) => resolve(err ? Number((err as { code?: number }).code ?? 2) : 0));
-    child.stdin?.end(text);
-  });
-  assert.equal(await grep('[INFO] x\n[ERROR] Failed to execute goal on project p: Could not resolve dependencies for project a:b:jar:1\n'), 0);
+  const grep = (text: string) =>
+    new Promise<number>((resolve) => {
+      const child = execFile('grep', ['-E', MAVEN_RESOLUTION_ERROR], (err) =>
+        resolve(err ? Number((err as { code?: number }).code ?? 2) : 0),
+      );
+      child.stdin?.end(text);
+    });
+  assert.equal(
+    await grep('[INFO] x\n[ERROR] Failed to execute goal on project p: Could not resolve dependencies for project a:b:jar:1\n'),
+    0,
+  );
   assert.equal(await grep("[INFO] x\n[ERROR]   FooTest.bar:12 message: Could not resolve type id 'x'\n"), 1);
 });
 
@@ -209,6 +272,13 @@ test('compileErrorExcerpt: the COMPILATION ERROR block first, past earlier test 
     '[ERROR] /w/dubbo-native/src/main/java/A.java:[3,8] package sun.misc does not exist',
     '[ERROR] -> [Help 1]',
   ].join('\n');
-  assert.equal(compileErrorExcerpt(log), '[ERROR] COMPILATION ERROR : \n[ERROR] /w/dubbo-native/src/main/java/A.java:[3,8] package sun.misc does not exist');
-  assert.equal(compileErrorExcerpt('[ERROR] Failed to execute goal x\n[ERROR] -> [Help 1]'), '[ERROR] Failed to execute goal x', 'no COMPILATION ERROR block: the [ERROR] lines');
+  assert.equal(
+    compileErrorExcerpt(log),
+    '[ERROR] COMPILATION ERROR : \n[ERROR] /w/dubbo-native/src/main/java/A.java:[3,8] package sun.misc does not exist',
+  );
+  assert.equal(
+    compileErrorExcerpt('[ERROR] Failed to execute goal x\n[ERROR] -> [Help 1]'),
+    '[ERROR] Failed to execute goal x',
+    'no COMPILATION ERROR block: the [ERROR] lines',
+  );
 });

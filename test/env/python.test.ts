@@ -61,7 +61,10 @@ test('concurrent prepare() calls for one spec, in one builder and across builder
   const env = results[0]!;
   assert.equal(env.kind, 'python');
   assert.ok(existsSync(env.command), env.command);
-  assert.match(execFileSync(env.command, ['-c', 'import pytest, sys; print(pytest.__version__, sys.version_info[:2])'], { encoding: 'utf8' }), /^8\.3\.5 \(3, 11\)/);
+  assert.match(
+    execFileSync(env.command, ['-c', 'import pytest, sys; print(pytest.__version__, sys.version_info[:2])'], { encoding: 'utf8' }),
+    /^8\.3\.5 \(3, 11\)/,
+  );
   assert.ok(env.path[0]!.startsWith(cacheDir));
   assert.ok(env.readOnlyPaths.some((p) => env.command.startsWith(p)));
 
@@ -83,7 +86,9 @@ test('the cache key ignores the order of requirements and differs by requirement
 });
 
 test('a Python that does not exist: ENV_UNAVAILABLE', async () => {
-  await assert.rejects(new PythonEnvBuilder(cacheDir).prepare({ kind: 'python', version: '3.2', requirements: [] }), { code: 'ENV_UNAVAILABLE' });
+  await assert.rejects(new PythonEnvBuilder(cacheDir).prepare({ kind: 'python', version: '3.2', requirements: [] }), {
+    code: 'ENV_UNAVAILABLE',
+  });
 });
 
 test('withDirLock serializes holders, and a holder killed with SIGKILL releases the lock at once', async () => {
@@ -105,13 +110,25 @@ test('withDirLock serializes holders, and a holder killed with SIGKILL releases 
 
   // Another process takes the lock and is killed while holding it (the CI failure mode:
   // `benchgym run` killed with -9 in the middle of preparing an env).
-  const holder = spawn(process.execPath, ['--import', 'tsx', '-e', `
+  const holder = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '-e',
+      `
     import('${LOCK_MODULE}').then(({ withDirLock }) => withDirLock(${JSON.stringify(lock)}, async () => {
       console.log('held');
       await new Promise((r) => setTimeout(r, 600_000));
-    }));`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    }));`,
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   await new Promise<void>((resolve) => holder.stdout.on('data', (b: Buffer) => b.toString().includes('held') && resolve()));
-  await assert.rejects(withDirLock(lock, async () => 'too early', { timeoutMs: 1000 }), /timed out/);
+  await assert.rejects(
+    withDirLock(lock, async () => 'too early', { timeoutMs: 1000 }),
+    /timed out/,
+  );
   holder.kill('SIGKILL');
   const t0 = Date.now();
   assert.equal(await withDirLock(lock, async () => 'taken', { timeoutMs: 10_000 }), 'taken');
@@ -149,7 +166,7 @@ test('classifyPipFailure: pins that cannot exist here are ENV_UNAVAILABLE; confl
     "ERROR: Package 'numpy' requires a different Python: 3.7.16 not in '>=3.8'",
     'ERROR: numpy-1.16.0-cp37-cp37m-manylinux1_x86_64.whl is not a supported wheel on this platform.',
     '  error: subprocess-exited-with-error\n  × Getting requirements to build wheel did not run successfully.\nerror: metadata-generation-failed',
-    'Building wheel for scipy (setup.py): finished with status \'error\'\nFailed to build scipy\nERROR: Could not build wheels for scipy, which is required to install pyproject.toml-based projects',
+    "Building wheel for scipy (setup.py): finished with status 'error'\nFailed to build scipy\nERROR: Could not build wheels for scipy, which is required to install pyproject.toml-based projects",
   ];
   for (const log of unavailable) assert.equal(classifyPipFailure(log).code, 'ENV_UNAVAILABLE', log);
   assert.match(classifyPipFailure(unavailable[0]!).reason, /no distribution of torch==1\.9\.0 for this Python and platform/);
@@ -163,26 +180,56 @@ test('classifyPipFailure: pins that cannot exist here are ENV_UNAVAILABLE; confl
   for (const log of failed) assert.equal(classifyPipFailure(log).code, 'ENV_BUILD_FAILED', log);
 });
 
-test('a pin with no distribution is ENV_UNAVAILABLE with pip\'s error; conflicting pins stay ENV_BUILD_FAILED; a failed after-install is a note', async () => {
+test("a pin with no distribution is ENV_UNAVAILABLE with pip's error; conflicting pins stay ENV_BUILD_FAILED; a failed after-install is a note", async () => {
   const builder = new PythonEnvBuilder(cacheDir);
-  const missing = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['benchgym-no-such-package==0.0.1'] }).then(() => null, (e: unknown) => e as { code: string; message: string; details: { log: string } });
+  const missing = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['benchgym-no-such-package==0.0.1'] }).then(
+    () => null,
+    (e: unknown) => e as { code: string; message: string; details: { log: string } },
+  );
   assert.equal(missing?.code, 'ENV_UNAVAILABLE');
   assert.match(missing!.message, /no distribution of benchgym-no-such-package==0\.0\.1/);
   assert.match(missing!.details.log, /No matching distribution found for benchgym-no-such-package==0\.0\.1/);
-  await assert.rejects(builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0', 'semver==3.0.0'] }), { code: 'ENV_BUILD_FAILED', message: /conflict/ });
-  const env = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0'], afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']] });
+  await assert.rejects(builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0', 'semver==3.0.0'] }), {
+    code: 'ENV_BUILD_FAILED',
+    message: /conflict/,
+  });
+  const env = await builder.prepare({
+    kind: 'python',
+    version: '3.11',
+    requirements: ['semver==2.13.0'],
+    afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']],
+  });
   assert.equal(env.notes.length, 1);
   assert.match(env.notes[0]!, /after-install `pip install benchgym-no-such-package==0\.0\.1` failed \(no distribution/);
   // Stages run in order and may change what came before: semver 3 replaced 2.13.
   assert.match(execFileSync(env.command, ['-c', 'import semver; print(semver.__version__)'], { encoding: 'utf8' }), /^3\.0\.0/);
-  assert.deepEqual((await new PythonEnvBuilder(cacheDir).prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0'], afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']] })).notes, env.notes, 'the notes outlive the build');
+  assert.deepEqual(
+    (
+      await new PythonEnvBuilder(cacheDir).prepare({
+        kind: 'python',
+        version: '3.11',
+        requirements: ['semver==2.13.0'],
+        afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']],
+      })
+    ).notes,
+    env.notes,
+    'the notes outlive the build',
+  );
 });
 
 test('constraints pin what the requirements pull in; a setup step that cannot get its data is ENV_UNAVAILABLE with its reason, and succeeds from a local folder', async () => {
   const builder = new PythonEnvBuilder(cacheDir);
   // iniconfig is a dependency of the runner (pytest), not a requirement: the constraint decides its version.
-  const constrained = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0'], constraints: ['iniconfig==1.1.1'] });
-  assert.match(execFileSync(constrained.command, ['-c', 'import importlib.metadata as m; print(m.version("iniconfig"))'], { encoding: 'utf8' }), /^1\.1\.1/);
+  const constrained = await builder.prepare({
+    kind: 'python',
+    version: '3.11',
+    requirements: ['semver==2.13.0'],
+    constraints: ['iniconfig==1.1.1'],
+  });
+  assert.match(
+    execFileSync(constrained.command, ['-c', 'import importlib.metadata as m; print(m.version("iniconfig"))'], { encoding: 'utf8' }),
+    /^1\.1\.1/,
+  );
 
   const script = [
     'import os, sys, shutil',
@@ -192,22 +239,41 @@ test('constraints pin what the requirements pull in; a setup step that cannot ge
     '    sys.exit(3)',
     'shutil.copytree(src, os.path.join(sys.prefix, "corpus"))',
   ].join('\n');
-  const spec = { kind: 'python' as const, version: '3.11', requirements: ['semver==2.13.0'], setup: { description: 'test corpus', script, inputEnv: 'BENCHGYM_TEST_CORPUS' } };
+  const spec = {
+    kind: 'python' as const,
+    version: '3.11',
+    requirements: ['semver==2.13.0'],
+    setup: { description: 'test corpus', script, inputEnv: 'BENCHGYM_TEST_CORPUS' },
+  };
   delete process.env.BENCHGYM_TEST_CORPUS;
   const counter = counting(builder);
-  await assert.rejects(builder.prepare(spec), { code: 'ENV_UNAVAILABLE', message: /^test corpus: corpus missing \(no network\); set BENCHGYM_TEST_CORPUS/ });
+  await assert.rejects(builder.prepare(spec), {
+    code: 'ENV_UNAVAILABLE',
+    message: /^test corpus: corpus missing \(no network\); set BENCHGYM_TEST_CORPUS/,
+  });
   await assert.rejects(builder.prepare(spec), { code: 'ENV_UNAVAILABLE' });
   assert.equal(counter.builds(), 1, 'a second try re-runs the setup step only: the packages stay installed');
-  await assert.rejects(builder.prepare({ ...spec, setup: { ...spec.setup, script: 'import sys; sys.exit(1)' } }), { code: 'ENV_BUILD_FAILED', message: /setup step \(test corpus\) failed/ });
+  await assert.rejects(builder.prepare({ ...spec, setup: { ...spec.setup, script: 'import sys; sys.exit(1)' } }), {
+    code: 'ENV_BUILD_FAILED',
+    message: /setup step \(test corpus\) failed/,
+  });
 
   const corpus = await tempDir('benchgym-corpus-');
   await fs.writeFile(path.join(corpus, 'words.txt'), 'hello\n');
   process.env.BENCHGYM_TEST_CORPUS = corpus;
   try {
     const env = await builder.prepare(spec);
-    assert.equal(execFileSync(env.command, ['-c', 'import sys, os; print(open(os.path.join(sys.prefix, "corpus", "words.txt")).read().strip())'], { encoding: 'utf8' }).trim(), 'hello');
+    assert.equal(
+      execFileSync(env.command, ['-c', 'import sys, os; print(open(os.path.join(sys.prefix, "corpus", "words.txt")).read().strip())'], {
+        encoding: 'utf8',
+      }).trim(),
+      'hello',
+    );
     process.env.BENCHGYM_TEST_CORPUS = path.join(corpus, 'nowhere');
-    await assert.rejects(builder.prepare(spec), { code: 'INVALID_ARGUMENT', message: /BENCHGYM_TEST_CORPUS=.*nowhere: no such folder \(test corpus\)/ });
+    await assert.rejects(builder.prepare(spec), {
+      code: 'INVALID_ARGUMENT',
+      message: /BENCHGYM_TEST_CORPUS=.*nowhere: no such folder \(test corpus\)/,
+    });
   } finally {
     delete process.env.BENCHGYM_TEST_CORPUS;
     await fs.rm(corpus, { recursive: true, force: true });
@@ -222,6 +288,9 @@ test('availablePythons: the 3.x interpreters findPython finds, oldest first, eac
   assert.equal(py311.exe, exe);
   assert.equal(py311.full, execFileSync(exe, ['-c', 'import sys; print("%d.%d.%d" % sys.version_info[:3])'], { encoding: 'utf8' }).trim());
   const minors = found.map((p) => Number(p.version.split('.')[1]));
-  assert.deepEqual(minors, [...minors].sort((a, b) => a - b));
+  assert.deepEqual(
+    minors,
+    [...minors].sort((a, b) => a - b),
+  );
   assert.ok(found.every((p) => p.full.startsWith(`${p.version}.`)));
 });

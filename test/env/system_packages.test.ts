@@ -6,10 +6,15 @@ import { aptInstallLine, missingOnHost, requireOnHost, unknownAptPackages } from
 import { PythonEnvSpec } from '../../src/tasks/schema.ts';
 import { expectGymError, tempDir } from '../helpers.ts';
 
-const DPKG = existsSync('/usr/bin/dpkg-query') ? null : 'this host has no dpkg-query (not Debian-based): the host check is only a note here';
+const DPKG = existsSync('/usr/bin/dpkg-query')
+  ? null
+  : 'this host has no dpkg-query (not Debian-based): the host check is only a note here';
 
 test('env specs name system packages by their Debian names; anything else is refused naming the field', () => {
-  assert.deepEqual(PythonEnvSpec.parse({ kind: 'python', systemPackages: ['libmagic1', 'libstdc++6'] }).systemPackages, ['libmagic1', 'libstdc++6']);
+  assert.deepEqual(PythonEnvSpec.parse({ kind: 'python', systemPackages: ['libmagic1', 'libstdc++6'] }).systemPackages, [
+    'libmagic1',
+    'libstdc++6',
+  ]);
   const bad = PythonEnvSpec.safeParse({ kind: 'python', systemPackages: ['libmagic1; rm -rf /'] });
   assert.equal(bad.success, false);
   assert.deepEqual(bad.error!.issues[0]!.path, ['systemPackages', 0]);
@@ -18,7 +23,8 @@ test('env specs name system packages by their Debian names; anything else is ref
 
 test('the apt line installs exactly the named packages, and apt-get saying it does not know one is read back', () => {
   assert.match(aptInstallLine(['libmagic1', 'libxml2']), /apt-get install -y -qq --no-install-recommends libmagic1 libxml2 /);
-  const log = "E: Unable to locate package benchgym-nope\nE: Package 'libfoo0' has no installation candidate\nE: Unable to locate package benchgym-nope";
+  const log =
+    "E: Unable to locate package benchgym-nope\nE: Package 'libfoo0' has no installation candidate\nE: Unable to locate package benchgym-nope";
   assert.deepEqual(unknownAptPackages(log), ['benchgym-nope', 'libfoo0']);
   assert.deepEqual(unknownAptPackages('Reading package lists...'), []);
   // A coloured error (apt's colours reach a build log) gives the bare name.
@@ -32,10 +38,18 @@ test('on the local backend a system package the host lacks makes the env unavail
   const notes: string[] = [];
   await requireOnHost(['libc6'], notes);
   assert.deepEqual(notes, []);
-  await expectGymError(requireOnHost(['benchgym-no-such-package'], notes), 'ENV_UNAVAILABLE', /system package benchgym-no-such-package, not installed on this host .*apt-get install benchgym-no-such-package/);
+  await expectGymError(
+    requireOnHost(['benchgym-no-such-package'], notes),
+    'ENV_UNAVAILABLE',
+    /system package benchgym-no-such-package, not installed on this host .*apt-get install benchgym-no-such-package/,
+  );
   // Through the env builder: refused before anything is built.
   const cache = await tempDir('benchgym-syspkg-');
   const builder = new PythonEnvBuilder(cache);
-  await expectGymError(builder.prepare(PythonEnvSpec.parse({ kind: 'python', systemPackages: ['benchgym-no-such-package'] })), 'ENV_UNAVAILABLE', /benchgym-no-such-package/);
+  await expectGymError(
+    builder.prepare(PythonEnvSpec.parse({ kind: 'python', systemPackages: ['benchgym-no-such-package'] })),
+    'ENV_UNAVAILABLE',
+    /benchgym-no-such-package/,
+  );
   assert.equal(existsSync(`${cache}/envs`), false);
 });

@@ -14,7 +14,9 @@ test('packTar writes archives GNU tar reads, long names included; unpackTar read
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-tar-'));
   try {
     await fs.writeFile(path.join(dir, 'x.tar'), archive);
-    const listed = execFileSync('tar', ['-tf', path.join(dir, 'x.tar')], { encoding: 'utf8' }).trim().split('\n');
+    const listed = execFileSync('tar', ['-tf', path.join(dir, 'x.tar')], { encoding: 'utf8' })
+      .trim()
+      .split('\n');
     assert.deepEqual(listed.sort(), Object.keys(files).sort());
     execFileSync('tar', ['-xf', 'x.tar'], { cwd: dir });
     assert.equal(await fs.readFile(path.join(dir, long), 'utf8'), 'long name\n');
@@ -35,7 +37,10 @@ test('unpackTar refuses entries that would leave the destination: .., absolute p
     await fs.writeFile(path.join(dir, 'f'), 'x');
     await fs.symlink('/etc/passwd', path.join(dir, 'link'));
     const withLink = execFileSync('tar', ['-cf', '-', 'f', 'link'], { cwd: dir });
-    assert.throws(() => unpackTar(withLink), (e: unknown) => e instanceof GymError && /link entry 'link'/.test(e.message));
+    assert.throws(
+      () => unpackTar(withLink),
+      (e: unknown) => e instanceof GymError && /link entry 'link'/.test(e.message),
+    );
     const dotdot = execFileSync('tar', ['-cf', '-', '-P', '--transform', 's,^f$,../escape,', 'f'], { cwd: dir });
     assert.throws(() => unpackTar(dotdot), /unsafe path '\.\.\/escape'/);
     const absolute = execFileSync('tar', ['-cf', '-', '-P', '--transform', 's,^f$,/etc/evil,', 'f'], { cwd: dir });

@@ -13,7 +13,10 @@ test('an idle episode expires: its sandbox is removed and calls say EPISODE_ENDE
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(gym.episode(id).state, 'expired');
     assert.ok(!existsSync(workdir), 'the sandbox is gone');
-    await assert.rejects(gym.callTool('view_file', { path: 'roman.py' }, testContext(), id), (e: unknown) => e instanceof GymError && e.code === 'EPISODE_ENDED');
+    await assert.rejects(
+      gym.callTool('view_file', { path: 'roman.py' }, testContext(), id),
+      (e: unknown) => e instanceof GymError && e.code === 'EPISODE_ENDED',
+    );
     const diff = await gym.callTool('get_diff', {}, testContext(), id);
     assert.equal(diff.text, 'No changes.');
   } finally {
@@ -71,17 +74,32 @@ test("a step's trajectory record is in the file when the call returns: a crash a
   try {
     const id = await startExample(gym, 'roman-numerals');
     const file = gym.episode(id).trajectory.file;
-    const records = () => readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; step?: number; tool?: string; ok?: boolean });
+    const records = () =>
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as { type: string; step?: number; tool?: string; ok?: boolean });
     for (let step = 1; step <= 20; step++) {
       await gym.callTool('view_file', { path: 'roman.py' }, testContext(), id);
       // Read at once, synchronously: no later turn of the event loop may be what writes it.
-      assert.deepEqual(records().filter((r) => r.type === 'step').map((r) => r.step), Array.from({ length: step }, (_, i) => i + 1));
+      assert.deepEqual(
+        records()
+          .filter((r) => r.type === 'step')
+          .map((r) => r.step),
+        Array.from({ length: step }, (_, i) => i + 1),
+      );
     }
     await assert.rejects(gym.callTool('view_file', { path: 'no-such-file.py' }, testContext(), id));
     assert.deepEqual(records().at(-1), { ...records().at(-1), type: 'step', step: 21, tool: 'view_file', ok: false });
     await gym.callTool('end_episode', {}, testContext(), id);
     await gym.callTool('get_diff', {}, testContext(), id);
-    assert.deepEqual(records().slice(-2).map((r) => r.tool ?? r.type), ['end_episode', 'get_diff'], 'records after the end are written too');
+    assert.deepEqual(
+      records()
+        .slice(-2)
+        .map((r) => r.tool ?? r.type),
+      ['end_episode', 'get_diff'],
+      'records after the end are written too',
+    );
   } finally {
     await cleanup();
   }

@@ -19,7 +19,10 @@ describe('PathRedactor', () => {
   test('replaces the longest root first and keeps the paths the agent is told', () => {
     const workdir = '/srv/data/sandboxes/i1/lsb-1/workspace';
     const text = `fatal: '/srv/data/sandboxes/i1/lsb-1/baseline.git' and /srv/data/logs/x.log, /opt/benchgym/envs/a, ${workdir}/a.py`;
-    assert.equal(r.redact(text, [workdir]), `fatal: '<sandboxes>/i1/lsb-1/baseline.git' and <data>/logs/x.log, <benchgym>/envs/a, ${workdir}/a.py`);
+    assert.equal(
+      r.redact(text, [workdir]),
+      `fatal: '<sandboxes>/i1/lsb-1/baseline.git' and <data>/logs/x.log, <benchgym>/envs/a, ${workdir}/a.py`,
+    );
     assert.equal(r.redact('/srv/database and /srv/data.'), '/srv/database and <data>.');
   });
 
@@ -55,7 +58,8 @@ describe('errors a tool shows the agent carry no server paths', () => {
     assert.ok(caught instanceof GymError, `expected a GymError, got ${String(caught)}`);
     assert.equal(caught.code, 'SANDBOX_UNAVAILABLE');
     const shown = JSON.stringify(caught.toJSON());
-    for (const root of [dataDir, await fs.realpath(dataDir), PROJECT_ROOT]) assert.ok(!shown.includes(root), `the error shows ${root}: ${shown}`);
+    for (const root of [dataDir, await fs.realpath(dataDir), PROJECT_ROOT])
+      assert.ok(!shown.includes(root), `the error shows ${root}: ${shown}`);
     assert.match(caught.message, /<sandboxes>\//);
     // The trajectory (the server's record) keeps the real message.
     await gym.episode(id).trajectory.flush();

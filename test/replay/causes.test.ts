@@ -40,12 +40,21 @@ function scored(ours: ScoredSubmission['ours'], published: 'passed' | 'failed' |
 
 describe('what a verdict tells', () => {
   test('note codes: a patch that did not apply, a test file of the candidate that does not compile, tests that cannot fail', () => {
-    const notApplied = verdictCause(scored('failed', 'passed', verdict('failed', { notes: [`${NOTE_CODES.patchNotApplied}: the patch does not apply`] })), '');
+    const notApplied = verdictCause(
+      scored('failed', 'passed', verdict('failed', { notes: [`${NOTE_CODES.patchNotApplied}: the patch does not apply`] })),
+      '',
+    );
     assert.deepEqual(notApplied, { kind: 'patch-not-applied', detail: 'PATCH_APPLY_FAILED: the patch does not apply' });
-    const compile = verdictCause(scored('failed', 'passed', verdict('failed', { notes: ['TEST_COMPILE_FAILED: src/test/java/a/NewTest.java: cannot find symbol'] })), '');
+    const compile = verdictCause(
+      scored('failed', 'passed', verdict('failed', { notes: ['TEST_COMPILE_FAILED: src/test/java/a/NewTest.java: cannot find symbol'] })),
+      '',
+    );
     assert.equal(compile?.kind, 'test-compile-failed');
     // Tests that cannot fail make the published verdict unsound even where both sides agree.
-    const cannot = verdictCause(scored('passed', 'passed', verdict('passed', { notes: ['CANNOT_FAIL: test_a passes at the start state'] })), '');
+    const cannot = verdictCause(
+      scored('passed', 'passed', verdict('passed', { notes: ['CANNOT_FAIL: test_a passes at the start state'] })),
+      '',
+    );
     assert.deepEqual(cannot, { kind: 'cannot-fail', detail: 'CANNOT_FAIL: test_a passes at the start state' });
     assert.equal(publishedIsSound(cannot), false);
     // A note naming the code in its text, not at its start, is no code.
@@ -53,7 +62,10 @@ describe('what a verdict tells', () => {
   });
 
   test('environment differences, only where ours failed and the published run passed', () => {
-    const net = verdictCause(scored('failed', 'passed', verdict('failed')), "requests.exceptions.ConnectionError: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution");
+    const net = verdictCause(
+      scored('failed', 'passed', verdict('failed')),
+      'requests.exceptions.ConnectionError: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution',
+    );
     assert.equal(net?.kind, 'environment');
     assert.equal(net?.name, 'no-network');
     const mod = verdictCause(scored('failed', 'passed', verdict('failed')), "ModuleNotFoundError: No module named 'neo4j'");
@@ -66,22 +78,30 @@ describe('what a verdict tells', () => {
     assert.equal(verdictCause(scored('failed', 'failed', verdict('failed')), "ModuleNotFoundError: No module named 'x'"), undefined);
   });
 
-  test('judging: counted apart (never compared), the suite\'s cause first, unexplained last; an agreement keeps only a cause that makes it unsound', () => {
-    const apart = judgeSubmission(scored('failed', 'passed', verdict('failed')), { apart: () => ({ standing: 'invalid', reason: 'reads a file in no commit' }) });
+  test("judging: counted apart (never compared), the suite's cause first, unexplained last; an agreement keeps only a cause that makes it unsound", () => {
+    const apart = judgeSubmission(scored('failed', 'passed', verdict('failed')), {
+      apart: () => ({ standing: 'invalid', reason: 'reads a file in no commit' }),
+    });
     assert.equal(apart.agree, undefined);
     assert.deepEqual(apart.apart, { standing: 'invalid', reason: 'reads a file in no commit' });
     assert.equal(apart.cause, undefined);
     const unavailable = judgeSubmission(scored('unavailable', 'passed', undefined, 'ENV_UNAVAILABLE: no image'));
     assert.deepEqual(unavailable.apart, { standing: 'unavailable', reason: 'ENV_UNAVAILABLE: no image' });
     const known = { kind: 'known-difference' as const, name: 'shared-cwd', detail: 'the harness shared a folder' };
-    const suite = judgeSubmission(scored('passed', 'failed', verdict('passed', { notes: [`${NOTE_CODES.patchNotApplied}: x`] })), { explain: () => known });
+    const suite = judgeSubmission(scored('passed', 'failed', verdict('passed', { notes: [`${NOTE_CODES.patchNotApplied}: x`] })), {
+      explain: () => known,
+    });
     assert.deepEqual(suite.cause, known, "the suite's cause comes before the verdict's");
     assert.equal(suite.agree, false);
     const plain = judgeSubmission(scored('failed', 'passed', verdict('failed'), 'test_x: assert 1 == 2'));
     assert.deepEqual(plain.cause, { kind: 'unexplained', detail: 'test_x: assert 1 == 2' });
-    const agreeing = judgeSubmission(scored('failed', 'failed', verdict('failed'), "ModuleNotFoundError: No module named 'x'"), { explain: () => ({ kind: 'environment', detail: 'x' }) });
+    const agreeing = judgeSubmission(scored('failed', 'failed', verdict('failed'), "ModuleNotFoundError: No module named 'x'"), {
+      explain: () => ({ kind: 'environment', detail: 'x' }),
+    });
     assert.equal(agreeing.cause, undefined, 'an agreement needs no explaining');
-    const unsound = judgeSubmission(scored('passed', 'passed', verdict('passed')), { explain: () => ({ kind: 'cannot-fail', detail: 'the stub passes' }) });
+    const unsound = judgeSubmission(scored('passed', 'passed', verdict('passed')), {
+      explain: () => ({ kind: 'cannot-fail', detail: 'the stub passes' }),
+    });
     assert.equal(unsound.cause?.kind, 'cannot-fail');
   });
 });
@@ -102,10 +122,18 @@ describe('benchgym score reports its own disagreements', () => {
     usage: '  benchgym score --suite fake ...',
     row: Row,
     taskOf: (row) => row.task,
-    submissions: (row, t, line) => row.code.map((code, sample) => ({ taskId: t.id, sample, patch: code, line, published: row.passed[sample] ? ('passed' as const) : ('failed' as const) })),
+    submissions: (row, t, line) =>
+      row.code.map((code, sample) => ({
+        taskId: t.id,
+        sample,
+        patch: code,
+        line,
+        published: row.passed[sample] ? ('passed' as const) : ('failed' as const),
+      })),
     apart: (t) => (t.id === 'invalid' ? { standing: 'invalid', reason: 'its test reads plugin.spec, in no commit' } : undefined),
     explain: (s) => {
-      if (s.task.id === 'shared' && s.submission.published === 'failed' && s.ours === 'passed') return { kind: 'known-difference', name: 'shared-log', detail: 'the harness ran every sample in one folder' };
+      if (s.task.id === 'shared' && s.submission.published === 'failed' && s.ours === 'passed')
+        return { kind: 'known-difference', name: 'shared-log', detail: 'the harness ran every sample in one folder' };
       if (s.task.id === 'weak') return { kind: 'cannot-fail', detail: 'the stub passes' };
       return undefined;
     },
@@ -114,9 +142,29 @@ describe('benchgym score reports its own disagreements', () => {
   /** Scores by what the patch says. */
   const score: ReplayScore = async (t, patch) => {
     if (patch === 'pass') return { ...verdict('passed', { tests: [{ name: 't', status: 'passed' }] }), taskId: t.id };
-    if (patch === 'noapply') return { ...verdict('failed', { notes: [`${NOTE_CODES.patchNotApplied}: the patch does not apply to the start state`] }), taskId: t.id };
-    if (patch === 'nocompile') return { ...verdict('failed', { notes: [`${NOTE_CODES.testCompileFailed}: src/test/java/a/ATest.java does not compile`] }), taskId: t.id };
-    if (patch === 'net') return { ...verdict('failed', { tests: [{ name: 'test_fetch', status: 'failed', message: 'urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>' }] }), taskId: t.id };
+    if (patch === 'noapply')
+      return {
+        ...verdict('failed', { notes: [`${NOTE_CODES.patchNotApplied}: the patch does not apply to the start state`] }),
+        taskId: t.id,
+      };
+    if (patch === 'nocompile')
+      return {
+        ...verdict('failed', { notes: [`${NOTE_CODES.testCompileFailed}: src/test/java/a/ATest.java does not compile`] }),
+        taskId: t.id,
+      };
+    if (patch === 'net')
+      return {
+        ...verdict('failed', {
+          tests: [
+            {
+              name: 'test_fetch',
+              status: 'failed',
+              message: 'urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>',
+            },
+          ],
+        }),
+        taskId: t.id,
+      };
     return { ...verdict('failed', { tests: [{ name: 'test_x', status: 'failed', message: 'assert 1 == 2' }] }), taskId: t.id };
   };
 
@@ -132,7 +180,15 @@ describe('benchgym score reports its own disagreements', () => {
     ];
     const predictions = path.join(dir, 'p.jsonl');
     await fs.writeFile(predictions, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-    const report = await replay(adapter, { suite: 'fake', tasks: TASKS, predictions, options: undefined, scoring: 'faithful', score, concurrency: 2 });
+    const report = await replay(adapter, {
+      suite: 'fake',
+      tasks: TASKS,
+      predictions,
+      options: undefined,
+      scoring: 'faithful',
+      score,
+      concurrency: 2,
+    });
     const { results, summary } = report.json as { results: SubmissionResult[]; summary: GenericSummary };
     const f = summary.agreementFigures;
     // Compared: 13 samples less the 2 of the invalid task; agreed: plain #0 #2, shared #2, weak #0.
@@ -140,8 +196,24 @@ describe('benchgym score reports its own disagreements', () => {
     // Sound: less the 2 known differences (shared #0 #1) and the 2 samples of the task that cannot fail.
     assert.deepEqual([f.soundCompared, f.soundAgreed], [7, 3]);
     assert.deepEqual(f.unsound, { 'known-difference': 2, 'cannot-fail': 2 });
-    assert.deepEqual(f.causes, { 'known-difference': 2, 'cannot-fail': 1, 'patch-not-applied': 1, 'test-compile-failed': 1, environment: 1, unexplained: 1 });
-    assert.deepEqual(f.apartTasks, [{ taskId: 'invalid', standing: 'invalid', reason: 'its test reads plugin.spec, in no commit', samples: 2, ourPassed: 0, theirPassed: 1 }]);
+    assert.deepEqual(f.causes, {
+      'known-difference': 2,
+      'cannot-fail': 1,
+      'patch-not-applied': 1,
+      'test-compile-failed': 1,
+      environment: 1,
+      unexplained: 1,
+    });
+    assert.deepEqual(f.apartTasks, [
+      {
+        taskId: 'invalid',
+        standing: 'invalid',
+        reason: 'its test reads plugin.spec, in no commit',
+        samples: 2,
+        ourPassed: 0,
+        theirPassed: 1,
+      },
+    ]);
     // The invalid task's samples are in no rate: 5 passed of the 11 others.
     assert.deepEqual([summary.passed, summary.failed, summary.apart], [5, 6, 2]);
     assert.equal(results.find((r) => r.taskId === 'invalid')!.agree, undefined);
@@ -149,14 +221,32 @@ describe('benchgym score reports its own disagreements', () => {
 
     const text = report.text;
     assert.match(text, /^fake: 13 submissions: 5\/11 passed \(45\.5%\); 6 failed, 0 unavailable here, 2 counted apart; scoring faithful$/m);
-    assert.match(text, /^agreement with the published verdicts: 4\/11 \(36\.4%\) as measured; 3\/7 \(42\.9%\) over the 7 whose published verdict is sound \(4 left out: known difference of the original harness 2, tests that cannot fail \(the start state passes\) 2\)$/m);
-    assert.match(text, /^disagreements: 7, by cause: known difference of the original harness 2, tests that cannot fail .* 1, patch did not apply 1, a test file of the candidate's did not compile 1, environment difference 1, not explained 1$/m);
-    assert.match(text, /^ known difference of the original harness: shared-log \(2\): the harness ran every sample in one folder\n {2}DISAGREE shared #0 \(line 3\): ours passed, theirs failed: 1 passed\n {2}DISAGREE shared #1 /m);
-    assert.match(text, /^ patch did not apply \(1\): PATCH_APPLY_FAILED: the patch does not apply to the start state\n {2}DISAGREE apply #0 /m);
-    assert.match(text, /^ a test file of the candidate's did not compile \(1\): TEST_COMPILE_FAILED: src\/test\/java\/a\/ATest\.java does not compile$/m);
+    assert.match(
+      text,
+      /^agreement with the published verdicts: 4\/11 \(36\.4%\) as measured; 3\/7 \(42\.9%\) over the 7 whose published verdict is sound \(4 left out: known difference of the original harness 2, tests that cannot fail \(the start state passes\) 2\)$/m,
+    );
+    assert.match(
+      text,
+      /^disagreements: 7, by cause: known difference of the original harness 2, tests that cannot fail .* 1, patch did not apply 1, a test file of the candidate's did not compile 1, environment difference 1, not explained 1$/m,
+    );
+    assert.match(
+      text,
+      /^ known difference of the original harness: shared-log \(2\): the harness ran every sample in one folder\n {2}DISAGREE shared #0 \(line 3\): ours passed, theirs failed: 1 passed\n {2}DISAGREE shared #1 /m,
+    );
+    assert.match(
+      text,
+      /^ patch did not apply \(1\): PATCH_APPLY_FAILED: the patch does not apply to the start state\n {2}DISAGREE apply #0 /m,
+    );
+    assert.match(
+      text,
+      /^ a test file of the candidate's did not compile \(1\): TEST_COMPILE_FAILED: src\/test\/java\/a\/ATest\.java does not compile$/m,
+    );
     assert.match(text, /^ environment difference: no-network \(1\): the sandbox has no network/m);
     assert.match(text, /^ not explained \(1\)\n {2}DISAGREE plain #1 \(line 1\): ours failed, theirs passed: test_x: assert 1 == 2$/m);
-    assert.match(text, /^counted apart, never compared \(the task is invalid or unavailable here\): 2 samples of 1 task\n {2}INVALID HERE invalid \(2 samples; ours 0 passed, published 1 passed\): its test reads plugin\.spec, in no commit$/m);
+    assert.match(
+      text,
+      /^counted apart, never compared \(the task is invalid or unavailable here\): 2 samples of 1 task\n {2}INVALID HERE invalid \(2 samples; ours 0 passed, published 1 passed\): its test reads plugin\.spec, in no commit$/m,
+    );
     assert.doesNotMatch(text, /DISAGREE invalid/, 'a task invalid here is never a disagreement');
   });
 });

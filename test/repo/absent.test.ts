@@ -38,7 +38,13 @@ describe('repo: a commit whose mirror lacks some file contents', () => {
     const blob = (await git(['rev-parse', `${base}:docs/javadoc/index all.html`], { cwd: repo })).trim();
     await fs.rm(path.join(repo, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
     // git archive itself refuses such a commit.
-    assert.notEqual((await git(['archive', '--format=tar', base], { cwd: repo }).then(() => 0, () => 1)), 0);
+    assert.notEqual(
+      await git(['archive', '--format=tar', base], { cwd: repo }).then(
+        () => 0,
+        () => 1,
+      ),
+      0,
+    );
     assert.deepEqual(await absentFiles(repo, base), ['docs/javadoc/index all.html']);
     const status = (await git(['status', '--porcelain'], { cwd: repo })).trim();
     const dest = path.join(root, 'lacking');

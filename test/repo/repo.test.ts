@@ -2,15 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import {
-  cachedCheckout,
-  checkoutNoFuture,
-  cutFuture,
-  findFuture,
-  git,
-  locateMirror,
-  repoSource,
-} from '../../src/repo/index.ts';
+import { cachedCheckout, checkoutNoFuture, cutFuture, findFuture, git, locateMirror, repoSource } from '../../src/repo/index.ts';
 import { expectGymError, tempDir } from '../helpers.ts';
 
 /** A repository with a past (A), a base (B), a future (C, tagged v2) and a side branch (D). */
@@ -102,12 +94,24 @@ describe('repo: workspaces with no future', () => {
   });
 
   it('refuses bad commits and cleans up after a failed fetch', async () => {
-    await expectGymError(checkoutNoFuture({ source: h.dir, commit: h.b.slice(0, 12), dest: path.join(root, 'x') }), 'INVALID_ARGUMENT', /full object name/);
+    await expectGymError(
+      checkoutNoFuture({ source: h.dir, commit: h.b.slice(0, 12), dest: path.join(root, 'x') }),
+      'INVALID_ARGUMENT',
+      /full object name/,
+    );
     const dest = path.join(root, 'missing');
-    await expectGymError(checkoutNoFuture({ source: h.dir, commit: 'f'.repeat(40), dest }), 'ENV_BUILD_FAILED', /cannot fetch commit f{40}/);
+    await expectGymError(
+      checkoutNoFuture({ source: h.dir, commit: 'f'.repeat(40), dest }),
+      'ENV_BUILD_FAILED',
+      /cannot fetch commit f{40}/,
+    );
     assert.equal(existsSync(dest), false);
     // A remote this machine cannot reach is unavailable here, not a broken task.
-    await expectGymError(checkoutNoFuture({ source: 'https://host.invalid/acme/lib.git', commit: 'f'.repeat(40), dest: path.join(root, 'unreachable') }), 'ENV_UNAVAILABLE', /cannot fetch commit/);
+    await expectGymError(
+      checkoutNoFuture({ source: 'https://host.invalid/acme/lib.git', commit: 'f'.repeat(40), dest: path.join(root, 'unreachable') }),
+      'ENV_UNAVAILABLE',
+      /cannot fetch commit/,
+    );
     await fs.mkdir(path.join(root, 'full'));
     await fs.writeFile(path.join(root, 'full', 'x'), '');
     await expectGymError(checkoutNoFuture({ source: h.dir, commit: h.b, dest: path.join(root, 'full') }), 'INVALID_ARGUMENT', /not empty/);
@@ -142,7 +146,11 @@ describe('repo: workspaces with no future', () => {
     // Without the commit's own tree there is nothing to lay out: the error is git's, as before.
     const tree = (await g(['rev-parse', `${base}^{tree}`])).trim();
     await fs.rm(path.join(lacking, '.git', 'objects', tree.slice(0, 2), tree.slice(2)));
-    await expectGymError(checkoutNoFuture({ source: lacking, commit: base, dest: path.join(root, 'no-tree') }), 'ENV_BUILD_FAILED', /cannot fetch commit/);
+    await expectGymError(
+      checkoutNoFuture({ source: lacking, commit: base, dest: path.join(root, 'no-tree') }),
+      'ENV_BUILD_FAILED',
+      /cannot fetch commit/,
+    );
     assert.equal(existsSync(path.join(root, 'no-tree')), false);
   });
 

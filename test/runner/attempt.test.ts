@@ -31,8 +31,22 @@ function scriptedAgent(calls: { name: string; arguments: Record<string, unknown>
         for (const call of calls) await ctx.client.callTool(call);
         const r = (await ctx.client.callTool({ name: 'submit', arguments: {} })) as CallToolResult;
         const steps = calls.length + 1;
-        if (!r.isError) return { verdict: (r.structuredContent ?? null) as Record<string, unknown> | null, submitted: true, stopReason: 'submitted', steps, usage };
-        return { verdict: null, submitted: false, stopReason: 'error', steps, usage, infraError: { code: resultErrorCode(r) ?? 'INTERNAL', message: resultText(r) } };
+        if (!r.isError)
+          return {
+            verdict: (r.structuredContent ?? null) as Record<string, unknown> | null,
+            submitted: true,
+            stopReason: 'submitted',
+            steps,
+            usage,
+          };
+        return {
+          verdict: null,
+          submitted: false,
+          stopReason: 'error',
+          steps,
+          usage,
+          infraError: { code: resultErrorCode(r) ?? 'INTERNAL', message: resultText(r) },
+        };
       },
     }),
   };
@@ -53,7 +67,18 @@ async function runPair(
   const episodes = { n: 0 };
   try {
     const agent = scriptedAgent(calls, episodes);
-    await runExperiment({ gym: bed.gym, suite: 'examples', tasks: ['roman-numerals'], agent, model: { model: 'none' }, outDir: dir, retries, retryDelayMs: () => 0, resume: more.resume, rerunErrors: more.rerunErrors });
+    await runExperiment({
+      gym: bed.gym,
+      suite: 'examples',
+      tasks: ['roman-numerals'],
+      agent,
+      model: { model: 'none' },
+      outDir: dir,
+      retries,
+      retryDelayMs: () => 0,
+      resume: more.resume,
+      rerunErrors: more.rerunErrors,
+    });
     const { records } = await readResults(path.join(dir, 'results.jsonl'));
     return { lines: records, episodes: episodes.n, ended: bed.ended };
   } finally {
@@ -62,50 +87,81 @@ async function runPair(
   }
 }
 
-test("strict: a sandbox that fails after the agent's command ran is retried, and failing again is a final, counted failure with a note", { timeout: 300_000 }, async () => {
-  const { lines, episodes, ended } = await runPair('strict', 2, [KILL], (op, arg) => op === 'exec' && arg.includes('kill -9 -1'));
-  assert.equal(episodes, 2, 'one retry, then decided');
-  assert.deepEqual(ended, ['episode exec: kill -9 -1', 'episode exec: kill -9 -1']);
-  assert.equal(lines.length, 2, JSON.stringify(lines));
-  const [first, second] = lines;
-  const { infraError } = first!;
-  assert.deepEqual([first!.status, first!.infra, first!.final], ['error', true, false]);
-  assert.deepEqual([infraError?.code, infraError?.afterAgentCode, infraError?.source], ['SANDBOX_UNAVAILABLE', true, 'gym']);
-  assert.deepEqual([second!.status, second!.infra, second!.final, second!.reward, second!.attempt, second!.infraError], ['failed', false, true, 0, 2, undefined]);
-  const note = second!.notes?.find((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`));
-  const told = /the episode's sandbox failed after the agent's code ran there on 2 attempts \(this one: SANDBOX_UNAVAILABLE: .*\): counted as failed \(strict scoring\)/;
-  assert.match(note ?? '', told, JSON.stringify(second));
-});
+test(
+  "strict: a sandbox that fails after the agent's command ran is retried, and failing again is a final, counted failure with a note",
+  { timeout: 300_000 },
+  async () => {
+    const { lines, episodes, ended } = await runPair('strict', 2, [KILL], (op, arg) => op === 'exec' && arg.includes('kill -9 -1'));
+    assert.equal(episodes, 2, 'one retry, then decided');
+    assert.deepEqual(ended, ['episode exec: kill -9 -1', 'episode exec: kill -9 -1']);
+    assert.equal(lines.length, 2, JSON.stringify(lines));
+    const [first, second] = lines;
+    const { infraError } = first!;
+    assert.deepEqual([first!.status, first!.infra, first!.final], ['error', true, false]);
+    assert.deepEqual([infraError?.code, infraError?.afterAgentCode, infraError?.source], ['SANDBOX_UNAVAILABLE', true, 'gym']);
+    assert.deepEqual(
+      [second!.status, second!.infra, second!.final, second!.reward, second!.attempt, second!.infraError],
+      ['failed', false, true, 0, 2, undefined],
+    );
+    const note = second!.notes?.find((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`));
+    const told =
+      /the episode's sandbox failed after the agent's code ran there on 2 attempts \(this one: SANDBOX_UNAVAILABLE: .*\): counted as failed \(strict scoring\)/;
+    assert.match(note ?? '', told, JSON.stringify(second));
+  },
+);
 
 test('faithful: the same stays an infrastructure failure after its retries', { timeout: 300_000 }, async () => {
   const { lines, episodes } = await runPair('faithful', 1, [KILL], (op, arg) => op === 'exec' && arg.includes('kill -9 -1'));
   assert.equal(episodes, 2);
-  assert.deepEqual(lines.map((r) => [r.status, r.infra, r.final, r.infraError?.afterAgentCode]), [['error', true, false, true], ['error', true, true, true]]);
+  assert.deepEqual(
+    lines.map((r) => [r.status, r.infra, r.final, r.infraError?.afterAgentCode]),
+    [
+      ['error', true, false, true],
+      ['error', true, true, true],
+    ],
+  );
 });
 
-test("a sandbox that fails before any of the agent's code ran is the infrastructure's: retried, never counted against it (strict)", { timeout: 300_000 }, async () => {
-  const view = { name: 'view_file', arguments: { path: 'roman.py' } };
-  const { lines, episodes } = await runPair('strict', 1, [view], (op, arg) => op === 'readFile' && arg === 'roman.py');
-  assert.equal(episodes, 2);
-  assert.deepEqual(lines.map((r) => [r.status, r.infra, r.final, r.infraError?.code, r.infraError?.afterAgentCode]), [
-    ['error', true, false, 'SANDBOX_UNAVAILABLE', undefined],
-    ['error', true, true, 'SANDBOX_UNAVAILABLE', undefined],
-  ]);
-});
+test(
+  "a sandbox that fails before any of the agent's code ran is the infrastructure's: retried, never counted against it (strict)",
+  { timeout: 300_000 },
+  async () => {
+    const view = { name: 'view_file', arguments: { path: 'roman.py' } };
+    const { lines, episodes } = await runPair('strict', 1, [view], (op, arg) => op === 'readFile' && arg === 'roman.py');
+    assert.equal(episodes, 2);
+    assert.deepEqual(
+      lines.map((r) => [r.status, r.infra, r.final, r.infraError?.code, r.infraError?.afterAgentCode]),
+      [
+        ['error', true, false, 'SANDBOX_UNAVAILABLE', undefined],
+        ['error', true, true, 'SANDBOX_UNAVAILABLE', undefined],
+      ],
+    );
+  },
+);
 
-test('the count survives a resume: --retries 0 leaves one failure an error; --rerun-errors meeting it again counts it (strict)', { timeout: 300_000 }, async () => {
-  const root = await tempDir('benchgym-attempt-');
-  const outDir = path.join(root, 'run');
-  try {
-    const ends = (op: string, arg: string) => op === 'exec' && arg.includes('kill -9 -1');
-    const once = await runPair('strict', 0, [KILL], ends, { outDir });
-    assert.deepEqual(once.lines.map((r) => [r.status, r.final, r.infraError?.afterAgentCode]), [['error', true, true]]);
-    const again = await runPair('strict', 0, [KILL], ends, { outDir, resume: true, rerunErrors: true });
-    assert.equal(again.episodes, 1);
-    const last = again.lines.at(-1)!;
-    assert.deepEqual([last.attempt, last.status, last.final, last.infra], [2, 'failed', true, false]);
-    assert.ok(last.notes?.some((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`)), JSON.stringify(last));
-  } finally {
-    await fs.rm(root, { recursive: true, force: true });
-  }
-});
+test(
+  'the count survives a resume: --retries 0 leaves one failure an error; --rerun-errors meeting it again counts it (strict)',
+  { timeout: 300_000 },
+  async () => {
+    const root = await tempDir('benchgym-attempt-');
+    const outDir = path.join(root, 'run');
+    try {
+      const ends = (op: string, arg: string) => op === 'exec' && arg.includes('kill -9 -1');
+      const once = await runPair('strict', 0, [KILL], ends, { outDir });
+      assert.deepEqual(
+        once.lines.map((r) => [r.status, r.final, r.infraError?.afterAgentCode]),
+        [['error', true, true]],
+      );
+      const again = await runPair('strict', 0, [KILL], ends, { outDir, resume: true, rerunErrors: true });
+      assert.equal(again.episodes, 1);
+      const last = again.lines.at(-1)!;
+      assert.deepEqual([last.attempt, last.status, last.final, last.infra], [2, 'failed', true, false]);
+      assert.ok(
+        last.notes?.some((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`)),
+        JSON.stringify(last),
+      );
+    } finally {
+      await fs.rm(root, { recursive: true, force: true });
+    }
+  },
+);

@@ -42,7 +42,7 @@ function combinatorial(n: number, c: number, k: number): number {
 }
 
 describe('pass@k', () => {
-  test('agrees with the paper\'s numpy formula and with the combinatorial formula on 300 random (n, c, k)', () => {
+  test("agrees with the paper's numpy formula and with the combinatorial formula on 300 random (n, c, k)", () => {
     const random = seededRandom(20240229);
     const int = (lo: number, hi: number) => lo + Math.floor(random() * (hi - lo + 1));
     for (let i = 0; i < 300; i++) {
@@ -97,7 +97,14 @@ describe('the first-k pass rate and the resolved rate', () => {
   });
 
   test('resolved rate: single-sample tasks with reward 1', () => {
-    assert.equal(resolvedRate([{ task: 'a', passed: [true] }, { task: 'b', passed: [false] }, { task: 'c', passed: [true] }]), 2 / 3);
+    assert.equal(
+      resolvedRate([
+        { task: 'a', passed: [true] },
+        { task: 'b', passed: [false] },
+        { task: 'c', passed: [true] },
+      ]),
+      2 / 3,
+    );
     assert.equal(resolvedRate([]), undefined);
   });
 });
@@ -126,8 +133,18 @@ describe('bootstrap intervals', () => {
   });
 
   test('paired differences over the common tasks', () => {
-    const a = new Map([['t1', 0], ['t2', 1], ['t3', 0], ['only-a', 1]]);
-    const b = new Map([['t1', 1], ['t2', 1], ['t3', 1], ['only-b', 0]]);
+    const a = new Map([
+      ['t1', 0],
+      ['t2', 1],
+      ['t3', 0],
+      ['only-a', 1],
+    ]);
+    const b = new Map([
+      ['t1', 1],
+      ['t2', 1],
+      ['t3', 1],
+      ['only-b', 0],
+    ]);
     const d = pairedBootstrapDiff(a, b, { seed: 3 })!;
     assert.equal(d.tasks, 3);
     assert.ok(Math.abs(d.estimate - 2 / 3) < 1e-12);
@@ -136,7 +153,13 @@ describe('bootstrap intervals', () => {
 });
 
 describe('summaries', () => {
-  const rec = (task: string, sample: number, status: OutcomeRecord['status'], metadata: Record<string, unknown> = {}): OutcomeRecord => ({ task, sample, status, infra: status === 'error', metadata });
+  const rec = (task: string, sample: number, status: OutcomeRecord['status'], metadata: Record<string, unknown> = {}): OutcomeRecord => ({
+    task,
+    sample,
+    status,
+    infra: status === 'error',
+    metadata,
+  });
 
   const records = [
     rec('a', 0, 'passed'),
@@ -200,17 +223,42 @@ describe('summaries', () => {
     // topic is unique per task, language has one value: neither groups anything.
     assert.deepEqual(breakdownKeys(records), ['library']);
     const byLib = breakdown(records, 'library');
-    assert.deepEqual(byLib.map((g) => [g.value, g.summary.tasks, g.summary.passAtK[1]?.estimate]), [
-      ['numpy', 2, 0.5],
-      ['pandas', 1, 1],
-      ['(none)', 1, 1],
-    ]);
+    assert.deepEqual(
+      byLib.map((g) => [g.value, g.summary.tasks, g.summary.passAtK[1]?.estimate]),
+      [
+        ['numpy', 2, 0.5],
+        ['pandas', 1, 1],
+        ['(none)', 1, 1],
+      ],
+    );
   });
 
   test('breakdownBy: the groups named first, in their order, then the others, (none) last', () => {
-    const records = [rec('a', 0, 'passed', { g: 'z' }), rec('b', 0, 'failed', { g: 'y' }), rec('c', 0, 'passed'), rec('d', 0, 'failed', { g: 'x' }), rec('e', 0, 'passed', { g: 'y' })];
+    const records = [
+      rec('a', 0, 'passed', { g: 'z' }),
+      rec('b', 0, 'failed', { g: 'y' }),
+      rec('c', 0, 'passed'),
+      rec('d', 0, 'failed', { g: 'x' }),
+      rec('e', 0, 'passed', { g: 'y' }),
+    ];
     const groupOf = (r: OutcomeRecord) => (typeof r.metadata?.g === 'string' ? r.metadata.g : '(none)');
-    assert.deepEqual(groupBy(records, groupOf, ['y']).map((g) => [g.value, g.records.map((r) => r.task)]), [['y', ['b', 'e']], ['x', ['d']], ['z', ['a']], ['(none)', ['c']]]);
-    assert.deepEqual(breakdownBy(records, groupOf, ['y']).map((g) => [g.value, g.summary.tasks, g.summary.passAtK[1]?.estimate]), [['y', 2, 0.5], ['x', 1, 0], ['z', 1, 1], ['(none)', 1, 1]]);
+    assert.deepEqual(
+      groupBy(records, groupOf, ['y']).map((g) => [g.value, g.records.map((r) => r.task)]),
+      [
+        ['y', ['b', 'e']],
+        ['x', ['d']],
+        ['z', ['a']],
+        ['(none)', ['c']],
+      ],
+    );
+    assert.deepEqual(
+      breakdownBy(records, groupOf, ['y']).map((g) => [g.value, g.summary.tasks, g.summary.passAtK[1]?.estimate]),
+      [
+        ['y', 2, 0.5],
+        ['x', 1, 0],
+        ['z', 1, 1],
+        ['(none)', 1, 1],
+      ],
+    );
   });
 });

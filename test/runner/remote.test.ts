@@ -12,7 +12,11 @@ import { episodePath } from '../../src/server/capability.ts';
 test('connectionFailure: refused, reset and cut-off connections (however deep the cause), not aborts or answers', async () => {
   const refused = await fetch(`http://127.0.0.1:${await freePort()}/`).catch((e: unknown) => e);
   assert.match(connectionFailure(refused) ?? '', /^ECONNREFUSED/);
-  assert.match(connectionFailure(new TypeError('terminated', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) })) ?? '', /^UND_ERR_SOCKET/);
+  assert.match(
+    connectionFailure(new TypeError('terminated', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) })) ??
+      '',
+    /^UND_ERR_SOCKET/,
+  );
   assert.equal(connectionFailure(Object.assign(new Error('x'), { name: 'AbortError' })), undefined);
   assert.equal(connectionFailure(new GymError('EPISODE_NOT_FOUND', 'no episode')), undefined);
   assert.equal(connectionFailure(new Error('HTTP 500')), undefined);
@@ -39,13 +43,21 @@ describe('a server reached over HTTP', () => {
     assert.equal(await replicaOf({ url: `${plain.url}/mcp`, token: 't' }), plain.url);
     assert.equal(await replicaOf({ url: advertised.url, token: 't' }), 'http://10.9.8.7:7420');
     const nobody = `http://127.0.0.1:${await freePort()}`;
-    await assert.rejects(replicaOf({ url: nobody }, undefined, 2), (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.message.includes(`${nobody} is not reachable (ECONNREFUSED`));
+    await assert.rejects(
+      replicaOf({ url: nobody }, undefined, 2),
+      (e: unknown) =>
+        e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.message.includes(`${nobody} is not reachable (ECONNREFUSED`),
+    );
     await assert.rejects(replicaOf({ url: plain.url, token: 'wrong' }), (e: unknown) => e instanceof GymError && e.code === 'UNAUTHORIZED');
   });
 
   test('startRemoteEpisode on a server without --advertise-url: the episode at URL + mcpPath, its verdict kept, ended on end()', async () => {
     const lost: string[] = [];
-    const ep = await startRemoteEpisode({ url: plain.url, token: 't' }, { suite: 'examples', taskId: 'roman-numerals' }, { signal: new AbortController().signal, onLost: (why) => lost.push(why) });
+    const ep = await startRemoteEpisode(
+      { url: plain.url, token: 't' },
+      { suite: 'examples', taskId: 'roman-numerals' },
+      { signal: new AbortController().signal, onLost: (why) => lost.push(why) },
+    );
     assert.equal(ep.replica, plain.url);
     assert.equal(ep.mcpUrl, `${plain.url}${episodePath(gym.episode(ep.id), 'mcp')}`);
     assert.match(ep.prompt, /roman/i);
@@ -62,7 +74,11 @@ describe('a server reached over HTTP', () => {
 
   test('startRemoteEpisode: a start the server refuses is its GymError', async () => {
     await assert.rejects(
-      startRemoteEpisode({ url: plain.url, token: 't' }, { suite: 'examples', taskId: 'no-such-task' }, { signal: new AbortController().signal, onLost: () => {} }),
+      startRemoteEpisode(
+        { url: plain.url, token: 't' },
+        { suite: 'examples', taskId: 'no-such-task' },
+        { signal: new AbortController().signal, onLost: () => {} },
+      ),
       (e: unknown) => e instanceof GymError && e.code === 'TASK_NOT_FOUND' && e.message.includes(`start_episode on ${plain.url}`),
     );
   });

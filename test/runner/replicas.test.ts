@@ -25,7 +25,22 @@ const usage = { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 };
 async function startReplica(dataDir: string): Promise<{ url: string; port: number; child: ChildProcess; stderr: () => string }> {
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const args = [path.join(PROJECT_ROOT, 'bin', 'benchgym.js'), 'serve', '--suite', 'examples', '--port', String(port), '--advertise-url', url, '--token', TOKEN, '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR];
+  const args = [
+    path.join(PROJECT_ROOT, 'bin', 'benchgym.js'),
+    'serve',
+    '--suite',
+    'examples',
+    '--port',
+    String(port),
+    '--advertise-url',
+    url,
+    '--token',
+    TOKEN,
+    '--data-dir',
+    dataDir,
+    '--cache-dir',
+    TEST_CACHE_DIR,
+  ];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (b) => (stderr += b));
@@ -65,21 +80,54 @@ async function callOk(client: Client, name: string, args: Record<string, unknown
 async function callOverOneConnection(url: string, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const post = (body: unknown, session?: string) =>
-    new Promise<{ status: number; session?: string; messages: { id?: number; result?: { structuredContent?: Record<string, unknown> } }[] }>((resolve, reject) => {
-      const req = http.request(`${url}/mcp`, { method: 'POST', agent, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(session ? { 'mcp-session-id': session } : {}) } }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => {
-          const datas = res.headers['content-type']?.includes('text/event-stream') ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)) : text ? [text] : [];
-          resolve({ status: res.statusCode!, session: res.headers['mcp-session-id'] as string | undefined, messages: datas.map((d) => JSON.parse(d)) });
-        });
-      });
+    new Promise<{
+      status: number;
+      session?: string;
+      messages: { id?: number; result?: { structuredContent?: Record<string, unknown> } }[];
+    }>((resolve, reject) => {
+      const req = http.request(
+        `${url}/mcp`,
+        {
+          method: 'POST',
+          agent,
+          headers: {
+            authorization: `Bearer ${TOKEN}`,
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            ...(session ? { 'mcp-session-id': session } : {}),
+          },
+        },
+        (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => {
+            const datas = res.headers['content-type']?.includes('text/event-stream')
+              ? text
+                  .split('\n')
+                  .filter((l) => l.startsWith('data: '))
+                  .map((l) => l.slice(6))
+              : text
+                ? [text]
+                : [];
+            resolve({
+              status: res.statusCode!,
+              session: res.headers['mcp-session-id'] as string | undefined,
+              messages: datas.map((d) => JSON.parse(d)),
+            });
+          });
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify(body));
     });
   try {
-    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'one-connection', version: '0' } } });
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'one-connection', version: '0' } },
+    });
     assert.equal(init.status, 200);
     await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, init.session);
     const called = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: tool, arguments: args } }, init.session);
@@ -102,7 +150,11 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     replicas = [];
     const starting = [startReplica(path.join(dir, 'a')), startReplica(path.join(dir, 'b'))];
     // Each one that starts is kept, so that after() stops it even when the other did not start.
-    for (const s of starting) s.then((r) => replicas.push(r), () => {});
+    for (const s of starting)
+      s.then(
+        (r) => replicas.push(r),
+        () => {},
+      );
     await Promise.all(starting);
     proxy = await roundRobinProxy(replicas.map((r) => r.port));
     // The runner's own gym only selects the tasks; the episodes run on the replicas.
@@ -123,7 +175,10 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
 
   test("start_episode through the load balancer lands on each replica in turn and names the owner's URL; the episode works there", async () => {
     // Two clients, each on a connection of its own through the balancer: one lands on each replica, and each start_episode names its replica.
-    const direct = [await callOverOneConnection(proxy.url, 'start_episode', { task_id: 'roman-numerals' }), await callOverOneConnection(proxy.url, 'start_episode', { task_id: 'roman-numerals' })];
+    const direct = [
+      await callOverOneConnection(proxy.url, 'start_episode', { task_id: 'roman-numerals' }),
+      await callOverOneConnection(proxy.url, 'start_episode', { task_id: 'roman-numerals' }),
+    ];
     assert.deepEqual(direct.map((d) => new URL(String(d.mcpUrl)).origin).sort(), replicas.map((r) => r.url).sort());
     for (const d of direct) {
       assert.equal(d.mcpUrl, `${new URL(String(d.mcpUrl)).origin}${d.mcpPath}`);
@@ -140,7 +195,8 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     const server = { url: proxy.url, token: TOKEN };
     const signal = new AbortController().signal;
     const episodes = [];
-    for (let i = 0; i < 2; i++) episodes.push(await startRemoteEpisode(server, { suite: 'examples', taskId: 'roman-numerals' }, { signal, onLost: () => {} }));
+    for (let i = 0; i < 2; i++)
+      episodes.push(await startRemoteEpisode(server, { suite: 'examples', taskId: 'roman-numerals' }, { signal, onLost: () => {} }));
     try {
       assert.deepEqual(episodes.map((e) => e.replica).sort(), replicas.map((r) => r.url).sort(), 'one episode on each replica');
       for (const e of episodes) {
@@ -151,8 +207,15 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
       // The other replica does not hold the episode, and says which replica it is.
       const [first, second] = episodes;
       const wrong = new Client({ name: 't', version: '0' });
-      await wrong.connect(new StreamableHTTPClientTransport(new URL(`${second!.replica}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } } }));
-      const refused = (await wrong.callTool({ name: 'view_file', arguments: { episode_id: first!.id, path: 'README.md' } })) as CallToolResult;
+      await wrong.connect(
+        new StreamableHTTPClientTransport(new URL(`${second!.replica}/mcp`), {
+          requestInit: { headers: { Authorization: `Bearer ${TOKEN}` } },
+        }),
+      );
+      const refused = (await wrong.callTool({
+        name: 'view_file',
+        arguments: { episode_id: first!.id, path: 'README.md' },
+      })) as CallToolResult;
       await wrong.close();
       const error = (refused.structuredContent as { error: { code: string; message: string } }).error;
       assert.equal(error.code, 'EPISODE_NOT_FOUND');
@@ -162,7 +225,7 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     }
   });
 
-  test('a replica killed mid-run: its samples are infrastructure failures retried to completion on the survivor; the other replica\'s are unaffected', async () => {
+  test("a replica killed mid-run: its samples are infrastructure failures retried to completion on the survivor; the other replica's are unaffected", async () => {
     const firstWave = 4;
     let started = 0;
     const allStarted = deferred();
@@ -177,9 +240,16 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
               if (++started === firstWave) allStarted.resolve();
               await gate.promise;
             }
-            for (const [file, content] of Object.entries(task.solution?.files ?? {})) await callOk(ctx.client, 'create_file', { path: file, content, overwrite: true });
+            for (const [file, content] of Object.entries(task.solution?.files ?? {}))
+              await callOk(ctx.client, 'create_file', { path: file, content, overwrite: true });
             const r = (await ctx.client.callTool({ name: 'submit', arguments: {} })) as CallToolResult;
-            return { verdict: (r.structuredContent ?? null) as Record<string, unknown> | null, submitted: !r.isError, stopReason: 'submitted', steps: 3, usage };
+            return {
+              verdict: (r.structuredContent ?? null) as Record<string, unknown> | null,
+              submitted: !r.isError,
+              stopReason: 'submitted',
+              steps: 3,
+              usage,
+            };
           },
         };
       },
@@ -187,7 +257,19 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     const outDir = path.join(dir, 'run');
     const tasks = ['roman-numerals', 'parse-duration'];
     const [doomed, survivor] = replicas as [Awaited<ReturnType<typeof startReplica>>, Awaited<ReturnType<typeof startReplica>>];
-    const run = runExperiment({ gym, outDir, suite: 'examples', tasks, samples: 2, concurrency: 4, retries: 2, retryDelayMs: () => 200, agent, model: { model: 'none' }, server: { url: proxy.url, token: TOKEN } });
+    const run = runExperiment({
+      gym,
+      outDir,
+      suite: 'examples',
+      tasks,
+      samples: 2,
+      concurrency: 4,
+      retries: 2,
+      retryDelayMs: () => 200,
+      agent,
+      model: { model: 'none' },
+      server: { url: proxy.url, token: TOKEN },
+    });
     await Promise.race([allStarted.promise, run.then(() => assert.fail('the run ended before its episodes were all started'))]);
     const exited = new Promise((resolve) => doomed.child.once('exit', resolve));
     doomed.child.kill('SIGKILL');
@@ -203,7 +285,10 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     const replicaOf = new Map<string, string>();
     for (const task of tasks) {
       for (const sample of [0, 1]) {
-        const lines = (await fs.readFile(path.join(outDir, 'trajectories', trajectoryName(task, sample)), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+        const lines = (await fs.readFile(path.join(outDir, 'trajectories', trajectoryName(task, sample)), 'utf8'))
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as Record<string, unknown>);
         for (const l of lines.filter((x) => x.type === 'attempt')) {
           replicaOf.set(String(l.episodeId), String(l.replica));
           // The endpoint is recorded without the episode's key: a trajectory is shown in the viewer.
@@ -236,7 +321,10 @@ describe('several benchgym serve replicas behind a round-robin load balancer', (
     }
     assert.equal(records.length, 6);
     // The survivor is still healthy and holds no leftover episode.
-    const health = (await (await fetch(`${survivor.url}/health`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()) as { replica: string; episodes: { running: number } };
+    const health = (await (await fetch(`${survivor.url}/health`, { headers: { Authorization: `Bearer ${TOKEN}` } })).json()) as {
+      replica: string;
+      episodes: { running: number };
+    };
     assert.equal(health.replica, survivor.url);
     assert.equal(health.episodes.running, 0);
   });

@@ -22,13 +22,28 @@ const SHOTS = process.env.BENCHGYM_REPORT_SHOTS ?? path.join(os.tmpdir(), 'repor
 const LIBRARIES = ['numpy', 'pandas', 'scipy'];
 
 /** A run directory with made-up results: `rate` is the chance a sample passes. */
-async function fakeRun(dir: string, agent: string, model: string, opts: { samples: number; rate: number; seed: number; infra?: number; rounds?: boolean; costUsd?: number; taskPrefix?: string }): Promise<void> {
+async function fakeRun(
+  dir: string,
+  agent: string,
+  model: string,
+  opts: { samples: number; rate: number; seed: number; infra?: number; rounds?: boolean; costUsd?: number; taskPrefix?: string },
+): Promise<void> {
   const tasks = Array.from({ length: 12 }, (_, i) => `${opts.taskPrefix ?? 'task-'}${String(i).padStart(2, '0')}`);
   const manifest = newManifest({
     suite: 'fake',
     agent,
     model,
-    options: { dataset: null, samples: opts.samples, tasks: null, maxSteps: null, timeLimitMs: null, baseURL: null, temperature: 0.8, maxTokens: null, pricing: null },
+    options: {
+      dataset: null,
+      samples: opts.samples,
+      tasks: null,
+      maxSteps: null,
+      timeLimitMs: null,
+      baseURL: null,
+      temperature: 0.8,
+      maxTokens: null,
+      pricing: null,
+    },
     taskIds: tasks,
     settings: { concurrency: 4, retries: 2 },
   });
@@ -53,7 +68,12 @@ async function fakeRun(dir: string, agent: string, model: string, opts: { sample
         status: passed ? 'passed' : 'failed',
         reward: passed ? 1 : 0,
         infra: false,
-        verdict: { reward: passed ? 1 : 0, status: passed ? 'passed' : 'failed', tests: { passed: 3, failed: passed ? 0 : 1, error: 0, skipped: 0 }, notes: [] },
+        verdict: {
+          reward: passed ? 1 : 0,
+          status: passed ? 'passed' : 'failed',
+          tests: { passed: 3, failed: passed ? 0 : 1, error: 0, skipped: 0 },
+          notes: [],
+        },
         submitted: true,
         stopReason: 'submitted',
         steps: 10 + ti,
@@ -71,7 +91,20 @@ async function fakeRun(dir: string, agent: string, model: string, opts: { sample
         infraLeft--;
         // Retried twice, then recorded as an infrastructure failure.
         for (const attempt of [1, 2, 3]) {
-          lines.push(JSON.stringify({ ...base, attempt, final: attempt === 3, status: 'error', reward: 0, infra: true, verdict: null, submitted: false, stopReason: 'error', infraError: { code: 'MODEL_UNAVAILABLE', message: 'down', source: 'agent' } }));
+          lines.push(
+            JSON.stringify({
+              ...base,
+              attempt,
+              final: attempt === 3,
+              status: 'error',
+              reward: 0,
+              infra: true,
+              verdict: null,
+              submitted: false,
+              stopReason: 'error',
+              infraError: { code: 'MODEL_UNAVAILABLE', message: 'down', source: 'agent' },
+            }),
+          );
         }
         continue;
       }
@@ -110,7 +143,10 @@ describe('reports', () => {
     assert.match(text, /\| run \| tasks \| samples\/task \| samples passed \| pass@1 \[95% CI\] \| pass@5 \[95% CI\] \| infra failures \|/);
     // Two final infrastructure failures (each after two retried attempts): in every denominator, the scored rate beside the headline.
     assert.match(text, /\n- swe-agent · model-a: (\d+)\/60 samples passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d%\n/);
-    assert.match(text, /\| swe-agent · model-a \| 12 \| 5 \| \d+\/60 passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d% \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \| /);
+    assert.match(
+      text,
+      /\| swe-agent · model-a \| 12 \| 5 \| \d+\/60 passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d% \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \| /,
+    );
     assert.match(text, /## By library\n\n\| library \| pass@1 \| pass@5 \| tasks \|\n\|---\|---\|---\|---\|\n\| numpy \|/);
     assert.match(text, /\| swe-agent · model-a \| 2 \| 4 \| 0 \| MODEL_UNAVAILABLE × 2 \|/);
     assert.match(text, /\| task-09 \| \d\/5 \(1 error\) \|/, 'per task: passed over every sample');
@@ -127,7 +163,10 @@ describe('reports', () => {
     assert.deepEqual([o.infraFailures, o.samples, o.excludeErrors], [2, 58, true]);
     assert.ok(o.passAtK[1]!.estimate > s.passAtK[1]!.estimate, 'leaving the errors out raises pass@1');
     const oldText = renderMarkdown(old);
-    assert.match(oldText, /\n- swe-agent · model-a: \d+\/58 scored samples passed \(\d+\.\d%\), 2 errors left out; over all 60: \d+\.\d%\n/);
+    assert.match(
+      oldText,
+      /\n- swe-agent · model-a: \d+\/58 scored samples passed \(\d+\.\d%\), 2 errors left out; over all 60: \d+\.\d%\n/,
+    );
     assert.match(oldText, /\| task-09 \| \d\/4 \(1 error left out\) \|/);
     assert.match(oldText, /left out of every denominator here \(--exclude-errors\)/);
   });
@@ -135,15 +174,24 @@ describe('reports', () => {
   test('two runs that differ by agent: baseline vs feedback, with a paired difference; by model: model vs model', async () => {
     const agents = reportData(await loadRuns([baseline, feedback]));
     assert.equal(agents.kind, 'agent');
-    assert.deepEqual(agents.runs.map((r) => r.run.label), ['swe-agent', 'feedback']);
+    assert.deepEqual(
+      agents.runs.map((r) => r.run.label),
+      ['swe-agent', 'feedback'],
+    );
     const md = renderMarkdown(agents);
-    assert.match(md, /## Baseline vs feedback: agents compared\n\n- pass@1 of \*\*feedback\*\* minus \*\*swe-agent\*\*: \+\d+\.\d pp \[[+-]\d+\.\d, [+-]\d+\.\d\] over the 12 tasks/);
+    assert.match(
+      md,
+      /## Baseline vs feedback: agents compared\n\n- pass@1 of \*\*feedback\*\* minus \*\*swe-agent\*\*: \+\d+\.\d pp \[[+-]\d+\.\d, [+-]\d+\.\d\] over the 12 tasks/,
+    );
     assert.match(md, /## Feedback rounds/);
     assert.match(md, /\| library \| swe-agent: pass@1 \| swe-agent: pass@5 \| feedback: pass@1 \| feedback: pass@5 \| tasks \|/);
 
     const models = reportData(await loadRuns([baseline, otherModel]));
     assert.equal(models.kind, 'model');
-    assert.deepEqual(models.runs.map((r) => r.run.label), ['model-a', 'model-b']);
+    assert.deepEqual(
+      models.runs.map((r) => r.run.label),
+      ['model-a', 'model-b'],
+    );
     assert.match(renderMarkdown(models), /## Model vs model/);
   });
 
@@ -173,8 +221,18 @@ describe('reports', () => {
     assert.equal(link.href, sampleLink(runId(baseline), String(rows[1]![0]), Number(rows[1]![1])));
     assert.ok(md.includes(`[open](${link.href})`));
     const base = data.runs[0]!.run.results.find((r) => r.status === 'failed')!;
-    assert.equal(failureReason({ ...base, stopReason: 'step_limit', verdict: { ...base.verdict!, failToPass: { passed: 1, failed: 2 }, passToPass: { passed: 5, failed: 0 } } }), 'stopped: step_limit; FAIL_TO_PASS 2 of 3 failing');
-    assert.equal(failureReason({ ...base, verdict: null, submitted: false, stopReason: 'model_error', agentError: 'HTTP 500' }), 'stopped: model_error; agent error: HTTP 500; not submitted');
+    assert.equal(
+      failureReason({
+        ...base,
+        stopReason: 'step_limit',
+        verdict: { ...base.verdict!, failToPass: { passed: 1, failed: 2 }, passToPass: { passed: 5, failed: 0 } },
+      }),
+      'stopped: step_limit; FAIL_TO_PASS 2 of 3 failing',
+    );
+    assert.equal(
+      failureReason({ ...base, verdict: null, submitted: false, stopReason: 'model_error', agentError: 'HTTP 500' }),
+      'stopped: model_error; agent error: HTTP 500; not submitted',
+    );
   });
 
   test('--out: a directory, or a file name whose extension is swapped', () => {
@@ -183,38 +241,63 @@ describe('reports', () => {
   });
 
   test('a chart has one bar per (group, series) with a value, and marks missing values', () => {
-    const svg = groupedBarChart({ title: 't', groups: ['a', 'b'], series: [{ name: 's1', values: [0.5, undefined] }, { name: 's2', values: [1, 0] }] });
+    const svg = groupedBarChart({
+      title: 't',
+      groups: ['a', 'b'],
+      series: [
+        { name: 's1', values: [0.5, undefined] },
+        { name: 's2', values: [1, 0] },
+      ],
+    });
     assert.equal((svg.match(/<rect class="bar"/g) ?? []).length, 3);
     assert.match(svg, /class="na"[^>]*>n\/a</);
   });
 
-  describe('report.html in Chromium', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)` }, () => {
-    let browser: Browser;
-    before(async () => {
-      browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  describe(
+    'report.html in Chromium',
+    { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)` },
+    () => {
+      let browser: Browser;
+      before(async () => {
+        browser = await chromium.launch({
+          executablePath: CHROMIUM,
+          args: [
+            '--headless',
+            '--no-sandbox',
+            '--disable-gpu',
+            '--disable-quic',
+            '--no-first-run',
+            '--disable-background-networking',
+            '--disable-component-update',
+            '--disable-sync',
+          ],
+        });
       });
-    });
-    after(async () => {
-      await browser?.close();
-    });
+      after(async () => {
+        await browser?.close();
+      });
 
-    for (const n of [3, 5]) {
-      test(`${n} runs with long names and task ids: legends and labels do not overlap, tables fit the page, links into the viewer`, async () => {
-        const dirs: string[] = [];
-        for (let i = 0; i < n; i++) {
-          const dir = path.join(root, `many-${n}-${i}`);
-          await fakeRun(dir, `an-agent-with-a-rather-long-name-${i}-to-test-the-legend-layout`, 'model-a', { samples: 2, rate: 0.3 + 0.1 * i, seed: 10 + i, infra: i === 0 ? 1 : 0, taskPrefix: 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-' });
-          dirs.push(dir);
-        }
-        const { html } = await writeReport(dirs, path.join(root, `many-${n}.html`), { sections: SECTIONS });
-        const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-        try {
-          await page.goto(`file://${html}`);
-          await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
-          // A string, not a function: tsx would wrap a function's inner helpers in a __name the page does not have.
-          const layout = (await page.evaluate(`(() => {
+      for (const n of [3, 5]) {
+        test(`${n} runs with long names and task ids: legends and labels do not overlap, tables fit the page, links into the viewer`, async () => {
+          const dirs: string[] = [];
+          for (let i = 0; i < n; i++) {
+            const dir = path.join(root, `many-${n}-${i}`);
+            await fakeRun(dir, `an-agent-with-a-rather-long-name-${i}-to-test-the-legend-layout`, 'model-a', {
+              samples: 2,
+              rate: 0.3 + 0.1 * i,
+              seed: 10 + i,
+              infra: i === 0 ? 1 : 0,
+              taskPrefix: 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-',
+            });
+            dirs.push(dir);
+          }
+          const { html } = await writeReport(dirs, path.join(root, `many-${n}.html`), { sections: SECTIONS });
+          const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+          try {
+            await page.goto(`file://${html}`);
+            await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
+            // A string, not a function: tsx would wrap a function's inner helpers in a __name the page does not have.
+            const layout = (await page.evaluate(`(() => {
             const box = (e) => { const b = e.getBoundingClientRect(); return { x0: b.left, x1: b.right, y0: b.top, y1: b.bottom }; };
             return {
               charts: [...document.querySelectorAll('svg.chart')].map((svg) => ({ id: svg.id, svg: box(svg), title: box(svg.querySelector('.title')), legendNames: [...svg.querySelectorAll('text.legend')].map((t) => t.textContent), legend: [...svg.querySelectorAll('g.legend-item')].map(box), groups: [...svg.querySelectorAll('text.group')].map(box) })),
@@ -222,94 +305,119 @@ describe('reports', () => {
               pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
               links: [...document.querySelectorAll('table.samples a')].map((a) => a.getAttribute('href')),
             };
-          })()`)) as { charts: { id: string; svg: Box; title: Box; legendNames: string[]; legend: Box[]; groups: Box[] }[]; tables: { scroll: number; client: number; head?: string }[]; pageOverflow: number; links: string[] };
-          const overlap = (a: Box, b: Box) => a.x0 < b.x1 - 0.5 && b.x0 < a.x1 - 0.5 && a.y0 < b.y1 - 0.5 && b.y0 < a.y1 - 0.5;
-          for (const c of layout.charts) {
-            assert.equal(c.legend.length, n, `${c.id}: one legend entry per run`);
-            assert.equal(new Set(c.legendNames).size, n, `${c.id}: the legend tells the runs apart: ${JSON.stringify(c.legendNames)}`);
-            assert.ok(c.title.x1 <= c.svg.x1 + 0.5, `${c.id}: the title fits: ${JSON.stringify([c.title, c.svg])}`);
-            for (const [what, boxes] of [['legend entries', c.legend], ['group labels', c.groups]] as const) {
-              for (let i = 0; i < boxes.length; i++) {
-                const b = boxes[i]!;
-                assert.ok(b.x0 >= c.svg.x0 - 0.5 && b.x1 <= c.svg.x1 + 0.5 && b.y1 <= c.svg.y1 + 0.5, `${c.id}: ${what} ${i} inside the chart: ${JSON.stringify({ b, svg: c.svg })}`);
-                for (let j = i + 1; j < boxes.length; j++) assert.ok(!overlap(b, boxes[j]!), `${c.id}: ${what} ${i} and ${j} overlap: ${JSON.stringify([b, boxes[j]])}`);
+          })()`)) as {
+              charts: { id: string; svg: Box; title: Box; legendNames: string[]; legend: Box[]; groups: Box[] }[];
+              tables: { scroll: number; client: number; head?: string }[];
+              pageOverflow: number;
+              links: string[];
+            };
+            const overlap = (a: Box, b: Box) => a.x0 < b.x1 - 0.5 && b.x0 < a.x1 - 0.5 && a.y0 < b.y1 - 0.5 && b.y0 < a.y1 - 0.5;
+            for (const c of layout.charts) {
+              assert.equal(c.legend.length, n, `${c.id}: one legend entry per run`);
+              assert.equal(new Set(c.legendNames).size, n, `${c.id}: the legend tells the runs apart: ${JSON.stringify(c.legendNames)}`);
+              assert.ok(c.title.x1 <= c.svg.x1 + 0.5, `${c.id}: the title fits: ${JSON.stringify([c.title, c.svg])}`);
+              for (const [what, boxes] of [
+                ['legend entries', c.legend],
+                ['group labels', c.groups],
+              ] as const) {
+                for (let i = 0; i < boxes.length; i++) {
+                  const b = boxes[i]!;
+                  assert.ok(
+                    b.x0 >= c.svg.x0 - 0.5 && b.x1 <= c.svg.x1 + 0.5 && b.y1 <= c.svg.y1 + 0.5,
+                    `${c.id}: ${what} ${i} inside the chart: ${JSON.stringify({ b, svg: c.svg })}`,
+                  );
+                  for (let j = i + 1; j < boxes.length; j++)
+                    assert.ok(!overlap(b, boxes[j]!), `${c.id}: ${what} ${i} and ${j} overlap: ${JSON.stringify([b, boxes[j]])}`);
+                }
               }
             }
+            for (const t of layout.tables)
+              assert.ok(t.scroll <= t.client + 1, `the table headed '${t.head}' fits (${t.scroll} px in ${t.client} px)`);
+            assert.ok(layout.pageOverflow <= 0, `the page does not scroll sideways (${layout.pageOverflow} px)`);
+            assert.equal(layout.links.length, n * 12 * 2);
+            assert.equal(
+              layout.links[0],
+              sampleLink(runId(dirs[0]!), 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-00', 0),
+            );
+            await fs.mkdir(SHOTS, { recursive: true });
+            await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs.png`), fullPage: true });
+            await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-top.png`) });
+            await (await page.$('#samples'))!.scrollIntoViewIfNeeded();
+            await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-samples.png`) });
+            const overall = await page.$('#chart-overall');
+            await overall!.screenshot({ path: path.join(SHOTS, `report-${n}-runs-overall.png`) });
+          } finally {
+            await page.close();
           }
-          for (const t of layout.tables) assert.ok(t.scroll <= t.client + 1, `the table headed '${t.head}' fits (${t.scroll} px in ${t.client} px)`);
-          assert.ok(layout.pageOverflow <= 0, `the page does not scroll sideways (${layout.pageOverflow} px)`);
-          assert.equal(layout.links.length, n * 12 * 2);
-          assert.equal(layout.links[0], sampleLink(runId(dirs[0]!), 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-00', 0));
-          await fs.mkdir(SHOTS, { recursive: true });
-          await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs.png`), fullPage: true });
-          await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-top.png`) });
-          await (await page.$('#samples'))!.scrollIntoViewIfNeeded();
-          await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-samples.png`) });
-          const overall = await page.$('#chart-overall');
-          await overall!.screenshot({ path: path.join(SHOTS, `report-${n}-runs-overall.png`) });
-        } finally {
-          await page.close();
-        }
-      });
-    }
+        });
+      }
 
-    for (const [name, dirs] of [
-      ['baseline vs feedback', () => [baseline, feedback]],
-      ['model vs model', () => [baseline, otherModel]],
-    ] as const) {
-      test(`${name}: the charts are drawn, nothing is fetched, a screenshot is taken`, async () => {
-        const out = path.join(root, `${name.replace(/\W+/g, '-')}.html`);
-        const { html } = await writeReport(dirs(), out, { sections: SECTIONS });
-        const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-        const problems: string[] = [];
-        page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-        page.on('console', (m) => {
-          if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-        });
-        page.on('request', (r) => {
-          if (!r.url().startsWith('file://')) problems.push(`request: ${r.url()}`);
-        });
-        try {
-          await page.goto(`file://${html}`);
-          assert.equal(await page.title(), 'benchgym report');
-          const charts = await page.evaluate(() =>
-            [...document.querySelectorAll('svg.chart')].map((svg) => ({
-              id: svg.id,
-              title: svg.querySelector('.title')?.textContent,
-              bars: [...svg.querySelectorAll('rect.bar')].map((r) => {
-                const box = (r as SVGGraphicsElement).getBoundingClientRect();
-                return { value: Number(r.getAttribute('data-value')), series: r.getAttribute('data-series'), width: box.width, height: box.height };
-              }),
-              whiskers: svg.querySelectorAll('path.ci').length,
-            })),
-          );
-          assert.deepEqual(charts.map((c) => c.id), ['chart-overall', 'chart-by-library']);
-          assert.equal(charts[0]!.title, name === 'model vs model' ? 'Model vs model' : 'Baseline vs feedback: agents compared');
-          for (const chart of charts) {
-            // Grouped bars: both runs appear in every chart.
-            assert.equal(new Set(chart.bars.map((b) => b.series)).size, 2, JSON.stringify(chart));
-            const drawn = chart.bars.filter((b) => b.value > 0);
-            assert.ok(drawn.length >= 4, `${chart.id}: bars with values`);
-            for (const b of drawn) assert.ok(b.width > 0 && b.height > 0, `${chart.id}: a drawn bar has a size: ${JSON.stringify(b)}`);
-            assert.ok(chart.whiskers > 0, 'interval whiskers');
+      for (const [name, dirs] of [
+        ['baseline vs feedback', () => [baseline, feedback]],
+        ['model vs model', () => [baseline, otherModel]],
+      ] as const) {
+        test(`${name}: the charts are drawn, nothing is fetched, a screenshot is taken`, async () => {
+          const out = path.join(root, `${name.replace(/\W+/g, '-')}.html`);
+          const { html } = await writeReport(dirs(), out, { sections: SECTIONS });
+          const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+          const problems: string[] = [];
+          page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+          page.on('console', (m) => {
+            if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+          });
+          page.on('request', (r) => {
+            if (!r.url().startsWith('file://')) problems.push(`request: ${r.url()}`);
+          });
+          try {
+            await page.goto(`file://${html}`);
+            assert.equal(await page.title(), 'benchgym report');
+            const charts = await page.evaluate(() =>
+              [...document.querySelectorAll('svg.chart')].map((svg) => ({
+                id: svg.id,
+                title: svg.querySelector('.title')?.textContent,
+                bars: [...svg.querySelectorAll('rect.bar')].map((r) => {
+                  const box = (r as SVGGraphicsElement).getBoundingClientRect();
+                  return {
+                    value: Number(r.getAttribute('data-value')),
+                    series: r.getAttribute('data-series'),
+                    width: box.width,
+                    height: box.height,
+                  };
+                }),
+                whiskers: svg.querySelectorAll('path.ci').length,
+              })),
+            );
+            assert.deepEqual(
+              charts.map((c) => c.id),
+              ['chart-overall', 'chart-by-library'],
+            );
+            assert.equal(charts[0]!.title, name === 'model vs model' ? 'Model vs model' : 'Baseline vs feedback: agents compared');
+            for (const chart of charts) {
+              // Grouped bars: both runs appear in every chart.
+              assert.equal(new Set(chart.bars.map((b) => b.series)).size, 2, JSON.stringify(chart));
+              const drawn = chart.bars.filter((b) => b.value > 0);
+              assert.ok(drawn.length >= 4, `${chart.id}: bars with values`);
+              for (const b of drawn) assert.ok(b.width > 0 && b.height > 0, `${chart.id}: a drawn bar has a size: ${JSON.stringify(b)}`);
+              assert.ok(chart.whiskers > 0, 'interval whiskers');
+            }
+            // The bar heights follow the values: the taller bar has the larger value.
+            const overall = charts[0]!.bars.filter((b) => b.value > 0);
+            const [lo, hi] = [...overall].sort((a, b) => a.value - b.value).filter((_, i, arr) => i === 0 || i === arr.length - 1);
+            assert.ok(hi!.height > lo!.height);
+
+            const shot = path.join(os.tmpdir(), `benchgym-report-${process.pid}-${name.replace(/\W+/g, '-')}.png`);
+            await page.screenshot({ path: shot, fullPage: true });
+            const png = await fs.readFile(shot);
+            assert.ok(png.length > 5000, 'a screenshot was written');
+            assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'it is a PNG');
+            if (process.env.BENCHGYM_KEEP_SCREENSHOT) process.stderr.write(`screenshot: ${shot}\n`);
+            else await fs.rm(shot, { force: true });
+            assert.deepEqual(problems, []);
+          } finally {
+            await page.close();
           }
-          // The bar heights follow the values: the taller bar has the larger value.
-          const overall = charts[0]!.bars.filter((b) => b.value > 0);
-          const [lo, hi] = [...overall].sort((a, b) => a.value - b.value).filter((_, i, arr) => i === 0 || i === arr.length - 1);
-          assert.ok(hi!.height > lo!.height);
-
-          const shot = path.join(os.tmpdir(), `benchgym-report-${process.pid}-${name.replace(/\W+/g, '-')}.png`);
-          await page.screenshot({ path: shot, fullPage: true });
-          const png = await fs.readFile(shot);
-          assert.ok(png.length > 5000, 'a screenshot was written');
-          assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'it is a PNG');
-          if (process.env.BENCHGYM_KEEP_SCREENSHOT) process.stderr.write(`screenshot: ${shot}\n`);
-          else await fs.rm(shot, { force: true });
-          assert.deepEqual(problems, []);
-        } finally {
-          await page.close();
-        }
-      });
-    }
-  });
+        });
+      }
+    },
+  );
 });

@@ -58,7 +58,9 @@ describe('benchgym run --resume after kill -9', () => {
     gyms.push(live);
     await live.staleSwept;
     const liveEpisode = await live.startEpisode({ suite: 'examples', taskId: 'roman-numerals' });
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(work, 'child.mts'), dataDir, outDir, TEST_CACHE_DIR], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(work, 'child.mts'), dataDir, outDir, TEST_CACHE_DIR], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     try {
@@ -72,9 +74,15 @@ describe('benchgym run --resume after kill -9', () => {
     }
     const root = path.join(dataDir, 'sandboxes');
     const liveDir = path.dirname(path.dirname(liveEpisode.sandbox.workdir));
-    const [dead] = (await fs.readdir(root)).filter((n) => n.endsWith('.pid')).map((n) => n.slice(0, -'.pid'.length)).filter((n) => path.join(root, n) !== liveDir);
+    const [dead] = (await fs.readdir(root))
+      .filter((n) => n.endsWith('.pid'))
+      .map((n) => n.slice(0, -'.pid'.length))
+      .filter((n) => path.join(root, n) !== liveDir);
     assert.ok(dead, 'the killed run left its sandboxes folder');
-    assert.ok((await fs.readdir(path.join(root, dead))).some((n) => n.startsWith('lsb-')), 'the killed run left a sandbox');
+    assert.ok(
+      (await fs.readdir(path.join(root, dead))).some((n) => n.startsWith('lsb-')),
+      'the killed run left a sandbox',
+    );
     assert.ok(pgrep(`^sleep ${tag}$`).length > 0, 'without bubblewrap the command outlives the run');
     // In a container the resumed run often gets the killed run's pid: here, this test process's.
     await fs.writeFile(path.join(root, `${dead}.pid`), String(process.pid));
@@ -85,13 +93,29 @@ describe('benchgym run --resume after kill -9', () => {
         name: 'gold',
         create: (task: Task) => ({
           run: async (ctx: AgentContext) => {
-            for (const [file, content] of Object.entries(task.solution?.files ?? {})) await ctx.client.callTool({ name: 'create_file', arguments: { path: file, content, overwrite: true } });
+            for (const [file, content] of Object.entries(task.solution?.files ?? {}))
+              await ctx.client.callTool({ name: 'create_file', arguments: { path: file, content, overwrite: true } });
             const r = await ctx.client.callTool({ name: 'submit', arguments: {} });
-            return { verdict: (r.structuredContent ?? null) as Record<string, unknown> | null, submitted: !r.isError, stopReason: 'submitted', steps: 1, usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 } };
+            return {
+              verdict: (r.structuredContent ?? null) as Record<string, unknown> | null,
+              submitted: !r.isError,
+              stopReason: 'submitted',
+              steps: 1,
+              usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 },
+            };
           },
         }),
       };
-      const outcome = await runExperiment({ gym, outDir, suite: 'examples', tasks: ['roman-numerals'], model: { model: 'test-model' }, agent: gold, resume: true, retryDelayMs: () => 0 });
+      const outcome = await runExperiment({
+        gym,
+        outDir,
+        suite: 'examples',
+        tasks: ['roman-numerals'],
+        model: { model: 'test-model' },
+        agent: gold,
+        resume: true,
+        retryDelayMs: () => 0,
+      });
       assert.equal(outcome.results.length, 1);
       await gym.staleSwept;
       assert.equal(existsSync(path.join(root, dead)), false, "the killed run's sandboxes folder is still there");
@@ -110,7 +134,11 @@ describe('benchgym run --resume after kill -9', () => {
     const ready = path.join(work, 'ready');
     const tag = 9000 + Math.floor(Math.random() * 900);
     await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag, 'auto'));
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(work, 'child.mts'), path.join(work, 'data'), path.join(work, 'run'), TEST_CACHE_DIR], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(work, 'child.mts'), path.join(work, 'data'), path.join(work, 'run'), TEST_CACHE_DIR],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     let stderr = '';
     child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
     try {

@@ -6,7 +6,9 @@ import type { AddressInfo } from 'node:net';
  * next backend in turn; a backend that refuses the connection is skipped for the next one (as
  * a Service drops a pod whose readiness probe fails). `connections` counts those each backend took.
  */
-export async function roundRobinProxy(backends: number[]): Promise<{ url: string; connections: Map<number, number>; close: () => Promise<void> }> {
+export async function roundRobinProxy(
+  backends: number[],
+): Promise<{ url: string; connections: Map<number, number>; close: () => Promise<void> }> {
   let next = 0;
   const connections = new Map<number, number>(backends.map((p) => [p, 0]));
   const sockets = new Set<net.Socket>();

@@ -5,7 +5,11 @@ import { newManifest, writeManifest, type RunIdentity } from '../../src/runner/m
 import type { ResultRecord } from '../../src/runner/results.ts';
 
 /** A final, scored result line; `status` decides the reward. Extra keys stand for a suite's annotations. */
-export function resultLine(fields: Pick<ResultRecord, 'suite' | 'task' | 'sample' | 'agent' | 'model' | 'status' | 'metadata'> & Partial<ResultRecord> & Record<string, unknown>): ResultRecord {
+export function resultLine(
+  fields: Pick<ResultRecord, 'suite' | 'task' | 'sample' | 'agent' | 'model' | 'status' | 'metadata'> &
+    Partial<ResultRecord> &
+    Record<string, unknown>,
+): ResultRecord {
   return {
     runId: `${fields.agent}-${fields.model}`,
     attempt: 1,
@@ -32,7 +36,28 @@ export function resultLine(fields: Pick<ResultRecord, 'suite' | 'task' | 'sample
 export async function writeRunDir(dir: string, lines: ResultRecord[], options: Partial<RunIdentity> = {}): Promise<void> {
   const first = lines[0]!;
   const samples = Math.max(...lines.map((l) => l.sample)) + 1;
-  const identity: RunIdentity = { dataset: null, samples, tasks: null, maxSteps: null, timeLimitMs: null, baseURL: null, temperature: null, maxTokens: null, pricing: null, ...options };
-  await writeManifest(dir, newManifest({ suite: first.suite, agent: first.agent, model: first.model, options: identity, taskIds: [...new Set(lines.map((l) => l.task))], settings: { concurrency: 1, retries: 0 } }));
+  const identity: RunIdentity = {
+    dataset: null,
+    samples,
+    tasks: null,
+    maxSteps: null,
+    timeLimitMs: null,
+    baseURL: null,
+    temperature: null,
+    maxTokens: null,
+    pricing: null,
+    ...options,
+  };
+  await writeManifest(
+    dir,
+    newManifest({
+      suite: first.suite,
+      agent: first.agent,
+      model: first.model,
+      options: identity,
+      taskIds: [...new Set(lines.map((l) => l.task))],
+      settings: { concurrency: 1, retries: 0 },
+    }),
+  );
   await fs.writeFile(path.join(dir, 'results.jsonl'), lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
 }

@@ -19,7 +19,13 @@ const usage = { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 };
 async function submit(ctx: AgentContext): Promise<AgentResult> {
   const r = await ctx.client.callTool({ name: 'submit', arguments: {} });
   ctx.record({ type: 'submitted', isError: Boolean(r.isError) });
-  return { verdict: (r.structuredContent ?? null) as Record<string, unknown> | null, submitted: !r.isError, stopReason: 'submitted', steps: 1, usage: { ...usage, calls: 1, promptTokens: 100, completionTokens: 20, costUsd: 0.001 } };
+  return {
+    verdict: (r.structuredContent ?? null) as Record<string, unknown> | null,
+    submitted: !r.isError,
+    stopReason: 'submitted',
+    steps: 1,
+    usage: { ...usage, calls: 1, promptTokens: 100, completionTokens: 20, costUsd: 0.001 },
+  };
 }
 
 /** Writes the task's reference files with create_file, then submits. */
@@ -129,15 +135,23 @@ describe('runExperiment over the examples suite', () => {
       assert.ok(r.steps >= 2, 'steps come from the gym: create_file calls and submit');
       assert.deepEqual(r.tokens, { prompt: 100, completion: 20, total: 120, calls: 1 });
       assert.equal(r.costUsd, 0.001);
-      assert.ok(r.durations.startMs >= 0 && r.durations.agentMs > 0 && r.durations.scoringMs > 0 && r.durations.totalMs >= r.durations.agentMs);
+      assert.ok(
+        r.durations.startMs >= 0 && r.durations.agentMs > 0 && r.durations.scoringMs > 0 && r.durations.totalMs >= r.durations.agentMs,
+      );
       assert.ok(r.verdict && r.verdict.tests.passed > 0 && r.verdict.tests.failed === 0);
       assert.equal(r.metadata.language, allTasks.find((t) => t.id === r.task)!.language);
       assert.ok('kind' in r.metadata && 'difficulty' in r.metadata);
       assert.ok(!('oracleContext' in r));
       // The trajectory: an attempt header with the gym's own trajectory file, the agent's events, the result.
-      const traj = (await fs.readFile(path.join(dir, r.trajectory), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      const traj = (await fs.readFile(path.join(dir, r.trajectory), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       assert.equal(r.trajectory, path.join('trajectories', `${r.task}__${r.sample}.jsonl`));
-      assert.deepEqual(traj.map((e) => e.type), ['attempt', 'submitted', 'result']);
+      assert.deepEqual(
+        traj.map((e) => e.type),
+        ['attempt', 'submitted', 'result'],
+      );
       assert.equal(traj[0].episodeId, r.episodeId);
       assert.equal(traj[0].gymTrajectory, r.gymTrajectory);
       assert.ok(existsSync(r.gymTrajectory!), 'the gym trajectory exists');
@@ -152,7 +166,10 @@ describe('runExperiment over the examples suite', () => {
     assert.equal(manifest.agent, 'gold');
     assert.equal(manifest.model, 'test-model');
     assert.equal(manifest.options.samples, 2);
-    assert.deepEqual(manifest.taskIds, allTasks.map((t) => t.id));
+    assert.deepEqual(
+      manifest.taskIds,
+      allTasks.map((t) => t.id),
+    );
     assert.match(manifest.started, /^\d{4}-\d\d-\d\dT/);
   });
 
@@ -168,7 +185,15 @@ describe('runExperiment over the examples suite', () => {
       const n = attemptOf(task, ctx);
       switch (task.id) {
         case 'roman-numerals': // flaky-infra: the model endpoint is down the first time
-          if (n === 1) return { verdict: null, submitted: false, stopReason: 'error', steps: 0, usage, infraError: { code: 'MODEL_UNAVAILABLE', message: 'connection refused' } };
+          if (n === 1)
+            return {
+              verdict: null,
+              submitted: false,
+              stopReason: 'error',
+              steps: 0,
+              usage,
+              infraError: { code: 'MODEL_UNAVAILABLE', message: 'connection refused' },
+            };
           return writeGoldAndSubmit(task, ctx);
         case 'parse-duration': // a GymError with an infra code is thrown the first time
           if (n === 1) throw new GymError('SANDBOX_UNAVAILABLE', 'the sandbox went away');
@@ -176,7 +201,14 @@ describe('runExperiment over the examples suite', () => {
         case 'median-edge-cases': // noop: submits the start state, a wrong answer
           return submit(ctx);
         case 'semver-pinned': // always an infrastructure failure
-          return { verdict: null, submitted: false, stopReason: 'error', steps: 0, usage, infraError: { code: 'MODEL_UNAVAILABLE', message: 'still down' } };
+          return {
+            verdict: null,
+            submitted: false,
+            stopReason: 'error',
+            steps: 0,
+            usage,
+            infraError: { code: 'MODEL_UNAVAILABLE', message: 'still down' },
+          };
         case 'inventory-discount-bug': // claims a passing verdict without submitting: the gym has none
           return { verdict: { reward: 1, status: 'passed' }, submitted: true, stopReason: 'submitted', steps: 0, usage };
         default: // a non-infrastructure error thrown: recorded as an error, not retried
@@ -185,7 +217,10 @@ describe('runExperiment over the examples suite', () => {
     });
     const outcome = await runExperiment(base({ agent, outDir: dir, samples: 1, concurrency: 3, retries: 2 }));
     const lines = await resultLines(dir);
-    const of = (task: string) => lines.filter((r) => r.task === task).map((r) => ({ attempt: r.attempt, final: r.final, status: r.status, infra: r.infra, code: r.infraError?.code }));
+    const of = (task: string) =>
+      lines
+        .filter((r) => r.task === task)
+        .map((r) => ({ attempt: r.attempt, final: r.final, status: r.status, infra: r.infra, code: r.infraError?.code }));
 
     assert.deepEqual(of('roman-numerals'), [
       { attempt: 1, final: false, status: 'error', infra: true, code: 'MODEL_UNAVAILABLE' },
@@ -195,12 +230,20 @@ describe('runExperiment over the examples suite', () => {
       { attempt: 1, final: false, status: 'error', infra: true, code: 'SANDBOX_UNAVAILABLE' },
       { attempt: 2, final: true, status: 'passed', infra: false, code: undefined },
     ]);
-    assert.deepEqual(of('median-edge-cases'), [{ attempt: 1, final: true, status: 'failed', infra: false, code: undefined }], 'a wrong answer is never retried');
-    assert.deepEqual(of('semver-pinned'), [
-      { attempt: 1, final: false, status: 'error', infra: true, code: 'MODEL_UNAVAILABLE' },
-      { attempt: 2, final: false, status: 'error', infra: true, code: 'MODEL_UNAVAILABLE' },
-      { attempt: 3, final: true, status: 'error', infra: true, code: 'MODEL_UNAVAILABLE' },
-    ], 'retried twice, then written as an infrastructure failure');
+    assert.deepEqual(
+      of('median-edge-cases'),
+      [{ attempt: 1, final: true, status: 'failed', infra: false, code: undefined }],
+      'a wrong answer is never retried',
+    );
+    assert.deepEqual(
+      of('semver-pinned'),
+      [
+        { attempt: 1, final: false, status: 'error', infra: true, code: 'MODEL_UNAVAILABLE' },
+        { attempt: 2, final: false, status: 'error', infra: true, code: 'MODEL_UNAVAILABLE' },
+        { attempt: 3, final: true, status: 'error', infra: true, code: 'MODEL_UNAVAILABLE' },
+      ],
+      'retried twice, then written as an infrastructure failure',
+    );
     assert.deepEqual(of('inventory-discount-bug'), [{ attempt: 1, final: true, status: 'failed', infra: false, code: undefined }]);
     assert.match(lines.find((r) => r.task === 'inventory-discount-bug')!.notes!.join(), /gym has no verdict/);
     assert.deepEqual(of('java-bracket-matcher'), [{ attempt: 1, final: true, status: 'error', infra: true, code: 'INVALID_ARGUMENT' }]);
@@ -213,8 +256,14 @@ describe('runExperiment over the examples suite', () => {
     assert.ok(median.verdict!.failToPass!.failed > 0);
 
     // Each retry is its own episode, recorded in the same trajectory file.
-    const traj = (await fs.readFile(path.join(dir, 'trajectories', 'roman-numerals__0.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    assert.deepEqual(traj.filter((e) => e.type === 'attempt').map((e) => e.attempt), [1, 2]);
+    const traj = (await fs.readFile(path.join(dir, 'trajectories', 'roman-numerals__0.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      traj.filter((e) => e.type === 'attempt').map((e) => e.attempt),
+      [1, 2],
+    );
 
     // Metrics: infrastructure failures are not wrong answers, but samples that did not pass; --exclude-errors leaves them out.
     const s = summarize(outcome.results);
@@ -241,15 +290,31 @@ describe('runExperiment over the examples suite', () => {
     assert.equal(read.tornTail, lines[2]!.slice(0, 57));
 
     // Other options are refused; so is reusing the directory without --resume.
-    await expectGymError(runExperiment(base({ agent: goldAgent(), outDir: dir, tasks, samples: 3, resume: true })), 'INVALID_ARGUMENT', /different options.*samples: 2 → 3/);
-    await expectGymError(runExperiment(base({ agent: goldAgent(), outDir: dir, tasks, samples: 2 })), 'INVALID_ARGUMENT', /already holds a run.*--resume/);
-    await expectGymError(runExperiment(base({ agent: { ...goldAgent(), name: 'other' }, outDir: dir, tasks, samples: 2, resume: true })), 'INVALID_ARGUMENT', /agent: "gold" → "other"/);
+    await expectGymError(
+      runExperiment(base({ agent: goldAgent(), outDir: dir, tasks, samples: 3, resume: true })),
+      'INVALID_ARGUMENT',
+      /different options.*samples: 2 → 3/,
+    );
+    await expectGymError(
+      runExperiment(base({ agent: goldAgent(), outDir: dir, tasks, samples: 2 })),
+      'INVALID_ARGUMENT',
+      /already holds a run.*--resume/,
+    );
+    await expectGymError(
+      runExperiment(base({ agent: { ...goldAgent(), name: 'other' }, outDir: dir, tasks, samples: 2, resume: true })),
+      'INVALID_ARGUMENT',
+      /agent: "gold" → "other"/,
+    );
 
     // The suite's task list changed under the run (here: as if a task had been added since).
     const manifestFile = path.join(dir, 'run.json');
     const saved = await fs.readFile(manifestFile, 'utf8');
     await fs.writeFile(manifestFile, JSON.stringify({ ...JSON.parse(saved), taskIds: tasks.slice(0, 2) }));
-    await expectGymError(runExperiment(base({ agent: goldAgent(), outDir: dir, tasks, samples: 2, resume: true })), 'INVALID_ARGUMENT', /tasks changed since the run started \(\+semver-pinned\)/);
+    await expectGymError(
+      runExperiment(base({ agent: goldAgent(), outDir: dir, tasks, samples: 2, resume: true })),
+      'INVALID_ARGUMENT',
+      /tasks changed since the run started \(\+semver-pinned\)/,
+    );
     await fs.writeFile(manifestFile, saved);
 
     const second = goldAgent();
@@ -298,12 +363,21 @@ describe('runExperiment over the examples suite', () => {
       if (task.id === 'parse-duration') {
         // Stops when told.
         await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
-        return { verdict: null, submitted: false, stopReason: 'error', steps: 0, usage, infraError: { code: 'CANCELLED', message: 'aborted' } };
+        return {
+          verdict: null,
+          submitted: false,
+          stopReason: 'error',
+          steps: 0,
+          usage,
+          infraError: { code: 'CANCELLED', message: 'aborted' },
+        };
       }
       // Never returns.
       return new Promise<AgentResult>(() => {});
     });
-    const outcome = await runExperiment(base({ agent, outDir: dir, tasks: ['parse-duration', 'roman-numerals'], timeLimitMs: 300, agentGraceMs: 200, concurrency: 2 }));
+    const outcome = await runExperiment(
+      base({ agent, outDir: dir, tasks: ['parse-duration', 'roman-numerals'], timeLimitMs: 300, agentGraceMs: 200, concurrency: 2 }),
+    );
     assert.deepEqual(
       outcome.results.map((r) => [r.task, r.attempt, r.final, r.status, r.infraError?.code]),
       [
@@ -336,7 +410,10 @@ describe('results.jsonl', () => {
       const writer = await ResultsWriter.open(file, read.validBytes);
       await writer.append(JSON.parse(line('b', 0)));
       await writer.close();
-      assert.deepEqual((await readResults(file)).records.map((r) => `${r.task}#${r.sample}`), ['a#0', 'a#1', 'b#0']);
+      assert.deepEqual(
+        (await readResults(file)).records.map((r) => `${r.task}#${r.sample}`),
+        ['a#0', 'a#1', 'b#0'],
+      );
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
@@ -371,8 +448,18 @@ describe('results.jsonl', () => {
 
 describe('task facts for reports', () => {
   test('metadata: language, kind and short scalars only', () => {
-    const task = pythonTask({ files: { 'a.py': '' }, metadata: { library: 'numpy', level: 'class_runnable', year: 2023, flaky: false, long: 'x'.repeat(500), nested: { a: 1 } } });
-    assert.deepEqual(reportMetadata(task), { language: 'python', kind: 'function', library: 'numpy', level: 'class_runnable', year: 2023, flaky: false });
+    const task = pythonTask({
+      files: { 'a.py': '' },
+      metadata: { library: 'numpy', level: 'class_runnable', year: 2023, flaky: false, long: 'x'.repeat(500), nested: { a: 1 } },
+    });
+    assert.deepEqual(reportMetadata(task), {
+      language: 'python',
+      kind: 'function',
+      library: 'numpy',
+      level: 'class_runnable',
+      year: 2023,
+      flaky: false,
+    });
   });
 });
 
@@ -386,7 +473,11 @@ describe("the suite's part in a run", () => {
         privateMetadata: ['difficulty'],
         annotateResult: (task, { diff }) => {
           seen.push(diff);
-          return { addedLines: diff?.split('\n').filter((l) => l.startsWith('+') && !l.startsWith('+++')).length, task: 'overwritten?', nothing: undefined };
+          return {
+            addedLines: diff?.split('\n').filter((l) => l.startsWith('+') && !l.startsWith('+++')).length,
+            task: 'overwritten?',
+            nothing: undefined,
+          };
         },
       },
     ]);
@@ -394,7 +485,15 @@ describe("the suite's part in a run", () => {
     const { gym, cleanup } = await makeGym({ registry });
     const dir = await tempDir('benchgym-run-');
     try {
-      const outcome = await runExperiment({ gym, outDir: path.join(dir, 'run'), suite: 'examples', tasks: ['roman-numerals'], agent: agentOf('gold', (task, ctx) => (agentMetadata.push(ctx.task.metadata), writeGoldAndSubmit(task, ctx))), model: { model: 'test-model' }, retryDelayMs: () => 0 });
+      const outcome = await runExperiment({
+        gym,
+        outDir: path.join(dir, 'run'),
+        suite: 'examples',
+        tasks: ['roman-numerals'],
+        agent: agentOf('gold', (task, ctx) => (agentMetadata.push(ctx.task.metadata), writeGoldAndSubmit(task, ctx))),
+        model: { model: 'test-model' },
+        retryDelayMs: () => 0,
+      });
       assert.equal(outcome.results.length, 1);
       const [line] = await resultLines(path.join(dir, 'run'));
       const r = line as ResultRecord & { addedLines?: number };
@@ -404,7 +503,10 @@ describe("the suite's part in a run", () => {
       assert.ok(typeof r.addedLines === 'number' && r.addedLines > 0);
       assert.equal(r.task, 'roman-numerals');
       assert.ok(!('nothing' in r));
-      assert.ok(r.notes?.some((n) => /annotation 'task' ignored/.test(n)), JSON.stringify(r.notes));
+      assert.ok(
+        r.notes?.some((n) => /annotation 'task' ignored/.test(n)),
+        JSON.stringify(r.notes),
+      );
       assert.equal(agentMetadata.length, 1);
       assert.ok(!('difficulty' in agentMetadata[0]!), JSON.stringify(agentMetadata[0]));
     } finally {

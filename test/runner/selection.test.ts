@@ -3,10 +3,11 @@ import assert from 'node:assert/strict';
 import { sampleTasks } from '../../src/runner/selection.ts';
 import { pythonTask } from '../helpers.ts';
 
-const tasks = (n: number) => Array.from({ length: n }, (_, i) => pythonTask({ id: `t${String(i).padStart(3, '0')}`, files: { 'a.py': '' } }));
+const tasks = (n: number) =>
+  Array.from({ length: n }, (_, i) => pythonTask({ id: `t${String(i).padStart(3, '0')}`, files: { 'a.py': '' } }));
 const ids = (list: { id: string }[]) => list.map((t) => t.id);
 
-test('--limit N: the first N tasks in the suite\'s order; none: all of them', () => {
+test("--limit N: the first N tasks in the suite's order; none: all of them", () => {
   const all = tasks(10);
   assert.deepEqual(ids(sampleTasks(all, { limit: 3 })), ['t000', 't001', 't002']);
   assert.deepEqual(ids(sampleTasks(all)), ids(all));
@@ -33,5 +34,8 @@ test('--shuffle with --limit: a task added to the suite never displaces the othe
   const after = ids(sampleTasks([...all, ...tasks(40).slice(30)], { shuffle: 'x', limit: 10 }));
   const kept = after.filter((id) => before.includes(id));
   assert.deepEqual(kept, before.slice(0, kept.length), 'the old picks keep their order');
-  assert.ok(after.filter((id) => !before.includes(id)).every((id) => Number(id.slice(1)) >= 30), 'only new tasks come in');
+  assert.ok(
+    after.filter((id) => !before.includes(id)).every((id) => Number(id.slice(1)) >= 30),
+    'only new tasks come in',
+  );
 });

@@ -15,7 +15,11 @@ import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 
 const BACKENDS: { name: string; skip: () => Promise<string | null>; factory: () => SandboxFactory | undefined }[] = [
   { name: 'local', skip: async () => null, factory: () => undefined },
-  { name: 'docker', skip: dockerSkipReason, factory: () => new DockerSandboxFactory({ serverId: `test-${randomBytes(4).toString('hex')}`, poolSize: 0 }) },
+  {
+    name: 'docker',
+    skip: dockerSkipReason,
+    factory: () => new DockerSandboxFactory({ serverId: `test-${randomBytes(4).toString('hex')}`, poolSize: 0 }),
+  },
   { name: 'kubernetes', skip: kubernetesSkipReason, factory: () => kubernetesTestFactory() },
 ];
 
@@ -41,7 +45,8 @@ _kill_everything()
 `;
 
 /** The shell version, for run_command: ends every process it may, save itself. */
-const KILL_EVERYTHING_SH = 'kill -9 -1; for p in /proc/[0-9]*; do n=${p#/proc/}; [ "$n" = $$ ] || kill -9 "$n" 2>/dev/null; done; echo done';
+const KILL_EVERYTHING_SH =
+  'kill -9 -1; for p in /proc/[0-9]*; do n=${p#/proc/}; [ "$n" = $$ ] || kill -9 "$n" 2>/dev/null; done; echo done';
 
 /**
  * A local sandbox whose commands share the host's pid namespace with a uid of others' (no
@@ -73,7 +78,8 @@ for (const backend of BACKENDS) {
     let cleanup: () => Promise<void>;
     let id: string;
     const ctx = () => testContext();
-    const run = async (command: string, timeout_s = 60) => (await gym.callTool('run_command', { command, timeout_s }, { ...ctx(), onOutput: undefined }, id)).data as Record<string, any>;
+    const run = async (command: string, timeout_s = 60) =>
+      (await gym.callTool('run_command', { command, timeout_s }, { ...ctx(), onOutput: undefined }, id)).data as Record<string, any>;
 
     before(async () => {
       ({ gym, cleanup } = await makeGym({ sandboxes: backend.factory() }));
@@ -191,7 +197,10 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
 
     test("the sandbox's own host name resolves without DNS (code that looks itself up: cloudmesh's is_local)", async (t) => {
       // The local backend has the host's /etc/hosts, whatever the host put there; the kubelet writes a pod's.
-      if (backend.name !== 'docker') return t.skip(`the ${backend.name} backend resolves names as ${backend.name === 'local' ? 'the host' : 'the kubelet'} sets them up`);
+      if (backend.name !== 'docker')
+        return t.skip(
+          `the ${backend.name} backend resolves names as ${backend.name === 'local' ? 'the host' : 'the kubelet'} sets them up`,
+        );
       const r = await run(`python -c "import socket; print(socket.gethostbyaddr(socket.gethostname())[2])"`);
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(r.stdout, /'\d+\.\d+\.\d+\.\d+'/);
@@ -199,7 +208,8 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
 
     test('a command that kills every process it may (kill -9 -1, then each pid in /proc) ends only its own: the episode goes on', async (t) => {
       const episode = gym.episode(id);
-      if (backend.name === 'local' && unconfinedLocal(episode.sandbox.isolation)) return t.skip(`commands share the host's pid namespace here: ${episode.sandbox.isolation}`);
+      if (backend.name === 'local' && unconfinedLocal(episode.sandbox.isolation))
+        return t.skip(`commands share the host's pid namespace here: ${episode.sandbox.isolation}`);
       const r = await run(KILL_EVERYTHING_SH);
       assert.equal(r.stdout, 'done\n', JSON.stringify(r));
       assert.equal((await run('echo still-usable')).stdout, 'still-usable\n');
@@ -210,7 +220,8 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
     test("a person's terminal is out of the commands' reach: its pty cannot be found, written, read, nor its shell signalled", async (t) => {
       const sandbox = gym.episode(id).sandbox;
       if (!sandbox.pty) return t.skip(`the ${backend.name} sandbox has no terminals`);
-      if (backend.name === 'local' && unconfinedLocal(sandbox.isolation)) return t.skip(`commands share the host's pid namespace here: ${sandbox.isolation}`);
+      if (backend.name === 'local' && unconfinedLocal(sandbox.isolation))
+        return t.skip(`commands share the host's pid namespace here: ${sandbox.isolation}`);
       const pty = await sandbox.pty({ cols: 80, rows: 24 });
       let seen = '';
       pty.onData((b) => (seen += b.toString()));
@@ -252,7 +263,8 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
     });
 
     test('a submission whose code kills every process it may while its tests run is scored failed, not error: the scoring sandbox outlives it', async (t) => {
-      if (backend.name === 'local' && unconfinedLocal(gym.episode(id).sandbox.isolation)) return t.skip(`commands share the host's pid namespace here: ${gym.episode(id).sandbox.isolation}`);
+      if (backend.name === 'local' && unconfinedLocal(gym.episode(id).sandbox.isolation))
+        return t.skip(`commands share the host's pid namespace here: ${gym.episode(id).sandbox.isolation}`);
       const gold = await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals', 'solution', 'roman.py'), 'utf8');
       const ep = await startExample(gym, 'roman-numerals');
       // The gold solution, save that importing it ends every process it may: its own tests included.

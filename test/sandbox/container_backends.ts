@@ -20,7 +20,11 @@ export interface ContainerBackendKit {
   /** Why it cannot be tested here (the images named must be built), or null. */
   skip(images?: string[]): Promise<string | null>;
   /** A factory with a fresh server id. */
-  factory(opts?: { executor?: 'auto' | 'off'; poolSize?: number; images?: { cacheDir: string } }): SandboxFactory & { close(): Promise<void>; warm(image: string): Promise<void> };
+  factory(opts?: {
+    executor?: 'auto' | 'off';
+    poolSize?: number;
+    images?: { cacheDir: string };
+  }): SandboxFactory & { close(): Promise<void>; warm(image: string): Promise<void> };
   /** Puts a locally built image where the backend's containers start from. */
   load(image: string): Promise<void>;
   /** A command in the sandbox's container as its root, past the sandbox: what no command of the agent's may do. */
@@ -52,8 +56,16 @@ const docker: ContainerBackendKit = {
   },
   purge: async (serverId) => {
     const d = dockerClient();
-    for (const id of await docker.sandboxesOf(serverId)) await d.getContainer(id).remove({ force: true, v: true }).catch(() => {});
-    for (const name of await docker.volumesOf(serverId)) await d.getVolume(name).remove({ force: true }).catch(() => {});
+    for (const id of await docker.sandboxesOf(serverId))
+      await d
+        .getContainer(id)
+        .remove({ force: true, v: true })
+        .catch(() => {});
+    for (const name of await docker.volumesOf(serverId))
+      await d
+        .getVolume(name)
+        .remove({ force: true })
+        .catch(() => {});
   },
 };
 
@@ -64,18 +76,25 @@ const kubernetes: ContainerBackendKit = {
   skip: async (images) => (await kubernetesSkipReason()) ?? dockerSkipReason(images),
   factory: (opts = {}) => testFactory(opts),
   load: loadIntoCluster,
-  asRoot: (sb, cmd) => podExec({ ...(sb as KubernetesSandbox).transport.ref, user: undefined }, { cmd, maxOutputBytes: 64 * 1024, timeoutMs: 10_000 }),
+  asRoot: (sb, cmd) =>
+    podExec({ ...(sb as KubernetesSandbox).transport.ref, user: undefined }, { cmd, maxOutputBytes: 64 * 1024, timeoutMs: 10_000 }),
   cli: {
     args: ['--sandbox', 'kubernetes', '--kubeconfig', testKubeconfig(), '--namespace', NAMESPACE],
     env: { ...process.env, BENCHGYM_KUBERNETES_LOAD_IMAGE: path.join(PROJECT_ROOT, 'docker', 'cluster', 'load-image.sh') },
   },
   sandboxesOf: async (serverId, label) => {
-    const list = await core().listNamespacedPod({ namespace: NAMESPACE, labelSelector: [`benchgym.server=${serverId}`, ...(label ? [label] : [])].join(',') });
+    const list = await core().listNamespacedPod({
+      namespace: NAMESPACE,
+      labelSelector: [`benchgym.server=${serverId}`, ...(label ? [label] : [])].join(','),
+    });
     return list.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
   },
   volumesOf: async () => [],
   purge: async (serverId) => {
-    for (const name of await kubernetes.sandboxesOf(serverId)) await core().deleteNamespacedPod({ name, namespace: NAMESPACE, gracePeriodSeconds: 0 }).catch(() => {});
+    for (const name of await kubernetes.sandboxesOf(serverId))
+      await core()
+        .deleteNamespacedPod({ name, namespace: NAMESPACE, gracePeriodSeconds: 0 })
+        .catch(() => {});
   },
 };
 

@@ -47,7 +47,8 @@ for (const mode of ['none', 'bwrap'] as const) {
         if (!usable) return t.skip('bubblewrap is not usable on this machine');
         await fn();
       });
-    const create = async () => (await factory!.create({ seed: { files: { 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'bee\n' } } })) as LocalSandbox;
+    const create = async () =>
+      (await factory!.create({ seed: { files: { 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'bee\n' } } })) as LocalSandbox;
     const ran = async () => (await fs.readFile(path.join(marks, 'ran'), 'utf8').catch(() => '')).trim();
 
     it('commitBaseline, diff and applyPatch run none of the planted scripts, and the diff is what changed', async () => {
@@ -122,7 +123,10 @@ describe('isolatedGitShell over a repository with a hostile config and hooks', (
     try {
       const [repo, home, marks] = ['repo', 'home', 'marks'].map((d) => path.join(root, d)) as [string, string, string];
       for (const d of [repo, home, marks]) await fs.mkdir(d);
-      const setup = await sh(repo, home, `git init -q && printf 'one\\ntwo\\n' > a.txt && git add a.txt
+      const setup = await sh(
+        repo,
+        home,
+        `git init -q && printf 'one\\ntwo\\n' > a.txt && git add a.txt
 git -c user.name=t -c user.email=t@localhost commit -qm start
 mkdir -p "$HOME/hooks" .git/hooks
 printf '#!/bin/sh\\necho "$0 $*" >> ${marks}/ran\\nexit 0\\n' > "$HOME/evil" && chmod +x "$HOME/evil"
@@ -134,7 +138,8 @@ ${HOSTILE_REPOSITORY_CONFIG}
 EOF
 printf '[core]\\n\\tfsmonitor = %s\\n' "$HOME/evil" > "$HOME/included"
 for h in ${HOOKS.join(' ')}; do cp "$HOME/evil" "$HOME/hooks/$h"; cp "$HOME/evil" ".git/hooks/$h"; done
-printf 'one\\n2\\n' > a.txt && echo new > b.txt`);
+printf 'one\\n2\\n' > a.txt && echo new > b.txt`,
+      );
       assert.equal(setup.code, 0, setup.out);
       const ran = async () => (await fs.readFile(path.join(marks, 'ran'), 'utf8').catch(() => '')).trim();
 
@@ -142,8 +147,14 @@ printf 'one\\n2\\n' > a.txt && echo new > b.txt`);
       const id = '-c user.name=t -c user.email=t@localhost';
       const steps: [string, (out: string) => void][] = [
         [`${g} rev-parse --verify HEAD`, (out) => assert.match(out, /^[0-9a-f]{40}\n$/)],
-        [`${g} status --porcelain=v1 --untracked-files=all --ignored=matching --no-renames`, (out) => assert.equal(out, ' M a.txt\n?? b.txt\n')],
-        [`${g} diff --no-ext-diff --no-textconv HEAD -- a.txt`, (out) => assert.match(out, /^diff --git a\/a\.txt b\/a\.txt\n[\s\S]*^-two\n\+2\n/m)],
+        [
+          `${g} status --porcelain=v1 --untracked-files=all --ignored=matching --no-renames`,
+          (out) => assert.equal(out, ' M a.txt\n?? b.txt\n'),
+        ],
+        [
+          `${g} diff --no-ext-diff --no-textconv HEAD -- a.txt`,
+          (out) => assert.match(out, /^diff --git a\/a\.txt b\/a\.txt\n[\s\S]*^-two\n\+2\n/m),
+        ],
         [
           `printf -- '--- a/a.txt\\n+++ b/a.txt\\n@@ -1,2 +1,2 @@\\n one\\n-2\\n+two\\n' | ${g} apply --verbose --whitespace=nowarn -`,
           (out) => assert.match(out, /Applied patch a\.txt cleanly/),

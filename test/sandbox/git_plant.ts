@@ -64,7 +64,16 @@ for h in ${HOOKS.join(' ')}; do cp "$HOME/evil" ".git/hooks/$h"; done
 
 /** Every hook git runs for the commands the server and the scorer use (and then some). */
 export const HOOKS = [
-  ...['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit', 'post-index-change', 'reference-transaction', 'post-checkout', 'post-merge'],
+  ...[
+    'pre-commit',
+    'prepare-commit-msg',
+    'commit-msg',
+    'post-commit',
+    'post-index-change',
+    'reference-transaction',
+    'post-checkout',
+    'post-merge',
+  ],
   ...['post-rewrite', 'pre-auto-gc', 'applypatch-msg', 'pre-applypatch', 'post-applypatch', 'fsmonitor-watchman', 'sendemail-validate'],
 ];
 

@@ -16,7 +16,7 @@ import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { makeGym, startExample, testContext } from '../helpers.ts';
 import { dockerSkipReason } from './docker/skip.ts';
 
-test("the hosts file the local sandbox mounts names the sandbox at its address, and localhost at loopback", () => {
+test('the hosts file the local sandbox mounts names the sandbox at its address, and localhost at loopback', () => {
   const hosts = readFileSync(SANDBOX_HOSTS_FILE, 'utf8');
   assert.match(hosts, new RegExp(`^${SANDBOX_HOST_ADDRESS.replace(/\./g, '\\.')}\\t${SANDBOX_HOSTNAME}$`, 'm'));
   assert.match(hosts, /^127\.0\.0\.1\tlocalhost$/m);
@@ -24,8 +24,17 @@ test("the hosts file the local sandbox mounts names the sandbox at its address, 
 });
 
 const BACKENDS: { name: string; skip: () => Promise<string | null>; factory: () => SandboxFactory | undefined }[] = [
-  { name: 'local', skip: async () => ((await bubblewrapAvailable()) ? null : 'bubblewrap is not available: the local sandbox shares the host\'s name and /etc/hosts'), factory: () => undefined },
-  { name: 'docker', skip: dockerSkipReason, factory: () => new DockerSandboxFactory({ serverId: `test-${randomBytes(4).toString('hex')}`, poolSize: 0 }) },
+  {
+    name: 'local',
+    skip: async () =>
+      (await bubblewrapAvailable()) ? null : "bubblewrap is not available: the local sandbox shares the host's name and /etc/hosts",
+    factory: () => undefined,
+  },
+  {
+    name: 'docker',
+    skip: dockerSkipReason,
+    factory: () => new DockerSandboxFactory({ serverId: `test-${randomBytes(4).toString('hex')}`, poolSize: 0 }),
+  },
 ];
 
 /** What a sample of is_local and the platform's own test look at, and a server on the sandbox's own name. */
@@ -56,7 +65,11 @@ for (const backend of BACKENDS) {
 
     test(`named ${SANDBOX_HOSTNAME}, resolved to ${SANDBOX_HOST_ADDRESS} without DNS (not the loopback literal), and reachable`, async () => {
       const id = await startExample(gym, 'roman-numerals');
-      const r = (await gym.callTool('run_command', { command: PROBE, timeout_s: 60 }, testContext(), id)).data as { stdout: string; stderr: string; exitCode: number };
+      const r = (await gym.callTool('run_command', { command: PROBE, timeout_s: 60 }, testContext(), id)).data as {
+        stdout: string;
+        stderr: string;
+        exitCode: number;
+      };
       assert.equal(r.exitCode, 0, r.stderr);
       assert.match(r.stdout, new RegExp(`^name ${SANDBOX_HOSTNAME} ${SANDBOX_HOSTNAME}$`, 'm'));
       assert.match(r.stdout, new RegExp(`^addr ${SANDBOX_HOST_ADDRESS.replace(/\./g, '\\.')} 127\\.0\\.0\\.1$`, 'm'));

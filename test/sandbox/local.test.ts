@@ -102,8 +102,20 @@ for (const mode of MODES) {
       try {
         const chunks: [string, string][] = [];
         await sb.exec('echo one; echo two >&2', { onOutput: (c, s) => chunks.push([c, s]) });
-        assert.equal(chunks.filter(([, s]) => s === 'stdout').map(([c]) => c).join(''), 'one\n');
-        assert.equal(chunks.filter(([, s]) => s === 'stderr').map(([c]) => c).join(''), 'two\n');
+        assert.equal(
+          chunks
+            .filter(([, s]) => s === 'stdout')
+            .map(([c]) => c)
+            .join(''),
+          'one\n',
+        );
+        assert.equal(
+          chunks
+            .filter(([, s]) => s === 'stderr')
+            .map(([c]) => c)
+            .join(''),
+          'two\n',
+        );
       } finally {
         await sb.destroy();
       }
@@ -296,7 +308,10 @@ for (const mode of MODES) {
         assert.equal(await sb.stat('nope'), null);
         const { entries, truncated } = await sb.list('.', { depth: 3 });
         assert.equal(truncated, false);
-        assert.deepEqual(entries.map((e) => `${e.type}:${e.path}`), ['dir:pkg', 'file:README.md', 'file:pkg/mod.py']);
+        assert.deepEqual(
+          entries.map((e) => `${e.type}:${e.path}`),
+          ['dir:pkg', 'file:README.md', 'file:pkg/mod.py'],
+        );
         assert.equal((await sb.list('.', { depth: 3, limit: 2 })).truncated, true);
         await expectGymError(sb.readFile('nope.txt'), 'FILE_NOT_FOUND');
         await expectGymError(sb.readFile('pkg'), 'NOT_A_FILE');
@@ -352,7 +367,9 @@ for (const mode of MODES) {
         await sb.remove('gone.txt');
         await sb.writeFile('new/added.txt', 'hi\n');
         await sb.writeFile('new/blob.bin', Buffer.from([0, 1, 2, 3, 255]));
-        const made = await sb.exec('mkdir -p pkg/__pycache__ .pytest_cache && echo c > pkg/__pycache__/m.cpython-311.pyc && echo c > .pytest_cache/x && echo c > stray.pyc');
+        const made = await sb.exec(
+          'mkdir -p pkg/__pycache__ .pytest_cache && echo c > pkg/__pycache__/m.cpython-311.pyc && echo c > .pytest_cache/x && echo c > stray.pyc',
+        );
         assert.equal(made.exitCode, 0);
         const diff = await sb.diff();
         assert.match(diff, /^diff --git a\/change\.py b\/change\.py$/m);
@@ -477,7 +494,9 @@ describe('bubblewrap isolation', () => {
       assert.equal(await fs.readFile(path.join(probeDir, 'existing.txt'), 'utf8'), 'original\n');
       assert.match(r.stderr, /Read-only file system/);
       const tmpName = `benchgym-probe-${randomBytes(4).toString('hex')}`;
-      const w = await sb.exec(`echo ws > in-workspace.txt && echo home > "$HOME/h.txt" && echo tmp > /tmp/${tmpName} && cat /tmp/${tmpName}`);
+      const w = await sb.exec(
+        `echo ws > in-workspace.txt && echo home > "$HOME/h.txt" && echo tmp > /tmp/${tmpName} && cat /tmp/${tmpName}`,
+      );
       assert.equal(w.exitCode, 0, w.stderr);
       assert.equal(w.stdout, 'tmp\n');
       assert.equal((await sb.readFile('in-workspace.txt')).toString(), 'ws\n');

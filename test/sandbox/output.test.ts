@@ -43,7 +43,7 @@ test('many small chunks give the same head and tail as one big one', () => {
 test('chunks of mixed sizes crossing the head and tail boundaries', () => {
   const data = Buffer.from(alphabet.repeat(40));
   const out = new CappedOutput(64);
-  for (let i = 0, size = 1; i < data.length; i += size, size = (size * 7) % 53 + 1) out.push(data.subarray(i, i + size));
+  for (let i = 0, size = 1; i < data.length; i += size, size = ((size * 7) % 53) + 1) out.push(data.subarray(i, i + size));
   assert.equal(out.total, data.length);
   assert.equal(out.dropped, data.length - 64);
   const text = out.text();

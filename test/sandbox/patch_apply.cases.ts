@@ -52,7 +52,16 @@ export async function checkThreeWay(sb: Sandbox): Promise<void> {
 /** A patch whose outermost context line changed: plain `git apply` and no fuzz fail, `patch --fuzz=2` applies. */
 export async function checkFuzz(sb: Sandbox): Promise<void> {
   await sb.writeFile('f.txt', lines(replaced(1, 'TWO')));
-  const patch = ['--- a/f.txt', '+++ b/f.txt', '@@ -2,7 +2,7 @@', ...['two', 'three', 'four'].map((x) => ` ${x}`), '-five', '+FIVE', ...['six', 'seven', 'eight'].map((x) => ` ${x}`), ''].join('\n');
+  const patch = [
+    '--- a/f.txt',
+    '+++ b/f.txt',
+    '@@ -2,7 +2,7 @@',
+    ...['two', 'three', 'four'].map((x) => ` ${x}`),
+    '-five',
+    '+FIVE',
+    ...['six', 'seven', 'eight'].map((x) => ` ${x}`),
+    '',
+  ].join('\n');
 
   const lacking = await sb.applyPatch(patch, { chain: [{ kind: 'git-apply' }, { kind: 'patch', fuzz: 0 }] });
   assert.equal(lacking.ok, false, lacking.log);
@@ -73,9 +82,20 @@ export async function checkFuzz(sb: Sandbox): Promise<void> {
  */
 export async function checkResetBetweenTries(sb: Sandbox): Promise<void> {
   await repoWith(sb, { 'a.txt': lines(TEN), 'b.txt': lines(replaced(1, 'TWO')) });
-  const hunk = (file: string) => [`--- a/${file}`, `+++ b/${file}`, '@@ -2,7 +2,7 @@', ...['two', 'three', 'four'].map((x) => ` ${x}`), '-five', '+FIVE', ...['six', 'seven', 'eight'].map((x) => ` ${x}`)];
+  const hunk = (file: string) => [
+    `--- a/${file}`,
+    `+++ b/${file}`,
+    '@@ -2,7 +2,7 @@',
+    ...['two', 'three', 'four'].map((x) => ` ${x}`),
+    '-five',
+    '+FIVE',
+    ...['six', 'seven', 'eight'].map((x) => ` ${x}`),
+  ];
   const patch = [...hunk('a.txt'), ...hunk('b.txt'), ''].join('\n');
-  const chain: PatchMethod[] = [{ kind: 'patch', fuzz: 0 }, { kind: 'patch', fuzz: 2 }];
+  const chain: PatchMethod[] = [
+    { kind: 'patch', fuzz: 0 },
+    { kind: 'patch', fuzz: 2 },
+  ];
 
   const kept = await sb.applyPatch(patch, { chain });
   assert.equal(kept.ok, false, kept.log);
@@ -87,7 +107,7 @@ export async function checkResetBetweenTries(sb: Sandbox): Promise<void> {
   assert.match(reset.log, /^# work tree reset to the start state$/m);
   assert.equal((await sb.readFile('a.txt')).toString(), lines(replaced(4, 'FIVE')));
   assert.equal((await sb.readFile('b.txt')).toString(), lines(TEN.map((x, j) => (j === 1 ? 'TWO' : j === 4 ? 'FIVE' : x))));
-  assert.equal(await sb.stat('b.txt.rej'), null, 'the first try\'s reject file survived the reset');
+  assert.equal(await sb.stat('b.txt.rej'), null, "the first try's reject file survived the reset");
 
   // After a last failure too: the work tree is the start state, nothing of any try is left.
   const none = await sb.applyPatch(patch.replaceAll('five', 'nowhere'), { chain, resetBetweenTries: true });
@@ -147,7 +167,15 @@ export const GIT_DIR_PATCHES: Record<string, string> = {
     ...['*** a/.git/info/attributes\t2024-01-01', '--- b/.git/info/attributes\t2024-01-01'],
     ...['***************', '*** 0 ****', '--- 1 ----', '+ * filter=evil', ''],
   ].join('\n'),
-  'a hook by Index: alone': ['Index: a/.git/hooks/pre-commit', '='.repeat(67), '--- /dev/null', '+++ a/.git/hooks/pre-commit', '@@ -0,0 +1 @@', '+#!/bin/sh', ''].join('\n'),
+  'a hook by Index: alone': [
+    'Index: a/.git/hooks/pre-commit',
+    '='.repeat(67),
+    '--- /dev/null',
+    '+++ a/.git/hooks/pre-commit',
+    '@@ -0,0 +1 @@',
+    '+#!/bin/sh',
+    '',
+  ].join('\n'),
   'a tracked file renamed into hooks': [
     ...['diff --git a/a.txt b/.git/hooks/post-checkout', 'similarity index 100%'],
     ...['rename from a.txt', 'rename to .git/hooks/post-checkout', ''],
@@ -157,7 +185,10 @@ export const GIT_DIR_PATCHES: Record<string, string> = {
 
 /** What a patch could have changed of the workspace's repository: every file of .git but its index (which `git status` refreshes), with its mode. */
 async function gitDirState(sb: Sandbox): Promise<string> {
-  return sh(sb, "find .git ! -name index ! -name '*.lock' \\( -type f -o -type l \\) -printf '%p %m %l\\n' -exec sha1sum {} + 2>/dev/null | LC_ALL=C sort");
+  return sh(
+    sb,
+    "find .git ! -name index ! -name '*.lock' \\( -type f -o -type l \\) -printf '%p %m %l\\n' -exec sha1sum {} + 2>/dev/null | LC_ALL=C sort",
+  );
 }
 
 /** The script alone, run as the backends run it, without the check of the patch's names first: the guard of the tries must hold by itself. */
@@ -203,7 +234,9 @@ export async function checkLinkIntoGitDir(sb: Sandbox): Promise<void> {
   await repoWith(sb, { 'a.txt': lines(TEN) });
   await sh(sb, `ln -s .git/hooks hooks && ${GIT} add hooks && ${GIT} commit -qm link`);
   const before = await gitDirState(sb);
-  const patch = `--- /dev/null\n+++ b/hooks/post-checkout\n@@ -0,0 +1,2 @@\n${HOOK.split('\n').map((l) => `+${l}`).join('\n')}\n`;
+  const patch = `--- /dev/null\n+++ b/hooks/post-checkout\n@@ -0,0 +1,2 @@\n${HOOK.split('\n')
+    .map((l) => `+${l}`)
+    .join('\n')}\n`;
   for (const opts of [{}, { chain: HARNESS, resetBetweenTries: true }]) {
     const r = await sb.applyPatch(patch, opts);
     assert.equal(r.ok, false, r.log);
@@ -237,8 +270,24 @@ export async function checkLinksOut(sb: Sandbox): Promise<void> {
   }
 
   const made = [
-    ...['diff --git a/mine b/mine', 'new file mode 120000', '--- /dev/null', '+++ b/mine', '@@ -0,0 +1 @@', `+${target}`, '\\ No newline at end of file'],
-    ...['diff --git a/mine/pwned.txt b/mine/pwned.txt', 'new file mode 100644', '--- /dev/null', '+++ b/mine/pwned.txt', '@@ -0,0 +1 @@', '+pwned', ''],
+    ...[
+      'diff --git a/mine b/mine',
+      'new file mode 120000',
+      '--- /dev/null',
+      '+++ b/mine',
+      '@@ -0,0 +1 @@',
+      `+${target}`,
+      '\\ No newline at end of file',
+    ],
+    ...[
+      'diff --git a/mine/pwned.txt b/mine/pwned.txt',
+      'new file mode 100644',
+      '--- /dev/null',
+      '+++ b/mine/pwned.txt',
+      '@@ -0,0 +1 @@',
+      '+pwned',
+      '',
+    ],
   ].join('\n');
   const refused = await sb.applyPatch(made, { chain: HARNESS, resetBetweenTries: true });
   assert.equal(refused.ok, false, refused.log);
@@ -267,9 +316,12 @@ export async function checkNestedRepository(sb: Sandbox): Promise<void> {
   await sb.writeFile('vendor/lib/lib.txt', 'lib\n');
   await sh(sb, `cd vendor/lib && git init -q && ${GIT} add -A && ${GIT} commit -qm lib`);
   await repoWith(sb, { 'a.txt': lines(TEN) });
-  const state = () => sh(sb, "find .git vendor/lib/.git ! -name index \\( -type f -o -type l \\) -exec sha1sum {} + | LC_ALL=C sort");
+  const state = () => sh(sb, 'find .git vendor/lib/.git ! -name index \\( -type f -o -type l \\) -exec sha1sum {} + | LC_ALL=C sort');
   const before = await state();
-  const beside = await sb.applyPatch('--- a/a.txt\n+++ b/a.txt\n@@ -4,3 +4,3 @@\n four\n-five\n+FIVE\n six\n', { chain: HARNESS, resetBetweenTries: true });
+  const beside = await sb.applyPatch('--- a/a.txt\n+++ b/a.txt\n@@ -4,3 +4,3 @@\n four\n-five\n+FIVE\n six\n', {
+    chain: HARNESS,
+    resetBetweenTries: true,
+  });
   assert.equal(beside.ok, true, beside.log);
   assert.equal(await state(), before);
   assert.equal(await sh(sb, 'git -C vendor/lib status --porcelain && git -C vendor/lib log --format=%s'), 'lib\n');

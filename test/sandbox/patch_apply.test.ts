@@ -7,7 +7,17 @@ import { bubblewrapAvailable, LocalSandboxFactory } from '../../src/sandbox/loca
 import { patchApplyScript, patchMethodLabel } from '../../src/sandbox/patch_apply.ts';
 import { DEFAULT_PATCH_CHAIN, type Sandbox } from '../../src/sandbox/types.ts';
 import { tempDir } from '../helpers.ts';
-import { checkFuzz, checkGitDirRefused, checkLinkIntoGitDir, checkLinksOut, checkNestedRepository, checkNoStartState, checkPlantedRepository, checkResetBetweenTries, checkThreeWay } from './patch_apply.cases.ts';
+import {
+  checkFuzz,
+  checkGitDirRefused,
+  checkLinkIntoGitDir,
+  checkLinksOut,
+  checkNestedRepository,
+  checkNoStartState,
+  checkPlantedRepository,
+  checkResetBetweenTries,
+  checkThreeWay,
+} from './patch_apply.cases.ts';
 
 describe('the patch-apply chain as data', () => {
   test('the default chain is git apply, git apply --recount, patch --fuzz=3, without resets', () => {
@@ -61,7 +71,10 @@ for (const mode of ['none', 'bwrap'] as const) {
     it('resetBetweenTries without a start state to reset to is refused', checkNoStartState);
     it('no method writes inside a .git, in any format: refused by the names, and by the script alone', checkGitDirRefused);
     it('a start-state link into .git is out of reach during the tries: the patch is refused', checkLinkIntoGitDir);
-    it('nothing is written through a link out of the workspace, the start state\'s or the patch\'s own', checkLinksOut);
-    it('a repository nested in the start state is put aside and back: a patch beside it applies, one into it is refused', checkNestedRepository);
+    it("nothing is written through a link out of the workspace, the start state's or the patch's own", checkLinksOut);
+    it(
+      'a repository nested in the start state is put aside and back: a patch beside it applies, one into it is refused',
+      checkNestedRepository,
+    );
   });
 }

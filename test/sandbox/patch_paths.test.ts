@@ -4,7 +4,8 @@ import { insideGitDir, linksCreated, patchNames, patchRefusal, unquoteName } fro
 
 /** One patch per format GNU patch reads, each naming `name` as its file. */
 const FORMATS: Record<string, (name: string) => string> = {
-  'git diff, new file': (n) => `diff --git a/${n} b/${n}\nnew file mode 100755\n--- /dev/null\n+++ b/${n}\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch /tmp/pwned\n`,
+  'git diff, new file': (n) =>
+    `diff --git a/${n} b/${n}\nnew file mode 100755\n--- /dev/null\n+++ b/${n}\n@@ -0,0 +1,2 @@\n+#!/bin/sh\n+touch /tmp/pwned\n`,
   'plain unified': (n) => `--- a/${n}\t2024-01-01 00:00:00\n+++ b/${n}\t2024-01-01 00:00:00\n@@ -1 +1,2 @@\n [core]\n+\tfsmonitor = x\n`,
   'context diff': (n) => `*** a/${n}\t2024-01-01\n--- b/${n}\t2024-01-01\n***************\n*** 0 ****\n--- 1 ----\n+ [core]\n`,
   'Index: line only (a normal diff)': (n) => `Index: ${n}\n0a1\n> [core]\n`,
@@ -41,12 +42,28 @@ describe('the names a patch gives, in every format', () => {
         ['rename to', 'src/B.java'],
       ],
     );
-    assert.equal(patchNames('--- /tmp/x/y\n+++ /tmp/x/y\n')[0]!.path, 'tmp/x/y', 'an absolute name stays in the tree, as patch -p1 makes it');
+    assert.equal(
+      patchNames('--- /tmp/x/y\n+++ /tmp/x/y\n')[0]!.path,
+      'tmp/x/y',
+      'an absolute name stays in the tree, as patch -p1 makes it',
+    );
   });
 
   test('changed lines that look like headers are no names: a removed "-- .git/x" line, an added "++ .git/y"', () => {
-    const patch = ['--- a/q.sql', '+++ b/q.sql', '@@ -1,3 +1,3 @@', ' select 1;', '--- see .git/config', '+++ see .git/hooks', ' select 2;', ''].join('\n');
-    assert.deepEqual(patchNames(patch).map((n) => n.raw), ['a/q.sql', 'b/q.sql']);
+    const patch = [
+      '--- a/q.sql',
+      '+++ b/q.sql',
+      '@@ -1,3 +1,3 @@',
+      ' select 1;',
+      '--- see .git/config',
+      '+++ see .git/hooks',
+      ' select 2;',
+      '',
+    ].join('\n');
+    assert.deepEqual(
+      patchNames(patch).map((n) => n.raw),
+      ['a/q.sql', 'b/q.sql'],
+    );
     assert.equal(patchRefusal(patch), null);
     // Past the hunk's counted lines, the next file's headers are read again.
     const two = `${patch}--- a/.git/config\n+++ b/.git/config\n@@ -1 +1 @@\n-a\n+b\n`;
@@ -55,7 +72,10 @@ describe('the names a patch gives, in every format', () => {
 
   test('a hunk without counts (one line each side) and "\\ No newline" lines are skipped as body', () => {
     const patch = '--- a/f\n+++ b/f\n@@ -1 +1 @@\n--- .git/x\n\\ No newline at end of file\n+++ .git/y\n\\ No newline at end of file\n';
-    assert.deepEqual(patchNames(patch).map((n) => n.raw), ['a/f', 'b/f']);
+    assert.deepEqual(
+      patchNames(patch).map((n) => n.raw),
+      ['a/f', 'b/f'],
+    );
   });
 
   test('C-quoted names are unquoted as git writes them (octal bytes, escapes)', () => {
@@ -76,7 +96,8 @@ describe('the names a patch gives, in every format', () => {
 describe('links the patch creates', () => {
   const link = (name: string, target: string) =>
     `diff --git a/${name} b/${name}\nnew file mode 120000\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+${target}\n\\ No newline at end of file\n`;
-  const file = (name: string) => `diff --git a/${name} b/${name}\nnew file mode 100644\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+pwned\n`;
+  const file = (name: string) =>
+    `diff --git a/${name} b/${name}\nnew file mode 100644\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+pwned\n`;
 
   test('a name beyond a link the same patch creates is refused, in either order; a file beside it is not', () => {
     assert.deepEqual(linksCreated(link('out', '/var/outside/.m2')), ['out']);
@@ -98,10 +119,13 @@ describe('links the patch creates', () => {
     const deleted = (name: string) =>
       `diff --git a/${name} b/${name}\ndeleted file mode 100644\nindex 3b18e51..0000000\n--- a/${name}\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n`;
     assert.equal(patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + deleted('tests/test_calc.py')), null);
-    assert.match(patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + file('tests/new.py')) ?? '', /"b\/tests\/new\.py"/);
+    assert.match(
+      patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + file('tests/new.py')) ?? '',
+      /"b\/tests\/new\.py"/,
+    );
   });
 
-  test('which side a name is on: git\'s a/ and b/, unified ---/+++, context ***/---, rename from/to', () => {
+  test("which side a name is on: git's a/ and b/, unified ---/+++, context ***/---, rename from/to", () => {
     const sides = (patch: string) => patchNames(patch).map((n) => `${n.header} ${n.side}`);
     assert.deepEqual(sides('--- a/f\n+++ b/f\n'), ['--- old', '+++ new']);
     assert.deepEqual(sides('*** a/f\n--- b/f\n'), ['*** old', '--- new']);

@@ -64,9 +64,14 @@ async function gone(name: string, value: string, ms = 5000): Promise<number[]> {
 
 for (const isolation of ['none', 'bwrap'] as const) {
   describe(`local PTY (isolation ${isolation})`, async () => {
-    const skip = isolation === 'bwrap' && !(await bubblewrapAvailable()) ? 'bubblewrap is missing or cannot create namespaces here' : undefined;
+    const skip =
+      isolation === 'bwrap' && !(await bubblewrapAvailable()) ? 'bubblewrap is missing or cannot create namespaces here' : undefined;
     const baseDir = await tempDir('benchgym-pty-');
-    const factory = new LocalSandboxFactory({ baseDir, isolation: isolation === 'bwrap' && skip ? 'none' : isolation, limits: { openFiles: 1234 } });
+    const factory = new LocalSandboxFactory({
+      baseDir,
+      isolation: isolation === 'bwrap' && skip ? 'none' : isolation,
+      limits: { openFiles: 1234 },
+    });
     const sandbox = () => factory.create({ seed: { files: { 'hello.txt': 'hi\n' } }, env: { vars: { FROM_ENV: 'env-value' } } });
 
     after(async () => {
@@ -89,7 +94,9 @@ for (const isolation of ['none', 'bwrap'] as const) {
         delete process.env.BENCHGYM_PTY_HOST_SECRET;
       }
       const { output, exited } = watch(pty);
-      pty.write('echo "pwd=$(pwd) files=$(ls) term=$TERM env=$FROM_ENV extra=$EXTRA secret=[$BENCHGYM_PTY_HOST_SECRET] nofile=$(ulimit -n)"\r');
+      pty.write(
+        'echo "pwd=$(pwd) files=$(ls) term=$TERM env=$FROM_ENV extra=$EXTRA secret=[$BENCHGYM_PTY_HOST_SECRET] nofile=$(ulimit -n)"\r',
+      );
       const m = await waitFor(output, /pwd=(\S+) files=(\S+) term=(\S+) env=(\S+) extra=(\S+) secret=(\S+) nofile=(\d+)\r\n/);
       assert.equal(m[1], sb.workdir);
       assert.equal(m[2], 'hello.txt');

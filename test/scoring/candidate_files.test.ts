@@ -27,8 +27,16 @@ const START = {
   'tests/conftest.py': '# shared fixtures\n',
 };
 const FIXED = 'def add(a, b):\n    return a + b\n';
-const HIDDEN = { 'tests/test_calc.py': 'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n' };
-const task: Task = pythonTask({ id: 'candidate-files', files: START, hidden: HIDDEN, tests: { hidden: { runner: { type: 'pytest', args: ['tests'] }, files: HIDDEN, timeoutMs: 60_000 } } });
+const HIDDEN = {
+  'tests/test_calc.py':
+    'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n',
+};
+const task: Task = pythonTask({
+  id: 'candidate-files',
+  files: START,
+  hidden: HIDDEN,
+  tests: { hidden: { runner: { type: 'pytest', args: ['tests'] }, files: HIDDEN, timeoutMs: 60_000 } },
+});
 
 let outside: string;
 let scratch: string;
@@ -68,7 +76,13 @@ function afterPatch(inner: SandboxFactory, then: (sb: Sandbox) => Promise<void>)
 }
 
 function show(v: Verdict): string {
-  return JSON.stringify({ status: v.status, reward: v.reward, notes: v.notes, error: v.error, tests: v.tests.map((t) => `${t.name} ${t.status}`) });
+  return JSON.stringify({
+    status: v.status,
+    reward: v.reward,
+    notes: v.notes,
+    error: v.error,
+    tests: v.tests.map((t) => `${t.name} ${t.status}`),
+  });
 }
 
 /** A wrong answer with a note naming the path: never `error`. */
@@ -83,7 +97,14 @@ function assertRefused(v: Verdict, rel: string, what: RegExp): void {
 
 /** The hidden tests were laid down as the task defines them and ran against the (unfixed) code. */
 function assertHiddenRan(v: Verdict): void {
-  assert.deepEqual(v.tests.map((t) => [t.name, t.status]), [['tests/test_calc.py::test_add', 'failed'], ['tests/test_calc.py::test_zero', 'passed']], show(v));
+  assert.deepEqual(
+    v.tests.map((t) => [t.name, t.status]),
+    [
+      ['tests/test_calc.py::test_add', 'failed'],
+      ['tests/test_calc.py::test_zero', 'passed'],
+    ],
+    show(v),
+  );
 }
 
 before(async () => {
@@ -114,8 +135,18 @@ interface Backend {
 
 const BACKENDS: Backend[] = [
   { name: 'local, without bubblewrap', skip: async () => null, gym: () => makeGym({ isolation: 'none' }), local: true },
-  { name: 'local, under bubblewrap', skip: async () => ((await bubblewrapAvailable()) ? null : 'bubblewrap is not available'), gym: () => makeGym({ isolation: 'bwrap' }), local: true },
-  { name: 'docker', skip: () => dockerSkipReason(), gym: () => makeGym({ sandboxes: new DockerSandboxFactory({ serverId: `test-cand-${randomBytes(4).toString('hex')}`, poolSize: 0 }) }), local: false },
+  {
+    name: 'local, under bubblewrap',
+    skip: async () => ((await bubblewrapAvailable()) ? null : 'bubblewrap is not available'),
+    gym: () => makeGym({ isolation: 'bwrap' }),
+    local: true,
+  },
+  {
+    name: 'docker',
+    skip: () => dockerSkipReason(),
+    gym: () => makeGym({ sandboxes: new DockerSandboxFactory({ serverId: `test-cand-${randomBytes(4).toString('hex')}`, poolSize: 0 }) }),
+    local: false,
+  },
 ];
 
 for (const backend of BACKENDS) {
@@ -153,7 +184,7 @@ for (const backend of BACKENDS) {
       assertHiddenRan(v);
     });
 
-    it('a symbolic link out of the workspace at the hidden test file\'s path: removed, the hidden file laid down, nothing written outside', async () => {
+    it("a symbolic link out of the workspace at the hidden test file's path: removed, the hidden file laid down, nothing written outside", async () => {
       const v = await score(await patchOf((dir) => fs.symlink(path.join(outside, 'test_calc.py'), path.join(dir, 'tests/test_calc.py'))));
       assertRefused(v, 'tests/test_calc.py', /symbolic link out of the workspace/);
       assertHiddenRan(v);
@@ -181,7 +212,7 @@ for (const backend of BACKENDS) {
       assertHiddenRan(v);
     });
 
-    it('a symbolic link out of the workspace where the harness keeps pytest\'s start-state configuration: removed, noted, failed', async () => {
+    it("a symbolic link out of the workspace where the harness keeps pytest's start-state configuration: removed, noted, failed", async () => {
       const v = await score(await patchOf((dir) => fs.symlink(outside, path.join(dir, '.benchgym-pristine-pytest.ini'))));
       assertRefused(v, '.benchgym-pristine-pytest.ini', /symbolic link out of the workspace/);
       assertHiddenRan(v);
@@ -205,7 +236,10 @@ for (const backend of BACKENDS) {
       const v = await score(patch);
       assert.equal(v.status, 'passed', show(v));
       assert.equal(v.reward, 1);
-      assert.ok(v.notes.some((n) => n.startsWith('CANDIDATE_FILE_REFUSED: tests/conftest.py ')), show(v));
+      assert.ok(
+        v.notes.some((n) => n.startsWith('CANDIDATE_FILE_REFUSED: tests/conftest.py ')),
+        show(v),
+      );
     });
 
     it('a symbolic link out of the workspace elsewhere (not a test path) is the code under test: failed, never an error', async () => {
@@ -232,30 +266,43 @@ for (const backend of BACKENDS) {
       assert.equal(v.status, 'failed', show(v));
       assert.equal(v.reward, 0);
       assert.equal(v.error, undefined);
-      assert.ok(v.notes.some((n) => /^PATCH_APPLY_FAILED/.test(n)), show(v));
+      assert.ok(
+        v.notes.some((n) => /^PATCH_APPLY_FAILED/.test(n)),
+        show(v),
+      );
     });
 
-    it('FIFOs at a conftest path and at the hidden test file\'s path: removed (never opened), noted, failed; the scorer does not stall', async () => {
-      const sandboxes = afterPatch(gym!.sandboxes, async (sb) => {
-        const r = await sb.exec('mkfifo tests/conftest.py.new && mv tests/conftest.py.new tests/conftest.py && mkfifo tests/test_calc.py && mkfifo pytest.ini');
-        assert.equal(r.exitCode, 0, r.stderr);
-      });
-      const v = await score('', sandboxes);
-      assertRefused(v, 'tests/conftest.py', /special file/);
-      assertRefused(v, 'tests/test_calc.py', /special file/);
-      assertRefused(v, 'pytest.ini', /special file/);
-      assertHiddenRan(v);
-    }, { timeout: 120_000 });
+    it(
+      "FIFOs at a conftest path and at the hidden test file's path: removed (never opened), noted, failed; the scorer does not stall",
+      async () => {
+        const sandboxes = afterPatch(gym!.sandboxes, async (sb) => {
+          const r = await sb.exec(
+            'mkfifo tests/conftest.py.new && mv tests/conftest.py.new tests/conftest.py && mkfifo tests/test_calc.py && mkfifo pytest.ini',
+          );
+          assert.equal(r.exitCode, 0, r.stderr);
+        });
+        const v = await score('', sandboxes);
+        assertRefused(v, 'tests/conftest.py', /special file/);
+        assertRefused(v, 'tests/test_calc.py', /special file/);
+        assertRefused(v, 'pytest.ini', /special file/);
+        assertHiddenRan(v);
+      },
+      { timeout: 120_000 },
+    );
 
-    it('a hard link to a file outside at the hidden test file\'s path: replaced, the outside file unchanged', async () => {
-      const sandboxes = afterPatch(gym!.sandboxes, async (sb) => {
-        await fs.link(path.join(outside, 'test_calc.py'), path.join(sb.workdir, 'tests', 'test_calc.py'));
-      });
-      const v = await score('', sandboxes);
-      await outsideUntouched();
-      assertRefused(v, 'tests/test_calc.py', /hard link/);
-      assertHiddenRan(v);
-    }, { localOnly: true });
+    it(
+      "a hard link to a file outside at the hidden test file's path: replaced, the outside file unchanged",
+      async () => {
+        const sandboxes = afterPatch(gym!.sandboxes, async (sb) => {
+          await fs.link(path.join(outside, 'test_calc.py'), path.join(sb.workdir, 'tests', 'test_calc.py'));
+        });
+        const v = await score('', sandboxes);
+        await outsideUntouched();
+        assertRefused(v, 'tests/test_calc.py', /hard link/);
+        assertHiddenRan(v);
+      },
+      { localOnly: true },
+    );
 
     it('a test file the candidate made unreadable: reset to its start state, noted, failed', async () => {
       const sandboxes = afterPatch(gym!.sandboxes, async (sb) => {
@@ -272,12 +319,21 @@ for (const backend of BACKENDS) {
 
     it('files the agent made unreadable in its episode workspace: submit still takes the diff and scores it (a wrong answer), never an infrastructure error', async () => {
       const id = await startExample(gym!, 'inventory-discount-bug');
-      const r = await gym!.callTool('run_command', { command: 'echo secret > notes.txt && chmod 000 notes.txt && mkdir private && echo x > private/a.txt && chmod 000 private' }, testContext(), id);
+      const r = await gym!.callTool(
+        'run_command',
+        { command: 'echo secret > notes.txt && chmod 000 notes.txt && mkdir private && echo x > private/a.txt && chmod 000 private' },
+        testContext(),
+        id,
+      );
       assert.equal((r.data as { exitCode: number }).exitCode, 0, r.text);
       const v = (await gym!.callTool('submit', {}, testContext(), id)).data as unknown as Verdict;
       assert.equal(v.status, 'failed', show(v));
       assert.equal(v.error, undefined, show(v));
-      if (backend.name === 'docker') assert.ok(v.notes.some((n) => n.startsWith('CANDIDATE_FILE_REFUSED: notes.txt ')), show(v));
+      if (backend.name === 'docker')
+        assert.ok(
+          v.notes.some((n) => n.startsWith('CANDIDATE_FILE_REFUSED: notes.txt ')),
+          show(v),
+        );
     });
 
     it('a failure of the harness itself stays an error: a sandbox that cannot start is SANDBOX_UNAVAILABLE', async () => {

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildConfigRoot, buildConfigSections, buildOutputRoot, refusalByContent, refusalByName, toolchainRoot } from '../../src/scoring/java_build.ts';
+import {
+  buildConfigRoot,
+  buildConfigSections,
+  buildOutputRoot,
+  refusalByContent,
+  refusalByName,
+  toolchainRoot,
+} from '../../src/scoring/java_build.ts';
 
 const none = { owned: new Set<string>() };
 
@@ -38,15 +45,22 @@ test('toolchain packages by prefix, the longest that holds', () => {
   assert.equal(toolchainRoot('org.apache.maven.surefire.booter'), 'org.apache.maven');
 });
 
-test('refused by name: compiled code, processor and toolchain services, the toolchain\'s class-path configuration', () => {
+test("refused by name: compiled code, processor and toolchain services, the toolchain's class-path configuration", () => {
   assert.match(refusalByName('core/src/main/resources/org/junit/Assert.class', none)!, /compiled code/);
   assert.match(refusalByName('tools/agent.jar', none)!, /compiled code/);
-  assert.match(refusalByName('core/src/main/resources/META-INF/services/javax.annotation.processing.Processor', none)!, /service registration of javax\.annotation\.processing\.Processor/);
+  assert.match(
+    refusalByName('core/src/main/resources/META-INF/services/javax.annotation.processing.Processor', none)!,
+    /service registration of javax\.annotation\.processing\.Processor/,
+  );
   assert.match(refusalByName('x/META-INF/services/org.junit.platform.launcher.LauncherSessionListener', none)!, /service registration/);
   assert.equal(refusalByName('x/META-INF/services/com.fasterxml.jackson.databind.Module', none), undefined, "a project's own service");
   assert.match(refusalByName('core/src/main/resources/junit-platform.properties', none)!, /configuration the test toolchain reads/);
   assert.match(refusalByName('src/main/resources/mockito-extensions/org.mockito.plugins.MockMaker', none)!, /configuration/);
-  assert.equal(refusalByName('src/main/resources/mockito-extensions/org.mockito.plugins.MockMaker', { owned: new Set(['org.mockito']) }), undefined, "Mockito's own");
+  assert.equal(
+    refusalByName('src/main/resources/mockito-extensions/org.mockito.plugins.MockMaker', { owned: new Set(['org.mockito']) }),
+    undefined,
+    "Mockito's own",
+  );
   assert.equal(refusalByName('core/src/main/java/A.java', none), 'read');
   assert.equal(refusalByName('META-INF/MANIFEST.MF', none), 'read');
   assert.equal(refusalByName('core/src/main/java/A.java', none, true), undefined, 'a link is not read');
@@ -54,13 +68,28 @@ test('refused by name: compiled code, processor and toolchain services, the tool
 });
 
 test('refused by content: toolchain packages (unless owned), module declarations providing refused services, agent manifests', () => {
-  assert.match(refusalByContent('core/src/main/java/com/acme/Assert.java', '\\u0070ackage org.junit;\npublic class Assert {}', none)!, /declares package org\.junit, of the test toolchain/);
-  assert.equal(refusalByContent('src/main/java/org/mockito/A.java', 'package org.mockito.internal;', { owned: new Set(['org.mockito']) }), undefined);
-  assert.match(refusalByContent('src/main/java/org/junit/A.java', 'package org.junit;', { owned: new Set(['org.mockito']) })!, /org\.junit/);
+  assert.match(
+    refusalByContent('core/src/main/java/com/acme/Assert.java', '\\u0070ackage org.junit;\npublic class Assert {}', none)!,
+    /declares package org\.junit, of the test toolchain/,
+  );
+  assert.equal(
+    refusalByContent('src/main/java/org/mockito/A.java', 'package org.mockito.internal;', { owned: new Set(['org.mockito']) }),
+    undefined,
+  );
+  assert.match(
+    refusalByContent('src/main/java/org/junit/A.java', 'package org.junit;', { owned: new Set(['org.mockito']) })!,
+    /org\.junit/,
+  );
   assert.equal(refusalByContent('src/main/java/com/acme/A.java', 'package com.acme;', none), undefined);
-  assert.match(refusalByContent('src/main/java/module-info.java', 'module m { provides javax.annotation.processing.Processor with a.P; }', none)!, /module declaration providing javax\.annotation\.processing\.Processor/);
+  assert.match(
+    refusalByContent('src/main/java/module-info.java', 'module m { provides javax.annotation.processing.Processor with a.P; }', none)!,
+    /module declaration providing javax\.annotation\.processing\.Processor/,
+  );
   assert.equal(refusalByContent('src/main/java/module-info.java', 'module m { provides com.acme.Spi with a.P; }', none), undefined);
-  assert.match(refusalByContent('src/main/resources/META-INF/MANIFEST.MF', 'Manifest-Version: 1.0\r\nPremain-Class: a.B\r\n', none)!, /Premain-Class/);
+  assert.match(
+    refusalByContent('src/main/resources/META-INF/MANIFEST.MF', 'Manifest-Version: 1.0\r\nPremain-Class: a.B\r\n', none)!,
+    /Premain-Class/,
+  );
   assert.equal(refusalByContent('src/main/resources/META-INF/MANIFEST.MF', 'Manifest-Version: 1.0\nMain-Class: a.B\n', none), undefined);
   assert.match(refusalByContent('src/A.scala', 'package org\npackage junit\nclass Assert', none)!, /declares package (org\.)?junit,/);
 });

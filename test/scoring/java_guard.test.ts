@@ -21,7 +21,7 @@ const START: Record<string, string> = {
   'pom.xml': POM,
   'core/pom.xml': CORE_POM,
   '.mvn/jvm.config': '-Xmx1g\n',
-  'mvnw': '#!/bin/sh\nexec mvn "$@"\n',
+  mvnw: '#!/bin/sh\nexec mvn "$@"\n',
   'gradle/wrapper/gradle-wrapper.properties': 'distributionUrl=x\n',
   'core/src/main/java/com/acme/Words.java': 'package com.acme;\npublic class Words {}\n',
   'core/src/main/java/org/mockito/Own.java': 'package org.mockito.own;\npublic class Own {}\n',
@@ -80,13 +80,26 @@ describe('the Java build guard on a local sandbox', () => {
       if (rel.startsWith('core/src/test/')) continue;
       assert.equal((await sandbox.readFile(rel)).toString(), content, rel);
     }
-    assert.equal(await sh(sandbox, 'stat -c %a mvnw; test -d .mvn && ! test -L .mvn && ! test -L core/pom.xml && ! test -e build-parent/pom.xml && echo ok'), '755\nok\n');
+    assert.equal(
+      await sh(
+        sandbox,
+        'stat -c %a mvnw; test -d .mvn && ! test -L .mvn && ! test -L core/pom.xml && ! test -e build-parent/pom.xml && echo ok',
+      ),
+      '755\nok\n',
+    );
     // Test files are the suite's to reset, the code under test stays: neither is the guard's.
     assert.equal((await sandbox.readFile('core/src/test/resources/projects/a/pom.xml')).toString(), '<project>changed test data</project>');
     assert.equal((await sandbox.readFile('core/src/main/java/com/acme/A.java')).toString(), 'public class A {}');
     const restored = notes.find((n) => n.startsWith('BUILD_CONFIG_RESTORED: '));
     assert.ok(restored, notes.join('\n'));
-    for (const part of ['pom.xml (changed)', '.mvn (a symbolic link where the start state has a folder)', 'core/pom.xml (a symbolic link where the start state has a file)', 'mvnw (deleted)', 'build-parent/pom.xml (added where the start state has none)', 'gradle (changed)']) {
+    for (const part of [
+      'pom.xml (changed)',
+      '.mvn (a symbolic link where the start state has a folder)',
+      'core/pom.xml (a symbolic link where the start state has a file)',
+      'mvnw (deleted)',
+      'build-parent/pom.xml (added where the start state has none)',
+      'gradle (changed)',
+    ]) {
       assert.ok(restored.includes(part), `${part}: ${restored}`);
     }
     // Nothing the patch added was refused: configuration is restored, not judged.
@@ -95,18 +108,28 @@ describe('the Java build guard on a local sandbox', () => {
   });
 
   test('a build file written again with the same bytes is no change; a file added to .mvn is; a declared build change is laid down after the restore', async () => {
-    const declared = 'diff --git a/pom.xml b/pom.xml\n--- a/pom.xml\n+++ b/pom.xml\n@@ -1 +1 @@\n-<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId></project>\n+<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId><version>2</version></project>\n';
-    const { sandbox, notes } = await guarded(`cp pom.xml /tmp/p.$$ && rm pom.xml && cp /tmp/p.$$ pom.xml && rm /tmp/p.$$ && printf '<project>x</project>' > core/pom.xml && printf '<extensions/>' > .mvn/extensions.xml`, { declared });
-    assert.match(notes.find((n) => n.startsWith('BUILD_CONFIG_RESTORED'))!, /: (core\/pom\.xml \(changed\), \.mvn \(changed\)|\.mvn \(changed\), core\/pom\.xml \(changed\))$/);
+    const declared =
+      'diff --git a/pom.xml b/pom.xml\n--- a/pom.xml\n+++ b/pom.xml\n@@ -1 +1 @@\n-<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId></project>\n+<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId><version>2</version></project>\n';
+    const { sandbox, notes } = await guarded(
+      `cp pom.xml /tmp/p.$$ && rm pom.xml && cp /tmp/p.$$ pom.xml && rm /tmp/p.$$ && printf '<project>x</project>' > core/pom.xml && printf '<extensions/>' > .mvn/extensions.xml`,
+      { declared },
+    );
+    assert.match(
+      notes.find((n) => n.startsWith('BUILD_CONFIG_RESTORED'))!,
+      /: (core\/pom\.xml \(changed\), \.mvn \(changed\)|\.mvn \(changed\), core\/pom\.xml \(changed\))$/,
+    );
     assert.equal(await sandbox.stat('.mvn/extensions.xml'), null, 'a file added to a configuring folder goes with the restore');
-    assert.equal((await sandbox.readFile('pom.xml')).toString(), '<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId><version>2</version></project>\n');
+    assert.equal(
+      (await sandbox.readFile('pom.xml')).toString(),
+      '<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId><version>2</version></project>\n',
+    );
     assert.equal((await sandbox.readFile('core/pom.xml')).toString(), CORE_POM);
     await sandbox.destroy();
   });
 
   test('files that would reach the compiler or the toolchain are refused and removed; the code under test and its own services stay', async () => {
     const change = [
-      "mkdir -p core/src/main/resources/META-INF/services core/src/main/resources/org/junit core/src/main/java/com/acme/u core/target/classes",
+      'mkdir -p core/src/main/resources/META-INF/services core/src/main/resources/org/junit core/src/main/java/com/acme/u core/target/classes',
       "printf 'x' > core/src/main/resources/org/junit/Assert.class",
       "printf 'tools.P\\n' > core/src/main/resources/META-INF/services/javax.annotation.processing.Processor",
       "printf 'com.acme.Impl\\n' > core/src/main/resources/META-INF/services/com.acme.Spi",
@@ -140,19 +163,47 @@ describe('the Java build guard on a local sandbox', () => {
     for (const rel of refused.keys()) if (rel !== 'lib/tool.jar') assert.equal(await sandbox.stat(rel), null, `${rel} is still there`);
     assert.equal((await sandbox.readFile('lib/tool.jar')).toString(), 'PK start-state jar bytes', 'a changed start-state file is put back');
     assert.equal(await sandbox.stat('core/target'), null, 'output the patch carried is removed');
-    for (const kept of ['core/src/main/resources/META-INF/services/com.acme.Spi', 'core/src/main/java/org/mockito/More.java', 'core/src/test/java/org/junit/InTests.java']) assert.ok(await sandbox.stat(kept), kept);
+    for (const kept of [
+      'core/src/main/resources/META-INF/services/com.acme.Spi',
+      'core/src/main/java/org/mockito/More.java',
+      'core/src/test/java/org/junit/InTests.java',
+    ])
+      assert.ok(await sandbox.stat(kept), kept);
     assert.match((await sandbox.readFile('core/src/main/java/com/acme/Words.java')).toString(), /fixed/);
-    assert.match(guard.tamperNote()!, /^TAMPER_SUSPECTED: the patch carries 9 file\(s\) that would reach the compiler or the test toolchain .*core\/src\/main\/java\/com\/acme\/Gen\.java/);
-    assert.ok(notes.some((n) => n === 'CANDIDATE_FILE_REFUSED: lib/tool.jar compiled code or an archive: what runs would not be what the diff shows; put back as the start state has it before scoring'), notes.join('\n'));
-    assert.ok(notes.some((n) => /^BUILD_CONFIG_RESTORED: build output the patch carried was removed .*: core\/target$/.test(n)), notes.join('\n'));
+    assert.match(
+      guard.tamperNote()!,
+      /^TAMPER_SUSPECTED: the patch carries 9 file\(s\) that would reach the compiler or the test toolchain .*core\/src\/main\/java\/com\/acme\/Gen\.java/,
+    );
+    assert.ok(
+      notes.some(
+        (n) =>
+          n ===
+          'CANDIDATE_FILE_REFUSED: lib/tool.jar compiled code or an archive: what runs would not be what the diff shows; put back as the start state has it before scoring',
+      ),
+      notes.join('\n'),
+    );
+    assert.ok(
+      notes.some((n) => /^BUILD_CONFIG_RESTORED: build output the patch carried was removed .*: core\/target$/.test(n)),
+      notes.join('\n'),
+    );
     await sandbox.destroy();
   });
 
   test('faithful mode drops the same files without refusing the patch', async () => {
-    const { sandbox, guard, notes } = await guarded("mkdir -p core/src/main/java/org/junit && printf 'package org.junit;\\npublic class Assert {}\\n' > core/src/main/java/org/junit/Assert.java", { mode: 'faithful' });
+    const { sandbox, guard, notes } = await guarded(
+      "mkdir -p core/src/main/java/org/junit && printf 'package org.junit;\\npublic class Assert {}\\n' > core/src/main/java/org/junit/Assert.java",
+      { mode: 'faithful' },
+    );
     assert.equal(guard.tamperNote(), null);
     assert.equal(await sandbox.stat('core/src/main/java/org/junit/Assert.java'), null);
-    assert.ok(notes.some((n) => /^CANDIDATE_FILE_REFUSED: core\/src\/main\/java\/org\/junit\/Assert\.java declares package org\.junit.*; removed before scoring$/.test(n)), notes.join('\n'));
+    assert.ok(
+      notes.some((n) =>
+        /^CANDIDATE_FILE_REFUSED: core\/src\/main\/java\/org\/junit\/Assert\.java declares package org\.junit.*; removed before scoring$/.test(
+          n,
+        ),
+      ),
+      notes.join('\n'),
+    );
     await sandbox.destroy();
   });
 
@@ -163,35 +214,58 @@ describe('the Java build guard on a local sandbox', () => {
     assert.deepEqual(plain.guard.runEnv(maven), { MAVEN_OPTS: '-XX:+DisableAttachMechanism' });
     assert.ok(!plain.notes.some((n) => n.startsWith('TESTS_IN_MAVEN_JVM')));
     await plain.sandbox.destroy();
-    const hosting = await guarded("printf 'package com.acme;\\nclass P2 extends javax.annotation.processing.AbstractProcessor {}\\n' > core/src/main/java/com/acme/P2.java", {
-      files: {
-        'pom.xml': '<project><modules><module>core</module><module>gen/pom.xml</module></modules></project>\n',
-        'gen/src/main/resources/META-INF/services/javax.annotation.processing.Processor': 'com.acme.P\n',
-        'core/pom.xml': '<project><build><plugins><plugin><configuration><forkCount>0</forkCount></configuration></plugin></plugins></build></project>\n',
+    const hosting = await guarded(
+      "printf 'package com.acme;\\nclass P2 extends javax.annotation.processing.AbstractProcessor {}\\n' > core/src/main/java/com/acme/P2.java",
+      {
+        files: {
+          'pom.xml': '<project><modules><module>core</module><module>gen/pom.xml</module></modules></project>\n',
+          'gen/src/main/resources/META-INF/services/javax.annotation.processing.Processor': 'com.acme.P\n',
+          'core/pom.xml':
+            '<project><build><plugins><plugin><configuration><forkCount>0</forkCount></configuration></plugin></plugins></build></project>\n',
+        },
       },
-    });
+    );
     assert.deepEqual(hosting.guard.runner(maven).args, ['-Dx=1', ...MAVEN_FORKED_TESTS, '-Dmaven.compiler.fork=true']);
     assert.deepEqual(hosting.guard.refusals, [], 'processor code is the code under test where the start state builds processors');
-    assert.ok(hosting.notes.some((n) => n.startsWith('TESTS_IN_MAVEN_JVM: ') && n.includes('<forkCount>0</forkCount> in core/pom.xml')), hosting.notes.join('\n'));
+    assert.ok(
+      hosting.notes.some((n) => n.startsWith('TESTS_IN_MAVEN_JVM: ') && n.includes('<forkCount>0</forkCount> in core/pom.xml')),
+      hosting.notes.join('\n'),
+    );
     await hosting.sandbox.destroy();
     // A processor module no pom names (gson's codegen before 2.9) is never built: no forked javac, and processor code is judged as without one.
-    const unbuilt = await guarded("printf 'package com.acme;\\nclass P2 extends javax.annotation.processing.AbstractProcessor {}\\n' > core/src/main/java/com/acme/P2.java", {
-      files: { 'codegen/pom.xml': '<project/>\n', 'codegen/src/main/resources/META-INF/services/javax.annotation.processing.Processor': 'com.acme.P\n' },
-    });
+    const unbuilt = await guarded(
+      "printf 'package com.acme;\\nclass P2 extends javax.annotation.processing.AbstractProcessor {}\\n' > core/src/main/java/com/acme/P2.java",
+      {
+        files: {
+          'codegen/pom.xml': '<project/>\n',
+          'codegen/src/main/resources/META-INF/services/javax.annotation.processing.Processor': 'com.acme.P\n',
+        },
+      },
+    );
     assert.deepEqual(unbuilt.guard.runner(maven).args, ['-Dx=1', ...MAVEN_FORKED_TESTS]);
-    assert.deepEqual(unbuilt.guard.refusals.map((r) => r.path), ['core/src/main/java/com/acme/P2.java']);
+    assert.deepEqual(
+      unbuilt.guard.refusals.map((r) => r.path),
+      ['core/src/main/java/com/acme/P2.java'],
+    );
     await unbuilt.sandbox.destroy();
   });
 
   test("the run's appended MAVEN_OPTS reach the build tool beside the sandbox's own", async () => {
-    const sandbox = await factory.create({ seed: { files: { 'fake-mvn': '#!/bin/sh\nprintf "opts=%s args=%s\\n" "$MAVEN_OPTS" "$*"\n' } }, env: { vars: { MAVEN_OPTS: '-Dmaven.repo.local=/m2' } } });
+    const sandbox = await factory.create({
+      seed: { files: { 'fake-mvn': '#!/bin/sh\nprintf "opts=%s args=%s\\n" "$MAVEN_OPTS" "$*"\n' } },
+      env: { vars: { MAVEN_OPTS: '-Dmaven.repo.local=/m2' } },
+    });
     try {
       await sh(sandbox, 'chmod +x fake-mvn');
       const env = { key: 'k', kind: 'java' as const, path: [], vars: {}, readOnlyPaths: [], command: './fake-mvn', notes: [] };
       const guard = new JavaBuildGuard({ tool: 'maven', mode: 'strict', testFiles: [] });
       const spec = { type: 'maven' as const, tests: ['core:a.BTest'], args: [] };
       const run = await runTests(sandbox, env, guard.runner(spec), { timeoutMs: 60_000, appendEnv: guard.runEnv(spec) });
-      assert.match(run.exec.stdout, /^opts=-Dmaven\.repo\.local=\/m2 -XX:\+DisableAttachMechanism args=-o -B .*-DforkCount=1 -DforkMode=once .*-pl core -am -Dtest=a\.BTest /m, run.exec.stdout + run.exec.stderr);
+      assert.match(
+        run.exec.stdout,
+        /^opts=-Dmaven\.repo\.local=\/m2 -XX:\+DisableAttachMechanism args=-o -B .*-DforkCount=1 -DforkMode=once .*-pl core -am -Dtest=a\.BTest /m,
+        run.exec.stdout + run.exec.stderr,
+      );
     } finally {
       await sandbox.destroy();
     }

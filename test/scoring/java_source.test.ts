@@ -1,6 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { decodeUnicodeEscapes, declaredPackages, jvmSourceLanguage, providedServices, stripCommentsAndLiterals } from '../../src/scoring/java_source.ts';
+import {
+  decodeUnicodeEscapes,
+  declaredPackages,
+  jvmSourceLanguage,
+  providedServices,
+  stripCommentsAndLiterals,
+} from '../../src/scoring/java_source.ts';
 
 test('unicode escapes are undone as javac does: \\uXXXX and \\uuuXXXX, not after an escaped backslash', () => {
   assert.equal(decodeUnicodeEscapes('\\u0070ackage'), 'package');
@@ -20,8 +26,16 @@ test("a Java file's package is its declaration, however it is written", () => {
   assert.deepEqual(declaredPackages('package com.acme.core;\n\nclass A {}'), ['com.acme.core']);
   assert.deepEqual(declaredPackages('/* licence */\n// x\npackage org . junit /* y */ . jupiter.api ;'), ['org.junit.jupiter.api']);
   assert.deepEqual(declaredPackages('/* helpers */ \\u0070ackage org /* x */ . junit;\npublic class Assert {}'), ['org.junit']);
-  assert.deepEqual(declaredPackages('\\u002f\\u002a */ package junit.framework;'), ['junit.framework'], 'an escaped comment opener is a comment');
-  assert.deepEqual(declaredPackages('@Deprecated\n@SuppressWarnings("x")\npackage org.junit;'), ['org.junit'], 'package-info.java annotations');
+  assert.deepEqual(
+    declaredPackages('\\u002f\\u002a */ package junit.framework;'),
+    ['junit.framework'],
+    'an escaped comment opener is a comment',
+  );
+  assert.deepEqual(
+    declaredPackages('@Deprecated\n@SuppressWarnings("x")\npackage org.junit;'),
+    ['org.junit'],
+    'package-info.java annotations',
+  );
   assert.deepEqual(declaredPackages('import java.util.List;\nclass A { String p = "package org.junit;"; }'), [], 'the unnamed package');
   assert.deepEqual(declaredPackages('\uFEFFpackage org.junit;'), ['org.junit'], 'a byte order mark');
   assert.deepEqual(declaredPackages('class A {}\npackage org.junit;'), [], 'not a declaration after a type');
@@ -35,7 +49,10 @@ test('Kotlin and Groovy file headers; Scala package clauses, chained and in bloc
 });
 
 test('a module declaration provides services', () => {
-  assert.deepEqual(providedServices('module m {\n  provides javax.annotation.processing.Processor with a.P;\n  provides com.acme.Spi with a.S, a.T;\n}'), ['javax.annotation.processing.Processor', 'com.acme.Spi']);
+  assert.deepEqual(
+    providedServices('module m {\n  provides javax.annotation.processing.Processor with a.P;\n  provides com.acme.Spi with a.S, a.T;\n}'),
+    ['javax.annotation.processing.Processor', 'com.acme.Spi'],
+  );
   assert.deepEqual(providedServices('module m { // provides x.Y with z.W;\n}'), []);
 });
 

@@ -44,7 +44,10 @@ test('pytest xunit1: node ids for module functions, classes, nested classes and 
 
 test('pytest: statuses, messages (entities decoded) and details', () => {
   const cases = parseJUnitXml(PYTEST_XML);
-  assert.deepEqual(cases.map((c) => c.status), ['passed', 'passed', 'failed', 'error', 'skipped', 'failed']);
+  assert.deepEqual(
+    cases.map((c) => c.status),
+    ['passed', 'passed', 'failed', 'error', 'skipped', 'failed'],
+  );
   assert.equal(cases[0]!.message, undefined);
   assert.equal(cases[2]!.message, 'assert 1 == 2\n +  where 1 = f()');
   assert.equal(cases[2]!.details, 'def test_nested():\n>       assert f() == 2\nE       assert 1 == 2 & "more"');
@@ -61,18 +64,27 @@ test('pytest ids without a file attribute are rebuilt from the dotted class name
 });
 
 test('pytest ids for directories with dots in their names', () => {
-  assert.equal(pytestNodeId({ classname: 'tests.v1.2.test_x.TestA', name: 't', file: 'tests/v1.2/test_x.py' }), 'tests/v1.2/test_x.py::TestA::t');
+  assert.equal(
+    pytestNodeId({ classname: 'tests.v1.2.test_x.TestA', name: 't', file: 'tests/v1.2/test_x.py' }),
+    'tests/v1.2/test_x.py::TestA::t',
+  );
 });
 
 test('surefire: pkg.Class#method ids, failure / error / skipped, CDATA and single quotes', () => {
   const cases = parseJUnitXml(SUREFIRE_XML);
-  assert.deepEqual(cases.map((c) => junitTestId(c.attrs)), [
-    'org.benchgym.examples.BracketsTest#balanced',
-    'org.benchgym.examples.BracketsTest#unbalanced',
-    'org.benchgym.examples.BracketsTest#nullInput()',
-    'org.benchgym.examples.BracketsTest#deep',
-  ]);
-  assert.deepEqual(cases.map((c) => c.status), ['passed', 'failed', 'error', 'skipped']);
+  assert.deepEqual(
+    cases.map((c) => junitTestId(c.attrs)),
+    [
+      'org.benchgym.examples.BracketsTest#balanced',
+      'org.benchgym.examples.BracketsTest#unbalanced',
+      'org.benchgym.examples.BracketsTest#nullInput()',
+      'org.benchgym.examples.BracketsTest#deep',
+    ],
+  );
+  assert.deepEqual(
+    cases.map((c) => c.status),
+    ['passed', 'failed', 'error', 'skipped'],
+  );
   assert.equal(cases[1]!.message, 'expected: <false> but was: <true>');
   assert.match(cases[1]!.details!, /^org\.opentest4j\.AssertionFailedError: expected: <false> but was: <true>\n\tat org\.benchgym/);
   assert.equal(cases[2]!.message, 'Cannot invoke "String.length()"');
@@ -85,7 +97,9 @@ test('numeric character references, decimal and hex, and unknown entities left a
 });
 
 test('attributes containing > and / do not end the element early', () => {
-  const [c] = parseJUnitXml('<testcase classname="tests.test_a" name="test_x[a>b/c]" file="tests/test_a.py"><failure message="x > y"/></testcase>');
+  const [c] = parseJUnitXml(
+    '<testcase classname="tests.test_a" name="test_x[a>b/c]" file="tests/test_a.py"><failure message="x > y"/></testcase>',
+  );
   assert.equal(pytestNodeId(c!.attrs), 'tests/test_a.py::test_x[a>b/c]');
   assert.equal(c!.status, 'failed');
   assert.equal(c!.message, 'x > y');

@@ -16,7 +16,10 @@ const task = pythonTask({ id: 'pipe', files: { 'a.py': 'x = 1\n' } });
 const ENV: PreparedEnv = { key: 'k', kind: 'python', path: [], vars: {}, readOnlyPaths: [], command: 'python', notes: ['env note'] };
 
 /** A factory whose sandbox only applies patches, as told: the steps under test do the rest. */
-function factory(apply: (patch: string, opts?: ApplyPatchOptions) => PatchApplied, seen: { applyOpts?: ApplyPatchOptions; destroyed: number; created?: number }): SandboxFactory {
+function factory(
+  apply: (patch: string, opts?: ApplyPatchOptions) => PatchApplied,
+  seen: { applyOpts?: ApplyPatchOptions; destroyed: number; created?: number },
+): SandboxFactory {
   return {
     backend: 'local',
     prepare: async () => ENV,
@@ -38,7 +41,15 @@ function factory(apply: (patch: string, opts?: ApplyPatchOptions) => PatchApplie
 
 const RUN: TestRun = {
   command: 'true',
-  exec: { exitCode: 0, stdout: 'ok', stderr: '', timedOut: false, truncated: { stdout: 0, stderr: 0 }, totalBytes: { stdout: 2, stderr: 0 }, durationMs: 1 },
+  exec: {
+    exitCode: 0,
+    stdout: 'ok',
+    stderr: '',
+    timedOut: false,
+    truncated: { stdout: 0, stderr: 0 },
+    totalBytes: { stdout: 2, stderr: 0 },
+    durationMs: 1,
+  },
   tests: [{ name: 'script', status: 'passed' }],
   log: 'ok',
 };
@@ -60,17 +71,29 @@ describe('the scoring pipeline', () => {
     try {
       const order: string[] = [];
       const seen = { destroyed: 0 };
-      const v = await scoreInFreshSandbox(task, 'the patch', { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: 'applied' }), seen), logDir }, { progress: (m) => order.push(`progress ${m}`) }, () =>
-        steps({
-          readStartState: async (run) => {
-            order.push('start');
-            run.patch = 'rewritten';
-          },
-          layDownTests: async () => void order.push('lay down'),
-          runTests: async (run) => (order.push(`run ${run.patch}`), RUN),
-        }),
+      const v = await scoreInFreshSandbox(
+        task,
+        'the patch',
+        { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: 'applied' }), seen), logDir },
+        { progress: (m) => order.push(`progress ${m}`) },
+        () =>
+          steps({
+            readStartState: async (run) => {
+              order.push('start');
+              run.patch = 'rewritten';
+            },
+            layDownTests: async () => void order.push('lay down'),
+            runTests: async (run) => (order.push(`run ${run.patch}`), RUN),
+          }),
       );
-      assert.deepEqual(order, ['progress preparing the environment', 'progress laying out a fresh sandbox', 'start', 'lay down', 'progress running', 'run rewritten']);
+      assert.deepEqual(order, [
+        'progress preparing the environment',
+        'progress laying out a fresh sandbox',
+        'start',
+        'lay down',
+        'progress running',
+        'run rewritten',
+      ]);
       assert.equal(v.status, 'passed');
       assert.deepEqual(v.notes, ['env note']);
       assert.equal(seen.destroyed, 1);
@@ -80,39 +103,71 @@ describe('the scoring pipeline', () => {
     }
   });
 
-  test('the chain is passed to the sandbox as data; a fallback is noted when asked; no method: the suite\'s note, and the log says so', async () => {
+  test("the chain is passed to the sandbox as data; a fallback is noted when asked; no method: the suite's note, and the log says so", async () => {
     const chain = [{ kind: 'git-apply' as const }, { kind: 'patch' as const, fuzz: 5 }];
     const seen: { applyOpts?: ApplyPatchOptions; destroyed: number } = { destroyed: 0 };
-    const fallback = await scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: true, method: 'patch --fuzz=5', log: '' }), seen) }, {}, () => steps({ patch: { chain, resetBetweenTries: true, failedNote: 'x', noteFallback: true } }));
+    const fallback = await scoreInFreshSandbox(
+      task,
+      'p',
+      { sandboxes: factory(() => ({ ok: true, method: 'patch --fuzz=5', log: '' }), seen) },
+      {},
+      () => steps({ patch: { chain, resetBetweenTries: true, failedNote: 'x', noteFallback: true } }),
+    );
     assert.deepEqual(seen.applyOpts, { chain, resetBetweenTries: true });
     assert.ok(fallback.notes.includes('patch applied with patch --fuzz=5'), fallback.notes.join('; '));
-    const first = await scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: '' }), seen) }, {}, () => steps({ patch: { chain, failedNote: 'x', noteFallback: true } }));
+    const first = await scoreInFreshSandbox(
+      task,
+      'p',
+      { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: '' }), seen) },
+      {},
+      () => steps({ patch: { chain, failedNote: 'x', noteFallback: true } }),
+    );
     assert.ok(!first.notes.some((n) => /patch applied with/.test(n)));
-    const generic = await scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: true, method: 'git apply --recount', log: '' }), seen) }, {}, () => steps());
+    const generic = await scoreInFreshSandbox(
+      task,
+      'p',
+      { sandboxes: factory(() => ({ ok: true, method: 'git apply --recount', log: '' }), seen) },
+      {},
+      () => steps(),
+    );
     assert.equal(seen.applyOpts, undefined, 'no chain: the sandbox default');
     assert.ok(!generic.notes.some((n) => /patch applied with/.test(n)));
 
     const logDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-pipeline-'));
     try {
       let ran = false;
-      const failed = await scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: false, log: 'nothing' }), seen), logDir }, {}, () =>
-        steps({ patch: { chain, failedNote: 'PATCH_APPLY_FAILED: none of them' }, layDownTests: async () => void (ran = true) }),
+      const failed = await scoreInFreshSandbox(
+        task,
+        'p',
+        { sandboxes: factory(() => ({ ok: false, log: 'nothing' }), seen), logDir },
+        {},
+        () => steps({ patch: { chain, failedNote: 'PATCH_APPLY_FAILED: none of them' }, layDownTests: async () => void (ran = true) }),
       );
-      assert.deepEqual([failed.status, failed.reward, failed.notes, ran], ['failed', 0, ['env note', 'PATCH_APPLY_FAILED: none of them'], false]);
+      assert.deepEqual(
+        [failed.status, failed.reward, failed.notes, ran],
+        ['failed', 0, ['env note', 'PATCH_APPLY_FAILED: none of them'], false],
+      );
       assert.match(await fs.readFile(failed.logRef!, 'utf8'), /apply \(failed\):\nnothing\nBENCHGYM_APPLIED none\n/);
     } finally {
       await fs.rm(logDir, { recursive: true, force: true });
     }
   });
 
-  test('a patch the sandbox refused: a wrong answer whose notes say why before the suite\'s note; nothing after the apply runs', async () => {
+  test("a patch the sandbox refused: a wrong answer whose notes say why before the suite's note; nothing after the apply runs", async () => {
     const seen = { destroyed: 0 };
     let ran = false;
-    const refused = 'the patch writes \'.git/hooks/post-checkout\': inside a .git, which no patch may create or change';
-    const v = await scoreInFreshSandbox(task, 'p', { sandboxes: factory(() => ({ ok: false, refused, log: `@@refused ${refused}` }), seen) }, {}, () =>
-      steps({ patch: { failedNote: 'PATCH_APPLY_FAILED: no' }, layDownTests: async () => void (ran = true) }),
+    const refused = "the patch writes '.git/hooks/post-checkout': inside a .git, which no patch may create or change";
+    const v = await scoreInFreshSandbox(
+      task,
+      'p',
+      { sandboxes: factory(() => ({ ok: false, refused, log: `@@refused ${refused}` }), seen) },
+      {},
+      () => steps({ patch: { failedNote: 'PATCH_APPLY_FAILED: no' }, layDownTests: async () => void (ran = true) }),
     );
-    assert.deepEqual([v.status, v.reward, v.error, v.notes, ran], ['failed', 0, undefined, ['env note', `PATCH_REFUSED: ${refused}`, 'PATCH_APPLY_FAILED: no'], false]);
+    assert.deepEqual(
+      [v.status, v.reward, v.error, v.notes, ran],
+      ['failed', 0, undefined, ['env note', `PATCH_REFUSED: ${refused}`, 'PATCH_APPLY_FAILED: no'], false],
+    );
     assert.equal(seen.destroyed, 1);
   });
 
@@ -120,11 +175,15 @@ describe('the scoring pipeline', () => {
     const seen = { destroyed: 0 };
     const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
     const refused = new GymError('NOT_A_FILE', 'is a directory', { candidate: true, path: 'tests/x.py' });
-    const wrong = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ layDownTests: async () => Promise.reject(refused) }));
+    const wrong = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () =>
+      steps({ layDownTests: async () => Promise.reject(refused) }),
+    );
     assert.deepEqual([wrong.status, wrong.reward, wrong.error], ['failed', 0, undefined]);
     assert.ok(wrong.notes.includes('CANDIDATE_FILE_REFUSED: tests/x.py is a directory'), wrong.notes.join('; '));
     // Faithful: the harness's error (after one retry in a fresh sandbox: the tests had begun to run).
-    const harness = await scoreInFreshSandbox(task, 'p', { sandboxes }, { scoring: 'faithful' }, () => steps({ runTests: async () => Promise.reject(refused) }));
+    const harness = await scoreInFreshSandbox(task, 'p', { sandboxes }, { scoring: 'faithful' }, () =>
+      steps({ runTests: async () => Promise.reject(refused) }),
+    );
     assert.deepEqual([harness.status, harness.error?.code], ['error', 'INTERNAL']);
     assert.equal(seen.destroyed, 3, 'every scoring sandbox is destroyed');
   });
@@ -132,7 +191,8 @@ describe('the scoring pipeline', () => {
   test('harness failures are classified one way: infrastructure codes and TASK_INVALID kept, the rest INTERNAL; CANCELLED is thrown', async () => {
     const seen = { destroyed: 0 };
     const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
-    const codeOf = async (err: Error) => (await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ layDownTests: async () => Promise.reject(err) }))).error?.code;
+    const codeOf = async (err: Error) =>
+      (await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ layDownTests: async () => Promise.reject(err) }))).error?.code;
     assert.equal(await codeOf(new GymError('SANDBOX_UNAVAILABLE', 'lost')), 'SANDBOX_UNAVAILABLE');
     assert.equal(await codeOf(new GymError('TASK_INVALID', 'the test patch does not apply')), 'TASK_INVALID');
     assert.equal(await codeOf(new Error('boom')), 'INTERNAL');
@@ -141,7 +201,9 @@ describe('the scoring pipeline', () => {
     });
     assert.deepEqual([invalid.status, invalid.error?.code, invalid.notes], ['error', 'TASK_INVALID', []]);
     await assert.rejects(
-      scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ runTests: async () => Promise.reject(new GymError('CANCELLED', 'stop')) })),
+      scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () =>
+        steps({ runTests: async () => Promise.reject(new GymError('CANCELLED', 'stop')) }),
+      ),
       (e: GymError) => e.code === 'CANCELLED',
     );
   });
@@ -173,13 +235,22 @@ describe('the scoring pipeline', () => {
         const note = v.notes.find((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
         assert.ok(note, v.notes.join('; '));
         const both = /\(1st SANDBOX_UNAVAILABLE: the executor was killed by SIGKILL; 2nd SANDBOX_UNAVAILABLE: .*\)/.source;
-        assert.match(note, new RegExp(`failed twice after the candidate's code began to run ${both}: counted against the solution \\(strict scoring\\)`));
+        assert.match(
+          note,
+          new RegExp(`failed twice after the candidate's code began to run ${both}: counted against the solution \\(strict scoring\\)`),
+        );
         assert.equal(v.notes.filter((n) => n === 'env note').length, 1, 'the notes of the second scoring only');
         assert.deepEqual([seen.created, seen.destroyed], [2, 2], 'two sandboxes, both destroyed');
-        assert.ok(progress.some((m) => /scoring again in a fresh sandbox/.test(m)), progress.join('; '));
+        assert.ok(
+          progress.some((m) => /scoring again in a fresh sandbox/.test(m)),
+          progress.join('; '),
+        );
         const log = await fs.readFile(v.logRef!, 'utf8');
         assert.match(log, /error SANDBOX_UNAVAILABLE after the candidate's code began to run: the executor was killed by SIGKILL\n/);
-        assert.match(log, /\nthe harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox\n--- scoring attempt 2 ---\n/);
+        assert.match(
+          log,
+          /\nthe harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox\n--- scoring attempt 2 ---\n/,
+        );
         assert.match(log, /outcome: HARNESS_FAILED_AFTER_CANDIDATE: .*counted against the solution/);
       });
     });
@@ -188,7 +259,10 @@ describe('the scoring pipeline', () => {
       const seen = { destroyed: 0, created: 0 };
       const v = await scoreInFreshSandbox(task, 'p', { sandboxes: applying(seen) }, { scoring: 'faithful' }, failingRuns([1, 2]));
       assert.deepEqual([v.status, v.reward, v.error?.code], ['error', 0, 'SANDBOX_UNAVAILABLE']);
-      assert.ok(v.notes.some((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`) && /an infrastructure error \(faithful scoring/.test(n)), v.notes.join('; '));
+      assert.ok(
+        v.notes.some((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`) && /an infrastructure error \(faithful scoring/.test(n)),
+        v.notes.join('; '),
+      );
       assert.equal(seen.created, 2);
     });
 
@@ -198,22 +272,32 @@ describe('the scoring pipeline', () => {
       const v = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, failingRuns([1]));
       assert.deepEqual([v.status, v.reward], ['passed', 1]);
       const rescored = `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (SANDBOX_UNAVAILABLE: `;
-      assert.ok(v.notes.some((n) => n.startsWith(rescored)), v.notes.join('; '));
+      assert.ok(
+        v.notes.some((n) => n.startsWith(rescored)),
+        v.notes.join('; '),
+      );
       let decisions = 0;
       const decide: ScoringSteps['decide'] = (_, run) =>
         ++decisions === 1 ? Promise.reject(new Error('the report vanished')) : { reward: 0, status: 'failed', tests: run.tests, notes: [] };
       const inDecide = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ decide }));
       assert.deepEqual([inDecide.status, decisions], ['failed', 2]);
-      assert.ok(inDecide.notes.some((n) => n.includes('(INTERNAL: the report vanished)')), inDecide.notes.join('; '));
+      assert.ok(
+        inDecide.notes.some((n) => n.includes('(INTERNAL: the report vanished)')),
+        inDecide.notes.join('; '),
+      );
     });
 
     test('errors before the candidate ran (env, sandbox, start state, laying down the tests) stay errors and are not retried', async () => {
       const seen = { destroyed: 0, created: 0 };
       const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
       const strict = { scoring: 'strict' as const };
-      const early = await scoreInFreshSandbox(task, 'p', { sandboxes }, strict, () => steps({ layDownTests: async () => Promise.reject(lost()) }));
+      const early = await scoreInFreshSandbox(task, 'p', { sandboxes }, strict, () =>
+        steps({ layDownTests: async () => Promise.reject(lost()) }),
+      );
       assert.deepEqual([early.status, early.error?.code, seen.created], ['error', 'SANDBOX_UNAVAILABLE', 1]);
-      const start = await scoreInFreshSandbox(task, 'p', { sandboxes }, strict, () => steps({ readStartState: async () => Promise.reject(lost()) }));
+      const start = await scoreInFreshSandbox(task, 'p', { sandboxes }, strict, () =>
+        steps({ readStartState: async () => Promise.reject(lost()) }),
+      );
       assert.deepEqual([start.status, seen.created], ['error', 2]);
       const noSandbox: SandboxFactory = { ...sandboxes, create: async () => Promise.reject(new GymError('CAPACITY', 'no container slot')) };
       const capacity = await scoreInFreshSandbox(task, 'p', { sandboxes: noSandbox }, {}, () => steps());
@@ -221,7 +305,7 @@ describe('the scoring pipeline', () => {
       assert.ok(!capacity.notes.some((n) => n.startsWith(RESCORED_NOTE) || n.startsWith(FAILED_AFTER_CANDIDATE_NOTE)));
     });
 
-    test('a second sandbox that fails before the candidate ran is the infrastructure\'s error; TASK_INVALID is never retried', async () => {
+    test("a second sandbox that fails before the candidate ran is the infrastructure's error; TASK_INVALID is never retried", async () => {
       const seen = { destroyed: 0, created: 0 };
       const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
       let creates = 0;
@@ -229,7 +313,10 @@ describe('the scoring pipeline', () => {
       const flaky: SandboxFactory = { ...sandboxes, create: async (spec) => (++creates === 2 ? noSlot() : sandboxes.create(spec)) };
       const v = await scoreInFreshSandbox(task, 'p', { sandboxes: flaky }, { scoring: 'strict' }, failingRuns([1]));
       assert.deepEqual([v.status, v.error?.code], ['error', 'CAPACITY']);
-      assert.ok(v.notes.some((n) => n.startsWith(`${RESCORED_NOTE}:`) && /the second failed before it ran: an infrastructure error/.test(n)), v.notes.join('; '));
+      assert.ok(
+        v.notes.some((n) => n.startsWith(`${RESCORED_NOTE}:`) && /the second failed before it ran: an infrastructure error/.test(n)),
+        v.notes.join('; '),
+      );
       const taskInvalid = () => new GymError('TASK_INVALID', 'the test patch does not apply');
       const invalid = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, failingRuns([1, 2], taskInvalid));
       assert.deepEqual([invalid.status, invalid.error?.code], ['error', 'TASK_INVALID']);
@@ -241,13 +328,22 @@ describe('the scoring pipeline', () => {
       );
       assert.deepEqual([lostThenInvalid.status, lostThenInvalid.error?.code], ['error', 'TASK_INVALID']);
       const noted = /the second failed with TASK_INVALID, which no candidate causes: an infrastructure error$/;
-      assert.ok(lostThenInvalid.notes.some((n) => noted.test(n)), lostThenInvalid.notes.join('; '));
+      assert.ok(
+        lostThenInvalid.notes.some((n) => noted.test(n)),
+        lostThenInvalid.notes.join('; '),
+      );
     });
 
     test('CANCELLED is thrown, never retried', async () => {
       const seen = { destroyed: 0, created: 0 };
       await assert.rejects(
-        scoreInFreshSandbox(task, 'p', { sandboxes: applying(seen) }, {}, failingRuns([1, 2], () => new GymError('CANCELLED', 'stop'))),
+        scoreInFreshSandbox(
+          task,
+          'p',
+          { sandboxes: applying(seen) },
+          {},
+          failingRuns([1, 2], () => new GymError('CANCELLED', 'stop')),
+        ),
         (e: GymError) => e.code === 'CANCELLED',
       );
       assert.deepEqual([seen.created, seen.destroyed], [1, 1]);

@@ -65,7 +65,9 @@ describe('scoring the repo-patch example', () => {
   });
 
   test('a patch that rewrites the test file gets it reset, with a note, and scores 0', async () => {
-    const gutted = (await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'inventory-discount-bug', 'hidden', 'tests', 'test_cart.py'), 'utf8'))
+    const gutted = (
+      await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'inventory-discount-bug', 'hidden', 'tests', 'test_cart.py'), 'utf8')
+    )
       .replace(/assert cart\.(tax|total)\(\) == Decimal\("[\d.]+"\)/g, 'pass')
       .replace(/"Tax \(8\.25%\) {17}2\.97",\n\s*"TOTAL {22}38\.97",/, '');
     const patch = await patchFor(inventory, { 'tests/test_cart.py': gutted });
@@ -96,11 +98,23 @@ describe('scoring the repo-patch example', () => {
   });
 
   test('a patch that does not apply scores 0 with a PATCH_APPLY_FAILED note', async () => {
-    const patch = ['diff --git a/shop/cart.py b/shop/cart.py', '--- a/shop/cart.py', '+++ b/shop/cart.py', '@@ -1,3 +1,3 @@', '-this line is not in the file', '+nor is this one', ' and neither is this', ''].join('\n');
+    const patch = [
+      'diff --git a/shop/cart.py b/shop/cart.py',
+      '--- a/shop/cart.py',
+      '+++ b/shop/cart.py',
+      '@@ -1,3 +1,3 @@',
+      '-this line is not in the file',
+      '+nor is this one',
+      ' and neither is this',
+      '',
+    ].join('\n');
     const v = await gym.score(inventory, patch);
     assert.equal(v.reward, 0);
     assert.equal(v.status, 'failed');
-    assert.ok(v.notes.some((n) => n.startsWith('PATCH_APPLY_FAILED')), v.notes.join('; '));
+    assert.ok(
+      v.notes.some((n) => n.startsWith('PATCH_APPLY_FAILED')),
+      v.notes.join('; '),
+    );
     assert.deepEqual(v.tests, []);
     assert.equal(v.error, undefined);
   });
@@ -108,7 +122,10 @@ describe('scoring the repo-patch example', () => {
   test('garbage instead of a patch also scores 0 with PATCH_APPLY_FAILED', async () => {
     const v = await gym.score(inventory, 'this is not a diff at all\n');
     assert.equal(v.reward, 0);
-    assert.ok(v.notes.some((n) => n.startsWith('PATCH_APPLY_FAILED')), v.notes.join('; '));
+    assert.ok(
+      v.notes.some((n) => n.startsWith('PATCH_APPLY_FAILED')),
+      v.notes.join('; '),
+    );
   });
 
   test('a cancelled scoring run throws CANCELLED instead of giving a verdict', async () => {
@@ -118,16 +135,28 @@ describe('scoring the repo-patch example', () => {
 
 describe('ad-hoc tasks', () => {
   const ADD = { 'calc.py': 'def add(a, b):\n    return a - b\n' };
-  const ADD_TESTS = { 'tests/test_calc.py': 'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n' };
+  const ADD_TESTS = {
+    'tests/test_calc.py':
+      'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n\ndef test_zero():\n    assert add(0, 0) == 0\n',
+  };
 
   test('without lists: a fix passes, the start state fails', async () => {
     const task = pythonTask({ files: ADD, hidden: ADD_TESTS });
     const fixed = await gym.score(task, await patchFor(task, { 'calc.py': 'def add(a, b):\n    return a + b\n' }));
     assert.equal(fixed.reward, 1);
-    assert.deepEqual(fixed.tests.map((t) => [t.name, t.status]), [['tests/test_calc.py::test_add', 'passed'], ['tests/test_calc.py::test_zero', 'passed']]);
+    assert.deepEqual(
+      fixed.tests.map((t) => [t.name, t.status]),
+      [
+        ['tests/test_calc.py::test_add', 'passed'],
+        ['tests/test_calc.py::test_zero', 'passed'],
+      ],
+    );
     const start = await gym.score(task, '');
     assert.equal(start.reward, 0);
-    assert.deepEqual(start.tests.map((t) => t.status), ['failed', 'passed']);
+    assert.deepEqual(
+      start.tests.map((t) => t.status),
+      ['failed', 'passed'],
+    );
   });
 
   test('conftest.py is reset for every Python task, even one that lists no test files', async () => {
@@ -154,17 +183,29 @@ describe('ad-hoc tasks', () => {
   });
 
   test('a script runner decides by exit code', async () => {
-    const task = pythonTask({ files: ADD, tests: { hidden: { runner: { type: 'script', command: 'python -c "from calc import add; assert add(2, 3) == 5"' } } } });
+    const task = pythonTask({
+      files: ADD,
+      tests: { hidden: { runner: { type: 'script', command: 'python -c "from calc import add; assert add(2, 3) == 5"' } } },
+    });
     assert.equal((await gym.score(task, '')).reward, 0);
     const v = await gym.score(task, await patchFor(task, { 'calc.py': 'def add(a, b):\n    return a + b\n' }));
     assert.equal(v.reward, 1);
-    assert.deepEqual(v.tests.map((t) => [t.name, t.status]), [['script', 'passed']]);
+    assert.deepEqual(
+      v.tests.map((t) => [t.name, t.status]),
+      [['script', 'passed']],
+    );
   });
 
   test('hidden tests that hit their time limit score 0 with a note', async () => {
     const task = pythonTask({
       files: ADD,
-      tests: { hidden: { runner: { type: 'pytest', args: ['tests'] }, timeoutMs: 1500, files: { 'tests/test_slow.py': 'import time\n\ndef test_slow():\n    time.sleep(60)\n' } } },
+      tests: {
+        hidden: {
+          runner: { type: 'pytest', args: ['tests'] },
+          timeoutMs: 1500,
+          files: { 'tests/test_slow.py': 'import time\n\ndef test_slow():\n    time.sleep(60)\n' },
+        },
+      },
     });
     const started = Date.now();
     const v = await gym.score(task, '');
@@ -176,10 +217,16 @@ describe('ad-hoc tasks', () => {
 
   test('a pytest.ini that makes pytest fail with a usage error scores 0 (failed): reset, and never an infrastructure error', async () => {
     const task = pythonTask({ files: ADD, hidden: ADD_TESTS });
-    const v = await gym.score(task, await patchFor(task, { 'pytest.ini': '[pytest]\naddopts = --no-such-option\n', 'calc.py': 'def add(a, b):\n    return a + b\n' }));
+    const v = await gym.score(
+      task,
+      await patchFor(task, { 'pytest.ini': '[pytest]\naddopts = --no-such-option\n', 'calc.py': 'def add(a, b):\n    return a + b\n' }),
+    );
     assert.ok(v.notes.includes('test file reset to its start state: pytest.ini'), v.notes.join('; '));
     assert.equal(v.reward, 1, 'the reset config no longer breaks the run');
-    const broken = pythonTask({ files: ADD, tests: { hidden: { runner: { type: 'pytest', args: ['tests/does_not_exist.py'] }, files: ADD_TESTS } } });
+    const broken = pythonTask({
+      files: ADD,
+      tests: { hidden: { runner: { type: 'pytest', args: ['tests/does_not_exist.py'] }, files: ADD_TESTS } },
+    });
     const u = await gym.score(broken, '');
     assert.equal(u.status, 'failed');
     assert.equal(u.reward, 0);
@@ -197,14 +244,22 @@ describe('ad-hoc tasks', () => {
       assert.ok(v.tests.some((t) => t.name === 'tests/test_calc.py::test_add' && t.status === 'failed'));
     }
     // The project's own pytest settings still apply.
-    const withConfig = pythonTask({ files: { ...ADD, 'pyproject.toml': '[tool.pytest.ini_options]\nmarkers = ["slow: slow tests"]\naddopts = "--strict-markers"\n' }, hidden: { 'tests/test_calc.py': 'import pytest\nfrom calc import add\n\n@pytest.mark.slow\ndef test_add():\n    assert add(2, 3) == 5\n' } });
+    const withConfig = pythonTask({
+      files: { ...ADD, 'pyproject.toml': '[tool.pytest.ini_options]\nmarkers = ["slow: slow tests"]\naddopts = "--strict-markers"\n' },
+      hidden: {
+        'tests/test_calc.py': 'import pytest\nfrom calc import add\n\n@pytest.mark.slow\ndef test_add():\n    assert add(2, 3) == 5\n',
+      },
+    });
     const fixed = await gym.score(withConfig, await patchFor(withConfig, { 'calc.py': 'def add(a, b):\n    return a + b\n' }));
     assert.equal(fixed.reward, 1, JSON.stringify(fixed.tests));
   });
 
   test("a src layout found through the configuration's own pythonpath (resolved from the project's root, as pytest does)", async () => {
     const task = pythonTask({
-      files: { 'src/calc/__init__.py': 'def add(a, b):\n    raise NotImplementedError\n', 'pyproject.toml': '[tool.pytest.ini_options]\npythonpath = ["src"]\n' },
+      files: {
+        'src/calc/__init__.py': 'def add(a, b):\n    raise NotImplementedError\n',
+        'pyproject.toml': '[tool.pytest.ini_options]\npythonpath = ["src"]\n',
+      },
       hidden: { 'tests/test_calc.py': 'from calc import add\n\ndef test_add():\n    assert add(2, 3) == 5\n' },
     });
     const fixed = await gym.score(task, await patchFor(task, { 'src/calc/__init__.py': 'def add(a, b):\n    return a + b\n' }));
@@ -241,7 +296,10 @@ describe('environments that cannot be had are errors, never wrong answers', () =
   });
 
   test('a requirement with no distribution for this Python: status error, ENV_UNAVAILABLE', async () => {
-    const task = pythonTask({ files: { 'a.py': 'x = 1\n' }, env: { kind: 'python', version: '3.11', requirements: ['benchgym-no-such-package==0.0.1'] } });
+    const task = pythonTask({
+      files: { 'a.py': 'x = 1\n' },
+      env: { kind: 'python', version: '3.11', requirements: ['benchgym-no-such-package==0.0.1'] },
+    });
     const v = await gym.score(task, '');
     assert.equal(v.status, 'error');
     assert.equal(v.error?.code, 'ENV_UNAVAILABLE');
@@ -249,7 +307,10 @@ describe('environments that cannot be had are errors, never wrong answers', () =
   });
 
   test('requirements that cannot be installed together: status error, ENV_BUILD_FAILED', async () => {
-    const task = pythonTask({ files: { 'a.py': 'x = 1\n' }, env: { kind: 'python', version: '3.11', requirements: ['semver==2.13.0', 'semver==3.0.0'] } });
+    const task = pythonTask({
+      files: { 'a.py': 'x = 1\n' },
+      env: { kind: 'python', version: '3.11', requirements: ['semver==2.13.0', 'semver==3.0.0'] },
+    });
     const v = await gym.score(task, '');
     assert.equal(v.status, 'error');
     assert.equal(v.error?.code, 'ENV_BUILD_FAILED');
@@ -272,11 +333,14 @@ describe('hidden tests stay hidden', () => {
   test('a hidden file that shares its name with a visible one: the workspace has the visible version', async () => {
     const id = await startExample(gym, 'inventory-discount-bug');
     const visible = (await gym.episode(id).sandbox.readFile('tests/test_cart.py')).toString();
-    assert.equal(visible, await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'inventory-discount-bug', 'workspace', 'tests', 'test_cart.py'), 'utf8'));
+    assert.equal(
+      visible,
+      await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'inventory-discount-bug', 'workspace', 'tests', 'test_cart.py'), 'utf8'),
+    );
     assert.doesNotMatch(visible, /test_tax_is_charged_on_discounted_price/);
   });
 
-  test('under bubblewrap, commands cannot read the suite\'s hidden tests and solutions on the host', async (t) => {
+  test("under bubblewrap, commands cannot read the suite's hidden tests and solutions on the host", async (t) => {
     if (!(await bubblewrapAvailable())) return t.skip('bubblewrap is not usable on this machine');
     const id = await startExample(gym, 'roman-numerals');
     const taskDir = path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals');
@@ -285,7 +349,12 @@ describe('hidden tests stay hidden', () => {
     assert.ok(existsSync(hidden) && existsSync(solution));
     const control = await fs.readFile(hidden, 'utf8');
     assert.match(control, /def test_/);
-    const r = await gym.callTool('run_command', { command: `cat ${hidden} ${solution}; ls -A ${EXAMPLES_DIR} | wc -l; ls -A ${path.join(gym.dataDir, 'trajectories')} | wc -l` }, testContext(), id);
+    const r = await gym.callTool(
+      'run_command',
+      { command: `cat ${hidden} ${solution}; ls -A ${EXAMPLES_DIR} | wc -l; ls -A ${path.join(gym.dataDir, 'trajectories')} | wc -l` },
+      testContext(),
+      id,
+    );
     assert.doesNotMatch(r.text, /def test_|def to_roman/);
     assert.match(r.text, /test_roman_hidden\.py: No such file or directory/);
     assert.match(r.text, /solution\/roman\.py: No such file or directory/);

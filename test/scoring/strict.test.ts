@@ -23,7 +23,10 @@ import { FORCE_PASS_PLUGIN } from './force_pass.ts';
  */
 
 const STUB = 'def add(a, b):\n    raise NotImplementedError\n';
-const HIDDEN = { 'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n' };
+const HIDDEN = {
+  'tests/test_calc.py':
+    'from calc import add\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\ndef test_zero():\n    assert add(0, 0) == 0\n',
+};
 
 function calcTask(passWhen: 'tests' | 'exit-code' = 'tests'): Task {
   return pythonTask({
@@ -32,7 +35,6 @@ function calcTask(passWhen: 'tests' | 'exit-code' = 'tests'): Task {
     tests: { hidden: { runner: { type: 'pytest', args: ['tests'] }, files: HIDDEN, passWhen }, testFiles: ['tests/**'] },
   });
 }
-
 
 const ATTACKS: Record<string, Record<string, string>> = {
   'a [pytest11] entry point in a *.dist-info of the workspace': {
@@ -114,7 +116,10 @@ function attacks(backend: string, setup: () => Promise<{ gym: Gym; cleanup: () =
   const assertCaught = (v: Verdict, what: RegExp) => {
     assert.equal(v.reward, 0, `strict mode gave reward 1: ${v.notes.join('; ')}`);
     assert.equal(v.status, 'failed');
-    assert.ok(tamper(v).some((n) => what.test(n)), `no TAMPER_SUSPECTED note matching ${what}: ${v.notes.join('; ')}`);
+    assert.ok(
+      tamper(v).some((n) => what.test(n)),
+      `no TAMPER_SUSPECTED note matching ${what}: ${v.notes.join('; ')}`,
+    );
   };
 
   for (const [name, files] of Object.entries(ATTACKS)) {
@@ -130,10 +135,14 @@ function attacks(backend: string, setup: () => Promise<{ gym: Gym; cleanup: () =
   test(`${backend}: an unchecked-hash .pyc let into the diff by a .gitignore negation: stripped, strict 0, faithful fooled`, async () => {
     const task = calcTask();
     // The compiled module is a correct add(); calc.py in the diff stays the stub.
-    const patch = await patchFor(task, { '.gitignore': '!__pycache__/\n!*.pyc\n', 'good/calc.py': 'def add(a, b):\n    return a + b\n' }, [
-      `$PY -c "import py_compile, sys, importlib.util; py_compile.compile('good/calc.py', cfile=importlib.util.cache_from_source('calc.py'), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"`,
-      'rm -rf good',
-    ].join(' && '));
+    const patch = await patchFor(
+      task,
+      { '.gitignore': '!__pycache__/\n!*.pyc\n', 'good/calc.py': 'def add(a, b):\n    return a + b\n' },
+      [
+        `$PY -c "import py_compile, sys, importlib.util; py_compile.compile('good/calc.py', cfile=importlib.util.cache_from_source('calc.py'), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"`,
+        'rm -rf good',
+      ].join(' && '),
+    );
     assert.match(patch, /__pycache__\/calc\.cpython-\d+\.pyc/);
     assert.doesNotMatch(patch, /^\+\s+return a \+ b/m);
     const v = await both(task, patch);
@@ -163,7 +172,8 @@ function attacks(backend: string, setup: () => Promise<{ gym: Gym; cleanup: () =
     let task: Task;
     before(async () => {
       const scorer = await fs.readFile(path.join(PROJECT_ROOT, 'envs', 'codereval', 'scorer.py'), 'utf8');
-      const testFile = 'def inc(x):\n    return x + 1\n\n\nif __name__ == "__main__":\n    if inc(1) != 2 or inc(-1) != 0:\n        raise Exception("inc is wrong")\n';
+      const testFile =
+        'def inc(x):\n    return x + 1\n\n\nif __name__ == "__main__":\n    if inc(1) != 2 or inc(-1) != 0:\n        raise Exception("inc is wrong")\n';
       task = TaskSchema.parse({
         id: 'inc',
         suite: 'adhoc',
@@ -174,7 +184,11 @@ function attacks(backend: string, setup: () => Promise<{ gym: Gym; cleanup: () =
         workspace: { type: 'files', files: { 'pkg/mod.py': 'import os\n\n\ndef inc(x):\n    raise NotImplementedError\n' } },
         tests: {
           hidden: {
-            runner: { type: 'script', command: 'python .codereval/scorer.py --test .codereval/mod_inc.py --name inc --source pkg/mod.py --candidate .codereval-candidate.py --timeout 30' },
+            runner: {
+              type: 'script',
+              command:
+                'python .codereval/scorer.py --test .codereval/mod_inc.py --name inc --source pkg/mod.py --candidate .codereval-candidate.py --timeout 30',
+            },
             files: { '.codereval/scorer.py': scorer, '.codereval/mod_inc.py': testFile },
           },
           testFiles: ['.codereval/**'],
@@ -209,14 +223,21 @@ function attacks(backend: string, setup: () => Promise<{ gym: Gym; cleanup: () =
 describe('patch checks', () => {
   const section = (p: string, body: string) => `diff --git a/${p} b/${p}\nnew file mode 100644\n--- /dev/null\n+++ b/${p}\n${body}`;
   test('stripCompiled removes bytecode and extension modules, keeps sources', () => {
-    const patch = [section('calc.py', '@@ -0,0 +1 @@\n+x = 1\n'), section('__pycache__/calc.cpython-311.pyc', 'GIT binary patch\nliteral 3\nabc\n\n'), section('old.pyc', 'Binary files differ\n'), section('fast.cpython-311-x86_64-linux-gnu.so', 'Binary files differ\n')].join('');
+    const patch = [
+      section('calc.py', '@@ -0,0 +1 @@\n+x = 1\n'),
+      section('__pycache__/calc.cpython-311.pyc', 'GIT binary patch\nliteral 3\nabc\n\n'),
+      section('old.pyc', 'Binary files differ\n'),
+      section('fast.cpython-311-x86_64-linux-gnu.so', 'Binary files differ\n'),
+    ].join('');
     const { patch: kept, removed } = stripCompiled(patch);
     assert.deepEqual(removed, ['__pycache__/calc.cpython-311.pyc', 'old.pyc', 'fast.cpython-311-x86_64-linux-gnu.so']);
     assert.equal(kept, section('calc.py', '@@ -0,0 +1 @@\n+x = 1\n'));
     assert.deepEqual(stripCompiled(kept).removed, []);
   });
   test('pytestEntryPoints finds an added [pytest11] section of a dist-info or egg-info', () => {
-    const patch = section('x-1.0.dist-info/entry_points.txt', '@@ -0,0 +1,2 @@\n+[pytest11]\n+x = x\n') + section('y.egg-info/entry_points.txt', '@@ -0,0 +1,2 @@\n+[console_scripts]\n+y = y:main\n');
+    const patch =
+      section('x-1.0.dist-info/entry_points.txt', '@@ -0,0 +1,2 @@\n+[pytest11]\n+x = x\n') +
+      section('y.egg-info/entry_points.txt', '@@ -0,0 +1,2 @@\n+[console_scripts]\n+y = y:main\n');
     assert.deepEqual(pytestEntryPoints(patch), ['x-1.0.dist-info/entry_points.txt']);
   });
 });
@@ -229,5 +250,7 @@ describe('strict scoring on the Docker backend', async () => {
     test(`skipped: ${skip}`, { skip }, () => {});
     return;
   }
-  attacks('docker', () => makeGym({ sandboxes: new DockerSandboxFactory({ serverId: `test-strict-${randomBytes(4).toString('hex')}`, poolSize: 0 }) }));
+  attacks('docker', () =>
+    makeGym({ sandboxes: new DockerSandboxFactory({ serverId: `test-strict-${randomBytes(4).toString('hex')}`, poolSize: 0 }) }),
+  );
 });

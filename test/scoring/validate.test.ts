@@ -20,7 +20,14 @@ const GOLD = { 'calc.py': 'def add(a, b):\n    return a + b\n' };
 
 test('a task whose start state passes is invalid, with the reason', async () => {
   // The check cannot fail: the test catches what the stub raises.
-  const task = pythonTask({ id: 'no-check', files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' }, hidden: { 'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    try:\n        add(2, 3)\n    except Exception:\n        pass\n' }, solution: { files: GOLD } });
+  const task = pythonTask({
+    id: 'no-check',
+    files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' },
+    hidden: {
+      'tests/test_calc.py': 'from calc import add\n\n\ndef test_add():\n    try:\n        add(2, 3)\n    except Exception:\n        pass\n',
+    },
+    solution: { files: GOLD },
+  });
   const v = await validateTask(gym, task);
   assert.equal(v.status, 'invalid');
   assert.match(v.reasons.join('; '), /the untouched start state already passes the hidden tests \(strict scoring\)/);
@@ -43,7 +50,12 @@ test("a task whose start state passes only under the benchmark's own harness (fa
 });
 
 test('a sound task is valid: gold 1, start state 0 in both modes', async () => {
-  const task = pythonTask({ id: 'sound', files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' }, hidden: TESTS, solution: { files: GOLD } });
+  const task = pythonTask({
+    id: 'sound',
+    files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' },
+    hidden: TESTS,
+    solution: { files: GOLD },
+  });
   const v = await validateTask(gym, task);
   assert.equal(v.status, 'valid', v.reasons.join('; '));
   assert.equal(v.startStateOtherMode?.reward, 0);
@@ -69,7 +81,14 @@ test("a suite whose scorer ignores the mode has its start state scored once, in 
   registry.enable('two-modes');
   const own = await makeGym({ registry });
   try {
-    const sound = (suite: string) => pythonTask({ id: 'sound', suite, files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' }, hidden: TESTS, solution: { files: GOLD } });
+    const sound = (suite: string) =>
+      pythonTask({
+        id: 'sound',
+        suite,
+        files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' },
+        hidden: TESTS,
+        solution: { files: GOLD },
+      });
     const once = await validateTask(own.gym, sound('one-verdict'));
     assert.equal(once.status, 'valid', once.reasons.join('; '));
     assert.equal(once.startStateOtherMode, undefined);
@@ -99,16 +118,26 @@ test('a reference whose scoring sandbox fails twice after its code began to run 
     metadata: z.object({}).passthrough(),
     load: async () => [],
     privatePaths: () => [],
-    score: (task, patch, deps, opts) => (patch ? scoreInFreshSandbox(task, patch, deps, opts, () => lostRun) : scorePatch(task, patch, deps, opts)),
+    score: (task, patch, deps, opts) =>
+      patch ? scoreInFreshSandbox(task, patch, deps, opts, () => lostRun) : scorePatch(task, patch, deps, opts),
   };
   const registry = new SuiteRegistry([suite]);
   registry.enable('lost-gold');
   const own = await makeGym({ registry });
   try {
-    const task = pythonTask({ id: 'sound', suite: 'lost-gold', files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' }, hidden: TESTS, solution: { files: GOLD } });
+    const task = pythonTask({
+      id: 'sound',
+      suite: 'lost-gold',
+      files: { 'calc.py': 'def add(a, b):\n    raise NotImplementedError\n' },
+      hidden: TESTS,
+      solution: { files: GOLD },
+    });
     const v = await validateTask(own.gym, task);
     assert.equal(v.status, 'error', v.reasons.join('; '));
-    assert.match(v.reasons.join('; '), /^gold: HARNESS_FAILED_AFTER_CANDIDATE: the scoring sandbox failed twice .*: an infrastructure reason, not an invalid task$/);
+    assert.match(
+      v.reasons.join('; '),
+      /^gold: HARNESS_FAILED_AFTER_CANDIDATE: the scoring sandbox failed twice .*: an infrastructure reason, not an invalid task$/,
+    );
     assert.equal(v.gold?.status, 'failed', 'strict scoring counted it failed');
   } finally {
     await own.cleanup();

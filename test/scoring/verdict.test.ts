@@ -23,7 +23,14 @@ function run(tests: [string, TestCaseResult['status']][], exec: { exitCode?: num
 const NO_LISTS = { failToPass: [], passToPass: [] };
 
 test('without lists: every test passing with exit 0 is resolved', () => {
-  const v = decide(run([['a', 'passed'], ['b', 'passed']]), NO_LISTS, []);
+  const v = decide(
+    run([
+      ['a', 'passed'],
+      ['b', 'passed'],
+    ]),
+    NO_LISTS,
+    [],
+  );
   assert.equal(v.reward, 1);
   assert.equal(v.status, 'passed');
   assert.equal(v.failToPass, undefined);
@@ -31,13 +38,59 @@ test('without lists: every test passing with exit 0 is resolved', () => {
 });
 
 test('without lists: one failed or errored test fails the task', () => {
-  assert.equal(decide(run([['a', 'passed'], ['b', 'failed']], { exitCode: 1 }), NO_LISTS, []).reward, 0);
-  assert.equal(decide(run([['a', 'passed'], ['b', 'error']], { exitCode: 1 }), NO_LISTS, []).status, 'failed');
+  assert.equal(
+    decide(
+      run(
+        [
+          ['a', 'passed'],
+          ['b', 'failed'],
+        ],
+        { exitCode: 1 },
+      ),
+      NO_LISTS,
+      [],
+    ).reward,
+    0,
+  );
+  assert.equal(
+    decide(
+      run(
+        [
+          ['a', 'passed'],
+          ['b', 'error'],
+        ],
+        { exitCode: 1 },
+      ),
+      NO_LISTS,
+      [],
+    ).status,
+    'failed',
+  );
 });
 
 test('without lists: skipped tests are fine, but at least one must pass', () => {
-  assert.equal(decide(run([['a', 'passed'], ['b', 'skipped']]), NO_LISTS, []).reward, 1);
-  assert.equal(decide(run([['a', 'skipped'], ['b', 'skipped']]), NO_LISTS, []).reward, 0);
+  assert.equal(
+    decide(
+      run([
+        ['a', 'passed'],
+        ['b', 'skipped'],
+      ]),
+      NO_LISTS,
+      [],
+    ).reward,
+    1,
+  );
+  assert.equal(
+    decide(
+      run([
+        ['a', 'skipped'],
+        ['b', 'skipped'],
+      ]),
+      NO_LISTS,
+      [],
+    ).reward,
+    0,
+  );
 });
 
 test('without lists: a non-zero exit fails even when every reported test passed', () => {
@@ -49,7 +102,10 @@ test('no tests reported: failed, with a note', () => {
   const v = decide(run([], { exitCode: 2 }), NO_LISTS, []);
   assert.equal(v.reward, 0);
   assert.equal(v.status, 'failed');
-  assert.ok(v.notes.some((n) => /no test results were reported/.test(n)), v.notes.join('; '));
+  assert.ok(
+    v.notes.some((n) => /no test results were reported/.test(n)),
+    v.notes.join('; '),
+  );
   assert.equal(decide(run([], { exitCode: 0 }), NO_LISTS, []).reward, 0);
 });
 
@@ -63,7 +119,19 @@ test('a timeout fails the task and says so', () => {
 
 test('with lists: resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed; other tests do not matter', () => {
   const lists = { failToPass: ['f1', 'f2'], passToPass: ['p1'] };
-  const v = decide(run([['f1', 'passed'], ['f2', 'passed'], ['p1', 'passed'], ['unlisted', 'failed']], { exitCode: 1 }), lists, []);
+  const v = decide(
+    run(
+      [
+        ['f1', 'passed'],
+        ['f2', 'passed'],
+        ['p1', 'passed'],
+        ['unlisted', 'failed'],
+      ],
+      { exitCode: 1 },
+    ),
+    lists,
+    [],
+  );
   assert.equal(v.reward, 1);
   assert.equal(v.status, 'passed');
   assert.deepEqual(v.failToPass, { passed: ['f1', 'f2'], failed: [] });
@@ -72,16 +140,41 @@ test('with lists: resolved iff every FAIL_TO_PASS and PASS_TO_PASS test passed; 
 
 test('with lists: a failing F2P or a broken P2P test fails the task', () => {
   const lists = { failToPass: ['f1', 'f2'], passToPass: ['p1', 'p2'] };
-  const f2p = decide(run([['f1', 'passed'], ['f2', 'failed'], ['p1', 'passed'], ['p2', 'passed']]), lists, []);
+  const f2p = decide(
+    run([
+      ['f1', 'passed'],
+      ['f2', 'failed'],
+      ['p1', 'passed'],
+      ['p2', 'passed'],
+    ]),
+    lists,
+    [],
+  );
   assert.equal(f2p.reward, 0);
   assert.deepEqual(f2p.failToPass, { passed: ['f1'], failed: ['f2'] });
-  const p2p = decide(run([['f1', 'passed'], ['f2', 'passed'], ['p1', 'error'], ['p2', 'skipped']]), lists, []);
+  const p2p = decide(
+    run([
+      ['f1', 'passed'],
+      ['f2', 'passed'],
+      ['p1', 'error'],
+      ['p2', 'skipped'],
+    ]),
+    lists,
+    [],
+  );
   assert.equal(p2p.reward, 0);
   assert.deepEqual(p2p.passToPass, { passed: [], failed: ['p1', 'p2'] });
 });
 
 test('with lists: a listed test that did not run counts as failed', () => {
-  const v = decide(run([['f1', 'passed'], ['p1', 'passed']]), { failToPass: ['f1', 'f-missing'], passToPass: ['p1', 'p-missing'] }, []);
+  const v = decide(
+    run([
+      ['f1', 'passed'],
+      ['p1', 'passed'],
+    ]),
+    { failToPass: ['f1', 'f-missing'], passToPass: ['p1', 'p-missing'] },
+    [],
+  );
   assert.equal(v.reward, 0);
   assert.deepEqual(v.failToPass, { passed: ['f1'], failed: ['f-missing'] });
   assert.deepEqual(v.passToPass, { passed: ['p1'], failed: ['p-missing'] });
@@ -103,9 +196,19 @@ test('notes given are kept, and not shared with the caller', () => {
 
 test('passWhen exit-code: exit code 0 alone passes (all skipped passes, with a note); a failure, nothing collected or a timeout still fail', () => {
   const byExit = { ...NO_LISTS, passWhen: 'exit-code' as const };
-  const skipped = decide(run([['a', 'skipped'], ['b', 'skipped']]), byExit, []);
+  const skipped = decide(
+    run([
+      ['a', 'skipped'],
+      ['b', 'skipped'],
+    ]),
+    byExit,
+    [],
+  );
   assert.equal(skipped.reward, 1);
-  assert.ok(skipped.notes.some((n) => /no test passed \(all skipped\): passes by the exit code/.test(n)), skipped.notes.join('; '));
+  assert.ok(
+    skipped.notes.some((n) => /no test passed \(all skipped\): passes by the exit code/.test(n)),
+    skipped.notes.join('; '),
+  );
   assert.equal(decide(run([['a', 'passed']]), byExit, []).notes.length, 0);
   assert.equal(decide(run([['a', 'failed']], { exitCode: 1 }), byExit, []).reward, 0);
   assert.equal(decide(run([], { exitCode: 5 }), byExit, []).reward, 0);

@@ -21,7 +21,12 @@ import { call, data, text } from './scenario.ts';
 (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;
 
 const TOKEN = 'operator-token';
-const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+});
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 
 async function mcpClient(url: string, headers?: Record<string, string>): Promise<Client> {
@@ -31,7 +36,13 @@ async function mcpClient(url: string, headers?: Record<string, string>): Promise
 }
 
 /** One raw request (the path exactly as given, never normalised); status and body. */
-function raw(base: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; body: string }> {
+function raw(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const url = new URL(base);
     const req = request({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
@@ -53,7 +64,14 @@ function upgrade(base: string, path: string, headers: Record<string, string> = {
       host: url.hostname,
       port: url.port,
       path,
-      headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==', 'sec-websocket-protocol': 'mcp', ...headers },
+      headers: {
+        connection: 'Upgrade',
+        upgrade: 'websocket',
+        'sec-websocket-version': '13',
+        'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==',
+        'sec-websocket-protocol': 'mcp',
+        ...headers,
+      },
     });
     req.on('upgrade', (res, socket) => {
       socket.destroy();
@@ -71,7 +89,9 @@ function upgrade(base: string, path: string, headers: Record<string, string> = {
 }
 
 /** A JSON-RPC exchange over one gym-protocol connection. */
-async function gymProtocol(url: string): Promise<{ call: (method: string, params: Record<string, unknown>) => Promise<Record<string, any>>; close: () => void }> {
+async function gymProtocol(
+  url: string,
+): Promise<{ call: (method: string, params: Record<string, unknown>) => Promise<Record<string, any>>; close: () => void }> {
   const ws = new WebSocket(url);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
@@ -126,7 +146,7 @@ describe('one episode, one capability (a server with a token)', () => {
     await cleanup?.();
   });
 
-  test("start_episode gives each episode its own unguessable key in mcpPath", () => {
+  test('start_episode gives each episode its own unguessable key in mcpPath', () => {
     for (const e of [a, b]) {
       assert.match(e.mcpPath, new RegExp(`^/episodes/${e.id}/[A-Za-z0-9_-]{32}/mcp$`));
       assert.deepEqual(capabilityOfPath(e.mcpPath), { id: e.id, key: e.key, endpoint: 'mcp' });
@@ -177,7 +197,14 @@ describe('one episode, one capability (a server with a token)', () => {
     const asHeader: Record<string, string> = { authorization: `Bearer ${a.key}` };
     for (const given of [asHeader, {} as Record<string, string>]) {
       const q = 'authorization' in given ? '' : `?token=${a.key}`;
-      for (const path of ['/view/api/live', `/view/api/live/${b.id}`, `/view/api/live/${b.id}/items`, '/view/', '/health', `/terminal/${b.id}`]) {
+      for (const path of [
+        '/view/api/live',
+        `/view/api/live/${b.id}`,
+        `/view/api/live/${b.id}/items`,
+        '/view/',
+        '/health',
+        `/terminal/${b.id}`,
+      ]) {
         const res = await raw(server.url, 'GET', `${path}${q}`, given);
         assert.equal(res.status, 401, `GET ${path}${q}: ${res.body}`);
         assert.match(res.body, /missing or wrong bearer token/);
@@ -188,7 +215,11 @@ describe('one episode, one capability (a server with a token)', () => {
       }
     }
     // A path that starts at A's endpoint and walks out of it reaches no operator route.
-    for (const path of [`${a.mcpPath}/../../../../view/api/live`, `/episodes/${a.id}/${a.key}/../../../health`, `/episodes/${a.id}/${a.key}/%2e%2e/%2e%2e/%2e%2e/view/api/live`]) {
+    for (const path of [
+      `${a.mcpPath}/../../../../view/api/live`,
+      `/episodes/${a.id}/${a.key}/../../../health`,
+      `/episodes/${a.id}/${a.key}/%2e%2e/%2e%2e/%2e%2e/view/api/live`,
+    ]) {
       const res = await raw(server.url, 'GET', path);
       assert.notEqual(res.status, 200, `${path}: ${res.body}`);
       assert.ok(!res.body.includes(b.id), `${path} lists no episode: ${res.body}`);
@@ -236,10 +267,14 @@ describe('one episode, one capability (a server with a token)', () => {
     assert.match(await onB.text(), /unknown MCP session/);
   });
 
-  test('the gym protocol: a step on an episode this connection did not reset needs that episode\'s key', async () => {
+  test("the gym protocol: a step on an episode this connection did not reset needs that episode's key", async () => {
     const ws = await gymProtocol(`${server.url.replace(/^http/, 'ws')}/ws?token=${TOKEN}`);
     try {
-      for (const params of [{ episode_id: b.id }, { episode_id: b.id, episode_key: a.key }, { episode_id: 'ep-0000000000000000', episode_key: a.key }]) {
+      for (const params of [
+        { episode_id: b.id },
+        { episode_id: b.id, episode_key: a.key },
+        { episode_id: 'ep-0000000000000000', episode_key: a.key },
+      ]) {
         const r = await ws.call('step', { ...params, tool: 'view_file', args: { path: 'roman.py' } });
         assert.equal(r.error?.code, -32602, JSON.stringify(r));
         assert.equal(r.error?.data?.code, 'EPISODE_NOT_FOUND');
@@ -299,9 +334,18 @@ describe('one episode, one capability (a server with a token)', () => {
     const live = await (await fetch(`${server.url}/view/api/live`, { headers: AUTH })).text();
     const items = await (await fetch(`${server.url}/view/api/live/${a.id}/items`, { headers: AUTH })).text();
     const health = await (await fetch(`${server.url}/health`, { headers: AUTH })).text();
-    const shown = [live, items, health, JSON.stringify(events), ...episodes.map((e: Episode) => `${JSON.stringify(Object.keys(e))} ${inspect(e, { depth: 1 })}`)];
+    const shown = [
+      live,
+      items,
+      health,
+      JSON.stringify(events),
+      ...episodes.map((e: Episode) => `${JSON.stringify(Object.keys(e))} ${inspect(e, { depth: 1 })}`),
+    ];
     for (const s of shown) for (const key of keys) assert.ok(!s.includes(key), `a key is shown: ${s.slice(0, 300)}`);
-    assert.equal(withoutEpisodeKeys(`http://h:1${a.mcpPath} and ${b.mcpPath.replace(/mcp$/, 'terminal')}`), `http://h:1/episodes/${a.id}/<key>/mcp and /episodes/${b.id}/<key>/terminal`);
+    assert.equal(
+      withoutEpisodeKeys(`http://h:1${a.mcpPath} and ${b.mcpPath.replace(/mcp$/, 'terminal')}`),
+      `http://h:1/episodes/${a.id}/<key>/mcp and /episodes/${b.id}/<key>/terminal`,
+    );
   });
 });
 

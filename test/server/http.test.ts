@@ -34,7 +34,25 @@ describe('MCP over Streamable HTTP', () => {
   test('lists the contract tools with schemas and annotations', async () => {
     const { tools } = await client.listTools();
     const names = tools.map((t) => t.name).sort();
-    for (const name of ['list_suites', 'list_tasks', 'start_episode', 'view_file', 'edit_file', 'insert_lines', 'create_file', 'undo_edit', 'list_dir', 'find_files', 'search', 'run_command', 'run_tests', 'view_error_log', 'get_diff', 'submit', 'end_episode']) {
+    for (const name of [
+      'list_suites',
+      'list_tasks',
+      'start_episode',
+      'view_file',
+      'edit_file',
+      'insert_lines',
+      'create_file',
+      'undo_edit',
+      'list_dir',
+      'find_files',
+      'search',
+      'run_command',
+      'run_tests',
+      'view_error_log',
+      'get_diff',
+      'submit',
+      'end_episode',
+    ]) {
       assert.ok(names.includes(name), `tool ${name} is served`);
     }
     const viewFile = tools.find((t) => t.name === 'view_file')!;
@@ -44,7 +62,10 @@ describe('MCP over Streamable HTTP', () => {
 
   test('lists suites and tasks', async () => {
     const suites = data(await call(client, 'list_suites', {}));
-    assert.deepEqual(suites.suites.map((s: { id: string }) => s.id), ['examples']);
+    assert.deepEqual(
+      suites.suites.map((s: { id: string }) => s.id),
+      ['examples'],
+    );
     const tasks = data(await call(client, 'list_tasks', { suite: 'examples' }));
     assert.ok(tasks.total >= 6);
     assert.ok(tasks.tasks.some((t: { id: string; kind: string }) => t.id === 'inventory-discount-bug' && t.kind === 'repo-patch'));
@@ -61,7 +82,10 @@ describe('MCP over Streamable HTTP', () => {
     assert.equal(verdict.failToPass.failed.length, 0);
     assert.ok(verdict.failToPass.passed.length >= 5);
     assert.equal(verdict.passToPass.failed.length, 0);
-    assert.ok(progress.some((m) => /hidden tests/.test(m)), `progress notifications during submit: ${progress.join(' | ')}`);
+    assert.ok(
+      progress.some((m) => /hidden tests/.test(m)),
+      `progress notifications during submit: ${progress.join(' | ')}`,
+    );
     // The reproduction test was a test file: scoring reset it, and said so.
     assert.ok(verdict.notes.some((n: string) => n.includes('tests/test_repro.py')));
     const after = await call(client, 'run_command', { episode_id: episodeId, command: 'true' });
@@ -93,7 +117,11 @@ describe('MCP over Streamable HTTP', () => {
       await scoped.close();
     }
     await assert.rejects(connect(`${server.url}/episodes/ep-nope/mcp`), /404|EPISODE_NOT_FOUND/);
-    await assert.rejects(connect(`${server.url}/episodes/${episodeId}/mcp`), /404|EPISODE_NOT_FOUND/, 'the path without the key is no endpoint');
+    await assert.rejects(
+      connect(`${server.url}/episodes/${episodeId}/mcp`),
+      /404|EPISODE_NOT_FOUND/,
+      'the path without the key is no endpoint',
+    );
   });
 
   test('bad inputs get errors naming what was wrong, and the episode stays usable', async () => {
@@ -133,7 +161,11 @@ describe('MCP over Streamable HTTP', () => {
   test('a command printing 1 GB returns capped output and server memory stays bounded', async () => {
     const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId;
     const before = process.memoryUsage().rss;
-    const r = await call(client, 'run_command', { episode_id: episodeId, command: "head -c 1000000000 /dev/zero | tr '\\0' a", timeout_s: 120 });
+    const r = await call(client, 'run_command', {
+      episode_id: episodeId,
+      command: "head -c 1000000000 /dev/zero | tr '\\0' a",
+      timeout_s: 120,
+    });
     const grown = process.memoryUsage().rss - before;
     const d = data(r);
     assert.equal(d.totalBytes.stdout, 1_000_000_000);
@@ -156,7 +188,11 @@ describe('MCP over Streamable HTTP', () => {
   test('a cancelled call stops its command and the episode goes on', async () => {
     const episodeId = data(await call(client, 'start_episode', { task_id: 'roman-numerals' })).episodeId;
     const controller = new AbortController();
-    const pending = client.callTool({ name: 'run_command', arguments: { episode_id: episodeId, command: 'sleep 60', timeout_s: 120 } }, undefined, { signal: controller.signal });
+    const pending = client.callTool(
+      { name: 'run_command', arguments: { episode_id: episodeId, command: 'sleep 60', timeout_s: 120 } },
+      undefined,
+      { signal: controller.signal },
+    );
     setTimeout(() => controller.abort('test cancels'), 500);
     await assert.rejects(pending);
     const t0 = Date.now();
@@ -166,7 +202,12 @@ describe('MCP over Streamable HTTP', () => {
   });
 
   test('Host and Origin are validated', async () => {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     const evilOrigin = await fetch(`${server.url}/mcp`, { method: 'POST', body, headers: { ...headers, origin: 'https://evil.example' } });
     assert.equal(evilOrigin.status, 403);
@@ -204,7 +245,12 @@ describe('bearer token', () => {
 });
 
 describe('abandoned MCP sessions', () => {
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+  });
   const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
   /** An initialize and nothing more: a client that never closes its session. */
   const open = async (url: string) => {
@@ -219,21 +265,32 @@ describe('abandoned MCP sessions', () => {
     try {
       const sessions = [];
       for (let i = 0; i < 5; i++) sessions.push(await open(server.url));
-      assert.ok(sessions.every((s) => s.status === 200 && s.session), JSON.stringify(sessions));
+      assert.ok(
+        sessions.every((s) => s.status === 200 && s.session),
+        JSON.stringify(sessions),
+      );
       const refused = await open(server.url);
       assert.equal(refused.status, 503);
       assert.match(refused.text, /CAPACITY: 5 MCP sessions are open, the most this server allows \(5\)/);
       assert.equal(server.mcpSessions(), 5);
       // A session in use stays: a request on it resets its idle clock.
       await new Promise((r) => setTimeout(r, 1000));
-      const ping = await fetch(`${server.url}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }), headers: { ...headers, 'mcp-session-id': sessions[0]!.session!, 'mcp-protocol-version': '2025-06-18' } });
+      const ping = await fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }),
+        headers: { ...headers, 'mcp-session-id': sessions[0]!.session!, 'mcp-protocol-version': '2025-06-18' },
+      });
       assert.equal(ping.status, 200, await ping.text());
       const deadline = Date.now() + 10_000;
       while (server.mcpSessions() > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       assert.equal(server.mcpSessions(), 1, 'the idle sessions were closed, the used one kept');
       while (server.mcpSessions() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
       assert.equal(server.mcpSessions(), 0, 'every abandoned session is freed');
-      const gone = await fetch(`${server.url}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }), headers: { ...headers, 'mcp-session-id': sessions[1]!.session! } });
+      const gone = await fetch(`${server.url}/mcp`, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'ping' }),
+        headers: { ...headers, 'mcp-session-id': sessions[1]!.session! },
+      });
       assert.equal(gone.status, 404);
       assert.match(await gone.text(), /idle/);
       const again = await open(server.url);
@@ -252,7 +309,10 @@ describe('listening', () => {
     try {
       await assert.rejects(
         startHttpServer(gym, { port: first.port }),
-        (err: unknown) => err instanceof Error && (err as { code?: string }).code === 'INVALID_ARGUMENT' && err.message.includes(`port ${first.port} on 127.0.0.1 is already in use`),
+        (err: unknown) =>
+          err instanceof Error &&
+          (err as { code?: string }).code === 'INVALID_ARGUMENT' &&
+          err.message.includes(`port ${first.port} on 127.0.0.1 is already in use`),
       );
       assert.equal((await fetch(`${first.url}/health`)).status, 200);
     } finally {

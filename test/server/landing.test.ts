@@ -34,7 +34,10 @@ describe('the landing page (GET /)', () => {
     assert.match(res.headers.get('content-type') ?? '', /application\/json/);
     const info = (await res.json()) as LandingInfo;
     const tasks = (await fs.readdir(path.join(EXAMPLES_DIR, 'tasks'))).length;
-    assert.deepEqual(info.suites.map((s) => [s.id, s.taskCount]), [['examples', tasks]]);
+    assert.deepEqual(
+      info.suites.map((s) => [s.id, s.taskCount]),
+      [['examples', tasks]],
+    );
     assert.equal(info.sandbox, 'local');
     assert.equal(info.token, true);
     const byPath = new Map(info.endpoints.map((e) => [e.path, e]));

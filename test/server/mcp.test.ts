@@ -162,7 +162,11 @@ test('the MCP surface over stdio (benchgym mcp): same error shape, valid outputs
   const client = new Client({ name: 'benchgym-mcp-test', version: '0.0.0' });
   try {
     await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [path.join(PROJECT_ROOT, 'bin', 'benchgym.js'), 'mcp', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR], stderr: 'pipe' }),
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [path.join(PROJECT_ROOT, 'bin', 'benchgym.js'), 'mcp', '--data-dir', dataDir, '--cache-dir', TEST_CACHE_DIR],
+        stderr: 'pipe',
+      }),
     );
     const { tools } = await client.listTools();
     for (const t of tools) assertNoNoise(t);
@@ -177,6 +181,16 @@ test('the MCP surface over stdio (benchgym mcp): same error shape, valid outputs
 });
 
 test('cleanJsonSchema drops $schema and the safe-integer bounds, nothing else', () => {
-  const schema = { $schema: 'x', type: 'object', properties: { n: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 }, m: { type: 'integer', minimum: 1, maximum: 10 } } };
-  assert.deepEqual(cleanJsonSchema(schema), { type: 'object', properties: { n: { type: 'integer' }, m: { type: 'integer', minimum: 1, maximum: 10 } } });
+  const schema = {
+    $schema: 'x',
+    type: 'object',
+    properties: {
+      n: { type: 'integer', minimum: -9007199254740991, maximum: 9007199254740991 },
+      m: { type: 'integer', minimum: 1, maximum: 10 },
+    },
+  };
+  assert.deepEqual(cleanJsonSchema(schema), {
+    type: 'object',
+    properties: { n: { type: 'integer' }, m: { type: 'integer', minimum: 1, maximum: 10 } },
+  });
 });

@@ -6,7 +6,12 @@ import { makeGym } from '../helpers.ts';
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const VERSION = '2025-06-18';
-const INIT = { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INIT = {
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 /** The events of an SSE body, as parsed JSON. */
 function events(body: string): Record<string, any>[] {
@@ -28,7 +33,11 @@ describe('MCP over Streamable HTTP on node:http (NodeStreamableHttpTransport beh
   let cleanup: () => Promise<void>;
   let session: string;
   const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${server.url}/mcp`, { method: 'POST', body: JSON.stringify(body), headers: { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': VERSION, ...headers } });
+    fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      body: JSON.stringify(body),
+      headers: { ...HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': VERSION, ...headers },
+    });
 
   before(async () => {
     let gym;
@@ -39,7 +48,11 @@ describe('MCP over Streamable HTTP on node:http (NodeStreamableHttpTransport beh
     session = init.headers.get('mcp-session-id')!;
     assert.ok(session);
     assert.equal((await init.json()).result.serverInfo.name, 'benchgym');
-    assert.equal((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202, 'a notification alone is accepted with 202');
+    assert.equal(
+      (await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status,
+      202,
+      'a notification alone is accepted with 202',
+    );
   });
 
   after(async () => {
@@ -59,13 +72,21 @@ describe('MCP over Streamable HTTP on node:http (NodeStreamableHttpTransport beh
   });
 
   test('a batch gets an array of its answers', async () => {
-    const res = await post([{ jsonrpc: '2.0', id: 'a', method: 'ping' }, { jsonrpc: '2.0', id: 'b', method: 'ping' }]);
+    const res = await post([
+      { jsonrpc: '2.0', id: 'a', method: 'ping' },
+      { jsonrpc: '2.0', id: 'b', method: 'ping' },
+    ]);
     const body = (await res.json()) as { id: string }[];
     assert.deepEqual(body.map((r) => r.id).sort(), ['a', 'b']);
   });
 
   test('a request with a progress token gets an event stream: its progress first, then its answer', async () => {
-    const res = await post({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'start_episode', arguments: { task_id: 'roman-numerals' }, _meta: { progressToken: 'p1' } } });
+    const res = await post({
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'start_episode', arguments: { task_id: 'roman-numerals' }, _meta: { progressToken: 'p1' } },
+    });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/event-stream/);
     const got = events(await res.text());
@@ -77,10 +98,20 @@ describe('MCP over Streamable HTTP on node:http (NodeStreamableHttpTransport beh
   });
 
   test('an answer not ready within JSON_ANSWER_WITHIN_MS turns into an event stream: headers at once, the answer later', async () => {
-    const started = await post({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'start_episode', arguments: { task_id: 'roman-numerals' } } });
+    const started = await post({
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'tools/call',
+      params: { name: 'start_episode', arguments: { task_id: 'roman-numerals' } },
+    });
     const episodeId = (await readAnswer(started)).result.structuredContent.episodeId as string;
     const t0 = Date.now();
-    const slow = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'run_command', arguments: { episode_id: episodeId, command: 'sleep 3; echo slept' } } });
+    const slow = await post({
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'tools/call',
+      params: { name: 'run_command', arguments: { episode_id: episodeId, command: 'sleep 3; echo slept' } },
+    });
     const headersAfter = Date.now() - t0;
     assert.match(slow.headers.get('content-type') ?? '', /^text\/event-stream/);
     assert.ok(headersAfter < 2900, `the headers came after ${headersAfter} ms, before the command's end`);
@@ -115,7 +146,9 @@ describe('MCP over Streamable HTTP on node:http (NodeStreamableHttpTransport beh
     await own.text();
     const headers = { accept: 'text/event-stream', 'mcp-session-id': id };
     const status = await new Promise<{ status: number; type?: string; close: () => void }>((resolve, reject) => {
-      const req = request(`${server.url}/mcp`, { method: 'GET', headers }, (res) => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], close: () => req.destroy() }));
+      const req = request(`${server.url}/mcp`, { method: 'GET', headers }, (res) =>
+        resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], close: () => req.destroy() }),
+      );
       req.on('error', reject);
       req.end();
     });
@@ -126,7 +159,11 @@ describe('MCP over Streamable HTTP on node:http (NodeStreamableHttpTransport beh
     status.close();
     const del = await fetch(`${server.url}/mcp`, { method: 'DELETE', headers: { 'mcp-session-id': id } });
     assert.equal(del.status, 200);
-    const after = await fetch(`${server.url}/mcp`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' }), headers: { ...HEADERS, 'mcp-session-id': id } });
+    const after = await fetch(`${server.url}/mcp`, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'ping' }),
+      headers: { ...HEADERS, 'mcp-session-id': id },
+    });
     assert.equal(after.status, 404, 'the deleted session is gone');
   });
 });

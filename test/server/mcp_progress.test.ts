@@ -28,16 +28,24 @@ after(() => close());
 
 test('start_episode over MCP: progress of a known total (3 steps), growing, with messages, ending at the total', async () => {
   const notes: Note[] = [];
-  const r = await client.callTool({ name: 'start_episode', arguments: { task_id: 'roman-numerals' } }, undefined, { onprogress: (p) => notes.push(p) });
+  const r = await client.callTool({ name: 'start_episode', arguments: { task_id: 'roman-numerals' } }, undefined, {
+    onprogress: (p) => notes.push(p),
+  });
   assert.notEqual(r.isError, true);
   assertBarShaped(notes);
-  assert.ok(notes.every((n) => n.total === 3), JSON.stringify(notes));
+  assert.ok(
+    notes.every((n) => n.total === 3),
+    JSON.stringify(notes),
+  );
   assert.deepEqual(notes.at(-1), { progress: 3, total: 3, message: 'ready' });
 });
 
 test('heartbeats creep within a step without reaching the next, keep the total, and say the seconds', async () => {
   const notes: Note[] = [];
-  const ctx = { ...testContext(), progress: (progress: number, total?: number, message?: string) => notes.push({ progress, total, message }) };
+  const ctx = {
+    ...testContext(),
+    progress: (progress: number, total?: number, message?: string) => notes.push({ progress, total, message }),
+  };
   await withHeartbeat(
     ctx,
     'slow_tool',
@@ -50,18 +58,36 @@ test('heartbeats creep within a step without reaching the next, keep the total, 
     20,
   );
   assertBarShaped(notes);
-  const firstStep = notes.slice(0, notes.findIndex((n) => n.message === 'second half'));
+  const firstStep = notes.slice(
+    0,
+    notes.findIndex((n) => n.message === 'second half'),
+  );
   assert.ok(firstStep.length >= 3, `heartbeats in the first step: ${JSON.stringify(notes)}`);
-  assert.ok(firstStep.every((n) => n.progress < 1 && n.total === 2), JSON.stringify(firstStep));
-  assert.ok(notes.every((n) => n.total === 2), 'the total, once known, stays');
-  assert.ok(notes.some((n) => /^second half \(\d+ s\)$/.test(n.message!)), JSON.stringify(notes));
+  assert.ok(
+    firstStep.every((n) => n.progress < 1 && n.total === 2),
+    JSON.stringify(firstStep),
+  );
+  assert.ok(
+    notes.every((n) => n.total === 2),
+    'the total, once known, stays',
+  );
+  assert.ok(
+    notes.some((n) => /^second half \(\d+ s\)$/.test(n.message!)),
+    JSON.stringify(notes),
+  );
 });
 
 test('a tool reporting no steps still gets growing heartbeats with its name and the seconds, and no total', async () => {
   const notes: Note[] = [];
-  const ctx = { ...testContext(), progress: (progress: number, total?: number, message?: string) => notes.push({ progress, total, message }) };
+  const ctx = {
+    ...testContext(),
+    progress: (progress: number, total?: number, message?: string) => notes.push({ progress, total, message }),
+  };
   await withHeartbeat(ctx, 'run_command', () => sleep(120), 20);
   assertBarShaped(notes);
   assert.ok(notes.length >= 3);
-  assert.ok(notes.every((n) => n.total === undefined && /^run_command running \(\d+ s\)$/.test(n.message!)), JSON.stringify(notes));
+  assert.ok(
+    notes.every((n) => n.total === undefined && /^run_command running \(\d+ s\)$/.test(n.message!)),
+    JSON.stringify(notes),
+  );
 });

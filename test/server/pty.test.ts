@@ -36,7 +36,6 @@ function connect(base: string, episodeId: string, query = '', headers?: Record<s
   };
 }
 
-
 describe('the terminal WebSocket endpoint', () => {
   let gym: Gym;
   let dataDir: string;
@@ -45,7 +44,10 @@ describe('the terminal WebSocket endpoint', () => {
 
   before(async () => {
     ({ gym, dataDir, cleanup } = await makeGym());
-    server = await startHttpServer(gym, { port: 0, extensions: [terminalExtension({ highWaterMark: 64 * 1024, lowWaterMark: 16 * 1024 })] });
+    server = await startHttpServer(gym, {
+      port: 0,
+      extensions: [terminalExtension({ highWaterMark: 64 * 1024, lowWaterMark: 16 * 1024 })],
+    });
   });
 
   after(async () => {
@@ -60,7 +62,10 @@ describe('the terminal WebSocket endpoint', () => {
     t.type('echo hello-$((6*7))\r');
     await waitFor(t.output, /hello-42\r\n/);
     const ready = t.controls.find((c) => c.type === 'ready');
-    assert.deepEqual({ ...ready, session: undefined }, { type: 'ready', episodeId: id, session: undefined, backend: 'local', cols: 100, rows: 30 });
+    assert.deepEqual(
+      { ...ready, session: undefined },
+      { type: 'ready', episodeId: id, session: undefined, backend: 'local', cols: 100, rows: 30 },
+    );
 
     t.type('echo size-$((1+1)) $(stty size); ls\r');
     await waitFor(t.output, /size-2 30 100\r\n/);
@@ -94,15 +99,30 @@ describe('the terminal WebSocket endpoint', () => {
     assert.deepEqual(records[0], { ...records[0], event: 'open', backend: 'local', cols: 100, rows: 30 });
     assert.deepEqual(
       records.filter((r) => r.event === 'input').map((r) => r.input),
-      ['echo hello-$((6*7))', 'echo size-$((1+1)) $(stty size); ls', 'echo size-$((1+2)) $(stty size)', 'echo via-$((2+3))-text', 'echo two', 'echo a-$((1))', 'echo b-$((2))', 'exit 5'],
+      [
+        'echo hello-$((6*7))',
+        'echo size-$((1+1)) $(stty size); ls',
+        'echo size-$((1+2)) $(stty size)',
+        'echo via-$((2+3))-text',
+        'echo two',
+        'echo a-$((1))',
+        'echo b-$((2))',
+        'exit 5',
+      ],
     );
-    assert.deepEqual({ ...records.at(-1), at: undefined }, { type: 'terminal', episodeId: id, session, event: 'close', by: 'exit', exitCode: 5, at: undefined });
+    assert.deepEqual(
+      { ...records.at(-1), at: undefined },
+      { type: 'terminal', episodeId: id, session, event: 'close', by: 'exit', exitCode: 5, at: undefined },
+    );
     assert.equal(gym.episode(id).state, 'running', 'leaving the terminal does not end the episode');
   });
 
   test('an unknown episode, an ended episode: refused with a close code and reason', async () => {
     const unknown = connect(server.url, 'ep-0000000000000000');
-    assert.deepEqual(await unknown.closed, { code: TERMINAL_CLOSE.EPISODE_NOT_FOUND, reason: "EPISODE_NOT_FOUND: no episode 'ep-0000000000000000' (it may have expired; start a new one with start_episode)" });
+    assert.deepEqual(await unknown.closed, {
+      code: TERMINAL_CLOSE.EPISODE_NOT_FOUND,
+      reason: "EPISODE_NOT_FOUND: no episode 'ep-0000000000000000' (it may have expired; start a new one with start_episode)",
+    });
 
     const id = await startExample(gym, 'roman-numerals');
     await gym.endEpisode(gym.episode(id));

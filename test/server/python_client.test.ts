@@ -36,7 +36,10 @@ test(
     assert.deepEqual(out.start_progress.at(-1), { progress: 3, total: 3, message: 'ready' }, JSON.stringify(out.start_progress));
     // A 6 s command under a 60 s limit: it returns, after a heartbeat.
     assert.equal(out.slow_ok, true);
-    assert.ok(out.slow_beats.length >= 1 && /^run_command running \(\d+ s\)$/.test(out.slow_beats[0].message), JSON.stringify(out.slow_beats));
+    assert.ok(
+      out.slow_beats.length >= 1 && /^run_command running \(\d+ s\)$/.test(out.slow_beats[0].message),
+      JSON.stringify(out.slow_beats),
+    );
     // Past its own limit a call raises in the client (the SDK's timeout is hard, not reset by progress).
     assert.match(String(out.timeout), /time|Timed out/i);
     assert.equal(out.bad_argument.isError, true);

@@ -19,7 +19,11 @@ test('--advertise-url is an http(s) URL without credentials, query or fragment; 
   assert.equal(parseAdvertiseUrl('http://10.1.2.3:7420/'), 'http://10.1.2.3:7420');
   assert.equal(parseAdvertiseUrl('https://gym.example/prefix/'), 'https://gym.example/prefix');
   for (const bad of ['10.1.2.3:7420', 'ftp://x', 'http://u:p@x', 'http://x/?a=1', 'http://$(POD_IP):7420']) {
-    assert.throws(() => parseAdvertiseUrl(bad), (e: unknown) => e instanceof GymError && e.code === 'INVALID_ARGUMENT' && e.message.includes('--advertise-url'), bad);
+    assert.throws(
+      () => parseAdvertiseUrl(bad),
+      (e: unknown) => e instanceof GymError && e.code === 'INVALID_ARGUMENT' && e.message.includes('--advertise-url'),
+      bad,
+    );
   }
 });
 
@@ -60,7 +64,10 @@ describe('a server replica that advertises its own URL', () => {
       const listed = data(await call(episode, 'list_dir', { path: '.' }));
       assert.ok(Array.isArray(listed.entries) && listed.entries.length > 0);
       await episode.close();
-      const health = (await (await fetch(`${a.url}/health`, { headers: { Authorization: 'Bearer t' } })).json()) as { replica?: string; episodes: { running: number } };
+      const health = (await (await fetch(`${a.url}/health`, { headers: { Authorization: 'Bearer t' } })).json()) as {
+        replica?: string;
+        episodes: { running: number };
+      };
       assert.equal(health.replica, `http://127.0.0.1:${a.port}`);
       assert.equal(health.episodes.running, 2);
       await call(client, 'end_episode', { episode_id: forked.episodeId });
@@ -85,10 +92,18 @@ describe('a server replica that advertises its own URL', () => {
       const res = await fetch(`${b.url}${started.mcpPath}`, {
         method: 'POST',
         headers: { Authorization: 'Bearer t', 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+        }),
       });
       assert.equal(res.status, 404);
-      assert.match(await res.text(), /EPISODE_NOT_FOUND: no episode endpoint at this address.* on replica http:\/\/127\.0\.0\.1:1: each replica serves only the episodes it started/);
+      assert.match(
+        await res.text(),
+        /EPISODE_NOT_FOUND: no episode endpoint at this address.* on replica http:\/\/127\.0\.0\.1:1: each replica serves only the episodes it started/,
+      );
       await call(clientA, 'end_episode', { episode_id: id });
     } finally {
       await clientA.close();

@@ -5,7 +5,12 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 /** Long test runs: reset the client's request timeout on every progress notification. */
 export const LONG_CALL = { timeout: 120_000, resetTimeoutOnProgress: true, maxTotalTimeout: 15 * 60_000 };
 
-export async function call(client: Client, name: string, args: Record<string, unknown>, onprogress?: (p: { progress: number; message?: string }) => void): Promise<CallToolResult> {
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown>,
+  onprogress?: (p: { progress: number; message?: string }) => void,
+): Promise<CallToolResult> {
   return (await client.callTool({ name, arguments: args }, undefined, { ...LONG_CALL, onprogress })) as CallToolResult;
 }
 
@@ -48,7 +53,10 @@ export const FIXED = `        taxable = sum(
  * test (failing run_tests), fix the code (edit_file), see the test pass, submit → reward 1.
  * `args` adds the episode id for the gym-wide endpoint and nothing for a scoped one.
  */
-export async function solveRepoPatch(client: Client, args: Record<string, unknown>): Promise<{ verdict: Record<string, any>; progress: string[] }> {
+export async function solveRepoPatch(
+  client: Client,
+  args: Record<string, unknown>,
+): Promise<{ verdict: Record<string, any>; progress: string[] }> {
   const tree = await call(client, 'list_dir', { ...args, path: '.' });
   assert.match(text(tree), /cart\.py/);
   const viewed = await call(client, 'view_file', { ...args, path: 'shop/cart.py', start_line: 70, end_line: 90 });

@@ -14,10 +14,16 @@ test('new sessions past the burst are refused at the rate, with CAPACITY naming 
     );
     // A tenth of a second later one token is back, and only one.
     table.reserve(now + 100)();
-    assert.throws(() => table.reserve(now + 100), (err: unknown) => err instanceof GymError && err.code === 'CAPACITY');
+    assert.throws(
+      () => table.reserve(now + 100),
+      (err: unknown) => err instanceof GymError && err.code === 'CAPACITY',
+    );
     // A refused request costs no token: after a second the full burst is back, never more.
     for (let i = 0; i < 5; i++) table.reserve(now + 2000)();
-    assert.throws(() => table.reserve(now + 2000), (err: unknown) => err instanceof GymError && err.code === 'CAPACITY');
+    assert.throws(
+      () => table.reserve(now + 2000),
+      (err: unknown) => err instanceof GymError && err.code === 'CAPACITY',
+    );
   } finally {
     await table.close();
   }
@@ -29,7 +35,10 @@ test('the open-session cap refuses without using up the rate', async () => {
     const now = Date.now() + 1;
     table.add('a', 'a');
     table.add('b', 'b');
-    assert.throws(() => table.reserve(now), (err: unknown) => err instanceof GymError && /are open, the most this server allows \(2\)/.test(err.message));
+    assert.throws(
+      () => table.reserve(now),
+      (err: unknown) => err instanceof GymError && /are open, the most this server allows \(2\)/.test(err.message),
+    );
     table.delete('a');
     table.delete('b');
     for (let i = 0; i < 3; i++) table.reserve(now)();

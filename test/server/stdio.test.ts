@@ -28,7 +28,10 @@ test('MCP over stdio (benchgym mcp): repo-patch solved â†’ reward 1, untouched â
     assert.equal(data(zero).reward, 0, text(zero));
 
     const trajectory = await fs.readFile(path.join(dataDir, 'trajectories', `${episodeId}.jsonl`), 'utf8');
-    const records = trajectory.trim().split('\n').map((l) => JSON.parse(l));
+    const records = trajectory
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(records[0].type, 'episode');
     assert.ok(records.some((r) => r.type === 'step' && r.tool === 'edit_file' && r.ok));
     assert.equal(records.find((r) => r.type === 'verdict').verdict.reward, 1);
@@ -37,7 +40,9 @@ test('MCP over stdio (benchgym mcp): repo-patch solved â†’ reward 1, untouched â
     let leftovers: string[] = [];
     for (let i = 0; i < 50; i++) {
       const instances = await fs.readdir(path.join(dataDir, 'sandboxes')).catch(() => [] as string[]);
-      leftovers = (await Promise.all(instances.map((d) => fs.readdir(path.join(dataDir, 'sandboxes', d)).catch(() => [] as string[])))).flat();
+      leftovers = (
+        await Promise.all(instances.map((d) => fs.readdir(path.join(dataDir, 'sandboxes', d)).catch(() => [] as string[])))
+      ).flat();
       if (!leftovers.length) break;
       await new Promise((r) => setTimeout(r, 100));
     }

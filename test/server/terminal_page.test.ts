@@ -25,7 +25,16 @@ describe('the terminal page', { skip }, () => {
     server = await startHttpServer(gym, { port: 0, token: 'page-token', extensions: [terminalExtension()] });
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -56,7 +65,10 @@ describe('the terminal page', { skip }, () => {
       await page.keyboard.press('Enter');
       // The output row, not the echoed command line.
       await page.waitForFunction(
-        () => [...document.querySelectorAll('.xterm-rows > div')].some((row) => row.textContent?.replace(/\u00a0/g, ' ').trim() === 'hello-from-browser'),
+        () =>
+          [...document.querySelectorAll('.xterm-rows > div')].some(
+            (row) => row.textContent?.replace(/\u00a0/g, ' ').trim() === 'hello-from-browser',
+          ),
         undefined,
         { timeout: 15_000 },
       );
@@ -67,7 +79,12 @@ describe('the terminal page', { skip }, () => {
         const term = (window as unknown as { benchgymTerminal: { rows: number; cols: number } }).benchgymTerminal;
         return `${term.rows} ${term.cols}`;
       });
-      await page.waitForFunction((want) => [...document.querySelectorAll('.xterm-rows > div')].some((row) => row.textContent?.replace(/\u00a0/g, ' ').trim() === want), size, { timeout: 15_000 });
+      await page.waitForFunction(
+        (want) =>
+          [...document.querySelectorAll('.xterm-rows > div')].some((row) => row.textContent?.replace(/\u00a0/g, ' ').trim() === want),
+        size,
+        { timeout: 15_000 },
+      );
 
       const shot = path.join(os.tmpdir(), `benchgym-terminal-${id}.png`);
       await page.screenshot({ path: shot });
@@ -78,7 +95,10 @@ describe('the terminal page', { skip }, () => {
       else process.stderr.write(`screenshot: ${shot}\n`);
       assert.deepEqual(problems, []);
 
-      const lines = (await fs.readFile(path.join(dataDir, 'trajectories', `${id}.jsonl`), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+      const lines = (await fs.readFile(path.join(dataDir, 'trajectories', `${id}.jsonl`), 'utf8'))
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
       assert.ok(lines.some((r) => r.type === 'terminal' && r.event === 'input' && r.input === 'echo hello-from-browser'));
     } finally {
       await page.close();
@@ -113,7 +133,11 @@ describe('the terminal page', { skip }, () => {
     assert.equal((await fetch(`${own}assets/xterm.js`)).status, 200, "an episode's page loads its assets by its key");
     assert.equal((await fetch(`${own}assets/__proto__`)).status, 404);
     assert.equal((await fetch(`${server.url}/terminal/${episode.id}`)).status, 401, "the operator's page wants the token");
-    for (const url of [`${server.url}/episodes/${episode.id}/terminal`, `${server.url}/episodes/${episode.id}/${'x'.repeat(32)}/terminal`, `${server.url}/episodes/${episode.id}/${'x'.repeat(32)}/assets/xterm.js`]) {
+    for (const url of [
+      `${server.url}/episodes/${episode.id}/terminal`,
+      `${server.url}/episodes/${episode.id}/${'x'.repeat(32)}/terminal`,
+      `${server.url}/episodes/${episode.id}/${'x'.repeat(32)}/assets/xterm.js`,
+    ]) {
       const res = await fetch(url);
       assert.ok(res.status === 401 || res.status === 404, `${url}: ${res.status}`);
       assert.doesNotMatch(await res.text(), /xterm|<html/i);

@@ -135,12 +135,18 @@ describe('WebSocket gym protocol (/ws)', () => {
     assert.match(observation.text, /Sales tax is charged on the full price/);
     assert.equal(observation.data.episodeId, episode_id);
     assert.equal(observation.data.budgets.maxSteps, 50);
-    assert.ok(client.notes('progress', reset.id).some((p) => p.message === 'ready'), 'reset reports progress');
+    assert.ok(
+      client.notes('progress', reset.id).some((p) => p.message === 'ready'),
+      'reset reports progress',
+    );
 
     const viewed = await client.step(episode_id, 'view_file', { path: 'shop/cart.py', start_line: 70, end_line: 90 });
     assert.match(viewed.observation.text, /def taxable_amount/);
     assert.deepEqual([viewed.reward, viewed.terminated, viewed.truncated], [0, false, false]);
-    assert.deepEqual({ state: viewed.info.state, steps: viewed.info.steps, max_steps: viewed.info.max_steps }, { state: 'running', steps: 1, max_steps: 50 });
+    assert.deepEqual(
+      { state: viewed.info.state, steps: viewed.info.steps, max_steps: viewed.info.max_steps },
+      { state: 'running', steps: 1, max_steps: 50 },
+    );
 
     await client.step(episode_id, 'create_file', { path: 'tests/test_repro.py', content: REPRO_TEST });
     const failingReq = client.request('step', { episode_id, tool: 'run_tests', args: { tests: ['tests/test_repro.py'] } });
@@ -169,7 +175,12 @@ describe('WebSocket gym protocol (/ws)', () => {
     await gym.callTool('create_file', { path: 'tests/test_repro.py', content: REPRO_TEST }, ctx, direct);
     await gym.callTool('edit_file', { path: 'shop/cart.py', old_str: BUGGY, new_str: FIXED }, ctx, direct);
     const verdict = (await gym.callTool('submit', {}, ctx, direct)).data as Json;
-    const lists = (v: Json) => ({ f2p: [...v.failToPass.passed].sort(), f2pFailed: v.failToPass.failed, p2p: [...v.passToPass.passed].sort(), p2pFailed: v.passToPass.failed });
+    const lists = (v: Json) => ({
+      f2p: [...v.failToPass.passed].sort(),
+      f2pFailed: v.failToPass.failed,
+      p2p: [...v.passToPass.passed].sort(),
+      p2pFailed: v.passToPass.failed,
+    });
     assert.deepEqual(lists(submitted.observation.data), lists(verdict));
     assert.ok(verdict.failToPass.passed.length >= 5);
 
@@ -183,16 +194,29 @@ describe('WebSocket gym protocol (/ws)', () => {
 
   test("a running command's output arrives as notifications before the step's response", async () => {
     const { episode_id } = await client.call('reset', { task_id: 'roman-numerals' });
-    const req = client.request('step', { episode_id, tool: 'run_command', args: { command: 'echo one; sleep 0.3; echo two; echo err >&2' } });
+    const req = client.request('step', {
+      episode_id,
+      tool: 'run_command',
+      args: { command: 'echo one; sleep 0.3; echo two; echo err >&2' },
+    });
     const result = await req.result;
     const responseAt = client.log.findIndex((m) => m.id === req.id);
     const outputs = client.log.map((m, i) => ({ m, i })).filter(({ m }) => m.method === 'output' && m.params.request_id === req.id);
-    assert.deepEqual(outputs.map(({ m }) => m.params.episode_id), outputs.map(() => episode_id));
-    const stdout = outputs.filter(({ m }) => m.params.stream === 'stdout').map(({ m }) => m.params.chunk).join('');
+    assert.deepEqual(
+      outputs.map(({ m }) => m.params.episode_id),
+      outputs.map(() => episode_id),
+    );
+    const stdout = outputs
+      .filter(({ m }) => m.params.stream === 'stdout')
+      .map(({ m }) => m.params.chunk)
+      .join('');
     assert.equal(stdout, 'one\ntwo\n');
     assert.ok(outputs.some(({ m }) => m.params.stream === 'stderr' && m.params.chunk === 'err\n'));
     assert.ok(outputs.length >= 2, 'one chunk before the sleep, one after');
-    assert.ok(outputs.every(({ i }) => i < responseAt), 'every output notification came before the response');
+    assert.ok(
+      outputs.every(({ i }) => i < responseAt),
+      'every output notification came before the response',
+    );
     await sleep(100);
     assert.equal(client.notes('output', req.id).length, outputs.length, 'nothing of that request came after its response');
     assert.match(result.observation.text, /exit code 0/);
@@ -240,7 +264,14 @@ describe('WebSocket gym protocol (/ws)', () => {
     client.ws.send('{"jsonrpc": "1.0", "id": 7, "method": "list_suites"}');
     await sleep(100);
     const errors = client.log.slice(-3);
-    assert.deepEqual(errors.map((m) => [m.id, m.error?.code]), [[null, -32700], [null, -32600], [7, -32600]]);
+    assert.deepEqual(
+      errors.map((m) => [m.id, m.error?.code]),
+      [
+        [null, -32700],
+        [null, -32600],
+        [7, -32600],
+      ],
+    );
     assert.equal(client.ws.readyState, WebSocket.OPEN);
     assert.ok((await client.call('list_suites')).suites.length >= 1);
     // A notification (no id) runs and gets no answer.
@@ -295,7 +326,11 @@ describe('WebSocket gym protocol (/ws)', () => {
   test('a client that disconnects mid-step does not cancel it; a new connection resumes the episode', async () => {
     const first = await RpcClient.open(url);
     const { episode_id, episode_key } = await first.call('reset', { task_id: 'roman-numerals' });
-    const running = first.request('step', { episode_id, tool: 'run_command', args: { command: 'echo started; sleep 1; echo done > marker.txt; echo finished' } });
+    const running = first.request('step', {
+      episode_id,
+      tool: 'run_command',
+      args: { command: 'echo started; sleep 1; echo done > marker.txt; echo finished' },
+    });
     for (let i = 0; i < 50 && !first.notes('output', running.id).length; i++) await sleep(50);
     assert.ok(first.notes('output', running.id).length > 0, 'the command started');
     first.ws.terminate();
@@ -375,7 +410,11 @@ describe('WebSocket gym protocol (/ws)', () => {
     try {
       const { episode_id } = await slow.call('reset', { task_id: 'roman-numerals' });
       const total = 30_000_000;
-      const req = slow.request('step', { episode_id, tool: 'run_command', args: { command: `head -c ${total} /dev/zero | tr '\\0' a`, timeout_s: 120 } });
+      const req = slow.request('step', {
+        episode_id,
+        tool: 'run_command',
+        args: { command: `head -c ${total} /dev/zero | tr '\\0' a`, timeout_s: 120 },
+      });
       const socket = (slow.ws as unknown as { _socket: { pause(): void; resume(): void } })._socket;
       socket.pause();
       // Let the command finish while nothing is read.

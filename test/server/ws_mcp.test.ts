@@ -41,7 +41,11 @@ describe('MCP over WebSocket (/mcp/ws)', () => {
   test('the SDK client lists the tools, starts an episode, views a file and submits', async () => {
     assert.equal(client.getServerVersion()?.name, 'benchgym');
     const { tools } = await client.listTools();
-    for (const name of ['list_suites', 'list_tasks', 'start_episode', 'view_file', 'run_tests', 'submit']) assert.ok(tools.some((t) => t.name === name), name);
+    for (const name of ['list_suites', 'list_tasks', 'start_episode', 'view_file', 'run_tests', 'submit'])
+      assert.ok(
+        tools.some((t) => t.name === name),
+        name,
+      );
     assert.deepEqual([...(tools.find((t) => t.name === 'view_file')!.inputSchema.required ?? [])].sort(), ['episode_id', 'path']);
 
     const progress: string[] = [];
@@ -72,7 +76,14 @@ describe('MCP over WebSocket (/mcp/ws)', () => {
     const replies: Record<string, any>[] = [];
     ws.on('message', (d) => replies.push(JSON.parse(String(d))));
     ws.send('{not json');
-    ws.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }));
+    ws.send(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    );
     for (let i = 0; i < 50 && replies.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
     assert.equal(replies[0]!.error.code, -32700);
     assert.equal(replies[1]!.id, 1);

@@ -22,7 +22,15 @@ test('parseJavaTestId: class, method, module, root module', () => {
 test('qualifyJavaTests: a class alone gets the one module declaring it; root, unknown and twice-declared classes stay as they are', () => {
   assert.deepEqual(
     qualifyJavaTests(
-      ['org.apache.dubbo.common.URLTest', 'org.apache.dubbo.common.utils.PojoUtilsTest#testMap', 'org.apache.dubbo.rpc.RpcContextTest$Inner#x', 'org.acme.RootTest', 'org.acme.NoSuchTest', 'org.acme.TwiceTest', 'core:org.acme.Kept'],
+      [
+        'org.apache.dubbo.common.URLTest',
+        'org.apache.dubbo.common.utils.PojoUtilsTest#testMap',
+        'org.apache.dubbo.rpc.RpcContextTest$Inner#x',
+        'org.acme.RootTest',
+        'org.acme.NoSuchTest',
+        'org.acme.TwiceTest',
+        'core:org.acme.Kept',
+      ],
       SOURCES.map((f) => `./${f}`),
     ),
     [
@@ -36,8 +44,14 @@ test('qualifyJavaTests: a class alone gets the one module declaring it; root, un
     ],
   );
   // Every test in a module: those modules and their upstream; one left without: the whole reactor.
-  assert.deepEqual(mavenTestSelection(qualifyJavaTests(['org.apache.dubbo.common.URLTest', 'org.apache.dubbo.rpc.RpcContextTest'], SOURCES)).slice(0, 3), ['-pl', 'dubbo-common,dubbo-rpc/dubbo-rpc-api', '-am']);
-  assert.equal(mavenTestSelection(qualifyJavaTests(['org.apache.dubbo.common.URLTest', 'org.acme.RootTest'], SOURCES))[0], '-Dtest=org.apache.dubbo.common.URLTest,org.acme.RootTest');
+  assert.deepEqual(
+    mavenTestSelection(qualifyJavaTests(['org.apache.dubbo.common.URLTest', 'org.apache.dubbo.rpc.RpcContextTest'], SOURCES)).slice(0, 3),
+    ['-pl', 'dubbo-common,dubbo-rpc/dubbo-rpc-api', '-am'],
+  );
+  assert.equal(
+    mavenTestSelection(qualifyJavaTests(['org.apache.dubbo.common.URLTest', 'org.acme.RootTest'], SOURCES))[0],
+    '-Dtest=org.apache.dubbo.common.URLTest,org.acme.RootTest',
+  );
 });
 
 test('javaTestExists: by class file, in its module when it names one', () => {
@@ -58,6 +72,10 @@ test("mavenTestSelection: tests left out join the same -Dtest as Surefire's '!' 
     '-Dsurefire.failIfNoSpecifiedTests=false',
     '-DfailIfNoTests=false',
   ]);
-  assert.deepEqual(mavenTestSelection([], ['a.NetTest#m']), ['-Dtest=!a.NetTest#m', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'], 'no tests named: everything else');
+  assert.deepEqual(
+    mavenTestSelection([], ['a.NetTest#m']),
+    ['-Dtest=!a.NetTest#m', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
+    'no tests named: everything else',
+  );
   assert.deepEqual(mavenTestSelection([], []), []);
 });

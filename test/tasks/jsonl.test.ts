@@ -31,11 +31,19 @@ describe('the JSON Lines reader', () => {
 
   test('a row that is not JSON or does not fit names the file and line, with the code asked for', async () => {
     await expectGymError(readJsonl(await file('b.jsonl', '{"a":1}\nnope\n'), Row), 'TASK_INVALID', /b\.jsonl:2: not JSON/);
-    await expectGymError(readJsonl(await file('c.jsonl', '{"a":1}\n{"a":"x"}\n'), Row, { code: 'INVALID_ARGUMENT' }), 'INVALID_ARGUMENT', /c\.jsonl:2: 'a': /);
+    await expectGymError(
+      readJsonl(await file('c.jsonl', '{"a":1}\n{"a":"x"}\n'), Row, { code: 'INVALID_ARGUMENT' }),
+      'INVALID_ARGUMENT',
+      /c\.jsonl:2: 'a': /,
+    );
   });
 
   test('a file that cannot be read names what it is', async () => {
-    await expectGymError(readJsonl(path.join(dir, 'none.jsonl'), Row, { what: 'the record file' }), 'SUITE_NOT_FOUND', /^cannot read the record file .*none\.jsonl: ENOENT/);
+    await expectGymError(
+      readJsonl(path.join(dir, 'none.jsonl'), Row, { what: 'the record file' }),
+      'SUITE_NOT_FOUND',
+      /^cannot read the record file .*none\.jsonl: ENOENT/,
+    );
     await expectGymError(readJsonl(dir, Row, { unreadable: 'INVALID_ARGUMENT' }), 'INVALID_ARGUMENT', /^cannot read .*EISDIR/);
   });
 

@@ -8,7 +8,14 @@ import { expectGymError, tempDir } from '../helpers.ts';
 import { BUILTIN_SUITES } from '../../bin/builtins.ts';
 import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 
-const EXAMPLE_IDS = ['inventory-discount-bug', 'java-bracket-matcher', 'median-edge-cases', 'parse-duration', 'roman-numerals', 'semver-pinned'];
+const EXAMPLE_IDS = [
+  'inventory-discount-bug',
+  'java-bracket-matcher',
+  'median-edge-cases',
+  'parse-duration',
+  'roman-numerals',
+  'semver-pinned',
+];
 
 function examples(): SuiteRegistry {
   const registry = new SuiteRegistry(BUILTIN_SUITES);
@@ -41,7 +48,10 @@ const validJson = (id: string) => ({
 describe('the examples suite', () => {
   test('loads its six tasks', async () => {
     const tasks = await examples().tasks('examples');
-    assert.deepEqual(tasks.map((t) => t.id), EXAMPLE_IDS);
+    assert.deepEqual(
+      tasks.map((t) => t.id),
+      EXAMPLE_IDS,
+    );
     for (const t of tasks) {
       assert.equal(t.suite, 'examples');
       assert.equal(t.workspace.type, 'dir');
@@ -95,8 +105,16 @@ describe('suite lookup errors', () => {
   });
 
   test('enabling an unknown suite without a path, or with a missing path: SUITE_NOT_FOUND', async () => {
-    await expectGymError(Promise.resolve().then(() => new SuiteRegistry(BUILTIN_SUITES).enable('nope')), 'SUITE_NOT_FOUND', /nope/);
-    await expectGymError(Promise.resolve().then(() => new SuiteRegistry(BUILTIN_SUITES).enable('nope=/no/such/benchgym/dir')), 'SUITE_NOT_FOUND', /does not exist/);
+    await expectGymError(
+      Promise.resolve().then(() => new SuiteRegistry(BUILTIN_SUITES).enable('nope')),
+      'SUITE_NOT_FOUND',
+      /nope/,
+    );
+    await expectGymError(
+      Promise.resolve().then(() => new SuiteRegistry(BUILTIN_SUITES).enable('nope=/no/such/benchgym/dir')),
+      'SUITE_NOT_FOUND',
+      /does not exist/,
+    );
   });
 
   test('a directory without tasks/: SUITE_NOT_FOUND', async () => {

@@ -19,13 +19,29 @@ after(() => cleanup());
 test('the episode tool table: every tool named once, described, and only read-only or ending tools exempt from the budget', () => {
   const names = EPISODE_TOOLS.map((t) => t.name);
   assert.equal(new Set(names).size, names.length, 'duplicate tool names');
-  for (const expected of ['view_file', 'edit_file', 'insert_lines', 'create_file', 'undo_edit', 'list_dir', 'find_files', 'search', 'run_command', 'run_tests', 'view_error_log', 'get_diff', 'submit', 'end_episode']) {
+  for (const expected of [
+    'view_file',
+    'edit_file',
+    'insert_lines',
+    'create_file',
+    'undo_edit',
+    'list_dir',
+    'find_files',
+    'search',
+    'run_command',
+    'run_tests',
+    'view_error_log',
+    'get_diff',
+    'submit',
+    'end_episode',
+  ]) {
     assert.ok(names.includes(expected), `${expected} is missing`);
   }
   for (const t of EPISODE_TOOLS) assert.ok(t.description.length > 20, t.name);
   const exempt = EPISODE_TOOLS.filter((t) => t.exemptFromBudget).map((t) => t.name);
   for (const name of ['get_diff', 'submit', 'end_episode']) assert.ok(exempt.includes(name), `${name} should be exempt`);
-  for (const name of ['edit_file', 'insert_lines', 'create_file', 'undo_edit', 'run_command', 'run_tests']) assert.ok(!exempt.includes(name), `${name} must count against the budget`);
+  for (const name of ['edit_file', 'insert_lines', 'create_file', 'undo_edit', 'run_command', 'run_tests'])
+    assert.ok(!exempt.includes(name), `${name} must count against the budget`);
 });
 
 test('schema-invalid arguments: INVALID_ARGUMENT naming the field', async () => {
@@ -33,22 +49,40 @@ test('schema-invalid arguments: INVALID_ARGUMENT naming the field', async () => 
   const err = await expectGymError(gym.callTool('view_file', { path: 5 }, testContext(), id), 'INVALID_ARGUMENT', /'path'/);
   assert.deepEqual(err.details?.fields, ['path']);
   await expectGymError(gym.callTool('view_file', {}, testContext(), id), 'INVALID_ARGUMENT', /'path'/);
-  await expectGymError(gym.callTool('edit_file', { path: 'roman.py', old_str: 'x', new_str: 1 }, testContext(), id), 'INVALID_ARGUMENT', /'new_str'/);
-  await expectGymError(gym.callTool('view_file', { path: 'roman.py', start_line: 1.5 }, testContext(), id), 'INVALID_ARGUMENT', /'start_line'/);
+  await expectGymError(
+    gym.callTool('edit_file', { path: 'roman.py', old_str: 'x', new_str: 1 }, testContext(), id),
+    'INVALID_ARGUMENT',
+    /'new_str'/,
+  );
+  await expectGymError(
+    gym.callTool('view_file', { path: 'roman.py', start_line: 1.5 }, testContext(), id),
+    'INVALID_ARGUMENT',
+    /'start_line'/,
+  );
   await expectGymError(gym.callTool('view_file', 'roman.py', testContext(), id), 'INVALID_ARGUMENT', /'\(arguments\)'/);
 });
 
 test('an unknown tool, a missing episode id, an unknown episode', async () => {
   await expectGymError(gym.callTool('rm_rf', {}, testContext(), 'x'), 'INVALID_ARGUMENT', /unknown tool 'rm_rf'/);
   await expectGymError(gym.callTool('view_file', { path: 'a' }, testContext()), 'INVALID_ARGUMENT', /'episode_id'/);
-  await expectGymError(gym.callTool('view_file', { path: 'a' }, testContext(), 'ep-0000000000000000'), 'EPISODE_NOT_FOUND', /ep-0000000000000000/);
+  await expectGymError(
+    gym.callTool('view_file', { path: 'a' }, testContext(), 'ep-0000000000000000'),
+    'EPISODE_NOT_FOUND',
+    /ep-0000000000000000/,
+  );
 });
 
 test('a failed call leaves the episode usable and the file unchanged', async () => {
   const id = await startExample(gym, 'roman-numerals');
   const before = await gym.episode(id).sandbox.readFile('roman.py');
-  await expectGymError(gym.callTool('edit_file', { path: 'roman.py', old_str: 'raise NotImplementedError', new_str: 'pass' }, testContext(), id), 'EDIT_AMBIGUOUS');
-  await expectGymError(gym.callTool('edit_file', { path: 'roman.py', old_str: 'no such text anywhere', new_str: 'pass' }, testContext(), id), 'EDIT_NO_MATCH');
+  await expectGymError(
+    gym.callTool('edit_file', { path: 'roman.py', old_str: 'raise NotImplementedError', new_str: 'pass' }, testContext(), id),
+    'EDIT_AMBIGUOUS',
+  );
+  await expectGymError(
+    gym.callTool('edit_file', { path: 'roman.py', old_str: 'no such text anywhere', new_str: 'pass' }, testContext(), id),
+    'EDIT_NO_MATCH',
+  );
   await expectGymError(gym.callTool('view_file', { path: 'missing.py' }, testContext(), id), 'FILE_NOT_FOUND');
   assert.deepEqual(await gym.episode(id).sandbox.readFile('roman.py'), before);
   const r = await gym.callTool('edit_file', { path: 'roman.py', old_str: 'def to_roman', new_str: 'def to_roman_ok' }, testContext(), id);
@@ -95,17 +129,23 @@ test('the trajectory JSONL records every call, failed ones with their error', as
 
   const file = path.join(dataDir, 'trajectories', `${id}.jsonl`);
   assert.equal(gym.episode(id).trajectory.file, file);
-  const records = (await fs.readFile(file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const records = (await fs.readFile(file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(records[0].type, 'episode');
   assert.equal(records[0].episodeId, id);
   assert.equal(records[0].taskId, 'roman-numerals');
   const steps = records.filter((r) => r.type === 'step');
-  assert.deepEqual(steps.map((s) => [s.step, s.tool, s.ok]), [
-    [1, 'view_file', true],
-    [2, 'view_file', false],
-    [3, 'view_file', false],
-    [4, 'run_command', true],
-  ]);
+  assert.deepEqual(
+    steps.map((s) => [s.step, s.tool, s.ok]),
+    [
+      [1, 'view_file', true],
+      [2, 'view_file', false],
+      [3, 'view_file', false],
+      [4, 'run_command', true],
+    ],
+  );
   assert.deepEqual(steps[0].args, { path: 'roman.py', start_line: 1, end_line: 2 });
   assert.match(steps[0].observation, /Conversion between integers/);
   assert.equal(steps[1].error.code, 'FILE_NOT_FOUND');

@@ -53,7 +53,12 @@ test('refuses a directory, and paths outside the workspace', async () => {
 });
 
 test('cannot write outside through symlinks a command planted, dangling or not', async () => {
-  const r = await gym.callTool('run_command', { command: `ln -s ${outside}/planted.txt dangling.txt && ln -s ${outside} outdir` }, testContext(), id);
+  const r = await gym.callTool(
+    'run_command',
+    { command: `ln -s ${outside}/planted.txt dangling.txt && ln -s ${outside} outdir` },
+    testContext(),
+    id,
+  );
   assert.match(r.text, /exit code 0/);
   await expectGymError(create({ path: 'dangling.txt', content: 'owned' }), 'PATH_OUTSIDE_WORKSPACE');
   await expectGymError(create({ path: 'dangling.txt', content: 'owned', overwrite: true }), 'PATH_OUTSIDE_WORKSPACE');

@@ -56,7 +56,11 @@ test('several exact matches are ambiguous: the error gives their line numbers an
 test('several whitespace-tolerant matches are ambiguous too', async () => {
   const content = 'if a:\n    x  =  1\nif b:\n  x = 1\n';
   await write('amb2.py', content);
-  await expectGymError(edit({ path: 'amb2.py', old_str: 'x =   1', new_str: 'x = 2' }), 'EDIT_AMBIGUOUS', /whitespace is ignored \(lines 2, 4\)/);
+  await expectGymError(
+    edit({ path: 'amb2.py', old_str: 'x =   1', new_str: 'x = 2' }),
+    'EDIT_AMBIGUOUS',
+    /whitespace is ignored \(lines 2, 4\)/,
+  );
   assert.equal(await read('amb2.py'), content);
 });
 

@@ -35,9 +35,15 @@ test('ends the episode without scoring and removes its sandbox; the diff stays r
   const again = await call('end_episode');
   assert.match(again.text, /was already ended/);
 
-  const records = (await fs.readFile(gym.episode(id).trajectory.file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const records = (await fs.readFile(gym.episode(id).trajectory.file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(records.filter((x) => x.type === 'end').length, 1);
-  assert.equal(records.some((x) => x.type === 'verdict'), false);
+  assert.equal(
+    records.some((x) => x.type === 'verdict'),
+    false,
+  );
 });
 
 test('ending a submitted episode keeps its verdict', async () => {

@@ -19,7 +19,15 @@ after(() => cleanup());
 
 test('a name pattern matches files anywhere', async () => {
   const r = await find({ pattern: '*.py' });
-  assert.deepEqual(r.files, ['shop/__init__.py', 'shop/cart.py', 'shop/inventory.py', 'shop/pricing.py', 'shop/receipt.py', 'tests/test_cart.py', 'tests/test_inventory.py']);
+  assert.deepEqual(r.files, [
+    'shop/__init__.py',
+    'shop/cart.py',
+    'shop/inventory.py',
+    'shop/pricing.py',
+    'shop/receipt.py',
+    'tests/test_cart.py',
+    'tests/test_inventory.py',
+  ]);
   assert.match(r.text, /^7 files match \*\.py:\nshop\/__init__\.py/);
 });
 

@@ -12,7 +12,11 @@ test('no changes at the start', async () => {
 });
 
 test('shows edits, new files and deletions as a git diff, listing the files', async () => {
-  await call('edit_file', { path: 'roman.py', old_str: 'def to_roman(n: int) -> str:', new_str: 'def to_roman(n: int) -> str:  # changed' });
+  await call('edit_file', {
+    path: 'roman.py',
+    old_str: 'def to_roman(n: int) -> str:',
+    new_str: 'def to_roman(n: int) -> str:  # changed',
+  });
   await call('create_file', { path: 'helpers/util.py', content: 'X = 1\n' });
   await call('run_command', { command: 'rm tests/test_roman.py' });
   const r = await call('get_diff');
@@ -26,7 +30,10 @@ test('shows edits, new files and deletions as a git diff, listing the files', as
 });
 
 test('caches and byte-code written by commands are not part of the diff', async () => {
-  await call('run_command', { command: 'python -c "import py_compile; py_compile.compile(\'roman.py\', cfile=\'__pycache__/roman.cpython-311.pyc\')"; mkdir -p .pytest_cache && touch .pytest_cache/x' });
+  await call('run_command', {
+    command:
+      "python -c \"import py_compile; py_compile.compile('roman.py', cfile='__pycache__/roman.cpython-311.pyc')\"; mkdir -p .pytest_cache && touch .pytest_cache/x",
+  });
   const r = await call('get_diff');
   assert.doesNotMatch(r.text, /__pycache__|\.pyc|pytest_cache/);
 });
@@ -36,7 +43,9 @@ test('a diff that undoes itself is empty again', async () => {
   await call('undo_edit', { path: 'helpers/util.py' });
   await call('run_command', { command: 'git --version >/dev/null; true' });
   const task = episode.gym.episode(episode.id).task;
-  const original = await import('node:fs').then((fs) => fs.promises.readFile(`${(task.workspace as { path: string }).path}/tests/test_roman.py`, 'utf8'));
+  const original = await import('node:fs').then((fs) =>
+    fs.promises.readFile(`${(task.workspace as { path: string }).path}/tests/test_roman.py`, 'utf8'),
+  );
   await call('create_file', { path: 'tests/test_roman.py', content: original });
   const r = await call('get_diff');
   assert.equal(r.text, 'No changes.');
@@ -45,7 +54,11 @@ test('a diff that undoes itself is empty again', async () => {
 test('a 60 MB file makes get_diff and submit fail with DIFF_TOO_LARGE naming the size and the limit; the episode goes on', async () => {
   const { expectGymError } = await import('../helpers.ts');
   await call('run_command', { command: "yes 'a line of text that makes a big file, sixty megabytes of it' | head -c 60000000 > big.txt" });
-  const err = await expectGymError(call('get_diff'), 'DIFF_TOO_LARGE', /diff is 6\d{7} bytes \(\d+\.\d MiB\), over the limit of 16777216 bytes \(16\.0 MiB\)/);
+  const err = await expectGymError(
+    call('get_diff'),
+    'DIFF_TOO_LARGE',
+    /diff is 6\d{7} bytes \(\d+\.\d MiB\), over the limit of 16777216 bytes \(16\.0 MiB\)/,
+  );
   assert.equal(err.details?.limit, 16 * 1024 * 1024);
   assert.ok(Number(err.details?.bytes) > 60_000_000);
   const gym = episode.gym;

@@ -60,7 +60,12 @@ test('a subdirectory lists relative to itself', async () => {
 });
 
 test('caches and .git are left out', async () => {
-  const r1 = await gym.callTool('run_command', { command: 'mkdir -p shop/__pycache__ .git && touch shop/__pycache__/cart.cpython-311.pyc .git/HEAD' }, testContext(), id);
+  const r1 = await gym.callTool(
+    'run_command',
+    { command: 'mkdir -p shop/__pycache__ .git && touch shop/__pycache__/cart.cpython-311.pyc .git/HEAD' },
+    testContext(),
+    id,
+  );
   assert.match(r1.text, /exit code 0/);
   const r = await list({ depth: 3 });
   assert.doesNotMatch(r.text, /__pycache__|\.git/);
@@ -68,7 +73,8 @@ test('caches and .git are left out', async () => {
 
 test('children appear under their own directory even when names share a prefix', async () => {
   const sb = gym.episode(id).sandbox;
-  for (const f of ['mix/pkg/mod.py', 'mix/pkg.py', 'mix/pkg_util/helpers.py', 'mix/pkg-extra/k.py', 'mix/pkg.d/conf', 'mix/Pkg2/x.py']) await sb.writeFile(f, 'x\n');
+  for (const f of ['mix/pkg/mod.py', 'mix/pkg.py', 'mix/pkg_util/helpers.py', 'mix/pkg-extra/k.py', 'mix/pkg.d/conf', 'mix/Pkg2/x.py'])
+    await sb.writeFile(f, 'x\n');
   const r = await list({ path: 'mix', depth: 2 });
   assert.deepEqual(parseTree(r.text, 'mix/').sort(), [
     'mix/Pkg2/',

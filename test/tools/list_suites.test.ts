@@ -14,5 +14,8 @@ test('lists the served suites with their task counts', async () => {
   const r = await gym.callTool('list_suites', {}, testContext());
   assert.match(r.text, /^examples \(6 tasks\): /);
   const suites = (r.data as { suites: { id: string; taskCount: number }[] }).suites;
-  assert.deepEqual(suites.map((s) => [s.id, s.taskCount]), [['examples', 6]]);
+  assert.deepEqual(
+    suites.map((s) => [s.id, s.taskCount]),
+    [['examples', 6]],
+  );
 });

@@ -45,7 +45,16 @@ test('the start state fails every visible test, each reported by its pytest node
 
 test('a partial solution gives per-test statuses', async () => {
   // to_roman works for 1..3; from_roman still raises.
-  await gym.callTool('edit_file', { path: 'roman.py', old_str: '    raise NotImplementedError\n\n\ndef from_roman', new_str: '    if not 1 <= n <= 3999:\n        raise ValueError(n)\n    return "I" * n\n\n\ndef from_roman' }, testContext(), id);
+  await gym.callTool(
+    'edit_file',
+    {
+      path: 'roman.py',
+      old_str: '    raise NotImplementedError\n\n\ndef from_roman',
+      new_str: '    if not 1 <= n <= 3999:\n        raise ValueError(n)\n    return "I" * n\n\n\ndef from_roman',
+    },
+    testContext(),
+    id,
+  );
   const r = await runTests();
   const status = Object.fromEntries(r.tests.map((t) => [t.name, t.status]));
   assert.equal(status['tests/test_roman.py::test_to_roman[1-I]'], 'passed');
@@ -72,7 +81,8 @@ test('skipped tests and errors are reported as such', async () => {
     'create_file',
     {
       path: 'tests/test_extra.py',
-      content: 'import pytest\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError("fixture blew up")\n\ndef test_skip():\n    pytest.skip("not today")\n\ndef test_err(broken):\n    pass\n',
+      content:
+        'import pytest\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError("fixture blew up")\n\ndef test_skip():\n    pytest.skip("not today")\n\ndef test_err(broken):\n    pass\n',
     },
     testContext(),
     id,

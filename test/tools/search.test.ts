@@ -24,15 +24,27 @@ after(() => cleanup());
 
 test('a literal search prints path:line: text', async () => {
   const r = await search({ query: 'raise NotImplementedError' });
-  assert.deepEqual(r.hits.map((h) => `${h.path}:${h.line}`), ['roman.py:22', 'roman.py:39']);
-  assert.match(r.text, /^2 matching lines for "raise NotImplementedError" in 1 file \(\d+ files searched\):\nroman\.py:22: {5}raise NotImplementedError$/m);
+  assert.deepEqual(
+    r.hits.map((h) => `${h.path}:${h.line}`),
+    ['roman.py:22', 'roman.py:39'],
+  );
+  assert.match(
+    r.text,
+    /^2 matching lines for "raise NotImplementedError" in 1 file \(\d+ files searched\):\nroman\.py:22: {5}raise NotImplementedError$/m,
+  );
 });
 
 test('regular-expression characters are literal unless regex=true', async () => {
   const literal = await search({ query: 'a.b(c) [x]*' });
-  assert.deepEqual(literal.hits.map((h) => `${h.path}:${h.line}`), ['notes/special.txt:1']);
+  assert.deepEqual(
+    literal.hits.map((h) => `${h.path}:${h.line}`),
+    ['notes/special.txt:1'],
+  );
   const regex = await search({ query: '^def (to|from)_roman\\(', regex: true });
-  assert.deepEqual(regex.hits.map((h) => `${h.path}:${h.line}`), ['roman.py:11', 'roman.py:25']);
+  assert.deepEqual(
+    regex.hits.map((h) => `${h.path}:${h.line}`),
+    ['roman.py:11', 'roman.py:25'],
+  );
   const noRegex = await search({ query: '^def (to|from)_roman\\(' });
   assert.equal(noRegex.total, 0);
 });
@@ -45,7 +57,10 @@ test('case-insensitive search', async () => {
 test('a glob restricts the files searched; binary files are skipped', async () => {
   const r = await search({ query: 'roman', glob: 'tests/**' });
   assert.ok(r.hits.length > 0);
-  assert.ok(r.hits.every((h) => h.path.startsWith('tests/')), JSON.stringify(r.hits));
+  assert.ok(
+    r.hits.every((h) => h.path.startsWith('tests/')),
+    JSON.stringify(r.hits),
+  );
   const py = await search({ query: 'import', glob: '*.py' });
   assert.ok(py.hits.every((h) => h.path.endsWith('.py')));
   assert.ok(!(await search({ query: 'price is' })).hits.some((h) => h.path.endsWith('.bin')));
@@ -75,7 +90,11 @@ test('the counts match what is returned: lines, files with a match, files search
       assert.equal(d.filesSearched, 3, `${what}: the binary is skipped, not searched`);
       assert.equal(d.matches.length, Math.min(3, max_results), what);
       assert.equal(d.truncated, max_results < 3, what);
-      assert.deepEqual(d.matches.map((h) => `${h.path}:${h.line}`), ['counts/a.txt:1', 'counts/a.txt:3', 'counts/b.txt:1'].slice(0, max_results), what);
+      assert.deepEqual(
+        d.matches.map((h) => `${h.path}:${h.line}`),
+        ['counts/a.txt:1', 'counts/a.txt:3', 'counts/b.txt:1'].slice(0, max_results),
+        what,
+      );
       assert.match(r.text, /^3 matching lines for "hit" in 2 files \(3 files searched\):/, what);
     }
   }

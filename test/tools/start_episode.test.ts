@@ -16,7 +16,11 @@ after(() => cleanup());
 test('starts an episode: id, prompt, workspace layout, budgets and sandbox facts', async () => {
   const ctx = testContext();
   const r = await gym.callTool('start_episode', { task_id: 'roman-numerals', max_steps: 40 }, ctx);
-  const data = r.data as Record<string, unknown> & { files: string[]; budgets: { maxSteps: number; deadline: string }; sandbox: { backend: string; isolation: string } };
+  const data = r.data as Record<string, unknown> & {
+    files: string[];
+    budgets: { maxSteps: number; deadline: string };
+    sandbox: { backend: string; isolation: string };
+  };
   assert.match(String(data.episodeId), /^ep-[0-9a-f]{16}$/);
   assert.equal(data.taskId, 'roman-numerals');
   assert.equal(data.suite, 'examples');
@@ -45,7 +49,15 @@ test('the workspace is a copy: changes do not touch the suite, and episodes are 
 test('errors: unknown task, unknown suite, unknown prompt variant, bad budget', async () => {
   await expectGymError(gym.callTool('start_episode', { task_id: 'nope' }, testContext()), 'TASK_NOT_FOUND');
   await expectGymError(gym.callTool('start_episode', { task_id: 'roman-numerals', suite: 'nope' }, testContext()), 'SUITE_NOT_FOUND');
-  await expectGymError(gym.callTool('start_episode', { task_id: 'roman-numerals', prompt_variant: 'pirate' }, testContext()), 'INVALID_ARGUMENT', /'prompt_variant'/);
-  await expectGymError(gym.callTool('start_episode', { task_id: 'roman-numerals', max_steps: 0 }, testContext()), 'INVALID_ARGUMENT', /'max_steps'/);
+  await expectGymError(
+    gym.callTool('start_episode', { task_id: 'roman-numerals', prompt_variant: 'pirate' }, testContext()),
+    'INVALID_ARGUMENT',
+    /'prompt_variant'/,
+  );
+  await expectGymError(
+    gym.callTool('start_episode', { task_id: 'roman-numerals', max_steps: 0 }, testContext()),
+    'INVALID_ARGUMENT',
+    /'max_steps'/,
+  );
   await expectGymError(gym.callTool('start_episode', {}, testContext()), 'INVALID_ARGUMENT', /'task_id'/);
 });

@@ -19,17 +19,24 @@ test('the reference solution written through create_file scores 1; afterwards on
   const call = (name: string, args: Record<string, unknown> = {}) => gym.callTool(name, args, testContext(), id);
   const episode = gym.episode(id);
   const root = (episode.sandbox as LocalSandbox).root;
-  for (const [rel, content] of Object.entries(episode.task.solution!.files!)) await call('create_file', { path: rel, content, overwrite: true });
+  for (const [rel, content] of Object.entries(episode.task.solution!.files!))
+    await call('create_file', { path: rel, content, overwrite: true });
 
   const ctx = testContext();
   const r = await gym.callTool('submit', {}, ctx, id);
   const verdict = r.data as unknown as Verdict;
   assert.equal(verdict.reward, 1);
   assert.equal(verdict.status, 'passed');
-  assert.ok(verdict.tests.some((t) => t.name.startsWith('tests/test_roman_hidden.py::')), 'the hidden tests ran');
+  assert.ok(
+    verdict.tests.some((t) => t.name.startsWith('tests/test_roman_hidden.py::')),
+    'the hidden tests ran',
+  );
   assert.ok(verdict.tests.every((t) => t.status === 'passed'));
   assert.match(r.text, /^Verdict: PASSED \(reward 1\)\nHidden tests: \d+ passed, 0 failed, 0 errors, 0 skipped/);
-  assert.ok(ctx.messages.some((m) => /hidden tests/.test(m)), 'no progress was reported');
+  assert.ok(
+    ctx.messages.some((m) => /hidden tests/.test(m)),
+    'no progress was reported',
+  );
   assert.equal(episode.state, 'submitted');
   assert.equal(existsSync(root), false, 'the episode sandbox is gone');
 
@@ -86,7 +93,10 @@ test('the trajectory ends with the verdict and the diff', async () => {
   await gym.callTool('create_file', { path: 'note.txt', content: 'hi\n' }, testContext(), id);
   await gym.callTool('submit', {}, testContext(), id);
   const { promises: fs } = await import('node:fs');
-  const records = (await fs.readFile(gym.episode(id).trajectory.file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+  const records = (await fs.readFile(gym.episode(id).trajectory.file, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   const verdict = records.find((r) => r.type === 'verdict');
   assert.ok(verdict, 'no verdict record');
   assert.equal(verdict.verdict.reward, 0);
@@ -101,7 +111,12 @@ test('the verdict an agent gets carries no hidden-test failure texts and no serv
   assert.equal(data.logRef, undefined);
   assert.ok(data.tests.length > 10);
   for (const t of data.tests) {
-    assert.deepEqual(Object.keys(t).filter((k) => k !== 'durationMs').sort(), ['name', 'status']);
+    assert.deepEqual(
+      Object.keys(t)
+        .filter((k) => k !== 'durationMs')
+        .sort(),
+      ['name', 'status'],
+    );
   }
   assert.doesNotMatch(JSON.stringify(data), /NotImplementedError|Traceback/);
   // The server keeps the whole verdict for itself.

@@ -40,12 +40,20 @@ test('long pages are cut at max_chars; bad symbols are refused and Java episodes
   await expectGymError(call('view_docs', { symbol: 'os; rm -rf /' }), 'INVALID_ARGUMENT', /'symbol'/);
   const java = await startExample(gym, 'java-bracket-matcher');
   // A Java episode is not offered view_docs at all (the tool applies to Python tasks only).
-  await expectGymError(call('view_docs', { symbol: 'java.lang.String' }, java), 'TOOL_NOT_AVAILABLE', /'view_docs' is not a tool of suite 'examples' episodes/);
+  await expectGymError(
+    call('view_docs', { symbol: 'java.lang.String' }, java),
+    'TOOL_NOT_AVAILABLE',
+    /'view_docs' is not a tool of suite 'examples' episodes/,
+  );
 });
 
-test('candidates: as given, then in the task\'s library, then a search of its submodules', () => {
+test("candidates: as given, then in the task's library, then a search of its submodules", () => {
   assert.deepEqual(docCandidates('numpy.round_'), ['numpy.round_']);
   assert.deepEqual(docCandidates('log_ndtr', 'torch'), ['log_ndtr', 'torch.log_ndtr', 'search:torch:log_ndtr']);
-  assert.deepEqual(docCandidates('special.log_ndtr', 'torch'), ['special.log_ndtr', 'torch.special.log_ndtr', 'search:torch:special.log_ndtr']);
+  assert.deepEqual(docCandidates('special.log_ndtr', 'torch'), [
+    'special.log_ndtr',
+    'torch.special.log_ndtr',
+    'search:torch:special.log_ndtr',
+  ]);
   assert.deepEqual(docCandidates('torch.special', 'torch'), ['torch.special']);
 });

@@ -20,7 +20,10 @@ test('after a failing run: the failing tests with their tracebacks, then the log
   assert.match(r.text, /--- full log, page 1 of 1 ---/);
   assert.match(r.text, /1 failed/);
   const data = r.data as { failures: { test: string; status: string }[]; pages: number };
-  assert.deepEqual(data.failures.map((f) => [f.test, f.status]), [['tests/test_roman.py::test_out_of_range_raises', 'failed']]);
+  assert.deepEqual(
+    data.failures.map((f) => [f.test, f.status]),
+    [['tests/test_roman.py::test_out_of_range_raises', 'failed']],
+  );
 });
 
 test('a long log is paged; page 2 has only the log; a page past the end is an invalid argument', async () => {

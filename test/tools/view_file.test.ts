@@ -42,7 +42,14 @@ test('shows the first 100 lines by default and says how to see more', async () =
 test('shows a requested range', async () => {
   const r = await view({ path: 'big.txt', start_line: 120, end_line: 125 });
   assert.match(r.text, /\(lines 120-125 of 250\)/);
-  assert.deepEqual((r.data as { content: string }).content.split('\n'), ['line 120', 'line 121', 'line 122', 'line 123', 'line 124', 'line 125']);
+  assert.deepEqual((r.data as { content: string }).content.split('\n'), [
+    'line 120',
+    'line 121',
+    'line 122',
+    'line 123',
+    'line 124',
+    'line 125',
+  ]);
   assert.match(r.text, /^ 120\tline 120$/m);
   assert.match(r.text, /\[125 more lines: view_file with start_line=126\]/);
 });

@@ -16,10 +16,12 @@ const AUTH = { authorization: `Bearer ${TOKEN}` };
 
 function status(port: number, pathName: string, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: pathName, headers: { host, ...AUTH } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path: pathName, headers: { host, ...AUTH } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on('error', reject);
   });
 }
 
@@ -83,40 +85,57 @@ describe('the viewer under benchgym serve: live episodes', () => {
     assert.equal((await fetch(`${server.url}/view/api/live/ep-nope/atif`, { headers: AUTH })).status, 404);
   });
 
-  test('in Chromium: the live transcript updates by itself and links to the terminal page', { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing` }, async () => {
-    const userDataDir = await tempDir('benchgym-view-live-');
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-      viewport: { width: 1400, height: 900 },
-    });
-    try {
-      const page = context.pages()[0] ?? (await context.newPage());
-      const problems: string[] = [];
-      page.on('pageerror', (e) => problems.push(e.message));
-      await page.goto(`${server.url}/view/?token=${TOKEN}#/live`);
-      await page.waitForSelector(`#live a[href="#/live/${id}"]`);
-      await page.locator(`#live a[href="#/live/${id}"]`).click();
-      await page.waitForSelector('.item.tool');
-      const terminal = await page.locator('#terminal-link').getAttribute('href');
-      assert.equal(new URL(terminal!, page.url()).pathname, `/terminal/${id}`, "the operator's terminal page, without the episode's key");
-      assert.equal(new URL(terminal!, page.url()).searchParams.get('token'), TOKEN, 'the terminal page gets the token too');
-      const atif = new URL((await page.locator('#atif-link').getAttribute('href'))!, page.url());
-      assert.equal(atif.pathname, `/view/api/live/${id}/atif`);
-      assert.equal(((await (await fetch(atif)).json()) as { schema_version: string }).schema_version, 'ATIF-v1.7', 'the link downloads with the token it carries');
-      const count = await page.locator('.items > .item').count();
-      await gym.callTool('run_command', { command: 'echo live-step-arrived' }, testContext(), id);
-      await page.waitForFunction((n) => document.querySelectorAll('.items > .item').length > n, count, { timeout: 10_000 });
-      assert.match(await page.locator('.items > .item').last().innerText(), /live-step-arrived/);
-      await page.locator('.items > .item').last().scrollIntoViewIfNeeded();
-      await fs.mkdir(SHOTS, { recursive: true });
-      await page.screenshot({ path: path.join(SHOTS, '07-live-episode.png') });
-      const status = await fetch(new URL(terminal!, page.url()));
-      assert.equal(status.status, 200, 'the terminal page is there');
-      assert.deepEqual(problems, []);
-    } finally {
-      await context.close();
-      await fs.rm(userDataDir, { recursive: true, force: true });
-    }
-  });
+  test(
+    'in Chromium: the live transcript updates by itself and links to the terminal page',
+    { skip: existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing` },
+    async () => {
+      const userDataDir = await tempDir('benchgym-view-live-');
+      const context = await chromium.launchPersistentContext(userDataDir, {
+        executablePath: CHROMIUM,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+        viewport: { width: 1400, height: 900 },
+      });
+      try {
+        const page = context.pages()[0] ?? (await context.newPage());
+        const problems: string[] = [];
+        page.on('pageerror', (e) => problems.push(e.message));
+        await page.goto(`${server.url}/view/?token=${TOKEN}#/live`);
+        await page.waitForSelector(`#live a[href="#/live/${id}"]`);
+        await page.locator(`#live a[href="#/live/${id}"]`).click();
+        await page.waitForSelector('.item.tool');
+        const terminal = await page.locator('#terminal-link').getAttribute('href');
+        assert.equal(new URL(terminal!, page.url()).pathname, `/terminal/${id}`, "the operator's terminal page, without the episode's key");
+        assert.equal(new URL(terminal!, page.url()).searchParams.get('token'), TOKEN, 'the terminal page gets the token too');
+        const atif = new URL((await page.locator('#atif-link').getAttribute('href'))!, page.url());
+        assert.equal(atif.pathname, `/view/api/live/${id}/atif`);
+        assert.equal(
+          ((await (await fetch(atif)).json()) as { schema_version: string }).schema_version,
+          'ATIF-v1.7',
+          'the link downloads with the token it carries',
+        );
+        const count = await page.locator('.items > .item').count();
+        await gym.callTool('run_command', { command: 'echo live-step-arrived' }, testContext(), id);
+        await page.waitForFunction((n) => document.querySelectorAll('.items > .item').length > n, count, { timeout: 10_000 });
+        assert.match(await page.locator('.items > .item').last().innerText(), /live-step-arrived/);
+        await page.locator('.items > .item').last().scrollIntoViewIfNeeded();
+        await fs.mkdir(SHOTS, { recursive: true });
+        await page.screenshot({ path: path.join(SHOTS, '07-live-episode.png') });
+        const status = await fetch(new URL(terminal!, page.url()));
+        assert.equal(status.status, 200, 'the terminal page is there');
+        assert.deepEqual(problems, []);
+      } finally {
+        await context.close();
+        await fs.rm(userDataDir, { recursive: true, force: true });
+      }
+    },
+  );
 });

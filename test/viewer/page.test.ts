@@ -25,14 +25,29 @@ describe('the viewer in Chromium', { skip }, () => {
   before(async () => {
     root = await tempDir('benchgym-view-page-');
     await writeFixtureRun(path.join(root, 'baseline'), { tasks: 150, samples: 2, longSteps: 150 });
-    await writeFixtureRun(path.join(root, 'feedback'), { agent: 'feedback', tasks: 150, samples: 1, pricing: { prompt: 2.5, completion: 10 }, status: (i) => (i % 2 ? 'passed' : 'failed') });
+    await writeFixtureRun(path.join(root, 'feedback'), {
+      agent: 'feedback',
+      tasks: 150,
+      samples: 1,
+      pricing: { prompt: 2.5, completion: 10 },
+      status: (i) => (i % 2 ? 'passed' : 'failed'),
+    });
     viewer = await startViewerServer({ runs: new RunStore(await discoverRuns([root])) }, { port: 0 });
     await fs.mkdir(SHOTS, { recursive: true });
     userDataDir = await tempDir('benchgym-view-chromium-');
     // A new, empty profile: launchPersistentContext takes its folder.
     context = await chromium.launchPersistentContext(userDataDir, {
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
       viewport: { width: 1400, height: 900 },
     });
     page = context.pages()[0] ?? (await context.newPage());
@@ -77,7 +92,10 @@ describe('the viewer in Chromium', { skip }, () => {
     await page.locator('th[data-key="steps"]').click();
     await page.waitForFunction(() => document.querySelector('th[data-key="steps"]')?.textContent?.includes('▼'));
     const steps = await page.locator('#results tbody tr td:nth-child(6)').allInnerTexts();
-    assert.deepEqual(steps.map(Number), steps.map(Number).sort((a, b) => b - a));
+    assert.deepEqual(
+      steps.map(Number),
+      steps.map(Number).sort((a, b) => b - a),
+    );
 
     await page.selectOption('#f-status', 'failed');
     await page.waitForFunction(() => /of \d+ \(filtered/.test(document.querySelector('#page-info')?.textContent ?? ''));
@@ -90,10 +108,15 @@ describe('the viewer in Chromium', { skip }, () => {
     await page.selectOption('#f-value', 'lib2');
     await page.waitForFunction(() => location.hash.includes('m.library=lib2'));
     await page.waitForFunction((prev) => (document.querySelector('#page-info')?.textContent ?? '') !== prev, before);
-    await page.waitForFunction(() => [...document.querySelectorAll('#results tbody td.task a')].every((a) => /task-\d+/.test(a.textContent ?? '')));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('#results tbody td.task a')].every((a) => /task-\d+/.test(a.textContent ?? '')),
+    );
     const tasks = await page.locator('#results tbody td.task').allInnerTexts();
     assert.ok(tasks.length > 0);
-    assert.ok(tasks.every((t) => Number(t.slice(5)) % 3 === 2), `every task is of lib2: ${tasks.slice(0, 5).join(', ')}`);
+    assert.ok(
+      tasks.every((t) => Number(t.slice(5)) % 3 === 2),
+      `every task is of lib2: ${tasks.slice(0, 5).join(', ')}`,
+    );
     await shot('03-run-table-filtered');
 
     // The filters live in the address: a reload shows the same rows.
@@ -102,7 +125,7 @@ describe('the viewer in Chromium', { skip }, () => {
     assert.deepEqual(await page.locator('#results tbody td.task').allInnerTexts(), tasks);
   });
 
-  test("a transcript opens from the table; agent output is shown as text, never run", async () => {
+  test('a transcript opens from the table; agent output is shown as text, never run', async () => {
     await page.goto(runLink('baseline', viewer.url));
     await page.waitForSelector('#results tbody tr');
     await page.locator('#results tbody td.task a').nth(2).click();

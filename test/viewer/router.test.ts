@@ -23,10 +23,12 @@ async function get(url: string, headers: Record<string, string> = {}): Promise<{
 /** A raw request with any Host header (fetch sets its own). */
 function rawGet(port: number, pathName: string, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path: pathName, headers: { host } }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    }).on('error', reject);
+    http
+      .get({ host: '127.0.0.1', port, path: pathName, headers: { host } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      })
+      .on('error', reject);
   });
 }
 
@@ -38,7 +40,13 @@ describe('the viewer API over run directories', () => {
   before(async () => {
     root = await tempDir('benchgym-view-');
     await writeFixtureRun(path.join(root, 'baseline'), { tasks: 30, samples: 2, longSteps: 120 });
-    await writeFixtureRun(path.join(root, 'feedback'), { agent: 'feedback', tasks: 30, samples: 1, pricing: { prompt: 1, completion: 2 }, status: (i) => (i % 2 ? 'passed' : 'failed') });
+    await writeFixtureRun(path.join(root, 'feedback'), {
+      agent: 'feedback',
+      tasks: 30,
+      samples: 1,
+      pricing: { prompt: 1, completion: 2 },
+      status: (i) => (i % 2 ? 'passed' : 'failed'),
+    });
     const runs = new RunStore(await discoverRuns([root]));
     viewer = await startViewerServer({ runs }, { port: 0 });
     base = viewer.url;
@@ -49,7 +57,10 @@ describe('the viewer API over run directories', () => {
   });
 
   test('a directory of runs is found one level down; a directory without runs is refused', async () => {
-    assert.deepEqual((await discoverRuns([root])).map((d) => path.basename(d)), ['baseline', 'feedback']);
+    assert.deepEqual(
+      (await discoverRuns([root])).map((d) => path.basename(d)),
+      ['baseline', 'feedback'],
+    );
     const empty = await tempDir('benchgym-view-empty-');
     await expectGymError(discoverRuns([empty]), 'INVALID_ARGUMENT', /not a run directory.*holds none/);
     await fs.rm(empty, { recursive: true });
@@ -81,12 +92,21 @@ describe('the viewer API over run directories', () => {
     assert.equal(page3.rows.length, 10);
     assert.equal(page3.rows.at(-1).task, taskName(29));
 
-    const bySteps = (await get(`${base}api/runs/baseline/results?sort=steps&dir=desc&limit=500`)).json.rows.map((r: { steps: number }) => r.steps);
-    assert.deepEqual(bySteps, [...bySteps].sort((x, y) => y - x));
+    const bySteps = (await get(`${base}api/runs/baseline/results?sort=steps&dir=desc&limit=500`)).json.rows.map(
+      (r: { steps: number }) => r.steps,
+    );
+    assert.deepEqual(
+      bySteps,
+      [...bySteps].sort((x, y) => y - x),
+    );
 
     const failed = (await get(`${base}api/runs/baseline/results?status=error&limit=500`)).json;
     assert.ok(failed.matched > 0 && failed.matched < 60);
-    assert.ok(failed.rows.every((r: { status: string; infraError: string }) => r.status === 'error' && r.infraError.startsWith('SANDBOX_UNAVAILABLE: ')));
+    assert.ok(
+      failed.rows.every(
+        (r: { status: string; infraError: string }) => r.status === 'error' && r.infraError.startsWith('SANDBOX_UNAVAILABLE: '),
+      ),
+    );
 
     const lib1 = (await get(`${base}api/runs/baseline/results?m.library=lib1&m.level=2&limit=500`)).json;
     assert.equal(lib1.matched, 10, 'tasks 1, 7, 13, 19, 25 (lib1 and level 2) × 2 samples');
@@ -100,7 +120,14 @@ describe('the viewer API over run directories', () => {
     assert.equal(row.costUsd, null);
 
     const info = (await get(`${base}api/runs/baseline`)).json;
-    assert.deepEqual(info.facets.library.map((f: { value: string; count: number }) => [f.value, f.count]), [['lib0', 20], ['lib1', 20], ['lib2', 20]]);
+    assert.deepEqual(
+      info.facets.library.map((f: { value: string; count: number }) => [f.value, f.count]),
+      [
+        ['lib0', 20],
+        ['lib1', 20],
+        ['lib2', 20],
+      ],
+    );
     assert.equal(info.options.baseURL, undefined, 'the endpoint address is not shown');
   });
 
@@ -123,7 +150,19 @@ describe('the viewer API over run directories', () => {
     assert.deepEqual(pair.samples, [0, 1]);
     const t = (await get(`${base}api/runs/baseline/tasks/${taskName(1)}/0/items`)).json;
     const kinds = t.items.map((i: { kind: string; tool?: string }) => (i.tool ? `${i.kind}:${i.tool}` : i.kind));
-    assert.deepEqual(kinds, ['attempt', 'prompt', 'assistant', 'tool:run_command', 'assistant', 'tool:edit_file', 'assistant', 'tool:view_file', 'assistant', 'tool:submit', 'result']);
+    assert.deepEqual(kinds, [
+      'attempt',
+      'prompt',
+      'assistant',
+      'tool:run_command',
+      'assistant',
+      'tool:edit_file',
+      'assistant',
+      'tool:view_file',
+      'assistant',
+      'tool:submit',
+      'result',
+    ]);
     const run = t.items[3];
     assert.equal(run.step, 1);
     assert.match(run.observation, /line 59/, "the gym's whole observation, not the agent's cut one");
@@ -135,16 +174,23 @@ describe('the viewer API over run directories', () => {
     assert.match(t.verdict.diff, /^\+return a \+ b/m);
   });
 
-  test('a (task, sample) downloads as ATIF: an attachment holding its turns, the gym\'s observations and the reward', async () => {
+  test("a (task, sample) downloads as ATIF: an attachment holding its turns, the gym's observations and the reward", async () => {
     const r = await fetch(`${base}api/runs/baseline/tasks/${taskName(0)}/0/atif`);
     assert.equal(r.status, 200);
     assert.equal(r.headers.get('content-disposition'), `attachment; filename=${taskName(0)}__0__1.json`);
     assert.match(r.headers.get('content-type') ?? '', /^application\/json/);
     const t = (await r.json()) as any;
     assert.equal(t.schema_version, 'ATIF-v1.7');
-    assert.deepEqual(t.steps.slice(0, 2).map((s: any) => s.source), ['system', 'user']);
+    assert.deepEqual(
+      t.steps.slice(0, 2).map((s: any) => s.source),
+      ['system', 'user'],
+    );
     assert.equal(t.steps.length, 2 + 120, 'the prompt, then one step per model turn of the long trajectory');
-    assert.equal(t.steps[2].observation.results[0].content.split('\n').length, 62, "the gym's whole observation, not the agent's 50-character copy");
+    assert.equal(
+      t.steps[2].observation.results[0].content.split('\n').length,
+      62,
+      "the gym's whole observation, not the agent's 50-character copy",
+    );
     assert.equal(t.final_metrics.extra.reward, 1);
     assert.equal((await get(`${base}api/runs/baseline/tasks/${taskName(0)}/0/atif?attempt=7`)).status, 404);
     assert.equal((await get(`${base}api/runs/baseline/tasks/no-such-task/0/atif`)).status, 404);
@@ -210,7 +256,10 @@ describe('the viewer API over run directories', () => {
       const before = (await get(`${growing.url}api/runs`)).json.runs[0];
       assert.deepEqual([before.results, before.running, before.complete], [3, 1, false]);
       const running = (await get(`${growing.url}api/runs/growing/results?status=running`)).json.rows;
-      assert.deepEqual(running.map((r: { task: string; status: string }) => [r.task, r.status]), [[taskName(0), 'running']]);
+      assert.deepEqual(
+        running.map((r: { task: string; status: string }) => [r.task, r.status]),
+        [[taskName(0), 'running']],
+      );
       const partial = (await get(`${growing.url}api/runs/growing/tasks/${taskName(0)}/0/items`)).json;
       assert.equal(partial.done, false, 'no result line yet (the last line is still being written)');
       assert.ok(partial.items.some((i: { kind: string }) => i.kind === 'tool'));

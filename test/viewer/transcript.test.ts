@@ -35,34 +35,64 @@ describe('transcripts from trajectory files', () => {
     const file = path.join(dir, 'live.jsonl');
     const w = (r: object) => fs.appendFile(file, JSON.stringify(r) + '\n');
     await w({ type: 'episode', episodeId: 'ep-2', startedAt: '2026-01-01T00:00:00.000Z' });
-    await w({ type: 'step', step: 1, tool: 'view_file', args: { path: 'a.py' }, ok: true, observation: 'x', startedAt: '2026-01-01T00:00:01.000Z', durationMs: 1 });
+    await w({
+      type: 'step',
+      step: 1,
+      tool: 'view_file',
+      args: { path: 'a.py' },
+      ok: true,
+      observation: 'x',
+      startedAt: '2026-01-01T00:00:01.000Z',
+      durationMs: 1,
+    });
     const index = new LineIndex();
     const one = await transcriptPage(index, { gym: new Map([[1, file]]) }, 0, 10);
     assert.deepEqual([one.total, one.done], [2, false]);
     await w({ type: 'verdict', verdict: { status: 'passed', reward: 1, tests: [{ name: 'a', status: 'passed' }], notes: [] }, diff: '' });
     assert.equal((await transcriptPage(index, { gym: new Map([[1, file]]) }, 0, 10)).done, false, 'the submit step is still to come');
-    await w({ type: 'step', step: 2, tool: 'submit', args: {}, ok: true, observation: 'Verdict: PASSED', startedAt: '2026-01-01T00:00:02.000Z', durationMs: 1 });
+    await w({
+      type: 'step',
+      step: 2,
+      tool: 'submit',
+      args: {},
+      ok: true,
+      observation: 'Verdict: PASSED',
+      startedAt: '2026-01-01T00:00:02.000Z',
+      durationMs: 1,
+    });
     const done = await transcriptPage(index, { gym: new Map([[1, file]]) }, 1, 10);
     assert.deepEqual([done.total, done.done, done.verdict?.status], [3, true, 'passed']);
-    assert.deepEqual(done.items.map((i) => (i.kind === 'tool' ? i.tool : i.kind)), ['view_file', 'submit']);
+    assert.deepEqual(
+      done.items.map((i) => (i.kind === 'tool' ? i.tool : i.kind)),
+      ['view_file', 'submit'],
+    );
   });
 
   test('the line index reads a line only once it is whole, and starts over on a replaced file', async () => {
     const file = path.join(dir, 'grow.jsonl');
     const index = new LineIndex();
     await fs.writeFile(file, '{"type":"a"}\n{"type":"b","at":"2026');
-    assert.deepEqual((await index.lines(file)).map((l) => l.type), ['a']);
+    assert.deepEqual(
+      (await index.lines(file)).map((l) => l.type),
+      ['a'],
+    );
     await fs.appendFile(file, '-01-01T00:00:00Z"}\nnot json\n');
     const lines = await index.lines(file);
-    assert.deepEqual(lines.map((l) => l.type), ['a', 'b', 'unreadable']);
+    assert.deepEqual(
+      lines.map((l) => l.type),
+      ['a', 'b', 'unreadable'],
+    );
     assert.equal(lines[1]!.time, '2026-01-01T00:00:00Z');
     assert.deepEqual(await index.read(file, [lines[1]!]), [{ type: 'b', at: '2026-01-01T00:00:00Z' }]);
     await fs.writeFile(file, '{"type":"c"}\n');
-    assert.deepEqual((await index.lines(file)).map((l) => l.type), ['c']);
+    assert.deepEqual(
+      (await index.lines(file)).map((l) => l.type),
+      ['c'],
+    );
     assert.deepEqual(await index.lines(path.join(dir, 'missing.jsonl')), []);
   });
 
-  test("a path from a record is read only if it is a gym trajectory (DATA/trajectories/<episode>.jsonl)", async () => {
+  test('a path from a record is read only if it is a gym trajectory (DATA/trajectories/<episode>.jsonl)', async () => {
     const { isGymTrajectoryPath } = await import('../../src/viewer/transcript.ts');
     assert.equal(isGymTrajectoryPath('/data/trajectories/ep-1a2b.jsonl'), true);
     assert.equal(isGymTrajectoryPath('/srv/someone/.ssh/id_rsa'), false);
@@ -72,15 +102,29 @@ describe('transcripts from trajectory files', () => {
     const agent = path.join(dir, 'evil.jsonl');
     const secret = path.join(dir, 'secret.jsonl');
     await fs.writeFile(secret, JSON.stringify({ type: 'step', tool: 'secret', startedAt: '2026-01-01T00:00:00Z' }) + '\n');
-    await fs.writeFile(agent, JSON.stringify({ type: 'attempt', attempt: 1, gymTrajectory: secret, startedAt: '2026-01-01T00:00:00Z' }) + '\n');
+    await fs.writeFile(
+      agent,
+      JSON.stringify({ type: 'attempt', attempt: 1, gymTrajectory: secret, startedAt: '2026-01-01T00:00:00Z' }) + '\n',
+    );
     const page = await transcriptPage(new LineIndex(), { agent }, 0, 10);
-    assert.deepEqual(page.items.map((i) => i.kind), ['attempt']);
+    assert.deepEqual(
+      page.items.map((i) => i.kind),
+      ['attempt'],
+    );
   });
 
   test('table queries: metadata filters from m.<key>, defaults, and refusals that name the parameter', async () => {
     const q = parseResultQuery({ 'm.library': 'numpy', status: 'failed', offset: '100', sort: 'steps', dir: 'desc' });
     assert.deepEqual(q, { offset: 100, limit: 100, sort: 'steps', dir: 'desc', status: 'failed', q: '', meta: { library: 'numpy' } });
-    await expectGymError(Promise.resolve().then(() => parseResultQuery({ status: 'meh' })), 'INVALID_ARGUMENT', /status/);
-    await expectGymError(Promise.resolve().then(() => parseResultQuery({ offset: '-1' })), 'INVALID_ARGUMENT', /offset/);
+    await expectGymError(
+      Promise.resolve().then(() => parseResultQuery({ status: 'meh' })),
+      'INVALID_ARGUMENT',
+      /status/,
+    );
+    await expectGymError(
+      Promise.resolve().then(() => parseResultQuery({ offset: '-1' })),
+      'INVALID_ARGUMENT',
+      /offset/,
+    );
   });
 });

@@ -66,7 +66,13 @@ export function pythonSnippets(file: string, src: string): Snippet[] {
       end = j;
     }
     const owner = classes.filter((c) => c.indent < ind).pop();
-    out.push({ file, startLine: start + 1, endLine: end + 1, symbol: owner ? `${owner.name}.${def[1]}` : def[1]!, code: lines.slice(start, end + 1).join('\n') });
+    out.push({
+      file,
+      startLine: start + 1,
+      endLine: end + 1,
+      symbol: owner ? `${owner.name}.${def[1]}` : def[1]!,
+      code: lines.slice(start, end + 1).join('\n'),
+    });
     for (let k = start; k <= end; k++) covered[k] = true;
   }
   return [...out, ...windows(file, lines, covered)];
@@ -106,7 +112,12 @@ export function snippetsOf(language: 'python' | 'java', file: string, src: strin
 }
 
 /** The top `k` snippets by Jaccard similarity to the query, ties by path and line; `exclude` drops the target. */
-export function rankSnippets(snippets: Snippet[], query: string, k: number, exclude?: (s: Snippet) => boolean): (Snippet & { score: number })[] {
+export function rankSnippets(
+  snippets: Snippet[],
+  query: string,
+  k: number,
+  exclude?: (s: Snippet) => boolean,
+): (Snippet & { score: number })[] {
   const q = tokenSet(query);
   return snippets
     .filter((s) => !exclude?.(s))
@@ -131,7 +142,16 @@ export const retrieveContextTool = episodeTool({
     snippets: z.number().int().describe('snippets the repository was cut into'),
     files: z.number().int(),
     excluded: z.object({ file: z.string(), symbol: z.string() }).nullable().describe('the target function, never returned'),
-    hits: z.array(z.object({ file: z.string(), startLine: z.number().int(), endLine: z.number().int(), symbol: z.string().nullable(), score: z.number(), code: z.string() })),
+    hits: z.array(
+      z.object({
+        file: z.string(),
+        startLine: z.number().int(),
+        endLine: z.number().int(),
+        symbol: z.string().nullable(),
+        score: z.number(),
+        code: z.string(),
+      }),
+    ),
   }),
   annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false },
   async run(episode, args) {
@@ -144,7 +164,10 @@ export const retrieveContextTool = episodeTool({
     const language = episode.task.language;
     const ext = language === 'python' ? '.py' : '.java';
     const { entries } = await episode.sandbox.list('.', { depth: 64, limit: 100_000 });
-    const files = entries.filter((e) => e.type === 'file' && e.path.endsWith(ext) && e.size <= MAX_FILE_BYTES && !e.path.split('/').some((p) => p.startsWith('.benchgym')));
+    const files = entries.filter(
+      (e) =>
+        e.type === 'file' && e.path.endsWith(ext) && e.size <= MAX_FILE_BYTES && !e.path.split('/').some((p) => p.startsWith('.benchgym')),
+    );
     const snippets: Snippet[] = [];
     for (const f of files) {
       const data = await episode.sandbox.readFile(f.path).catch(() => null);
@@ -155,7 +178,12 @@ export const retrieveContextTool = episodeTool({
     const hits = rankSnippets(snippets, query, args.k, isTarget);
     const text = hits.length
       ? `${hits.length} of ${snippets.length} snippets most similar to the ${args.query ? 'query' : "target's description"} (Jaccard similarity):\n\n` +
-        hits.map((h, i) => `#${i + 1} ${h.file}:${h.startLine}-${h.endLine}${h.symbol ? ` (${h.symbol})` : ''} score ${h.score.toFixed(3)}\n${h.code}`).join('\n\n')
+        hits
+          .map(
+            (h, i) =>
+              `#${i + 1} ${h.file}:${h.startLine}-${h.endLine}${h.symbol ? ` (${h.symbol})` : ''} score ${h.score.toFixed(3)}\n${h.code}`,
+          )
+          .join('\n\n')
       : `No snippet of the ${snippets.length} in ${files.length} files shares a word with the query.`;
     return {
       text,
@@ -165,7 +193,14 @@ export const retrieveContextTool = episodeTool({
         snippets: snippets.length,
         files: files.length,
         excluded: targetFile && targetSymbol ? { file: targetFile, symbol: targetSymbol } : null,
-        hits: hits.map((h) => ({ file: h.file, startLine: h.startLine, endLine: h.endLine, symbol: h.symbol, score: Number(h.score.toFixed(6)), code: h.code })),
+        hits: hits.map((h) => ({
+          file: h.file,
+          startLine: h.startLine,
+          endLine: h.endLine,
+          symbol: h.symbol,
+          score: Number(h.score.toFixed(6)),
+          code: h.code,
+        })),
       },
     };
   },

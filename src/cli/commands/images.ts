@@ -27,14 +27,23 @@ export const imagesCommand: CliCommand = {
   summary: 'build (base) or list (list) the Docker sandbox base images',
   usage: USAGE,
   async run(args) {
-    const { values, positionals } = parseFlags(args, { python: { type: 'string' }, java: { type: 'string' }, from: { type: 'string' }, force: { type: 'boolean' }, all: { type: 'boolean' } });
+    const { values, positionals } = parseFlags(args, {
+      python: { type: 'string' },
+      java: { type: 'string' },
+      from: { type: 'string' },
+      force: { type: 'boolean' },
+      all: { type: 'boolean' },
+    });
     const sub = positionals[0] ?? 'list';
     const docker = dockerClient();
     if (sub === 'list') {
       for (const kind of ['python', 'java'] as const) {
         for (const version of Object.keys(BASE_IMAGES[kind])) {
           const tag = baseImageName(kind, version);
-          const info = await docker.getImage(tag).inspect().catch(() => null);
+          const info = await docker
+            .getImage(tag)
+            .inspect()
+            .catch(() => null);
           process.stdout.write(`${tag}\t${info ? `${Math.round(info.Size / 1e6)} MB` : 'missing'}\n`);
         }
       }
@@ -42,15 +51,22 @@ export const imagesCommand: CliCommand = {
     }
     if (sub !== 'base') throw new GymError('INVALID_ARGUMENT', `unknown images command '${sub}' (base or list)`);
     const from = values.from ?? 'debootstrap';
-    if (from !== 'debootstrap' && from !== 'registry') throw new GymError('INVALID_ARGUMENT', `invalid --from: '${from}' (debootstrap or registry)`);
+    if (from !== 'debootstrap' && from !== 'registry')
+      throw new GymError('INVALID_ARGUMENT', `invalid --from: '${from}' (debootstrap or registry)`);
     const specs: BaseImageSpec[] = [];
-    const pythons = values.all ? Object.keys(BASE_IMAGES.python) : (values.python ?? (values.java ? '' : '3.11')).split(',').filter(Boolean);
+    const pythons = values.all
+      ? Object.keys(BASE_IMAGES.python)
+      : (values.python ?? (values.java ? '' : '3.11')).split(',').filter(Boolean);
     const javas = values.all ? Object.keys(BASE_IMAGES.java) : (values.java ?? (values.python ? '' : '17')).split(',').filter(Boolean);
     for (const version of pythons) specs.push({ kind: 'python', version });
     for (const version of javas) specs.push({ kind: 'java', version });
     for (const spec of specs) {
       const t0 = Date.now();
-      const { tag, built } = await buildBaseImage(docker, spec, { from, force: values.force, onLine: (l) => process.stderr.write(`  ${l}\n`) });
+      const { tag, built } = await buildBaseImage(docker, spec, {
+        from,
+        force: values.force,
+        onLine: (l) => process.stderr.write(`  ${l}\n`),
+      });
       process.stdout.write(`${tag}\t${built ? `built in ${((Date.now() - t0) / 1000).toFixed(0)} s` : 'present'}\n`);
     }
     return 0;

@@ -26,7 +26,11 @@ export function reportCommand(root: Composition): CliCommand {
     summary: 'report.md and report.html (pass@k, CIs, breakdowns, comparisons of several runs)',
     usage: USAGE,
     async run(args) {
-      const { values, positionals } = parseFlags(args, { out: { type: 'string' }, by: { type: 'string' }, 'exclude-errors': { type: 'boolean' } });
+      const { values, positionals } = parseFlags(args, {
+        out: { type: 'string' },
+        by: { type: 'string' },
+        'exclude-errors': { type: 'boolean' },
+      });
       if (!positionals.length) throw new GymError('INVALID_ARGUMENT', 'give one or more run directories: benchgym report DIR [DIR...]');
       const out = values.out ?? (positionals.length === 1 ? positionals[0]! : '.');
       // Every suite's sections: a section says nothing of runs it has no figures for.

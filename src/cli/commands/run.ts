@@ -99,7 +99,8 @@ export function runCommand(root: Composition): CliCommand {
       });
       if (!values.out) throw new GymError('INVALID_ARGUMENT', 'missing --out DIR (the run directory)');
       const outDir = path.resolve(values.out);
-      if (values['rerun-errors'] && !values.resume) throw new GymError('INVALID_ARGUMENT', '--rerun-errors retries the infrastructure failures of an earlier run: add --resume');
+      if (values['rerun-errors'] && !values.resume)
+        throw new GymError('INVALID_ARGUMENT', '--rerun-errors retries the infrastructure failures of an earlier run: add --resume');
       const previous = values.resume ? await readManifest(outDir) : undefined;
       const prev = previous?.options;
 
@@ -107,7 +108,11 @@ export function runCommand(root: Composition): CliCommand {
       const suite = suiteSpec?.split('=')[0] ?? previous?.suite;
       if (!suite) throw new GymError('INVALID_ARGUMENT', 'missing --suite (e.g. --suite examples)');
       const givenDataset = values.dataset ?? (suiteSpec?.includes('=') ? suiteSpec.slice(suiteSpec.indexOf('=') + 1) : undefined);
-      const dataset = pick(givenDataset !== undefined ? path.resolve(givenDataset) : undefined, prev?.dataset as string | null | undefined, null);
+      const dataset = pick(
+        givenDataset !== undefined ? path.resolve(givenDataset) : undefined,
+        prev?.dataset as string | null | undefined,
+        null,
+      );
       const agentName = values.agent ?? previous?.agent;
       if (!agentName) throw new GymError('INVALID_ARGUMENT', 'missing --agent NAME (e.g. --agent swe-agent)');
       const model = values.model ?? previous?.model ?? (agentName === 'replay' ? 'none' : undefined);
@@ -119,31 +124,55 @@ export function runCommand(root: Composition): CliCommand {
         } catch (err) {
           throw new GymError('INVALID_ARGUMENT', `invalid --agent-options: ${(err as Error).message} (a JSON object)`);
         }
-        if (!givenAgentOptions || typeof givenAgentOptions !== 'object' || Array.isArray(givenAgentOptions)) throw new GymError('INVALID_ARGUMENT', 'invalid --agent-options: a JSON object');
+        if (!givenAgentOptions || typeof givenAgentOptions !== 'object' || Array.isArray(givenAgentOptions))
+          throw new GymError('INVALID_ARGUMENT', 'invalid --agent-options: a JSON object');
       }
       const agentOptions = pick(givenAgentOptions, prev?.agentOptions as Record<string, unknown> | undefined, {});
       const gold = pick(values.gold, prev?.gold as boolean | undefined, false);
       const sandbox = pick(values.sandbox, prev?.sandbox as string | undefined, 'local');
       // A run recorded before scoring modes existed was scored as faithful is now; it resumes so.
       const legacyRun = prev !== undefined && prev !== null && !('scoring' in prev);
-      const scoring = legacyRun ? scoringFlag(values.scoring, 'faithful') : scoringFlag(values.scoring ?? (prev?.scoring as string | undefined), 'strict');
+      const scoring = legacyRun
+        ? scoringFlag(values.scoring, 'faithful')
+        : scoringFlag(values.scoring ?? (prev?.scoring as string | undefined), 'strict');
       const samples = pick(values.samples !== undefined ? intFlag(values.samples, 'samples', 1, 1, 1000) : undefined, prev?.samples, 1);
       const temperature = pick(numberFlag(values.temperature, 'temperature', 0, 2), prev?.temperature, null);
-      const maxSteps = pick(values['max-steps'] !== undefined ? intFlag(values['max-steps'], 'max-steps', 250, 1, 100_000) : undefined, prev?.maxSteps, null);
-      const timeLimitMs = pick(values['time-limit'] !== undefined ? intFlag(values['time-limit'], 'time-limit', 7200, 1, 7 * 24 * 3600) * 1000 : undefined, prev?.timeLimitMs, null);
-      const maxTokens = pick(values['max-tokens'] !== undefined ? intFlag(values['max-tokens'], 'max-tokens', 4096, 1, 10_000_000) : undefined, prev?.maxTokens, null);
+      const maxSteps = pick(
+        values['max-steps'] !== undefined ? intFlag(values['max-steps'], 'max-steps', 250, 1, 100_000) : undefined,
+        prev?.maxSteps,
+        null,
+      );
+      const timeLimitMs = pick(
+        values['time-limit'] !== undefined ? intFlag(values['time-limit'], 'time-limit', 7200, 1, 7 * 24 * 3600) * 1000 : undefined,
+        prev?.timeLimitMs,
+        null,
+      );
+      const maxTokens = pick(
+        values['max-tokens'] !== undefined ? intFlag(values['max-tokens'], 'max-tokens', 4096, 1, 10_000_000) : undefined,
+        prev?.maxTokens,
+        null,
+      );
       let givenPricing: { prompt: number; completion: number } | undefined;
       if (values.pricing !== undefined) {
         const [a, b] = values.pricing.split(',');
         const promptPrice = numberFlag(a, 'pricing', 0, 1e6);
         const completionPrice = numberFlag(b, 'pricing', 0, 1e6);
-        if (promptPrice === undefined || completionPrice === undefined) throw new GymError('INVALID_ARGUMENT', `invalid --pricing: '${values.pricing}' (USD per 1M prompt and completion tokens, e.g. 0.15,0.60)`);
+        if (promptPrice === undefined || completionPrice === undefined)
+          throw new GymError(
+            'INVALID_ARGUMENT',
+            `invalid --pricing: '${values.pricing}' (USD per 1M prompt and completion tokens, e.g. 0.15,0.60)`,
+          );
         givenPricing = { prompt: promptPrice, completion: completionPrice };
       }
       const pricing = pick(givenPricing, prev?.pricing, null);
-      const limit = pick(values.limit !== undefined ? intFlag(values.limit, 'limit', 1, 1, 10_000_000) : undefined, prev?.limit as number | undefined, null);
+      const limit = pick(
+        values.limit !== undefined ? intFlag(values.limit, 'limit', 1, 1, 10_000_000) : undefined,
+        prev?.limit as number | undefined,
+        null,
+      );
       const shuffle = pick(values.shuffle, prev?.shuffle as string | undefined, null);
-      if (shuffle === '') throw new GymError('INVALID_ARGUMENT', 'invalid --shuffle: an empty seed (any non-empty string, e.g. --shuffle 1)');
+      if (shuffle === '')
+        throw new GymError('INVALID_ARGUMENT', 'invalid --shuffle: an empty seed (any non-empty string, e.g. --shuffle 1)');
       const agents = await root.agents.load();
       const agentDef = ownValue(agents, agentName);
       const usesModel = agentDef?.usesModel !== false && !gold;
@@ -160,7 +189,9 @@ export function runCommand(root: Composition): CliCommand {
       if (usesModel) {
         // Once, before any episode: a run against a down or missing endpoint fails now, not after an hour of retries.
         const check = await checkModelEndpoint({ baseURL: baseURL ?? undefined, apiKey, model });
-        process.stderr.write(`benchgym run: model endpoint ${check.baseURL} answers${check.via === 'models' ? ` (${check.models?.length ?? 0} models listed)` : ''}\n`);
+        process.stderr.write(
+          `benchgym run: model endpoint ${check.baseURL} answers${check.via === 'models' ? ` (${check.models?.length ?? 0} models listed)` : ''}\n`,
+        );
         if (check.warning) process.stderr.write(`benchgym run: warning: ${check.warning}\n`);
       }
       const gym = await gymFrom({ ...values, sandbox, scoring, suite: [dataset ? `${suite}=${dataset}` : suite] }, root);
@@ -169,7 +200,9 @@ export function runCommand(root: Composition): CliCommand {
       const onSignal = () => {
         if (interrupted) process.exit(130);
         interrupted = true;
-        process.stderr.write('\nbenchgym run: stopping (episodes in flight are not recorded; --resume runs them again); Ctrl-C again to quit at once\n');
+        process.stderr.write(
+          '\nbenchgym run: stopping (episodes in flight are not recorded; --resume runs them again); Ctrl-C again to quit at once\n',
+        );
         stop.abort();
       };
       process.on('SIGINT', onSignal);
@@ -209,7 +242,16 @@ export function runCommand(root: Composition): CliCommand {
           options: { dataset, sandbox, gold, agentOptions, ...(legacyRun ? {} : { scoring }) },
           progress: streamProgress(process.stderr),
           signal: stop.signal,
-          ...(values.server ? { server: { url: values.server, ...((values['server-token'] ?? process.env.BENCHGYM_TOKEN) ? { token: values['server-token'] ?? process.env.BENCHGYM_TOKEN } : {}) } } : {}),
+          ...(values.server
+            ? {
+                server: {
+                  url: values.server,
+                  ...((values['server-token'] ?? process.env.BENCHGYM_TOKEN)
+                    ? { token: values['server-token'] ?? process.env.BENCHGYM_TOKEN }
+                    : {}),
+                },
+              }
+            : {}),
         });
         const counts = passCountsOf(outcome.results);
         const total = outcome.manifest.taskIds.length * samples;

@@ -85,7 +85,15 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
       const suite = suites.find((s) => s.id === suiteId);
       if (!suite) throw new GymError('SUITE_NOT_FOUND', `unknown suite '${suiteId}' (known: ${suites.map((s) => s.id).join(', ')})`);
       const adapter = suite.replay;
-      if (!adapter) throw new GymError('INVALID_ARGUMENT', `suite '${suiteId}' has no replay: benchgym score replays the outputs of ${replayable(suites).map((s) => s.id).join(', ') || 'no suite'}`);
+      if (!adapter)
+        throw new GymError(
+          'INVALID_ARGUMENT',
+          `suite '${suiteId}' has no replay: benchgym score replays the outputs of ${
+            replayable(suites)
+              .map((s) => s.id)
+              .join(', ') || 'no suite'
+          }`,
+        );
       // Without a dataset the suite is served as it is: one that needs a path says so itself.
       const given = values.dataset ?? suitePath;
       const dataset = given === undefined ? undefined : path.resolve(given);
@@ -99,21 +107,37 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
       const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
 
       // The suites again, with the repository options of this call.
-      const registry = new SuiteRegistry(await loadSuites(root, { reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) }, [suiteId]));
+      const registry = new SuiteRegistry(
+        await loadSuites(root, { reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) }, [suiteId]),
+      );
       registry.enable(dataset === undefined ? suiteId : `${suiteId}=${dataset}`);
       const cacheDir = cacheDirOf(values);
       // A suite whose scorer takes the gym's mode scores `both` faithfully too.
       const gradle = gradleFlag(values.gradle);
-      const opts: GymOptions = { registry, dataDir: values['data-dir'], cacheDir, isolation, scoring: scoring === 'strict' ? 'strict' : 'faithful', ...(gradle ? { gradle } : {}) };
+      const opts: GymOptions = {
+        registry,
+        dataDir: values['data-dir'],
+        cacheDir,
+        isolation,
+        scoring: scoring === 'strict' ? 'strict' : 'faithful',
+        ...(gradle ? { gradle } : {}),
+      };
       if (backend === 'docker') {
         const { DockerSandboxFactory } = await import('../../sandbox/docker/index.ts');
-        opts.sandboxes = new DockerSandboxFactory({ serverId: values['server-id'] ?? 'default', poolSize: 0, maxContainers: 32, images: { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) } });
+        opts.sandboxes = new DockerSandboxFactory({
+          serverId: values['server-id'] ?? 'default',
+          poolSize: 0,
+          maxContainers: 32,
+          images: { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) },
+        });
       }
-      if (backend === 'kubernetes') opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
+      if (backend === 'kubernetes')
+        opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
       const gym = new Gym(opts);
       const mode = scoring === 'both' && adapter.strictRescore === false ? 'faithful' : scoring;
       const strictWhere = typeof adapter.strictRescore === 'function' ? adapter.strictRescore : undefined;
-      if (values.validated && !adapter.startStateCheck) throw new GymError('INVALID_ARGUMENT', `--validated: suite '${suiteId}' does not check start states`);
+      if (values.validated && !adapter.startStateCheck)
+        throw new GymError('INVALID_ARGUMENT', `--validated: suite '${suiteId}' does not check start states`);
       const validated = values.validated ? readValidated(path.resolve(values.validated)) : undefined;
       const scorer = replayScorer((task, patch, m) => gym.score(task, patch, { scoring: m }), mode, strictWhere);
       // The start state in the replay's own mode (faithful for `both`), once per task.
@@ -127,7 +151,9 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
           only: values.tasks ? (listFlag(values.tasks) ?? []) : undefined,
           options,
           scoring,
-          score: adapter.startStateCheck ? withStartStateCheck(scorer, (task) => gym.score(task, '', { scoring: startMode }), validated) : scorer,
+          score: adapter.startStateCheck
+            ? withStartStateCheck(scorer, (task) => gym.score(task, '', { scoring: startMode }), validated)
+            : scorer,
           concurrency,
           onProgress: values.json ? undefined : (line) => process.stderr.write(`${line}\n`),
           excludeErrors: values['exclude-errors'] ?? false,

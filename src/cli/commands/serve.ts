@@ -80,7 +80,10 @@ export function serveCommand(root: Composition): CliCommand {
         extensions: [wsGymExtension(), wsMcpExtension(sessions), openEnvExtension(sessions), terminalExtension()],
       });
       const suites = await gym.registry.list();
-      const isolation = await describeIsolation(gym, { isolation: isolationFlag(values.isolation), cacheDir: cacheDirOf(values) ?? gym.dataDir });
+      const isolation = await describeIsolation(gym, {
+        isolation: isolationFlag(values.isolation),
+        cacheDir: cacheDirOf(values) ?? gym.dataDir,
+      });
       const ws = server.url.replace(/^http/, 'ws');
       process.stderr.write(
         `benchgym serving ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')} with the ${gym.sandboxes.backend} sandbox\n` +
@@ -91,10 +94,12 @@ export function serveCommand(root: Composition): CliCommand {
           `  OpenEnv:               ${server.url}/openenv (an OpenEnv client's base URL; its session at ${ws}/openenv/ws)\n` +
           `  terminal (browser):    ${server.url}/terminal/<episode_id>; an episode's own: ${server.url}/episodes/<episode_id>/<key>/terminal\n` +
           `  viewer (browser):      ${server.url}/view/ (live episodes: ${server.url}/view/#/live)\n` +
-          (values.token ?? process.env.BENCHGYM_TOKEN
+          ((values.token ?? process.env.BENCHGYM_TOKEN)
             ? ''
             : '  no token: every local process can reach every episode; hand an untrusted agent an episode URL only on a server with --token\n') +
-          (advertiseUrl ? `  replica:               ${advertiseUrl} (start_episode names episodes as ${advertiseUrl}/episodes/<episode_id>/<key>/mcp)\n` : ''),
+          (advertiseUrl
+            ? `  replica:               ${advertiseUrl} (start_episode names episodes as ${advertiseUrl}/episodes/<episode_id>/<key>/mcp)\n`
+            : ''),
       );
       gym.onEvent((event) => {
         const line = episodeLogLine(event);

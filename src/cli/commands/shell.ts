@@ -43,10 +43,15 @@ export const shellCommand: CliCommand = {
  */
 export async function shell(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags(args, { url: { type: 'string' }, token: { type: 'string' }, suite: { type: 'string' } });
-  if (positionals.length !== 1) throw new GymError('INVALID_ARGUMENT', `give one episode id or task id (got ${positionals.length ? positionals.join(' ') : 'none'})`);
+  if (positionals.length !== 1)
+    throw new GymError('INVALID_ARGUMENT', `give one episode id or task id (got ${positionals.length ? positionals.join(' ') : 'none'})`);
   const target = positionals[0]!;
   if (/^https?:\/\//i.test(target)) {
-    if (values.url || values.token || values.suite) throw new GymError('INVALID_ARGUMENT', "an episode's URL names its server and opens it by its key: give no --url, --token or --suite with it");
+    if (values.url || values.token || values.suite)
+      throw new GymError(
+        'INVALID_ARGUMENT',
+        "an episode's URL names its server and opens it by its key: give no --url, --token or --suite with it",
+      );
     return attach(episodeTerminalUrl(target), undefined);
   }
   let base: URL;
@@ -55,7 +60,8 @@ export async function shell(args: string[]): Promise<number> {
   } catch {
     throw new GymError('INVALID_ARGUMENT', `invalid --url: '${values.url}'`);
   }
-  if (base.protocol !== 'http:' && base.protocol !== 'https:') throw new GymError('INVALID_ARGUMENT', `invalid --url: '${values.url}' (http:// or https://)`);
+  if (base.protocol !== 'http:' && base.protocol !== 'https:')
+    throw new GymError('INVALID_ARGUMENT', `invalid --url: '${values.url}' (http:// or https://)`);
   const token = values.token ?? process.env.BENCHGYM_TOKEN;
   if (values.suite && EPISODE_ID.test(target)) throw new GymError('INVALID_ARGUMENT', '--suite goes with a task id, not an episode id');
 
@@ -78,33 +84,55 @@ function episodeTerminalUrl(target: string): { url: URL; episodeId: string; byUr
     throw new GymError('INVALID_ARGUMENT', `not a URL: '${withoutEpisodeKeys(target)}'`);
   }
   const capability = capabilityOfPath(url.pathname);
-  if (!capability) throw new GymError('INVALID_ARGUMENT', `not an episode's URL (http://HOST:PORT/episodes/<id>/<key>/mcp): '${withoutEpisodeKeys(target)}'`);
+  if (!capability)
+    throw new GymError(
+      'INVALID_ARGUMENT',
+      `not an episode's URL (http://HOST:PORT/episodes/<id>/<key>/mcp): '${withoutEpisodeKeys(target)}'`,
+    );
   const prefix = url.pathname.slice(0, url.pathname.length - capability.endpoint.length);
   return { url: new URL(`${prefix}pty`, url.origin), episodeId: capability.id, byUrl: true };
 }
 
-async function startEpisode(base: URL, token: string | undefined, taskId: string, suite?: string): Promise<{ episodeId: string; mcpPath: string; suite: string; taskId: string }> {
+async function startEpisode(
+  base: URL,
+  token: string | undefined,
+  taskId: string,
+  suite?: string,
+): Promise<{ episodeId: string; mcpPath: string; suite: string; taskId: string }> {
   const client = new Client({ name: 'benchgym-shell', version: '0.1.0' });
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', base), token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined);
+  const transport = new StreamableHTTPClientTransport(
+    new URL('/mcp', base),
+    token ? { requestInit: { headers: { Authorization: `Bearer ${token}` } } } : undefined,
+  );
   try {
     try {
       await client.connect(transport);
     } catch (err) {
       throw new GymError('SANDBOX_UNAVAILABLE', `cannot reach the server at ${base.origin}: ${(err as Error).message}`);
     }
-    const result = (await client.callTool({ name: 'start_episode', arguments: { task_id: taskId, ...(suite ? { suite } : {}) } }, undefined, {
-      // The first start of a task builds its environment: wait as long as progress comes.
-      timeout: 120_000,
-      resetTimeoutOnProgress: true,
-      maxTotalTimeout: 30 * 60_000,
-      onprogress: () => {},
-    })) as CallToolResult;
-    const data = result.structuredContent as { episodeId?: string; mcpPath?: string; suite?: string; taskId?: string; error?: { code: GymErrorCode; message: string } } | undefined;
+    const result = (await client.callTool(
+      { name: 'start_episode', arguments: { task_id: taskId, ...(suite ? { suite } : {}) } },
+      undefined,
+      {
+        // The first start of a task builds its environment: wait as long as progress comes.
+        timeout: 120_000,
+        resetTimeoutOnProgress: true,
+        maxTotalTimeout: 30 * 60_000,
+        onprogress: () => {},
+      },
+    )) as CallToolResult;
+    const data = result.structuredContent as
+      | { episodeId?: string; mcpPath?: string; suite?: string; taskId?: string; error?: { code: GymErrorCode; message: string } }
+      | undefined;
     if (result.isError || !data?.episodeId) {
       if (data?.error) throw new GymError(data.error.code, data.error.message);
       throw new GymError('INTERNAL', `start_episode failed: ${result.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ')}`);
     }
-    if (!data.mcpPath) throw new GymError('INTERNAL', `start_episode named no endpoint for episode ${data.episodeId} (mcpPath): not a benchgym server of this version?`);
+    if (!data.mcpPath)
+      throw new GymError(
+        'INTERNAL',
+        `start_episode named no endpoint for episode ${data.episodeId} (mcpPath): not a benchgym server of this version?`,
+      );
     return { episodeId: data.episodeId, mcpPath: data.mcpPath, suite: data.suite ?? suite ?? '', taskId: data.taskId ?? taskId };
   } finally {
     await client.close().catch(() => {});
@@ -163,7 +191,10 @@ function attach(target: { url: URL; episodeId: string; byUrl?: boolean }, token:
       scheduleEof();
     };
     const onResize = () => send(JSON.stringify({ type: 'resize', cols: stdout.columns, rows: stdout.rows }));
-    const signals: [NodeJS.Signals, () => void][] = (['SIGTERM', 'SIGHUP'] as const).map((sig) => [sig, () => finish(sig === 'SIGTERM' ? 143 : 129)]);
+    const signals: [NodeJS.Signals, () => void][] = (['SIGTERM', 'SIGHUP'] as const).map((sig) => [
+      sig,
+      () => finish(sig === 'SIGTERM' ? 143 : 129),
+    ]);
 
     const restore = () => {
       clearTimeout(eofTimer);
@@ -237,7 +268,11 @@ function attach(target: { url: URL; episodeId: string; byUrl?: boolean }, token:
       // The episode's URL (its key) is not printed: the terminal's scrollback may be shared.
       const again = target.byUrl ? "benchgym shell with the episode's URL" : `benchgym shell ${episodeId}`;
       if (detached) return finish(0, apart(`benchgym shell: detached; episode ${episodeId} keeps running (${again} opens a new terminal)`));
-      if (exit) return finish(exit.code ?? 1, exit.code === null ? apart(`benchgym shell: the shell was ended${exit.reason ? ` (${exit.reason})` : ''}`) : undefined);
+      if (exit)
+        return finish(
+          exit.code ?? 1,
+          exit.code === null ? apart(`benchgym shell: the shell was ended${exit.reason ? ` (${exit.reason})` : ''}`) : undefined,
+        );
       const why = reason.toString() || `the connection closed (code ${code})`;
       finish(code === 1000 ? 0 : 2, apart(`benchgym shell: ${why}`));
     });

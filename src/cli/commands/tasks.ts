@@ -27,7 +27,8 @@ export function tasksCommand(root: Composition): CliCommand {
       try {
         const out = [];
         for (const suite of gym.registry.suiteIds()) {
-          for (const t of await gym.registry.tasks(suite)) out.push({ suite, id: t.id, title: t.title ?? t.id, language: t.language, kind: t.kind });
+          for (const t of await gym.registry.tasks(suite))
+            out.push({ suite, id: t.id, title: t.title ?? t.id, language: t.language, kind: t.kind });
         }
         if (values.json) process.stdout.write(JSON.stringify(out, null, 2) + '\n');
         else for (const t of out) process.stdout.write(`${t.suite}/${t.id}\t${t.language}\t${t.kind}\t${t.title}\n`);

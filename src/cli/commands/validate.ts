@@ -44,8 +44,18 @@ export function validateCommand(root: Composition): CliCommand {
     summary: 'gold passes, start state fails, for every task',
     usage: USAGE,
     async run(args) {
-      const { values } = parseFlags(args, { ...GYM_FLAGS, dataset: { type: 'string' }, tasks: { type: 'string' }, concurrency: { type: 'string' }, json: { type: 'boolean' }, out: { type: 'string' }, revalidate: { type: 'boolean' }, context: { type: 'string' } });
-      if (values.revalidate && !values.out) throw new GymError('INVALID_ARGUMENT', '--revalidate needs --out FILE.jsonl (the results to validate again)');
+      const { values } = parseFlags(args, {
+        ...GYM_FLAGS,
+        dataset: { type: 'string' },
+        tasks: { type: 'string' },
+        concurrency: { type: 'string' },
+        json: { type: 'boolean' },
+        out: { type: 'string' },
+        revalidate: { type: 'boolean' },
+        context: { type: 'string' },
+      });
+      if (values.revalidate && !values.out)
+        throw new GymError('INVALID_ARGUMENT', '--revalidate needs --out FILE.jsonl (the results to validate again)');
       if (!values.suite?.length) throw new GymError('INVALID_ARGUMENT', 'missing --suite (e.g. --suite examples)');
       if (values.dataset) values.suite = [`${values.suite[0]!.split('=')[0]}=${values.dataset}`];
       const gym = await gymFrom(values, root);
@@ -53,22 +63,36 @@ export function validateCommand(root: Composition): CliCommand {
         const suite = gym.registry.suiteIds()[0]!;
         let list = await gym.registry.tasks(suite);
         if (values.tasks) {
-          const wanted = values.tasks.split(',').map((s) => s.trim()).filter(Boolean);
+          const wanted = values.tasks
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean);
           const unknown = wanted.filter((id) => !list.some((t) => t.id === id));
-          if (unknown.length) throw new GymError('TASK_NOT_FOUND', `no task ${unknown.map((u) => `'${u}'`).join(', ')} in suite '${suite}'`);
+          if (unknown.length)
+            throw new GymError('TASK_NOT_FOUND', `no task ${unknown.map((u) => `'${u}'`).join(', ')} in suite '${suite}'`);
           list = list.filter((t) => wanted.includes(t.id));
         }
         const context = values.context;
-        const withoutContext = context ? list.filter((t) => t.defaultContext !== context && !Object.hasOwn(t.contexts, context)).map((t) => t.id) : [];
-        if (context && withoutContext.length === list.length) throw new GymError('INVALID_ARGUMENT', `--context: no task ${values.tasks ? 'asked for ' : ''}offers a '${context}' start state (${list.length} task${list.length === 1 ? '' : 's'}: ${[...new Set(list.flatMap((t) => [t.defaultContext, ...Object.keys(t.contexts)]))].join(', ')})`);
+        const withoutContext = context
+          ? list.filter((t) => t.defaultContext !== context && !Object.hasOwn(t.contexts, context)).map((t) => t.id)
+          : [];
+        if (context && withoutContext.length === list.length)
+          throw new GymError(
+            'INVALID_ARGUMENT',
+            `--context: no task ${values.tasks ? 'asked for ' : ''}offers a '${context}' start state (${list.length} task${list.length === 1 ? '' : 's'}: ${[...new Set(list.flatMap((t) => [t.defaultContext, ...Object.keys(t.contexts)]))].join(', ')})`,
+          );
         if (withoutContext.length) {
-          process.stderr.write(`benchgym validate: ${withoutContext.length} of ${list.length} tasks have no '${context}' start state, skipped: ${withoutContext.slice(0, 20).join(', ')}${withoutContext.length > 20 ? ', ...' : ''}\n`);
+          process.stderr.write(
+            `benchgym validate: ${withoutContext.length} of ${list.length} tasks have no '${context}' start state, skipped: ${withoutContext.slice(0, 20).join(', ')}${withoutContext.length > 20 ? ', ...' : ''}\n`,
+          );
           list = list.filter((t) => !withoutContext.includes(t.id));
         }
         const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
         const progress = (v: TaskValidation, resumed = false) =>
           // Progress on stderr in both modes: a long --json run shows how far it is.
-          process.stderr.write(`${v.status.padEnd(11)} ${v.taskId}${v.context ? ` [${v.context}]` : ''} (${(v.durationMs / 1000).toFixed(1)} s${resumed ? `, resumed from ${values.out}` : ''})${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`);
+          process.stderr.write(
+            `${v.status.padEnd(11)} ${v.taskId}${v.context ? ` [${v.context}]` : ''} (${(v.durationMs / 1000).toFixed(1)} s${resumed ? `, resumed from ${values.out}` : ''})${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`,
+          );
         const saved = values.out && existsSync(values.out) ? await fs.readFile(values.out, 'utf8') : '';
         const earlier = values.revalidate ? new Map<string, TaskValidation>() : readValidations(saved);
         // A result counts for the start state it was validated in (no context: the task's own).
@@ -77,17 +101,30 @@ export function validateCommand(root: Composition): CliCommand {
         for (const v of kept.values()) progress(v, true);
         // A line a stopped run left unfinished must not swallow the next one.
         if (values.out && saved && !saved.endsWith('\n')) appendFileSync(values.out, '\n');
-        const fresh = await validateTasks(gym, list.filter((t) => !kept.has(t.id)), concurrency, (v) => {
-          progress(v);
-          if (values.out) appendFileSync(values.out, JSON.stringify(v) + '\n');
-        }, context ? { context } : {});
+        const fresh = await validateTasks(
+          gym,
+          list.filter((t) => !kept.has(t.id)),
+          concurrency,
+          (v) => {
+            progress(v);
+            if (values.out) appendFileSync(values.out, JSON.stringify(v) + '\n');
+          },
+          context ? { context } : {},
+        );
         const byId = new Map([...kept, ...fresh.map((v) => [v.taskId, v] as const)]);
         const results = list.map((t) => byId.get(t.id)!);
         const by = (s: TaskValidation['status']) => results.filter((r) => r.status === s);
         const checked = by('valid').length + by('invalid').length;
         const nothingChecked = results.length > 0 && checked === 0;
         const network = unreachableIndexLines([...by('unavailable'), ...by('error')].map((r) => r.reasons));
-        if (values.json) process.stdout.write(JSON.stringify({ suite, ...(context ? { context, withoutContext } : {}), checked, nothingChecked, unreachableIndex: network, results }, null, 2) + '\n');
+        if (values.json)
+          process.stdout.write(
+            JSON.stringify(
+              { suite, ...(context ? { context, withoutContext } : {}), checked, nothingChecked, unreachableIndex: network, results },
+              null,
+              2,
+            ) + '\n',
+          );
         else {
           // A task whose scoring failed is one not shown valid: in the denominator, the rate over the checked ones beside it.
           const counts = { passed: by('valid').length, failed: by('invalid').length, errors: by('error').length };
@@ -98,8 +135,12 @@ export function validateCommand(root: Composition): CliCommand {
         }
         for (const line of network) process.stderr.write(`benchgym validate: ${line}\n`);
         if (nothingChecked) {
-          const why = by('error').length ? `${by('unavailable').length} unavailable here, ${by('error').length} failed to score` : "every task's env is unavailable here";
-          process.stderr.write(`benchgym validate: nothing was checked: ${why} (of ${results.length} task${results.length > 1 ? 's' : ''})\n`);
+          const why = by('error').length
+            ? `${by('unavailable').length} unavailable here, ${by('error').length} failed to score`
+            : "every task's env is unavailable here";
+          process.stderr.write(
+            `benchgym validate: nothing was checked: ${why} (of ${results.length} task${results.length > 1 ? 's' : ''})\n`,
+          );
           return 1;
         }
         return by('invalid').length + by('error').length > 0 ? 1 : 0;
@@ -110,7 +151,15 @@ export function validateCommand(root: Composition): CliCommand {
   };
 }
 
-const SavedValidation = z.object({ taskId: z.string(), context: z.string().optional(), status: z.enum(['valid', 'invalid', 'unavailable', 'error']), reasons: z.array(z.string()), durationMs: z.number() }).passthrough();
+const SavedValidation = z
+  .object({
+    taskId: z.string(),
+    context: z.string().optional(),
+    status: z.enum(['valid', 'invalid', 'unavailable', 'error']),
+    reasons: z.array(z.string()),
+    durationMs: z.number(),
+  })
+  .passthrough();
 
 const savedKey = (taskId: string, context: string | undefined) => `${context ?? ''}\u0000${taskId}`;
 

@@ -42,9 +42,19 @@ export const viewCommand: CliCommand = {
     if (!dirs.length) throw new GymError('INVALID_ARGUMENT', 'no run directory to show');
     const runs = new RunStore(dirs);
     const token = values.token ?? process.env.BENCHGYM_TOKEN;
-    const server = await startViewerServer({ runs }, { host: values.host ?? '127.0.0.1', port: intFlag(values.port, 'port', DEFAULT_VIEW_PORT, 0, 65535), token, allowedHosts: values['allow-host'] });
+    const server = await startViewerServer(
+      { runs },
+      {
+        host: values.host ?? '127.0.0.1',
+        port: intFlag(values.port, 'port', DEFAULT_VIEW_PORT, 0, 65535),
+        token,
+        allowedHosts: values['allow-host'],
+      },
+    );
     const url = token ? `${server.url}?token=<token>` : server.url;
-    process.stderr.write(`benchgym view: ${runs.ids().length} run${runs.ids().length === 1 ? '' : 's'} (${runs.ids().join(', ')})\n  open ${url}\n`);
+    process.stderr.write(
+      `benchgym view: ${runs.ids().length} run${runs.ids().length === 1 ? '' : 's'} (${runs.ids().join(', ')})\n  open ${url}\n`,
+    );
     onShutdownSignals(() => server.close());
     await new Promise(() => {});
     return 0;

@@ -59,13 +59,23 @@ export function groupedBarChart(opts: { title: string; groups: string[]; series:
   const labelH = 46;
   // Wide enough for the title (at most 9 px a character in bold 14 px) and, up to 640 px, for the longest legend name on a line of its own.
   const longest = Math.max(0, ...series.map((s) => s.name.length));
-  const width = Math.max(left + plotW + 16, Math.ceil(left + opts.title.length * 9 + 16), Math.min(640, left + 18 + longest * CHAR_PX + 16));
-  const legend = legendLayout(series.map((s) => s.name), left, width - 16);
+  const width = Math.max(
+    left + plotW + 16,
+    Math.ceil(left + opts.title.length * 9 + 16),
+    Math.min(640, left + 18 + longest * CHAR_PX + 16),
+  );
+  const legend = legendLayout(
+    series.map((s) => s.name),
+    left,
+    width - 16,
+  );
   const legendTop = top + plotH + labelH;
   const height = legendTop + legend.height;
   const y = (v: number) => top + plotH - v * plotH;
   const parts: string[] = [];
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" class="chart"${opts.id ? ` id="${esc(opts.id)}"` : ''} width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(opts.title)}">`);
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" class="chart"${opts.id ? ` id="${esc(opts.id)}"` : ''} width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(opts.title)}">`,
+  );
   parts.push(`<text class="title" x="${left}" y="22">${esc(opts.title)}</text>`);
   for (const tick of [0, 0.25, 0.5, 0.75, 1]) {
     parts.push(`<line class="grid" x1="${left}" x2="${left + plotW}" y1="${y(tick)}" y2="${y(tick)}"/>`);
@@ -82,7 +92,9 @@ export function groupedBarChart(opts: { title: string; groups: string[]; series:
         return;
       }
       const h = Math.max(0, Math.min(1, v)) * plotH;
-      parts.push(`<rect class="bar" data-series="${esc(s.name)}" data-group="${esc(group)}" data-value="${v}" x="${x + 1}" y="${y(0) - h}" width="${barW - 2}" height="${h}" fill="${color}"><title>${esc(`${s.name} · ${group}: ${pct(v)}`)}</title></rect>`);
+      parts.push(
+        `<rect class="bar" data-series="${esc(s.name)}" data-group="${esc(group)}" data-value="${v}" x="${x + 1}" y="${y(0) - h}" width="${barW - 2}" height="${h}" fill="${color}"><title>${esc(`${s.name} · ${group}: ${pct(v)}`)}</title></rect>`,
+      );
       const ci = s.intervals?.[gi];
       if (ci) {
         const cx = x + barW / 2;
@@ -94,7 +106,9 @@ export function groupedBarChart(opts: { title: string; groups: string[]; series:
       }
     });
     const label = fit(group, groupW - 6);
-    parts.push(`<text class="group" x="${gx + (series.length * barW) / 2}" y="${top + plotH + 18}" text-anchor="middle">${esc(label)}<title>${esc(group)}</title></text>`);
+    parts.push(
+      `<text class="group" x="${gx + (series.length * barW) / 2}" y="${top + plotH + 18}" text-anchor="middle">${esc(label)}<title>${esc(group)}</title></text>`,
+    );
   });
   parts.push(`<line class="axis" x1="${left}" x2="${left + plotW}" y1="${y(0)}" y2="${y(0)}"/>`);
   legend.items.forEach((item, si) => {
@@ -112,14 +126,21 @@ export function reportCharts(data: ReportData): string[] {
   const out: string[] = [];
   const ks = shownKs(data);
   // Overall: one group per metric, one bar per run.
-  const metrics: { name: string; get: (r: RunNumbers) => (Interval & { tasks: number }) | undefined }[] = ks.map((k) => ({ name: `pass@${k}`, get: (r) => r.summary.passAtK[k] }));
+  const metrics: { name: string; get: (r: RunNumbers) => (Interval & { tasks: number }) | undefined }[] = ks.map((k) => ({
+    name: `pass@${k}`,
+    get: (r) => r.summary.passAtK[k],
+  }));
   if (data.runs.some((r) => r.summary.resolved)) metrics.push({ name: 'resolved', get: (r) => r.summary.resolved });
   out.push(
     `<figure>${groupedBarChart({
       id: 'chart-overall',
       title: data.runs.length > 1 ? comparisonTitle(data) : 'Overall',
       groups: metrics.map((m) => m.name),
-      series: data.runs.map((r) => ({ name: r.run.label, values: metrics.map((m) => m.get(r)?.estimate), intervals: metrics.map((m) => m.get(r)) })),
+      series: data.runs.map((r) => ({
+        name: r.run.label,
+        values: metrics.map((m) => m.get(r)?.estimate),
+        intervals: metrics.map((m) => m.get(r)),
+      })),
     })}<figcaption>Bars: estimates; whiskers: 95% bootstrap intervals over tasks.</figcaption></figure>`,
   );
   for (const key of data.keys) {
@@ -139,7 +160,9 @@ export function reportCharts(data: ReportData): string[] {
             intervals: values.map((v) => data.runs[0]!.byKey.get(key)?.find((g) => g.value === v)?.summary.passAtK[k]),
           }));
     const title = data.runs.length > 1 ? `pass@1 by ${key}` : `pass@k by ${key}`;
-    out.push(`<figure>${groupedBarChart({ id: `chart-by-${key.replace(/[^A-Za-z0-9_-]/g, '_')}`, title, groups: values, series })}</figure>`);
+    out.push(
+      `<figure>${groupedBarChart({ id: `chart-by-${key.replace(/[^A-Za-z0-9_-]/g, '_')}`, title, groups: values, series })}</figure>`,
+    );
   }
   return out;
 }

@@ -47,7 +47,9 @@ export function comparisonKind(runs: Pick<LoadedRun, 'manifest'>[]): 'single' | 
 
 function labelRuns(runs: Omit<LoadedRun, 'label'>[]): LoadedRun[] {
   const kind = comparisonKind(runs);
-  const base = runs.map((r) => (kind === 'agent' ? r.manifest.agent : kind === 'model' ? r.manifest.model : `${r.manifest.agent} · ${r.manifest.model}`));
+  const base = runs.map((r) =>
+    kind === 'agent' ? r.manifest.agent : kind === 'model' ? r.manifest.model : `${r.manifest.agent} · ${r.manifest.model}`,
+  );
   return runs.map((r, i) => {
     const duplicate = base.filter((b) => b === base[i]).length > 1;
     return { ...r, label: duplicate ? `${base[i]} (${path.basename(r.dir)})` : base[i]! };
@@ -65,7 +67,16 @@ export interface RunNumbers {
   /** The headline: samples passed, failed and ended in errors (report tables show both rates). */
   counts: PassCounts;
   /** `priced`: the run had prices (`--pricing`) or its agent reported a cost; else the cost is unknown, not zero. */
-  cost: { episodes: number; calls: number; prompt: number; completion: number; usd: number; priced: boolean; meanSteps?: number; meanMs?: number };
+  cost: {
+    episodes: number;
+    calls: number;
+    prompt: number;
+    completion: number;
+    usd: number;
+    priced: boolean;
+    meanSteps?: number;
+    meanMs?: number;
+  };
   rounds?: { mean: number; passedRound: Map<number, number>; samples: number };
 }
 
@@ -87,18 +98,25 @@ export function reportData(runs: LoadedRun[], opts: { keys?: string[] } & ErrorP
   const policy = { ...REPORT_BOOTSTRAP, excludeErrors: Boolean(opts.excludeErrors) };
   const numbers = runs.map((run): RunNumbers => {
     const summary = summarize(run.results, policy);
-    const ks = Object.keys(summary.passAtK).map(Number).sort((a, b) => a - b);
+    const ks = Object.keys(summary.passAtK)
+      .map(Number)
+      .sort((a, b) => a - b);
     const byKey = new Map(keys.map((key) => [key, breakdown(run.results, key, policy)]));
     const codes = new Map<string, number>();
-    for (const r of run.results.filter((x) => x.infra)) codes.set(r.infraError?.code ?? 'unknown', (codes.get(r.infraError?.code ?? 'unknown') ?? 0) + 1);
+    for (const r of run.results.filter((x) => x.infra))
+      codes.set(r.infraError?.code ?? 'unknown', (codes.get(r.infraError?.code ?? 'unknown') ?? 0) + 1);
     const retried = run.attempts.filter((a) => !a.final);
     // A retry that met the agent's sandbox failure again and was counted against it recovered nothing.
     const countedAgainst = (r: ResultRecord) => r.notes?.some((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`)) ?? false;
-    const recoveredPairs = new Set(run.results.filter((r) => !r.infra && r.attempt > 1 && !countedAgainst(r)).map((r) => `${r.task}#${r.sample}`));
+    const recoveredPairs = new Set(
+      run.results.filter((r) => !r.infra && r.attempt > 1 && !countedAgainst(r)).map((r) => `${r.task}#${r.sample}`),
+    );
     const finished = run.results;
     const withRounds = finished.filter((r) => !r.infra && typeof r.rounds === 'number');
     const passedRound = new Map<number, number>();
-    for (const r of withRounds) if (r.status === 'passed' && typeof r.passedRound === 'number') passedRound.set(r.passedRound, (passedRound.get(r.passedRound) ?? 0) + 1);
+    for (const r of withRounds)
+      if (r.status === 'passed' && typeof r.passedRound === 'number')
+        passedRound.set(r.passedRound, (passedRound.get(r.passedRound) ?? 0) + 1);
     return {
       run,
       summary,
@@ -124,11 +142,24 @@ export function reportData(runs: LoadedRun[], opts: { keys?: string[] } & ErrorP
     const perTask = (r: RunNumbers) => new Map(passAtKPerTask(taskOutcomes(r.run.results, policy).tasks, 1).map((t) => [t.task, t.value]));
     const first = perTask(numbers[0]!);
     for (const other of numbers.slice(1)) {
-      deltas.push({ a: numbers[0]!.run.label, b: other.run.label, k: 1, diff: pairedBootstrapDiff(first, perTask(other), REPORT_BOOTSTRAP) });
+      deltas.push({
+        a: numbers[0]!.run.label,
+        b: other.run.label,
+        k: 1,
+        diff: pairedBootstrapDiff(first, perTask(other), REPORT_BOOTSTRAP),
+      });
     }
   }
   const tasks = [...new Set(runs.flatMap((r) => r.results.map((x) => x.task)))].sort();
-  return { generated: new Date().toISOString(), runs: numbers, kind: comparisonKind(runs), keys, deltas, tasks, excludeErrors: policy.excludeErrors };
+  return {
+    generated: new Date().toISOString(),
+    runs: numbers,
+    kind: comparisonKind(runs),
+    keys,
+    deltas,
+    tasks,
+    excludeErrors: policy.excludeErrors,
+  };
 }
 
 function sum(xs: number[]): number {

@@ -37,7 +37,11 @@ export function mdTable(rows: Cell[][]): string {
     return typeof c === 'string' ? s : `[${s}](${c.href.replace(/[()\s]/g, encodeURIComponent)})`;
   };
   const [head, ...body] = rows;
-  return [`| ${head!.map(cell).join(' | ')} |`, `|${head!.map(() => '---').join('|')}|`, ...body.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+  return [
+    `| ${head!.map(cell).join(' | ')} |`,
+    `|${head!.map(() => '---').join('|')}|`,
+    ...body.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ].join('\n');
 }
 
 /**

@@ -33,14 +33,25 @@ export function renderHtml(data: ReportData, sections: readonly ReportSection[] 
       if (body !== undefined) parts.push(section(s.title, body));
     }
   };
-  parts.push(`<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>benchgym report</title><style>${CSS}</style></head><body>`);
-  parts.push(`<h1>benchgym report</h1><p class="meta">Generated ${esc(data.generated)} from ${data.runs.length} run${data.runs.length === 1 ? '' : 's'}.</p>`);
+  parts.push(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>benchgym report</title><style>${CSS}</style></head><body>`,
+  );
+  parts.push(
+    `<h1>benchgym report</h1><p class="meta">Generated ${esc(data.generated)} from ${data.runs.length} run${data.runs.length === 1 ? '' : 's'}.</p>`,
+  );
   parts.push(section('Runs', htmlTable(runsTable(data), { text: [1, 2, 3, 4, 8, 9] })));
-  const headlineList = `<ul class="headlines">${headlines(data).map((h) => `<li>${esc(h)}</li>`).join('')}</ul>`;
+  const headlineList = `<ul class="headlines">${headlines(data)
+    .map((h) => `<li>${esc(h)}</li>`)
+    .join('')}</ul>`;
   parts.push(section('Overall', `${headlineList}${htmlTable(overallTable(data))}<p class="note">${esc(methodNote(data))}</p>`));
   parts.push(`<div class="charts">${reportCharts(data).join('')}</div>`);
   if (data.deltas.length) {
-    parts.push(section(comparisonTitle(data), `<ul>${data.deltas.map((d) => `<li>${d.diff ? `pass@1 of <b>${esc(d.b)}</b> minus <b>${esc(d.a)}</b>: ${esc(signedPp(d.diff))} over the ${d.diff.tasks} tasks both scored (paired bootstrap over tasks).` : `<b>${esc(d.b)}</b> and <b>${esc(d.a)}</b> scored no task in common.`}</li>`).join('')}</ul>`));
+    parts.push(
+      section(
+        comparisonTitle(data),
+        `<ul>${data.deltas.map((d) => `<li>${d.diff ? `pass@1 of <b>${esc(d.b)}</b> minus <b>${esc(d.a)}</b>: ${esc(signedPp(d.diff))} over the ${d.diff.tasks} tasks both scored (paired bootstrap over tasks).` : `<b>${esc(d.b)}</b> and <b>${esc(d.a)}</b> scored no task in common.`}</li>`).join('')}</ul>`,
+      ),
+    );
   }
   for (const key of data.keys) parts.push(section(`By ${key}`, htmlTable(breakdownTable(data, key))));
   suiteSections('after-breakdowns');

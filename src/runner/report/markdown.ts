@@ -6,7 +6,12 @@ import { roundsTable, runsTable, sampleTable, taskTable, viewerNote } from './ta
 
 /** report.md: the core's sections, with the suites' sections where they ask to be. */
 export function renderMarkdown(data: ReportData, sections: readonly ReportSection[] = []): string {
-  const out: string[] = ['# benchgym report', '', `Generated ${data.generated} from ${data.runs.length} run${data.runs.length === 1 ? '' : 's'}.`, ''];
+  const out: string[] = [
+    '# benchgym report',
+    '',
+    `Generated ${data.generated} from ${data.runs.length} run${data.runs.length === 1 ? '' : 's'}.`,
+    '',
+  ];
   const suiteSections = (placement: NonNullable<ReportSection['placement']>) => {
     for (const s of sectionsAt(sections, placement)) {
       const body = s.markdown(data);
@@ -18,7 +23,11 @@ export function renderMarkdown(data: ReportData, sections: readonly ReportSectio
   if (data.deltas.length) {
     out.push(`## ${comparisonTitle(data)}`, '');
     for (const d of data.deltas) {
-      out.push(d.diff ? `- pass@1 of **${d.b}** minus **${d.a}**: ${signedPp(d.diff)} over the ${d.diff.tasks} tasks both scored (paired bootstrap over tasks).` : `- **${d.b}** and **${d.a}** scored no task in common.`);
+      out.push(
+        d.diff
+          ? `- pass@1 of **${d.b}** minus **${d.a}**: ${signedPp(d.diff)} over the ${d.diff.tasks} tasks both scored (paired bootstrap over tasks).`
+          : `- **${d.b}** and **${d.a}** scored no task in common.`,
+      );
     }
     out.push('');
   }

@@ -40,7 +40,14 @@ export function headlines(data: ReportData): string[] {
 export function overallTable(data: ReportData): string[][] {
   const ks = shownKs(data);
   const anyResolved = data.runs.some((r) => r.summary.resolved);
-  const head = ['run', 'tasks', 'samples/task', 'samples passed', ...ks.map((k) => `pass@${k} [95% CI]`), ...(anyResolved ? ['resolved [95% CI]'] : [])];
+  const head = [
+    'run',
+    'tasks',
+    'samples/task',
+    'samples passed',
+    ...ks.map((k) => `pass@${k} [95% CI]`),
+    ...(anyResolved ? ['resolved [95% CI]'] : []),
+  ];
   head.push('infra failures');
   const rows = data.runs.map((r) => [
     r.run.label,
@@ -60,7 +67,18 @@ export function runsTable(data: ReportData): string[][] {
   const rows = data.runs.map((r) => {
     const m = r.run.manifest;
     const expected = m.taskIds.length * (m.options?.samples ?? 1);
-    return [r.run.label, r.run.dir, m.suite, m.agent, m.model, String(m.options?.samples ?? 1), String(m.taskIds.length), `${r.run.results.length}/${expected}${r.run.results.length < expected ? ' (incomplete)' : ''}`, m.started, m.runId];
+    return [
+      r.run.label,
+      r.run.dir,
+      m.suite,
+      m.agent,
+      m.model,
+      String(m.options?.samples ?? 1),
+      String(m.taskIds.length),
+      `${r.run.results.length}/${expected}${r.run.results.length < expected ? ' (incomplete)' : ''}`,
+      m.started,
+      m.runId,
+    ];
   });
   return [head, ...rows];
 }
@@ -97,7 +115,17 @@ export function infraTable(data: ReportData): string[][] {
 
 /** Model calls, tokens, cost, steps and time. */
 export function costTable(data: ReportData): string[][] {
-  const head = ['run', 'episodes', 'model calls', 'prompt tokens', 'completion tokens', 'cost (USD)', 'cost / result', 'mean steps', 'mean time / result'];
+  const head = [
+    'run',
+    'episodes',
+    'model calls',
+    'prompt tokens',
+    'completion tokens',
+    'cost (USD)',
+    'cost / result',
+    'mean steps',
+    'mean time / result',
+  ];
   const rows = data.runs.map((r) => [
     r.run.label,
     String(r.cost.episodes),
@@ -118,7 +146,11 @@ export function roundsTable(data: ReportData): string[][] | undefined {
   if (!withRounds.length) return undefined;
   const maxRound = Math.max(1, ...withRounds.flatMap((r) => [...r.rounds!.passedRound.keys()]));
   const head = ['run', 'mean rounds', ...Array.from({ length: maxRound }, (_, i) => `visible tests first passed in round ${i + 1}`)];
-  const rows = withRounds.map((r) => [r.run.label, r.rounds!.mean.toFixed(2), ...Array.from({ length: maxRound }, (_, i) => String(r.rounds!.passedRound.get(i + 1) ?? 0))]);
+  const rows = withRounds.map((r) => [
+    r.run.label,
+    r.rounds!.mean.toFixed(2),
+    ...Array.from({ length: maxRound }, (_, i) => String(r.rounds!.passedRound.get(i + 1) ?? 0)),
+  ]);
   return [head, ...rows];
 }
 
@@ -140,10 +172,13 @@ export function taskTable(data: ReportData): string[][] {
 
 /** Why a sample did not pass, in a few words: the infrastructure error, how the agent stopped, what the verdict said. */
 export function failureReason(r: ResultRecord): string {
-  if (r.infra) return `infrastructure error${r.infraError ? ` ${r.infraError.code} (${r.infraError.source}): ${r.infraError.message}` : ''}`;
+  if (r.infra)
+    return `infrastructure error${r.infraError ? ` ${r.infraError.code} (${r.infraError.source}): ${r.infraError.message}` : ''}`;
   if (r.status === 'passed') return '';
   // Counted failed because the sandbox failed twice after the agent's or the candidate's code ran.
-  const twice = [...(r.notes ?? []), ...(r.verdict?.notes ?? [])].find((n) => [SANDBOX_FAILED_AFTER_AGENT_NOTE, FAILED_AFTER_CANDIDATE_NOTE].some((p) => n.startsWith(`${p}:`)));
+  const twice = [...(r.notes ?? []), ...(r.verdict?.notes ?? [])].find((n) =>
+    [SANDBOX_FAILED_AFTER_AGENT_NOTE, FAILED_AFTER_CANDIDATE_NOTE].some((p) => n.startsWith(`${p}:`)),
+  );
   if (twice) return twice;
   const parts: string[] = [];
   if (r.stopReason && r.stopReason !== 'submitted') parts.push(`stopped: ${r.stopReason}`);
@@ -156,7 +191,9 @@ export function failureReason(r: ResultRecord): string {
   } else {
     const t = v.tests;
     const all = t.passed + t.failed + t.error + t.skipped;
-    parts.push(all ? `hidden tests: ${t.failed} failed, ${t.error} errors of ${all}` : 'no test results (the code may not import or compile)');
+    parts.push(
+      all ? `hidden tests: ${t.failed} failed, ${t.error} errors of ${all}` : 'no test results (the code may not import or compile)',
+    );
   }
   return parts.join('; ') || 'failed';
 }
@@ -177,7 +214,15 @@ export function sampleTable(data: ReportData, viewer = DEFAULT_VIEW_URL): Cell[]
   for (const task of data.tasks) {
     data.runs.forEach((r, ri) => {
       for (const x of [...(byTask[ri]!.get(task) ?? [])].sort((a, b) => a.sample - b.sample)) {
-        rows.push([task, String(x.sample), ...(several ? [r.run.label] : []), x.status, String(x.steps ?? ''), failureReason(x) || '—', { text: 'open', href: sampleLink(runId(r.run.dir), task, x.sample, viewer) }]);
+        rows.push([
+          task,
+          String(x.sample),
+          ...(several ? [r.run.label] : []),
+          x.status,
+          String(x.steps ?? ''),
+          failureReason(x) || '—',
+          { text: 'open', href: sampleLink(runId(r.run.dir), task, x.sample, viewer) },
+        ]);
       }
     });
   }

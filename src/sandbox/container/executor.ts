@@ -25,7 +25,10 @@ export async function attachExecutor(channel: ExecutorChannel, label: string, un
     channel.output.end();
     channel.stderr.end();
   });
-  const ex = await ExecutorClient.connect({ input: channel.input, output: channel.output, stderr: channel.stderr }, { label, connectTimeoutMs: 30_000 });
+  const ex = await ExecutorClient.connect(
+    { input: channel.input, output: channel.output, stderr: channel.stderr },
+    { label, connectTimeoutMs: 30_000 },
+  );
   try {
     await probeExecutorMarkers(ex);
     return ex;

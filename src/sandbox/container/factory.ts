@@ -60,7 +60,11 @@ export interface ContainerBackend<L extends ContainerLimits> {
  * capacity gate, the warm pool, the executor's binary, fork, and the live set. A backend starts
  * and removes its containers and gives each a transport (transport.ts).
  */
-export abstract class ContainerSandboxFactory<S extends Pooled, T extends ContainerTransport, L extends ContainerLimits> implements SandboxFactory {
+export abstract class ContainerSandboxFactory<
+  S extends Pooled,
+  T extends ContainerTransport,
+  L extends ContainerLimits,
+> implements SandboxFactory {
   abstract readonly backend: T['backend'];
   readonly serverId: string;
   readonly instanceId = randomBytes(6).toString('hex');
@@ -82,7 +86,12 @@ export abstract class ContainerSandboxFactory<S extends Pooled, T extends Contai
     this.serverId = common.serverId ?? 'default';
     this.limits = about.limits;
     this.images = new ImageBuilder(about.docker, common.images);
-    this.pool = new WarmPool<S>(common.poolSize ?? 0, (image) => this.start(image, { 'benchgym.pool': 'true' }), (s) => this.remove(s), common.poolIdleMs);
+    this.pool = new WarmPool<S>(
+      common.poolSize ?? 0,
+      (image) => this.start(image, { 'benchgym.pool': 'true' }),
+      (s) => this.remove(s),
+      common.poolIdleMs,
+    );
     // The gate reads only the pool's size and evicts from it: any pool's items will do.
     this.capacity = new ContainerCapacity(about.maxSandboxes ?? 32, common.capacityWaitMs ?? 30_000, this.pool as unknown as WarmPool);
   }
@@ -146,15 +155,22 @@ export abstract class ContainerSandboxFactory<S extends Pooled, T extends Contai
 
   private wrap(started: S, image: string, create: SandboxCreateOptions): ContainerSandbox<T> {
     const transport = this.transportOf(started, image, create);
-    const sandbox: ContainerSandbox<T> = new ContainerSandbox(transport, image, this.limits, create.env?.vars ?? {}, {
-      destroy: async () => {
-        this.live.delete(sandbox);
-        this.capacity.release();
-        await transport.close();
-        await this.remove(started);
+    const sandbox: ContainerSandbox<T> = new ContainerSandbox(
+      transport,
+      image,
+      this.limits,
+      create.env?.vars ?? {},
+      {
+        destroy: async () => {
+          this.live.delete(sandbox);
+          this.capacity.release();
+          await transport.close();
+          await this.remove(started);
+        },
+        fork: () => this.fork(sandbox, create),
       },
-      fork: () => this.fork(sandbox, create),
-    }, started.executor ?? null);
+      started.executor ?? null,
+    );
     this.live.add(sandbox);
     return sandbox;
   }
@@ -174,13 +190,16 @@ export abstract class ContainerSandboxFactory<S extends Pooled, T extends Contai
 
   /** The executor binary to put into containers, or null when the backend runs without one ('off', or it could not be built). */
   executorBinaryPath(): Promise<string | null> {
-    if ((this.common.executor ?? (process.env[this.about.executorVariable] === 'off' ? 'off' : 'auto')) === 'off') return Promise.resolve(null);
+    if ((this.common.executor ?? (process.env[this.about.executorVariable] === 'off' ? 'off' : 'auto')) === 'off')
+      return Promise.resolve(null);
     const unreachable = this.executorUnreachable();
     const cacheDir = this.common.images?.cacheDir ?? process.env.BENCHGYM_CACHE ?? path.join(os.tmpdir(), 'benchgym-cache');
-    this.executorBinary ??= (unreachable ? Promise.reject(new Error(unreachable)) : ensureExecutorBinary({ cacheDir })).catch((err: unknown) => {
-      this.noticeNoExecutor((err as Error).message);
-      return null;
-    });
+    this.executorBinary ??= (unreachable ? Promise.reject(new Error(unreachable)) : ensureExecutorBinary({ cacheDir })).catch(
+      (err: unknown) => {
+        this.noticeNoExecutor((err as Error).message);
+        return null;
+      },
+    );
     return this.executorBinary;
   }
 
@@ -188,7 +207,9 @@ export abstract class ContainerSandboxFactory<S extends Pooled, T extends Contai
   protected noticeNoExecutor(why: string): void {
     if (this.executorNoticed) return;
     this.executorNoticed = true;
-    process.stderr.write(`benchgym: the ${this.about.title} backend runs without its in-sandbox executor (${this.about.withoutExecutor}): ${why}\n`);
+    process.stderr.write(
+      `benchgym: the ${this.about.title} backend runs without its in-sandbox executor (${this.about.withoutExecutor}): ${why}\n`,
+    );
   }
 
   /** Sandboxes in use and ready in the pool (for health checks, tests and benchmarks). */

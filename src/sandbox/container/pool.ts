@@ -79,7 +79,8 @@ export class WarmPool<T extends Pooled = Pooled> {
     const stale: T[] = [];
     // In place: a refill in progress holds the same list.
     for (const list of this.ready.values()) {
-      for (let i = list.length - 1; i >= 0; i--) if (now - (this.since.get(list[i]!) ?? now) >= this.idleMs) stale.push(...list.splice(i, 1));
+      for (let i = list.length - 1; i >= 0; i--)
+        if (now - (this.since.get(list[i]!) ?? now) >= this.idleMs) stale.push(...list.splice(i, 1));
     }
     await Promise.all(stale.map((c) => this.remove(c)));
     return stale.length;
@@ -88,12 +89,15 @@ export class WarmPool<T extends Pooled = Pooled> {
   /** One unref'd timer while anything waits: it never keeps the process alive. */
   private sweepLater(): void {
     if (this.sweeper || this.closed) return;
-    this.sweeper = setTimeout(() => {
-      this.sweeper = undefined;
-      void this.sweep().finally(() => {
-        if (this.size > 0) this.sweepLater();
-      });
-    }, Math.max(1000, Math.min(this.idleMs / 2, 60_000)));
+    this.sweeper = setTimeout(
+      () => {
+        this.sweeper = undefined;
+        void this.sweep().finally(() => {
+          if (this.size > 0) this.sweepLater();
+        });
+      },
+      Math.max(1000, Math.min(this.idleMs / 2, 60_000)),
+    );
     this.sweeper.unref();
   }
 

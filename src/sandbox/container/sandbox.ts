@@ -2,14 +2,31 @@ import path from 'node:path';
 import { GymError } from '../../errors.ts';
 import { shellQuote } from '../../shell_quote.ts';
 import { execResultOf } from '../output.ts';
-import { PTY_ENV, PTY_PROMPT, type ApplyPatchOptions, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PatchApplied, type PtySession, type Sandbox } from '../types.ts';
+import {
+  PTY_ENV,
+  PTY_PROMPT,
+  type ApplyPatchOptions,
+  type DirEntry,
+  type ExecOptions,
+  type ExecResult,
+  type FileStat,
+  type PatchApplied,
+  type PtySession,
+  type Sandbox,
+} from '../types.ts';
 import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import { fileTooLarge } from '../read_limit.ts';
 import type { ExecutorClient } from '../executor/client.ts';
-import { execThroughExecutor, listThroughExecutor, readThroughExecutor, statThroughExecutor, type ExecutorSandboxHooks } from '../executor/ops.ts';
+import {
+  execThroughExecutor,
+  listThroughExecutor,
+  readThroughExecutor,
+  statThroughExecutor,
+  type ExecutorSandboxHooks,
+} from '../executor/ops.ts';
 import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from './files.ts';
 import type { ContainerLimits } from './limits.ts';
 import type { ContainerTransport, RunOptions } from './transport.ts';
@@ -113,7 +130,14 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
   private async run(cmd: string[], opts: Partial<RunOptions> = {}) {
     this.usable();
     try {
-      const r = await this.transport.run({ env: this.vars, workdir: WORKDIR, timeoutMs: 60_000, maxOutputBytes: 16 * 1024 * 1024, ...opts, cmd });
+      const r = await this.transport.run({
+        env: this.vars,
+        workdir: WORKDIR,
+        timeoutMs: 60_000,
+        maxOutputBytes: 16 * 1024 * 1024,
+        ...opts,
+        cmd,
+      });
       if (r.exitCode === null || r.exitCode === 137 || r.exitCode === 126) await this.assertAlive();
       return r;
     } catch (err) {
@@ -128,7 +152,9 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     const timeoutMs = opts.timeoutMs ?? 60_000;
     const maxOutputBytes = opts.maxBytes ?? 16 * 1024 * 1024;
     if (this.executor) {
-      const r = await this.viaExecutor((ex) => ex.exec(['bash', '-c', script], { env: this.vars, stdin: opts.stdin, timeoutMs, maxOutputBytes }));
+      const r = await this.viaExecutor((ex) =>
+        ex.exec(['bash', '-c', script], { env: this.vars, stdin: opts.stdin, timeoutMs, maxOutputBytes }),
+      );
       if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
       return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
     }
@@ -237,7 +263,14 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     const r = await this.fileOp(rel, 'stat -c "%F\t%s" -- "$p" 2>/dev/null || exit 93');
     if (r.exitCode === 93) return null;
     const [kind, size] = r.stdout.text().trim().split('\t');
-    const type = kind === 'regular file' || kind === 'regular empty file' ? 'file' : kind === 'directory' ? 'dir' : kind === 'symbolic link' ? 'symlink' : 'other';
+    const type =
+      kind === 'regular file' || kind === 'regular empty file'
+        ? 'file'
+        : kind === 'directory'
+          ? 'dir'
+          : kind === 'symbolic link'
+            ? 'symlink'
+            : 'other';
     return { type, size: Number(size) || 0 };
   }
 
@@ -252,11 +285,15 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
     if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${rel}' is not a directory`);
     const prefix = path.posix.relative(WORKDIR, path.posix.resolve(WORKDIR, rel));
-    const rows = r.stdout.text().split('\n').filter(Boolean).map((line) => {
-      const [d, y, s, p] = line.split('\t');
-      const type: DirEntry['type'] = y === 'f' ? 'file' : y === 'd' ? 'dir' : y === 'l' ? 'symlink' : 'other';
-      return { depth: Number(d), entry: { path: prefix ? `${prefix}/${p}` : p!, type, size: type === 'file' ? Number(s) : 0 } };
-    });
+    const rows = r.stdout
+      .text()
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [d, y, s, p] = line.split('\t');
+        const type: DirEntry['type'] = y === 'f' ? 'file' : y === 'd' ? 'dir' : y === 'l' ? 'symlink' : 'other';
+        return { depth: Number(d), entry: { path: prefix ? `${prefix}/${p}` : p!, type, size: type === 'file' ? Number(s) : 0 } };
+      });
     rows.sort((a, b) => a.depth - b.depth || a.entry.path.localeCompare(b.entry.path));
     return { entries: rows.slice(0, limit).map((x) => x.entry), truncated: rows.length > limit };
   }
@@ -302,7 +339,11 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
     this.usable();
     try {
-      return await this.transport.terminal({ cols: opts.cols, rows: opts.rows, env: { ...this.vars, TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env } });
+      return await this.transport.terminal({
+        cols: opts.cols,
+        rows: opts.rows,
+        env: { ...this.vars, TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env },
+      });
     } catch (err) {
       await this.assertAlive();
       throw err;
@@ -317,14 +358,23 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
   /** The workspace as a tar archive (for fork), at most `maxBytes`. */
   async packWorkspace(maxBytes: number): Promise<Buffer> {
     // Its entries, not '.': the copy's root is the container's, whose mode only root could set.
-    const r = await this.run(['sh', '-c', `cd ${WORKDIR} && find . -mindepth 1 -maxdepth 1 -print0 | tar --null -T - -cf -`], { rawStdout: true, maxOutputBytes: maxBytes, timeoutMs: 300_000 });
-    if (r.exitCode !== 0 || r.stdout.total > maxBytes) throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${r.stderr.text() || `${r.stdout.total} bytes`}`);
+    const r = await this.run(['sh', '-c', `cd ${WORKDIR} && find . -mindepth 1 -maxdepth 1 -print0 | tar --null -T - -cf -`], {
+      rawStdout: true,
+      maxOutputBytes: maxBytes,
+      timeoutMs: 300_000,
+    });
+    if (r.exitCode !== 0 || r.stdout.total > maxBytes)
+      throw new GymError('SANDBOX_UNAVAILABLE', `could not copy the workspace: ${r.stderr.text() || `${r.stdout.total} bytes`}`);
     return r.raw ?? Buffer.alloc(0);
   }
 
   /** Replaces the workspace with a tar archive from packWorkspace. */
   async unpackWorkspace(tar: Buffer): Promise<void> {
-    const r = await this.run(['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], { stdin: tar, maxOutputBytes: 64 * 1024, timeoutMs: 300_000 });
+    const r = await this.run(['sh', '-c', `find ${WORKDIR} -mindepth 1 -delete && tar -C ${WORKDIR} -xf -`], {
+      stdin: tar,
+      maxOutputBytes: 64 * 1024,
+      timeoutMs: 300_000,
+    });
     if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not unpack the workspace copy: ${r.stderr.text()}`);
   }
 

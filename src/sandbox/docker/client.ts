@@ -11,7 +11,10 @@ export async function assertDockerReachable(docker: Docker): Promise<void> {
   try {
     await withTimeout(docker.ping(), 5000, 'ping');
   } catch (err) {
-    throw new GymError('SANDBOX_UNAVAILABLE', `the Docker daemon is not reachable (${(err as Error).message}); start it, or use --sandbox local`);
+    throw new GymError(
+      'SANDBOX_UNAVAILABLE',
+      `the Docker daemon is not reachable (${(err as Error).message}); start it, or use --sandbox local`,
+    );
   }
 }
 

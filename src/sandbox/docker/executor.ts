@@ -24,7 +24,10 @@ export function executorMount(binary: string): { Type: 'bind'; Source: string; T
  * root (with the container's CAP_SETUID and CAP_SETGID only) and runs every command and file
  * operation as `user`, who can therefore neither signal nor trace it (go/identity.go).
  */
-export async function startDockerExecutor(container: Docker.Container, opts: { root: string; user: SandboxUser; env?: string[] }): Promise<ExecutorClient> {
+export async function startDockerExecutor(
+  container: Docker.Container,
+  opts: { root: string; user: SandboxUser; env?: string[] },
+): Promise<ExecutorClient> {
   const marker = randomBytes(6).toString('hex');
   const untrack = trackMarker(container.id, marker);
   let stream: NodeJS.ReadWriteStream;
@@ -48,5 +51,9 @@ export async function startDockerExecutor(container: Docker.Container, opts: { r
   const stderr = new PassThrough();
   container.modem.demuxStream(stream, output, stderr);
   const onEnd = (end: () => void) => ['end', 'close', 'error'].forEach((event) => stream.on(event, end));
-  return attachExecutor({ input: stream as unknown as Writable, output, stderr, onEnd }, `the executor in container ${container.id.slice(0, 12)}`, untrack);
+  return attachExecutor(
+    { input: stream as unknown as Writable, output, stderr, onEnd },
+    `the executor in container ${container.id.slice(0, 12)}`,
+    untrack,
+  );
 }

@@ -45,7 +45,14 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
   constructor(private readonly opts: DockerSandboxOptions = {}) {
     const docker = opts.docker ?? dockerClient();
     const limits = { ...DEFAULT_CONTAINER_LIMITS, ...opts.limits };
-    super(opts, { title: 'Docker', executorVariable: 'BENCHGYM_DOCKER_EXECUTOR', withoutExecutor: 'one docker exec per operation', limits, docker, maxSandboxes: opts.maxContainers });
+    super(opts, {
+      title: 'Docker',
+      executorVariable: 'BENCHGYM_DOCKER_EXECUTOR',
+      withoutExecutor: 'one docker exec per operation',
+      limits,
+      docker,
+      maxSandboxes: opts.maxContainers,
+    });
     this.docker = docker;
   }
 
@@ -66,7 +73,9 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
   }
 
   protected transportOf(started: StartedContainer, image: string, create: SandboxCreateOptions): DockerTransport {
-    return new DockerTransport(started.container, started.volume, this.user, Boolean(started.executor), () => this.startTerminalContainer(started, image, create));
+    return new DockerTransport(started.container, started.volume, this.user, Boolean(started.executor), () =>
+      this.startTerminalContainer(started, image, create),
+    );
   }
 
   protected start(image: string, labels: Record<string, string>, memoryBytes?: number, pids?: number): Promise<StartedContainer> {
@@ -123,7 +132,12 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
   }
 
   /** Creates and starts a container (and its tmpfs workspace volume) from an instance image. */
-  async startContainer(image: string, labels: Record<string, string>, memoryBytes = this.limits.memoryBytes, pids = this.limits.pids): Promise<StartedContainer> {
+  async startContainer(
+    image: string,
+    labels: Record<string, string>,
+    memoryBytes = this.limits.memoryBytes,
+    pids = this.limits.pids,
+  ): Promise<StartedContainer> {
     const l = this.limits;
     const binary = await this.executorBinaryPath();
     let executor: ExecutorClient | null = null;
@@ -174,15 +188,30 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
         const seeded = await executor.exec(['sh', '-c', LAYOUT], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
         if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
       } else {
-        const seeded = await dockerExec(container, { cmd: ['sh', '-c', LAYOUT], timeoutMs: 300_000, maxOutputBytes: 64 * 1024, user: `${this.user.uid}:${this.user.gid}` });
+        const seeded = await dockerExec(container, {
+          cmd: ['sh', '-c', LAYOUT],
+          timeoutMs: 300_000,
+          maxOutputBytes: 64 * 1024,
+          user: `${this.user.uid}:${this.user.gid}`,
+        });
         if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
       }
       return { container, volume, executor };
     } catch (err) {
       await executor?.close().catch(() => {});
       const created = await this.docker.listContainers({ all: true, filters: JSON.stringify({ volume: [volume] }) }).catch(() => []);
-      await Promise.all(created.map((c) => this.docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
-      await this.docker.getVolume(volume).remove().catch(() => {});
+      await Promise.all(
+        created.map((c) =>
+          this.docker
+            .getContainer(c.Id)
+            .remove({ force: true })
+            .catch(() => {}),
+        ),
+      );
+      await this.docker
+        .getVolume(volume)
+        .remove()
+        .catch(() => {});
       throw dockerError(err, `could not start a container from ${image}`);
     }
   }
@@ -190,6 +219,9 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
   async removeContainer(container: Docker.Container, volume: string, executor?: ExecutorClient | null): Promise<void> {
     await executor?.close().catch(() => {});
     await container.remove({ force: true, v: true }).catch(() => {});
-    await this.docker.getVolume(volume).remove({ force: true }).catch(() => {});
+    await this.docker
+      .getVolume(volume)
+      .remove({ force: true })
+      .catch(() => {});
   }
 }

@@ -22,9 +22,23 @@ export async function reapStale(docker: Docker, serverId: string, keepInstance?:
   const filters = JSON.stringify({ label: [`benchgym.server=${serverId}`] });
   const stale = (labels: Record<string, string> | undefined) => labels?.['benchgym.instance'] !== keepInstance && !ownerAlive(labels);
   const containers = (await docker.listContainers({ all: true, filters })).filter((c) => stale(c.Labels));
-  await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true, v: true }).catch(() => {})));
+  await Promise.all(
+    containers.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true, v: true })
+        .catch(() => {}),
+    ),
+  );
   const { Volumes } = await docker.listVolumes({ filters });
   const volumes = (Volumes ?? []).filter((v) => stale(v.Labels ?? undefined));
-  await Promise.all(volumes.map((v) => docker.getVolume(v.Name).remove({ force: true }).catch(() => {})));
+  await Promise.all(
+    volumes.map((v) =>
+      docker
+        .getVolume(v.Name)
+        .remove({ force: true })
+        .catch(() => {}),
+    ),
+  );
   return { containers: containers.length, volumes: volumes.length };
 }

@@ -37,7 +37,7 @@ export class DockerTransport implements ContainerTransport {
       'docker: no network, read-only root, capped memory / CPU / pids',
       `commands as uid ${user.uid} without capabilities`,
       `PID 1${executor ? ' and the in-sandbox executor (CAP_SETUID and CAP_SETGID only)' : ''} stay root, out of their reach`,
-      "terminals in a container of their own (the workspace shared, not the pid namespace or /dev/pts)",
+      'terminals in a container of their own (the workspace shared, not the pid namespace or /dev/pts)',
     ].join('; ');
     this.oom = new ContainerOomCounter(container);
   }
@@ -60,8 +60,13 @@ export class DockerTransport implements ContainerTransport {
       throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} no longer exists`, { sandboxLost: true });
     }
     if (!state?.Running) {
-      const why = state?.OOMKilled ? 'it was killed for running out of memory (OOM)' : `it is ${state?.Status ?? 'not running'} (exit code ${state?.ExitCode})`;
-      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} stopped: ${why}`, { oomKilled: Boolean(state?.OOMKilled), sandboxLost: true });
+      const why = state?.OOMKilled
+        ? 'it was killed for running out of memory (OOM)'
+        : `it is ${state?.Status ?? 'not running'} (exit code ${state?.ExitCode})`;
+      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox container ${this.id} stopped: ${why}`, {
+        oomKilled: Boolean(state?.OOMKilled),
+        sandboxLost: true,
+      });
     }
   }
 

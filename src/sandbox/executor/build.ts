@@ -48,7 +48,10 @@ export function findGo(explicit?: string): string | null {
   };
   if (explicit) return runnable(explicit) ? explicit : null;
   if (process.env.BENCHGYM_GO) return runnable(process.env.BENCHGYM_GO) ? process.env.BENCHGYM_GO : null;
-  const onPath = (process.env.PATH ?? '').split(':').filter(Boolean).map((d) => path.join(d, 'go'));
+  const onPath = (process.env.PATH ?? '')
+    .split(':')
+    .filter(Boolean)
+    .map((d) => path.join(d, 'go'));
   return [...onPath, ...GO_CANDIDATES].find(runnable) ?? null;
 }
 
@@ -56,7 +59,10 @@ export function findGo(explicit?: string): string | null {
 export async function executorSourceHash(arch: ExecutorArch = hostArch()): Promise<string> {
   const names = (await fs.readdir(EXECUTOR_SOURCE_DIR)).filter((n) => n.endsWith('.go') || n === 'go.mod').sort();
   const h = createHash('sha256').update(`linux/${arch}\0`);
-  for (const name of names) h.update(`${name}\0`).update(await fs.readFile(path.join(EXECUTOR_SOURCE_DIR, name))).update('\0');
+  for (const name of names)
+    h.update(`${name}\0`)
+      .update(await fs.readFile(path.join(EXECUTOR_SOURCE_DIR, name)))
+      .update('\0');
   return h.digest('hex').slice(0, 16);
 }
 
@@ -159,7 +165,12 @@ function goBuild(go: string, arch: ExecutorArch, hash: string, out: string, cach
       { cwd: EXECUTOR_SOURCE_DIR, env, timeout: BUILD_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
       (err, _stdout, stderr) => {
         if (!err) return resolve();
-        reject(new GymError('SANDBOX_UNAVAILABLE', `building the in-sandbox executor with ${go} failed: ${(stderr || err.message).trim().slice(-2000)}`));
+        reject(
+          new GymError(
+            'SANDBOX_UNAVAILABLE',
+            `building the in-sandbox executor with ${go} failed: ${(stderr || err.message).trim().slice(-2000)}`,
+          ),
+        );
       },
     );
   });

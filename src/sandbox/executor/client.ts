@@ -90,7 +90,14 @@ const CODE_MAP: Record<string, GymErrorCode> = {
   BAD_FRAME: 'INTERNAL',
   INTERNAL: 'INTERNAL',
 };
-const PASSED_THROUGH = new Set<string>(['PATH_OUTSIDE_WORKSPACE', 'FILE_NOT_FOUND', 'NOT_A_FILE', 'NOT_A_DIRECTORY', 'FILE_EXISTS', 'INVALID_ARGUMENT']);
+const PASSED_THROUGH = new Set<string>([
+  'PATH_OUTSIDE_WORKSPACE',
+  'FILE_NOT_FOUND',
+  'NOT_A_FILE',
+  'NOT_A_DIRECTORY',
+  'FILE_EXISTS',
+  'INVALID_ARGUMENT',
+]);
 
 function gymCode(code: string): GymErrorCode {
   if (PASSED_THROUGH.has(code)) return code as GymErrorCode;
@@ -159,7 +166,10 @@ export class ExecutorClient {
     try {
       const hello = await client.call('ping', {}, { timeoutMs });
       if (hello.protocol !== EXECUTOR_PROTOCOL) {
-        throw new GymError('SANDBOX_UNAVAILABLE', `${client.label} speaks protocol ${hello.protocol}, this server ${EXECUTOR_PROTOCOL} (version ${hello.version}); rebuild it`);
+        throw new GymError(
+          'SANDBOX_UNAVAILABLE',
+          `${client.label} speaks protocol ${hello.protocol}, this server ${EXECUTOR_PROTOCOL} (version ${hello.version}); rebuild it`,
+        );
       }
       client.info = hello;
       return client;
@@ -269,7 +279,10 @@ export class ExecutorClient {
   }
 
   /** Entries below a directory, breadth-first, up to `depth` levels and `limit` entries; links are not followed. */
-  async list(path: string, opts: { depth?: number; limit?: number; skip?: string[] } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
+  async list(
+    path: string,
+    opts: { depth?: number; limit?: number; skip?: string[] } = {},
+  ): Promise<{ entries: DirEntry[]; truncated: boolean }> {
     return this.call('list', { path, depth: opts.depth ?? 1, limit: opts.limit ?? 1000, skip: opts.skip ?? DEFAULT_LIST_SKIP });
   }
 
@@ -297,17 +310,31 @@ export class ExecutorClient {
   }
 
   /** Sends one request and waits for its result, checked against the op's schema. */
-  call<Op extends ExecutorOp>(op: Op, fields: RequestFields[Op], opts: { id?: number; timeoutMs?: number; onOutput?: Pending['onOutput'] } = {}): Promise<ResultOf<Op>> {
+  call<Op extends ExecutorOp>(
+    op: Op,
+    fields: RequestFields[Op],
+    opts: { id?: number; timeoutMs?: number; onOutput?: Pending['onOutput'] } = {},
+  ): Promise<ResultOf<Op>> {
     if (this.failure) return Promise.reject(this.failure);
     const id = opts.id ?? this.nextId++;
     const line = JSON.stringify({ id, op, ...fields }) + '\n';
     // The executor skips a longer line unanswered (BAD_FRAME without an id): refuse it here instead.
     const size = Buffer.byteLength(line);
     if (size > MAX_REQUEST_BYTES) {
-      return Promise.reject(new GymError('FILE_TOO_LARGE', `a ${op} request of ${size} bytes is over the executor's limit of ${MAX_REQUEST_BYTES} (file contents and stdin travel as base64)`));
+      return Promise.reject(
+        new GymError(
+          'FILE_TOO_LARGE',
+          `a ${op} request of ${size} bytes is over the executor's limit of ${MAX_REQUEST_BYTES} (file contents and stdin travel as base64)`,
+        ),
+      );
     }
     return new Promise<ResultOf<Op>>((resolve, reject) => {
-      const pending: Pending = { op, resolve: resolve as (v: unknown) => void, reject, ...(opts.onOutput ? { onOutput: opts.onOutput } : {}) };
+      const pending: Pending = {
+        op,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        ...(opts.onOutput ? { onOutput: opts.onOutput } : {}),
+      };
       const timeoutMs = opts.timeoutMs ?? (op === 'exec' ? 0 : this.callTimeoutMs);
       if (timeoutMs > 0) {
         pending.timer = setTimeout(() => this.fail(`it did not answer a ${op} in ${timeoutMs} ms`), timeoutMs);
@@ -369,7 +396,9 @@ export class ExecutorClient {
     }
     const parsed = RESULT_SCHEMAS[pending.op].safeParse(frame.result);
     if (!parsed.success) {
-      this.fail(`it answered a ${pending.op} with a malformed result: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      this.fail(
+        `it answered a ${pending.op} with a malformed result: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      );
       pending.reject(this.failure!);
       return;
     }

@@ -42,7 +42,13 @@ export interface ExecutorSandboxHooks {
 }
 
 /** An agent's command through the executor: its timeout, caps and cancel enforced in the sandbox; leftovers swept after it. */
-export async function execThroughExecutor(ex: ExecutorClient, command: string, opts: ExecOptions, hooks: ExecutorSandboxHooks, call: <T>(f: () => Promise<T>) => Promise<T>): Promise<ExecResult> {
+export async function execThroughExecutor(
+  ex: ExecutorClient,
+  command: string,
+  opts: ExecOptions,
+  hooks: ExecutorSandboxHooks,
+  call: <T>(f: () => Promise<T>) => Promise<T>,
+): Promise<ExecResult> {
   const running = ex.startExec(['bash', '-c', command], {
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
     env: { ...hooks.vars, ...opts.env },
@@ -65,7 +71,8 @@ export async function execThroughExecutor(ex: ExecutorClient, command: string, o
     if (r.signal === 'SIGKILL' && !r.timedOut) await hooks.assertAlive();
     return r;
   } catch (err) {
-    if (opts.cwd && err instanceof GymError && err.code === 'FILE_NOT_FOUND') throw new GymError('NOT_A_DIRECTORY', `'${opts.cwd}' is not a directory`);
+    if (opts.cwd && err instanceof GymError && err.code === 'FILE_NOT_FOUND')
+      throw new GymError('NOT_A_DIRECTORY', `'${opts.cwd}' is not a directory`);
     throw err;
   } finally {
     untrack();
@@ -88,7 +95,12 @@ export async function statThroughExecutor(ex: ExecutorClient, rel: string): Prom
 }
 
 /** list through the executor, ordered as the shell path's: by depth, then path. */
-export async function listThroughExecutor(ex: ExecutorClient, rel: string, depth: number, limit: number): Promise<{ entries: DirEntry[]; truncated: boolean }> {
+export async function listThroughExecutor(
+  ex: ExecutorClient,
+  rel: string,
+  depth: number,
+  limit: number,
+): Promise<{ entries: DirEntry[]; truncated: boolean }> {
   const listed = await ex.list(rel, { depth, limit });
   const level = (p: string) => p.split('/').length;
   listed.entries.sort((a, b) => level(a.path) - level(b.path) || a.path.localeCompare(b.path));

@@ -17,7 +17,8 @@ export function loadKubeConfig(kubeconfig?: string): KubeConfig {
     if (err instanceof GymError) throw err;
     throw new GymError('SANDBOX_UNAVAILABLE', `could not load the Kubernetes configuration: ${(err as Error).message}`);
   }
-  if (!kc.getCurrentCluster()) throw new GymError('SANDBOX_UNAVAILABLE', 'no Kubernetes cluster configured: pass --kubeconfig, set $KUBECONFIG, or run in a cluster');
+  if (!kc.getCurrentCluster())
+    throw new GymError('SANDBOX_UNAVAILABLE', 'no Kubernetes cluster configured: pass --kubeconfig, set $KUBECONFIG, or run in a cluster');
   return kc;
 }
 
@@ -47,6 +48,9 @@ export function kubeError(err: unknown, what: string): GymError {
 
 /** A value Kubernetes accepts as a label value (63 characters of [A-Za-z0-9._-], alphanumeric at both ends). */
 export function labelValue(s: string): string {
-  const v = s.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 63).replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
+  const v = s
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .slice(0, 63)
+    .replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, '');
   return v || 'x';
 }

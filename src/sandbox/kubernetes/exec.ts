@@ -77,7 +77,19 @@ export async function podExec(ref: PodRef, opts: RunOptions): Promise<RunResult>
 async function runExec(ref: PodRef, opts: RunOptions, marker: string): Promise<RunResult> {
   const secs = opts.timeoutMs ? Math.max(1, Math.ceil(opts.timeoutMs / 1000)) : 0;
   const vars = Object.entries(opts.env ?? {}).map(([k, v]) => `${k}=${v}`);
-  const cmd = [...asUserOf(ref), 'env', ...vars, `BENCHGYM_EXEC=${marker}`, 'sh', '-c', `${fileCapOf(ref)}${WRAPPER}`, 'benchgym', opts.workdir ?? '/', String(secs ? `${secs}s` : 0), ...opts.cmd];
+  const cmd = [
+    ...asUserOf(ref),
+    'env',
+    ...vars,
+    `BENCHGYM_EXEC=${marker}`,
+    'sh',
+    '-c',
+    `${fileCapOf(ref)}${WRAPPER}`,
+    'benchgym',
+    opts.workdir ?? '/',
+    String(secs ? `${secs}s` : 0),
+    ...opts.cmd,
+  ];
   const started = Date.now();
   const stdout = new CappedOutput(opts.maxOutputBytes);
   const stderr = new CappedOutput(opts.maxOutputBytes);
@@ -108,16 +120,28 @@ async function runExec(ref: PodRef, opts: RunOptions, marker: string): Promise<R
   let timedOutHost = false;
   let ws: Awaited<ReturnType<Exec['exec']>>;
   try {
-    ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, ref.container ?? CONTAINER, cmd, outSink, errSink, stdin, false, (s) => (status = s));
+    ws = await new Exec(ref.kc).exec(
+      ref.namespace,
+      ref.pod,
+      ref.container ?? CONTAINER,
+      cmd,
+      outSink,
+      errSink,
+      stdin,
+      false,
+      (s) => (status = s),
+    );
   } catch (err) {
     throw kubeError(err, 'could not run a command in the sandbox pod');
   }
   if (stdin) {
     const data = typeof opts.stdin === 'string' ? Buffer.from(opts.stdin) : opts.stdin!;
     // In chunks: one websocket frame per chunk, the end sent as a close of stdin (v5 protocol).
-    Readable.from((function* () {
-      for (let i = 0; i < data.length; i += 256 * 1024) yield data.subarray(i, i + 256 * 1024);
-    })()).pipe(stdin);
+    Readable.from(
+      (function* () {
+        for (let i = 0; i < data.length; i += 256 * 1024) yield data.subarray(i, i + 256 * 1024);
+      })(),
+    ).pipe(stdin);
   }
   const killAll = () => podQuiet(ref, ['sh', '-c', killMarkerScript(marker)]);
   const onAbort = () => {
@@ -156,7 +180,16 @@ async function runExec(ref: PodRef, opts: RunOptions, marker: string): Promise<R
 export async function podQuiet(ref: PodRef, cmd: string[]): Promise<void> {
   try {
     const sink = new Writable({ write: (_b, _e, cb) => cb() });
-    const ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, ref.container ?? CONTAINER, [...asUserOf(ref), ...cmd], sink, sink, null, false);
+    const ws = await new Exec(ref.kc).exec(
+      ref.namespace,
+      ref.pod,
+      ref.container ?? CONTAINER,
+      [...asUserOf(ref), ...cmd],
+      sink,
+      sink,
+      null,
+      false,
+    );
     await new Promise<void>((resolve) => {
       const t = setTimeout(() => {
         ws.close();

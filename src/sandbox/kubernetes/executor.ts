@@ -33,8 +33,15 @@ export async function installPodExecutor(ref: PodRef, binary: string): Promise<v
   const tmp = `${POD_EXECUTOR}.tmp`;
   // As root, and the emptyDir (0777 as the kubelet makes it) closed to the commands' uid after.
   const script = `cat > ${tmp} && chmod 0555 ${tmp} && mv -f ${tmp} ${POD_EXECUTOR} && chmod 0755 ${EXECUTOR_DIR} && ${POD_EXECUTOR} --version`;
-  const r = await podExec({ ...ref, user: undefined }, { cmd: ['sh', '-c', script], stdin: data, timeoutMs: 120_000, maxOutputBytes: 64 * 1024, workdir: '/' });
-  if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `the executor does not run in pod ${ref.pod} (exit ${r.exitCode}): ${r.stderr.text().trim() || r.stdout.text().trim()}`);
+  const r = await podExec(
+    { ...ref, user: undefined },
+    { cmd: ['sh', '-c', script], stdin: data, timeoutMs: 120_000, maxOutputBytes: 64 * 1024, workdir: '/' },
+  );
+  if (r.exitCode !== 0)
+    throw new GymError(
+      'SANDBOX_UNAVAILABLE',
+      `the executor does not run in pod ${ref.pod} (exit ${r.exitCode}): ${r.stderr.text().trim() || r.stdout.text().trim()}`,
+    );
 }
 
 /**
@@ -55,7 +62,16 @@ export async function startPodExecutor(ref: PodRef, opts: { root: string }): Pro
   try {
     // Behind the file-size cap: every command the executor starts inherits it, and cannot raise it.
     const user = ref.user ? ['--user', `${ref.user.uid}:${ref.user.gid}`] : [];
-    ws = await new Exec(ref.kc).exec(ref.namespace, ref.pod, CONTAINER, ['sh', '-c', `${fileCapOf(ref)}exec "$@"`, 'sh', 'env', `BENCHGYM_EXEC=${marker}`, POD_EXECUTOR, '--root', opts.root, ...user], output, stderr, input, false);
+    ws = await new Exec(ref.kc).exec(
+      ref.namespace,
+      ref.pod,
+      CONTAINER,
+      ['sh', '-c', `${fileCapOf(ref)}exec "$@"`, 'sh', 'env', `BENCHGYM_EXEC=${marker}`, POD_EXECUTOR, '--root', opts.root, ...user],
+      output,
+      stderr,
+      input,
+      false,
+    );
   } catch (err) {
     untrack();
     throw kubeError(err, `could not start the executor in pod ${ref.pod}`);

@@ -51,7 +51,10 @@ export function loadImageBy(command: string): (image: string) => Promise<void> {
     try {
       await promisify(execFile)(command, [image], { maxBuffer: 16 * 1024 * 1024, timeout: 30 * 60_000 });
     } catch (err) {
-      throw new GymError('SANDBOX_UNAVAILABLE', `could not put ${image} on the cluster's nodes with ${command}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`);
+      throw new GymError(
+        'SANDBOX_UNAVAILABLE',
+        `could not put ${image} on the cluster's nodes with ${command}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`,
+      );
     }
   };
 }
@@ -74,7 +77,14 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
   constructor(private readonly opts: KubernetesSandboxOptions = {}) {
     const docker = opts.docker ?? dockerClient();
     const limits = { ...DEFAULT_KUBERNETES_LIMITS, ...opts.limits };
-    super(opts, { title: 'Kubernetes', executorVariable: 'BENCHGYM_KUBERNETES_EXECUTOR', withoutExecutor: 'one API exec per operation', limits, docker, maxSandboxes: opts.maxPods });
+    super(opts, {
+      title: 'Kubernetes',
+      executorVariable: 'BENCHGYM_KUBERNETES_EXECUTOR',
+      withoutExecutor: 'one API exec per operation',
+      limits,
+      docker,
+      maxSandboxes: opts.maxPods,
+    });
     this.docker = docker;
     this.kc = opts.kc ?? loadKubeConfig(opts.kubeconfig);
     this.core = this.kc.makeApiClient(CoreV1Api);
@@ -90,7 +100,8 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
     try {
       await this.core.readNamespace({ name: this.namespace });
     } catch (err) {
-      if (apiStatus(err) !== 404) throw kubeError(err, `the Kubernetes cluster is not reachable or namespace '${this.namespace}' cannot be read`);
+      if (apiStatus(err) !== 404)
+        throw kubeError(err, `the Kubernetes cluster is not reachable or namespace '${this.namespace}' cannot be read`);
       await this.core.createNamespace({ body: { metadata: { name: this.namespace } } }).catch((e: unknown) => {
         if (apiStatus(e) !== 409) throw kubeError(e, `could not create namespace '${this.namespace}'`);
       });
@@ -99,14 +110,23 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
       .makeApiClient(NetworkingV1Api)
       .createNamespacedNetworkPolicy({
         namespace: this.namespace,
-        body: { metadata: { name: DENY_ALL_POLICY }, spec: { podSelector: { matchLabels: { 'benchgym.sandbox': 'true' } }, policyTypes: ['Ingress', 'Egress'] } },
+        body: {
+          metadata: { name: DENY_ALL_POLICY },
+          spec: { podSelector: { matchLabels: { 'benchgym.sandbox': 'true' } }, policyTypes: ['Ingress', 'Egress'] },
+        },
       })
       .catch((e: unknown) => {
         if (apiStatus(e) !== 409) throw kubeError(e, `could not create the deny-all NetworkPolicy in '${this.namespace}'`);
       });
-    await this.core.createNamespacedConfigMap({ namespace: this.namespace, body: { metadata: { name: HOSTS_CONFIGMAP }, data: { hosts: HOSTS_TEXT } } }).catch((e: unknown) => {
-      if (apiStatus(e) !== 409) throw kubeError(e, `could not create the ConfigMap ${HOSTS_CONFIGMAP} (the sandboxes' read-only /etc/hosts) in '${this.namespace}'`);
-    });
+    await this.core
+      .createNamespacedConfigMap({ namespace: this.namespace, body: { metadata: { name: HOSTS_CONFIGMAP }, data: { hosts: HOSTS_TEXT } } })
+      .catch((e: unknown) => {
+        if (apiStatus(e) !== 409)
+          throw kubeError(
+            e,
+            `could not create the ConfigMap ${HOSTS_CONFIGMAP} (the sandboxes' read-only /etc/hosts) in '${this.namespace}'`,
+          );
+      });
     await reapStalePods(this.core, this.namespace, this.serverId, this.instanceId);
     void this.watchPods();
   }
@@ -117,7 +137,15 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
   }
 
   protected transportOf(started: PooledPod, image: string): PodTransport {
-    return new PodTransport(started.ref, this.core, image, this.limits, () => this.watching, Boolean(started.executor), this.opts.runtimeClassName);
+    return new PodTransport(
+      started.ref,
+      this.core,
+      image,
+      this.limits,
+      () => this.watching,
+      Boolean(started.executor),
+      this.opts.runtimeClassName,
+    );
   }
 
   protected start(image: string, labels: Record<string, string>, memoryBytes?: number): Promise<PooledPod> {
@@ -142,13 +170,20 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
       const status = (err as { statusCode?: number } | null)?.statusCode;
       if (this.closed) return;
       if (status === 401 || status === 403) {
-        process.stderr.write(`benchgym: cannot watch pods in '${this.namespace}' (HTTP ${status}): each command reads its pod instead; grant the 'watch' verb on pods\n`);
+        process.stderr.write(
+          `benchgym: cannot watch pods in '${this.namespace}' (HTTP ${status}): each command reads its pod instead; grant the 'watch' verb on pods\n`,
+        );
         return;
       }
       setTimeout(() => void this.watchPods(), 1000).unref();
     };
     try {
-      this.watchAbort = await new Watch(this.kc).watch(`/api/v1/namespaces/${this.namespace}/pods`, { labelSelector: `benchgym.instance=${this.instanceId}` }, (type, pod: V1Pod) => this.onPodEvent(type, pod), again);
+      this.watchAbort = await new Watch(this.kc).watch(
+        `/api/v1/namespaces/${this.namespace}/pods`,
+        { labelSelector: `benchgym.instance=${this.instanceId}` },
+        (type, pod: V1Pod) => this.onPodEvent(type, pod),
+        again,
+      );
       // Closed while the watch was connecting: its open request would keep the process alive.
       if (this.closed) this.watchAbort.abort();
       this.watching = !this.closed;
@@ -163,7 +198,10 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
     const reason = `the sandbox pod ${name} ${type === 'DELETED' ? 'was deleted' : 'is being deleted'}`;
     for (const s of this.live) if (s.transport.ref.pod === name) s.markLost(reason);
     // A pooled pod: its closed executor keeps it from being handed out.
-    void this.started.get(name)?.executor?.close().catch(() => {});
+    void this.started
+      .get(name)
+      ?.executor?.close()
+      .catch(() => {});
   }
 
   /** The env image built by the local Docker engine, then pushed to the registry or loaded onto the nodes. */
@@ -174,7 +212,11 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
     const local = env.image;
     let p = this.loaded.get(local);
     if (!p) {
-      p = this.opts.registry ? pushImage(this.docker, local, this.opts.registry) : this.opts.loadImage ? this.opts.loadImage(local).then(() => local) : Promise.resolve(local);
+      p = this.opts.registry
+        ? pushImage(this.docker, local, this.opts.registry)
+        : this.opts.loadImage
+          ? this.opts.loadImage(local).then(() => local)
+          : Promise.resolve(local);
       this.loaded.set(local, p);
       p.catch(() => this.loaded.delete(local));
     }
@@ -186,7 +228,17 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
     const binary = await this.executorBinaryPath();
     const name = `benchgym-${randomBytes(6).toString('hex')}`;
     const extra = Object.fromEntries(Object.entries(labels).map(([k, v]) => [k, labelValue(v)]));
-    const body = podManifest({ name, image, labels: { ...extra, ...this.labels }, limits: this.limits, memoryBytes, pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never', runtimeClassName: this.opts.runtimeClassName, executor: binary !== null, user: this.user });
+    const body = podManifest({
+      name,
+      image,
+      labels: { ...extra, ...this.labels },
+      limits: this.limits,
+      memoryBytes,
+      pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never',
+      runtimeClassName: this.opts.runtimeClassName,
+      executor: binary !== null,
+      user: this.user,
+    });
     try {
       await this.core.createNamespacedPod({ namespace: this.namespace, body });
     } catch (err) {

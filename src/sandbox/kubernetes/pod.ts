@@ -11,7 +11,8 @@ import type { KubernetesLimits } from './limits.ts';
  * container without a network.
  */
 export const HOSTS_CONFIGMAP = 'benchgym-sandbox-hosts';
-export const HOSTS_TEXT = '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n';
+export const HOSTS_TEXT =
+  '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n';
 /** Where the in-sandbox executor's binary is copied at pod start: an emptyDir of its own, not the agent's /tmp. */
 export const EXECUTOR_DIR = '/.benchgym-executor';
 /** Room for the executor's binary (a static Go program of a few MiB). */
@@ -21,9 +22,14 @@ export const TERMINAL_CONTAINER = 'terminal';
 /** PID 1 of the sandbox container, and of the terminal container: its child sleeps, orphans come to it. */
 const IDLE = ['sh', '-c', 'sleep infinity & wait'];
 /** What every container of a sandbox pod starts with in its environment. */
-const POD_ENV = Object.entries({ HOME: '/tmp', LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', PYTHONDONTWRITEBYTECODE: '1', PYTHONUNBUFFERED: '1', TERM: 'dumb' }).map(
-  ([name, value]) => ({ name, value }),
-);
+const POD_ENV = Object.entries({
+  HOME: '/tmp',
+  LANG: 'C.UTF-8',
+  LC_ALL: 'C.UTF-8',
+  PYTHONDONTWRITEBYTECODE: '1',
+  PYTHONUNBUFFERED: '1',
+  TERM: 'dumb',
+}).map(([name, value]) => ({ name, value }));
 
 export interface PodSpecOptions {
   name: string;
@@ -161,19 +167,36 @@ export function podManifest(o: PodSpecOptions): V1Pod {
 }
 
 /** Container waiting reasons that will not resolve by waiting. */
-const FATAL_WAITING = new Set(['ErrImageNeverPull', 'ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'RunContainerError', 'CrashLoopBackOff']);
+const FATAL_WAITING = new Set([
+  'ErrImageNeverPull',
+  'ErrImagePull',
+  'ImagePullBackOff',
+  'InvalidImageName',
+  'CreateContainerConfigError',
+  'CreateContainerError',
+  'RunContainerError',
+  'CrashLoopBackOff',
+]);
 
 /** The newest event of a pod, as "Reason: message", or undefined. */
 export async function lastPodEvent(core: CoreV1Api, namespace: string, pod: string): Promise<string | undefined> {
   const events = await core.listNamespacedEvent({ namespace, fieldSelector: `involvedObject.name=${pod}` }).catch(() => null);
-  const items = [...(events?.items ?? [])].sort((a, b) => Date.parse(String(a.lastTimestamp ?? a.eventTime ?? 0)) - Date.parse(String(b.lastTimestamp ?? b.eventTime ?? 0)));
+  const items = [...(events?.items ?? [])].sort(
+    (a, b) => Date.parse(String(a.lastTimestamp ?? a.eventTime ?? 0)) - Date.parse(String(b.lastTimestamp ?? b.eventTime ?? 0)),
+  );
   const warn = items.filter((e) => e.type === 'Warning');
   const e = (warn.length ? warn : items).at(-1);
   return e ? `${e.reason}: ${e.message}` : undefined;
 }
 
 /** Waits until one container of a running pod (an ephemeral one, say) runs; fails at once when it cannot start. */
-export async function waitContainerRunning(core: CoreV1Api, namespace: string, pod: string, container: string, timeoutMs: number): Promise<void> {
+export async function waitContainerRunning(
+  core: CoreV1Api,
+  namespace: string,
+  pod: string,
+  container: string,
+  timeoutMs: number,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let delay = 100;
   for (;;) {
@@ -187,7 +210,10 @@ export async function waitContainerRunning(core: CoreV1Api, namespace: string, p
       throw new GymError('SANDBOX_UNAVAILABLE', `container ${container} of pod ${pod} cannot run: ${why}`);
     }
     if (Date.now() > deadline) {
-      throw new GymError('SANDBOX_UNAVAILABLE', `container ${container} of pod ${pod} was not running after ${Math.round(timeoutMs / 1000)} s`);
+      throw new GymError(
+        'SANDBOX_UNAVAILABLE',
+        `container ${container} of pod ${pod} was not running after ${Math.round(timeoutMs / 1000)} s`,
+      );
     }
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 1000);
@@ -210,15 +236,23 @@ export async function waitRunning(core: CoreV1Api, namespace: string, name: stri
     const waiting = init?.state?.waiting ?? cs?.state?.waiting;
     const why = async (fallback: string) => (await lastPodEvent(core, namespace, name)) ?? fallback;
     if (waiting?.reason && FATAL_WAITING.has(waiting.reason)) {
-      throw new GymError('SANDBOX_UNAVAILABLE', `pod ${name} cannot start: ${await why(`${waiting.reason}: ${waiting.message ?? ''}`)}`, { event: waiting.reason });
+      throw new GymError('SANDBOX_UNAVAILABLE', `pod ${name} cannot start: ${await why(`${waiting.reason}: ${waiting.message ?? ''}`)}`, {
+        event: waiting.reason,
+      });
     }
     if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded' || cs?.state?.terminated) {
-      throw new GymError('SANDBOX_UNAVAILABLE', `pod ${name} ended before it was ready (${pod.status?.phase}): ${await why(pod.status?.message ?? cs?.state?.terminated?.reason ?? 'no event')}`);
+      throw new GymError(
+        'SANDBOX_UNAVAILABLE',
+        `pod ${name} ended before it was ready (${pod.status?.phase}): ${await why(pod.status?.message ?? cs?.state?.terminated?.reason ?? 'no event')}`,
+      );
     }
     if (Date.now() > deadline) {
       const cond = pod.status?.conditions?.find((c) => c.type === 'PodScheduled' && c.status === 'False');
       const fallback = cond ? `${cond.reason}: ${cond.message}` : `phase ${pod.status?.phase ?? 'unknown'}`;
-      throw new GymError('SANDBOX_UNAVAILABLE', `pod ${name} was not running after ${Math.round(timeoutMs / 1000)} s: ${await why(fallback)}`);
+      throw new GymError(
+        'SANDBOX_UNAVAILABLE',
+        `pod ${name} was not running after ${Math.round(timeoutMs / 1000)} s: ${await why(fallback)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, delay));
     delay = Math.min(delay * 2, 1000);

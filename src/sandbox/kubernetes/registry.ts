@@ -24,7 +24,10 @@ export interface RegistryAuth {
  * does not look them up itself. None (an empty auth) for a registry that needs none. Credential
  * helpers (`credsStore`) are not run: log in with a plain `auths` entry for benchgym to use it.
  */
-export async function registryAuth(registry: string, configDir = process.env.DOCKER_CONFIG ?? path.join(os.homedir(), '.docker')): Promise<RegistryAuth> {
+export async function registryAuth(
+  registry: string,
+  configDir = process.env.DOCKER_CONFIG ?? path.join(os.homedir(), '.docker'),
+): Promise<RegistryAuth> {
   const host = registry.split('/')[0]!;
   let config: { auths?: Record<string, { auth?: string; identitytoken?: string }> };
   try {
@@ -32,7 +35,9 @@ export async function registryAuth(registry: string, configDir = process.env.DOC
   } catch {
     return {};
   }
-  const entry = Object.entries(config.auths ?? {}).find(([k]) => k === host || k.replace(/^https?:\/\//, '').replace(/\/.*$/, '') === host)?.[1];
+  const entry = Object.entries(config.auths ?? {}).find(
+    ([k]) => k === host || k.replace(/^https?:\/\//, '').replace(/\/.*$/, '') === host,
+  )?.[1];
   if (!entry) return {};
   if (entry.identitytoken) return { identitytoken: entry.identitytoken, serveraddress: host };
   if (!entry.auth) return {};
@@ -59,7 +64,10 @@ export async function pushImage(docker: Docker, image: string, registry: string)
     });
   } catch (err) {
     // The registry's name of the image is of no use once the push failed (only that tag goes).
-    await docker.getImage(target).remove({ noprune: true }).catch(() => {});
+    await docker
+      .getImage(target)
+      .remove({ noprune: true })
+      .catch(() => {});
     throw new GymError('SANDBOX_UNAVAILABLE', `could not push ${image} to ${target}: ${(err as Error).message}`);
   }
   return target;

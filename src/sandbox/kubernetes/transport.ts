@@ -55,7 +55,8 @@ export class PodTransport implements ContainerTransport {
     } catch {
       throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} no longer exists`, { sandboxLost: true });
     }
-    if (pod.metadata?.deletionTimestamp) throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} is being deleted`, { sandboxLost: true });
+    if (pod.metadata?.deletionTimestamp)
+      throw new GymError('SANDBOX_UNAVAILABLE', `the sandbox pod ${this.id} is being deleted`, { sandboxLost: true });
     const cs = pod.status?.containerStatuses?.[0];
     if (pod.status?.phase !== 'Running' || !cs?.state?.running) {
       const term = cs?.state?.terminated ?? cs?.lastState?.terminated;
@@ -81,8 +82,19 @@ export class PodTransport implements ContainerTransport {
    * read while the command runs.
    */
   async observe(command: () => Promise<ExecResult>): Promise<ExecResult> {
-    const gone = this.watched() ? Promise.resolve(null) : this.probe().then(() => null, (e: unknown) => e);
-    const [result, lost] = await Promise.all([command().then((r) => ({ r }), (err: unknown) => ({ err })), gone]);
+    const gone = this.watched()
+      ? Promise.resolve(null)
+      : this.probe().then(
+          () => null,
+          (e: unknown) => e,
+        );
+    const [result, lost] = await Promise.all([
+      command().then(
+        (r) => ({ r }),
+        (err: unknown) => ({ err }),
+      ),
+      gone,
+    ]);
     if (lost instanceof GymError && lost.details?.sandboxLost) throw lost;
     if ('err' in result) throw result.err;
     return result.r;
@@ -106,7 +118,10 @@ export class PodTransport implements ContainerTransport {
       return { ...this.ref, container: TERMINAL_CONTAINER, user: undefined };
     })().catch((err: unknown) => {
       this.terminalRef = undefined;
-      throw kubeError(err, `could not add the terminal container to pod ${this.ref.pod} (the server needs 'update' on pods/ephemeralcontainers)`);
+      throw kubeError(
+        err,
+        `could not add the terminal container to pod ${this.ref.pod} (the server needs 'update' on pods/ephemeralcontainers)`,
+      );
     });
     return this.terminalRef;
   }

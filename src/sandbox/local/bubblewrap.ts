@@ -12,7 +12,11 @@ const execFileP = promisify(execFile);
 let bwrapWorks: Promise<boolean> | undefined;
 /** Probes bubblewrap once: installed is not enough, user namespaces must be allowed. */
 export function bubblewrapAvailable(): Promise<boolean> {
-  bwrapWorks ??= execFileP('bwrap', ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'], { timeout: 10_000 })
+  bwrapWorks ??= execFileP(
+    'bwrap',
+    ['--unshare-all', '--die-with-parent', '--ro-bind', '/', '/', '--proc', '/proc', '--dev', '/dev', 'true'],
+    { timeout: 10_000 },
+  )
     .then(() => true)
     .catch(() => false);
   return bwrapWorks;
@@ -59,7 +63,16 @@ export function confinedArgv(
     ? []
     : executor && c.executorIsolation === 'uid'
       ? ['setpriv', '--inh-caps=-all', '--bounding-set=-all,+setuid,+setgid', '--no-new-privs', '--']
-      : ['setpriv', `--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'];
+      : [
+          'setpriv',
+          `--reuid=${user.uid}`,
+          `--regid=${user.gid}`,
+          '--clear-groups',
+          '--inh-caps=-all',
+          '--bounding-set=-all',
+          '--no-new-privs',
+          '--',
+        ];
   // Without bubblewrap a uid is set only for the executor's sandboxes (factory.ts): root's commands could read its channel.
   if (!m.bwrap) return [...join, ...prlimit, ...drop, ...shell];
   const binds: string[] = ['--ro-bind', '/', '/'];
@@ -103,8 +116,24 @@ export function confinedArgv(
   // A root server runs bubblewrap without a user namespace, so that the command can drop to
   // a real unprivileged host uid (a uid mapped in a namespace would still be host root,
   // reading root's 0600 files); an unprivileged server is that uid already.
-  const namespaces = user ? ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try'] : ['--unshare-all', '--cap-drop', 'ALL'];
-  return [...join, ...prlimit, 'bwrap', ...namespaces, '--hostname', SANDBOX_HOSTNAME, '--die-with-parent', ...(newSession ? ['--new-session'] : []), ...binds, '--chdir', cwd, ...drop, ...shell];
+  const namespaces = user
+    ? ['--unshare-ipc', '--unshare-pid', '--unshare-net', '--unshare-uts', '--unshare-cgroup-try']
+    : ['--unshare-all', '--cap-drop', 'ALL'];
+  return [
+    ...join,
+    ...prlimit,
+    'bwrap',
+    ...namespaces,
+    '--hostname',
+    SANDBOX_HOSTNAME,
+    '--die-with-parent',
+    ...(newSession ? ['--new-session'] : []),
+    ...binds,
+    '--chdir',
+    cwd,
+    ...drop,
+    ...shell,
+  ];
 }
 
 /**

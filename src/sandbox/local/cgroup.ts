@@ -212,7 +212,8 @@ export class Cgroup {
     const dir = this.driver.version === 2 ? this.dirs.get('') : this.dirs.get('pids');
     if (!dir) return [];
     const all = new Set<number>();
-    for (const d of treeDeepestFirstSync(dir)) for (const p of readSync(path.join(d, 'cgroup.procs')).split('\n').filter(Boolean)) all.add(Number(p));
+    for (const d of treeDeepestFirstSync(dir))
+      for (const p of readSync(path.join(d, 'cgroup.procs')).split('\n').filter(Boolean)) all.add(Number(p));
     return [...all];
   }
 
@@ -230,7 +231,8 @@ export class Cgroup {
       const dir = this.dirs.get('memory');
       if (!dir) return 0;
       let total = 0;
-      for (const d of treeDeepestFirstSync(dir)) total += Number(/oom_kill (\d+)/.exec(readSync(path.join(d, 'memory.oom_control')))?.[1] ?? 0);
+      for (const d of treeDeepestFirstSync(dir))
+        total += Number(/oom_kill (\d+)/.exec(readSync(path.join(d, 'memory.oom_control')))?.[1] ?? 0);
       return total;
     } catch {
       return 0;
@@ -337,7 +339,10 @@ export class CgroupDriver {
 
   /** A sentence for Sandbox.isolation. */
   describe(limits: CgroupLimits): string {
-    const bounds = [this.limitsPids ? `at most ${limits.pids} processes` : '', this.limitsMemory ? `${Math.round(limits.memoryBytes / 1024 ** 2)} MiB of memory` : ''].filter(Boolean);
+    const bounds = [
+      this.limitsPids ? `at most ${limits.pids} processes` : '',
+      this.limitsMemory ? `${Math.round(limits.memoryBytes / 1024 ** 2)} MiB of memory` : '',
+    ].filter(Boolean);
     return `cgroup v${this.version}: ${bounds.length ? bounds.join(' and ') + ', ' : 'no limits (controllers not delegated), '}every process found and killed by its cgroup`;
   }
 
@@ -409,7 +414,8 @@ export class CgroupDriver {
   async reapStale(): Promise<number> {
     let reaped = 0;
     const names = new Set<string>();
-    for (const base of this.bases.values()) for (const d of await subdirs(base)) if (path.basename(d).startsWith(PREFIX)) names.add(path.basename(d));
+    for (const base of this.bases.values())
+      for (const d of await subdirs(base)) if (path.basename(d).startsWith(PREFIX)) names.add(path.basename(d));
     for (const name of names) {
       if (!ownerDead(name)) continue;
       const dirs = new Map<string, string>();

@@ -35,5 +35,5 @@ export function executorIsolationFlags(c: Confinement): string[] {
 export function describeExecutorIsolation(mode: ExecutorIsolation, user?: { uid: number }): string {
   if (mode === 'uid') return `the executor stays root with only CAP_SETUID and CAP_SETGID, out of reach of uid ${user?.uid}`;
   if (mode === 'pid-namespace') return 'each command in a user and pid namespace of its own, out of reach of the executor';
-  return 'the executor shares the commands\' uid and pid namespace: a command can end it';
+  return "the executor shares the commands' uid and pid namespace: a command can end it";
 }

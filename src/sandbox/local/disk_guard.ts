@@ -8,7 +8,13 @@ import { execFile } from 'node:child_process';
  * the command is stopped once they exceed the limit. A fast writer can overshoot by what it
  * writes in one interval; RLIMIT_FSIZE still caps each file.
  */
-export function watchDisk(dirs: string[], limitBytes: number, intervalMs: number, onExceeded: (bytes: number) => void, onMeasured?: (bytes: number) => void): () => void {
+export function watchDisk(
+  dirs: string[],
+  limitBytes: number,
+  intervalMs: number,
+  onExceeded: (bytes: number) => void,
+  onMeasured?: (bytes: number) => void,
+): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const tick = async () => {

@@ -79,7 +79,10 @@ export class LocalExecutor {
     const child = spawn(file!, args, { env: opts.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     let client: ExecutorClient;
     try {
-      client = await ExecutorClient.connect({ input: child.stdin, output: child.stdout, stderr: child.stderr, process: child }, { label: opts.label });
+      client = await ExecutorClient.connect(
+        { input: child.stdin, output: child.stdout, stderr: child.stderr, process: child },
+        { label: opts.label },
+      );
     } catch (err) {
       await opts.cgroup?.killAll();
       throw err;

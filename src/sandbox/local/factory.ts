@@ -74,7 +74,10 @@ export class LocalSandboxFactory implements SandboxFactory {
 
   /** The executor binary, or null for a spawn per command (localExecutorBinary). */
   private executor(): Promise<string | null> {
-    this.executorBinary ??= localExecutorBinary(this.opts.executor ?? 'auto', this.opts.executorCacheDir ?? this.opts.cacheDir ?? path.join(os.homedir(), '.cache', 'benchgym'));
+    this.executorBinary ??= localExecutorBinary(
+      this.opts.executor ?? 'auto',
+      this.opts.executorCacheDir ?? this.opts.cacheDir ?? path.join(os.homedir(), '.cache', 'benchgym'),
+    );
     return this.executorBinary;
   }
 
@@ -101,7 +104,18 @@ export class LocalSandboxFactory implements SandboxFactory {
       await fs.rm(dir, { recursive: true, force: true });
       throw new GymError('SANDBOX_UNAVAILABLE', `could not make the sandbox's cgroup: ${(err as Error).message}`);
     });
-    const sandbox = new LocalSandbox(id, dir, useBwrap, this.limits, create, [this.opts.baseDir, ...(this.opts.privatePaths ?? [])], () => this.live.delete(sandbox), (from) => this.fork(from, create), confinement, executor);
+    const sandbox = new LocalSandbox(
+      id,
+      dir,
+      useBwrap,
+      this.limits,
+      create,
+      [this.opts.baseDir, ...(this.opts.privatePaths ?? [])],
+      () => this.live.delete(sandbox),
+      (from) => this.fork(from, create),
+      confinement,
+      executor,
+    );
     try {
       if (create.seed.dir) {
         await fs.cp(create.seed.dir, sandbox.root, {
@@ -116,7 +130,9 @@ export class LocalSandboxFactory implements SandboxFactory {
       if (executor) sandbox.startExecutor().catch(() => {});
     } catch (err) {
       await sandbox.destroy();
-      throw err instanceof GymError ? err : new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${(err as Error).message}`);
+      throw err instanceof GymError
+        ? err
+        : new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${(err as Error).message}`);
     }
     this.live.add(sandbox);
     return sandbox;
@@ -127,7 +143,13 @@ export class LocalSandboxFactory implements SandboxFactory {
    * bubblewrap always; without it only for the executor (a root command could open the
    * executor's channel through /proc), and only where that uid can reach the sandbox's paths.
    */
-  private async confinement(id: string, dir: string, bwrap: boolean, executor: string | null, create: SandboxCreateOptions): Promise<Confinement> {
+  private async confinement(
+    id: string,
+    dir: string,
+    bwrap: boolean,
+    executor: string | null,
+    create: SandboxCreateOptions,
+  ): Promise<Confinement> {
     const l = this.limits;
     let user = process.getuid?.() === 0 && (bwrap || executor) ? (this.opts.sandboxUser ?? sandboxUserFromEnv()) : undefined;
     let unreachable = '';
@@ -151,10 +173,26 @@ export class LocalSandboxFactory implements SandboxFactory {
           : `commands as the server's user${unreachable}`,
       ...(executorIsolation ? [describeExecutorIsolation(executorIsolation, user)] : []),
     ].join('; ');
-    if (!this.cgroups) return { user, executorIsolation, describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)` };
-    const limits = { pids: Math.max(create.env?.pids ?? 0, l.pids), memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes), oomGroup: !executor };
+    if (!this.cgroups)
+      return {
+        user,
+        executorIsolation,
+        describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)`,
+      };
+    const limits = {
+      pids: Math.max(create.env?.pids ?? 0, l.pids),
+      memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes),
+      oomGroup: !executor,
+    };
     const cgroup = await this.cgroups.createSandbox(id, limits);
-    return { cgroup, user, executorIsolation, pidsBounded: this.cgroups.limitsPids, ...(this.cgroups.limitsMemory ? { memoryBytes: limits.memoryBytes } : {}), describe: `${who}; ${this.cgroups.describe(limits)}` };
+    return {
+      cgroup,
+      user,
+      executorIsolation,
+      pidsBounded: this.cgroups.limitsPids,
+      ...(this.cgroups.limitsMemory ? { memoryBytes: limits.memoryBytes } : {}),
+      describe: `${who}; ${this.cgroups.describe(limits)}`,
+    };
   }
 
   /** Whether the executor may give each command a user and pid namespace of its own here (probed once). */

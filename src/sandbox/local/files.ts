@@ -31,7 +31,10 @@ export class WorkspaceFiles {
   private async walk(rel: string, opts: { followLast: boolean; makeDirs?: boolean }): Promise<Walked> {
     const parts = workspaceParts(this.root, rel);
     this.realRoot ??= fs.realpath(this.root);
-    return walkWorkspace({ root: this.root, realRoot: await this.realRoot }, rel, parts, { ...opts, ...(this.owner ? { owner: this.owner } : {}) });
+    return walkWorkspace({ root: this.root, realRoot: await this.realRoot }, rel, parts, {
+      ...opts,
+      ...(this.owner ? { owner: this.owner } : {}),
+    });
   }
 
   async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
@@ -225,7 +228,10 @@ function assertPlainFile(st: Stats, rel: string): void {
   if (st.isDirectory()) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
   if (!st.isFile()) throw new GymError('NOT_A_FILE', `'${rel}' is ${specialKind(st)}; file tools read and write regular files only`);
   if (st.nlink > 1) {
-    throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' is a hard link (${st.nlink} names for one file), which may be a file outside the workspace; file tools refuse hard links (copy the file to work on it)`);
+    throw new GymError(
+      'PATH_OUTSIDE_WORKSPACE',
+      `'${rel}' is a hard link (${st.nlink} names for one file), which may be a file outside the workspace; file tools refuse hard links (copy the file to work on it)`,
+    );
   }
 }
 
@@ -298,6 +304,7 @@ export function fileError(err: unknown, rel: string): GymError {
   if (code === 'EISDIR') return new GymError('NOT_A_FILE', `'${rel}' is a directory`);
   if (code === 'ENOTDIR' || code === 'EEXIST') return new GymError('NOT_A_DIRECTORY', `a parent of '${rel}' is not a directory`);
   if (code === 'ELOOP') return new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' changed into a symbolic link while it was opened`);
-  if (code === 'ENXIO' || code === 'EAGAIN' || code === 'EWOULDBLOCK') return new GymError('NOT_A_FILE', `'${rel}' is not a regular file, or is in use (${code})`);
+  if (code === 'ENXIO' || code === 'EAGAIN' || code === 'EWOULDBLOCK')
+    return new GymError('NOT_A_FILE', `'${rel}' is not a regular file, or is in use (${code})`);
   return new GymError('SANDBOX_UNAVAILABLE', `file operation on '${rel}' failed: ${code ?? (err as Error).message}`);
 }

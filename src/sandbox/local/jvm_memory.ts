@@ -13,7 +13,11 @@
  * container support off (-XX:-UseContainerSupport): the memory is told by MaxRAM, and the
  * cgroup still bounds what the sandbox may use.
  */
-export function jvmMemoryVars(vars: Record<string, string> | undefined, memoryBytes: number | undefined, opts: { namespacedCgroup?: boolean } = {}): Record<string, string> {
+export function jvmMemoryVars(
+  vars: Record<string, string> | undefined,
+  memoryBytes: number | undefined,
+  opts: { namespacedCgroup?: boolean } = {},
+): Record<string, string> {
   if (!vars || !('JAVA_HOME' in vars || 'JAVA_TOOL_OPTIONS' in vars)) return {};
   const own = vars.JAVA_TOOL_OPTIONS ?? '';
   const add = [

@@ -13,7 +13,19 @@ import { WorkspaceFiles } from './files.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import type { Cgroup } from './cgroup.ts';
 import { isolatedGitEnv, ISOLATED_GIT_FLAGS, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
-import { PTY_ENV, PTY_PROMPT, type DirEntry, type ExecOptions, type ExecResult, type FileStat, type PtySession, type Sandbox, type SandboxCreateOptions, type ApplyPatchOptions, type PatchApplied } from '../types.ts';
+import {
+  PTY_ENV,
+  PTY_PROMPT,
+  type DirEntry,
+  type ExecOptions,
+  type ExecResult,
+  type FileStat,
+  type PtySession,
+  type Sandbox,
+  type SandboxCreateOptions,
+  type ApplyPatchOptions,
+  type PatchApplied,
+} from '../types.ts';
 import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { confinedArgv, untraversableDirs, type SandboxMounts } from './bubblewrap.ts';
@@ -35,7 +47,9 @@ async function loadPty(): Promise<typeof import('node-pty').spawn> {
   try {
     return (await import('node-pty')).spawn;
   } catch (err) {
-    throw new Error(`terminals need the optional dependency node-pty, which is not installed or did not build here (npm install node-pty): ${(err as Error).message}`);
+    throw new Error(
+      `terminals need the optional dependency node-pty, which is not installed or did not build here (npm install node-pty): ${(err as Error).message}`,
+    );
   }
 }
 
@@ -94,14 +108,41 @@ export class LocalSandbox implements Sandbox {
   async handOver(): Promise<void> {
     const user = this.confinement.user;
     if (!user) return;
-    await execFileP('find', ['-P', this.root, path.join(this.dir, 'home'), path.join(this.dir, 'tmp'), '(', '!', '-uid', String(user.uid), '-o', '!', '-gid', String(user.gid), ')', '-exec', 'chown', '-h', `${user.uid}:${user.gid}`, '{}', '+'], { maxBuffer: 16 * 1024 * 1024 }).catch(() => {});
+    await execFileP(
+      'find',
+      [
+        '-P',
+        this.root,
+        path.join(this.dir, 'home'),
+        path.join(this.dir, 'tmp'),
+        '(',
+        '!',
+        '-uid',
+        String(user.uid),
+        '-o',
+        '!',
+        '-gid',
+        String(user.gid),
+        ')',
+        '-exec',
+        'chown',
+        '-h',
+        `${user.uid}:${user.gid}`,
+        '{}',
+        '+',
+      ],
+      { maxBuffer: 16 * 1024 * 1024 },
+    ).catch(() => {});
   }
 
   /** See untraversableDirs (bubblewrap.ts). */
   private untraversable(): Promise<string[]> {
     const user = this.confinement.user;
     if (!user) return Promise.resolve([]);
-    this.traversal ??= untraversableDirs([this.root, path.join(this.dir, 'home'), this.executorDir, ...(this.create.env?.readOnlyPaths ?? [])], user);
+    this.traversal ??= untraversableDirs(
+      [this.root, path.join(this.dir, 'home'), this.executorDir, ...(this.create.env?.readOnlyPaths ?? [])],
+      user,
+    );
     return this.traversal;
   }
 
@@ -135,7 +176,13 @@ export class LocalSandbox implements Sandbox {
   private async argv(
     command: string,
     cwd: string,
-    { shell = ['/bin/bash', '-c', command], newSession = true, cgroup, readOnly = [], executor = false }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup; readOnly?: string[]; executor?: boolean } = {},
+    {
+      shell = ['/bin/bash', '-c', command],
+      newSession = true,
+      cgroup,
+      readOnly = [],
+      executor = false,
+    }: { shell?: string[]; newSession?: boolean; cgroup?: Cgroup; readOnly?: string[]; executor?: boolean } = {},
   ): Promise<string[]> {
     const mounts: SandboxMounts = {
       limits: this.limits,
@@ -158,7 +205,12 @@ export class LocalSandbox implements Sandbox {
   async pty(opts: { cols: number; rows: number; env?: Record<string, string> }): Promise<PtySession> {
     this.assertLive();
     const marker = `${this.id}-pty-${randomBytes(4).toString('hex')}`;
-    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({ TERM: 'xterm-256color', PS1: PTY_PROMPT, ...PTY_ENV, ...opts.env });
+    const { BENCHGYM_SANDBOX: _sandboxMarker, ...env } = this.environment({
+      TERM: 'xterm-256color',
+      PS1: PTY_PROMPT,
+      ...PTY_ENV,
+      ...opts.env,
+    });
     env.BENCHGYM_PTY = marker;
     // A cgroup of its own: commands ending do not touch it, its kill() and destroy() end all of it.
     const cgroup = await this.confinement.cgroup?.child(`pty-${randomBytes(4).toString('hex')}`);
@@ -166,7 +218,14 @@ export class LocalSandbox implements Sandbox {
     let proc: IPty;
     try {
       const spawnPty = await loadPty();
-      proc = spawnPty(file!, args, { name: env.TERM ?? 'xterm-256color', cols: clampSize(opts.cols, 80), rows: clampSize(opts.rows, 24), cwd: this.root, env, encoding: null });
+      proc = spawnPty(file!, args, {
+        name: env.TERM ?? 'xterm-256color',
+        cols: clampSize(opts.cols, 80),
+        rows: clampSize(opts.rows, 24),
+        cwd: this.root,
+        env,
+        encoding: null,
+      });
     } catch (err) {
       await cgroup?.remove();
       throw new GymError('SANDBOX_UNAVAILABLE', `could not open a terminal in the sandbox: ${(err as Error).message}`);
@@ -236,8 +295,18 @@ export class LocalSandbox implements Sandbox {
       const binary = await placeExecutorBinary(this.executorBinary, this.executorDir);
       const cgroup = await this.confinement.cgroup?.child('executor');
       try {
-        const argv = await this.argv('', this.root, { shell: [binary, '--root', this.root, ...executorIsolationFlags(this.confinement)], cgroup, readOnly: [binary], executor: true });
-        return await LocalExecutor.start({ argv, env: { PATH: SYSTEM_PATH.join(':'), LANG: 'C.UTF-8', [EXECUTOR_MARKER]: this.id }, cgroup, label: `the executor of sandbox ${this.id}` });
+        const argv = await this.argv('', this.root, {
+          shell: [binary, '--root', this.root, ...executorIsolationFlags(this.confinement)],
+          cgroup,
+          readOnly: [binary],
+          executor: true,
+        });
+        return await LocalExecutor.start({
+          argv,
+          env: { PATH: SYSTEM_PATH.join(':'), LANG: 'C.UTF-8', [EXECUTOR_MARKER]: this.id },
+          cgroup,
+          label: `the executor of sandbox ${this.id}`,
+        });
       } catch (err) {
         await cgroup?.remove();
         throw err;
@@ -289,12 +358,18 @@ export class LocalSandbox implements Sandbox {
       });
       // A workspace already over the limit (the command before was stopped there) may shrink: only growth past it stops this one.
       const allowed = Math.max(this.limits.diskBytes, this.diskUsed);
-      stopDiskWatch = watchDisk([this.root, path.join(this.dir, 'home')], allowed, this.limits.diskCheckMs, (bytes) => {
-        diskExceeded = bytes;
-        // Signals, not cancel: the command's output still comes back, with the reason.
-        running.signal('SIGTERM').catch(() => {});
-        killTimer = setTimeout(() => running.signal('SIGKILL').catch(() => {}), this.limits.killGraceMs);
-      }, (bytes) => (this.diskUsed = bytes));
+      stopDiskWatch = watchDisk(
+        [this.root, path.join(this.dir, 'home')],
+        allowed,
+        this.limits.diskCheckMs,
+        (bytes) => {
+          diskExceeded = bytes;
+          // Signals, not cancel: the command's output still comes back, with the reason.
+          running.signal('SIGTERM').catch(() => {});
+          killTimer = setTimeout(() => running.signal('SIGKILL').catch(() => {}), this.limits.killGraceMs);
+        },
+        (bytes) => (this.diskUsed = bytes),
+      );
       r = await running.result;
     } finally {
       stopDiskWatch();
@@ -309,7 +384,9 @@ export class LocalSandbox implements Sandbox {
     const oom = ((await this.confinement.cgroup?.oomKills()) ?? 0) > oomBefore;
     const notes =
       (oom ? `\n${OOM_NOTE}\n` : '') +
-      (diskExceeded !== undefined ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n` : '');
+      (diskExceeded !== undefined
+        ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n`
+        : '');
     const res: ExecResult & MemoryLimitMark = notes ? { ...r, stderr: r.stderr + notes } : { ...r };
     if (oom) res.oomKilled = true;
     return res;
@@ -348,7 +425,8 @@ export class LocalSandbox implements Sandbox {
     // signalled only while a member of it still carries this sandbox's marker (see
     // killGroupIfMarked: a freed group number can lead someone else's group a moment later).
     let leaderExited = false;
-    const killOurGroup = (signal: NodeJS.Signals) => (leaderExited ? void killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id, signal) : killGroup(child.pid, signal));
+    const killOurGroup = (signal: NodeJS.Signals) =>
+      leaderExited ? void killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id, signal) : killGroup(child.pid, signal);
     const terminate = () => {
       killOurGroup('SIGTERM');
       killTimer ??= setTimeout(() => {
@@ -364,10 +442,16 @@ export class LocalSandbox implements Sandbox {
     let diskExceeded: number | undefined;
     // A workspace already over the limit (the command before was stopped there) may shrink: only growth past it stops this one.
     const allowed = Math.max(this.limits.diskBytes, this.diskUsed);
-    const stopDiskWatch = watchDisk([this.root, path.join(this.dir, 'home')], allowed, this.limits.diskCheckMs, (bytes) => {
-      diskExceeded = bytes;
-      terminate();
-    }, (bytes) => (this.diskUsed = bytes));
+    const stopDiskWatch = watchDisk(
+      [this.root, path.join(this.dir, 'home')],
+      allowed,
+      this.limits.diskCheckMs,
+      (bytes) => {
+        diskExceeded = bytes;
+        terminate();
+      },
+      (bytes) => (this.diskUsed = bytes),
+    );
     const onAbort = () => {
       cancelled = true;
       terminate();
@@ -425,7 +509,9 @@ export class LocalSandbox implements Sandbox {
       stderr:
         err.text() +
         (oom ? `\n${OOM_NOTE}\n` : '') +
-        (diskExceeded !== undefined ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n` : ''),
+        (diskExceeded !== undefined
+          ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n`
+          : ''),
       timedOut,
       truncated: { stdout: out.dropped, stderr: err.dropped },
       totalBytes: { stdout: out.total, stderr: err.total },
@@ -478,10 +564,15 @@ export class LocalSandbox implements Sandbox {
     await fs.mkdir(home, { recursive: true });
     const env = isolatedGitEnv(home, { GIT_DIR: this.gitDir, GIT_WORK_TREE: this.root });
     return new Promise((resolve, reject) => {
-      const child = execFile('git', [...ISOLATED_GIT_FLAGS, ...args], { cwd: this.root, env, maxBuffer: 512 * 1024 * 1024 }, (error, stdout, stderr) => {
-        if (error) reject(new GymError('SANDBOX_UNAVAILABLE', `git ${args[0]} failed: ${stderr || error.message}`));
-        else resolve(stdout);
-      });
+      const child = execFile(
+        'git',
+        [...ISOLATED_GIT_FLAGS, ...args],
+        { cwd: this.root, env, maxBuffer: 512 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          if (error) reject(new GymError('SANDBOX_UNAVAILABLE', `git ${args[0]} failed: ${stderr || error.message}`));
+          else resolve(stdout);
+        },
+      );
       if (input !== undefined) child.stdin!.end(input);
     });
   }

@@ -83,7 +83,12 @@
   function fmtTime(iso) {
     if (!iso) return '';
     const d = new Date(iso);
-    return Number.isNaN(d.getTime()) ? String(iso) : d.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC');
+    return Number.isNaN(d.getTime())
+      ? String(iso)
+      : d
+          .toISOString()
+          .replace('T', ' ')
+          .replace(/\.\d+Z$/, ' UTC');
   }
   function fmtPct(x) {
     return typeof x === 'number' ? `${(x * 100).toFixed(1)}%` : '–';
@@ -112,23 +117,48 @@
     const head = lines.slice(0, foldAt).join('\n');
     const rest = lines.slice(foldAt).join('\n');
     const more = lines.length - foldAt;
-    return h('div', { class: 'fold' }, h('pre', { class: cls }, head), h('details', {}, h('summary', {}, `show ${fmtInt(more)} more line${more === 1 ? '' : 's'} (${fmtInt(text.length)} characters in all)`), h('pre', { class: cls }, rest)));
+    return h(
+      'div',
+      { class: 'fold' },
+      h('pre', { class: cls }, head),
+      h(
+        'details',
+        {},
+        h('summary', {}, `show ${fmtInt(more)} more line${more === 1 ? '' : 's'} (${fmtInt(text.length)} characters in all)`),
+        h('pre', { class: cls }, rest),
+      ),
+    );
   }
 
   /** A unified diff, one coloured line per line; long ones folded. */
   function diffView(text, foldAt = 400) {
-    const lines = String(text ?? '').replace(/\n$/, '').split('\n');
+    const lines = String(text ?? '')
+      .replace(/\n$/, '')
+      .split('\n');
     const line = (l) => {
-      const cls = l.startsWith('diff --git') || l.startsWith('+++ ') || l.startsWith('--- ') || l.startsWith('index ') ? 'dl-file' : l.startsWith('@@') ? 'dl-hunk' : l.startsWith('+') ? 'dl-add' : l.startsWith('-') ? 'dl-del' : 'dl-ctx';
+      const cls =
+        l.startsWith('diff --git') || l.startsWith('+++ ') || l.startsWith('--- ') || l.startsWith('index ')
+          ? 'dl-file'
+          : l.startsWith('@@')
+            ? 'dl-hunk'
+            : l.startsWith('+')
+              ? 'dl-add'
+              : l.startsWith('-')
+                ? 'dl-del'
+                : 'dl-ctx';
       return h('span', { class: `dl ${cls}` }, `${l}\n`);
     };
     const pre = h('pre', { class: 'diff' }, lines.slice(0, foldAt).map(line));
     if (lines.length <= foldAt) return pre;
     const rest = h('pre', { class: 'diff' });
     const det = h('details', {}, h('summary', {}, `show ${fmtInt(lines.length - foldAt)} more diff lines`), rest);
-    det.addEventListener('toggle', () => {
-      if (det.open && !rest.childNodes.length) append(rest, lines.slice(foldAt).map(line));
-    }, { once: false });
+    det.addEventListener(
+      'toggle',
+      () => {
+        if (det.open && !rest.childNodes.length) append(rest, lines.slice(foldAt).map(line));
+      },
+      { once: false },
+    );
     return h('div', {}, pre, det);
   }
 
@@ -158,13 +188,16 @@
   function parseHash() {
     const raw = location.hash.replace(/^#\/?/, '');
     const [p, query] = raw.split('?');
-    const parts = (p || '').split('/').filter((x) => x !== '').map((x) => {
-      try {
-        return decodeURIComponent(x);
-      } catch {
-        return x;
-      }
-    });
+    const parts = (p || '')
+      .split('/')
+      .filter((x) => x !== '')
+      .map((x) => {
+        try {
+          return decodeURIComponent(x);
+        } catch {
+          return x;
+        }
+      });
     return { parts, params: new URLSearchParams(query || '') };
   }
 
@@ -175,7 +208,8 @@
     try {
       if (parts[0] === 'run' && parts.length === 2) await runView(v, parts[1], params);
       else if (parts[0] === 'run' && parts[2] === 'task' && parts.length === 5) await sampleView(v, parts[1], parts[3], Number(parts[4]));
-      else if (parts[0] === 'compare' && parts[3] === 'task' && parts.length === 5) await compareView(v, parts[1], parts[2], parts[4], params);
+      else if (parts[0] === 'compare' && parts[3] === 'task' && parts.length === 5)
+        await compareView(v, parts[1], parts[2], parts[4], params);
       else if (parts[0] === 'live' && parts.length === 1) await liveList(v);
       else if (parts[0] === 'live' && parts.length === 2) await liveEpisode(v, parts[1]);
       else await runList(v);
@@ -195,10 +229,31 @@
       el.style.width = `${(100 * n) / total}%`;
       return el;
     };
-    return h('div', { class: 'ratebar', title: `${s.passed} passed, ${s.failed} failed, ${s.errors} infrastructure errors` }, part(s.passed, 'passed'), part(s.failed, 'failed'), part(s.errors, 'error'));
+    return h(
+      'div',
+      { class: 'ratebar', title: `${s.passed} passed, ${s.failed} failed, ${s.errors} infrastructure errors` },
+      part(s.passed, 'passed'),
+      part(s.failed, 'failed'),
+      part(s.errors, 'error'),
+    );
   }
 
-  const RUN_COLUMNS = ['run', 'suite', 'agent', 'model', 'started', 'results', 'pass rate', 'scored only', '', 'passed', 'failed', 'errors', 'tokens', 'cost'];
+  const RUN_COLUMNS = [
+    'run',
+    'suite',
+    'agent',
+    'model',
+    'started',
+    'results',
+    'pass rate',
+    'scored only',
+    '',
+    'passed',
+    'failed',
+    'errors',
+    'tokens',
+    'cost',
+  ];
   const RUN_COLUMN_TITLES = {
     'pass rate': 'passed over every result: an infrastructure error is a sample that did not pass',
     'scored only': 'passed over the results that are not infrastructure errors',
@@ -210,28 +265,72 @@
     if (!v.alive) return;
     const body = [h('h1', {}, 'Runs')];
     if (!runs.length) {
-      body.push(h('p', { class: 'muted' }, info.live ? 'This server shows live episodes; benchgym view DIR shows finished runs.' : 'No runs.'));
+      body.push(
+        h('p', { class: 'muted' }, info.live ? 'This server shows live episodes; benchgym view DIR shows finished runs.' : 'No runs.'),
+      );
     } else {
       body.push(
-        h('table', { class: 'grid runs' },
-          h('thead', {}, h('tr', {}, RUN_COLUMNS.map((c) => h('th', { title: RUN_COLUMN_TITLES[c] || '' }, c)))),
-          h('tbody', {}, runs.map((s) =>
-            h('tr', {},
-              h('td', {}, h('a', { href: runHref(s.id) }, s.id), s.complete ? null : h('span', { class: 'pill running' }, 'in progress')),
-              h('td', {}, s.suite), h('td', {}, s.agent), h('td', {}, s.model), h('td', { class: 'muted nowrap' }, fmtTime(s.started)),
-              h('td', { class: 'num' }, `${fmtInt(s.results)} / ${fmtInt(s.expected)}`),
-              h('td', { class: 'num strong' }, fmtPct(s.passRate)),
-              h('td', { class: 'num muted' }, s.errors ? fmtPct(s.scoredPassRate) : ''),
-              h('td', {}, rateBar(s)),
-              h('td', { class: 'num good' }, fmtInt(s.passed)), h('td', { class: 'num bad' }, fmtInt(s.failed)), h('td', { class: 'num warn' }, fmtInt(s.errors)),
-              h('td', { class: 'num' }, fmtTokens(s.tokens)), h('td', { class: 'num' }, fmtCost(s.costUsd))))),
+        h(
+          'table',
+          { class: 'grid runs' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              RUN_COLUMNS.map((c) => h('th', { title: RUN_COLUMN_TITLES[c] || '' }, c)),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            runs.map((s) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, h('a', { href: runHref(s.id) }, s.id), s.complete ? null : h('span', { class: 'pill running' }, 'in progress')),
+                h('td', {}, s.suite),
+                h('td', {}, s.agent),
+                h('td', {}, s.model),
+                h('td', { class: 'muted nowrap' }, fmtTime(s.started)),
+                h('td', { class: 'num' }, `${fmtInt(s.results)} / ${fmtInt(s.expected)}`),
+                h('td', { class: 'num strong' }, fmtPct(s.passRate)),
+                h('td', { class: 'num muted' }, s.errors ? fmtPct(s.scoredPassRate) : ''),
+                h('td', {}, rateBar(s)),
+                h('td', { class: 'num good' }, fmtInt(s.passed)),
+                h('td', { class: 'num bad' }, fmtInt(s.failed)),
+                h('td', { class: 'num warn' }, fmtInt(s.errors)),
+                h('td', { class: 'num' }, fmtTokens(s.tokens)),
+                h('td', { class: 'num' }, fmtCost(s.costUsd)),
+              ),
+            ),
+          ),
         ),
       );
       if (runs.length >= 2) {
-        const a = h('select', { id: 'cmp-a' }, runs.map((s, i) => h('option', { value: s.id, selected: i === 0 }, s.id)));
-        const b = h('select', { id: 'cmp-b' }, runs.map((s, i) => h('option', { value: s.id, selected: i === 1 }, s.id)));
-        body.push(h('div', { class: 'card compare-pick' }, h('b', {}, 'Compare two runs: '), a, ' vs ', b, ' ',
-          h('button', { onclick: () => (location.hash = runHref(a.value, `compare=${seg(b.value)}`)) }, 'open')));
+        const a = h(
+          'select',
+          { id: 'cmp-a' },
+          runs.map((s, i) => h('option', { value: s.id, selected: i === 0 }, s.id)),
+        );
+        const b = h(
+          'select',
+          { id: 'cmp-b' },
+          runs.map((s, i) => h('option', { value: s.id, selected: i === 1 }, s.id)),
+        );
+        body.push(
+          h(
+            'div',
+            { class: 'card compare-pick' },
+            h('b', {}, 'Compare two runs: '),
+            a,
+            ' vs ',
+            b,
+            ' ',
+            h('button', { onclick: () => (location.hash = runHref(a.value, `compare=${seg(b.value)}`)) }, 'open'),
+          ),
+        );
       }
     }
     if (info.live) body.push(h('p', {}, h('a', { href: '#/live' }, 'Episodes in progress on this server →')));
@@ -274,7 +373,8 @@
 
     const summaryEl = h('div', { class: 'chips' });
     const drawSummary = (s) => {
-      put(summaryEl, 
+      put(
+        summaryEl,
         chip('results', `${fmtInt(s.results)} / ${fmtInt(s.expected)}`),
         chip('pass rate', fmtPct(s.passRate), 'strong'),
         s.errors ? chip('scored only', fmtPct(s.scoredPassRate)) : null,
@@ -289,14 +389,32 @@
     };
     drawSummary(info.summary);
 
-    const statusSel = h('select', { id: 'f-status', onchange: () => ((state.status = statusSel.value), (state.offset = 0), refresh()) },
-      [['', 'any status'], ['passed', 'passed'], ['failed', 'failed'], ['error', 'infrastructure error'], ['running', 'running']].map(([val, label]) => h('option', { value: val, selected: state.status === val }, label)));
+    const statusSel = h(
+      'select',
+      { id: 'f-status', onchange: () => ((state.status = statusSel.value), (state.offset = 0), refresh()) },
+      [
+        ['', 'any status'],
+        ['passed', 'passed'],
+        ['failed', 'failed'],
+        ['error', 'infrastructure error'],
+        ['running', 'running'],
+      ].map(([val, label]) => h('option', { value: val, selected: state.status === val }, label)),
+    );
     const keys = Object.keys(info.facets);
-    const keySel = h('select', { id: 'f-key' }, h('option', { value: '' }, 'metadata…'), keys.map((k) => h('option', { value: k, selected: state.metaKey === k }, k)));
+    const keySel = h(
+      'select',
+      { id: 'f-key' },
+      h('option', { value: '' }, 'metadata…'),
+      keys.map((k) => h('option', { value: k, selected: state.metaKey === k }, k)),
+    );
     const valSel = h('select', { id: 'f-value' });
     const fillValues = () => {
       const vals = info.facets[keySel.value] || [];
-      put(valSel, h('option', { value: '' }, keySel.value ? 'any value' : '–'), vals.map((x) => h('option', { value: x.value, selected: state.metaValue === x.value }, `${x.value} (${fmtInt(x.count)})`)));
+      put(
+        valSel,
+        h('option', { value: '' }, keySel.value ? 'any value' : '–'),
+        vals.map((x) => h('option', { value: x.value, selected: state.metaValue === x.value }, `${x.value} (${fmtInt(x.count)})`)),
+      );
       valSel.disabled = !keySel.value;
     };
     fillValues();
@@ -316,23 +434,41 @@
     });
     const others = runs.filter((r) => r.id !== run);
     const cmpSel = others.length
-      ? h('select', { id: 'f-compare', onchange: () => ((state.compare = cmpSel.value), refresh()) }, h('option', { value: '' }, 'compare with…'), others.map((r) => h('option', { value: r.id, selected: state.compare === r.id }, r.id)))
+      ? h(
+          'select',
+          { id: 'f-compare', onchange: () => ((state.compare = cmpSel.value), refresh()) },
+          h('option', { value: '' }, 'compare with…'),
+          others.map((r) => h('option', { value: r.id, selected: state.compare === r.id }, r.id)),
+        )
       : null;
-    const clear = h('button', { class: 'link', onclick: () => {
-      Object.assign(state, { status: '', q: '', metaKey: '', metaValue: '', offset: 0 });
-      statusSel.value = '';
-      keySel.value = '';
-      search.value = '';
-      fillValues();
-      refresh();
-    } }, 'clear filters');
+    const clear = h(
+      'button',
+      {
+        class: 'link',
+        onclick: () => {
+          Object.assign(state, { status: '', q: '', metaKey: '', metaValue: '', offset: 0 });
+          statusSel.value = '';
+          keySel.value = '';
+          search.value = '';
+          fillValues();
+          refresh();
+        },
+      },
+      'clear filters',
+    );
 
     const table = h('table', { class: 'grid results', id: 'results' });
     const pager = h('div', { class: 'pager' });
     const m = info.summary;
-    put(app, 
+    put(
+      app,
       h('h1', {}, run),
-      h('p', { class: 'sub' }, `${m.suite} · ${m.agent} · ${m.model} · started ${fmtTime(m.started)}`, info.resumed && info.resumed.length ? ` · resumed ${info.resumed.length}×` : ''),
+      h(
+        'p',
+        { class: 'sub' },
+        `${m.suite} · ${m.agent} · ${m.model} · started ${fmtTime(m.started)}`,
+        info.resumed && info.resumed.length ? ` · resumed ${info.resumed.length}×` : '',
+      ),
       summaryEl,
       h('div', { class: 'filters' }, statusSel, keySel, valSel, search, cmpSel, clear),
       h('div', { class: 'table-wrap' }, table),
@@ -359,17 +495,34 @@
       drawTable(page);
     }
     function drawTable(page) {
-      const head = h('tr', {}, COLUMNS.map((c) => {
-        const active = state.sort === c.key;
-        return h('th', { class: `${c.num ? 'num ' : ''}sortable${active ? ' active' : ''}`, 'data-key': c.key, onclick: () => {
-          state.dir = active && state.dir === 'asc' ? 'desc' : active ? 'asc' : c.num ? 'desc' : 'asc';
-          state.sort = c.key;
-          state.offset = 0;
-          refresh();
-        } }, c.label, active ? (state.dir === 'asc' ? ' ▲' : ' ▼') : '');
-      }), state.metaKey ? h('th', {}, state.metaKey) : null, state.compare ? h('th', {}, 'compare') : null);
+      const head = h(
+        'tr',
+        {},
+        COLUMNS.map((c) => {
+          const active = state.sort === c.key;
+          return h(
+            'th',
+            {
+              class: `${c.num ? 'num ' : ''}sortable${active ? ' active' : ''}`,
+              'data-key': c.key,
+              onclick: () => {
+                state.dir = active && state.dir === 'asc' ? 'desc' : active ? 'asc' : c.num ? 'desc' : 'asc';
+                state.sort = c.key;
+                state.offset = 0;
+                refresh();
+              },
+            },
+            c.label,
+            active ? (state.dir === 'asc' ? ' ▲' : ' ▼') : '',
+          );
+        }),
+        state.metaKey ? h('th', {}, state.metaKey) : null,
+        state.compare ? h('th', {}, 'compare') : null,
+      );
       const rows = page.rows.map((r) =>
-        h('tr', { class: `row-${r.status}` },
+        h(
+          'tr',
+          { class: `row-${r.status}` },
           h('td', { class: 'task' }, h('a', { href: sampleHref(run, r.task, r.sample) }, r.task)),
           h('td', { class: 'num' }, r.sample),
           h('td', {}, badge(r.status)),
@@ -382,28 +535,54 @@
           h('td', { class: 'num' }, counts(r.failToPass)),
           h('td', { class: 'num' }, counts(r.passToPass)),
           h('td', { class: 'num' }, r.attempts > 1 ? h('span', { class: 'warn' }, r.attempts) : r.attempts),
-          h('td', { class: 'infra', title: r.infraError || r.agentError || null }, r.infraError ? short(r.infraError, 80) : r.agentError ? h('span', { class: 'muted' }, `agent: ${short(r.agentError, 70)}`) : ''),
-          state.metaKey ? h('td', { class: 'meta' }, !Object.hasOwn(r.metadata, state.metaKey) || r.metadata[state.metaKey] === undefined ? '' : String(r.metadata[state.metaKey])) : null,
+          h(
+            'td',
+            { class: 'infra', title: r.infraError || r.agentError || null },
+            r.infraError ? short(r.infraError, 80) : r.agentError ? h('span', { class: 'muted' }, `agent: ${short(r.agentError, 70)}`) : '',
+          ),
+          state.metaKey
+            ? h(
+                'td',
+                { class: 'meta' },
+                !Object.hasOwn(r.metadata, state.metaKey) || r.metadata[state.metaKey] === undefined
+                  ? ''
+                  : String(r.metadata[state.metaKey]),
+              )
+            : null,
           state.compare ? h('td', {}, h('a', { href: compareHref(run, state.compare, r.task) }, 'side by side')) : null,
-        ));
-      if (!rows.length) rows.push(h('tr', {}, h('td', { colspan: COLUMNS.length + 2, class: 'muted empty' }, 'No result matches these filters.')));
+        ),
+      );
+      if (!rows.length)
+        rows.push(h('tr', {}, h('td', { colspan: COLUMNS.length + 2, class: 'muted empty' }, 'No result matches these filters.')));
       put(table, h('thead', {}, head), h('tbody', {}, rows));
       const first = page.matched ? page.offset + 1 : 0;
       const last = Math.min(page.offset + page.rows.length, page.matched);
-      put(pager, 
-        h('button', { disabled: page.offset <= 0, onclick: () => ((state.offset = Math.max(0, state.offset - PAGE_ROWS)), refresh()) }, '‹ previous'),
-        h('span', { id: 'page-info' }, `${fmtInt(first)}–${fmtInt(last)} of ${fmtInt(page.matched)}`, page.matched !== page.total ? ` (filtered from ${fmtInt(page.total)})` : ''),
+      put(
+        pager,
+        h(
+          'button',
+          { disabled: page.offset <= 0, onclick: () => ((state.offset = Math.max(0, state.offset - PAGE_ROWS)), refresh()) },
+          '‹ previous',
+        ),
+        h(
+          'span',
+          { id: 'page-info' },
+          `${fmtInt(first)}–${fmtInt(last)} of ${fmtInt(page.matched)}`,
+          page.matched !== page.total ? ` (filtered from ${fmtInt(page.total)})` : '',
+        ),
         h('button', { disabled: last >= page.matched, onclick: () => ((state.offset += PAGE_ROWS), refresh()) }, 'next ›'),
       );
     }
     await refresh();
     if (!info.summary.complete) {
-      v.timers.push(setInterval(async () => {
-        const fresh = await api(apiRun(run)).catch(() => null);
-        if (!fresh || !v.alive) return;
-        drawSummary(fresh.summary);
-        await refresh().catch(() => {});
-      }, 3000));
+      v.timers.push(
+        setInterval(async () => {
+          const fresh = await api(apiRun(run)).catch(() => null);
+          if (!fresh || !v.alive) return;
+          drawSummary(fresh.summary);
+          await refresh().catch(() => {});
+        }, 3000),
+      );
     }
   }
 
@@ -415,8 +594,10 @@
 
   function argsView(tool, args) {
     if (!args || typeof args !== 'object') return null;
-    if (tool === 'edit_file' && typeof args.old_str === 'string') return editDiff(args.path, args.old_str, args.new_str, args.replace_all ? 'every occurrence' : null);
-    if (tool === 'create_file' && typeof args.content === 'string') return editDiff(args.path, null, args.content, args.overwrite ? 'whole file (overwrite)' : 'new file');
+    if (tool === 'edit_file' && typeof args.old_str === 'string')
+      return editDiff(args.path, args.old_str, args.new_str, args.replace_all ? 'every occurrence' : null);
+    if (tool === 'create_file' && typeof args.content === 'string')
+      return editDiff(args.path, null, args.content, args.overwrite ? 'whole file (overwrite)' : 'new file');
     if (tool === 'insert_lines' && typeof args.text === 'string') return editDiff(args.path, null, args.text, `after line ${args.line}`);
     if (tool === 'run_command' && typeof args.command === 'string') return folded(`$ ${args.command}`, 'cmd', 12);
     const keys = Object.keys(args);
@@ -430,37 +611,108 @@
     const time = it.time ? h('span', { class: 'time' }, fmtTime(it.time).slice(11)) : null;
     switch (it.kind) {
       case 'attempt':
-        return h('div', { class: 'item attempt' }, h('span', {}, `Attempt ${it.attempt}`), it.episodeId ? h('span', { class: 'muted' }, ` · episode ${it.episodeId}`) : null, time);
+        return h(
+          'div',
+          { class: 'item attempt' },
+          h('span', {}, `Attempt ${it.attempt}`),
+          it.episodeId ? h('span', { class: 'muted' }, ` · episode ${it.episodeId}`) : null,
+          time,
+        );
       case 'episode':
-        return h('div', { class: 'item attempt' }, h('span', {}, `Episode ${it.episodeId || ''}`), h('span', { class: 'muted' }, ` · ${it.suite || ''}/${it.task || ''} · ${it.sandbox || ''} sandbox`), time);
+        return h(
+          'div',
+          { class: 'item attempt' },
+          h('span', {}, `Episode ${it.episodeId || ''}`),
+          h('span', { class: 'muted' }, ` · ${it.suite || ''}/${it.task || ''} · ${it.sandbox || ''} sandbox`),
+          time,
+        );
       case 'prompt':
-        return h('div', { class: 'item prompt' }, h('div', { class: 'item-head' }, h('b', {}, 'Prompt'), time),
+        return h(
+          'div',
+          { class: 'item prompt' },
+          h('div', { class: 'item-head' }, h('b', {}, 'Prompt'), time),
           it.system ? h('details', {}, h('summary', {}, 'system prompt'), h('pre', { class: 'text' }, it.system)) : null,
-          it.user !== undefined ? folded(it.user, 'text', 40) : null);
+          it.user !== undefined ? folded(it.user, 'text', 40) : null,
+        );
       case 'assistant':
-        return h('div', { class: 'item assistant' }, h('div', { class: 'item-head' }, h('b', {}, 'Model'), time),
+        return h(
+          'div',
+          { class: 'item assistant' },
+          h('div', { class: 'item-head' }, h('b', {}, 'Model'), time),
           it.content ? folded(it.content, 'text', 40) : h('p', { class: 'muted small' }, '(no text)'),
-          it.toolCalls.length ? h('div', { class: 'calls' }, it.toolCalls.map((c) => h('span', { class: 'call' }, `→ ${c.name}(${short(c.arguments, 100)})`))) : null);
+          it.toolCalls.length
+            ? h(
+                'div',
+                { class: 'calls' },
+                it.toolCalls.map((c) => h('span', { class: 'call' }, `→ ${c.name}(${short(c.arguments, 100)})`)),
+              )
+            : null,
+        );
       case 'answer':
-        return h('div', { class: 'item assistant' }, h('div', { class: 'item-head' }, h('b', {}, 'Model answer'), it.files.length ? h('span', { class: 'muted' }, ` files: ${it.files.join(', ')}`) : null, time),
-          folded(it.text, 'text', 40), it.problem ? errorBox(it.problem) : null);
+        return h(
+          'div',
+          { class: 'item assistant' },
+          h(
+            'div',
+            { class: 'item-head' },
+            h('b', {}, 'Model answer'),
+            it.files.length ? h('span', { class: 'muted' }, ` files: ${it.files.join(', ')}`) : null,
+            time,
+          ),
+          folded(it.text, 'text', 40),
+          it.problem ? errorBox(it.problem) : null,
+        );
       case 'tool':
-        return h('div', { class: `item tool ${it.ok ? '' : 'failed'}` },
-          h('div', { class: 'item-head' }, it.step !== undefined ? h('span', { class: 'step' }, `#${it.step}`) : null, h('b', { class: 'tool-name' }, it.tool),
-            it.ok ? null : h('span', { class: 'badge failed' }, 'error'), it.durationMs !== undefined ? h('span', { class: 'muted' }, fmtMs(it.durationMs)) : null, time),
+        return h(
+          'div',
+          { class: `item tool ${it.ok ? '' : 'failed'}` },
+          h(
+            'div',
+            { class: 'item-head' },
+            it.step !== undefined ? h('span', { class: 'step' }, `#${it.step}`) : null,
+            h('b', { class: 'tool-name' }, it.tool),
+            it.ok ? null : h('span', { class: 'badge failed' }, 'error'),
+            it.durationMs !== undefined ? h('span', { class: 'muted' }, fmtMs(it.durationMs)) : null,
+            time,
+          ),
           argsView(it.tool, it.args),
           it.observation !== undefined ? folded(it.observation, 'obs') : null,
-          it.error ? errorBox(it.error) : null);
+          it.error ? errorBox(it.error) : null,
+        );
       case 'result':
-        return h('div', { class: 'item result' }, h('b', {}, 'Result'), ' ', badge(it.status), it.reward !== undefined ? ` reward ${it.reward}` : '', it.stopReason ? ` · stop reason: ${it.stopReason}` : '', time, it.infraError ? errorBox(it.infraError) : null);
+        return h(
+          'div',
+          { class: 'item result' },
+          h('b', {}, 'Result'),
+          ' ',
+          badge(it.status),
+          it.reward !== undefined ? ` reward ${it.reward}` : '',
+          it.stopReason ? ` · stop reason: ${it.stopReason}` : '',
+          time,
+          it.infraError ? errorBox(it.infraError) : null,
+        );
       case 'end':
-        return h('div', { class: 'item result' }, h('b', {}, 'Episode ended'), ` (${it.state})`, time, it.infraError ? errorBox(it.infraError) : null);
+        return h(
+          'div',
+          { class: 'item result' },
+          h('b', {}, 'Episode ended'),
+          ` (${it.state})`,
+          time,
+          it.infraError ? errorBox(it.infraError) : null,
+        );
       default: {
         const f = Object.assign({}, it.fields);
         delete f.attempt;
-        const text = Object.entries(f).map(([k, val]) => `${k}: ${typeof val === 'string' ? val : JSON.stringify(val)}`).join('\n');
+        const text = Object.entries(f)
+          .map(([k, val]) => `${k}: ${typeof val === 'string' ? val : JSON.stringify(val)}`)
+          .join('\n');
         const bad = /error|failed/.test(it.type);
-        return h('div', { class: `item event ${bad ? 'bad-event' : ''}` }, h('div', { class: 'item-head' }, h('span', { class: 'event-type' }, it.type), time), text ? folded(text, 'small-pre', 8) : null);
+        return h(
+          'div',
+          { class: `item event ${bad ? 'bad-event' : ''}` },
+          h('div', { class: 'item-head' }, h('span', { class: 'event-type' }, it.type), time),
+          text ? folded(text, 'small-pre', 8) : null,
+        );
       }
     }
   }
@@ -469,28 +721,79 @@
     if (!vd) return h('div', { class: 'card verdict muted' }, 'No verdict: nothing was scored (yet).');
     const t = vd.tests;
     const parts = [
-      h('div', { class: 'item-head' }, h('b', {}, 'Verdict'), badge(vd.status), h('span', {}, `reward ${vd.reward}`),
-        h('span', { class: 'muted' }, `hidden tests: ${t.passed} passed, ${t.failed} failed, ${t.error} errors, ${t.skipped} skipped`), vd.timedOut ? h('span', { class: 'badge error' }, 'timed out') : null),
+      h(
+        'div',
+        { class: 'item-head' },
+        h('b', {}, 'Verdict'),
+        badge(vd.status),
+        h('span', {}, `reward ${vd.reward}`),
+        h('span', { class: 'muted' }, `hidden tests: ${t.passed} passed, ${t.failed} failed, ${t.error} errors, ${t.skipped} skipped`),
+        vd.timedOut ? h('span', { class: 'badge error' }, 'timed out') : null,
+      ),
     ];
     if (vd.error) parts.push(errorBox(vd.error));
     if (vd.failToPass) {
-      parts.push(h('div', { class: 'lists' }, h('span', {}, 'FAIL_TO_PASS: ', counts({ passed: vd.failToPass.passed.length, failed: vd.failToPass.failed.length })),
-        vd.passToPass ? h('span', {}, ' · PASS_TO_PASS: ', counts({ passed: vd.passToPass.passed, failed: vd.passToPass.failed.length })) : null));
-      const still = [...vd.failToPass.failed.map((n) => `FAIL_TO_PASS still failing: ${n}`), ...(vd.passToPass ? vd.passToPass.failed.map((n) => `PASS_TO_PASS broken: ${n}`) : [])];
+      parts.push(
+        h(
+          'div',
+          { class: 'lists' },
+          h('span', {}, 'FAIL_TO_PASS: ', counts({ passed: vd.failToPass.passed.length, failed: vd.failToPass.failed.length })),
+          vd.passToPass
+            ? h('span', {}, ' · PASS_TO_PASS: ', counts({ passed: vd.passToPass.passed, failed: vd.passToPass.failed.length }))
+            : null,
+        ),
+      );
+      const still = [
+        ...vd.failToPass.failed.map((n) => `FAIL_TO_PASS still failing: ${n}`),
+        ...(vd.passToPass ? vd.passToPass.failed.map((n) => `PASS_TO_PASS broken: ${n}`) : []),
+      ];
       if (still.length) parts.push(folded(still.join('\n'), 'small-pre', 12));
     }
     if (vd.failing.length) {
       parts.push(h('div', { class: 'failing-title' }, `Failing tests (${fmtInt(vd.failingTotal)})`));
-      const test = (f, i) => h('details', { open: i < (compact ? 1 : 3) }, h('summary', {}, badge(f.status), ' ', h('code', {}, f.name)), f.message ? folded(f.message, 'obs', 30) : h('p', { class: 'muted small' }, 'no message'));
+      const test = (f, i) =>
+        h(
+          'details',
+          { open: i < (compact ? 1 : 3) },
+          h('summary', {}, badge(f.status), ' ', h('code', {}, f.name)),
+          f.message ? folded(f.message, 'obs', 30) : h('p', { class: 'muted small' }, 'no message'),
+        );
       const shown = compact ? 5 : 12;
-      parts.push(h('div', { class: 'failing' }, vd.failing.slice(0, shown).map(test),
-        vd.failing.length > shown ? h('details', { class: 'more-tests' }, h('summary', {}, `show ${fmtInt(vd.failing.length - shown)} more failing tests`), vd.failing.slice(shown).map((f, i) => test(f, i + shown))) : null));
-      if (vd.failingTotal > vd.failing.length) parts.push(h('p', { class: 'muted small' }, `… and ${fmtInt(vd.failingTotal - vd.failing.length)} more`));
+      parts.push(
+        h(
+          'div',
+          { class: 'failing' },
+          vd.failing.slice(0, shown).map(test),
+          vd.failing.length > shown
+            ? h(
+                'details',
+                { class: 'more-tests' },
+                h('summary', {}, `show ${fmtInt(vd.failing.length - shown)} more failing tests`),
+                vd.failing.slice(shown).map((f, i) => test(f, i + shown)),
+              )
+            : null,
+        ),
+      );
+      if (vd.failingTotal > vd.failing.length)
+        parts.push(h('p', { class: 'muted small' }, `… and ${fmtInt(vd.failingTotal - vd.failing.length)} more`));
     }
-    if (vd.notes.length) parts.push(h('ul', { class: 'notes' }, vd.notes.map((n) => h('li', {}, n))));
-    const diff = vd.diff !== undefined
-      ? h('details', { class: 'final-diff', open: !compact && vd.diff.split('\n').length < 300 }, h('summary', {}, h('b', {}, 'Final diff'), ` (${fmtInt(vd.diff ? vd.diff.split('\n').length : 0)} lines)`), vd.diff ? diffView(vd.diff) : h('p', { class: 'muted' }, 'empty: no change was submitted'))
-      : null;
+    if (vd.notes.length)
+      parts.push(
+        h(
+          'ul',
+          { class: 'notes' },
+          vd.notes.map((n) => h('li', {}, n)),
+        ),
+      );
+    const diff =
+      vd.diff !== undefined
+        ? h(
+            'details',
+            { class: 'final-diff', open: !compact && vd.diff.split('\n').length < 300 },
+            h('summary', {}, h('b', {}, 'Final diff'), ` (${fmtInt(vd.diff ? vd.diff.split('\n').length : 0)} lines)`),
+            vd.diff ? diffView(vd.diff) : h('p', { class: 'muted' }, 'empty: no change was submitted'),
+          )
+        : null;
     return h('div', { class: `card verdict v-${vd.status}` }, parts, diff);
   }
 
@@ -523,21 +826,33 @@
           verdictKey = key;
           put(verdictSlot, verdictView(page.verdict, opts.compact));
         }
-        sentinel.textContent = loaded < total ? `${fmtInt(loaded)} of ${fmtInt(total)} entries: scroll for more` : !total && done ? 'No trajectory was found for this episode.' : done ? `${fmtInt(total)} entries` : `${fmtInt(total)} entries so far: live, updating`;
+        sentinel.textContent =
+          loaded < total
+            ? `${fmtInt(loaded)} of ${fmtInt(total)} entries: scroll for more`
+            : !total && done
+              ? 'No trajectory was found for this episode.'
+              : done
+                ? `${fmtInt(total)} entries`
+                : `${fmtInt(total)} entries so far: live, updating`;
         sentinel.className = `sentinel muted${!done && loaded >= total ? ' live' : ''}`;
         if (opts.onPage) opts.onPage(page);
       } finally {
         busy = false;
       }
     }
-    const io = new IntersectionObserver((entries) => {
-      if (entries.some((e) => e.isIntersecting) && loaded < total) more().catch((err) => put(sentinel, errorBox(err.message)));
-    }, { rootMargin: '600px' });
+    const io = new IntersectionObserver(
+      (entries) => {
+        if (entries.some((e) => e.isIntersecting) && loaded < total) more().catch((err) => put(sentinel, errorBox(err.message)));
+      },
+      { rootMargin: '600px' },
+    );
     io.observe(sentinel);
     v.observers.push(io);
-    v.timers.push(setInterval(() => {
-      if (!done && loaded >= total) more().catch(() => {});
-    }, opts.pollMs || 1500));
+    v.timers.push(
+      setInterval(() => {
+        if (!done && loaded >= total) more().catch(() => {});
+      }, opts.pollMs || 1500),
+    );
     return more();
   }
 
@@ -547,24 +862,77 @@
     if (!v.alive) return;
     const r = info.row;
     const others = runs.filter((x) => x.id !== run);
-    const cmp = others.length ? h('select', { id: 'compare-with', onchange: (e) => e.target.value && (location.hash = compareHref(run, e.target.value, task)) }, h('option', { value: '' }, 'side by side with…'), others.map((x) => h('option', { value: x.id }, x.id))) : null;
+    const cmp = others.length
+      ? h(
+          'select',
+          { id: 'compare-with', onchange: (e) => e.target.value && (location.hash = compareHref(run, e.target.value, task)) },
+          h('option', { value: '' }, 'side by side with…'),
+          others.map((x) => h('option', { value: x.id }, x.id)),
+        )
+      : null;
     const facts = r
-      ? h('div', { class: 'chips' }, chip('status', badge(r.status)), chip('reward', r.reward), chip('stop reason', r.stopReason), chip('steps', fmtInt(r.steps)), chip('tokens', fmtTokens(r.tokens)), chip('cost', fmtCost(r.costUsd)), chip('duration', fmtMs(r.durationMs)),
-        chip('FAIL_TO_PASS', counts(r.failToPass)), chip('PASS_TO_PASS', counts(r.passToPass)), r.attempts > 1 ? chip('attempts', r.attempts, 'warn') : null)
+      ? h(
+          'div',
+          { class: 'chips' },
+          chip('status', badge(r.status)),
+          chip('reward', r.reward),
+          chip('stop reason', r.stopReason),
+          chip('steps', fmtInt(r.steps)),
+          chip('tokens', fmtTokens(r.tokens)),
+          chip('cost', fmtCost(r.costUsd)),
+          chip('duration', fmtMs(r.durationMs)),
+          chip('FAIL_TO_PASS', counts(r.failToPass)),
+          chip('PASS_TO_PASS', counts(r.passToPass)),
+          r.attempts > 1 ? chip('attempts', r.attempts, 'warn') : null,
+        )
       : h('p', { class: 'muted' }, 'no final result yet');
     const body = h('div', { id: 'transcript' });
-    put(app, 
+    put(
+      app,
       h('h1', {}, task, h('span', { class: 'h-sub' }, ` sample ${sample}`)),
-      h('p', { class: 'sub' }, `${run} · ${info.agent} · ${info.model}`, info.episodeId ? ` · episode ${info.episodeId}` : '',
-        info.samples.length > 1 ? h('span', { class: 'samples' }, ' · samples: ', info.samples.map((s) => (s === sample ? h('b', {}, ` ${s} `) : h('a', { href: sampleHref(run, task, s) }, ` ${s} `)))) : null, ' ', cmp,
+      h(
+        'p',
+        { class: 'sub' },
+        `${run} · ${info.agent} · ${info.model}`,
+        info.episodeId ? ` · episode ${info.episodeId}` : '',
+        info.samples.length > 1
+          ? h(
+              'span',
+              { class: 'samples' },
+              ' · samples: ',
+              info.samples.map((s) => (s === sample ? h('b', {}, ` ${s} `) : h('a', { href: sampleHref(run, task, s) }, ` ${s} `))),
+            )
+          : null,
+        ' ',
+        cmp,
         info.attempts.length
-          ? h('span', {}, ' · ', h('a', { id: 'atif-link', href: withToken(`${apiPair(run, task, sample)}/atif`), download: '' }, 'download ATIF'))
-          : null),
+          ? h(
+              'span',
+              {},
+              ' · ',
+              h('a', { id: 'atif-link', href: withToken(`${apiPair(run, task, sample)}/atif`), download: '' }, 'download ATIF'),
+            )
+          : null,
+      ),
       facts,
       r && r.infraError ? errorBox(`Infrastructure failure: ${r.infraError}`) : null,
       r && r.agentError ? errorBox(`Agent error: ${r.agentError}`) : null,
-      info.attempts.length > 1 ? h('ul', { class: 'notes' }, info.attempts.map((a) => h('li', {}, `attempt ${a.attempt}: ${a.status}${a.final ? ' (final)' : ''}${a.infraError ? ` · ${a.infraError}` : ''}`))) : null,
-      info.notes.length ? h('ul', { class: 'notes' }, info.notes.map((n) => h('li', {}, n))) : null,
+      info.attempts.length > 1
+        ? h(
+            'ul',
+            { class: 'notes' },
+            info.attempts.map((a) =>
+              h('li', {}, `attempt ${a.attempt}: ${a.status}${a.final ? ' (final)' : ''}${a.infraError ? ` · ${a.infraError}` : ''}`),
+            ),
+          )
+        : null,
+      info.notes.length
+        ? h(
+            'ul',
+            { class: 'notes' },
+            info.notes.map((n) => h('li', {}, n)),
+          )
+        : null,
       body,
     );
     await mountTranscript(v, body, `${apiPair(run, task, sample)}/items`);
@@ -590,10 +958,29 @@
           history.replaceState(null, '', `${compareHref(a, b, task)}?${params}`);
           draw();
         };
-        const sel = h('select', { disabled: rows.length < 2, onchange: choose }, rows.map((r) => h('option', { value: r.sample, selected: r.sample === sample }, `sample ${r.sample} · ${r.status}`)));
-        put(head, h('h2', {}, h('a', { href: runHref(run) }, run)), sel,
-          row ? h('div', { class: 'chips' }, chip('status', badge(row.status)), chip('steps', fmtInt(row.steps)), chip('tokens', fmtTokens(row.tokens)), chip('cost', fmtCost(row.costUsd)), chip('duration', fmtMs(row.durationMs)), h('a', { class: 'small', href: sampleHref(run, task, sample) }, 'full page ›')) : h('p', { class: 'muted' }, 'no result for this task in this run'),
-          row && row.infraError ? errorBox(row.infraError) : null);
+        const sel = h(
+          'select',
+          { disabled: rows.length < 2, onchange: choose },
+          rows.map((r) => h('option', { value: r.sample, selected: r.sample === sample }, `sample ${r.sample} · ${r.status}`)),
+        );
+        put(
+          head,
+          h('h2', {}, h('a', { href: runHref(run) }, run)),
+          sel,
+          row
+            ? h(
+                'div',
+                { class: 'chips' },
+                chip('status', badge(row.status)),
+                chip('steps', fmtInt(row.steps)),
+                chip('tokens', fmtTokens(row.tokens)),
+                chip('cost', fmtCost(row.costUsd)),
+                chip('duration', fmtMs(row.durationMs)),
+                h('a', { class: 'small', href: sampleHref(run, task, sample) }, 'full page ›'),
+              )
+            : h('p', { class: 'muted' }, 'no result for this task in this run'),
+          row && row.infraError ? errorBox(row.infraError) : null,
+        );
         if (row) await mountTranscript(v, body, `${apiPair(run, task, sample)}/items`, { compact: true });
         else put(body);
       };
@@ -601,7 +988,11 @@
       cols.push(draw);
       return col;
     };
-    put(app, h('h1', {}, task, h('span', { class: 'h-sub' }, ' side by side')), h('div', { class: 'compare' }, side(a, ta.rows, 'a'), side(b, tb.rows, 'b')));
+    put(
+      app,
+      h('h1', {}, task, h('span', { class: 'h-sub' }, ' side by side')),
+      h('div', { class: 'compare' }, side(a, ta.rows, 'a'), side(b, tb.rows, 'b')),
+    );
     await Promise.all(cols.map((d) => d()));
   }
 
@@ -614,13 +1005,50 @@
     const draw = async () => {
       const { episodes, available } = await api('api/live');
       if (!v.alive) return;
-      if (!available) return void put(table, h('tbody', {}, h('tr', {}, h('td', { class: 'muted' }, 'Live episodes are shown by the viewer of benchgym serve (its /view/ page).'))));
-      put(table, 
-        h('thead', {}, h('tr', {}, ['episode', 'task', 'state', 'steps', 'started', 'last active', 'verdict', 'terminal'].map((c) => h('th', {}, c)))),
-        h('tbody', {}, episodes.length ? episodes.map((e) => h('tr', {},
-          h('td', {}, h('a', { href: `#/live/${seg(e.id)}` }, e.id)), h('td', {}, `${e.suite}/${e.task}`), h('td', {}, h('span', { class: `pill ${e.state === 'running' ? 'running' : ''}` }, e.state)),
-          h('td', { class: 'num' }, e.steps), h('td', { class: 'muted nowrap' }, fmtTime(e.startedAt)), h('td', { class: 'muted nowrap' }, fmtTime(e.lastActiveAt)),
-          h('td', {}, e.status ? badge(e.status) : ''), h('td', {}, e.state === 'running' ? h('a', { href: terminalHref(e.id), target: '_blank', rel: 'noopener' }, 'open terminal') : ''))) : h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No episode yet.'))),
+      if (!available)
+        return void put(
+          table,
+          h(
+            'tbody',
+            {},
+            h('tr', {}, h('td', { class: 'muted' }, 'Live episodes are shown by the viewer of benchgym serve (its /view/ page).')),
+          ),
+        );
+      put(
+        table,
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['episode', 'task', 'state', 'steps', 'started', 'last active', 'verdict', 'terminal'].map((c) => h('th', {}, c)),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          episodes.length
+            ? episodes.map((e) =>
+                h(
+                  'tr',
+                  {},
+                  h('td', {}, h('a', { href: `#/live/${seg(e.id)}` }, e.id)),
+                  h('td', {}, `${e.suite}/${e.task}`),
+                  h('td', {}, h('span', { class: `pill ${e.state === 'running' ? 'running' : ''}` }, e.state)),
+                  h('td', { class: 'num' }, e.steps),
+                  h('td', { class: 'muted nowrap' }, fmtTime(e.startedAt)),
+                  h('td', { class: 'muted nowrap' }, fmtTime(e.lastActiveAt)),
+                  h('td', {}, e.status ? badge(e.status) : ''),
+                  h(
+                    'td',
+                    {},
+                    e.state === 'running' ? h('a', { href: terminalHref(e.id), target: '_blank', rel: 'noopener' }, 'open terminal') : '',
+                  ),
+                ),
+              )
+            : h('tr', {}, h('td', { colspan: 8, class: 'muted' }, 'No episode yet.')),
+        ),
       );
     };
     await draw();
@@ -633,11 +1061,21 @@
     if (!v.alive) return;
     const state = h('span', { class: `pill ${episode.state === 'running' ? 'running' : ''}`, id: 'live-state' }, episode.state);
     const body = h('div', { id: 'transcript' });
-    put(app, 
+    put(
+      app,
       h('h1', {}, `${episode.suite}/${episode.task}`),
-      h('p', { class: 'sub' }, `episode ${episode.id} · ${episode.sandbox} sandbox · started ${fmtTime(episode.startedAt)} `, state, ' ',
-        episode.state === 'running' ? h('a', { id: 'terminal-link', href: terminalHref(episode.id), target: '_blank', rel: 'noopener' }, 'open its terminal ›') : null,
-        ' · ', h('a', { id: 'atif-link', href: withToken(`api/live/${seg(id)}/atif`), download: '' }, 'download ATIF')),
+      h(
+        'p',
+        { class: 'sub' },
+        `episode ${episode.id} · ${episode.sandbox} sandbox · started ${fmtTime(episode.startedAt)} `,
+        state,
+        ' ',
+        episode.state === 'running'
+          ? h('a', { id: 'terminal-link', href: terminalHref(episode.id), target: '_blank', rel: 'noopener' }, 'open its terminal ›')
+          : null,
+        ' · ',
+        h('a', { id: 'atif-link', href: withToken(`api/live/${seg(id)}/atif`), download: '' }, 'download ATIF'),
+      ),
       body,
     );
     await mountTranscript(v, body, `api/live/${seg(id)}/items`, {

@@ -4,7 +4,18 @@ import { promises as fs, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { comparableLines, expectedFile, fileVersions, laterNames, lineDiffCount, matchTask, platformComparableLines, platformSource, projectCommit, ProjectsTable } from '../../../envs/codereval/commits.ts';
+import {
+  comparableLines,
+  expectedFile,
+  fileVersions,
+  laterNames,
+  lineDiffCount,
+  matchTask,
+  platformComparableLines,
+  platformSource,
+  projectCommit,
+  ProjectsTable,
+} from '../../../envs/codereval/commits.ts';
 import { findCommits, findCommitsCmd, platformLayoutPath, PROJECTS_FILE } from '../../../envs/codereval/find_commits.ts';
 
 /** A git repository with fixed dates: commits return their ids. */
@@ -16,7 +27,17 @@ class Fixture {
     return execFileSync('git', args, {
       cwd: this.dir,
       encoding: 'utf8',
-      env: { PATH: process.env.PATH, HOME: this.dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'F', GIT_AUTHOR_EMAIL: 'f@example.org', GIT_COMMITTER_NAME: 'F', GIT_COMMITTER_EMAIL: 'f@example.org', GIT_AUTHOR_DATE: date, GIT_COMMITTER_DATE: date },
+      env: {
+        PATH: process.env.PATH,
+        HOME: this.dir,
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_AUTHOR_NAME: 'F',
+        GIT_AUTHOR_EMAIL: 'f@example.org',
+        GIT_COMMITTER_NAME: 'F',
+        GIT_COMMITTER_EMAIL: 'f@example.org',
+        GIT_AUTHOR_DATE: date,
+        GIT_COMMITTER_DATE: date,
+      },
     });
   }
   async commit(message: string, files: Record<string, string | null>, renames: [string, string][] = []): Promise<string> {
@@ -48,7 +69,10 @@ const HELPER2 = 'def helper():\n    return 2\n';
 
 describe('codereval commits: comparing a file with the dataset text', () => {
   test('the ground truth goes where the placeholder is, indentation kept', () => {
-    assert.equal(expectedFile('class A:\n    <PLACEHOLDER>\n\nx = 1\n', 'def f(self):\n        return 1'), 'class A:\n    def f(self):\n        return 1\n\nx = 1\n');
+    assert.equal(
+      expectedFile('class A:\n    <PLACEHOLDER>\n\nx = 1\n', 'def f(self):\n        return 1'),
+      'class A:\n    def f(self):\n        return 1\n\nx = 1\n',
+    );
     assert.throws(() => expectedFile('no marker', 'x'), /PLACEHOLDER/);
   });
   test('line endings, trailing whitespace and trailing blank lines do not count; anything else does', () => {
@@ -122,16 +146,26 @@ describe('codereval commits: a task placed in a fixture history', () => {
   test("the platform's copy: its own version (later than the dataset's text) and its layout path, recorded beside the match", async () => {
     const test = `${V3}\nif __name__ == "__main__":\n    assert target(1) == 2\n`;
     assert.equal(platformSource(test), `${V3}\n`);
-    const r = await matchTask(repo.dir, 'o/p', { id: 't4', project: 'o/p', path: 'mod.py', layoutPath: 'pkg/mod.py', expected: V2, platformText: platformSource(test) });
+    const r = await matchTask(repo.dir, 'o/p', {
+      id: 't4',
+      project: 'o/p',
+      path: 'mod.py',
+      layoutPath: 'pkg/mod.py',
+      expected: V2,
+      platformText: platformSource(test),
+    });
     assert.ok(!('reason' in r));
     assert.equal(r.match.commit, c.v2, 'the match is the dataset text');
     assert.equal(r.match.match, 'exact');
-    assert.deepEqual(r.match.platform && { commit: r.match.platform.commit, diffLines: r.match.platform.diffLines }, { commit: c.v3, diffLines: 0 });
+    assert.deepEqual(r.match.platform && { commit: r.match.platform.commit, diffLines: r.match.platform.diffLines }, {
+      commit: c.v3,
+      diffLines: 0,
+    });
     assert.equal(r.match.layout?.path, 'pkg/mod.py');
     assert.equal(r.match.layout?.commit, c.moved);
   });
 
-  test('the names a file was renamed to later are found, and their versions listed with the old name\'s', async () => {
+  test("the names a file was renamed to later are found, and their versions listed with the old name's", async () => {
     assert.deepEqual(await laterNames(repo.dir, 'mod.py'), ['pkg/mod.py']);
     assert.deepEqual(await laterNames(repo.dir, 'pkg/mod.py'), []);
     const versions = await fileVersions(repo.dir, 'util.py');
@@ -152,7 +186,10 @@ describe('codereval commits: a task placed in a fixture history', () => {
     const r = await matchTask(f.dir, 'o/tabs', { id: 't9', project: 'o/tabs', path: 'old/mod.py', expected: tabbed('1'), platformText });
     assert.ok(!('reason' in r));
     assert.equal(r.match.commit, v1);
-    assert.deepEqual(r.match.platform && { commit: r.match.platform.commit, path: r.match.platform.path, diffLines: r.match.platform.diffLines }, { commit: v3, path: 'new/mod.py', diffLines: 0 });
+    assert.deepEqual(
+      r.match.platform && { commit: r.match.platform.commit, path: r.match.platform.path, diffLines: r.match.platform.diffLines },
+      { commit: v3, path: 'new/mod.py', diffLines: 0 },
+    );
   });
 
   test("the layout path comes from the platform test file's name", () => {
@@ -190,13 +227,38 @@ describe('codereval commits: a task placed in a fixture history', () => {
       const gt = file.slice(start, end);
       return JSON.stringify({
         prompt: 'p',
-        metadata: { task_id: `o---p/${id}`, ground_truth: gt, function_name: name, docstring: '', signature: `${name}()`, 'lsp-context': file.slice(0, start) + '<PLACEHOLDER>' + file.slice(end), 'lsp-path': p, 'lsp-repo': 'o/p' },
+        metadata: {
+          task_id: `o---p/${id}`,
+          ground_truth: gt,
+          function_name: name,
+          docstring: '',
+          signature: `${name}()`,
+          'lsp-context': file.slice(0, start) + '<PLACEHOLDER>' + file.slice(end),
+          'lsp-path': p,
+          'lsp-repo': 'o/p',
+        },
       });
     };
     const ids = { mod: '0'.repeat(23) + '1', util: '0'.repeat(23) + '2', gone: '0'.repeat(23) + '3' };
     await fs.writeFile(
       path.join(data, 'CoderEval-ALL.jsonl'),
-      [row(ids.mod, 'pkg/mod.py', V2, 'target'), row(ids.util, 'util.py', HELPER2, 'helper'), JSON.stringify({ prompt: 'p', metadata: { task_id: `q---gone/${ids.gone}`, ground_truth: 'def f(): pass', function_name: 'f', docstring: '', signature: 'f()', 'lsp-context': '<PLACEHOLDER>\n', 'lsp-path': 'f.py', 'lsp-repo': 'q/gone' } })].join('\n') + '\n',
+      [
+        row(ids.mod, 'pkg/mod.py', V2, 'target'),
+        row(ids.util, 'util.py', HELPER2, 'helper'),
+        JSON.stringify({
+          prompt: 'p',
+          metadata: {
+            task_id: `q---gone/${ids.gone}`,
+            ground_truth: 'def f(): pass',
+            function_name: 'f',
+            docstring: '',
+            signature: 'f()',
+            'lsp-context': '<PLACEHOLDER>\n',
+            'lsp-path': 'f.py',
+            'lsp-repo': 'q/gone',
+          },
+        }),
+      ].join('\n') + '\n',
     );
     const report = await findCommits({ dataset: data, mirrors: dir });
     assert.equal(report.table.projects['o/p']!.commit, c.helper2);
@@ -205,7 +267,13 @@ describe('codereval commits: a task placed in a fixture history', () => {
     assert.equal(report.table.tasks[ids.mod]!.atProjectCommit, true);
     assert.equal(report.table.tasks[ids.util]!.match, 'exact');
     assert.match(report.table.notFound[ids.gone]!.reason, /no clone of q\/gone/);
-    assert.deepEqual(report.summary['o/p'], { tasks: 2, exact: 2, nearest: 0, notFound: 0, nonStandalone: { tasks: 2, exact: 2, nearest: 0, notFound: 0 } });
+    assert.deepEqual(report.summary['o/p'], {
+      tasks: 2,
+      exact: 2,
+      nearest: 0,
+      notFound: 0,
+      nonStandalone: { tasks: 2, exact: 2, nearest: 0, notFound: 0 },
+    });
 
     const out = path.join(dir, 'projects.json');
     const stderr = process.stderr.write;

@@ -24,9 +24,18 @@ test('a CoderEval task in a user-named image (Docker): the reference passes, the
   const loaded = await loadCoderEval(CODEREVAL_DIR, 'codereval', { projects: { noProjects: true } });
   // int_to_string's test needs nothing but Python: run it "inside the project" of the stand-in.
   const source = loaded.sources.get('62ece4982e6aefcf4aabbd68')!;
-  const inImage = buildTask('codereval', { ...source, needs: ['is run in a stand-in image by this test'], image: STAND_IN, imagePython: 'python3' });
+  const inImage = buildTask('codereval', {
+    ...source,
+    needs: ['is run in a stand-in image by this test'],
+    image: STAND_IN,
+    imagePython: 'python3',
+  });
   assert.deepEqual([inImage.env.kind, (inImage.env as { image?: string }).image], ['image', STAND_IN]);
-  const missing = buildTask('codereval', { ...source, needs: ['is run in a stand-in image by this test'], image: `benchgym-test/no-such-codereval-image:${randomBytes(4).toString('hex')}` });
+  const missing = buildTask('codereval', {
+    ...source,
+    needs: ['is run in a stand-in image by this test'],
+    image: `benchgym-test/no-such-codereval-image:${randomBytes(4).toString('hex')}`,
+  });
 
   const sandboxes = new DockerSandboxFactory({ serverId: `test-codereval-${randomBytes(4).toString('hex')}`, poolSize: 0 });
   const { gym, cleanup } = await makeGym({ sandboxes });

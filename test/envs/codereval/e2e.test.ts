@@ -57,19 +57,41 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
       const results = await replayOutputs(tasks, rows, (task, patch) => gym.score(task, patch), { concurrency: 2 });
       const s = summarize(results);
       assert.equal(s.compared, 20, file);
-      const disagreements = results.filter((r) => r.agree === false).map((r) => `${r.taskId} #${r.sample}: ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);
+      const disagreements = results
+        .filter((r) => r.agree === false)
+        .map((r) => `${r.taskId} #${r.sample}: ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);
       assert.deepEqual(disagreements, [], file);
       assert.ok(s.ourPassed > 0 && s.ourPassed < 20, `mixed verdicts (${s.ourPassed} passed)`);
       const all = s.passAtK.find((f) => f.level === 'all')!;
       assert.deepEqual(all.ours, all.theirs);
       // A failing sample says why.
-      assert.ok(results.some((r) => r.ours === 'failed' && /Error|Exception/.test(r.reason)), JSON.stringify(results.map((r) => r.reason)));
+      assert.ok(
+        results.some((r) => r.ours === 'failed' && /Error|Exception/.test(r.reason)),
+        JSON.stringify(results.map((r) => r.reason)),
+      );
     }
   });
 
   test('benchgym score --suite codereval: agreement, Pass@k per level ours beside theirs', async () => {
     const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-      const child = spawn(process.execPath, [path.join(PROJECT_ROOT, 'bin', 'benchgym.js'), 'score', '--suite', 'codereval', '--dataset', CODEREVAL_DIR, '--predictions', path.join(CHATGPT_DIR, 'Raw_Input.jsonl_out.jsonl'), '--tasks', '62ece4982e6aefcf4aabbd68', '--cache-dir', TEST_CACHE_DIR], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(
+        process.execPath,
+        [
+          path.join(PROJECT_ROOT, 'bin', 'benchgym.js'),
+          'score',
+          '--suite',
+          'codereval',
+          '--dataset',
+          CODEREVAL_DIR,
+          '--predictions',
+          path.join(CHATGPT_DIR, 'Raw_Input.jsonl_out.jsonl'),
+          '--tasks',
+          '62ece4982e6aefcf4aabbd68',
+          '--cache-dir',
+          TEST_CACHE_DIR,
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (b) => (stdout += b));
@@ -103,10 +125,18 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
       const noTests = await call(client, 'run_tests', ep);
       assert.equal(noTests.isError, true);
       assert.match(text(noTests), /no visible tests/);
-      const stub = '        D.setdefault(k[,d]) -> D.get(k,d), also set D[k]=d if k not in D\n        """\n        raise NotImplementedError';
-      const impl = '        D.setdefault(k[,d]) -> D.get(k,d), also set D[k]=d if k not in D\n        """\n        if key in self:\n            return self[key]\n        self[key] = default\n        return default';
-      assert.equal((await call(client, 'edit_file', { ...ep, path: 'cachetools/cache.py', old_str: stub, new_str: impl })).isError, undefined);
-      const own = await call(client, 'run_command', { ...ep, command: `python -c "import ast; ast.parse(open('cachetools/cache.py').read()); print('parses')"` });
+      const stub =
+        '        D.setdefault(k[,d]) -> D.get(k,d), also set D[k]=d if k not in D\n        """\n        raise NotImplementedError';
+      const impl =
+        '        D.setdefault(k[,d]) -> D.get(k,d), also set D[k]=d if k not in D\n        """\n        if key in self:\n            return self[key]\n        self[key] = default\n        return default';
+      assert.equal(
+        (await call(client, 'edit_file', { ...ep, path: 'cachetools/cache.py', old_str: stub, new_str: impl })).isError,
+        undefined,
+      );
+      const own = await call(client, 'run_command', {
+        ...ep,
+        command: `python -c "import ast; ast.parse(open('cachetools/cache.py').read()); print('parses')"`,
+      });
       assert.match(text(own), /parses/);
       const verdict = data(await call(client, 'submit', ep));
       assert.equal(verdict.reward, 1, JSON.stringify(verdict));
@@ -117,14 +147,35 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
       const ep2 = { episode_id: data(s2).episodeId as string };
       assert.equal(data(s2).taskId, '62ece4982e6aefcf4aabbd68+platform-test');
       assert.equal(data(s2).hasVisibleTests, true);
-      const body = '    output = ""\n    while number:\n        number, digit = divmod(number, len(alphabet))\n        output += alphabet[digit]\n    if padding:\n        output += alphabet[0] * max(padding - len(output), 0)\n    return output[::-1]';
-      assert.equal((await call(client, 'edit_file', { ...ep2, path: 'shortuuid/main.py', old_str: '    raise NotImplementedError\n\n\ndef string_to_int', new_str: `${body}\n\n\ndef string_to_int` })).isError, undefined);
+      const body =
+        '    output = ""\n    while number:\n        number, digit = divmod(number, len(alphabet))\n        output += alphabet[digit]\n    if padding:\n        output += alphabet[0] * max(padding - len(output), 0)\n    return output[::-1]';
+      assert.equal(
+        (
+          await call(client, 'edit_file', {
+            ...ep2,
+            path: 'shortuuid/main.py',
+            old_str: '    raise NotImplementedError\n\n\ndef string_to_int',
+            new_str: `${body}\n\n\ndef string_to_int`,
+          })
+        ).isError,
+        undefined,
+      );
       const failing = await call(client, 'run_tests', ep2);
       assert.equal(data(failing).counts.failed, 1, text(failing));
       const log = await call(client, 'view_error_log', ep2);
       assert.match(text(log), /NameError: name 'List' is not defined/);
       const sig = 'def int_to_string(number: int, alphabet: List[str], padding: Optional[int] = None) -> str:';
-      assert.equal((await call(client, 'edit_file', { ...ep2, path: 'shortuuid/main.py', old_str: sig, new_str: 'def int_to_string(number: int, alphabet: "List[str]", padding: "Optional[int]" = None) -> str:' })).isError, undefined);
+      assert.equal(
+        (
+          await call(client, 'edit_file', {
+            ...ep2,
+            path: 'shortuuid/main.py',
+            old_str: sig,
+            new_str: 'def int_to_string(number: int, alphabet: "List[str]", padding: "Optional[int]" = None) -> str:',
+          })
+        ).isError,
+        undefined,
+      );
       const passing = await call(client, 'run_tests', ep2);
       assert.equal(data(passing).counts.passed, 1, text(passing));
       const v2 = data(await call(client, 'submit', ep2));
@@ -145,13 +196,28 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
         create: (task: Task) => ({
           run: async (ctx: AgentContext): Promise<AgentResult> => {
             seen.push(ctx.task.metadata);
-            for (const [file, content] of Object.entries(task.solution!.files!)) await ctx.client.callTool({ name: 'create_file', arguments: { path: file, content, overwrite: true } });
+            for (const [file, content] of Object.entries(task.solution!.files!))
+              await ctx.client.callTool({ name: 'create_file', arguments: { path: file, content, overwrite: true } });
             const r = await ctx.client.callTool({ name: 'submit', arguments: {} });
-            return { verdict: (r.structuredContent ?? null) as Record<string, unknown> | null, submitted: !r.isError, stopReason: 'submitted', steps: 2, usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 } };
+            return {
+              verdict: (r.structuredContent ?? null) as Record<string, unknown> | null,
+              submitted: !r.isError,
+              stopReason: 'submitted',
+              steps: 2,
+              usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 },
+            };
           },
         }),
       };
-      const outcome = await runExperiment({ gym, outDir: dir, suite: 'codereval', agent, model: { model: 'none' }, tasks: ids, retryDelayMs: () => 0 });
+      const outcome = await runExperiment({
+        gym,
+        outDir: dir,
+        suite: 'codereval',
+        agent,
+        model: { model: 'none' },
+        tasks: ids,
+        retryDelayMs: () => 0,
+      });
       const byTask = new Map(outcome.results.map((r) => [r.task, r]));
       assert.deepEqual([...byTask.keys()].sort(), [...ids].sort());
       for (const r of outcome.results) assert.equal(r.status, 'passed', JSON.stringify(r));
@@ -159,8 +225,14 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
       assert.equal(byTask.get(ids[1]!)!.metadata.visibleTest, 'platform');
       assert.ok(seen.every((m) => m.level === 'self_contained' && !('oracle_context' in m)));
       const { byLevel, byStandalone } = runnableLevelSplits(outcome.results);
-      assert.deepEqual(byLevel.map((g) => [g.value, g.summary.tasks, g.summary.passAtK[1]?.estimate]), [['self_contained', 2, 1]]);
-      assert.deepEqual(byStandalone.map((g) => g.value), ['standalone']);
+      assert.deepEqual(
+        byLevel.map((g) => [g.value, g.summary.tasks, g.summary.passAtK[1]?.estimate]),
+        [['self_contained', 2, 1]],
+      );
+      assert.deepEqual(
+        byStandalone.map((g) => g.value),
+        ['standalone'],
+      );
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }

@@ -26,7 +26,19 @@ async function score(candidate: string): Promise<{ code: number | null; output: 
   try {
     await fs.cp(JAVA_FIXTURE, dir, { recursive: true });
     await fs.writeFile(path.join(dir, 'candidate.txt'), candidate);
-    const r = spawnSync('bash', ['-c', javaScoreCommand({ file: FILE, method: 'trimArrayElements', candidate: 'candidate.txt', testClass: 'org.benchgym.fixture.NewTestFile' })], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    const r = spawnSync(
+      'bash',
+      [
+        '-c',
+        javaScoreCommand({
+          file: FILE,
+          method: 'trimArrayElements',
+          candidate: 'candidate.txt',
+          testClass: 'org.benchgym.fixture.NewTestFile',
+        }),
+      ],
+      { cwd: dir, encoding: 'utf8', timeout: 120_000 },
+    );
     return { code: r.status, output: `${r.stdout}${r.stderr}`, source: await fs.readFile(path.join(dir, FILE), 'utf8') };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
@@ -44,7 +56,9 @@ describe('CoderEval Java scoring on a fixture', { skip: HAS_JDK ? false : 'no JD
   });
 
   test("ChatGPT's published sample (no null handling) compiles and fails the test: exit code 1", async () => {
-    const r = await score('public static String[] trimArrayElements(String[] array){\n    String[] trimmedArray = new String[array.length];\n    for (int i = 0; i < array.length; i++) {\n        trimmedArray[i] = array[i].trim();\n    }\n    return trimmedArray;\n}');
+    const r = await score(
+      'public static String[] trimArrayElements(String[] array){\n    String[] trimmedArray = new String[array.length];\n    for (int i = 0; i < array.length; i++) {\n        trimmedArray[i] = array[i].trim();\n    }\n    return trimmedArray;\n}',
+    );
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /NullPointerException|Result not True/);
     assert.match(r.source, /\n {2}public static String\[\] trimArrayElements\(String\[\] array\)\{\n {6}String\[\] trimmedArray/);
@@ -55,7 +69,9 @@ describe('CoderEval Java scoring on a fixture', { skip: HAS_JDK ? false : 'no JD
     const broken = await score('public static String[] trimArrayElements(String[] array) {\n  return array.map(String::trim);\n}');
     assert.notEqual(broken.code, 0);
     assert.match(broken.output, /error:/);
-    const rewrite = await score('public static String[] trimArrayElements(String[] array) {\n  if (array == null) return new String[0];\n  return java.util.Arrays.stream(array).map(s -> s == null ? null : s.trim()).toArray(String[]::new);\n}');
+    const rewrite = await score(
+      'public static String[] trimArrayElements(String[] array) {\n  if (array == null) return new String[0];\n  return java.util.Arrays.stream(array).map(s -> s == null ? null : s.trim()).toArray(String[]::new);\n}',
+    );
     assert.equal(rewrite.code, 0, rewrite.output);
   });
 });

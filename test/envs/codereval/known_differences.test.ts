@@ -18,12 +18,22 @@ const INFRARED_PLUGIN_SPEC = '6306091c73426c38ae68acdc';
 const ZOPE_TARGET_CLASS = '62b8b59feb7e40a82d2d1291';
 const PLAIN = '62e60f43d76274f8a4026e28';
 
-const task = (id: string, level: string): Task => ({ id, suite: 'codereval', metadata: { level }, workspace: { type: 'files', files: {} } }) as unknown as Task;
+const task = (id: string, level: string): Task =>
+  ({ id, suite: 'codereval', metadata: { level }, workspace: { type: 'files', files: {} } }) as unknown as Task;
 
 /** A stand-in scorer: a candidate passes when its code says `return 1`. */
 async function score(t: Task, patch: string): Promise<Verdict> {
   const passed = /\+.*return 1/.test(patch);
-  return { taskId: t.id, suite: 'codereval', reward: passed ? 1 : 0, status: passed ? 'passed' : 'failed', tests: [], notes: [], durationMs: 1, ...(passed ? {} : { exitCode: 1 }) } as Verdict;
+  return {
+    taskId: t.id,
+    suite: 'codereval',
+    reward: passed ? 1 : 0,
+    status: passed ? 'passed' : 'failed',
+    tests: [],
+    notes: [],
+    durationMs: 1,
+    ...(passed ? {} : { exitCode: 1 }),
+  } as Verdict;
 }
 
 const row = (id: string, level: string, samples: [code: string, published: boolean][]): OutputRow =>
@@ -43,7 +53,8 @@ describe('CoderEval: what the replay knows of the platform', () => {
   });
 
   test("a known difference decides only the samples it explains: pysolbase's shared log fails what passes here", () => {
-    const s = (id: string, ours: string, published: 'passed' | 'failed') => ({ task: task(id, 'file_runnable'), ours, submission: { published } }) as Parameters<typeof explainSample>[0];
+    const s = (id: string, ours: string, published: 'passed' | 'failed') =>
+      ({ task: task(id, 'file_runnable'), ours, submission: { published } }) as Parameters<typeof explainSample>[0];
     assert.equal(explainSample(s(PYSOLBASE_APPEND, 'passed', 'failed'))?.name, 'pysolbase-shared-log');
     // Ours failed too: the shared log did not decide it (their verdict agrees on its own).
     assert.equal(explainSample(s(PYSOLBASE_APPEND, 'failed', 'failed')), undefined);
@@ -62,10 +73,22 @@ describe('CoderEval: what the replay knows of the platform', () => {
       [INFRARED_PLUGIN_SPEC, task(INFRARED_PLUGIN_SPEC, 'class_runnable')],
     ]);
     const rows = [
-      row(PLAIN, 'self_contained', [['def f():\n    return 1', true], ['def f():\n    return 2', true]]),
-      row(PYSOLBASE_APPEND, 'file_runnable', [['def f():\n    return 1', false], ['def f():\n    return 2', false]]),
-      row(INFRARED_EXTEND_CLI, 'project_runnable', [['def f():\n    return 1', false], ['def f():\n    return 1', true]]),
-      row(INFRARED_PLUGIN_SPEC, 'class_runnable', [['def f():\n    return 2', true], ['def f():\n    return 2', false]]),
+      row(PLAIN, 'self_contained', [
+        ['def f():\n    return 1', true],
+        ['def f():\n    return 2', true],
+      ]),
+      row(PYSOLBASE_APPEND, 'file_runnable', [
+        ['def f():\n    return 1', false],
+        ['def f():\n    return 2', false],
+      ]),
+      row(INFRARED_EXTEND_CLI, 'project_runnable', [
+        ['def f():\n    return 1', false],
+        ['def f():\n    return 1', true],
+      ]),
+      row(INFRARED_PLUGIN_SPEC, 'class_runnable', [
+        ['def f():\n    return 2', true],
+        ['def f():\n    return 2', false],
+      ]),
     ];
     const results = await replayOutputs(tasks, rows, score, { concurrency: 1 });
     const byKey = new Map(results.map((r) => [`${r.taskId}#${r.sample}`, r]));
@@ -85,16 +108,31 @@ describe('CoderEval: what the replay knows of the platform', () => {
     assert.deepEqual([f.soundCompared, f.soundAgreed], [3, 2]);
     assert.deepEqual(f.causes, { 'known-difference': 2, unexplained: 1 });
     const levels = Object.fromEntries(s.agreementByLevel.map((a) => [a.level, a]));
-    assert.deepEqual([levels.project_runnable!.compared, levels.project_runnable!.agreed, levels.project_runnable!.soundCompared], [2, 1, 0]);
+    assert.deepEqual(
+      [levels.project_runnable!.compared, levels.project_runnable!.agreed, levels.project_runnable!.soundCompared],
+      [2, 1, 0],
+    );
     assert.deepEqual([levels.class_runnable!.compared, levels.class_runnable!.apart], [0, 2]);
 
     const text = formatReplay(results, s, undefined, [1]);
-    assert.match(text, /agreement with the published is_pass: 3\/6 \(50\.0%\) as measured; 2\/3 \(66\.7%\) over the 3 whose published verdict is sound/);
-    assert.match(text, /known difference of the original harness: pysolbase-shared-log \(1\): the platform ran every sample in one working directory/);
+    assert.match(
+      text,
+      /agreement with the published is_pass: 3\/6 \(50\.0%\) as measured; 2\/3 \(66\.7%\) over the 3 whose published verdict is sound/,
+    );
+    assert.match(
+      text,
+      /known difference of the original harness: pysolbase-shared-log \(1\): the platform ran every sample in one working directory/,
+    );
     assert.match(text, new RegExp(`DISAGREE ${PYSOLBASE_APPEND} sample 0 \\(file_runnable\\): ours passed, published failed`));
-    assert.match(text, /known difference of the original harness: infrared-extend-cli-recorded-test \(1\): the platform ran the older test/);
+    assert.match(
+      text,
+      /known difference of the original harness: infrared-extend-cli-recorded-test \(1\): the platform ran the older test/,
+    );
     assert.match(text, /not explained \(1\)\n {2}DISAGREE 62e60f43d76274f8a4026e28 sample 1/);
-    assert.match(text, new RegExp(`INVALID HERE ${INFRARED_PLUGIN_SPEC} \\(2 samples; ours 0 passed, published 1 passed\\): .*plugin\\.spec`));
+    assert.match(
+      text,
+      new RegExp(`INVALID HERE ${INFRARED_PLUGIN_SPEC} \\(2 samples; ours 0 passed, published 1 passed\\): .*plugin\\.spec`),
+    );
     assert.match(text, /agreement per runnable level[^\n]*\n {2}self_contained +1\/2 \(50\.0%\) +1\/2 \(50\.0%\) +0 apart/);
     assert.match(text, / {2}class_runnable +n\/a +n\/a +2 apart/);
   });

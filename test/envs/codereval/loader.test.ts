@@ -16,7 +16,7 @@ import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 import { coderevalSuite } from '../../../envs/codereval/index.ts';
 
 describe('official records', () => {
-  test('oracle_context by the paper\'s categories, from JSON or the text of Python lists', () => {
+  test("oracle_context by the paper's categories, from JSON or the text of Python lists", () => {
     const raw = '{ "apis" : "[\'divmod\', \'map\', \'localize\']", "classes" : "[\'Time\', \'FixedOffset\']", "vars" : "[]" }';
     assert.deepEqual(oracleContextOf(raw), { APIInvocation: ['divmod', 'map', 'localize'], TypeReference: ['Time', 'FixedOffset'] });
     assert.deepEqual(oracleContextOf({ apis: ['f', 'f'], vars: ['X'] }), { APIInvocation: ['f'], VarReference: ['X'] });
@@ -28,20 +28,31 @@ describe('official records', () => {
   test('CoderEval4Python.json, when present, gives levels and oracle_context; a bad record is named', async () => {
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'codereval-records-'));
     try {
-      await fs.writeFile(path.join(dir, 'CoderEval4Python.json'), JSON.stringify({ RECORDS: [{ _id: 'a1', level: 'class_runnable', oracle_context: '{ "apis" : "[\'f\']", "classes" : "[]", "vars" : "[\'V\']" }' }] }));
+      await fs.writeFile(
+        path.join(dir, 'CoderEval4Python.json'),
+        JSON.stringify({
+          RECORDS: [{ _id: 'a1', level: 'class_runnable', oracle_context: '{ "apis" : "[\'f\']", "classes" : "[]", "vars" : "[\'V\']" }' }],
+        }),
+      );
       const { records, source } = await readOfficialRecords(dir);
       assert.deepEqual(source, ['CoderEval4Python.json']);
       assert.equal(records.get('a1')!.level, 'class_runnable');
       assert.deepEqual(oracleContextOf(records.get('a1')!.oracle_context), { APIInvocation: ['f'], VarReference: ['V'] });
       await fs.writeFile(path.join(dir, 'CoderEval4Python.json'), JSON.stringify({ RECORDS: [{ _id: 'a1', level: 'galaxy_runnable' }] }));
-      await assert.rejects(readOfficialRecords(dir), (e: Error & { code?: string }) => e.code === 'TASK_INVALID' && /RECORDS\.0\.level/.test(e.message));
+      await assert.rejects(
+        readOfficialRecords(dir),
+        (e: Error & { code?: string }) => e.code === 'TASK_INVALID' && /RECORDS\.0\.level/.test(e.message),
+      );
     } finally {
       await fs.rm(dir, { recursive: true, force: true });
     }
   });
 
   test('task ids carry the episode options', () => {
-    assert.deepEqual(parseTaskId('abc+platform-test+human-label'), { base: 'abc', options: { docstring: 'human-label', visibleTest: 'platform' } });
+    assert.deepEqual(parseTaskId('abc+platform-test+human-label'), {
+      base: 'abc',
+      options: { docstring: 'human-label', visibleTest: 'platform' },
+    });
     assert.equal(parseTaskId('abc+nonsense'), undefined);
     assert.equal(parseTaskId('abc+human-label+human-label'), undefined);
     assert.equal(taskIdWith('abc', { docstring: 'raw', visibleTest: 'platform' }), 'abc+platform-test');
@@ -54,23 +65,46 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
     loaded = await loadCoderEval(CODEREVAL_DIR, 'codereval', { projects: { noProjects: true } });
   });
 
-  test('230 tasks with the paper\'s six levels; the 45 standalone tasks whose tests need only the standard library run here', () => {
+  test("230 tasks with the paper's six levels; the 45 standalone tasks whose tests need only the standard library run here", () => {
     assert.equal(loaded.tasks.length, 230);
     const count = (f: (m: Record<string, unknown>) => boolean) => loaded.tasks.filter((t) => f(t.metadata)).length;
-    const levels = Object.fromEntries(['self_contained', 'slib_runnable', 'plib_runnable', 'class_runnable', 'file_runnable', 'project_runnable'].map((l) => [l, count((m) => m.level === l)]));
-    assert.deepEqual(levels, { self_contained: 35, slib_runnable: 28, plib_runnable: 21, class_runnable: 55, file_runnable: 68, project_runnable: 23 });
-    assert.equal(count((m) => m.runnableHere === true), 45);
+    const levels = Object.fromEntries(
+      ['self_contained', 'slib_runnable', 'plib_runnable', 'class_runnable', 'file_runnable', 'project_runnable'].map((l) => [
+        l,
+        count((m) => m.level === l),
+      ]),
+    );
+    assert.deepEqual(levels, {
+      self_contained: 35,
+      slib_runnable: 28,
+      plib_runnable: 21,
+      class_runnable: 55,
+      file_runnable: 68,
+      project_runnable: 23,
+    });
+    assert.equal(
+      count((m) => m.runnableHere === true),
+      45,
+    );
     for (const t of loaded.tasks) {
       if (t.metadata.runnableHere) assert.deepEqual(t.env, { kind: 'python', version: '3.11', requirements: ['dill==0.3.8'] });
       else assert.equal(t.env.kind, 'image', t.id);
     }
   });
 
-  test('the plain-interpreter verdict agrees with the dataset\'s own ground-truth check on all 63 standalone tasks', async () => {
-    const check = JSON.parse(await fs.readFile(path.join(CODEREVAL_DIR, 'stdlib_levels_groundtruth_check.json'), 'utf8')) as { _id: string; groundtruth_py311_stdlib_only: string }[];
+  test("the plain-interpreter verdict agrees with the dataset's own ground-truth check on all 63 standalone tasks", async () => {
+    const check = JSON.parse(await fs.readFile(path.join(CODEREVAL_DIR, 'stdlib_levels_groundtruth_check.json'), 'utf8')) as {
+      _id: string;
+      groundtruth_py311_stdlib_only: string;
+    }[];
     assert.equal(check.length, 63);
     const byId = new Map(loaded.tasks.map((t) => [t.id, t]));
-    for (const c of check) assert.equal(byId.get(c._id)!.metadata.runnableHere, c.groundtruth_py311_stdlib_only === 'PASS', `${c._id}: ${c.groundtruth_py311_stdlib_only}`);
+    for (const c of check)
+      assert.equal(
+        byId.get(c._id)!.metadata.runnableHere,
+        c.groundtruth_py311_stdlib_only === 'PASS',
+        `${c._id}: ${c.groundtruth_py311_stdlib_only}`,
+      );
   });
 
   test('the workspace is the real file with a stub; the reference and the platform test stay out of it', () => {
@@ -78,7 +112,10 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
     assert.equal(t.workspace.type, 'files');
     const files = (t.workspace as { files: Record<string, string> }).files;
     assert.deepEqual(Object.keys(files), ['neo4j/_data.py']);
-    assert.match(files['neo4j/_data.py']!, /\n {4}def keys\(self\):\n {8}""" Return the keys of the record\.\n\n {8}:return: list of key names\n {8}"""\n {8}raise NotImplementedError\n\n {4}def values/);
+    assert.match(
+      files['neo4j/_data.py']!,
+      /\n {4}def keys\(self\):\n {8}""" Return the keys of the record\.\n\n {8}:return: list of key names\n {8}"""\n {8}raise NotImplementedError\n\n {4}def values/,
+    );
     assert.ok(!files['neo4j/_data.py']!.includes('return list(self.__keys)'));
     assert.equal(t.tests.visible, undefined);
     assert.deepEqual(Object.keys(t.tests.hidden.files).sort(), ['.codereval/_data_keys_passk_validte.py', '.codereval/scorer.py']);
@@ -103,17 +140,23 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
     const registry = new SuiteRegistry([coderevalSuite({ projects: { noProjects: true } })]);
     registry.enable(`codereval=${CODEREVAL_DIR}`);
     assert.equal((await registry.task('codereval', '62ece4982e6aefcf4aabbd68+platform-test')).tests.visible?.runner.type, 'script');
-    await assert.rejects(registry.task('codereval', '62ece4982e6aefcf4aabbd68+verbose'), (e: Error & { code?: string }) => e.code === 'TASK_NOT_FOUND');
+    await assert.rejects(
+      registry.task('codereval', '62ece4982e6aefcf4aabbd68+verbose'),
+      (e: Error & { code?: string }) => e.code === 'TASK_NOT_FOUND',
+    );
     assert.equal((await registry.tasks('codereval')).length, 230);
   });
 
   test('without an image, a project-level task is ENV_UNAVAILABLE naming the option; a named image shows in the spec', async () => {
     const named = await loadCoderEval(CODEREVAL_DIR, 'codereval', { image: 'codereval:local' });
     const t = named.tasks.find((x) => x.metadata.level === 'project_runnable')!;
-    assert.deepEqual({ kind: t.env.kind, image: (t.env as { image?: string }).image, option: (t.env as { option?: string }).option }, { kind: 'image', image: 'codereval:local', option: 'BENCHGYM_CODEREVAL_IMAGE' });
+    assert.deepEqual(
+      { kind: t.env.kind, image: (t.env as { image?: string }).image, option: (t.env as { option?: string }).option },
+      { kind: 'image', image: 'codereval:local', option: 'BENCHGYM_CODEREVAL_IMAGE' },
+    );
   });
 
-  test('every task\'s workspace, reference and masked platform test parse as Python 3.11; no masked test holds the reference\'s body', async (t) => {
+  test("every task's workspace, reference and masked platform test parse as Python 3.11; no masked test holds the reference's body", async (t) => {
     const python = await findPython('3.11');
     if (!python) return t.skip('no Python 3.11 here');
     const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'codereval-parse-'));
@@ -134,14 +177,25 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
         const original = v.tests.hidden.files[key]!.split('\n');
         const span = targetFunction(v.tests.hidden.files[key]!, base.metadata.target as string)!;
         const outside = new Set([...original.slice(0, span.def), ...original.slice(span.end)].map((x) => x.trim()));
-        const body = original.slice(span.bodyStart, span.end).map((x) => x.trim()).filter((x) => x.length > 20 && !x.startsWith('#') && !outside.has(x));
+        const body = original
+          .slice(span.bodyStart, span.end)
+          .map((x) => x.trim())
+          .filter((x) => x.length > 20 && !x.startsWith('#') && !outside.has(x));
         const inMasked = new Set(masked.split('\n').map((x) => x.trim()));
         const workspaceLines = new Set((v.workspace as { files: Record<string, string> }).files[file]!.split('\n').map((x) => x.trim()));
         // A line of the reference's body (not also elsewhere in the test file or in the workspace) must not show.
         for (const line of body) if (inMasked.has(line) && !workspaceLines.has(line)) leaks.push(`${id}: ${line}`);
       }
       assert.deepEqual(leaks, []);
-      const out = execFileSync(python, ['-c', 'import ast, os, sys\nbad = []\nfor f in sorted(os.listdir(sys.argv[1])):\n    try: ast.parse(open(os.path.join(sys.argv[1], f), encoding="utf-8").read())\n    except SyntaxError as e: bad.append(f"{f}: {e}")\nprint(len(os.listdir(sys.argv[1])), len(bad)); print("\\n".join(bad[:10]))', dir], { encoding: 'utf8' });
+      const out = execFileSync(
+        python,
+        [
+          '-c',
+          'import ast, os, sys\nbad = []\nfor f in sorted(os.listdir(sys.argv[1])):\n    try: ast.parse(open(os.path.join(sys.argv[1], f), encoding="utf-8").read())\n    except SyntaxError as e: bad.append(f"{f}: {e}")\nprint(len(os.listdir(sys.argv[1])), len(bad)); print("\\n".join(bad[:10]))',
+          dir,
+        ],
+        { encoding: 'utf8' },
+      );
       assert.match(out, /^\d+ 0\n/, out);
       assert.ok(Number(out.split(' ')[0]) > 900, out);
     } finally {

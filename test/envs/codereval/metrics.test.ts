@@ -56,7 +56,11 @@ describe('Acc@k (CoderEval §4.3)', () => {
       { task: 'a', sample: 2, status: 'passed', infra: false, oracleContext: { apis: [true] } },
     ];
     const counted = summarizeCoderEval(records, { ks: [1, 2, 3] }).accAtK!;
-    assert.deepEqual([counted[1]?.apis?.value, counted[2]?.apis?.value, counted[3]?.apis?.value], [0, 0, 1], 'the first two samples hit nothing');
+    assert.deepEqual(
+      [counted[1]?.apis?.value, counted[2]?.apis?.value, counted[3]?.apis?.value],
+      [0, 0, 1],
+      'the first two samples hit nothing',
+    );
     assert.ok(Math.abs(summarizeCoderEval(records).passAtK[1]!.estimate - 1 / 3) < 1e-12);
     const old = summarizeCoderEval(records, { ks: [1, 2], excludeErrors: true });
     assert.deepEqual([old.accAtK?.[1]?.apis?.value, old.accAtK?.[2]?.apis?.value], [0, 1], 'two samples: the error left out');
@@ -72,8 +76,19 @@ describe('the oracle_context hits the runner records (annotateCoderEvalResult)',
     assert.deepEqual(oracleContextTokens(['a', 'b']), { tokens: ['a', 'b'] });
     assert.equal(oracleContextTokens(undefined), undefined);
     const task = pythonTask({ files: { 'a.py': '' }, metadata: { oracle_context: codereval } });
-    const diff = ['--- a/t.py', '+++ b/t.py', '@@ -1,2 +1,3 @@', '-    return Time(0)', '+    h, m = divmod(x, 60)', '+    return TimeZone(h)'].join('\n');
-    assert.deepEqual(annotateCoderEvalResult(task, { diff })?.oracleContext, { apis: [true, false], classes: [false] }, 'removed lines and longer identifiers do not count');
+    const diff = [
+      '--- a/t.py',
+      '+++ b/t.py',
+      '@@ -1,2 +1,3 @@',
+      '-    return Time(0)',
+      '+    h, m = divmod(x, 60)',
+      '+    return TimeZone(h)',
+    ].join('\n');
+    assert.deepEqual(
+      annotateCoderEvalResult(task, { diff })?.oracleContext,
+      { apis: [true, false], classes: [false] },
+      'removed lines and longer identifiers do not count',
+    );
     assert.equal(annotateCoderEvalResult(pythonTask({ files: { 'a.py': '' } }), { diff })?.oracleContext, undefined);
   });
 
@@ -89,10 +104,38 @@ describe("CoderEval's splits: Acc@k per token category, by runnable level and st
   // APIInvocation token hit by sample 0; task f (file_runnable) has 2 VarReference tokens, one
   // never hit and one hit by sample 1, and 1 APIInvocation token never hit.
   const records: CoderEvalOutcome[] = [
-    { task: 's', sample: 0, status: 'passed', infra: false, metadata: { level: 'self_contained' }, oracleContext: { TypeReference: [false], APIInvocation: [true] } },
-    { task: 's', sample: 1, status: 'failed', infra: false, metadata: { level: 'self_contained' }, oracleContext: { TypeReference: [true], APIInvocation: [false] } },
-    { task: 'f', sample: 0, status: 'failed', infra: false, metadata: { level: 'file_runnable' }, oracleContext: { VarReference: [false, false], APIInvocation: [false] } },
-    { task: 'f', sample: 1, status: 'failed', infra: false, metadata: { level: 'file_runnable' }, oracleContext: { VarReference: [false, true], APIInvocation: [false] } },
+    {
+      task: 's',
+      sample: 0,
+      status: 'passed',
+      infra: false,
+      metadata: { level: 'self_contained' },
+      oracleContext: { TypeReference: [false], APIInvocation: [true] },
+    },
+    {
+      task: 's',
+      sample: 1,
+      status: 'failed',
+      infra: false,
+      metadata: { level: 'self_contained' },
+      oracleContext: { TypeReference: [true], APIInvocation: [false] },
+    },
+    {
+      task: 'f',
+      sample: 0,
+      status: 'failed',
+      infra: false,
+      metadata: { level: 'file_runnable' },
+      oracleContext: { VarReference: [false, false], APIInvocation: [false] },
+    },
+    {
+      task: 'f',
+      sample: 1,
+      status: 'failed',
+      infra: false,
+      metadata: { level: 'file_runnable' },
+      oracleContext: { VarReference: [false, true], APIInvocation: [false] },
+    },
     { task: 'x', sample: 0, status: 'failed', infra: false, metadata: {} },
     { task: 'x', sample: 1, status: 'failed', infra: false, metadata: {} },
   ];
@@ -106,19 +149,26 @@ describe("CoderEval's splits: Acc@k per token category, by runnable level and st
 
   test('per category over all tasks: the known shares of tokens hit within the first k samples', () => {
     const acc = summarizeCoderEval(records, { ks: [1, 2] }).accAtK!;
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(acc[1]!).map(([c, v]) => [c, [v.value, v.tokens]])),
-      { TypeReference: [0, 1], APIInvocation: [0.5, 2], VarReference: [0, 2], all: [0.2, 5] },
-    );
-    assert.deepEqual(
-      Object.fromEntries(Object.entries(acc[2]!).map(([c, v]) => [c, v.value])),
-      { TypeReference: 1, APIInvocation: 0.5, VarReference: 0.5, all: 0.6 },
-    );
+    assert.deepEqual(Object.fromEntries(Object.entries(acc[1]!).map(([c, v]) => [c, [v.value, v.tokens]])), {
+      TypeReference: [0, 1],
+      APIInvocation: [0.5, 2],
+      VarReference: [0, 2],
+      all: [0.2, 5],
+    });
+    assert.deepEqual(Object.fromEntries(Object.entries(acc[2]!).map(([c, v]) => [c, v.value])), {
+      TypeReference: 1,
+      APIInvocation: 0.5,
+      VarReference: 0.5,
+      all: 0.6,
+    });
   });
 
-  test('by level (in the paper\'s order) and standalone vs non-standalone, each with pass@k and Acc@k', () => {
+  test("by level (in the paper's order) and standalone vs non-standalone, each with pass@k and Acc@k", () => {
     const { byLevel, byStandalone } = runnableLevelSplits(records, { ks: [1, 2] });
-    assert.deepEqual(byLevel.map((g) => g.value), ['self_contained', 'file_runnable', '(none)']);
+    assert.deepEqual(
+      byLevel.map((g) => g.value),
+      ['self_contained', 'file_runnable', '(none)'],
+    );
     const self = byLevel[0]!.summary;
     assert.equal(self.passAtK[1]?.estimate, 0.5);
     assert.equal(self.accAtK?.[2]?.TypeReference?.value, 1);
@@ -128,7 +178,14 @@ describe("CoderEval's splits: Acc@k per token category, by runnable level and st
     assert.equal(file.accAtK?.[2]?.VarReference?.value, 0.5);
     assert.equal(file.accAtK?.[2]?.APIInvocation?.value, 0);
     assert.equal(byLevel[2]!.summary.accAtK, undefined, 'tasks without oracle_context have no Acc@k');
-    assert.deepEqual(byStandalone.map((g) => [g.value, g.summary.tasks]), [['standalone', 1], ['non-standalone', 1], ['(none)', 1]]);
+    assert.deepEqual(
+      byStandalone.map((g) => [g.value, g.summary.tasks]),
+      [
+        ['standalone', 1],
+        ['non-standalone', 1],
+        ['(none)', 1],
+      ],
+    );
     assert.equal(byStandalone[0]!.summary.accAtK?.[2]?.all?.value, 1);
     assert.equal(byStandalone[1]!.summary.accAtK?.[2]?.all?.value, 1 / 3);
   });

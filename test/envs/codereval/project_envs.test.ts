@@ -4,7 +4,16 @@ import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { choosePython, packageDirsOf, PROJECT_ENVS_FILE, projectEnvSpec, projectEnvTable, readProjectMeta, satisfiesPythonRequires, type ProjectEnvEntry } from '../../../envs/codereval/project_envs.ts';
+import {
+  choosePython,
+  packageDirsOf,
+  PROJECT_ENVS_FILE,
+  projectEnvSpec,
+  projectEnvTable,
+  readProjectMeta,
+  satisfiesPythonRequires,
+  type ProjectEnvEntry,
+} from '../../../envs/codereval/project_envs.ts';
 
 describe('codereval project envs: the Python of a project at a date', () => {
   test('python_requires clauses on 3.x', () => {
@@ -19,15 +28,40 @@ describe('codereval project envs: the Python of a project at a date', () => {
   });
   test('the newest release out at the date, among the classifiers when they fit', () => {
     assert.deepEqual(choosePython({ python_requires: null, classifiers: [] }, '2022-07-18T10:00:00Z'), { python: '3.10', from: 'date' });
-    assert.deepEqual(choosePython({ python_requires: null, classifiers: ['3.6', '3.7', '3.8'] }, '2022-07-04T00:00:00Z'), { python: '3.8', from: 'classifiers' });
+    assert.deepEqual(choosePython({ python_requires: null, classifiers: ['3.6', '3.7', '3.8'] }, '2022-07-04T00:00:00Z'), {
+      python: '3.8',
+      from: 'classifiers',
+    });
     // 3.11 was not out in May 2022, whatever the classifiers say.
-    assert.deepEqual(choosePython({ python_requires: null, classifiers: ['3.9', '3.10', '3.11'] }, '2022-05-01T00:00:00Z'), { python: '3.10', from: 'classifiers' });
-    assert.deepEqual(choosePython({ python_requires: '<3.8', classifiers: ['3.5'] }, '2021-01-01T00:00:00Z'), { python: '3.7', from: 'python_requires' });
+    assert.deepEqual(choosePython({ python_requires: null, classifiers: ['3.9', '3.10', '3.11'] }, '2022-05-01T00:00:00Z'), {
+      python: '3.10',
+      from: 'classifiers',
+    });
+    assert.deepEqual(choosePython({ python_requires: '<3.8', classifiers: ['3.5'] }, '2021-01-01T00:00:00Z'), {
+      python: '3.7',
+      from: 'python_requires',
+    });
     assert.deepEqual(choosePython({ python_requires: null, classifiers: [] }, '2019-07-18T00:00:00Z'), { python: '3.7', from: 'date' });
   });
   test("the env: declared requirements, the era's pins as constraints, the era's pytest as the runner", () => {
-    const entry: ProjectEnvEntry = { project: 'o/p', repo: 'o/p', commit: 'a'.repeat(40), date: '2022-01-01T00:00:00Z', python: '3.9', pythonFrom: 'date', requirements: ['attrs>=19'], sources: ['setup.py'], cutoff: '2022-01-02T00:00:00Z', constraints: ['attrs==21.4.0', 'pytest==6.2.5', 'pluggy==1.0.0'] };
-    assert.deepEqual(projectEnvSpec(entry), { kind: 'python', version: '3.9', requirements: ['attrs>=19', 'pytest==6.2.5'], constraints: entry.constraints });
+    const entry: ProjectEnvEntry = {
+      project: 'o/p',
+      repo: 'o/p',
+      commit: 'a'.repeat(40),
+      date: '2022-01-01T00:00:00Z',
+      python: '3.9',
+      pythonFrom: 'date',
+      requirements: ['attrs>=19'],
+      sources: ['setup.py'],
+      cutoff: '2022-01-02T00:00:00Z',
+      constraints: ['attrs==21.4.0', 'pytest==6.2.5', 'pluggy==1.0.0'],
+    };
+    assert.deepEqual(projectEnvSpec(entry), {
+      kind: 'python',
+      version: '3.9',
+      requirements: ['attrs>=19', 'pytest==6.2.5'],
+      constraints: entry.constraints,
+    });
   });
 });
 
@@ -38,7 +72,8 @@ describe('codereval project envs: what a project declares, read without running 
     dir = await fs.mkdtemp(path.join(os.tmpdir(), 'codereval-meta-'));
     const files: Record<string, string> = {
       // setup.py that would fail if run: only parsed.
-      'setup.py': "import sys\nsys.exit('never run')\nBASE = ['six>=1.5']\nREQS = BASE + ['attrs']\nsetup(name='p', install_requires=REQS, python_requires='>=3.6', classifiers=['Programming Language :: Python :: 3.7', 'Programming Language :: Python :: 3.8'])\n",
+      'setup.py':
+        "import sys\nsys.exit('never run')\nBASE = ['six>=1.5']\nREQS = BASE + ['attrs']\nsetup(name='p', install_requires=REQS, python_requires='>=3.6', classifiers=['Programming Language :: Python :: 3.7', 'Programming Language :: Python :: 3.8'])\n",
       'requirements.txt': '# pinned\n-r base.txt\nrequests==2.25.1  # http\n-e .\n',
       'base.txt': 'idna\n',
       'sub/pkg/setup.cfg': '[options]\ninstall_requires =\n    lxml>=4\n    cssselect\n',
@@ -49,7 +84,15 @@ describe('codereval project envs: what a project declares, read without running 
       await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
       await fs.writeFile(path.join(dir, rel), text);
     }
-    const env = { PATH: process.env.PATH, HOME: dir, GIT_CONFIG_NOSYSTEM: '1', GIT_AUTHOR_NAME: 'F', GIT_AUTHOR_EMAIL: 'f@example.org', GIT_COMMITTER_NAME: 'F', GIT_COMMITTER_EMAIL: 'f@example.org' };
+    const env = {
+      PATH: process.env.PATH,
+      HOME: dir,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_AUTHOR_NAME: 'F',
+      GIT_AUTHOR_EMAIL: 'f@example.org',
+      GIT_COMMITTER_NAME: 'F',
+      GIT_COMMITTER_EMAIL: 'f@example.org',
+    };
     execFileSync('git', ['init', '-q'], { cwd: dir, env });
     execFileSync('git', ['add', '-A'], { cwd: dir, env });
     execFileSync('git', ['commit', '-q', '-m', 'c'], { cwd: dir, env });

@@ -1,7 +1,16 @@
 /** The TypeScript side of cutting Python functions: stubs, the platform test's target, the plain-interpreter check. */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { functionBlock, joinLayout, replaceTarget, scanLines, splitLayout, stubOf, targetFunction, targetPath } from '../../../envs/codereval/pysource.ts';
+import {
+  functionBlock,
+  joinLayout,
+  replaceTarget,
+  scanLines,
+  splitLayout,
+  stubOf,
+  targetFunction,
+  targetPath,
+} from '../../../envs/codereval/pysource.ts';
 import { platformNeeds } from '../../../envs/codereval/platform.ts';
 
 const METHOD = [
@@ -20,13 +29,28 @@ const METHOD = [
 describe('Python source cutting', () => {
   test('continuation lines: inside strings, brackets and after a backslash', () => {
     const info = scanLines('a = """x\ny"""\nb = (1,\n2)\nc = 1 + \\\n 2\n# only a comment\n');
-    assert.deepEqual(info.map((l) => l.continuation), [false, true, false, true, false, true, false, false]);
+    assert.deepEqual(
+      info.map((l) => l.continuation),
+      [false, true, false, true, false, true, false, false],
+    );
     assert.equal(info[6]!.blank, true);
   });
 
   test('a stub keeps decorators, the whole signature and the original docstring, and raises', () => {
     const stub = stubOf(METHOD);
-    assert.equal(stub, ['@classmethod', '    def make(cls, a,', '             b=")"):', '        """Make one.', '', 'Unindented docstring line.', '        """', '        raise NotImplementedError'].join('\n'));
+    assert.equal(
+      stub,
+      [
+        '@classmethod',
+        '    def make(cls, a,',
+        '             b=")"):',
+        '        """Make one.',
+        '',
+        'Unindented docstring line.',
+        '        """',
+        '        raise NotImplementedError',
+      ].join('\n'),
+    );
   });
 
   test('a human-labelled stub has the label as its docstring, escaped', () => {
@@ -36,7 +60,20 @@ describe('Python source cutting', () => {
   });
 
   test('the target is the least nested function of that name, else _name; its block ends at its last statement', () => {
-    const src = ['class A:', '    def f(self):', '        return 1', '', 'def f(x):', '    """doc', 'text at column 0', '    """', '    return x', '', '# trailing', 'y = f(2)'].join('\n');
+    const src = [
+      'class A:',
+      '    def f(self):',
+      '        return 1',
+      '',
+      'def f(x):',
+      '    """doc',
+      'text at column 0',
+      '    """',
+      '    return x',
+      '',
+      '# trailing',
+      'y = f(2)',
+    ].join('\n');
     const span = targetFunction(src, 'f')!;
     assert.deepEqual([span.def, span.end, span.column], [4, 9, 0]);
     assert.deepEqual(functionBlock(src, 'f'), ['def f(x):', '    """doc', 'text at column 0', '    """', '    return x']);
@@ -46,26 +83,59 @@ describe('Python source cutting', () => {
 
   test("the target's path is the classes around its placeholder; a path picks that class's method, a missing one falls back to the least nested", () => {
     // boolean.py: four `pretty` methods, the task is Symbol's (the platform replaced the ground truth where it stood).
-    const context = ['class Expression:', '    def pretty(self):', '        return "E"', '', 'if True:', '    class Symbol(Expression):', '        """Doc with', 'class Fake: at column 0', '        """', '        <PLACEHOLDER>', '', 'def top():', '    pass'].join('\n');
+    const context = [
+      'class Expression:',
+      '    def pretty(self):',
+      '        return "E"',
+      '',
+      'if True:',
+      '    class Symbol(Expression):',
+      '        """Doc with',
+      'class Fake: at column 0',
+      '        """',
+      '        <PLACEHOLDER>',
+      '',
+      'def top():',
+      '    pass',
+    ].join('\n');
     assert.equal(targetPath(context, 'pretty'), 'Symbol.pretty');
     assert.equal(targetPath('<PLACEHOLDER>\n', 'f'), 'f');
     assert.equal(targetPath('no placeholder', 'f'), 'f');
-    const src = ['def pretty():', '    return 0', 'class Expression:', '    def pretty(self):', '        return 1', 'class Symbol(Expression):', '    def pretty(self):', '        return 2', '    class Inner:', '        def pretty(self):', '            return 3'].join('\n');
+    const src = [
+      'def pretty():',
+      '    return 0',
+      'class Expression:',
+      '    def pretty(self):',
+      '        return 1',
+      'class Symbol(Expression):',
+      '    def pretty(self):',
+      '        return 2',
+      '    class Inner:',
+      '        def pretty(self):',
+      '            return 3',
+    ].join('\n');
     assert.equal(targetFunction(src, 'Symbol.pretty')!.def, 6);
     assert.equal(targetFunction(src, 'Symbol.Inner.pretty')!.def, 9);
     assert.equal(targetFunction(src, 'pretty')!.def, 0);
     // A test file may hold the method as a module-level function: the path falls back to the name's rule.
     assert.equal(targetFunction(src, 'Other.pretty')!.def, 0);
-    assert.deepEqual(replaceTarget(src, 'Symbol.pretty', ['def pretty(self):', '    return 42'])!.split('\n').slice(5, 8), ['class Symbol(Expression):', '    def pretty(self):', '        return 42']);
+    assert.deepEqual(replaceTarget(src, 'Symbol.pretty', ['def pretty(self):', '    return 42'])!.split('\n').slice(5, 8), [
+      'class Symbol(Expression):',
+      '    def pretty(self):',
+      '        return 42',
+    ]);
   });
 
-  test('replaceTarget puts a block at the function\'s column and keeps the file\'s decorators', () => {
+  test("replaceTarget puts a block at the function's column and keeps the file's decorators", () => {
     const src = ['class A:', '    @property', '    def f(self):', '        return 1', '    def g(self):', '        return 2'].join('\n');
     const out = replaceTarget(src, 'f', ['def f(self):', '    return 42']);
-    assert.equal(out, ['class A:', '    @property', '    def f(self):', '        return 42', '    def g(self):', '        return 2'].join('\n'));
+    assert.equal(
+      out,
+      ['class A:', '    @property', '    def f(self):', '        return 42', '    def g(self):', '        return 2'].join('\n'),
+    );
   });
 
-  test('CoderEval\'s layout (first line unindented, the others at their column) round-trips', () => {
+  test("CoderEval's layout (first line unindented, the others at their column) round-trips", () => {
     const { decorators, block } = splitLayout(METHOD, '    ');
     assert.deepEqual(decorators, ['@classmethod']);
     assert.equal(block[0], 'def make(cls, a,');

@@ -15,8 +15,25 @@ import { resultLine, writeRunDir } from '../../runner/run_dir.ts';
 
 type Line = ResultRecord & { oracleContext?: Record<string, boolean[]> };
 
-function line(agent: string, task: string, sample: number, passed: boolean, metadata: Record<string, string>, extra: Partial<Line> = {}): Line {
-  return resultLine({ suite: 'codereval', task, sample, agent, model: 'm', status: passed ? 'passed' : 'failed', metadata: { language: 'python', kind: 'function', ...metadata }, steps: 2, ...extra });
+function line(
+  agent: string,
+  task: string,
+  sample: number,
+  passed: boolean,
+  metadata: Record<string, string>,
+  extra: Partial<Line> = {},
+): Line {
+  return resultLine({
+    suite: 'codereval',
+    task,
+    sample,
+    agent,
+    model: 'm',
+    status: passed ? 'passed' : 'failed',
+    metadata: { language: 'python', kind: 'function', ...metadata },
+    steps: 2,
+    ...extra,
+  });
 }
 
 // APIInvocation: a's first token hit by sample 0 only, a's second and c's never: 1/3 at k = 1 and 2.
@@ -40,8 +57,23 @@ before(async () => {
   plainDir = path.join(root, 'plain');
   humanevoDir = path.join(root, 'humanevo');
   await writeRunDir(coderevalDir, CODEREVAL);
-  await writeRunDir(plainDir, CODEREVAL.map(({ oracleContext: _, ...l }) => l));
-  await writeRunDir(humanevoDir, ['p1', 'p2'].map((t, i) => line('b', t, 0, i === 0, { context: i ? 'aware' : 'ignored', promptVariant: 'default', dependencyLevel: 'standalone' }, { suite: 'humanevo' })));
+  await writeRunDir(
+    plainDir,
+    CODEREVAL.map(({ oracleContext: _, ...l }) => l),
+  );
+  await writeRunDir(
+    humanevoDir,
+    ['p1', 'p2'].map((t, i) =>
+      line(
+        'b',
+        t,
+        0,
+        i === 0,
+        { context: i ? 'aware' : 'ignored', promptVariant: 'default', dependencyLevel: 'standalone' },
+        { suite: 'humanevo' },
+      ),
+    ),
+  );
 });
 after(async () => {
   await fs.rm(root, { recursive: true, force: true });
@@ -70,13 +102,22 @@ test('Acc@k per oracle_context category and over all tokens, at the k the report
   );
   const page = await fs.readFile(html, 'utf8');
   assert.match(page, /<h2>Acc@k \(CoderEval\)<\/h2><div class="scroll"><table><thead><tr><th>run<\/th><th>oracle_context category<\/th>/);
-  assert.match(page, /<td>a · m<\/td><td class="num">all<\/td><td class="num">25\.0%<\/td><td class="num">50\.0%<\/td><td class="num">4<\/td>/);
+  assert.match(
+    page,
+    /<td>a · m<\/td><td class="num">all<\/td><td class="num">25\.0%<\/td><td class="num">50\.0%<\/td><td class="num">4<\/td>/,
+  );
 });
 
 test('runs without oracle_context get the note saying why there is no Acc@k', async () => {
   const data = reportData(await loadRuns([plainDir]));
-  assert.match(renderMarkdown(data, coderevalReportSections), /## Acc@k \(CoderEval\)\n\nNot available: Acc@k counts oracle_context tokens \(CoderEval §4\.3\), and these tasks carry no `oracle_context` metadata\.\n/);
-  assert.match(renderHtml(data, coderevalReportSections), /<h2>Acc@k \(CoderEval\)<\/h2><p class="note">Not available: .*<code>oracle_context<\/code> metadata\.<\/p>/);
+  assert.match(
+    renderMarkdown(data, coderevalReportSections),
+    /## Acc@k \(CoderEval\)\n\nNot available: Acc@k counts oracle_context tokens \(CoderEval §4\.3\), and these tasks carry no `oracle_context` metadata\.\n/,
+  );
+  assert.match(
+    renderHtml(data, coderevalReportSections),
+    /<h2>Acc@k \(CoderEval\)<\/h2><p class="note">Not available: .*<code>oracle_context<\/code> metadata\.<\/p>/,
+  );
   assert.doesNotMatch(renderMarkdown(data), /Acc@k/, 'without the section the core says nothing of Acc@k');
 });
 
@@ -89,7 +130,17 @@ test("the suites' sections sit where they ask: HumanEvo's after the breakdowns, 
       assert.ok(i >= 0, `${heading} is in the report`);
       return i;
     };
-    const order = ['By level', 'Evolving-aware vs evolving-ignored (HumanEvo)', 'Feedback rounds', 'Acc@k (CoderEval)', 'Infrastructure failures'].map(at);
-    assert.deepEqual([...order].sort((x, y) => x - y), order, 'in this order');
+    const order = [
+      'By level',
+      'Evolving-aware vs evolving-ignored (HumanEvo)',
+      'Feedback rounds',
+      'Acc@k (CoderEval)',
+      'Infrastructure failures',
+    ].map(at);
+    assert.deepEqual(
+      [...order].sort((x, y) => x - y),
+      order,
+      'in this order',
+    );
   }
 });

@@ -27,7 +27,7 @@ const TEST = [
 ].join('\n');
 
 describe('CoderEval scorer.py', () => {
-  test('a dotted --name replaces that class\'s method in the test and takes that method from the source; a bare name the first', async (t) => {
+  test("a dotted --name replaces that class's method in the test and takes that method from the source; a bare name the first", async (t) => {
     const python = await findPython('3.11');
     if (!python) return t.skip('no Python 3.11 here');
     const dir = await tempDir('codereval-scorer-path-');
@@ -38,7 +38,23 @@ describe('CoderEval scorer.py', () => {
       await fs.writeFile(path.join(dir, 'mod.py'), TEST.split('if __name__')[0]!.replace('return "S"', 'return "S!"'));
       const score = (name: string, candidate?: string) => {
         try {
-          execFileSync(python, ['scorer.py', '--test', 'mod_pretty_passk_validte.py', '--name', name, '--source', 'mod.py', '--candidate', candidate ?? '.none', '--timeout', '30'], { cwd: dir, stdio: 'pipe', env: { PATH: process.env.PATH } });
+          execFileSync(
+            python,
+            [
+              'scorer.py',
+              '--test',
+              'mod_pretty_passk_validte.py',
+              '--name',
+              name,
+              '--source',
+              'mod.py',
+              '--candidate',
+              candidate ?? '.none',
+              '--timeout',
+              '30',
+            ],
+            { cwd: dir, stdio: 'pipe', env: { PATH: process.env.PATH } },
+          );
           return 'passed';
         } catch (e) {
           return String((e as { stderr?: Buffer }).stderr ?? e);
@@ -68,12 +84,45 @@ describe('CoderEval scorer.py', () => {
       await fs.mkdir(path.join(dir, '.codereval'));
       await fs.writeFile(path.join(dir, '.codereval', 'scorer.py'), SCORER_SOURCE);
       execFileSync('git', ['init', '-q'], { cwd: dir });
-      const check = ['import os, subprocess', 'def f():', '    return 1', 'if __name__ == "__main__":', '    assert not os.path.exists(".git")', '    r = subprocess.run(["git", "rev-parse", "--git-dir"], cwd="/home/travis/builds/repos/o---r", capture_output=True)', '    assert r.returncode == 128, r', '    assert os.environ.get("JAVA_HOME") == "/jdk", os.environ.get("JAVA_HOME")', ''].join('\n');
+      const check = [
+        'import os, subprocess',
+        'def f():',
+        '    return 1',
+        'if __name__ == "__main__":',
+        '    assert not os.path.exists(".git")',
+        '    r = subprocess.run(["git", "rev-parse", "--git-dir"], cwd="/home/travis/builds/repos/o---r", capture_output=True)',
+        '    assert r.returncode == 128, r',
+        '    assert os.environ.get("JAVA_HOME") == "/jdk", os.environ.get("JAVA_HOME")',
+        '',
+      ].join('\n');
       await fs.writeFile(path.join(dir, 'mod_f_passk_validte.py'), check);
       await fs.writeFile(path.join(dir, 'mod.py'), 'def f():\n    return 1\n');
-      const score = (extra = ['--setenv', 'JAVA_HOME=/jdk']) => execFileSync(python, ['.codereval/scorer.py', '--test', 'mod_f_passk_validte.py', '--name', 'f', '--source', 'mod.py', '--candidate', '.none', '--timeout', '30', '--root-alias', '/home/travis/builds/repos/o---r', ...extra], { cwd: dir, stdio: 'pipe', env: { PATH: process.env.PATH, HOME: dir, GIT_CEILING_DIRECTORIES: path.dirname(dir) } });
+      const score = (extra = ['--setenv', 'JAVA_HOME=/jdk']) =>
+        execFileSync(
+          python,
+          [
+            '.codereval/scorer.py',
+            '--test',
+            'mod_f_passk_validte.py',
+            '--name',
+            'f',
+            '--source',
+            'mod.py',
+            '--candidate',
+            '.none',
+            '--timeout',
+            '30',
+            '--root-alias',
+            '/home/travis/builds/repos/o---r',
+            ...extra,
+          ],
+          { cwd: dir, stdio: 'pipe', env: { PATH: process.env.PATH, HOME: dir, GIT_CEILING_DIRECTORIES: path.dirname(dir) } },
+        );
       assert.throws(() => score([]), /JAVA_HOME/);
-      assert.throws(() => score(['--setenv', 'no value']), (e: { status?: number; stderr?: Buffer }) => e.status === 2 && /--setenv 'no value' is not NAME=VALUE/.test(String(e.stderr)));
+      assert.throws(
+        () => score(['--setenv', 'no value']),
+        (e: { status?: number; stderr?: Buffer }) => e.status === 2 && /--setenv 'no value' is not NAME=VALUE/.test(String(e.stderr)),
+      );
       score();
       assert.ok((await fs.stat(path.join(dir, '.git', 'HEAD'))).isFile(), '.git is back');
       // A run cut short left it aside: the next run puts it back first, and after.

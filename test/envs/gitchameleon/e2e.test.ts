@@ -23,7 +23,9 @@ import { LIGHT_V2, REFERENCE_DIR, REFERENCE_FILES, SKIP_WITHOUT_DATA, V1_DIR, V2
 const LIGHT_V1 = ['28', '36'];
 
 /** Heavy problems (torch wheels of about 1 GB) run only when asked for. */
-const SKIP_HEAVY = SKIP_WITHOUT_DATA || (process.env.BENCHGYM_TEST_HEAVY === '1' ? false : 'heavy GitChameleon problems (torch) run with BENCHGYM_TEST_HEAVY=1');
+const SKIP_HEAVY =
+  SKIP_WITHOUT_DATA ||
+  (process.env.BENCHGYM_TEST_HEAVY === '1' ? false : 'heavy GitChameleon problems (torch) run with BENCHGYM_TEST_HEAVY=1');
 
 describe('GitChameleon end to end (light subset)', { skip: SKIP_WITHOUT_DATA }, () => {
   let gym: Gym;
@@ -40,7 +42,10 @@ describe('GitChameleon end to end (light subset)', { skip: SKIP_WITHOUT_DATA }, 
   after(() => cleanup());
 
   test('v2 and v1: the reference solution passes the hidden tests and the starter code fails them', async () => {
-    const tasks = [...LIGHT_V2.map((id) => v2.get(id)!), ...(await gym.registry.tasks('gitchameleon-v1')).filter((t) => LIGHT_V1.includes(t.id))];
+    const tasks = [
+      ...LIGHT_V2.map((id) => v2.get(id)!),
+      ...(await gym.registry.tasks('gitchameleon-v1')).filter((t) => LIGHT_V1.includes(t.id)),
+    ];
     const results = await validateTasks(gym, tasks, 2);
     for (const r of results) assert.equal(r.status, 'valid', `${r.taskId}: ${r.status}: ${r.reasons.join('; ')}`);
   });
@@ -58,18 +63,27 @@ describe('GitChameleon end to end (light subset)', { skip: SKIP_WITHOUT_DATA }, 
     for (const name of REFERENCE_FILES) {
       const predictions = (await readPredictions(path.join(REFERENCE_DIR, name))).filter((p) => LIGHT_V2.includes(p.taskId));
       assert.equal(predictions.length, LIGHT_V2.length);
-      const results = await replayPredictions(v2, predictions, (task, patch) => gym.score(task, patch), { mode: 'extract', concurrency: 2 });
+      const results = await replayPredictions(v2, predictions, (task, patch) => gym.score(task, patch), {
+        mode: 'extract',
+        concurrency: 2,
+      });
       const summary = summarize(results);
-      assert.equal(summary.unavailable + summary.errors, 0, JSON.stringify(results.filter((r) => r.ours === 'unavailable' || r.ours === 'error')));
+      assert.equal(
+        summary.unavailable + summary.errors,
+        0,
+        JSON.stringify(results.filter((r) => r.ours === 'unavailable' || r.ours === 'error')),
+      );
       compared += summary.compared;
-      for (const r of results.filter((x) => x.agree === false)) disagreements.push(`${name} ${r.taskId}: ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);
+      for (const r of results.filter((x) => x.agree === false))
+        disagreements.push(`${name} ${r.taskId}: ours ${r.ours}, theirs ${r.theirs}: ${r.reason}`);
     }
     assert.equal(compared, LIGHT_V2.length * REFERENCE_FILES.length);
     assert.deepEqual(disagreements, []);
   });
 
-  test('view_docs renders the installed version\'s documentation: jinja2 3.1 has pass_eval_context, 2.11 evalcontextfilter', async () => {
-    const start = async (id: string) => (await gym.callTool('start_episode', { suite: 'gitchameleon', task_id: id }, testContext())).data as { episodeId: string };
+  test("view_docs renders the installed version's documentation: jinja2 3.1 has pass_eval_context, 2.11 evalcontextfilter", async () => {
+    const start = async (id: string) =>
+      (await gym.callTool('start_episode', { suite: 'gitchameleon', task_id: id }, testContext())).data as { episodeId: string };
     const docs = (id: string, symbol: string) => gym.callTool('view_docs', { symbol }, testContext(), id);
     const new31 = (await start('156')).episodeId;
     const old211 = (await start('155')).episodeId;
@@ -104,7 +118,12 @@ describe('GitChameleon end to end (light subset)', { skip: SKIP_WITHOUT_DATA }, 
       assert.deepEqual(data(started).files.sort(), ['sample_187.py', 'visible_tests/', 'visible_tests/test_sample_187.py']);
 
       const stub = 'def custom_function(eq: sympy.Equality) -> sympy.Expr:\n    return \n';
-      const wrong = await call(client, 'edit_file', { ...args, path: 'sample_187.py', old_str: stub, new_str: 'def custom_function(eq: sympy.Equality) -> sympy.Expr:\n    return eq.lhs + eq.rhs\n' });
+      const wrong = await call(client, 'edit_file', {
+        ...args,
+        path: 'sample_187.py',
+        old_str: stub,
+        new_str: 'def custom_function(eq: sympy.Equality) -> sympy.Expr:\n    return eq.lhs + eq.rhs\n',
+      });
       assert.equal(wrong.isError, undefined, text(wrong));
       const failing = await call(client, 'run_tests', args);
       assert.equal(data(failing).counts.failed, 1, text(failing));
@@ -116,7 +135,12 @@ describe('GitChameleon end to end (light subset)', { skip: SKIP_WITHOUT_DATA }, 
       const docs = await call(client, 'view_docs', { ...args, symbol: 'sympy.Eq' });
       assert.match(text(docs), /\(sympy 1\.13\.0, /);
 
-      const fixed = await call(client, 'edit_file', { ...args, path: 'sample_187.py', old_str: 'return eq.lhs + eq.rhs', new_str: 'return eq.lhs - eq.rhs' });
+      const fixed = await call(client, 'edit_file', {
+        ...args,
+        path: 'sample_187.py',
+        old_str: 'return eq.lhs + eq.rhs',
+        new_str: 'return eq.lhs - eq.rhs',
+      });
       assert.equal(fixed.isError, undefined, text(fixed));
       const passing = await call(client, 'run_tests', args);
       assert.deepEqual(data(passing).counts, { passed: 1, failed: 0, error: 0, skipped: 0 }, text(passing));

@@ -3,7 +3,13 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { authorsSanitize, authorsUnescape, candidateCode, extractCode, solutionFromCompletion } from '../../../envs/gitchameleon/extract.ts';
+import {
+  authorsSanitize,
+  authorsUnescape,
+  candidateCode,
+  extractCode,
+  solutionFromCompletion,
+} from '../../../envs/gitchameleon/extract.ts';
 import { readPredictions, summarize, verdictReason, type ReplayResult } from '../../../envs/gitchameleon/replay.ts';
 import type { Verdict } from '../../../src/scoring/verdict.ts';
 import { expectGymError, tempDir } from '../../helpers.ts';
@@ -28,7 +34,18 @@ describe('extractCode (the v2 harness)', () => {
 
 describe('authorsSanitize (the v1 harness)', () => {
   test('drops lines with assert, answer, assistant / Assistant, and (the bug) any digit 2', () => {
-    const code = ['import numpy as np', 'x = np.arange(3)', 'assert x.sum() == 3', 'answer = x', 'y = 2 * x', 'for i in range(12): pass', 'z = x  # the assistant wrote this', 'Assistant: here', 'w = 1'].join('\n') + '\n';
+    const code =
+      [
+        'import numpy as np',
+        'x = np.arange(3)',
+        'assert x.sum() == 3',
+        'answer = x',
+        'y = 2 * x',
+        'for i in range(12): pass',
+        'z = x  # the assistant wrote this',
+        'Assistant: here',
+        'w = 1',
+      ].join('\n') + '\n';
     assert.equal(authorsSanitize(code), 'import numpy as np\nx = np.arange(3)\nw = 1\n');
   });
 
@@ -37,8 +54,15 @@ describe('authorsSanitize (the v1 harness)', () => {
   });
 
   test('empties lines calling .show(...) or .launch(...), keeping the line break', () => {
-    assert.equal(authorsSanitize('import matplotlib.pyplot as plt\nplt.plot([1])\nplt.show()\nx = 1\n'), 'import matplotlib.pyplot as plt\nplt.plot([1])\n\nx = 1\n');
-    assert.equal(authorsSanitize('iface = gr.Interface(fn=f)\niface.launch(share=True)\n'), 'iface = gr.Interface(fn=f)\n', 'at the end, the trailing \\s* takes the last newline too');
+    assert.equal(
+      authorsSanitize('import matplotlib.pyplot as plt\nplt.plot([1])\nplt.show()\nx = 1\n'),
+      'import matplotlib.pyplot as plt\nplt.plot([1])\n\nx = 1\n',
+    );
+    assert.equal(
+      authorsSanitize('iface = gr.Interface(fn=f)\niface.launch(share=True)\n'),
+      'iface = gr.Interface(fn=f)\n',
+      'at the end, the trailing \\s* takes the last newline too',
+    );
     assert.equal(authorsSanitize('plt.show\n'), 'plt.show\n', 'no call, no removal');
   });
 
@@ -74,14 +98,24 @@ describe('predictions', () => {
     const dir = await tempDir('benchgym-gc-pred-');
     try {
       const file = path.join(dir, 'p.jsonl');
-      await fs.writeFile(file, [
-        JSON.stringify({ example_id: '5', answer: 'a', passed: 'True', output: 'pytest log' }),
-        JSON.stringify({ example_id: 6, solution: 'b', passed: false }),
-        '',
-        JSON.stringify({ idx: 7, output: 'c' }),
-      ].join('\n'));
+      await fs.writeFile(
+        file,
+        [
+          JSON.stringify({ example_id: '5', answer: 'a', passed: 'True', output: 'pytest log' }),
+          JSON.stringify({ example_id: 6, solution: 'b', passed: false }),
+          '',
+          JSON.stringify({ idx: 7, output: 'c' }),
+        ].join('\n'),
+      );
       const rows = await readPredictions(file);
-      assert.deepEqual(rows.map((r) => [r.taskId, r.answer, r.passed, r.line]), [['5', 'a', true, 1], ['6', 'b', false, 2], ['7', 'c', undefined, 4]]);
+      assert.deepEqual(
+        rows.map((r) => [r.taskId, r.answer, r.passed, r.line]),
+        [
+          ['5', 'a', true, 1],
+          ['6', 'b', false, 2],
+          ['7', 'c', undefined, 4],
+        ],
+      );
       await fs.writeFile(file, JSON.stringify({ answer: 'x' }) + '\n');
       await expectGymError(readPredictions(file), 'INVALID_ARGUMENT', /p\.jsonl:1: no example_id/);
     } finally {
@@ -91,20 +125,45 @@ describe('predictions', () => {
 
   test('summaries count unavailable problems apart and compare only rows both sides decided', () => {
     const r = (ours: ReplayResult['ours'], theirs?: 'passed' | 'failed'): ReplayResult => ({
-      taskId: 'x', line: 1, ours, reason: '', durationMs: 0, ...(theirs ? { theirs } : {}), ...(theirs && (ours === 'passed' || ours === 'failed') ? { agree: ours === theirs } : {}),
+      taskId: 'x',
+      line: 1,
+      ours,
+      reason: '',
+      durationMs: 0,
+      ...(theirs ? { theirs } : {}),
+      ...(theirs && (ours === 'passed' || ours === 'failed') ? { agree: ours === theirs } : {}),
     });
     const s = summarize([r('passed', 'passed'), r('failed', 'passed'), r('unavailable', 'failed'), r('error', 'passed'), r('passed')]);
     const { agreementFigures, ...counts } = s;
     assert.deepEqual(counts, {
-      rows: 5, passed: 2, failed: 1, unavailable: 1, apart: 0, errors: 1, compared: 2, agreed: 1, agreement: 0.5,
-      theirPassed: 2, ourPassedOfCompared: 1, passRate: 0.5, scoredPassRate: 2 / 3,
+      rows: 5,
+      passed: 2,
+      failed: 1,
+      unavailable: 1,
+      apart: 0,
+      errors: 1,
+      compared: 2,
+      agreed: 1,
+      agreement: 0.5,
+      theirPassed: 2,
+      ourPassedOfCompared: 1,
+      passRate: 0.5,
+      scoredPassRate: 2 / 3,
     });
     // The one disagreement has no cause the suite can tell; every compared verdict is sound.
     assert.deepEqual(
       { disagreements: agreementFigures.disagreements, causes: agreementFigures.causes, soundCompared: agreementFigures.soundCompared },
       { disagreements: 1, causes: { unexplained: 1 }, soundCompared: 2 },
     );
-    const v = { taskId: 'x', suite: 's', reward: 0, status: 'failed', tests: [{ name: 't::a', status: 'failed', message: 'AssertionError: 1 != 2\nmore' }], notes: [], durationMs: 1 } as Verdict;
+    const v = {
+      taskId: 'x',
+      suite: 's',
+      reward: 0,
+      status: 'failed',
+      tests: [{ name: 't::a', status: 'failed', message: 'AssertionError: 1 != 2\nmore' }],
+      notes: [],
+      durationMs: 1,
+    } as Verdict;
     assert.equal(verdictReason(v), 't::a: AssertionError: 1 != 2');
   });
 });

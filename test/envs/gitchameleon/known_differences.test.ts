@@ -12,12 +12,25 @@ import type { Verdict } from '../../../src/scoring/verdict.ts';
 import type { Task } from '../../../src/tasks/schema.ts';
 
 const task = (id: string, form: 'v1' | 'v2'): Task =>
-  ({ id, suite: 'gitchameleon', metadata: { form }, workspace: { type: 'files', files: { [`sample_${id}.py`]: 'def f():\n    return 0\n' } } }) as unknown as Task;
+  ({
+    id,
+    suite: 'gitchameleon',
+    metadata: { form },
+    workspace: { type: 'files', files: { [`sample_${id}.py`]: 'def f():\n    return 0\n' } },
+  }) as unknown as Task;
 
 /** A stand-in scorer: an answer passes when it returns 1. */
 async function score(t: Task, patch: string): Promise<Verdict> {
   const passed = /\+.*return 1/.test(patch);
-  return { taskId: t.id, suite: 'gitchameleon', reward: passed ? 1 : 0, status: passed ? 'passed' : 'failed', tests: [], notes: [], durationMs: 1 } as Verdict;
+  return {
+    taskId: t.id,
+    suite: 'gitchameleon',
+    reward: passed ? 1 : 0,
+    status: passed ? 'passed' : 'failed',
+    tests: [],
+    notes: [],
+    durationMs: 1,
+  } as Verdict;
 }
 
 const TIMEOUT = 'Timeout: Command timed out after 120 seconds';
@@ -31,7 +44,9 @@ describe('GitChameleon: what the replay knows of the data and the published run'
     assert.equal(problemApart(task('42', 'v2')), undefined);
     assert.equal(problemApart(task('39', 'v2')), undefined);
     const s = (id: string, ours: string, published: 'passed' | 'failed', output?: string) =>
-      ({ task: task(id, 'v2'), ours, submission: { published }, row: { publishedOutput: output } }) as Parameters<typeof explainPrediction>[0];
+      ({ task: task(id, 'v2'), ours, submission: { published }, row: { publishedOutput: output } }) as Parameters<
+        typeof explainPrediction
+      >[0];
     assert.equal(explainPrediction(s('312', 'passed', 'failed', TIMEOUT))?.name, 'published-time-limit');
     // Ours failed too, or theirs failed for another reason: the time limit explains nothing.
     assert.equal(explainPrediction(s('312', 'failed', 'failed', TIMEOUT)), undefined);
@@ -54,10 +69,25 @@ describe('GitChameleon: what the replay knows of the data and the published run'
     const results = await replayPredictions(tasks, predictions, score, { mode: 'extract', concurrency: 1 });
     const s = summarize(results);
     // The harness's time limit is an environment difference (its row stays sound); 39's weak tests leave it out.
-    assert.deepEqual([s.agreementFigures.compared, s.agreementFigures.agreed, s.agreementFigures.soundCompared, s.agreementFigures.soundAgreed], [4, 2, 3, 1]);
-    const report = await replayAdapter.report!(results, { suite: 'gitchameleon', predictions: 'p.jsonl', options: { mode: 'extract' }, scoring: 'faithful', excludeErrors: false } as never);
-    assert.match(report.text, /agreement with the published verdicts: 2\/4 \(50\.0%\) as measured; 1\/3 \(33\.3%\) over the 3 whose published verdict is sound/);
-    assert.match(report.text, /environment difference: published-time-limit \(1\): the published run hit the harness's time limit \(Timeout: Command timed out after 120 seconds\)/);
+    assert.deepEqual(
+      [s.agreementFigures.compared, s.agreementFigures.agreed, s.agreementFigures.soundCompared, s.agreementFigures.soundAgreed],
+      [4, 2, 3, 1],
+    );
+    const report = await replayAdapter.report!(results, {
+      suite: 'gitchameleon',
+      predictions: 'p.jsonl',
+      options: { mode: 'extract' },
+      scoring: 'faithful',
+      excludeErrors: false,
+    } as never);
+    assert.match(
+      report.text,
+      /agreement with the published verdicts: 2\/4 \(50\.0%\) as measured; 1\/3 \(33\.3%\) over the 3 whose published verdict is sound/,
+    );
+    assert.match(
+      report.text,
+      /environment difference: published-time-limit \(1\): the published run hit the harness's time limit \(Timeout: Command timed out after 120 seconds\)/,
+    );
     assert.match(report.text, /DISAGREE 312 \(line 1\): ours passed, theirs failed/);
     assert.match(report.text, /not explained \(1\)\n {2}DISAGREE 7 \(line 3\): ours failed, theirs passed/);
     const json = report.json as { summary: { agreementFigures: { causes: Record<string, number> } } };
@@ -65,11 +95,25 @@ describe('GitChameleon: what the replay knows of the data and the published run'
   });
 
   test('rows of a problem invalid here are scored but counted apart, never compared', async () => {
-    const results = await replayPredictions(new Map([['42', task('42', 'v1')]]), [prediction('42', 1, 'def f():\n    return 0', true)], score, { mode: 'extract', concurrency: 1 });
+    const results = await replayPredictions(
+      new Map([['42', task('42', 'v1')]]),
+      [prediction('42', 1, 'def f():\n    return 0', true)],
+      score,
+      { mode: 'extract', concurrency: 1 },
+    );
     assert.equal(results[0]!.agree, undefined);
     const s = summarize(results);
     assert.deepEqual([s.compared, s.apart, s.failed, s.agreementFigures.apart], [0, 1, 0, 1]);
-    const report = await replayAdapter.report!(results, { suite: 'gitchameleon', predictions: 'p.jsonl', options: { mode: 'extract' }, scoring: 'faithful', excludeErrors: false } as never);
-    assert.match(report.text, /INVALID HERE 42 \(1 sample; ours 0 passed, published 1 passed\): the reference calls Google's geocoding service/);
+    const report = await replayAdapter.report!(results, {
+      suite: 'gitchameleon',
+      predictions: 'p.jsonl',
+      options: { mode: 'extract' },
+      scoring: 'faithful',
+      excludeErrors: false,
+    } as never);
+    assert.match(
+      report.text,
+      /INVALID HERE 42 \(1 sample; ours 0 passed, published 1 passed\): the reference calls Google's geocoding service/,
+    );
   });
 });

@@ -56,17 +56,73 @@ describe('benchgym run on GitChameleon (feedback agent, scripted model)', { skip
   test('pass@k by library, type of change and year; rounds of feedback reported apart', async () => {
     const out = path.join(root, 'run');
     const run = await runCli(
-      ['run', '--suite', `gitchameleon=${V2_DIR}`, '--tasks', TASKS.join(','), '--agent', 'feedback', '--agent-options', '{"rounds":2}', '--model', 'scripted', '--base-url', server.baseURL, '--samples', '2', '--concurrency', '2', '--out', out, '--data-dir', path.join(root, 'data')],
+      [
+        'run',
+        '--suite',
+        `gitchameleon=${V2_DIR}`,
+        '--tasks',
+        TASKS.join(','),
+        '--agent',
+        'feedback',
+        '--agent-options',
+        '{"rounds":2}',
+        '--model',
+        'scripted',
+        '--base-url',
+        server.baseURL,
+        '--samples',
+        '2',
+        '--concurrency',
+        '2',
+        '--out',
+        out,
+        '--data-dir',
+        path.join(root, 'data'),
+      ],
       600_000,
     );
     assert.equal(run.code, 0, run.stderr.slice(-3000));
-    const records = (await fs.readFile(path.join(out, 'results.jsonl'), 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as { task: string; status: string; final: boolean; rounds?: number; passedRound?: number; metadata?: Record<string, unknown> });
+    const records = (await fs.readFile(path.join(out, 'results.jsonl'), 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map(
+        (l) =>
+          JSON.parse(l) as {
+            task: string;
+            status: string;
+            final: boolean;
+            rounds?: number;
+            passedRound?: number;
+            metadata?: Record<string, unknown>;
+          },
+      );
     const finals = records.filter((r) => r.final);
     assert.equal(finals.length, 6);
     const of = (id: string) => finals.filter((r) => r.task === id);
-    assert.deepEqual(of('187').map((r) => [r.status, r.passedRound, r.rounds]), [['passed', 2, 2], ['passed', 2, 2]], 'sympy: passes after one round of feedback');
-    assert.deepEqual(of('156').map((r) => [r.status, r.passedRound, r.rounds]), [['passed', 1, 1], ['passed', 1, 1]], 'jinja2: passes at once');
-    assert.deepEqual(of('323').map((r) => [r.status, r.passedRound, r.rounds]), [['failed', undefined, 2], ['failed', undefined, 2]], 'tqdm: never');
+    assert.deepEqual(
+      of('187').map((r) => [r.status, r.passedRound, r.rounds]),
+      [
+        ['passed', 2, 2],
+        ['passed', 2, 2],
+      ],
+      'sympy: passes after one round of feedback',
+    );
+    assert.deepEqual(
+      of('156').map((r) => [r.status, r.passedRound, r.rounds]),
+      [
+        ['passed', 1, 1],
+        ['passed', 1, 1],
+      ],
+      'jinja2: passes at once',
+    );
+    assert.deepEqual(
+      of('323').map((r) => [r.status, r.passedRound, r.rounds]),
+      [
+        ['failed', undefined, 2],
+        ['failed', undefined, 2],
+      ],
+      'tqdm: never',
+    );
     assert.equal(of('187')[0]!.metadata?.library, 'sympy');
     // The feedback round carried the visible test's failure back to the model.
     const feedback = server.requests.find((r) => /sample_187\.py/.test(String(r.messages[1]?.content)) && r.messages.length === 4);

@@ -32,7 +32,11 @@ async function writeRepos(entries: unknown): Promise<string> {
   return file;
 }
 
-const lines = async (file: string) => (await fs.readFile(file, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l));
+const lines = async (file: string) =>
+  (await fs.readFile(file, 'utf8'))
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 test('several repositories in one run: a task file each, the report per repository, the folder served as one task set; a failing one is reported, the others finish', async () => {
   const out = path.join(dir, 'tasks');
@@ -50,7 +54,14 @@ test('several repositories in one run: a task file each, the report per reposito
 
   const report = JSON.parse(await fs.readFile(path.join(out, 'build-report.json'), 'utf8'));
   assert.equal(report.jobs, 2);
-  assert.deepEqual(report.repos.map((r: { name: string; status: string }) => [r.name, r.status]), [['early/textkit', 'done'], ['late/textkit', 'done'], ['broken/textkit', 'error']]);
+  assert.deepEqual(
+    report.repos.map((r: { name: string; status: string }) => [r.name, r.status]),
+    [
+      ['early/textkit', 'done'],
+      ['late/textkit', 'done'],
+      ['broken/textkit', 'error'],
+    ],
+  );
   assert.match(report.repos[2].error.message, /no-such-revision/);
   assert.equal(report.validated, 3);
   assert.equal(report.repos[0].report.validated + report.repos[1].report.validated, 3);
@@ -66,7 +77,17 @@ test('several repositories in one run: a task file each, the report per reposito
 
   // The folder is a task set: every repository's tasks (the failed one's empty file is passed over).
   const tasks = await loadHumanEvo(out);
-  assert.deepEqual(tasks.map((t) => t.id.split('/').pop()!.replace(/^[0-9a-f]{10}-/, '')).sort(), ['WordBag.most_common', 'headline_slug', 'slugify']);
+  assert.deepEqual(
+    tasks
+      .map((t) =>
+        t.id
+          .split('/')
+          .pop()!
+          .replace(/^[0-9a-f]{10}-/, ''),
+      )
+      .sort(),
+    ['WordBag.most_common', 'headline_slug', 'slugify'],
+  );
 
   // --resume: nothing is walked again, the same tasks, no test run.
   const good = await writeRepos([
@@ -87,17 +108,42 @@ test('a repository list is checked before anything runs: errors name the entry a
   await expectGymError(readTargets(await writeRepos({ repo: fx.repo })), 'INVALID_ARGUMENT', /expected array/i);
   await expectGymError(readTargets(await writeRepos([])), 'INVALID_ARGUMENT', /at least one repository/);
   await expectGymError(readTargets(await writeRepos([{ repo: fx.repo, language: 'rust' }])), 'INVALID_ARGUMENT', /\[?0\]?\.?language/);
-  await expectGymError(readTargets(await writeRepos([{ repo: fx.repo, language: 'java', python: '3.11' }])), 'INVALID_ARGUMENT', /for Python repositories/);
+  await expectGymError(
+    readTargets(await writeRepos([{ repo: fx.repo, language: 'java', python: '3.11' }])),
+    'INVALID_ARGUMENT',
+    /for Python repositories/,
+  );
   await expectGymError(readTargets(await writeRepos([{ repo: fx.repo, language: 'python', colour: 'red' }])), 'INVALID_ARGUMENT', /colour/);
-  await expectGymError(readTargets(await writeRepos([{ repo: path.join(dir, 'nope'), language: 'python' }])), 'INVALID_ARGUMENT', /\[0\]\.repo: .*does not exist/);
-  await expectGymError(readTargets(await writeRepos([{ repo: fx.repo, language: 'python' }, { repo: fx.repo, language: 'python' }])), 'INVALID_ARGUMENT', /\[1\] and \[0\] would both write benchgym-many-\w+\.jsonl/);
+  await expectGymError(
+    readTargets(await writeRepos([{ repo: path.join(dir, 'nope'), language: 'python' }])),
+    'INVALID_ARGUMENT',
+    /\[0\]\.repo: .*does not exist/,
+  );
+  await expectGymError(
+    readTargets(
+      await writeRepos([
+        { repo: fx.repo, language: 'python' },
+        { repo: fx.repo, language: 'python' },
+      ]),
+    ),
+    'INVALID_ARGUMENT',
+    /\[1\] and \[0\] would both write benchgym-many-\w+\.jsonl/,
+  );
   const notJson = path.join(dir, 'bad.json');
   await fs.writeFile(notJson, '{');
   await expectGymError(readTargets(notJson), 'INVALID_ARGUMENT', /not a JSON file/);
   // The flags of one repository and of several do not mix.
   const repos = await writeRepos([{ repo: fx.repo, language: 'python' }]);
-  await expectGymError(buildTasksCmd(['--repos', repos, '--out-dir', dir, '--language', 'python']), 'INVALID_ARGUMENT', /--language is for one --repo/);
+  await expectGymError(
+    buildTasksCmd(['--repos', repos, '--out-dir', dir, '--language', 'python']),
+    'INVALID_ARGUMENT',
+    /--language is for one --repo/,
+  );
   await expectGymError(buildTasksCmd(['--repos', repos]), 'INVALID_ARGUMENT', /--out-dir/);
-  await expectGymError(buildTasksCmd(['--repo', fx.repo, '--language', 'python', '--out', 'x.jsonl', '--jobs', '2']), 'INVALID_ARGUMENT', /--jobs is for --repos/);
+  await expectGymError(
+    buildTasksCmd(['--repo', fx.repo, '--language', 'python', '--out', 'x.jsonl', '--jobs', '2']),
+    'INVALID_ARGUMENT',
+    /--jobs is for --repos/,
+  );
   await expectGymError(buildTasksCmd(['--repos', repos, '--out-dir', dir, '--jobs', '0']), 'INVALID_ARGUMENT', /--jobs/);
 });

@@ -76,16 +76,20 @@ describe('HumanEvo contexts on the Python fixture', () => {
     assert.equal((await sh(gym, id, 'test -e tests/test_strings.py')).exitCode, 1);
   });
 
-  test('aware: git log --all shows nothing after the change\'s parent; the change and later commits are not in the object store', async () => {
+  test("aware: git log --all shows nothing after the change's parent; the change and later commits are not in the object store", async () => {
     const { id } = await start(gym, task());
     assert.deepEqual((await sh(gym, id, 'git log --all --format=%H')).stdout.trim().split('\n'), [f.commits.initial]);
-    for (const cmd of ['git tag', 'git remote', 'git reflog', 'git stash list']) assert.equal((await sh(gym, id, cmd)).stdout.trim(), '', cmd);
+    for (const cmd of ['git tag', 'git remote', 'git reflog', 'git stash list'])
+      assert.equal((await sh(gym, id, cmd)).stdout.trim(), '', cmd);
     for (const later of [f.commits.slugify, f.commits.futureCopy, f.commits.deleteHelper]) {
       assert.notEqual((await sh(gym, id, `git cat-file -e ${later}`)).exitCode, 0, later);
     }
     // The change's production code is there as uncommitted work, with the target stubbed; its test edit is held back.
     assert.match((await sh(gym, id, 'git status --short')).stdout, /M textkit\/strings\.py/);
-    assert.match((await sh(gym, id, 'cat textkit/strings.py')).stdout, /def slugify\(title, sep="-"\):\n    """Turn a title[\s\S]*?"""\n    raise NotImplementedError/);
+    assert.match(
+      (await sh(gym, id, 'cat textkit/strings.py')).stdout,
+      /def slugify\(title, sep="-"\):\n    """Turn a title[\s\S]*?"""\n    raise NotImplementedError/,
+    );
     assert.doesNotMatch((await sh(gym, id, 'cat tests/test_strings.py')).stdout, /test_slugify/);
   });
 
@@ -106,10 +110,13 @@ describe('HumanEvo contexts on the Python fixture', () => {
     assert.equal(brief.data.prompt, v.brief);
   });
 
-  test('docstrings from a file replace the repository\'s', async () => {
+  test("docstrings from a file replace the repository's", async () => {
     const file = path.join(f.dir, 'with-docs.jsonl');
     await fs.copyFile(f.file, file);
-    await fs.writeFile(path.join(f.dir, 'with-docs.docstrings.jsonl'), JSON.stringify({ instance_id: task(), brief: 'Make a slug.', detailed: 'Make a slug from a title: words joined by sep.' }) + '\n');
+    await fs.writeFile(
+      path.join(f.dir, 'with-docs.docstrings.jsonl'),
+      JSON.stringify({ instance_id: task(), brief: 'Make a slug.', detailed: 'Make a slug from a title: words joined by sep.' }) + '\n',
+    );
     const [t] = await loadHumanEvo(file);
     assert.match(t!.promptVariants.brief!, /Make a slug\./);
     assert.match(t!.prompt, /words joined by sep/);
@@ -117,7 +124,11 @@ describe('HumanEvo contexts on the Python fixture', () => {
   });
 
   test('an unknown context is an error naming the ones the task has', async () => {
-    await expectGymError(gym.callTool('start_episode', { task_id: task(), context: 'future' }, testContext()), 'INVALID_ARGUMENT', /'context': 'future' \(this task has aware, ignored\)/);
+    await expectGymError(
+      gym.callTool('start_episode', { task_id: task(), context: 'future' }, testContext()),
+      'INVALID_ARGUMENT',
+      /'context': 'future' \(this task has aware, ignored\)/,
+    );
   });
 });
 
@@ -143,9 +154,16 @@ describe('HumanEvo contexts on the Java fixture', () => {
       base_commit: commits.initial!,
       latest_commit: commits.deleteHelper!,
       date: '2024-01-01T02:00:00Z',
-      target: { file: 'src/main/java/org/benchgym/fixture/Text.java', qualname: 'Text.slugify', name: 'slugify', cls: 'Text', lines: [25, 39] },
+      target: {
+        file: 'src/main/java/org/benchgym/fixture/Text.java',
+        qualname: 'Text.slugify',
+        name: 'slugify',
+        cls: 'Text',
+        lines: [25, 39],
+      },
       signature: 'public static String slugify(String title, String sep)',
-      docstring_detailed: 'Turns a title into a URL slug.\nThe title is lowercased, runs of characters other than letters and digits\nbecome a single separator, and separators at either end are dropped.',
+      docstring_detailed:
+        'Turns a title into a URL slug.\nThe title is lowercased, runs of characters other than letters and digits\nbecome a single separator, and separators at either end are dropped.',
       docstring_brief: 'Turns a title into a URL slug.',
       dependency_level: 'standalone',
       test_files: ['src/test/java/org/benchgym/fixture/TextTest.java'],
@@ -180,7 +198,10 @@ describe('HumanEvo contexts on the Java fixture', () => {
     assert.deepEqual((await sh(gym, id, 'git log --all --format=%H')).stdout.trim().split('\n'), [commits.initial]);
     assert.notEqual((await sh(gym, id, `git cat-file -e ${commits.futureCopy}`)).exitCode, 0);
     const src = (await sh(gym, id, 'cat src/main/java/org/benchgym/fixture/Text.java')).stdout;
-    assert.match(src, /\* Turns a title into a URL slug\.[\s\S]*?\*\/\n    public static String slugify\(String title, String sep\) \{\n\s+\/\/ TODO: implement\n\s+throw new UnsupportedOperationException/);
+    assert.match(
+      src,
+      /\* Turns a title into a URL slug\.[\s\S]*?\*\/\n    public static String slugify\(String title, String sep\) \{\n\s+\/\/ TODO: implement\n\s+throw new UnsupportedOperationException/,
+    );
     assert.match(src, /normalizeTitle/);
   });
 });

@@ -24,7 +24,10 @@ describe('HumanEvo on the Docker backend', { skip }, () => {
     f = await buildFixture('python', { limit: 1 });
     const registry = new SuiteRegistry([humanevoSuite()]);
     registry.enable(`humanevo=${f.file}`);
-    ({ gym, cleanup } = await makeGym({ registry, sandboxes: new DockerSandboxFactory({ serverId: `test-humanevo-${randomBytes(4).toString('hex')}`, poolSize: 0 }) }));
+    ({ gym, cleanup } = await makeGym({
+      registry,
+      sandboxes: new DockerSandboxFactory({ serverId: `test-humanevo-${randomBytes(4).toString('hex')}`, poolSize: 0 }),
+    }));
   });
   after(async () => {
     await cleanup?.();
@@ -34,10 +37,21 @@ describe('HumanEvo on the Docker backend', { skip }, () => {
   const episode = async (context: string) => {
     const r = await gym.callTool('start_episode', { task_id: f.records[0]!.instance_id, context }, testContext());
     const id = (r.data as { episodeId: string }).episodeId;
-    const run = async (command: string) => (await gym.callTool('run_command', { command }, testContext(), id)).data as { stdout: string; exitCode: number };
-    const top = async () => ((await gym.callTool('retrieve_context', { k: 1 }, testContext(), id)).data.hits as { symbol: string }[])[0]!.symbol;
+    const run = async (command: string) =>
+      (await gym.callTool('run_command', { command }, testContext(), id)).data as { stdout: string; exitCode: number };
+    const top = async () =>
+      ((await gym.callTool('retrieve_context', { k: 1 }, testContext(), id)).data.hits as { symbol: string }[])[0]!.symbol;
     const solve = async () => {
-      await gym.callTool('edit_file', { path: 'textkit/strings.py', old_str: '    raise NotImplementedError', new_str: '    words = re.findall(r"[a-z0-9]+", title.lower())\n    return sep.join(words)' }, testContext(), id);
+      await gym.callTool(
+        'edit_file',
+        {
+          path: 'textkit/strings.py',
+          old_str: '    raise NotImplementedError',
+          new_str: '    words = re.findall(r"[a-z0-9]+", title.lower())\n    return sep.join(words)',
+        },
+        testContext(),
+        id,
+      );
       return (await gym.callTool('submit', {}, testContext(), id)).data as { reward: number };
     };
     return { run, top, solve };

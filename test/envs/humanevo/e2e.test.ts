@@ -63,7 +63,10 @@ describe('HumanEvo over MCP', () => {
     assert.equal(data(retrieved).hits[0].symbol, 'normalize_title', text(retrieved));
     assert.match(text(retrieved), /re\.findall/);
 
-    const failing = await call(client, 'run_command', { episode_id, command: 'python -c "from textkit.strings import slugify; slugify(\'a\')"' });
+    const failing = await call(client, 'run_command', {
+      episode_id,
+      command: 'python -c "from textkit.strings import slugify; slugify(\'a\')"',
+    });
     assert.match(text(failing), /NotImplementedError/);
     const edited = await call(client, 'edit_file', { episode_id, path: 'textkit/strings.py', old_str: STUB, new_str: BODY });
     assert.equal(edited.isError, undefined, text(edited));
@@ -88,7 +91,10 @@ describe('HumanEvo over MCP', () => {
     };
     const right = await solve(BODY);
     assert.equal(right.reward, 1, JSON.stringify(right));
-    assert.ok(right.notes.some((n: string) => /carried from the episode's textkit\/strings\.py/.test(n)), right.notes.join('; '));
+    assert.ok(
+      right.notes.some((n: string) => /carried from the episode's textkit\/strings\.py/.test(n)),
+      right.notes.join('; '),
+    );
     const wrong = await solve('    return title');
     assert.equal(wrong.reward, 0);
   });

@@ -9,16 +9,36 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { buildTasks } from '../../../envs/humanevo/builder.ts';
 import { LocalSandboxFactory } from '../../../src/sandbox/local/index.ts';
-import { choosePython, declarationsOf, EraEnvResolver, harnessRequirement, satisfiesSpec, type ProjectDeclarations } from '../../../envs/humanevo/era_env.ts';
+import {
+  choosePython,
+  declarationsOf,
+  EraEnvResolver,
+  harnessRequirement,
+  satisfiesSpec,
+  type ProjectDeclarations,
+} from '../../../envs/humanevo/era_env.ts';
 import type { AvailablePython } from '../../../src/env/python.ts';
 import { TEST_CACHE_DIR, tempDir } from '../../helpers.ts';
 import { buildTwoEraFixture, FixtureRepo } from './fixtures.ts';
 
-const MACHINE: AvailablePython[] = ['3.6.15', '3.7.16', '3.8.18', '3.9.18', '3.10.13', '3.11.7', '3.12.1', '3.13.0'].map((full) => ({ version: full.split('.').slice(0, 2).join('.'), full, exe: `/py/${full}` }));
+const MACHINE: AvailablePython[] = ['3.6.15', '3.7.16', '3.8.18', '3.9.18', '3.10.13', '3.11.7', '3.12.1', '3.13.0'].map((full) => ({
+  version: full.split('.').slice(0, 2).join('.'),
+  full,
+  exe: `/py/${full}`,
+}));
 const only = (...versions: string[]) => MACHINE.filter((p) => versions.includes(p.version));
 
 function decl(over: Partial<ProjectDeclarations> = {}): ProjectDeclarations {
-  return { requires: [], listed: {}, dependencies: [], test_dependencies: [], sources: [], runner: 'pytest', runner_evidence: { pytest: [], nose: [] }, ...over };
+  return {
+    requires: [],
+    listed: {},
+    dependencies: [],
+    test_dependencies: [],
+    sources: [],
+    runner: 'pytest',
+    runner_evidence: { pytest: [], nose: [] },
+    ...over,
+  };
 }
 
 describe('satisfiesSpec', () => {
@@ -47,7 +67,10 @@ describe('satisfiesSpec', () => {
 
 describe('choosePython', () => {
   test('the newest listed version this machine has that meets requires-python', () => {
-    const d = decl({ requires: [{ spec: '>=3.5, <3.8', from: 'setup.py python_requires' }], listed: { '3.5': ['tox.ini envlist'], '3.6': ['tox.ini envlist'], '3.7': ['setup.py classifiers'], '3.8': ['.travis.yml'] } });
+    const d = decl({
+      requires: [{ spec: '>=3.5, <3.8', from: 'setup.py python_requires' }],
+      listed: { '3.5': ['tox.ini envlist'], '3.6': ['tox.ini envlist'], '3.7': ['setup.py classifiers'], '3.8': ['.travis.yml'] },
+    });
     const c = choosePython(d, '2019-04-01T00:00:00Z', MACHINE);
     assert.equal(c.python, '3.7');
     assert.match((c as { from: string }).from, /newest listed.*setup\.py classifiers.*python_requires >=3\.5, <3\.8/);
@@ -66,7 +89,11 @@ describe('choosePython', () => {
     assert.equal(choosePython(decl(), '2021-06-01T00:00:00Z', MACHINE).python, '3.9');
     assert.equal(choosePython(decl(), '2024-11-01T00:00:00Z', MACHINE).python, '3.13');
     assert.equal(choosePython(decl(), '2012-01-01T00:00:00Z', MACHINE).python, '3.6', 'older than every Python here: the oldest');
-    assert.equal(choosePython(decl({ requires: [{ spec: '>=3.10', from: 'pyproject.toml requires-python' }] }), '2021-06-01T00:00:00Z', MACHINE).python, '3.10');
+    assert.equal(
+      choosePython(decl({ requires: [{ spec: '>=3.10', from: 'pyproject.toml requires-python' }] }), '2021-06-01T00:00:00Z', MACHINE)
+        .python,
+      '3.10',
+    );
     assert.equal(choosePython(decl(), '2021-06-01T00:00:00Z', only('3.8', '3.12')).python, '3.8');
   });
 
@@ -74,9 +101,16 @@ describe('choosePython', () => {
     const py2 = choosePython(decl({ listed: { '2.6': ['.travis.yml'], '2.7': ['.travis.yml'] } }), '2014-03-13T00:00:00Z', MACHINE);
     assert.equal(py2.python, null);
     assert.match((py2 as { why: string }).why, /lists only Python 2\.6, 2\.7 \(\.travis\.yml\)/);
-    const none = choosePython(decl({ requires: [{ spec: '>=3.14', from: 'pyproject.toml requires-python' }] }), '2026-01-01T00:00:00Z', MACHINE);
+    const none = choosePython(
+      decl({ requires: [{ spec: '>=3.14', from: 'pyproject.toml requires-python' }] }),
+      '2026-01-01T00:00:00Z',
+      MACHINE,
+    );
     assert.equal(none.python, null);
-    assert.match((none as { why: string }).why, /no Python on this machine \(3\.6, .*3\.13\) meets \(pyproject\.toml requires-python >=3\.14\)/);
+    assert.match(
+      (none as { why: string }).why,
+      /no Python on this machine \(3\.6, .*3\.13\) meets \(pyproject\.toml requires-python >=3\.14\)/,
+    );
   });
 });
 
@@ -99,8 +133,10 @@ setup(name="x", python_requires=">=3.6", install_requires=DEPS + ["attrs"], test
 
   test('setup.cfg, tox.ini (braces), .travis.yml, workflow matrices and requirement files', async () => {
     const d = await declarationsOf({
-      'setup.cfg': '[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.8\n[options]\npython_requires = >=3.8\ninstall_requires =\n    requests>=2\n[options.extras_require]\ntesting =\n    mock\n[nosetests]\nverbosity = 2\n',
-      'tox.ini': '[tox]\nenvlist = py{38,39}-django, pypy3, flake8\n[testenv]\ndeps =\n    -rrequirements-test.txt\n    freezegun\ncommands = nosetests {posargs}\n',
+      'setup.cfg':
+        '[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.8\n[options]\npython_requires = >=3.8\ninstall_requires =\n    requests>=2\n[options.extras_require]\ntesting =\n    mock\n[nosetests]\nverbosity = 2\n',
+      'tox.ini':
+        '[tox]\nenvlist = py{38,39}-django, pypy3, flake8\n[testenv]\ndeps =\n    -rrequirements-test.txt\n    freezegun\ncommands = nosetests {posargs}\n',
       '.travis.yml': 'language: python\npython:\n  - "3.6"\n  - 3.7  # newest\n',
       '.github/workflows/ci.yml': 'jobs:\n  test:\n    strategy:\n      matrix:\n        python-version: ["3.10", "3.11"]\n',
       'requirements-test.txt': '# tests\nnose==1.3.7\n-e .\nhttps://example.org/x.tar.gz\n',
@@ -119,15 +155,24 @@ setup(name="x", python_requires=">=3.6", install_requires=DEPS + ["attrs"], test
 
   test('pyproject.toml: PEP 621 and poetry (^ and ~ as PEP 440); the runner from what the tests import', async () => {
     const d = await declarationsOf(
-      { 'pyproject.toml': '[tool.poetry]\nname = "x"\n[tool.poetry.dependencies]\npython = "^3.8"\nattrs = "^21.2"\nclick = "~7.1"\n[tool.poetry.dev-dependencies]\nhypothesis = "*"\n' },
+      {
+        'pyproject.toml':
+          '[tool.poetry]\nname = "x"\n[tool.poetry.dependencies]\npython = "^3.8"\nattrs = "^21.2"\nclick = "~7.1"\n[tool.poetry.dev-dependencies]\nhypothesis = "*"\n',
+      },
       { 'tests/test_a.py': 'import unittest\n\nclass T(unittest.TestCase):\n    pass\n' },
     );
     assert.deepEqual(d.requires, [{ spec: '^3.8', from: 'pyproject.toml tool.poetry.dependencies.python' }]);
     assert.deepEqual(d.dependencies, ['attrs>=21.2,<22', 'click>=7.1,<7.2']);
     assert.deepEqual(d.test_dependencies, ['hypothesis']);
     assert.equal(d.runner, 'unittest');
-    const pep621 = await declarationsOf({ 'pyproject.toml': '[project]\nrequires-python = ">=3.10"\ndependencies = ["numpy"]\n[project.optional-dependencies]\ntest = ["pytest"]\n' });
-    assert.deepEqual([pep621.requires[0]!.spec, pep621.dependencies, pep621.test_dependencies, pep621.runner], ['>=3.10', ['numpy'], ['pytest'], 'pytest']);
+    const pep621 = await declarationsOf({
+      'pyproject.toml':
+        '[project]\nrequires-python = ">=3.10"\ndependencies = ["numpy"]\n[project.optional-dependencies]\ntest = ["pytest"]\n',
+    });
+    assert.deepEqual(
+      [pep621.requires[0]!.spec, pep621.dependencies, pep621.test_dependencies, pep621.runner],
+      ['>=3.10', ['numpy'], ['pytest'], 'pytest'],
+    );
   });
 });
 
@@ -142,8 +187,15 @@ describe('EraEnvResolver on the two-era fixture (no uv: nothing resolved, no net
     assert.equal(modern.spec.kind === 'python' && modern.spec.version, '3.11');
     assert.equal(old.derivation.runner, 'pytest', 'tox.ini runs pytest');
     assert.equal(old.derivation.cutoff, null, 'without uv the env is not era-constrained, and says so');
-    assert.ok(modern.spec.kind === 'python' && modern.spec.requirements.length === 0, 'no dependencies declared: only the runner, which the env builder adds');
-    assert.equal(await resolver.envFor(commits.modernise!, '2023-04-01T10:00:00Z'), modern, 'same declarations, same date: the same derivation');
+    assert.ok(
+      modern.spec.kind === 'python' && modern.spec.requirements.length === 0,
+      'no dependencies declared: only the runner, which the env builder adds',
+    );
+    assert.equal(
+      await resolver.envFor(commits.modernise!, '2023-04-01T10:00:00Z'),
+      modern,
+      'same declarations, same date: the same derivation',
+    );
     const without = new EraEnvResolver(repo, { uv: null, pythons: only('3.12', '3.13') });
     const gone = await without.envFor(commits.deepMerge!, '2019-04-01T10:00:00Z');
     assert.ok('unavailable' in gone);
@@ -151,12 +203,19 @@ describe('EraEnvResolver on the two-era fixture (no uv: nothing resolved, no net
   });
 });
 
-test("build-tasks: a change whose era env cannot be had here is rejected as env-unavailable, apart from the test checks", async () => {
+test('build-tasks: a change whose era env cannot be had here is rejected as env-unavailable, apart from the test checks', async () => {
   const dir = await tempDir('benchgym-era-env-');
   const { repo, commits } = await buildTwoEraFixture(path.join(dir, 'repo'));
   const sandboxes = new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), cacheDir: TEST_CACHE_DIR });
   try {
-    const report = await buildTasks({ repo, language: 'python', env: { kind: 'python', version: '3.11', requirements: [] }, eraEnv: { uv: null, pythons: only('3.12', '3.13') }, to: commits.deepMerge, sandboxes });
+    const report = await buildTasks({
+      repo,
+      language: 'python',
+      env: { kind: 'python', version: '3.11', requirements: [] },
+      eraEnv: { uv: null, pythons: only('3.12', '3.13') },
+      to: commits.deepMerge,
+      sandboxes,
+    });
     assert.equal(report.validated, 0);
     assert.deepEqual({ ...report.rejected }, { 'env-unavailable': 1 });
     assert.equal(report.rejections[0]!.function, 'deep_merge');
@@ -173,7 +232,11 @@ test("with uv: the declared requirements and pytest resolved for the era's Pytho
   const { repo, commits } = await buildTwoEraFixture(path.join(dir, 'repo'));
   // A stand-in uv that records how it was asked (no network).
   const uv = path.join(dir, 'uv');
-  await fs.writeFile(uv, `#!/bin/sh\necho "$@" >> "${dir}/uv.log"\n[ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }\necho "pytest==3.5.1"\n`, { mode: 0o755 });
+  await fs.writeFile(
+    uv,
+    `#!/bin/sh\necho "$@" >> "${dir}/uv.log"\n[ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }\necho "pytest==3.5.1"\n`,
+    { mode: 0o755 },
+  );
   const resolver = new EraEnvResolver(repo, { uv, pythons: MACHINE });
   const early = await resolver.envFor(commits.deepMerge!, '2015-06-01T00:00:00Z');
   assert.ok('spec' in early);
@@ -181,7 +244,10 @@ test("with uv: the declared requirements and pytest resolved for the era's Pytho
   assert.equal(early.derivation.cutoff, '2019-03-01T00:00:00Z', 'the harness floor (pytest with --rootdir, setuptools 40.8 for sdists)');
   const later = await resolver.envFor(commits.deepMerge!, '2019-04-01T10:00:00Z');
   assert.ok('spec' in later && later.derivation.cutoff === '2019-04-01T10:00:00Z');
-  const calls = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8')).trim().split('\n').filter((l) => l.startsWith('pip compile'));
+  const calls = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8'))
+    .trim()
+    .split('\n')
+    .filter((l) => l.startsWith('pip compile'));
   assert.equal(calls.length, 2, 'one resolution per distinct cut-off');
   assert.match(calls[0]!, /--python-version 3\.7 --exclude-newer 2019-03-01T00:00:00Z/);
   assert.match(calls[1]!, /--exclude-newer 2019-04-01T10:00:00Z/);
@@ -211,23 +277,36 @@ test('with uv: a declared requirement no release of which resolves for the era i
   });
   // A stand-in uv (no network) that cannot build wsgiref and pins every other name it is asked for.
   const uv = path.join(dir, 'uv');
-  await fs.writeFile(uv, `#!/bin/sh
+  await fs.writeFile(
+    uv,
+    `#!/bin/sh
 [ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }
 for a; do last="$a"; done
 tr '\\n' ' ' < "$last" >> "${dir}/uv.log"; echo >> "${dir}/uv.log"
 grep -q wsgiref "$last" && { echo "error: Failed to build \\\`wsgiref==0.1.2\\\`" >&2; exit 1; }
 sed -e 's/[<>=;[ ].*//' -e 's/$/==1.0/' "$last"
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   const resolver = new EraEnvResolver(repo, { uv, pythons: MACHINE });
   const env = await resolver.envFor(commit, '2013-06-01T00:00:00Z');
   assert.ok('spec' in env, JSON.stringify(env));
-  assert.deepEqual(env.derivation.dropped?.map((d) => d.requirement), ['wsgiref==0.1.2']);
+  assert.deepEqual(
+    env.derivation.dropped?.map((d) => d.requirement),
+    ['wsgiref==0.1.2'],
+  );
   assert.match(env.derivation.dropped![0]!.why, /Failed to build `wsgiref==0\.1\.2`/);
   assert.deepEqual([...env.derivation.requirements].sort(), ['py', 'pytest-cov', 'pytest>=3.5', 'pyyaml==3.11', 'six>=1.0']);
   assert.deepEqual([...env.spec.requirements].sort(), ['py==1.0', 'pytest-cov==1.0', 'pytest==1.0', 'pyyaml==1.0', 'six==1.0']);
   const asked = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8')).trim().split('\n');
-  assert.ok(asked.every((l) => !/coveralls|pytest==2\.8\.7|py==1\.4\.14/.test(l)), 'no pin of the runner, no coverage service, ever asked for');
-  assert.ok(asked.some((l) => l.trim() === 'wsgiref==0.1.2'), 'each requirement tried alone (the runner is one of them here)');
+  assert.ok(
+    asked.every((l) => !/coveralls|pytest==2\.8\.7|py==1\.4\.14/.test(l)),
+    'no pin of the runner, no coverage service, ever asked for',
+  );
+  assert.ok(
+    asked.some((l) => l.trim() === 'wsgiref==0.1.2'),
+    'each requirement tried alone (the runner is one of them here)',
+  );
 });
 
 test('with uv: a runtime requirement that resolves with nothing leaves the era unavailable only when nothing is left', async () => {
@@ -238,12 +317,16 @@ test('with uv: a runtime requirement that resolves with nothing leaves the era u
   await r.commit('old', { 'setup.py': "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n" });
   // Resolves each requirement alone, never all of them together: a conflict, not a missing release.
   const uv = path.join(dir, 'uv');
-  await fs.writeFile(uv, `#!/bin/sh
+  await fs.writeFile(
+    uv,
+    `#!/bin/sh
 [ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }
 for a; do last="$a"; done
 [ "$(wc -l < "$last")" -gt 2 ] && { echo "error: No solution found: six>=1.0 conflicts with pytest" >&2; exit 1; }
 sed -e 's/[<>=;[ ].*//' -e 's/$/==1.0/' "$last"
-`, { mode: 0o755 });
+`,
+    { mode: 0o755 },
+  );
   const head = await r.commit('tests', { 'requirements-dev.txt': 'pytest\nmock\n' });
   const env = await new EraEnvResolver(repo, { uv, pythons: MACHINE }).envFor(head, '2013-06-01T00:00:00Z');
   assert.ok('unavailable' in env, 'every requirement resolves alone, so nothing is left out, and together they conflict');

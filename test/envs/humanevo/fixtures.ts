@@ -28,7 +28,8 @@ export class FixtureRepo {
   constructor(readonly dir: string) {}
 
   git(...args: string[]): string {
-    const date = this.at ?? `2024-01-${String(1 + Math.floor(this.tick / 24)).padStart(2, '0')}T${String(this.tick % 24).padStart(2, '0')}:00:00Z`;
+    const date =
+      this.at ?? `2024-01-${String(1 + Math.floor(this.tick / 24)).padStart(2, '0')}T${String(this.tick % 24).padStart(2, '0')}:00:00Z`;
     return execFileSync('git', args, {
       cwd: this.dir,
       encoding: 'utf8',
@@ -193,7 +194,9 @@ def test_shout():
 `;
 
 /** The Python fixture: `textkit`, a small package with a pytest suite. */
-export async function buildPythonFixture(dir: string): Promise<{ repo: string; expect: FixtureExpectation; commits: Record<string, string> }> {
+export async function buildPythonFixture(
+  dir: string,
+): Promise<{ repo: string; expect: FixtureExpectation; commits: Record<string, string> }> {
   const r = new FixtureRepo(dir);
   await r.init();
   const commits: Record<string, string> = {};
@@ -206,17 +209,20 @@ export async function buildPythonFixture(dir: string): Promise<{ repo: string; e
     'textkit/tokenizer.py': PY_TOKENIZER_V1,
     'tests/test_strings.py': stringTests,
     'tests/test_bag.py': 'from textkit.bag import WordBag\n\n\ndef test_total():\n    assert WordBag(["a", "b", "a"]).total() == 3\n',
-    'tests/test_tokenizer.py': 'from textkit.tokenizer import Tokenizer\n\n\ndef test_split():\n    assert Tokenizer().split("a  b") == ["a", "b"]\n',
+    'tests/test_tokenizer.py':
+      'from textkit.tokenizer import Tokenizer\n\n\ndef test_split():\n    assert Tokenizer().split("a  b") == ["a", "b"]\n',
     'README.md': '# textkit\n',
   });
   // Task 1 (standalone): slugify; normalize_title, its helpful look-alike, is deleted later.
   strings += PY_SLUGIFY;
-  stringTests += '\n\ndef test_slugify():\n    from textkit.strings import slugify\n    assert slugify("  Hello, World!  ") == "hello-world"\n    assert slugify("A b", sep="_") == "a_b"\n';
+  stringTests +=
+    '\n\ndef test_slugify():\n    from textkit.strings import slugify\n    assert slugify("  Hello, World!  ") == "hello-world"\n    assert slugify("A b", sep="_") == "a_b"\n';
   commits.slugify = await r.commit('Add slugify', { 'textkit/strings.py': strings, 'tests/test_strings.py': stringTests });
   // Task 2 (intra-class): a method built on its class's own members.
   commits.mostCommon = await r.commit('Add WordBag.most_common', {
     'textkit/bag.py': PY_BAG + PY_MOST_COMMON,
-    'tests/test_bag.py': 'from textkit.bag import WordBag\n\n\ndef test_total():\n    assert WordBag(["a", "b", "a"]).total() == 3\n\n\ndef test_most_common():\n    assert WordBag(["a", "b", "b"]).most_common() == "b"\n    assert WordBag().most_common() is None\n',
+    'tests/test_bag.py':
+      'from textkit.bag import WordBag\n\n\ndef test_total():\n    assert WordBag(["a", "b", "a"]).total() == 3\n\n\ndef test_most_common():\n    assert WordBag(["a", "b", "b"]).most_common() == "b"\n    assert WordBag().most_common() is None\n',
   });
   // Task 3 (inter-class), through a pull request's merge commit.
   commits.headline = await r.pullRequest('feature/report', 'Add headline_slug', {
@@ -231,12 +237,14 @@ def headline_slug(text):
     word = bag.most_common()
     return slugify(word) if word else ""
 `,
-    'tests/test_report.py': 'from textkit.report import headline_slug\n\n\ndef test_headline_slug():\n    assert headline_slug("Go go GO now") == "go"\n    assert headline_slug("") == ""\n',
+    'tests/test_report.py':
+      'from textkit.report import headline_slug\n\n\ndef test_headline_slug():\n    assert headline_slug("Go go GO now") == "go"\n    assert headline_slug("") == ""\n',
   });
   // Non-task: a constructor.
   commits.init = await r.commit('Tokenizer takes options', {
     'textkit/tokenizer.py': PY_TOKENIZER_V1.replace('    def split', `${PY_TOKENIZER_INIT.slice(1)}\n    def split`),
-    'tests/test_tokenizer.py': 'from textkit.tokenizer import Tokenizer\n\n\ndef test_split():\n    assert Tokenizer().split("a  b") == ["a", "b"]\n\n\ndef test_options():\n    assert Tokenizer(sep=",", lower=True).split("A,,b") == ["a", "b"]\n',
+    'tests/test_tokenizer.py':
+      'from textkit.tokenizer import Tokenizer\n\n\ndef test_split():\n    assert Tokenizer().split("a  b") == ["a", "b"]\n\n\ndef test_options():\n    assert Tokenizer(sep=",", lower=True).split("A,,b") == ["a", "b"]\n',
   });
   // Non-task: a trivial body.
   commits.version = await r.commit('Add version()', {
@@ -248,26 +256,43 @@ def headline_slug(text):
   stringTests += '\n\ndef test_title_case():\n    from textkit.strings import title_case\n    assert title_case("a b") == "A B"\n';
   commits.titleCase = await r.commit('Add title_case', { 'textkit/strings.py': strings, 'tests/test_strings.py': stringTests });
   // Non-task: the change's tests do not exercise the function it adds.
-  strings += '\n\ndef count_vowels(text):\n    """Count the vowels (a, e, i, o, u) in a text, in either case."""\n    return sum(1 for ch in text.lower() if ch in "aeiou")\n';
+  strings +=
+    '\n\ndef count_vowels(text):\n    """Count the vowels (a, e, i, o, u) in a text, in either case."""\n    return sum(1 for ch in text.lower() if ch in "aeiou")\n';
   stringTests += '\n\ndef test_shout_empty():\n    assert shout("") == "!"\n';
   commits.countVowels = await r.commit('Add count_vowels', { 'textkit/strings.py': strings, 'tests/test_strings.py': stringTests });
   // Non-task: the change breaks a test that passed before it (shout's output changes).
-  strings = strings.replace('return text.upper() + "!"', 'return text.upper() + "!!"') + '\n\ndef reverse_words(text):\n    """Reverse the order of the words of a text; words are separated by whitespace."""\n    return " ".join(reversed(text.split()))\n';
-  stringTests += '\n\ndef test_reverse_words():\n    from textkit.strings import reverse_words\n    assert reverse_words("a b  c") == "c b a"\n';
-  commits.reverseWords = await r.commit('Add reverse_words; louder shout', { 'textkit/strings.py': strings, 'tests/test_strings.py': stringTests });
+  strings =
+    strings.replace('return text.upper() + "!"', 'return text.upper() + "!!"') +
+    '\n\ndef reverse_words(text):\n    """Reverse the order of the words of a text; words are separated by whitespace."""\n    return " ".join(reversed(text.split()))\n';
+  stringTests +=
+    '\n\ndef test_reverse_words():\n    from textkit.strings import reverse_words\n    assert reverse_words("a b  c") == "c b a"\n';
+  commits.reverseWords = await r.commit('Add reverse_words; louder shout', {
+    'textkit/strings.py': strings,
+    'tests/test_strings.py': stringTests,
+  });
   // Later: a near-copy of slugify (future context leakage), with no test change.
   strings += PY_FUTURE_COPY;
   commits.futureCopy = await r.commit('Add slugify_heading', { 'textkit/strings.py': strings });
   // Later: the helpful look-alike is deleted (useful context missing), its test with it.
   strings = strings.replace(/\n\ndef normalize_title[\s\S]*?return "-"\.join\(words\)\n/, '\n');
-  stringTests = stringTests.replace('from textkit.strings import normalize_title, shout', 'from textkit.strings import shout').replace(/\n\ndef test_normalize_title\(\):\n.*\n/, '\n');
+  stringTests = stringTests
+    .replace('from textkit.strings import normalize_title, shout', 'from textkit.strings import shout')
+    .replace(/\n\ndef test_normalize_title\(\):\n.*\n/, '\n');
   commits.deleteHelper = await r.commit('Remove normalize_title', { 'textkit/strings.py': strings, 'tests/test_strings.py': stringTests });
   return {
     repo: dir,
     commits,
     expect: {
       tasks: { slugify: 'standalone', 'WordBag.most_common': 'intra-class', headline_slug: 'inter-class' },
-      rejected: { constructor: 1, 'trivial-body': 1, 'no-docstring': 1, 'no-fail-to-pass': 1, 'breaks-passing-tests': 1, 'no-test-change': 1, 'no-added-function': 1 },
+      rejected: {
+        constructor: 1,
+        'trivial-body': 1,
+        'no-docstring': 1,
+        'no-fail-to-pass': 1,
+        'breaks-passing-tests': 1,
+        'no-test-change': 1,
+        'no-added-function': 1,
+      },
       retrieval: { target: 'slugify', deletedHelper: 'normalize_title', futureCopy: 'slugify_heading' },
     },
   };
@@ -396,17 +421,22 @@ ${body}}
 `;
 }
 
-const JT_NORMALIZE = '    @Test\n    void normalizeTitle() {\n        assertEquals("hello-world", Text.normalizeTitle("  Hello, World!  "));\n    }\n';
+const JT_NORMALIZE =
+  '    @Test\n    void normalizeTitle() {\n        assertEquals("hello-world", Text.normalizeTitle("  Hello, World!  "));\n    }\n';
 const JT_SHOUT = '    @Test\n    void shout() {\n        assertEquals("HEY!", Text.shout("hey"));\n    }\n';
 const JT_SLUGIFY = '    @Test\n    void slugify() {\n        assertEquals("hello_world", Text.slugify("  Hello, World!  ", "_"));\n    }\n';
-const JT_TOTAL = '    @Test\n    void total() {\n        WordBag b = new WordBag();\n        b.add("a");\n        b.add("a");\n        assertEquals(2, b.total());\n    }\n';
+const JT_TOTAL =
+  '    @Test\n    void total() {\n        WordBag b = new WordBag();\n        b.add("a");\n        b.add("a");\n        assertEquals(2, b.total());\n    }\n';
 
 /**
  * The Java fixture: a Maven project (the examples' pom, so its Maven cache is shared) with JUnit 5
  * tests. `compileLevel` writes an older era's pom, `maven.compiler.source`/`target` instead of
  * release 17 (`1.6`: a level JDK 17's javac refuses).
  */
-export async function buildJavaFixture(dir: string, opts: { compileLevel?: string } = {}): Promise<{ repo: string; expect: FixtureExpectation; commits: Record<string, string> }> {
+export async function buildJavaFixture(
+  dir: string,
+  opts: { compileLevel?: string } = {},
+): Promise<{ repo: string; expect: FixtureExpectation; commits: Record<string, string> }> {
   const r = new FixtureRepo(dir);
   await r.init();
   let pom = readFileSync(path.join(PROJECT_ROOT, 'envs/examples/tasks/java-bracket-matcher/workspace/pom.xml'), 'utf8');
@@ -447,21 +477,44 @@ public final class Headline {
     }
 }
 `,
-    [`${TPKG}/WordBagTest.java`]: javaTest('WordBagTest', JT_TOTAL + '    @Test\n    void mostCommon() {\n        WordBag b = new WordBag();\n        assertNull(b.mostCommon());\n        b.add("a");\n        b.add("b");\n        b.add("b");\n        assertEquals("b", b.mostCommon());\n    }\n'),
-    [`${TPKG}/HeadlineTest.java`]: javaTest('HeadlineTest', '    @Test\n    void anchor() {\n        assertEquals("go", Headline.anchor("Go go go now"));\n        assertEquals("", Headline.anchor(""));\n    }\n'),
+    [`${TPKG}/WordBagTest.java`]: javaTest(
+      'WordBagTest',
+      JT_TOTAL +
+        '    @Test\n    void mostCommon() {\n        WordBag b = new WordBag();\n        assertNull(b.mostCommon());\n        b.add("a");\n        b.add("b");\n        b.add("b");\n        assertEquals("b", b.mostCommon());\n    }\n',
+    ),
+    [`${TPKG}/HeadlineTest.java`]: javaTest(
+      'HeadlineTest',
+      '    @Test\n    void anchor() {\n        assertEquals("go", Headline.anchor("Go go go now"));\n        assertEquals("", Headline.anchor(""));\n    }\n',
+    ),
   });
   // Non-tasks: a constructor, and a trivial body.
   commits.ctor = await r.commit('WordBag from words', {
-    [`${PKG}/WordBag.java`]: javaBag(JAVA_MOST_COMMON + '\n    /** A bag holding the given words. */\n    public WordBag(java.util.List<String> words) {\n        for (String w : words) add(w);\n    }\n\n    /** An empty bag. */\n    public WordBag() {\n        this(java.util.List.of());\n    }\n'),
-    [`${TPKG}/WordBagTest.java`]: javaTest('WordBagTest', JT_TOTAL + '    @Test\n    void fromWords() {\n        assertEquals(3, new WordBag(java.util.List.of("a", "b", "a")).total());\n    }\n'),
+    [`${PKG}/WordBag.java`]: javaBag(
+      JAVA_MOST_COMMON +
+        '\n    /** A bag holding the given words. */\n    public WordBag(java.util.List<String> words) {\n        for (String w : words) add(w);\n    }\n\n    /** An empty bag. */\n    public WordBag() {\n        this(java.util.List.of());\n    }\n',
+    ),
+    [`${TPKG}/WordBagTest.java`]: javaTest(
+      'WordBagTest',
+      JT_TOTAL +
+        '    @Test\n    void fromWords() {\n        assertEquals(3, new WordBag(java.util.List.of("a", "b", "a")).total());\n    }\n',
+    ),
   });
   commits.version = await r.commit('Add Text.version', {
-    [`${PKG}/Text.java`]: javaText(JAVA_NORMALIZE + JAVA_SLUGIFY + '\n    /** The library version. */\n    public static String version() {\n        return "1.0";\n    }\n'),
-    [`${TPKG}/TextTest.java`]: javaTest('TextTest', JT_NORMALIZE + JT_SHOUT + JT_SLUGIFY + '    @Test\n    void version() {\n        assertEquals("1.0", Text.version());\n    }\n'),
+    [`${PKG}/Text.java`]: javaText(
+      JAVA_NORMALIZE +
+        JAVA_SLUGIFY +
+        '\n    /** The library version. */\n    public static String version() {\n        return "1.0";\n    }\n',
+    ),
+    [`${TPKG}/TextTest.java`]: javaTest(
+      'TextTest',
+      JT_NORMALIZE + JT_SHOUT + JT_SLUGIFY + '    @Test\n    void version() {\n        assertEquals("1.0", Text.version());\n    }\n',
+    ),
   });
   const versionFn = '\n    /** The library version. */\n    public static String version() {\n        return "1.0";\n    }\n';
   // Later: the near-copy (future context leakage), no test change.
-  commits.futureCopy = await r.commit('Add Text.slugifyHeading', { [`${PKG}/Text.java`]: javaText(JAVA_NORMALIZE + JAVA_SLUGIFY + versionFn + JAVA_FUTURE_COPY) });
+  commits.futureCopy = await r.commit('Add Text.slugifyHeading', {
+    [`${PKG}/Text.java`]: javaText(JAVA_NORMALIZE + JAVA_SLUGIFY + versionFn + JAVA_FUTURE_COPY),
+  });
   // Later: the look-alike is deleted (useful context missing).
   commits.deleteHelper = await r.commit('Remove Text.normalizeTitle', {
     [`${PKG}/Text.java`]: javaText(JAVA_SLUGIFY + versionFn + JAVA_FUTURE_COPY),
@@ -609,19 +662,25 @@ export async function buildTwoEraFixture(dir: string): Promise<{ repo: string; c
     'tests/test_merge.py': ERA_TEST_MERGE,
   });
   r.at = '2019-04-01T10:00:00Z';
-  commits.deepMerge = await r.commit('Add deep_merge', { 'confkit/merge.py': ERA_MERGE_OLD + ERA_DEEP_MERGE, 'tests/test_merge.py': ERA_TEST_MERGE + ERA_TEST_DEEP_MERGE });
+  commits.deepMerge = await r.commit('Add deep_merge', {
+    'confkit/merge.py': ERA_MERGE_OLD + ERA_DEEP_MERGE,
+    'tests/test_merge.py': ERA_TEST_MERGE + ERA_TEST_DEEP_MERGE,
+  });
   r.at = '2023-03-01T10:00:00Z';
   commits.modernise = await r.commit('Python 3.10+: pyproject.toml, collections.abc, match', {
     'setup.py': null,
     'tox.ini': null,
     'pyproject.toml': ERA_PYPROJECT,
     'confkit/merge.py': ERA_MERGE_NEW + ERA_DEEP_MERGE,
-    'tests/test_merge.py': ERA_TEST_MERGE.replace('    assert not is_mapping([])\n', '    assert not is_mapping([])\n    assert not is_mapping(None)\n') + ERA_TEST_DEEP_MERGE,
+    'tests/test_merge.py':
+      ERA_TEST_MERGE.replace('    assert not is_mapping([])\n', '    assert not is_mapping([])\n    assert not is_mapping(None)\n') +
+      ERA_TEST_DEEP_MERGE,
   });
   r.at = '2023-04-01T10:00:00Z';
   commits.describe = await r.commit('Add describe', {
     'confkit/shape.py': ERA_SHAPE,
-    'tests/test_shape.py': 'from confkit.shape import describe\n\n\ndef test_describe():\n    assert describe({"a": 1}) == "mapping with 1 keys"\n    assert describe((1, 2)) == "sequence of 2 items"\n    assert describe(None) == "nothing"\n    assert describe(1.5) == "float"\n',
+    'tests/test_shape.py':
+      'from confkit.shape import describe\n\n\ndef test_describe():\n    assert describe({"a": 1}) == "mapping with 1 keys"\n    assert describe((1, 2)) == "sequence of 2 items"\n    assert describe(None) == "nothing"\n    assert describe(1.5) == "float"\n',
   });
   return { repo: dir, commits };
 }
@@ -637,14 +696,16 @@ export async function buildMovedTargetFixture(dir: string): Promise<{ repo: stri
   await r.init();
   const commits: Record<string, string> = {};
   const whisper = 'def whisper(text):\n    """Lower-case text."""\n    return text.lower()\n';
-  const shout = 'def shout(text):\n    """Upper-case text and end it with an exclamation mark, once."""\n    return text.upper().rstrip("!") + "!"\n';
+  const shout =
+    'def shout(text):\n    """Upper-case text and end it with an exclamation mark, once."""\n    return text.upper().rstrip("!") + "!"\n';
   commits.initial = await r.commit('Initial wordy', {
     'wordy/__init__.py': `"""wordy: tone helpers."""\n\n\n${whisper}`,
     'tests/test_wordy.py': 'from wordy import whisper\n\n\ndef test_whisper():\n    assert whisper("Hi") == "hi"\n',
   });
   commits.shout = await r.commit('Add shout', {
     'wordy/__init__.py': `"""wordy: tone helpers."""\n\n\n${whisper}\n\n${shout}`,
-    'tests/test_wordy.py': 'from wordy import shout, whisper\n\n\ndef test_whisper():\n    assert whisper("Hi") == "hi"\n\n\ndef test_shout():\n    assert shout("hi") == "HI!"\n    assert shout("hey!!") == "HEY!"\n',
+    'tests/test_wordy.py':
+      'from wordy import shout, whisper\n\n\ndef test_whisper():\n    assert whisper("Hi") == "hi"\n\n\ndef test_shout():\n    assert shout("hi") == "HI!"\n    assert shout("hey!!") == "HEY!"\n',
   });
   commits.move = await r.commit('Move the tones into wordy/voice.py', {
     'wordy/__init__.py': '"""wordy: tone helpers."""\nfrom .voice import shout, whisper\n\n__all__ = ["shout", "whisper"]\n',

@@ -90,7 +90,11 @@ test('Python: levels (standalone, intra-class, inter-class), trivial bodies, con
   assert.equal(by.doc_only!.trivial, true);
   assert.equal(by.standalone!.trivial, false);
   assert.equal(by['Box.__init__']!.isConstructor, true);
-  assert.equal(by['Box.make']!.lines[0] + 1, by['Box.make']!.bodyLine! - 2, 'the decorator starts the function; the docstring comes before the body');
+  assert.equal(
+    by['Box.make']!.lines[0] + 1,
+    by['Box.make']!.bodyLine! - 2,
+    'the decorator starts the function; the docstring comes before the body',
+  );
   assert.equal(by['Box.make']!.signature, '    def make(v):');
   assert.equal(by.oneliner!.oneLine, true);
   assert.equal(by.standalone!.docstring, 'Sum of squares, using only builtins and the standard library.');
@@ -99,7 +103,11 @@ test('Python: levels (standalone, intra-class, inter-class), trivial bodies, con
 });
 
 test('Python: a stub keeps signature and docstring, raises, and still parses (one-liners and docstring-only bodies too)', async () => {
-  const fns = (await pythonFunctions({ 'pkg/mod.py': PY }, ['pkg'])).get('pkg/mod.py') as Awaited<ReturnType<typeof pythonFunctions>> extends Map<string, infer V> ? Exclude<V, string> : never;
+  const fns = (await pythonFunctions({ 'pkg/mod.py': PY }, ['pkg'])).get('pkg/mod.py') as Awaited<
+    ReturnType<typeof pythonFunctions>
+  > extends Map<string, infer V>
+    ? Exclude<V, string>
+    : never;
   for (const name of ['standalone', 'oneliner', 'doc_only', 'Box.doubled', 'Box.make', 'Box.fetch']) {
     const fn = fns.find((f) => f.qualname === name)!;
     const stubbed = stubFunction('python', PY, fn);
@@ -108,7 +116,14 @@ test('Python: a stub keeps signature and docstring, raises, and still parses (on
     const again = after.find((f) => f.qualname === name)!;
     assert.equal(again.signature, fn.signature, name);
     assert.equal(again.docstring, fn.docstring, name);
-    assert.match(stubbed.split('\n').slice(again.lines[0] - 1, again.lines[1]).join('\n'), /raise NotImplementedError/, name);
+    assert.match(
+      stubbed
+        .split('\n')
+        .slice(again.lines[0] - 1, again.lines[1])
+        .join('\n'),
+      /raise NotImplementedError/,
+      name,
+    );
     assert.equal(after.length, fns.length, `${name}: the other functions are untouched`);
   }
 });
@@ -176,8 +191,14 @@ test('Java: methods and constructors, Javadoc, levels, trivial bodies; anonymous
 test('Java: a stub keeps the Javadoc and signature and the rest of the file', () => {
   const fn = javaMethods(JAVA).find((f) => f.qualname === 'Shop.pure')!;
   const stubbed = stubJavaMethod(JAVA, fn);
-  assert.match(stubbed, /    static int pure\(int a, int b\) \{\n        \/\/ TODO: implement\n        throw new UnsupportedOperationException\("Not implemented yet"\);\n    \}\n\n    interface Visitor/);
-  assert.deepEqual(javaMethods(stubbed).map((f) => f.qualname), javaMethods(JAVA).map((f) => f.qualname));
+  assert.match(
+    stubbed,
+    /    static int pure\(int a, int b\) \{\n        \/\/ TODO: implement\n        throw new UnsupportedOperationException\("Not implemented yet"\);\n    \}\n\n    interface Visitor/,
+  );
+  assert.deepEqual(
+    javaMethods(stubbed).map((f) => f.qualname),
+    javaMethods(JAVA).map((f) => f.qualname),
+  );
 });
 
 test('briefOf takes the first sentence; test paths by language', () => {
@@ -192,9 +213,16 @@ test('briefOf takes the first sentence; test paths by language', () => {
 test('static contexts: imported, sibling and similarly named files', () => {
   const files = ['pkg/__init__.py', 'pkg/strings.py', 'pkg/bag.py', 'pkg/sub/strings_util.py', 'other/string_tools.py', 'pkg/helpers.py'];
   const src = 'from .bag import WordBag\nfrom . import helpers\nimport pkg.sub.strings_util\nimport os\n';
-  assert.deepEqual(importedFiles('python', 'pkg/strings.py', src, files), ['pkg/__init__.py', 'pkg/bag.py', 'pkg/helpers.py', 'pkg/sub/strings_util.py']);
+  assert.deepEqual(importedFiles('python', 'pkg/strings.py', src, files), [
+    'pkg/__init__.py',
+    'pkg/bag.py',
+    'pkg/helpers.py',
+    'pkg/sub/strings_util.py',
+  ]);
   assert.deepEqual(siblingFiles('pkg/strings.py', files), ['pkg/__init__.py', 'pkg/bag.py', 'pkg/helpers.py']);
   assert.deepEqual(similarFiles('pkg/strings.py', files), ['pkg/sub/strings_util.py']);
   const jfiles = ['src/main/java/p/A.java', 'src/main/java/p/util/Helper.java'];
-  assert.deepEqual(importedFiles('java', 'src/main/java/p/A.java', 'import p.util.Helper;\nimport java.util.List;\n', jfiles), ['src/main/java/p/util/Helper.java']);
+  assert.deepEqual(importedFiles('java', 'src/main/java/p/A.java', 'import p.util.Helper;\nimport java.util.List;\n', jfiles), [
+    'src/main/java/p/util/Helper.java',
+  ]);
 });

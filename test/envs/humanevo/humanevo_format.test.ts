@@ -59,7 +59,7 @@ test('a HumanEvo record becomes a task: its docstrings, level and version; the c
   assert.deepEqual(task!.tests.passToPass, ['tests/test_strings.py::test_shout']);
 });
 
-test('the adapted task scores: the stubbed start state fails, the change\'s own code passes', async () => {
+test("the adapted task scores: the stubbed start state fails, the change's own code passes", async () => {
   const registry = new SuiteRegistry([humanevoSuite({ reposDir })]);
   registry.enable(`humanevo=${await write([RECORD()])}`);
   const { gym, cleanup } = await makeGym({ registry });
@@ -73,8 +73,24 @@ test('the adapted task scores: the stubbed start state fails, the change\'s own 
 });
 
 test('records that cannot be placed are errors naming the record and what is missing', async () => {
-  await expectGymError(loadHumanEvo(await write([{ ...RECORD(), repo: 'fixture/absent' }]), 'humanevo', { reposDir }), 'ENV_UNAVAILABLE', /textkit-0001: no repository fixture\/absent/);
-  await expectGymError(loadHumanEvo(await write([{ ...RECORD(), function_name: 'nope' }]), 'humanevo', { reposDir }), 'TASK_INVALID', /adds 0 functions matching nope/);
-  await expectGymError(loadHumanEvo(await write([{ ...RECORD(), base_commit: undefined }]), 'humanevo', { reposDir }), 'TASK_INVALID', /records must all be/);
-  await expectGymError(loadHumanEvo(await write([{ instance_id: 'x', repo: 'fixture/textkit', base_commit: 42 }]), 'humanevo', { reposDir }), 'TASK_INVALID', /records must all be/);
+  await expectGymError(
+    loadHumanEvo(await write([{ ...RECORD(), repo: 'fixture/absent' }]), 'humanevo', { reposDir }),
+    'ENV_UNAVAILABLE',
+    /textkit-0001: no repository fixture\/absent/,
+  );
+  await expectGymError(
+    loadHumanEvo(await write([{ ...RECORD(), function_name: 'nope' }]), 'humanevo', { reposDir }),
+    'TASK_INVALID',
+    /adds 0 functions matching nope/,
+  );
+  await expectGymError(
+    loadHumanEvo(await write([{ ...RECORD(), base_commit: undefined }]), 'humanevo', { reposDir }),
+    'TASK_INVALID',
+    /records must all be/,
+  );
+  await expectGymError(
+    loadHumanEvo(await write([{ instance_id: 'x', repo: 'fixture/textkit', base_commit: 42 }]), 'humanevo', { reposDir }),
+    'TASK_INVALID',
+    /records must all be/,
+  );
 });

@@ -32,11 +32,20 @@ before(async () => {
   const records: BuiltTaskRecord[] = [];
   const sandboxes = new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), cacheDir: TEST_CACHE_DIR });
   try {
-    await buildTasks({ repo: fixture.repo, language: 'python', env: { kind: 'python', version: '3.11', requirements: [] }, sandboxes, onTask: (r) => void records.push(r) });
+    await buildTasks({
+      repo: fixture.repo,
+      language: 'python',
+      env: { kind: 'python', version: '3.11', requirements: [] },
+      sandboxes,
+      onTask: (r) => void records.push(r),
+    });
   } finally {
     await sandboxes.close();
   }
-  assert.deepEqual(records.map((r) => [r.target.qualname, r.target.file]), [['shout', 'wordy/__init__.py']]);
+  assert.deepEqual(
+    records.map((r) => [r.target.qualname, r.target.file]),
+    [['shout', 'wordy/__init__.py']],
+  );
   rec = records[0]!;
   const file = path.join(dir, 'tasks.jsonl');
   await fs.writeFile(file, JSON.stringify(rec) + '\n');
@@ -62,7 +71,10 @@ test('the ignored start state: stubbed in its new file, the prompt names it, its
   assert.equal(task!.metadata.ignoredTargetFile, 'wordy/voice.py');
   assert.equal(ignored.workspace.type, 'dir');
   const root = (ignored.workspace as { path: string }).path;
-  assert.match(await fs.readFile(path.join(root, 'wordy/voice.py'), 'utf8'), /def shout\(text\):\n    """Upper-case[^\n]*"""\n    raise NotImplementedError/);
+  assert.match(
+    await fs.readFile(path.join(root, 'wordy/voice.py'), 'utf8'),
+    /def shout\(text\):\n    """Upper-case[^\n]*"""\n    raise NotImplementedError/,
+  );
   assert.ok(!existsSync(path.join(root, 'tests/test_wordy.py')), 'the hidden tests are not in it');
   assert.match(ignored.prompt!, /`shout` in `wordy\/voice\.py`/);
   assert.deepEqual(Object.keys(ignored.solution!.files!), ['wordy/voice.py']);
@@ -77,8 +89,14 @@ test("an episode in the ignored context: the body written in the new file is car
   const id = (started.data as { episodeId: string }).episodeId;
   const episode = gym.episode(id);
   const stub = (await episode.sandbox.readFile('wordy/voice.py')).toString('utf8');
-  await episode.sandbox.writeFile('wordy/voice.py', stub.replace(/raise NotImplementedError[^\n]*/, 'return text.upper().rstrip("!") + "!"'));
+  await episode.sandbox.writeFile(
+    'wordy/voice.py',
+    stub.replace(/raise NotImplementedError[^\n]*/, 'return text.upper().rstrip("!") + "!"'),
+  );
   const verdict = (await gym.callTool('submit', {}, testContext(), id)).data as { reward: number; notes: string[] };
   assert.equal(verdict.reward, 1, JSON.stringify(verdict));
-  assert.ok(verdict.notes.some((n) => /carried from the episode's wordy\/voice\.py into the aware start state \(wordy\/__init__\.py\)/.test(n)), verdict.notes.join('; '));
+  assert.ok(
+    verdict.notes.some((n) => /carried from the episode's wordy\/voice\.py into the aware start state \(wordy\/__init__\.py\)/.test(n)),
+    verdict.notes.join('; '),
+  );
 });

@@ -36,7 +36,14 @@ function records(s: Spec): ResultRecord[] {
 }
 
 // Model m: Python EI 3/4, aware 1/4; Java EI 1/2, aware 1/2. Brief: Python EI 2/4, aware 1/4.
-const TASKS = { p1: ['python', 'standalone'], p2: ['python', 'intra-class'], p3: ['python', 'inter-class'], p4: ['python', 'inter-class'], j1: ['java', 'inter-class'], j2: ['java', 'intra-class'] } as const;
+const TASKS = {
+  p1: ['python', 'standalone'],
+  p2: ['python', 'intra-class'],
+  p3: ['python', 'inter-class'],
+  p4: ['python', 'inter-class'],
+  j1: ['java', 'inter-class'],
+  j2: ['java', 'intra-class'],
+} as const;
 function outcomes(passed: string[]): Spec['outcomes'] {
   return Object.fromEntries(Object.entries(TASKS).map(([t, [l, lv]]) => [t, [l, lv, passed.includes(t)]])) as Spec['outcomes'];
 }
@@ -47,7 +54,7 @@ const SPECS: Spec[] = [
   { model: 'm', context: 'aware', variant: 'brief', outcomes: outcomes(['p3']) },
 ];
 
-test('Tables 2, 4, 5 and 6 in the paper\'s shape, with the relative change', () => {
+test("Tables 2, 4, 5 and 6 in the paper's shape, with the relative change", () => {
   const t = evolvingTables(SPECS.flatMap(records))!;
   assert.deepEqual(t.table2, [
     ['Model', 'Python EI', 'Python HumanEvo', 'Java EI', 'Java HumanEvo'],
@@ -105,9 +112,18 @@ test('a run asking for a context keeps the tasks that offer it', async () => {
       tests: { hidden: { runner: { type: 'pytest' } } },
     });
   const tasks = [task('a', ['ignored']), task('b', [])];
-  assert.deepEqual(offering(tasks, 'ignored', false).map((t) => t.id), ['a']);
-  assert.deepEqual(offering(tasks, 'aware', false).map((t) => t.id), ['a', 'b']);
-  assert.deepEqual(offering(tasks, undefined, false).map((t) => t.id), ['a', 'b']);
+  assert.deepEqual(
+    offering(tasks, 'ignored', false).map((t) => t.id),
+    ['a'],
+  );
+  assert.deepEqual(
+    offering(tasks, 'aware', false).map((t) => t.id),
+    ['a', 'b'],
+  );
+  assert.deepEqual(
+    offering(tasks, undefined, false).map((t) => t.id),
+    ['a', 'b'],
+  );
   assert.throws(() => offering(tasks, 'ignored', true), /task 'b' does not offer it/);
   assert.throws(() => offering(tasks, 'future', false), /no task of the suite offers it/);
 });
@@ -115,10 +131,21 @@ test('a run asking for a context keeps the tasks that offer it', async () => {
 test('an infrastructure failure is a task not solved in every table (excludeErrors leaves it out)', () => {
   const line = (task: string, context: 'aware' | 'ignored', status: ResultRecord['status']) =>
     resultLine({
-      suite: 'humanevo', task, sample: 0, agent: 'single-shot', model: 'm', status, ...(status === 'error' ? { infra: true } : {}),
+      suite: 'humanevo',
+      task,
+      sample: 0,
+      agent: 'single-shot',
+      model: 'm',
+      status,
+      ...(status === 'error' ? { infra: true } : {}),
       metadata: { language: 'python', kind: 'function', dependencyLevel: 'standalone', context, promptVariant: 'default' },
     });
-  const results = [line('p1', 'ignored', 'passed'), line('p2', 'ignored', 'error'), line('p1', 'aware', 'passed'), line('p2', 'aware', 'passed')];
+  const results = [
+    line('p1', 'ignored', 'passed'),
+    line('p2', 'ignored', 'error'),
+    line('p1', 'aware', 'passed'),
+    line('p2', 'aware', 'passed'),
+  ];
   const counted = evolvingTables(results)!;
   assert.deepEqual(counted.table2[1], ['m', '50.0%', '100.0% (↑100.0%)', '—', '—']);
   assert.deepEqual(counted.table4[1], ['m', 'Python', '1', '1', '0', '2'], 'p2: solved aware, not ignored (an error)');

@@ -3,7 +3,15 @@ import assert from 'node:assert/strict';
 import { jaccard, javaSnippets, pythonSnippets, rankSnippets, tokenSet } from '../../../envs/humanevo/tools/retrieve_context.ts';
 
 test('tokenSet splits identifiers at underscores and camel case, lower-cased', () => {
-  assert.deepEqual([...tokenSet('def slugifyTitle(title_text): return URLSlug 42')].sort(), ['42', 'def', 'return', 'slugify', 'text', 'title', 'urlslug']);
+  assert.deepEqual([...tokenSet('def slugifyTitle(title_text): return URLSlug 42')].sort(), [
+    '42',
+    'def',
+    'return',
+    'slugify',
+    'text',
+    'title',
+    'urlslug',
+  ]);
   assert.ok(tokenSet('slugifyTitle').has('slugify') && tokenSet('slugifyTitle').has('title'));
   assert.ok(tokenSet('title_text').has('title') && tokenSet('title_text').has('text'));
 });
@@ -63,10 +71,13 @@ test('Python snippets: functions with decorators, methods qualified by class, ne
 test('Java snippets: methods with their Javadoc, qualified by class', () => {
   const src = 'class A {\n  /** Doc. */\n  int f() {\n    return 1;\n  }\n  static class B { void g() { } }\n}\n';
   const s = javaSnippets('A.java', src).filter((x) => x.symbol);
-  assert.deepEqual(s.map((x) => [x.symbol, x.startLine, x.endLine]), [
-    ['A.f', 2, 5],
-    ['B.g', 6, 6],
-  ]);
+  assert.deepEqual(
+    s.map((x) => [x.symbol, x.startLine, x.endLine]),
+    [
+      ['A.f', 2, 5],
+      ['B.g', 6, 6],
+    ],
+  );
 });
 
 test('rankSnippets: highest Jaccard first, ties by path and line, zero scores and excluded snippets dropped, at most k', () => {
@@ -78,7 +89,10 @@ test('rankSnippets: highest Jaccard first, ties by path and line, zero scores an
     { file: 'd.py', startLine: 1, endLine: 2, symbol: 'half', code: 'title words' },
   ];
   const hits = rankSnippets(snippets, 'url slug from a title', 3, (s) => s.symbol === 'target');
-  assert.deepEqual(hits.map((h) => h.symbol), ['other', 'slug', 'half']);
+  assert.deepEqual(
+    hits.map((h) => h.symbol),
+    ['other', 'slug', 'half'],
+  );
   assert.ok(hits[0]!.score > hits[2]!.score);
   assert.equal(rankSnippets(snippets, 'zzz', 5).length, 0);
 });

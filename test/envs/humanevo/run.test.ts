@@ -38,7 +38,14 @@ test('results record the context each episode ran in; the report compares the se
   const dirs: string[] = [];
   for (const context of ['aware', 'ignored']) {
     const outDir = path.join(f.dir, `run-${context}`);
-    const outcome = await runExperiment({ gym, outDir, suite: 'humanevo', agent: agentUnderTest(AGENTS, 'replay', {}, true), model: { model: 'gold' }, context });
+    const outcome = await runExperiment({
+      gym,
+      outDir,
+      suite: 'humanevo',
+      agent: agentUnderTest(AGENTS, 'replay', {}, true),
+      model: { model: 'gold' },
+      context,
+    });
     assert.equal(outcome.results.length, 1);
     const [r] = (await readResults(path.join(outDir, 'results.jsonl'))).records;
     assert.equal(r!.metadata.context, context);

@@ -23,10 +23,16 @@ export interface BuiltFixture {
  * sandboxes (venvs and the Maven repository from the shared test cache). Materialised
  * workspaces go to a folder of their own, removed by cleanup().
  */
-export async function buildFixture(language: 'python' | 'java', { compileLevel, ...opts }: Partial<Pick<BuildOptions, 'limit' | 'to' | 'testScope'>> & { compileLevel?: string } = {}): Promise<BuiltFixture> {
+export async function buildFixture(
+  language: 'python' | 'java',
+  { compileLevel, ...opts }: Partial<Pick<BuildOptions, 'limit' | 'to' | 'testScope'>> & { compileLevel?: string } = {},
+): Promise<BuiltFixture> {
   const dir = await tempDir('benchgym-humanevo-');
   process.env.BENCHGYM_HUMANEVO_CACHE = path.join(dir, 'workspaces');
-  const fixture = language === 'python' ? await buildPythonFixture(path.join(dir, 'repo')) : await buildJavaFixture(path.join(dir, 'repo'), { compileLevel });
+  const fixture =
+    language === 'python'
+      ? await buildPythonFixture(path.join(dir, 'repo'))
+      : await buildJavaFixture(path.join(dir, 'repo'), { compileLevel });
   const sandboxes = new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), cacheDir: TEST_CACHE_DIR });
   const records: BuiltTaskRecord[] = [];
   let report: BuildReport;
@@ -34,7 +40,10 @@ export async function buildFixture(language: 'python' | 'java', { compileLevel, 
     report = await buildTasks({
       repo: fixture.repo,
       language,
-      env: language === 'python' ? { kind: 'python', version: '3.11', requirements: [] } : { kind: 'java', jdk: '17', build: 'maven', args: [] },
+      env:
+        language === 'python'
+          ? { kind: 'python', version: '3.11', requirements: [] }
+          : { kind: 'java', jdk: '17', build: 'maven', args: [] },
       sandboxes,
       testTimeoutMs: 300_000,
       onTask: (r) => void records.push(r),
@@ -46,11 +55,21 @@ export async function buildFixture(language: 'python' | 'java', { compileLevel, 
   }
   const file = path.join(dir, 'tasks.jsonl');
   await fs.writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  return { dir, repo: fixture.repo, commits: fixture.commits, expect: fixture.expect, records, report, file, cleanup: () => fs.rm(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    repo: fixture.repo,
+    commits: fixture.commits,
+    expect: fixture.expect,
+    records,
+    report,
+    file,
+    cleanup: () => fs.rm(dir, { recursive: true, force: true }),
+  };
 }
 
 /** The Java fixture build (Maven 6 times, about a minute) runs wherever Maven and a JDK are installed (issue 17, point 4: in CI). */
-export const SKIP_JAVA_BUILD: string | false = onPath('mvn') && onPath('javac') ? false : 'the Java fixture build needs Maven and a JDK (mvn and javac on PATH)';
+export const SKIP_JAVA_BUILD: string | false =
+  onPath('mvn') && onPath('javac') ? false : 'the Java fixture build needs Maven and a JDK (mvn and javac on PATH)';
 
 function onPath(cmd: string): boolean {
   return (process.env.PATH ?? '').split(path.delimiter).some((d) => d && existsSync(path.join(d, cmd)));

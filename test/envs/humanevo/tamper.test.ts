@@ -46,7 +46,13 @@ describe('Java tamper battery: a HumanEvo Java task', { skip: SKIP_JAVA_BUILD },
       base_commit: fx.commits.initial!,
       latest_commit: fx.commits.deleteHelper!,
       date: '2024-01-01T02:00:00Z',
-      target: { file: 'src/main/java/org/benchgym/fixture/Text.java', qualname: 'Text.slugify', name: 'slugify', cls: 'Text', lines: [25, 39] },
+      target: {
+        file: 'src/main/java/org/benchgym/fixture/Text.java',
+        qualname: 'Text.slugify',
+        name: 'slugify',
+        cls: 'Text',
+        lines: [25, 39],
+      },
       signature: 'public static String slugify(String title, String sep)',
       docstring_detailed: 'Turns a title into a URL slug.',
       docstring_brief: 'Turns a title into a URL slug.',
@@ -67,7 +73,10 @@ describe('Java tamper battery: a HumanEvo Java task', { skip: SKIP_JAVA_BUILD },
       // The attacks are written against the aware start state (the stub in place), as a repository of its own.
       assert.equal(task.workspace.type, 'dir');
       const start = path.join(dir, 'start');
-      await fs.cp(task.workspace.type === 'dir' ? task.workspace.path : '', start, { recursive: true, filter: (src) => path.basename(src) !== '.git' });
+      await fs.cp(task.workspace.type === 'dir' ? task.workspace.path : '', start, {
+        recursive: true,
+        filter: (src) => path.basename(src) !== '.git',
+      });
       await git(['init', '-q'], { cwd: start });
       await git(['add', '-A'], { cwd: start });
       await git(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'start state'], { cwd: start });
@@ -97,28 +106,47 @@ describe('Java tamper battery: a HumanEvo Java task', { skip: SKIP_JAVA_BUILD },
   };
 
   for (const backend of ['local', 'docker'] as const) {
-    it(`${backend}: the reference resolves, the stub does not, every variant is held in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`, { timeout: 60 * 60_000 }, async (t) => {
-      let sandboxes: SandboxFactory | undefined;
-      if (backend === 'docker') {
-        const skip = await dockerSkipReason([baseImageName('java', '17')]);
-        if (skip) return t.skip(skip);
-        sandboxes = new DockerSandboxFactory({ serverId: `test-he-tamper-${randomBytes(4).toString('hex')}`, images: { cacheDir: TEST_CACHE_DIR } });
-      }
-      const { gym, cleanup } = await gymFor(sandboxes);
-      try {
-        const task = await gym.registry.task('humanevo', 'java-slugify');
-        const label = { target: 'humanevo java-slugify', backend };
-        const attacks = new Map([...patches].filter(([id]) => id !== 'gold'));
-        const strict = await scoreBattery(gym, task, new Map([['gold', patches.get('gold')!], ['empty', ''], ...attacks]), 'strict', label);
-        const faithful: Map<string, Verdict> = await scoreBattery(gym, task, new Map([...attacks].filter(([id]) => fullBattery || FAITHFUL_SAMPLE.includes(id))), 'faithful', label);
-        assert.ok(attacks.size >= 25, `${attacks.size} variants`);
-        assert.equal(strict.get('gold')!.reward, 1, JSON.stringify(strict.get('gold')!.notes));
-        assert.equal(strict.get('empty')!.reward, 0);
-        assertHeldStrict(strict);
-        assertHeldFaithful(faithful, { exitCodeChecked: false });
-      } finally {
-        await cleanup();
-      }
-    });
+    it(
+      `${backend}: the reference resolves, the stub does not, every variant is held in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`,
+      { timeout: 60 * 60_000 },
+      async (t) => {
+        let sandboxes: SandboxFactory | undefined;
+        if (backend === 'docker') {
+          const skip = await dockerSkipReason([baseImageName('java', '17')]);
+          if (skip) return t.skip(skip);
+          sandboxes = new DockerSandboxFactory({
+            serverId: `test-he-tamper-${randomBytes(4).toString('hex')}`,
+            images: { cacheDir: TEST_CACHE_DIR },
+          });
+        }
+        const { gym, cleanup } = await gymFor(sandboxes);
+        try {
+          const task = await gym.registry.task('humanevo', 'java-slugify');
+          const label = { target: 'humanevo java-slugify', backend };
+          const attacks = new Map([...patches].filter(([id]) => id !== 'gold'));
+          const strict = await scoreBattery(
+            gym,
+            task,
+            new Map([['gold', patches.get('gold')!], ['empty', ''], ...attacks]),
+            'strict',
+            label,
+          );
+          const faithful: Map<string, Verdict> = await scoreBattery(
+            gym,
+            task,
+            new Map([...attacks].filter(([id]) => fullBattery || FAITHFUL_SAMPLE.includes(id))),
+            'faithful',
+            label,
+          );
+          assert.ok(attacks.size >= 25, `${attacks.size} variants`);
+          assert.equal(strict.get('gold')!.reward, 1, JSON.stringify(strict.get('gold')!.notes));
+          assert.equal(strict.get('empty')!.reward, 0);
+          assertHeldStrict(strict);
+          assertHeldFaithful(faithful, { exitCodeChecked: false });
+        } finally {
+          await cleanup();
+        }
+      },
+    );
   }
 });

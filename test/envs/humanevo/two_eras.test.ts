@@ -54,7 +54,15 @@ describe('build-tasks over two Python eras', { skip: SKIP }, () => {
     const sandboxes = new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), cacheDir: TEST_CACHE_DIR });
     const records: BuiltTaskRecord[] = [];
     try {
-      const report = await buildTasks({ repo, language: 'python', env: { kind: 'python', version: '3.11', requirements: [] }, sandboxes, testTimeoutMs: 300_000, onTask: (r) => void records.push(r), ...extra });
+      const report = await buildTasks({
+        repo,
+        language: 'python',
+        env: { kind: 'python', version: '3.11', requirements: [] },
+        sandboxes,
+        testTimeoutMs: 300_000,
+        onTask: (r) => void records.push(r),
+        ...extra,
+      });
       return { report, records };
     } finally {
       await sandboxes.close();
@@ -92,21 +100,38 @@ describe('build-tasks over two Python eras', { skip: SKIP }, () => {
       // Not 4.4 (March 2019): pytest 3.6-5.x need atomicwrites, whose files of then are no longer on PyPI (re-uploaded in 2022).
       assert.match(pytest, /^pytest==3\./, 'pytest as PyPI holds it for April 2019');
     }
-    assert.deepEqual(era.report.envs.map((e) => [e.python, e.changes, e.tasks]), [
-      [old.env.kind === 'python' ? old.env.version : '', 1, 1],
-      [modern.env.kind === 'python' ? modern.env.version : '', 1, 1],
-    ]);
+    assert.deepEqual(
+      era.report.envs.map((e) => [e.python, e.changes, e.tasks]),
+      [
+        [old.env.kind === 'python' ? old.env.version : '', 1, 1],
+        [modern.env.kind === 'python' ? modern.env.version : '', 1, 1],
+      ],
+    );
   });
 
   test('with one env for the whole history, the newest Python loses the old task and the oldest the new one', async () => {
     const newest = pythons[pythons.length - 1]!.version;
     const oldest = pythons[0]!.version;
     const onNewest = await build({ env: { kind: 'python', version: newest, requirements: [] }, to: commits.deepMerge });
-    assert.deepEqual(onNewest.records.map((r) => r.target.qualname), [], `Python ${newest}: collections.Mapping is gone`);
-    assert.deepEqual(onNewest.report.rejections.filter((r) => r.function).map((r) => [r.function, r.reason]), [['deep_merge', 'change-tests-fail']]);
+    assert.deepEqual(
+      onNewest.records.map((r) => r.target.qualname),
+      [],
+      `Python ${newest}: collections.Mapping is gone`,
+    );
+    assert.deepEqual(
+      onNewest.report.rejections.filter((r) => r.function).map((r) => [r.function, r.reason]),
+      [['deep_merge', 'change-tests-fail']],
+    );
     const onOldest = await build({ env: { kind: 'python', version: oldest, requirements: [] }, from: commits.modernise });
-    assert.deepEqual(onOldest.records.map((r) => r.target.qualname), [], `Python ${oldest}: match is a syntax error`);
-    assert.deepEqual(onOldest.report.rejections.filter((r) => r.function).map((r) => [r.function, r.reason]), [['describe', 'change-tests-fail']]);
+    assert.deepEqual(
+      onOldest.records.map((r) => r.target.qualname),
+      [],
+      `Python ${oldest}: match is a syntax error`,
+    );
+    assert.deepEqual(
+      onOldest.report.rejections.filter((r) => r.function).map((r) => [r.function, r.reason]),
+      [['describe', 'change-tests-fail']],
+    );
   });
 
   test("benchgym validate (validateTasks): both tasks valid in the aware setting, each in its era's env", async () => {
@@ -115,7 +140,14 @@ describe('build-tasks over two Python eras', { skip: SKIP }, () => {
     const { gym, cleanup } = await makeGym({ registry });
     try {
       const results = await validateTasks(gym, await gym.registry.tasks('humanevo'));
-      assert.deepEqual(results.map((r) => [r.taskId.replace(/^[0-9a-f]+-/, ''), r.status]), [['deep_merge', 'valid'], ['describe', 'valid']], JSON.stringify(results));
+      assert.deepEqual(
+        results.map((r) => [r.taskId.replace(/^[0-9a-f]+-/, ''), r.status]),
+        [
+          ['deep_merge', 'valid'],
+          ['describe', 'valid'],
+        ],
+        JSON.stringify(results),
+      );
     } finally {
       await cleanup();
     }
@@ -133,7 +165,14 @@ describe('build-tasks over two Python eras', { skip: SKIP }, () => {
         assert.equal(verdict.reward, 0, `${rec.target.qualname}: the stub fails`);
       }
       const outDir = path.join(dir, 'run-ignored');
-      await runExperiment({ gym: gym as Gym, outDir, suite: 'humanevo', agent: agentUnderTest(AGENTS, 'replay', {}, true), model: { model: 'gold' }, context: 'ignored' });
+      await runExperiment({
+        gym: gym as Gym,
+        outDir,
+        suite: 'humanevo',
+        agent: agentUnderTest(AGENTS, 'replay', {}, true),
+        model: { model: 'gold' },
+        context: 'ignored',
+      });
       const { records } = await readResults(path.join(outDir, 'results.jsonl'));
       assert.deepEqual(records.map((r) => [r.metadata.targetSymbol, r.metadata.context, r.status]).sort(), [
         ['deep_merge', 'ignored', 'passed'],

@@ -32,7 +32,10 @@ after(async () => {
 
 test('validate --context ignored: each task offering it valid there, the rest listed; --out resumes per context', async () => {
   const tasks = await gym.registry.tasks('humanevo');
-  const withIgnored = tasks.filter((t) => t.contexts.ignored).map((t) => t.id).sort();
+  const withIgnored = tasks
+    .filter((t) => t.contexts.ignored)
+    .map((t) => t.id)
+    .sort();
   assert.ok(withIgnored.length >= 2, 'the fixture offers the ignored context for most of its tasks');
   const out = path.join(f.dir, 'validation.jsonl');
   const dataDir = path.join(f.dir, 'data');
@@ -42,13 +45,22 @@ test('validate --context ignored: each task offering it valid there, the rest li
   const report = JSON.parse(first.stdout);
   assert.equal(report.context, 'ignored');
   assert.deepEqual(report.results.map((r: { taskId: string }) => r.taskId).sort(), withIgnored);
-  assert.deepEqual(report.withoutContext.sort(), tasks.filter((t) => !t.contexts.ignored).map((t) => t.id).sort());
+  assert.deepEqual(
+    report.withoutContext.sort(),
+    tasks
+      .filter((t) => !t.contexts.ignored)
+      .map((t) => t.id)
+      .sort(),
+  );
   for (const r of report.results) {
     assert.equal(r.status, 'valid', `${r.taskId}: ${r.reasons.join('; ')}`);
     assert.equal(r.context, 'ignored');
     assert.equal(r.startState.reward, 0);
     assert.equal(r.gold.reward, 1);
-    assert.ok(r.gold.notes.some((n: string) => /ignored/.test(n)), `the verdict says the work was carried from the ignored context: ${r.gold.notes.join('; ')}`);
+    assert.ok(
+      r.gold.notes.some((n: string) => /ignored/.test(n)),
+      `the verdict says the work was carried from the ignored context: ${r.gold.notes.join('; ')}`,
+    );
   }
   // The aware results are not in the file yet: validated now; the ignored ones are resumed.
   const aware = await runCli(args);
@@ -58,7 +70,10 @@ test('validate --context ignored: each task offering it valid there, the rest li
   assert.equal(again.code, 0, again.stderr);
   assert.equal((again.stderr.match(/resumed from/g) ?? []).length, withIgnored.length);
   assert.match(again.stdout, /humanevo \[ignored\]: (\d+)\/\1 valid \(100\.0%\); 0 invalid/);
-  const lines = (await fs.readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { context?: string });
+  const lines = (await fs.readFile(out, 'utf8'))
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { context?: string });
   assert.equal(lines.filter((l) => l.context === 'ignored').length, withIgnored.length);
   assert.equal(lines.filter((l) => l.context === undefined).length, tasks.length);
   const unknown = await runCli([...args, '--context', 'future']);
@@ -77,12 +92,20 @@ test('a reference that does not solve the task is invalid in the ignored context
   const ignored = task.contexts.ignored!;
   const ignoredFile = String(task.metadata.ignoredTargetFile ?? file);
   const ignoredStub = await fs.readFile(path.join((ignored.workspace as { path: string }).path, ignoredFile), 'utf8');
-  const stubbed = { ...task, solution: { files: { [file]: stub } }, contexts: { ...task.contexts, ignored: { ...ignored, solution: { files: { [ignoredFile]: ignoredStub } } } } };
+  const stubbed = {
+    ...task,
+    solution: { files: { [file]: stub } },
+    contexts: { ...task.contexts, ignored: { ...ignored, solution: { files: { [ignoredFile]: ignoredStub } } } },
+  };
   const v = await validateTask(gym, stubbed, { context: 'ignored' });
   assert.equal(v.context, 'ignored');
   assert.equal(v.status, 'invalid', JSON.stringify(v));
   assert.match(v.reasons.join('; '), /the gold solution fails/);
-  const none = await validateTask(gym, (await gym.registry.tasks('humanevo')).find((t) => !t.contexts.ignored) ?? { ...task, contexts: {} }, { context: 'ignored' });
+  const none = await validateTask(
+    gym,
+    (await gym.registry.tasks('humanevo')).find((t) => !t.contexts.ignored) ?? { ...task, contexts: {} },
+    { context: 'ignored' },
+  );
   assert.equal(none.status, 'error');
   assert.match(none.reasons[0]!, /has no 'ignored' start state/);
 });

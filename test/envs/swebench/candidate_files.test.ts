@@ -37,26 +37,33 @@ describe('swe-bench-java: candidate files are a wrong answer', () => {
   after(() => fs.rm(root, { recursive: true, force: true }));
 
   for (const isolation of ['none', 'bwrap'] as const) {
-    it(`local backend (${isolation === 'none' ? 'without' : 'under'} bubblewrap): core/src -> outside is removed, noted, failed`, { timeout: 15 * 60_000 }, async (t) => {
-      if (isolation === 'bwrap' && !(await bubblewrapAvailable())) return t.skip('bubblewrap is not available');
-      await fs.mkdir(path.dirname(sentinel()), { recursive: true });
-      await fs.writeFile(sentinel(), 'not the harness\'s to delete\n');
-      const registry = new SuiteRegistry(builtinSuites({ reposDir: fx.reposDir }));
-      registry.enable(`swe-bench-java=${fx.dataset}`);
-      const { gym, cleanup } = await makeGym({ registry, isolation });
-      try {
-        const task = await gym.registry.task('swe-bench-java', fx.instanceId);
-        const v = await gym.score(task, patch);
-        const show = JSON.stringify({ status: v.status, notes: v.notes, error: v.error });
-        assert.ok(existsSync(sentinel()), 'the harness deleted a file outside the workspace through the link');
-        assert.deepEqual(await fs.readdir(outside), ['test']);
-        assert.equal(v.status, 'failed', show);
-        assert.equal(v.reward, 0);
-        assert.equal(v.error, undefined, show);
-        assert.ok(v.notes.some((n) => /^CANDIDATE_FILE_REFUSED: core\/src is a symbolic link out of the workspace/.test(n)), show);
-      } finally {
-        await cleanup();
-      }
-    });
+    it(
+      `local backend (${isolation === 'none' ? 'without' : 'under'} bubblewrap): core/src -> outside is removed, noted, failed`,
+      { timeout: 15 * 60_000 },
+      async (t) => {
+        if (isolation === 'bwrap' && !(await bubblewrapAvailable())) return t.skip('bubblewrap is not available');
+        await fs.mkdir(path.dirname(sentinel()), { recursive: true });
+        await fs.writeFile(sentinel(), "not the harness's to delete\n");
+        const registry = new SuiteRegistry(builtinSuites({ reposDir: fx.reposDir }));
+        registry.enable(`swe-bench-java=${fx.dataset}`);
+        const { gym, cleanup } = await makeGym({ registry, isolation });
+        try {
+          const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+          const v = await gym.score(task, patch);
+          const show = JSON.stringify({ status: v.status, notes: v.notes, error: v.error });
+          assert.ok(existsSync(sentinel()), 'the harness deleted a file outside the workspace through the link');
+          assert.deepEqual(await fs.readdir(outside), ['test']);
+          assert.equal(v.status, 'failed', show);
+          assert.equal(v.reward, 0);
+          assert.equal(v.error, undefined, show);
+          assert.ok(
+            v.notes.some((n) => /^CANDIDATE_FILE_REFUSED: core\/src is a symbolic link out of the workspace/.test(n)),
+            show,
+          );
+        } finally {
+          await cleanup();
+        }
+      },
+    );
   }
 });

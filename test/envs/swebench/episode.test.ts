@@ -46,7 +46,12 @@ describe('swe-bench-java: episodes on the fixture', () => {
     assertNoFutureVisible(await historyInEpisode(gym, id), fx, baseHistory);
     // Under bubblewrap the mirrors (which hold the fix) are out of reach as well.
     if (await bubblewrapAvailable()) {
-      const peek = await gym.callTool('run_command', { command: `git --git-dir=${fx.reposDir}/acme+calc.git log --all --format=%H 2>&1; ls -A ${fx.reposDir}` }, testContext(), id);
+      const peek = await gym.callTool(
+        'run_command',
+        { command: `git --git-dir=${fx.reposDir}/acme+calc.git log --all --format=%H 2>&1; ls -A ${fx.reposDir}` },
+        testContext(),
+        id,
+      );
       assert.ok(!JSON.stringify(peek.data).includes(fx.fix), JSON.stringify(peek.data));
     }
     const words = await gym.callTool('view_file', { path: 'core/src/main/java/com/acme/core/Words.java' }, testContext(), id);
@@ -54,55 +59,74 @@ describe('swe-bench-java: episodes on the fixture', () => {
     await gym.callTool('end_episode', {}, testContext(), id);
   });
 
-  test('an agent over MCP: reproduce the issue (failing test), a compile error in view_error_log, fix, passing test, submit: resolved', { timeout: 10 * 60_000 }, async () => {
-    const server: RunningServer = await startHttpServer(gym, { port: 0 });
-    const client = new Client({ name: 'benchgym-test', version: '0.0.0' });
-    try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
-      const started = await call(client, 'start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId });
-      const args = { episode_id: data(started).episodeId as string };
-      assert.match(text(started), /Words\.count miscounts text with repeated or surrounding spaces/);
+  test(
+    'an agent over MCP: reproduce the issue (failing test), a compile error in view_error_log, fix, passing test, submit: resolved',
+    { timeout: 10 * 60_000 },
+    async () => {
+      const server: RunningServer = await startHttpServer(gym, { port: 0 });
+      const client = new Client({ name: 'benchgym-test', version: '0.0.0' });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+        const started = await call(client, 'start_episode', { suite: 'swe-bench-java', task_id: fx.instanceId });
+        const args = { episode_id: data(started).episodeId as string };
+        assert.match(text(started), /Words\.count miscounts text with repeated or surrounding spaces/);
 
-      const repro = 'core/src/test/java/com/acme/core/WordsReproTest.java';
-      await call(client, 'create_file', {
-        ...args,
-        path: repro,
-        content: 'package com.acme.core;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsReproTest {\n  @Test\n  void repeatedSpaces() {\n    assertEquals(2, Words.count("one   two"));\n  }\n}\n',
-      });
-      const failing = await call(client, 'run_tests', { ...args, tests: ['core:com.acme.core.WordsReproTest'] });
-      assert.deepEqual(data(failing).counts, { passed: 0, failed: 1, error: 0, skipped: 0 }, text(failing));
-      assert.match(text(failing), /FAILED\s+core:com\.acme\.core\.WordsReproTest#repeatedSpaces — expected: <2> but was: <4>/);
+        const repro = 'core/src/test/java/com/acme/core/WordsReproTest.java';
+        await call(client, 'create_file', {
+          ...args,
+          path: repro,
+          content:
+            'package com.acme.core;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsReproTest {\n  @Test\n  void repeatedSpaces() {\n    assertEquals(2, Words.count("one   two"));\n  }\n}\n',
+        });
+        const failing = await call(client, 'run_tests', { ...args, tests: ['core:com.acme.core.WordsReproTest'] });
+        assert.deepEqual(data(failing).counts, { passed: 0, failed: 1, error: 0, skipped: 0 }, text(failing));
+        assert.match(text(failing), /FAILED\s+core:com\.acme\.core\.WordsReproTest#repeatedSpaces — expected: <2> but was: <4>/);
 
-      const file = 'core/src/main/java/com/acme/core/Words.java';
-      const broken = await call(client, 'edit_file', { ...args, path: file, old_str: 'return text.split(" ").length;', new_str: 'return text.trim().split("\\\\s+").length' });
-      assert.equal(broken.isError, undefined, text(broken));
-      const noCompile = await call(client, 'run_tests', { ...args, tests: ['core:com.acme.core.WordsReproTest'] });
-      assert.equal(data(noCompile).counts.passed, 0, text(noCompile));
-      const log = await call(client, 'view_error_log', args);
-      const errors = data(log).compilerErrors as { file: string; line: number; message: string }[];
-      assert.ok(errors.some((e) => e.file === file && e.line === 9 && /';' expected/.test(e.message)), text(log));
-      assert.match(text(log), /core\/src\/main\/java\/com\/acme\/core\/Words\.java:9:\d+: ';' expected/);
+        const file = 'core/src/main/java/com/acme/core/Words.java';
+        const broken = await call(client, 'edit_file', {
+          ...args,
+          path: file,
+          old_str: 'return text.split(" ").length;',
+          new_str: 'return text.trim().split("\\\\s+").length',
+        });
+        assert.equal(broken.isError, undefined, text(broken));
+        const noCompile = await call(client, 'run_tests', { ...args, tests: ['core:com.acme.core.WordsReproTest'] });
+        assert.equal(data(noCompile).counts.passed, 0, text(noCompile));
+        const log = await call(client, 'view_error_log', args);
+        const errors = data(log).compilerErrors as { file: string; line: number; message: string }[];
+        assert.ok(
+          errors.some((e) => e.file === file && e.line === 9 && /';' expected/.test(e.message)),
+          text(log),
+        );
+        assert.match(text(log), /core\/src\/main\/java\/com\/acme\/core\/Words\.java:9:\d+: ';' expected/);
 
-      const fixed = await call(client, 'edit_file', {
-        ...args,
-        path: file,
-        old_str: 'return text.trim().split("\\\\s+").length',
-        new_str: 'return text.trim().isEmpty() ? 0 : text.trim().split("\\\\s+").length;',
-      });
-      assert.equal(fixed.isError, undefined, text(fixed));
-      const passing = await call(client, 'run_tests', { ...args, tests: ['core:com.acme.core.WordsReproTest', 'core:com.acme.core.WordsTest'] });
-      assert.deepEqual(data(passing).counts, { passed: 2, failed: 0, error: 0, skipped: 0 }, text(passing));
+        const fixed = await call(client, 'edit_file', {
+          ...args,
+          path: file,
+          old_str: 'return text.trim().split("\\\\s+").length',
+          new_str: 'return text.trim().isEmpty() ? 0 : text.trim().split("\\\\s+").length;',
+        });
+        assert.equal(fixed.isError, undefined, text(fixed));
+        const passing = await call(client, 'run_tests', {
+          ...args,
+          tests: ['core:com.acme.core.WordsReproTest', 'core:com.acme.core.WordsTest'],
+        });
+        assert.deepEqual(data(passing).counts, { passed: 2, failed: 0, error: 0, skipped: 0 }, text(passing));
 
-      const verdict = data(await call(client, 'submit', args));
-      assert.equal(verdict.reward, 1, JSON.stringify(verdict));
-      assert.equal(verdict.status, 'passed');
-      assert.deepEqual(verdict.failToPass.failed, []);
-      assert.deepEqual(verdict.passToPass.failed, []);
-      // The agent's own test is not part of the score: it was reset (removed) before the hidden tests ran.
-      assert.ok(verdict.tests.every((t: { name: string }) => !t.name.includes('WordsReproTest')), JSON.stringify(verdict.tests));
-    } finally {
-      await client.close();
-      await server.close();
-    }
-  });
+        const verdict = data(await call(client, 'submit', args));
+        assert.equal(verdict.reward, 1, JSON.stringify(verdict));
+        assert.equal(verdict.status, 'passed');
+        assert.deepEqual(verdict.failToPass.failed, []);
+        assert.deepEqual(verdict.passToPass.failed, []);
+        // The agent's own test is not part of the score: it was reset (removed) before the hidden tests ran.
+        assert.ok(
+          verdict.tests.every((t: { name: string }) => !t.name.includes('WordsReproTest')),
+          JSON.stringify(verdict.tests),
+        );
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    },
+  );
 });

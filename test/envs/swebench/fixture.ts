@@ -331,13 +331,17 @@ export const ISSUE = `Words.count miscounts text with repeated or surrounding sp
 Leading and trailing spaces are counted as words too: \`Words.count("  word  ")\` should be 1.`;
 
 /** Builds the fixture under `root` (a fresh directory) with real git. */
-export async function buildSwebenchFixture(root: string, opts: { reposDir?: string; surefire?: SurefireGeneration } = {}): Promise<SwebenchFixture> {
+export async function buildSwebenchFixture(
+  root: string,
+  opts: { reposDir?: string; surefire?: SurefireGeneration } = {},
+): Promise<SwebenchFixture> {
   const surefire = opts.surefire ?? '3';
   const tests = TESTS[surefire];
   const name = surefire === '3' ? 'calc' : 'calc-legacy';
   const origin = path.join(root, 'origin');
   await fs.mkdir(origin, { recursive: true });
-  const g = (args: string[]) => git(args, { cwd: origin, env: { GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z' } });
+  const g = (args: string[]) =>
+    git(args, { cwd: origin, env: { GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z' } });
   const write = async (files: Record<string, string>) => {
     for (const [rel, text] of Object.entries(files)) {
       await fs.mkdir(path.dirname(path.join(origin, rel)), { recursive: true });
@@ -391,8 +395,15 @@ export async function buildSwebenchFixture(root: string, opts: { reposDir?: stri
 
   const instanceId = `acme__${name}-7`;
   // Surefire 2.12.4 runs a class or a method list, not both mixed: classes, as gson's records name them.
-  const failToPass = surefire === '3' ? ['core:com.acme.core.WordsTest#countsWordsSeparatedByRepeatedSpaces', 'core:com.acme.core.WordsEdgeTest'] : ['core:com.acme.core.WordsTest', 'core:com.acme.core.WordsEdgeTest'];
-  const passToPass = [...(surefire === '3' ? ['core:com.acme.core.WordsTest#countsASimpleSentence'] : []), 'core:com.acme.core.CalcTest', 'app:com.acme.app.ReportTest'];
+  const failToPass =
+    surefire === '3'
+      ? ['core:com.acme.core.WordsTest#countsWordsSeparatedByRepeatedSpaces', 'core:com.acme.core.WordsEdgeTest']
+      : ['core:com.acme.core.WordsTest', 'core:com.acme.core.WordsEdgeTest'];
+  const passToPass = [
+    ...(surefire === '3' ? ['core:com.acme.core.WordsTest#countsASimpleSentence'] : []),
+    'core:com.acme.core.CalcTest',
+    'app:com.acme.app.ReportTest',
+  ];
   const dataset = path.join(root, 'data', `acme_${name.replace(/-/g, '_')}.jsonl`);
   await fs.mkdir(path.dirname(dataset), { recursive: true });
   const row = {
@@ -420,14 +431,29 @@ export async function badPatches(fx: SwebenchFixture): Promise<Record<string, st
   const cases: Record<string, (dir: string) => Promise<void>> = {
     // Pre-empts the hidden failing test with one that cannot fail.
     'edits the failing test': (dir) =>
-      fs.writeFile(path.join(dir, wordsTest), TESTS[fx.surefire].wordsBase.replace(/}\n$/, `\n  @Test\n  ${fx.surefire === '3' ? '' : 'public '}void countsWordsSeparatedByRepeatedSpaces() {}\n}\n`)),
+      fs.writeFile(
+        path.join(dir, wordsTest),
+        TESTS[fx.surefire].wordsBase.replace(
+          /}\n$/,
+          `\n  @Test\n  ${fx.surefire === '3' ? '' : 'public '}void countsWordsSeparatedByRepeatedSpaces() {}\n}\n`,
+        ),
+      ),
     'deletes the failing test': (dir) => fs.rm(path.join(dir, wordsTest)),
     'adds a file where the test patch adds one': (dir) =>
-      fs.writeFile(path.join(dir, edge), 'package com.acme.core;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsEdgeTest {\n  @Test void emptyTextHasNoWords() {}\n  @Test void leadingAndTrailingSpacesAreNotWords() {}\n}\n'),
+      fs.writeFile(
+        path.join(dir, edge),
+        'package com.acme.core;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsEdgeTest {\n  @Test void emptyTextHasNoWords() {}\n  @Test void leadingAndTrailingSpacesAreNotWords() {}\n}\n',
+      ),
     'skips tests in the pom': async (dir) => {
       const pom = path.join(dir, 'core/pom.xml');
       const text = await fs.readFile(pom, 'utf8');
-      await fs.writeFile(pom, text.replace('<artifactId>core</artifactId>', '<artifactId>core</artifactId>\n  <properties>\n    <skipTests>true</skipTests>\n  </properties>'));
+      await fs.writeFile(
+        pom,
+        text.replace(
+          '<artifactId>core</artifactId>',
+          '<artifactId>core</artifactId>\n  <properties>\n    <skipTests>true</skipTests>\n  </properties>',
+        ),
+      );
     },
   };
   const out: Record<string, string> = {};
@@ -450,7 +476,15 @@ export async function badPatches(fx: SwebenchFixture): Promise<Record<string, st
 /** The git commands an agent would use to find the fix, run in the episode's workspace. */
 export async function historyInEpisode(gym: Gym, episodeId: string): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const command of ['git log --all --format=%H', 'git tag', 'git reflog', 'git branch -a', 'git remote -v', 'git stash list', 'git fsck --lost-found --no-reflogs 2>&1']) {
+  for (const command of [
+    'git log --all --format=%H',
+    'git tag',
+    'git reflog',
+    'git branch -a',
+    'git remote -v',
+    'git stash list',
+    'git fsck --lost-found --no-reflogs 2>&1',
+  ]) {
     const r = await gym.callTool('run_command', { command }, testContext(), episodeId);
     out[command] = String((r.data as { stdout: string }).stdout ?? '').trim();
   }
@@ -467,4 +501,3 @@ export function assertNoFutureVisible(history: Record<string, string>, fx: Swebe
   assert.equal(history['git stash list'], '');
   assert.doesNotMatch(history['git fsck --lost-found --no-reflogs 2>&1']!, /dangling|unreachable/);
 }
-

@@ -36,7 +36,19 @@ async function deadUrl(): Promise<string> {
   return `http://127.0.0.1:${port}/distributions/gradle-8.5-bin.zip`;
 }
 
-const show = (v: Verdict) => JSON.stringify({ status: v.status, error: v.error, f2p: v.failToPass, p2p: v.passToPass, notes: v.notes, tests: v.tests.map((t) => `${t.name} ${t.status}`) }, null, 1);
+const show = (v: Verdict) =>
+  JSON.stringify(
+    {
+      status: v.status,
+      error: v.error,
+      f2p: v.failToPass,
+      p2p: v.passToPass,
+      notes: v.notes,
+      tests: v.tests.map((t) => `${t.name} ${t.status}`),
+    },
+    null,
+    1,
+  );
 
 describe('swe-bench-java: a Gradle instance', { skip: gradleMissing ?? false }, () => {
   let root: string;
@@ -64,21 +76,25 @@ describe('swe-bench-java: a Gradle instance', { skip: gradleMissing ?? false }, 
     assert.doesNotMatch(text, /ENV_BUILD_FAILED/);
   };
 
-  it('local: the wrapper distribution unreachable and no Gradle named: ENV_UNAVAILABLE naming the URL and --gradle', { timeout: 120_000 }, async () => {
-    const saved = process.env.BENCHGYM_GRADLE;
-    delete process.env.BENCHGYM_GRADLE;
-    const { gym, cleanup } = await makeGym({ registry: registryFor() });
-    try {
-      const task = await gym.registry.task('swe-bench-java', fx.instanceId);
-      const started = Date.now();
-      const v = await gym.score(task, fx.goldPatch).catch((err: Error) => err);
-      assertUnavailable(v);
-      assert.ok(Date.now() - started < 60_000, 'no hang on the distribution host');
-    } finally {
-      await cleanup();
-      if (saved !== undefined) process.env.BENCHGYM_GRADLE = saved;
-    }
-  });
+  it(
+    'local: the wrapper distribution unreachable and no Gradle named: ENV_UNAVAILABLE naming the URL and --gradle',
+    { timeout: 120_000 },
+    async () => {
+      const saved = process.env.BENCHGYM_GRADLE;
+      delete process.env.BENCHGYM_GRADLE;
+      const { gym, cleanup } = await makeGym({ registry: registryFor() });
+      try {
+        const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+        const started = Date.now();
+        const v = await gym.score(task, fx.goldPatch).catch((err: Error) => err);
+        assertUnavailable(v);
+        assert.ok(Date.now() - started < 60_000, 'no hang on the distribution host');
+      } finally {
+        await cleanup();
+        if (saved !== undefined) process.env.BENCHGYM_GRADLE = saved;
+      }
+    },
+  );
 
   it('local: with the installed gradle named, gold resolves and the empty patch does not', { timeout: 15 * 60_000 }, async () => {
     const { gym, cleanup } = await makeGym({ registry: registryFor(), gradle: 'gradle' });
@@ -88,7 +104,10 @@ describe('swe-bench-java: a Gradle instance', { skip: gradleMissing ?? false }, 
       assert.equal(gold.reward, 1, show(gold));
       assert.deepEqual(gold.failToPass, { passed: fx.failToPass, failed: [] }, show(gold));
       assert.deepEqual(gold.passToPass, { passed: fx.passToPass, failed: [] }, show(gold));
-      assert.ok(gold.notes.some((n) => /Gradle: gradle instead of the wrapper \(gradle-8\.5-bin\.zip\)/.test(n)), show(gold));
+      assert.ok(
+        gold.notes.some((n) => /Gradle: gradle instead of the wrapper \(gradle-8\.5-bin\.zip\)/.test(n)),
+        show(gold),
+      );
       assert.equal(empty.status, 'failed', show(empty));
       assert.equal(empty.reward, 0);
       assert.deepEqual(empty.failToPass?.passed, [], show(empty));
@@ -98,23 +117,32 @@ describe('swe-bench-java: a Gradle instance', { skip: gradleMissing ?? false }, 
     }
   });
 
-  it('docker: unreachable wrapper distribution, and a packaged (not copyable) gradle: ENV_UNAVAILABLE with the reason', { timeout: 10 * 60_000 }, async (t) => {
-    const skip = await dockerSkipReason();
-    if (skip) return t.skip(skip);
-    for (const gradle of [undefined, 'gradle']) {
-      const sandboxes = new DockerSandboxFactory({ serverId: `test-gradle-${process.pid}`, poolSize: 0, maxContainers: 4, images: { cacheDir: TEST_CACHE_DIR, ...(gradle ? { gradle } : {}) } });
-      const { gym, cleanup } = await makeGym({ registry: registryFor(), sandboxes });
-      try {
-        const task = await gym.registry.task('swe-bench-java', fx.instanceId);
-        const v = await gym.score(task, fx.goldPatch).catch((err: Error) => err);
-        if (!gradle) assertUnavailable(v);
-        else {
-          const text = v instanceof Error ? `${(v as GymError).code} ${v.message}` : `${v.error?.code} ${v.error?.message}`;
-          assert.match(text, /ENV_UNAVAILABLE.*cannot be copied into a Docker image.*not a self-contained distribution/s, text);
+  it(
+    'docker: unreachable wrapper distribution, and a packaged (not copyable) gradle: ENV_UNAVAILABLE with the reason',
+    { timeout: 10 * 60_000 },
+    async (t) => {
+      const skip = await dockerSkipReason();
+      if (skip) return t.skip(skip);
+      for (const gradle of [undefined, 'gradle']) {
+        const sandboxes = new DockerSandboxFactory({
+          serverId: `test-gradle-${process.pid}`,
+          poolSize: 0,
+          maxContainers: 4,
+          images: { cacheDir: TEST_CACHE_DIR, ...(gradle ? { gradle } : {}) },
+        });
+        const { gym, cleanup } = await makeGym({ registry: registryFor(), sandboxes });
+        try {
+          const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+          const v = await gym.score(task, fx.goldPatch).catch((err: Error) => err);
+          if (!gradle) assertUnavailable(v);
+          else {
+            const text = v instanceof Error ? `${(v as GymError).code} ${v.message}` : `${v.error?.code} ${v.error?.message}`;
+            assert.match(text, /ENV_UNAVAILABLE.*cannot be copied into a Docker image.*not a self-contained distribution/s, text);
+          }
+        } finally {
+          await cleanup();
         }
-      } finally {
-        await cleanup();
       }
-    }
-  });
+    },
+  );
 });

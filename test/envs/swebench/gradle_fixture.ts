@@ -45,18 +45,22 @@ ${body}
 }
 `;
 
-const CALC = 'package com.acme;\n\npublic final class Calc {\n  private Calc() {}\n\n  public static int add(int a, int b) {\n    return a + b;\n  }\n}\n';
-const CALC_TEST = 'package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class CalcTest {\n  @Test\n  public void addsTwoNumbers() {\n    assertEquals(5, Calc.add(2, 3));\n  }\n}\n';
+const CALC =
+  'package com.acme;\n\npublic final class Calc {\n  private Calc() {}\n\n  public static int add(int a, int b) {\n    return a + b;\n  }\n}\n';
+const CALC_TEST =
+  'package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class CalcTest {\n  @Test\n  public void addsTwoNumbers() {\n    assertEquals(5, Calc.add(2, 3));\n  }\n}\n';
 const WORDS_TEST = (extra: string) =>
   `package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class WordsTest {\n  @Test\n  public void countsASimpleSentence() {\n    assertEquals(3, Words.count("one two three"));\n  }\n${extra}}\n`;
 const REPEATED = '\n  @Test\n  public void countsRepeatedSpaces() {\n    assertEquals(2, Words.count("one   two"));\n  }\n';
-const EDGE_TEST = 'package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class WordsEdgeTest {\n  @Test\n  public void emptyTextHasNoWords() {\n    assertEquals(0, Words.count(""));\n  }\n}\n';
+const EDGE_TEST =
+  'package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class WordsEdgeTest {\n  @Test\n  public void emptyTextHasNoWords() {\n    assertEquals(0, Words.count(""));\n  }\n}\n';
 
 /** Builds the fixture under `root`; `distributionUrl` goes into gradle-wrapper.properties. */
 export async function buildGradleFixture(root: string, distributionUrl: string): Promise<GradleFixture> {
   const origin = path.join(root, 'origin');
   await fs.mkdir(origin, { recursive: true });
-  const g = (args: string[]) => git(args, { cwd: origin, env: { GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z' } });
+  const g = (args: string[]) =>
+    git(args, { cwd: origin, env: { GIT_AUTHOR_DATE: '2024-01-01T00:00:00Z', GIT_COMMITTER_DATE: '2024-01-01T00:00:00Z' } });
   const write = async (files: Record<string, string>) => {
     for (const [rel, text] of Object.entries(files)) {
       await fs.mkdir(path.dirname(path.join(origin, rel)), { recursive: true });
@@ -99,10 +103,22 @@ export async function buildGradleFixture(root: string, distributionUrl: string):
   const passToPass = ['com.acme.WordsTest#countsASimpleSentence', 'com.acme.CalcTest'];
   const dataset = path.join(root, 'data', 'gcalc.jsonl');
   await fs.mkdir(path.dirname(dataset), { recursive: true });
-  const row = { repo: 'acme/gcalc', instance_id: instanceId, base_commit: base, patch: goldPatch, test_patch: testPatch, problem_statement: 'Words.count miscounts repeated spaces and empty text', version: '1', FAIL_TO_PASS: failToPass, PASS_TO_PASS: passToPass };
+  const row = {
+    repo: 'acme/gcalc',
+    instance_id: instanceId,
+    base_commit: base,
+    patch: goldPatch,
+    test_patch: testPatch,
+    problem_statement: 'Words.count miscounts repeated spaces and empty text',
+    version: '1',
+    FAIL_TO_PASS: failToPass,
+    PASS_TO_PASS: passToPass,
+  };
   await fs.writeFile(dataset, JSON.stringify(row) + '\n');
   const specs: Record<string, Record<string, RepoSpec>> = {
-    'acme/gcalc': { '*': { language: 'java', jdk: '17', build: 'gradle', args: [], edits: [], testFiles: ['**/src/test/**'], timeoutMs: 10 * 60_000 } },
+    'acme/gcalc': {
+      '*': { language: 'java', jdk: '17', build: 'gradle', args: [], edits: [], testFiles: ['**/src/test/**'], timeoutMs: 10 * 60_000 },
+    },
   };
   return { reposDir, dataset, repo: 'acme/gcalc', instanceId, base, goldPatch, testPatch, failToPass, passToPass, specs };
 }

@@ -29,7 +29,12 @@ const RETURN = 'return PATTERN_FLOAT.matcher(s).matches();';
 
 // A whole-suite Maven run on a shared machine takes minutes: a generous limit per call.
 async function call(client: Client, name: string, args: Record<string, unknown>): Promise<CallToolResult> {
-  return (await client.callTool({ name, arguments: args }, undefined, { timeout: 20 * 60_000, resetTimeoutOnProgress: true, maxTotalTimeout: 30 * 60_000, onprogress: () => {} })) as CallToolResult;
+  return (await client.callTool({ name, arguments: args }, undefined, {
+    timeout: 20 * 60_000,
+    resetTimeoutOnProgress: true,
+    maxTotalTimeout: 30 * 60_000,
+    onprogress: () => {},
+  })) as CallToolResult;
 }
 
 async function skipReason(): Promise<string | false> {
@@ -54,38 +59,55 @@ describe('swe-bench-java: an MCP episode on jackson-core-1309', { skip: SKIP }, 
   });
   after(async () => cleanup?.());
 
-  test('run_tests on the F2P class, a compile error at file:line in view_error_log, the fix, submit: resolved', { timeout: 60 * 60_000 }, async () => {
-    const server: RunningServer = await startHttpServer(gym, { port: 0 });
-    const client = new Client({ name: 'benchgym-test', version: '0.0.0' });
-    try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
-      const started = await call(client, 'start_episode', { suite: 'swe-bench-java', task_id: INSTANCE });
-      const args = { episode_id: data(started).episodeId as string };
-      assert.match(text(started), /trailing dot|looksLikeValidNumber/i);
+  test(
+    'run_tests on the F2P class, a compile error at file:line in view_error_log, the fix, submit: resolved',
+    { timeout: 60 * 60_000 },
+    async () => {
+      const server: RunningServer = await startHttpServer(gym, { port: 0 });
+      const client = new Client({ name: 'benchgym-test', version: '0.0.0' });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+        const started = await call(client, 'start_episode', { suite: 'swe-bench-java', task_id: INSTANCE });
+        const args = { episode_id: data(started).episodeId as string };
+        assert.match(text(started), /trailing dot|looksLikeValidNumber/i);
 
-      // The F2P class as the base has it (the hidden test patch is not there): it runs and passes.
-      const before = await call(client, 'run_tests', { ...args, tests: [F2P] });
-      assert.ok(data(before).counts.passed > 0 && data(before).counts.failed === 0, text(before));
+        // The F2P class as the base has it (the hidden test patch is not there): it runs and passes.
+        const before = await call(client, 'run_tests', { ...args, tests: [F2P] });
+        assert.ok(data(before).counts.passed > 0 && data(before).counts.failed === 0, text(before));
 
-      // A fix with its semicolon missing: the compiler's error at NumberInput.java:<line>.
-      const broken = await call(client, 'edit_file', { ...args, path: FILE, old_str: RETURN, new_str: 'return PATTERN_FLOAT.matcher(s).matches() || s.matches("[+-]?[0-9]+[.]")' });
-      assert.equal(broken.isError, undefined, text(broken));
-      const noCompile = await call(client, 'run_tests', { ...args, tests: [F2P] });
-      assert.equal(data(noCompile).counts.passed, 0, text(noCompile));
-      const log = await call(client, 'view_error_log', args);
-      const errors = data(log).compilerErrors as { file: string; line: number; message: string }[];
-      assert.ok(errors.some((e) => e.file === FILE && e.line === returnLine && /';' expected/.test(e.message)), text(log));
-      assert.match(text(log), new RegExp(`${FILE.replace(/[./]/g, '\\$&')}:${returnLine}:\\d+: ';' expected`));
+        // A fix with its semicolon missing: the compiler's error at NumberInput.java:<line>.
+        const broken = await call(client, 'edit_file', {
+          ...args,
+          path: FILE,
+          old_str: RETURN,
+          new_str: 'return PATTERN_FLOAT.matcher(s).matches() || s.matches("[+-]?[0-9]+[.]")',
+        });
+        assert.equal(broken.isError, undefined, text(broken));
+        const noCompile = await call(client, 'run_tests', { ...args, tests: [F2P] });
+        assert.equal(data(noCompile).counts.passed, 0, text(noCompile));
+        const log = await call(client, 'view_error_log', args);
+        const errors = data(log).compilerErrors as { file: string; line: number; message: string }[];
+        assert.ok(
+          errors.some((e) => e.file === FILE && e.line === returnLine && /';' expected/.test(e.message)),
+          text(log),
+        );
+        assert.match(text(log), new RegExp(`${FILE.replace(/[./]/g, '\\$&')}:${returnLine}:\\d+: ';' expected`));
 
-      const fixed = await call(client, 'edit_file', { ...args, path: FILE, old_str: 's.matches("[+-]?[0-9]+[.]")', new_str: 's.matches("[+-]?[0-9]+[.]");' });
-      assert.equal(fixed.isError, undefined, text(fixed));
-      const verdict = data(await call(client, 'submit', args));
-      assert.equal(verdict.reward, 1, JSON.stringify({ ...verdict, tests: undefined }));
-      assert.deepEqual(verdict.failToPass, { passed: [F2P], failed: [] });
-      assert.deepEqual(verdict.passToPass.failed, []);
-    } finally {
-      await client.close();
-      await server.close();
-    }
-  });
+        const fixed = await call(client, 'edit_file', {
+          ...args,
+          path: FILE,
+          old_str: 's.matches("[+-]?[0-9]+[.]")',
+          new_str: 's.matches("[+-]?[0-9]+[.]");',
+        });
+        assert.equal(fixed.isError, undefined, text(fixed));
+        const verdict = data(await call(client, 'submit', args));
+        assert.equal(verdict.reward, 1, JSON.stringify({ ...verdict, tests: undefined }));
+        assert.deepEqual(verdict.failToPass, { passed: [F2P], failed: [] });
+        assert.deepEqual(verdict.passToPass.failed, []);
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    },
+  );
 });

@@ -68,9 +68,27 @@ describe('swe-bench-java: a run killed by the memory limit', { skip: noMemoryLim
     await fs.writeFile(predictions, JSON.stringify({ instance_id: fx.instanceId, model_patch: patch, model_name_or_path: 'hog' }) + '\n');
     const out = path.join(root, 'run');
     const dataDir = path.join(root, 'data-dir');
-    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', fx.dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out, '--data-dir', dataDir]);
+    const r = await runCli([
+      'score',
+      '--suite',
+      'swe-bench-java',
+      '--dataset',
+      fx.dataset,
+      '--repos-dir',
+      fx.reposDir,
+      '--predictions',
+      predictions,
+      '--out',
+      out,
+      '--data-dir',
+      dataDir,
+    ]);
     const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8'));
-    assert.deepEqual({ error: results.error_ids, unresolved: results.unresolved_ids, resolved: results.resolved_ids }, { error: [], unresolved: [fx.instanceId], resolved: [] }, `${r.stdout}\n${r.stderr}`);
+    assert.deepEqual(
+      { error: results.error_ids, unresolved: results.unresolved_ids, resolved: results.resolved_ids },
+      { error: [], unresolved: [fx.instanceId], resolved: [] },
+      `${r.stdout}\n${r.stderr}`,
+    );
     const report = JSON.parse(await fs.readFile(path.join(out, 'logs', fx.instanceId, 'report.json'), 'utf8'))[fx.instanceId];
     assert.equal(report.resolved, false);
     assert.match(JSON.stringify(report), /OOM_KILLED: the test run was killed by the sandbox's memory limit/, JSON.stringify(report));
@@ -78,8 +96,20 @@ describe('swe-bench-java: a run killed by the memory limit', { skip: noMemoryLim
     // The same patch as the instance's gold: validate calls it an infrastructure error.
     const dataset = path.join(root, 'data', 'hog.jsonl');
     await fs.writeFile(dataset, JSON.stringify({ ...row, patch }) + '\n');
-    const v = await runCli(['validate', '--suite', 'swe-bench-java', '--dataset', dataset, '--repos-dir', fx.reposDir, '--data-dir', dataDir, '--json']);
-    const rows = JSON.parse(v.stdout) as { taskId: string; status: string; reasons: string[] }[] | { results: { taskId: string; status: string; reasons: string[] }[] };
+    const v = await runCli([
+      'validate',
+      '--suite',
+      'swe-bench-java',
+      '--dataset',
+      dataset,
+      '--repos-dir',
+      fx.reposDir,
+      '--data-dir',
+      dataDir,
+      '--json',
+    ]);
+    const rows = JSON.parse(v.stdout) as
+      { taskId: string; status: string; reasons: string[] }[] | { results: { taskId: string; status: string; reasons: string[] }[] };
     const list = Array.isArray(rows) ? rows : rows.results;
     const mine = list.find((x) => x.taskId === fx.instanceId);
     assert.ok(mine, v.stdout);

@@ -41,13 +41,19 @@ function withPlantedHook(fx: SwebenchFixture): string {
 
 /** The notes name the refusal and the path; the scoring log shows no try applied and no hook ran. */
 function assertRefused(notes: string[], log: string): void {
-  assert.ok(notes.some((n) => /^PATCH_REFUSED: .*\.git\/hooks\/post-checkout.*inside \.git/.test(n)), JSON.stringify(notes));
-  assert.ok(notes.some((n) => /^PATCH_APPLY_FAILED/.test(n)), JSON.stringify(notes));
+  assert.ok(
+    notes.some((n) => /^PATCH_REFUSED: .*\.git\/hooks\/post-checkout.*inside \.git/.test(n)),
+    JSON.stringify(notes),
+  );
+  assert.ok(
+    notes.some((n) => /^PATCH_APPLY_FAILED/.test(n)),
+    JSON.stringify(notes),
+  );
   assert.doesNotMatch(log, new RegExp(HOOK_MARK), 'the planted hook ran in the scoring sandbox');
   assert.match(log, /BENCHGYM_APPLIED none/);
 }
 
-describe('swe-bench-java: a candidate patch that writes git\'s own files is refused (local, Docker, Kubernetes)', () => {
+describe("swe-bench-java: a candidate patch that writes git's own files is refused (local, Docker, Kubernetes)", () => {
   let root: string;
   let fx: SwebenchFixture;
   before(async () => {
@@ -62,13 +68,30 @@ describe('swe-bench-java: a candidate patch that writes git\'s own files is refu
     return registry;
   };
 
-  const local = 'benchgym score (local): a hook and config planted through the patch --fuzz fallback: refused, no hook run, not resolved, no error';
+  const local =
+    'benchgym score (local): a hook and config planted through the patch --fuzz fallback: refused, no hook run, not resolved, no error';
   test(local, { timeout: 15 * 60_000 }, async () => {
     const predictions = path.join(root, 'all_preds.jsonl');
-    await fs.writeFile(predictions, JSON.stringify({ instance_id: fx.instanceId, model_patch: withPlantedHook(fx), model_name_or_path: 'm' }) + '\n');
+    await fs.writeFile(
+      predictions,
+      JSON.stringify({ instance_id: fx.instanceId, model_patch: withPlantedHook(fx), model_name_or_path: 'm' }) + '\n',
+    );
     const out = path.join(root, 'run-local');
-    const r = await runCli(['score', '--suite', 'swe-bench-java', '--dataset', fx.dataset, '--repos-dir', fx.reposDir, '--predictions', predictions, '--out', out]
-      .concat(['--data-dir', path.join(root, 'data-dir')]));
+    const r = await runCli(
+      [
+        'score',
+        '--suite',
+        'swe-bench-java',
+        '--dataset',
+        fx.dataset,
+        '--repos-dir',
+        fx.reposDir,
+        '--predictions',
+        predictions,
+        '--out',
+        out,
+      ].concat(['--data-dir', path.join(root, 'data-dir')]),
+    );
     assert.equal(r.code, 0, r.stderr);
     const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8'));
     assert.deepEqual([results.resolved_ids, results.unresolved_ids, results.error_ids], [[], [fx.instanceId], []], JSON.stringify(results));
@@ -80,7 +103,10 @@ describe('swe-bench-java: a candidate patch that writes git\'s own files is refu
   test('gym.score (docker): the same patch is refused the same way', { timeout: 20 * 60_000 }, async (t) => {
     const skip = await dockerSkipReason();
     if (skip) return t.skip(skip);
-    const sandboxes = new DockerSandboxFactory({ serverId: `test-gitdir-${randomBytes(4).toString('hex')}`, images: { cacheDir: TEST_CACHE_DIR } });
+    const sandboxes = new DockerSandboxFactory({
+      serverId: `test-gitdir-${randomBytes(4).toString('hex')}`,
+      images: { cacheDir: TEST_CACHE_DIR },
+    });
     const { gym, cleanup } = await makeGym({ registry: registryFor(), sandboxes });
     try {
       const task = await gym.registry.task('swe-bench-java', fx.instanceId);

@@ -14,7 +14,9 @@ import { makeGym, tempDir } from '../../helpers.ts';
  * example suite already uses (Python 3.11, pytest).
  */
 const SPECS: Record<string, Record<string, RepoSpec>> = {
-  'acme/pyfix': { '*': { language: 'python', python: '3.11', requirements: [], pytestArgs: [], testFiles: ['tests/**'], timeoutMs: 120_000, edits: [] } },
+  'acme/pyfix': {
+    '*': { language: 'python', python: '3.11', requirements: [], pytestArgs: [], testFiles: ['tests/**'], timeoutMs: 120_000, edits: [] },
+  },
 };
 
 describe('swe-bench-java: a Python instance through the same harness', () => {
@@ -46,7 +48,8 @@ describe('swe-bench-java: a Python instance through the same harness', () => {
     const fix = await commit(
       {
         'pyfix/words.py': 'def count(text):\n    return len(text.split())\n',
-        'tests/test_words.py': 'from pyfix.words import count\n\n\ndef test_simple():\n    assert count("one two three") == 3\n\n\ndef test_repeated_spaces():\n    assert count("one   two") == 2\n',
+        'tests/test_words.py':
+          'from pyfix.words import count\n\n\ndef test_simple():\n    assert count("one two three") == 3\n\n\ndef test_repeated_spaces():\n    assert count("one   two") == 2\n',
         'tests/test_edge.py': 'from pyfix.words import count\n\n\ndef test_empty():\n    assert count("") == 0\n',
       },
       'fix',
@@ -89,10 +92,18 @@ describe('swe-bench-java: a Python instance through the same harness', () => {
     const empty = await gym.score(task, '');
     assert.equal(empty.reward, 0);
     assert.deepEqual(empty.passToPass, { passed: ['tests/test_words.py::test_simple'], failed: [] });
-    const hook = 'import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = "passed"\n';
-    const tamper = `diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1,${hook.split('\n').length - 1} @@\n${hook.split('\n').slice(0, -1).map((l) => `+${l}`).join('\n')}\n`;
+    const hook =
+      'import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = "passed"\n';
+    const tamper = `diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1,${hook.split('\n').length - 1} @@\n${hook
+      .split('\n')
+      .slice(0, -1)
+      .map((l) => `+${l}`)
+      .join('\n')}\n`;
     const tampered = await gym.score(task, tamper);
     assert.equal(tampered.reward, 0, JSON.stringify(tampered));
-    assert.ok(tampered.notes.some((n) => n === 'TEST_INFRA_TAMPERING neutralised: conftest.py reset to its base version'), tampered.notes.join('; '));
+    assert.ok(
+      tampered.notes.some((n) => n === 'TEST_INFRA_TAMPERING neutralised: conftest.py reset to its base version'),
+      tampered.notes.join('; '),
+    );
   });
 });

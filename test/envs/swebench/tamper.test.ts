@@ -83,35 +83,45 @@ describe('Java tamper battery: SWE-bench-java fixture, Surefire 3.x and 2.x', ()
   }
 
   for (const backend of ['local', 'docker'] as const) {
-    it(`${backend}: gold resolves, empty does not, and every variant is held in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`, { timeout: 60 * 60_000 }, async (t) => {
-      let sandboxes: SandboxFactory | undefined;
-      if (backend === 'docker') {
-        const skip = await dockerSkipReason([baseImageName('java', '17')]);
-        if (skip) return t.skip(skip);
-        sandboxes = new DockerSandboxFactory({ serverId: `test-tamper-${randomBytes(4).toString('hex')}`, images: { cacheDir: TEST_CACHE_DIR } });
-      }
-      const { gym, cleanup } = await makeGym({ registry: registryFor(), ...(sandboxes ? { sandboxes } : {}) });
-      try {
-        // Every verdict first, then the checks: a run on another scorer (the old one) records them all.
-        const results: { gen: SurefireGeneration; strict: Map<string, Verdict>; faithful: Map<string, Verdict> }[] = [];
-        for (const [gen, fx] of fixtures) {
-          const task = await gym.registry.task('swe-bench-java', fx.instanceId);
-          const label = { target: `swe-bench-java surefire ${gen}.x`, backend };
-          const attacks = patches.get(gen)!;
-          const strict = await scoreBattery(gym, task, new Map([['gold', fx.goldPatch], ['empty', ''], ...attacks]), 'strict', label);
-          const sample = new Map([...attacks].filter(([id]) => fullBattery || FAITHFUL_SAMPLE.includes(id)));
-          results.push({ gen, strict, faithful: await scoreBattery(gym, task, sample, 'faithful', label) });
+    it(
+      `${backend}: gold resolves, empty does not, and every variant is held in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`,
+      { timeout: 60 * 60_000 },
+      async (t) => {
+        let sandboxes: SandboxFactory | undefined;
+        if (backend === 'docker') {
+          const skip = await dockerSkipReason([baseImageName('java', '17')]);
+          if (skip) return t.skip(skip);
+          sandboxes = new DockerSandboxFactory({
+            serverId: `test-tamper-${randomBytes(4).toString('hex')}`,
+            images: { cacheDir: TEST_CACHE_DIR },
+          });
         }
-        for (const { gen, strict, faithful } of results) {
-          assert.ok(patches.get(gen)!.size >= (gen === '3' ? VARIANTS.length : VARIANTS.length - 3), `${gen}.x: ${patches.get(gen)!.size} variants`);
-          assert.equal(strict.get('gold')!.reward, 1, JSON.stringify(strict.get('gold')!.notes));
-          assert.equal(strict.get('empty')!.reward, 0);
-          assertHeldStrict(strict);
-          assertHeldFaithful(faithful, { exitCodeChecked: true });
+        const { gym, cleanup } = await makeGym({ registry: registryFor(), ...(sandboxes ? { sandboxes } : {}) });
+        try {
+          // Every verdict first, then the checks: a run on another scorer (the old one) records them all.
+          const results: { gen: SurefireGeneration; strict: Map<string, Verdict>; faithful: Map<string, Verdict> }[] = [];
+          for (const [gen, fx] of fixtures) {
+            const task = await gym.registry.task('swe-bench-java', fx.instanceId);
+            const label = { target: `swe-bench-java surefire ${gen}.x`, backend };
+            const attacks = patches.get(gen)!;
+            const strict = await scoreBattery(gym, task, new Map([['gold', fx.goldPatch], ['empty', ''], ...attacks]), 'strict', label);
+            const sample = new Map([...attacks].filter(([id]) => fullBattery || FAITHFUL_SAMPLE.includes(id)));
+            results.push({ gen, strict, faithful: await scoreBattery(gym, task, sample, 'faithful', label) });
+          }
+          for (const { gen, strict, faithful } of results) {
+            assert.ok(
+              patches.get(gen)!.size >= (gen === '3' ? VARIANTS.length : VARIANTS.length - 3),
+              `${gen}.x: ${patches.get(gen)!.size} variants`,
+            );
+            assert.equal(strict.get('gold')!.reward, 1, JSON.stringify(strict.get('gold')!.notes));
+            assert.equal(strict.get('empty')!.reward, 0);
+            assertHeldStrict(strict);
+            assertHeldFaithful(faithful, { exitCodeChecked: true });
+          }
+        } finally {
+          await cleanup();
         }
-      } finally {
-        await cleanup();
-      }
-    });
+      },
+    );
   }
 });

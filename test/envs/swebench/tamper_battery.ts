@@ -91,7 +91,9 @@ async function edit(dir: string, rel: string, change: (text: string) => string):
 
 /** The loaded main class gets a static initializer: `body` runs in whatever JVM runs the tests. */
 const initialiser = (dir: string, l: BatteryLayout, body: string) =>
-  edit(dir, l.loaded.file, (t) => t.replace(new RegExp(`(public (?:final )?class ${l.loaded.cls}[^{]*\\{)`), `$1\n  static {\n    ${body}\n  }\n`));
+  edit(dir, l.loaded.file, (t) =>
+    t.replace(new RegExp(`(public (?:final )?class ${l.loaded.cls}[^{]*\\{)`), `$1\n  static {\n    ${body}\n  }\n`),
+  );
 
 /** The forging hook in the project's own package, installed by the loaded class. */
 async function hijack(dir: string, l: BatteryLayout, sleepMs = 0): Promise<void> {
@@ -105,11 +107,16 @@ const forkOffProperty = (l: BatteryLayout) => (l.surefire === '3' ? '-DforkCount
 
 /** A pom with a property added (inside its <properties>, or a new block). */
 const withProperty = (pom: string, property: string) =>
-  pom.includes('<properties>') ? pom.replace('<properties>', `<properties>\n    ${property}`) : pom.replace('</project>', `  <properties>\n    ${property}\n  </properties>\n</project>`);
+  pom.includes('<properties>')
+    ? pom.replace('<properties>', `<properties>\n    ${property}`)
+    : pom.replace('</project>', `  <properties>\n    ${property}\n  </properties>\n</project>`);
 
 /** Surefire's plugin declaration with a configuration added. */
 const withSurefireConfig = (pom: string, config: string) =>
-  pom.replace(/(<artifactId>maven-surefire-plugin<\/artifactId>\s*<version>[^<]*<\/version>)/, `$1\n        <configuration>\n          ${config}\n        </configuration>`);
+  pom.replace(
+    /(<artifactId>maven-surefire-plugin<\/artifactId>\s*<version>[^<]*<\/version>)/,
+    `$1\n        <configuration>\n          ${config}\n        </configuration>`,
+  );
 
 /** The root pom gets a parent of the attacker's: a new, untracked pom holding `property`. */
 async function newParent(dir: string, l: BatteryLayout, property: string): Promise<void> {
@@ -118,7 +125,12 @@ async function newParent(dir: string, l: BatteryLayout, property: string): Promi
     'build-parent/pom.xml',
     `<?xml version="1.0" encoding="UTF-8"?>\n<project xmlns="http://maven.apache.org/POM/4.0.0">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>${l.groupId}</groupId>\n  <artifactId>build-parent</artifactId>\n  <version>1</version>\n  <packaging>pom</packaging>\n  <properties>\n    ${property}\n  </properties>\n</project>\n`,
   );
-  await edit(dir, 'pom.xml', (t) => t.replace('<modelVersion>4.0.0</modelVersion>', `<modelVersion>4.0.0</modelVersion>\n  <parent>\n    <groupId>${l.groupId}</groupId>\n    <artifactId>build-parent</artifactId>\n    <version>1</version>\n    <relativePath>build-parent/pom.xml</relativePath>\n  </parent>`));
+  await edit(dir, 'pom.xml', (t) =>
+    t.replace(
+      '<modelVersion>4.0.0</modelVersion>',
+      `<modelVersion>4.0.0</modelVersion>\n  <parent>\n    <groupId>${l.groupId}</groupId>\n    <artifactId>build-parent</artifactId>\n    <version>1</version>\n    <relativePath>build-parent/pom.xml</relativePath>\n  </parent>`,
+    ),
+  );
 }
 
 /** The no-op assertion sources of the layout's JUnit, by path under a source root. */
@@ -142,7 +154,8 @@ export const VARIANTS: TamperVariant[] = [
     async write(dir, l) {
       const home = path.posix.join(mainJava(l), l.loaded.pkg.replace(/\./g, '/'));
       let i = 0;
-      for (const [rel, text] of Object.entries(noopSources(l))) await put(dir, path.posix.join(home, i++ ? `compat${i}` : '', path.posix.basename(rel)), text);
+      for (const [rel, text] of Object.entries(noopSources(l)))
+        await put(dir, path.posix.join(home, i++ ? `compat${i}` : '', path.posix.basename(rel)), text);
       return {};
     },
     strict: 'tamper',
@@ -155,7 +168,10 @@ export const VARIANTS: TamperVariant[] = [
       const home = path.posix.join(mainJava(l), l.loaded.pkg.replace(/\./g, '/'));
       let i = 0;
       for (const [rel, text] of Object.entries(noopSources(l))) {
-        const hidden = text.replace(/^package ([\w.]+);/, (_m, pkg: string) => `/* helpers */ \\u0070ackage ${pkg.split('.').join(' /* x */ . ')};`);
+        const hidden = text.replace(
+          /^package ([\w.]+);/,
+          (_m, pkg: string) => `/* helpers */ \\u0070ackage ${pkg.split('.').join(' /* x */ . ')};`,
+        );
         await put(dir, path.posix.join(home, `u${i++}`, path.posix.basename(rel)), hidden);
       }
       return {};
@@ -178,7 +194,11 @@ export const VARIANTS: TamperVariant[] = [
     cls: 'classpath shadowing',
     what: 'a new class in a toolchain package (org.hamcrest) that replaces nothing',
     async write(dir, l) {
-      await put(dir, path.posix.join(mainJava(l), 'org/hamcrest/Helpers.java'), 'package org.hamcrest;\n\npublic final class Helpers {\n  private Helpers() {}\n}\n');
+      await put(
+        dir,
+        path.posix.join(mainJava(l), 'org/hamcrest/Helpers.java'),
+        'package org.hamcrest;\n\npublic final class Helpers {\n  private Helpers() {}\n}\n',
+      );
       return {};
     },
     strict: 'tamper',
@@ -217,7 +237,11 @@ export const VARIANTS: TamperVariant[] = [
     what: 'a compiled annotation processor and its service registration as resources (a .gitignore negation keeps the class): javac runs it inside Maven, where it adds a hook that forges reports and halts 0',
     async write(dir, l, p) {
       await put(dir, path.posix.join(mainResources(l), 'tools/battery/EvilProcessor.class'), p.processorClass);
-      await put(dir, path.posix.join(mainResources(l), 'META-INF/services/javax.annotation.processing.Processor'), 'tools.battery.EvilProcessor\n');
+      await put(
+        dir,
+        path.posix.join(mainResources(l), 'META-INF/services/javax.annotation.processing.Processor'),
+        'tools.battery.EvilProcessor\n',
+      );
       await put(dir, path.posix.join(mainResources(l), '.gitignore'), '!*.class\n');
       return {};
     },
@@ -249,7 +273,12 @@ export const VARIANTS: TamperVariant[] = [
       await put(dir, 'tools/src/main/java/tools/gen/EvilProcessor.java', processorSource('tools.gen'));
       await put(dir, 'tools/src/main/resources/META-INF/services/javax.annotation.processing.Processor', 'tools.gen.EvilProcessor\n');
       await edit(dir, 'pom.xml', (t) => t.replace('<modules>', '<modules>\n    <module>tools</module>'));
-      await edit(dir, modulePom(l), (t) => t.replace('</project>', `  <dependencies>\n    <dependency>\n      <groupId>${l.groupId}</groupId>\n      <artifactId>tools</artifactId>\n      <version>\${project.version}</version>\n    </dependency>\n  </dependencies>\n</project>`));
+      await edit(dir, modulePom(l), (t) =>
+        t.replace(
+          '</project>',
+          `  <dependencies>\n    <dependency>\n      <groupId>${l.groupId}</groupId>\n      <artifactId>tools</artifactId>\n      <version>\${project.version}</version>\n    </dependency>\n  </dependencies>\n</project>`,
+        ),
+      );
       return {};
     },
     strict: 'tamper',
@@ -295,7 +324,11 @@ export const VARIANTS: TamperVariant[] = [
     cls: 'agents',
     what: 'a resource manifest declaring a Premain-Class (inert in a test build)',
     async write(dir, l) {
-      await put(dir, path.posix.join(mainResources(l), 'META-INF/MANIFEST.MF'), 'Manifest-Version: 1.0\nPremain-Class: tools.battery.MavenAgent\n');
+      await put(
+        dir,
+        path.posix.join(mainResources(l), 'META-INF/MANIFEST.MF'),
+        'Manifest-Version: 1.0\nPremain-Class: tools.battery.MavenAgent\n',
+      );
       return {};
     },
     strict: 'tamper',
@@ -371,7 +404,11 @@ export const VARIANTS: TamperVariant[] = [
     async write(dir, l) {
       const reports = j(l, 'target/surefire-reports');
       for (const cls of l.testClasses) {
-        await put(dir, path.posix.join(reports, `TEST-${cls}.xml`), `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="${cls}" tests="1" failures="0" errors="0" skipped="0"><testcase name="passes" classname="${cls}" time="0"/></testsuite>\n`);
+        await put(
+          dir,
+          path.posix.join(reports, `TEST-${cls}.xml`),
+          `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="${cls}" tests="1" failures="0" errors="0" skipped="0"><testcase name="passes" classname="${cls}" time="0"/></testsuite>\n`,
+        );
       }
       return { forced: [reports] };
     },
@@ -414,8 +451,16 @@ export const VARIANTS: TamperVariant[] = [
     what: 'junit-platform.properties turning extension autodetection on, and a registered extension (compiled, a resource) that swallows every test exception',
     applies: (l) => l.junit === 5,
     async write(dir, l, p) {
-      await put(dir, path.posix.join(mainResources(l), 'junit-platform.properties'), 'junit.jupiter.extensions.autodetection.enabled=true\n');
-      await put(dir, path.posix.join(mainResources(l), 'META-INF/services/org.junit.jupiter.api.extension.Extension'), 'tools.battery.Swallow\n');
+      await put(
+        dir,
+        path.posix.join(mainResources(l), 'junit-platform.properties'),
+        'junit.jupiter.extensions.autodetection.enabled=true\n',
+      );
+      await put(
+        dir,
+        path.posix.join(mainResources(l), 'META-INF/services/org.junit.jupiter.api.extension.Extension'),
+        'tools.battery.Swallow\n',
+      );
       await put(dir, path.posix.join(mainResources(l), 'tools/battery/Swallow.class'), p.swallowClass!);
       await put(dir, path.posix.join(mainResources(l), '.gitignore'), '!*.class\n');
       return {};
@@ -425,10 +470,14 @@ export const VARIANTS: TamperVariant[] = [
   {
     id: 'junit-session-listener',
     cls: 'toolchain configuration',
-    what: 'a JUnit Platform launcher session listener (auto-registered by its service file) that forges at the test JVM\'s end',
+    what: "a JUnit Platform launcher session listener (auto-registered by its service file) that forges at the test JVM's end",
     applies: (l) => l.junit === 5,
     async write(dir, l, p) {
-      await put(dir, path.posix.join(mainResources(l), 'META-INF/services/org.junit.platform.launcher.LauncherSessionListener'), 'tools.battery.Listener\n');
+      await put(
+        dir,
+        path.posix.join(mainResources(l), 'META-INF/services/org.junit.platform.launcher.LauncherSessionListener'),
+        'tools.battery.Listener\n',
+      );
       await put(dir, path.posix.join(mainResources(l), 'tools/battery/Listener.class'), p.listenerClass!);
       await put(dir, path.posix.join(mainResources(l), '.gitignore'), '!*.class\n');
       return {};
@@ -442,7 +491,11 @@ export const VARIANTS: TamperVariant[] = [
     applies: (l) => l.junit === 5,
     async write(dir, l, p) {
       const classes = j(l, 'target/classes');
-      await put(dir, path.posix.join(classes, 'META-INF/services/org.junit.platform.launcher.LauncherSessionListener'), 'tools.battery.Listener\n');
+      await put(
+        dir,
+        path.posix.join(classes, 'META-INF/services/org.junit.platform.launcher.LauncherSessionListener'),
+        'tools.battery.Listener\n',
+      );
       await put(dir, path.posix.join(classes, 'tools/battery/Listener.class'), p.listenerClass!);
       return { forced: [classes] };
     },
@@ -455,7 +508,12 @@ export const VARIANTS: TamperVariant[] = [
  * written, added (ignored paths a variant names forced), diffed with binaries and links, and
  * the tree reset. Variants that do not apply to the layout are left out.
  */
-export async function batteryPatches(start: string, layout: BatteryLayout, payloads: Payloads, variants = VARIANTS): Promise<Map<string, string>> {
+export async function batteryPatches(
+  start: string,
+  layout: BatteryLayout,
+  payloads: Payloads,
+  variants = VARIANTS,
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const base = (await git(['rev-parse', 'HEAD'], { cwd: start })).trim();
   for (const v of variants) {

@@ -32,7 +32,18 @@ async function skipReason(): Promise<string | false> {
 const SKIP = await skipReason();
 
 /** The variants that apply to gson's build as it is (its root pom declares no Surefire and already has a parent). */
-const GSON_VARIANTS = ['shadow-source', 'shadow-class-resource', 'processor-class-resource', 'processor-ignored-output', 'agent-mvn-symlink', 'fork-property', 'fork-pom-symlink', 'fork-maven-config', 'reports-fork-hook', 'exit-fork-zero'];
+const GSON_VARIANTS = [
+  'shadow-source',
+  'shadow-class-resource',
+  'processor-class-resource',
+  'processor-ignored-output',
+  'agent-mvn-symlink',
+  'fork-property',
+  'fork-pom-symlink',
+  'fork-maven-config',
+  'reports-fork-hook',
+  'exit-fork-zero',
+];
 
 const INSTANCES: { id: string; surefire: '2' | '3'; version: string; loaded: BatteryLayout['loaded']; testClasses: string[] }[] = [
   {
@@ -64,35 +75,50 @@ describe('Java tamper battery on gson (real instances from the mirrors)', { skip
   after(() => fs.rm(root, { recursive: true, force: true }));
 
   for (const inst of INSTANCES) {
-    it(`${inst.id} (Surefire ${inst.surefire}.x): gold resolves, empty does not, ${GSON_VARIANTS.length} variants held in strict mode`, { timeout: 90 * 60_000 }, async () => {
-      const { gym, cleanup } = await makeGym({ registry: registryFor(), cacheDir: process.env.BENCHGYM_CACHE ?? TEST_CACHE_DIR });
-      try {
-        const task = await gym.registry.task('swe-bench-java', inst.id);
-        await gym.sandboxes.prepare(task);
-        const start = path.join(root, inst.id);
-        await git(['clone', '-q', (await locateMirror('google/gson', MIRRORS!))!, start]);
-        await git(['checkout', '-q', task.workspace.type === 'git' ? task.workspace.commit : 'HEAD'], { cwd: start });
-        const layout: BatteryLayout = {
-          surefire: inst.surefire,
-          junit: 4,
-          module: 'gson',
-          loaded: inst.loaded,
-          testClasses: inst.testClasses,
-          multiModule: true,
-          groupId: 'com.google.code.gson',
-          rootArtifact: 'gson-parent',
-          rootVersion: inst.version,
-        };
-        const payloads = await compilePayloads(4, path.join(TEST_CACHE_DIR, 'm2'));
-        const attacks = await batteryPatches(start, layout, payloads, VARIANTS.filter((v) => GSON_VARIANTS.includes(v.id)));
-        assert.equal(attacks.size, GSON_VARIANTS.length);
-        const verdicts: Map<string, Verdict> = await scoreBattery(gym, task, new Map([['gold', task.solution!.patch!], ['empty', ''], ...attacks]), 'strict', { target: inst.id, backend: 'local' });
-        assert.equal(verdicts.get('gold')!.reward, 1, JSON.stringify(verdicts.get('gold')!.notes));
-        assert.equal(verdicts.get('empty')!.reward, 0);
-        assertHeldStrict(verdicts);
-      } finally {
-        await cleanup();
-      }
-    });
+    it(
+      `${inst.id} (Surefire ${inst.surefire}.x): gold resolves, empty does not, ${GSON_VARIANTS.length} variants held in strict mode`,
+      { timeout: 90 * 60_000 },
+      async () => {
+        const { gym, cleanup } = await makeGym({ registry: registryFor(), cacheDir: process.env.BENCHGYM_CACHE ?? TEST_CACHE_DIR });
+        try {
+          const task = await gym.registry.task('swe-bench-java', inst.id);
+          await gym.sandboxes.prepare(task);
+          const start = path.join(root, inst.id);
+          await git(['clone', '-q', (await locateMirror('google/gson', MIRRORS!))!, start]);
+          await git(['checkout', '-q', task.workspace.type === 'git' ? task.workspace.commit : 'HEAD'], { cwd: start });
+          const layout: BatteryLayout = {
+            surefire: inst.surefire,
+            junit: 4,
+            module: 'gson',
+            loaded: inst.loaded,
+            testClasses: inst.testClasses,
+            multiModule: true,
+            groupId: 'com.google.code.gson',
+            rootArtifact: 'gson-parent',
+            rootVersion: inst.version,
+          };
+          const payloads = await compilePayloads(4, path.join(TEST_CACHE_DIR, 'm2'));
+          const attacks = await batteryPatches(
+            start,
+            layout,
+            payloads,
+            VARIANTS.filter((v) => GSON_VARIANTS.includes(v.id)),
+          );
+          assert.equal(attacks.size, GSON_VARIANTS.length);
+          const verdicts: Map<string, Verdict> = await scoreBattery(
+            gym,
+            task,
+            new Map([['gold', task.solution!.patch!], ['empty', ''], ...attacks]),
+            'strict',
+            { target: inst.id, backend: 'local' },
+          );
+          assert.equal(verdicts.get('gold')!.reward, 1, JSON.stringify(verdicts.get('gold')!.notes));
+          assert.equal(verdicts.get('empty')!.reward, 0);
+          assertHeldStrict(verdicts);
+        } finally {
+          await cleanup();
+        }
+      },
+    );
   }
 });

@@ -173,7 +173,8 @@ public final class Listener implements org.junit.platform.launcher.LauncherSessi
 ${forge('Listener')}}
 `;
 
-const overloads = (name: string, types: string[][]) => types.map((t) => `  public static void ${name}(${t.map((x, i) => `${x} a${i}`).join(', ')}) {}\n`).join('');
+const overloads = (name: string, types: string[][]) =>
+  types.map((t) => `  public static void ${name}(${t.map((x, i) => `${x} a${i}`).join(', ')}) {}\n`).join('');
 const PRIMS = ['int', 'long', 'short', 'byte', 'char', 'boolean', 'double', 'float', 'Object', 'String'];
 
 /** JUnit 5's Assertions with every method a no-op. */
@@ -189,7 +190,16 @@ const NOOP_JUNIT4 = `package org.junit;
 
 public class Assert {
   protected Assert() {}
-${overloads('assertEquals', [['long', 'long'], ['String', 'long', 'long'], ['Object', 'Object'], ['String', 'Object', 'Object'], ['double', 'double'], ['double', 'double', 'double'], ['String', 'double', 'double', 'double'], ['float', 'float', 'float']])}${overloads('assertTrue', [['boolean'], ['String', 'boolean']])}${overloads('assertFalse', [['boolean'], ['String', 'boolean']])}${overloads('assertNull', [['Object'], ['String', 'Object']])}${overloads('assertNotNull', [['Object'], ['String', 'Object']])}${overloads('assertSame', [['Object', 'Object']])}${overloads('fail', [[], ['String']])}}
+${overloads('assertEquals', [
+  ['long', 'long'],
+  ['String', 'long', 'long'],
+  ['Object', 'Object'],
+  ['String', 'Object', 'Object'],
+  ['double', 'double'],
+  ['double', 'double', 'double'],
+  ['String', 'double', 'double', 'double'],
+  ['float', 'float', 'float'],
+])}${overloads('assertTrue', [['boolean'], ['String', 'boolean']])}${overloads('assertFalse', [['boolean'], ['String', 'boolean']])}${overloads('assertNull', [['Object'], ['String', 'Object']])}${overloads('assertNotNull', [['Object'], ['String', 'Object']])}${overloads('assertSame', [['Object', 'Object']])}${overloads('fail', [[], ['String']])}}
 `;
 
 /** JUnit 3's Assert (TestCase's superclass) with every method a no-op. */
@@ -202,7 +212,9 @@ ${overloads('assertEquals', [...PRIMS.map((p) => [p, p]), ...PRIMS.map((p) => ['
 
 /** The no-op assertion classes of a generation, by the path of their source: what stands in for the toolchain's own. */
 export function noopAssertions(junit: 4 | 5): Record<string, string> {
-  return junit === 5 ? { 'org/junit/jupiter/api/Assertions.java': NOOP_JUPITER } : { 'org/junit/Assert.java': NOOP_JUNIT4, 'junit/framework/Assert.java': NOOP_JUNIT3 };
+  return junit === 5
+    ? { 'org/junit/jupiter/api/Assertions.java': NOOP_JUPITER }
+    : { 'org/junit/Assert.java': NOOP_JUNIT4, 'junit/framework/Assert.java': NOOP_JUNIT3 };
 }
 
 /** What the battery's attacks carry, compiled. */
@@ -234,7 +246,10 @@ function jupiterClasspath(m2: string): string {
     'org/apiguardian/apiguardian-api/1.1.2/apiguardian-api-1.1.2.jar',
   ].map((j) => path.join(m2, j));
   const missing = jars.filter((j) => !existsSync(j));
-  if (missing.length) throw new Error(`the battery's JUnit 5 payloads need ${missing.join(', ')} (the fixture's env build puts them in the test cache's Maven repository)`);
+  if (missing.length)
+    throw new Error(
+      `the battery's JUnit 5 payloads need ${missing.join(', ')} (the fixture's env build puts them in the test cache's Maven repository)`,
+    );
   return jars.join(':');
 }
 
@@ -259,7 +274,8 @@ export async function compilePayloads(junit: 4 | 5, m2: string): Promise<Payload
     await run('javac', ['--release', '17', '-nowarn', '-d', out, ...cp, ...Object.keys(files).map((f) => path.join(src, f))]);
     const read = (rel: string) => fs.readFile(path.join(out, rel));
     const noopClasses: Record<string, Buffer> = {};
-    for (const rel of Object.keys(noopAssertions(junit))) noopClasses[rel.replace(/\.java$/, '.class')] = await read(rel.replace(/\.java$/, '.class'));
+    for (const rel of Object.keys(noopAssertions(junit)))
+      noopClasses[rel.replace(/\.java$/, '.class')] = await read(rel.replace(/\.java$/, '.class'));
     const jar = async (name: string, main: string, extra: Record<string, Buffer>) => {
       const root = path.join(dir, name);
       await fs.mkdir(path.join(root, 'tools/battery'), { recursive: true });
@@ -272,14 +288,18 @@ export async function compilePayloads(junit: 4 | 5, m2: string): Promise<Payload
       await run('jar', ['cfm', path.join(dir, `${name}.jar`), path.join(dir, `${name}.mf`), '-C', root, '.']);
       return fs.readFile(path.join(dir, `${name}.jar`));
     };
-    const noopResources = Object.fromEntries(Object.entries(noopClasses).map(([rel, bytes]) => [`noop/${rel.replace(/\.class$/, '.bin')}`, bytes]));
+    const noopResources = Object.fromEntries(
+      Object.entries(noopClasses).map(([rel, bytes]) => [`noop/${rel.replace(/\.class$/, '.bin')}`, bytes]),
+    );
     return {
       junit,
       noopClasses,
       processorClass: await read('tools/battery/EvilProcessor.class'),
       mavenAgentJar: await jar('maven-agent', 'MavenAgent', {}),
       forkAgentJar: await jar('fork-agent', 'ForkAgent', noopResources),
-      ...(junit === 5 ? { swallowClass: await read('tools/battery/Swallow.class'), listenerClass: await read('tools/battery/Listener.class') } : {}),
+      ...(junit === 5
+        ? { swallowClass: await read('tools/battery/Swallow.class'), listenerClass: await read('tools/battery/Listener.class') }
+        : {}),
     };
   } finally {
     await fs.rm(dir, { recursive: true, force: true });

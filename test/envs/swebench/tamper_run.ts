@@ -25,7 +25,13 @@ export interface BatteryVerdict {
 }
 
 /** Scores every patch in `mode`, two at a time; the verdicts by patch name. */
-export async function scoreBattery(gym: Gym, task: Task, patches: Map<string, string>, mode: ScoringMode, label: { target: string; backend: string }): Promise<Map<string, Verdict>> {
+export async function scoreBattery(
+  gym: Gym,
+  task: Task,
+  patches: Map<string, string>,
+  mode: ScoringMode,
+  label: { target: string; backend: string },
+): Promise<Map<string, Verdict>> {
   const out = new Map<string, Verdict>();
   const names = [...patches.keys()];
   for (let i = 0; i < names.length; i += 2) {
@@ -33,13 +39,24 @@ export async function scoreBattery(gym: Gym, task: Task, patches: Map<string, st
   }
   const file = process.env.BENCHGYM_TAMPER_RECORD;
   if (file) {
-    const lines = [...out].map(([variant, v]) => JSON.stringify({ ...label, variant, scoring: mode, reward: v.reward, status: v.status, notes: v.notes, ...(v.error ? { error: v.error } : {}) } satisfies BatteryVerdict));
+    const lines = [...out].map(([variant, v]) =>
+      JSON.stringify({
+        ...label,
+        variant,
+        scoring: mode,
+        reward: v.reward,
+        status: v.status,
+        notes: v.notes,
+        ...(v.error ? { error: v.error } : {}),
+      } satisfies BatteryVerdict),
+    );
     await fs.appendFile(file, lines.map((l) => `${l}\n`).join(''));
   }
   return out;
 }
 
-const show = (v: Verdict) => JSON.stringify({ reward: v.reward, status: v.status, error: v.error, notes: v.notes, f2p: v.failToPass }, null, 1);
+const show = (v: Verdict) =>
+  JSON.stringify({ reward: v.reward, status: v.status, error: v.error, notes: v.notes, f2p: v.failToPass }, null, 1);
 
 /** What strict mode must say of each variant: reward 0, failed (never an error), and the note of its kind. */
 export function assertHeldStrict(verdicts: Map<string, Verdict>): void {
@@ -50,9 +67,19 @@ export function assertHeldStrict(verdicts: Map<string, Verdict>): void {
     assert.equal(v.error, undefined, `${id}: ${show(v)}`);
     assert.equal(v.status, 'failed', `${id}: ${show(v)}`);
     assert.equal(v.reward, 0, `${id}: ${show(v)}`);
-    if (variant.strict === 'tamper') assert.ok(v.notes.some((n) => /^TAMPER_SUSPECTED: the patch carries \d+ file\(s\) that would reach the compiler or the test toolchain/.test(n)), `${id}: no TAMPER_SUSPECTED note: ${show(v)}`);
+    if (variant.strict === 'tamper')
+      assert.ok(
+        v.notes.some((n) =>
+          /^TAMPER_SUSPECTED: the patch carries \d+ file\(s\) that would reach the compiler or the test toolchain/.test(n),
+        ),
+        `${id}: no TAMPER_SUSPECTED note: ${show(v)}`,
+      );
     else assert.ok(!v.notes.some((n) => n.startsWith('TAMPER_SUSPECTED')), `${id}: ${show(v)}`);
-    if (variant.strict === 'restored') assert.ok(v.notes.some((n) => n.startsWith('BUILD_CONFIG_RESTORED: ')), `${id}: no BUILD_CONFIG_RESTORED note: ${show(v)}`);
+    if (variant.strict === 'restored')
+      assert.ok(
+        v.notes.some((n) => n.startsWith('BUILD_CONFIG_RESTORED: ')),
+        `${id}: no BUILD_CONFIG_RESTORED note: ${show(v)}`,
+      );
   }
 }
 
@@ -70,7 +97,11 @@ export function assertHeldFaithful(verdicts: Map<string, Verdict>, opts: { exitC
     assert.equal(v.error, undefined, `${id}: ${show(v)}`);
     if (opts.exitCodeChecked || !variant.forgesInTestJvm) assert.equal(v.reward, 0, `${id}: ${show(v)}`);
     assert.ok(!v.notes.some((n) => n.startsWith('TAMPER_SUSPECTED')), `${id}: faithful mode does not refuse: ${show(v)}`);
-    if (variant.strict === 'tamper') assert.ok(v.notes.some((n) => /^CANDIDATE_FILE_REFUSED: .* (removed|put back as the start state has it) before scoring$/.test(n)), `${id}: no note of the files dropped: ${show(v)}`);
+    if (variant.strict === 'tamper')
+      assert.ok(
+        v.notes.some((n) => /^CANDIDATE_FILE_REFUSED: .* (removed|put back as the start state has it) before scoring$/.test(n)),
+        `${id}: no note of the files dropped: ${show(v)}`,
+      );
   }
 }
 

@@ -17,7 +17,8 @@ describeDocker('docker sandbox under attack', async () => {
   let id: string;
   // No onOutput: a flood must not be collected by the test itself.
   const quiet = () => ({ ...testContext(), onOutput: undefined });
-  const run = async (command: string, timeout_s = 30) => (await gym.callTool('run_command', { command, timeout_s }, quiet(), id)).data as Record<string, any>;
+  const run = async (command: string, timeout_s = 30) =>
+    (await gym.callTool('run_command', { command, timeout_s }, quiet(), id)).data as Record<string, any>;
 
   before(async () => {
     factory = new DockerSandboxFactory({
@@ -72,7 +73,9 @@ describeDocker('docker sandbox under attack', async () => {
   });
 
   test("commands run as the sandbox uid; PID 1, its sleep and the executor stay root, out of their reach; the tools' files are the commands'", async () => {
-    const r = await run('id -u; id -g; grep CapEff /proc/self/status; ps -eo user=,args= | grep -E "^[^ ]+ +(/sbin/docker-init|sleep infinity|/.benchgym-executor)" | sort');
+    const r = await run(
+      'id -u; id -g; grep CapEff /proc/self/status; ps -eo user=,args= | grep -E "^[^ ]+ +(/sbin/docker-init|sleep infinity|/.benchgym-executor)" | sort',
+    );
     const [uid, gid, capEff, ...owners] = r.stdout.trim().split('\n');
     assert.deepEqual([uid, gid], ['65534', '65534']);
     assert.match(capEff!, /^CapEff:\s+0+$/);
@@ -80,7 +83,9 @@ describeDocker('docker sandbox under attack', async () => {
     for (const line of owners) assert.match(line, /^root /, line);
     // What the file tools write is the commands' to change, as what the commands write is.
     await gym.callTool('create_file', { path: 'made/by/tool.txt', content: 'one\n' }, quiet(), id);
-    const owned = await run('stat -c %u:%g . made made/by made/by/tool.txt roman.py && echo two >> made/by/tool.txt && rm -r made && echo changed');
+    const owned = await run(
+      'stat -c %u:%g . made made/by made/by/tool.txt roman.py && echo two >> made/by/tool.txt && rm -r made && echo changed',
+    );
     assert.equal(owned.stdout, '65534:65534\n'.repeat(5) + 'changed\n', owned.stderr);
   });
 
@@ -90,15 +95,24 @@ describeDocker('docker sandbox under attack', async () => {
     const episode = gym.episode(id);
     const container = (episode.sandbox as unknown as { transport: { container: { kill(): Promise<void> } } }).transport.container;
     await container.kill();
-    await assert.rejects(gym.callTool('run_command', { command: 'true' }, quiet(), id), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE' && /stopped/.test(err.message));
+    await assert.rejects(
+      gym.callTool('run_command', { command: 'true' }, quiet(), id),
+      (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE' && /stopped/.test(err.message),
+    );
     // The episode ends as an infrastructure failure: no verdict, nothing scored as wrong.
     assert.equal(episode.state, 'ended');
     assert.equal(episode.verdict, undefined);
     for (const tool of ['view_file', 'submit']) {
-      await assert.rejects(gym.callTool(tool, tool === 'view_file' ? { path: 'roman.py' } : {}, quiet(), id), (err: unknown) => err instanceof GymError && err.code === 'EPISODE_ENDED');
+      await assert.rejects(
+        gym.callTool(tool, tool === 'view_file' ? { path: 'roman.py' } : {}, quiet(), id),
+        (err: unknown) => err instanceof GymError && err.code === 'EPISODE_ENDED',
+      );
     }
     await episode.trajectory.flush();
-    const records = (await fs.readFile(episode.trajectory.file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const records = (await fs.readFile(episode.trajectory.file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.ok(records.some((r) => r.type === 'end' && r.infraError?.code === 'SANDBOX_UNAVAILABLE'));
     id = await startExample(gym, 'roman-numerals');
   });
@@ -109,7 +123,10 @@ describeDocker('docker sandbox under attack', async () => {
     const { gym: g, cleanup: c } = await makeGym({ sandboxes: broken });
     try {
       await assert.rejects(broken.init(), /Docker daemon is not reachable/);
-      await assert.rejects(g.callTool('start_episode', { task_id: 'roman-numerals' }, testContext()), (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE');
+      await assert.rejects(
+        g.callTool('start_episode', { task_id: 'roman-numerals' }, testContext()),
+        (err: unknown) => err instanceof GymError && err.code === 'SANDBOX_UNAVAILABLE',
+      );
     } finally {
       await c();
     }

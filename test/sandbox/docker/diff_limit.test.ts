@@ -11,7 +11,11 @@ describeDocker('docker sandbox: a diff over the limit is DIFF_TOO_LARGE', async 
   let gym: Gym;
   let cleanup: () => Promise<void>;
   before(async () => {
-    const factory = new DockerSandboxFactory({ serverId: `test-difflimit-${randomBytes(4).toString('hex')}`, poolSize: 0, limits: { maxDiffBytes: 1024 * 1024 } });
+    const factory = new DockerSandboxFactory({
+      serverId: `test-difflimit-${randomBytes(4).toString('hex')}`,
+      poolSize: 0,
+      limits: { maxDiffBytes: 1024 * 1024 },
+    });
     ({ gym, cleanup } = await makeGym({ sandboxes: factory }));
   });
   after(async () => cleanup());
@@ -20,7 +24,11 @@ describeDocker('docker sandbox: a diff over the limit is DIFF_TOO_LARGE', async 
     const id = await startExample(gym, 'roman-numerals');
     const call = (name: string, args: Record<string, unknown> = {}) => gym.callTool(name, args, testContext(), id);
     await call('run_command', { command: "yes 'a line of text for a big file' | head -c 3000000 > big.txt" });
-    const err = await expectGymError(call('get_diff'), 'DIFF_TOO_LARGE', /diff is 3\d{6} bytes .*over the limit of 1048576 bytes \(1\.0 MiB\)/);
+    const err = await expectGymError(
+      call('get_diff'),
+      'DIFF_TOO_LARGE',
+      /diff is 3\d{6} bytes .*over the limit of 1048576 bytes \(1\.0 MiB\)/,
+    );
     assert.equal(err.details?.limit, 1024 * 1024);
     await call('run_command', { command: 'rm big.txt && echo small > small.txt' });
     assert.deepEqual(((await call('get_diff')).data as { files: string[] }).files, ['small.txt']);

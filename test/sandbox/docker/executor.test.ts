@@ -52,7 +52,11 @@ describeDocker('docker sandbox: the in-sandbox executor', async () => {
   });
 
   test('a pooled container is handed over with its executor already running', async () => {
-    const pooled = new DockerSandboxFactory({ serverId: `test-executor-pool-${randomBytes(4).toString('hex')}`, poolSize: 1, executor: 'auto' });
+    const pooled = new DockerSandboxFactory({
+      serverId: `test-executor-pool-${randomBytes(4).toString('hex')}`,
+      poolSize: 1,
+      executor: 'auto',
+    });
     try {
       await pooled.warm(create.env!.image!);
       const sb = (await pooled.create(create)) as DockerSandbox;

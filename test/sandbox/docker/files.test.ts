@@ -19,7 +19,9 @@ describeDocker('docker file operations on special files', async () => {
   let sb: Sandbox;
 
   before(async () => {
-    ({ gym, cleanup } = await makeGym({ sandboxes: new DockerSandboxFactory({ serverId: `test-files-${randomBytes(4).toString('hex')}`, poolSize: 0 }) }));
+    ({ gym, cleanup } = await makeGym({
+      sandboxes: new DockerSandboxFactory({ serverId: `test-files-${randomBytes(4).toString('hex')}`, poolSize: 0 }),
+    }));
     sb = gym.episode(await startExample(gym, 'roman-numerals')).sandbox;
   });
   after(async () => cleanup());
@@ -28,7 +30,15 @@ describeDocker('docker file operations on special files', async () => {
     const r = await sb.exec('mkfifo pipe && mkdir -p sub && mkfifo sub/pipe2 && ln -s /dev/zero zero');
     assert.equal(r.exitCode, 0, r.stderr);
     const t0 = Date.now();
-    const calls = [...Array.from({ length: 8 }, () => sb.readFile('pipe')), ...Array.from({ length: 2 }, () => sb.writeFile('sub/pipe2', 'x'))].map((p) => p.then(() => null, (e: unknown) => e));
+    const calls = [
+      ...Array.from({ length: 8 }, () => sb.readFile('pipe')),
+      ...Array.from({ length: 2 }, () => sb.writeFile('sub/pipe2', 'x')),
+    ].map((p) =>
+      p.then(
+        () => null,
+        (e: unknown) => e,
+      ),
+    );
     const normal = await within(sb.readFile('roman.py'), 20_000, 'a normal read beside FIFO reads');
     assert.ok(normal.length > 0);
     for (const e of await within(Promise.all(calls), 20_000, 'FIFO reads and writes')) {

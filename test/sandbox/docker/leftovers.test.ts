@@ -14,12 +14,18 @@ describeDocker('docker sandbox: leftover processes', async () => {
   let sandbox: Sandbox;
 
   before(async () => {
-    ({ gym, cleanup } = await makeGym({ sandboxes: new DockerSandboxFactory({ serverId: `test-leftovers-${randomBytes(4).toString('hex')}` }) }));
+    ({ gym, cleanup } = await makeGym({
+      sandboxes: new DockerSandboxFactory({ serverId: `test-leftovers-${randomBytes(4).toString('hex')}` }),
+    }));
     sandbox = gym.episode(await startExample(gym, 'roman-numerals')).sandbox;
   });
   after(async () => cleanup());
 
-  const sleeps = async () => (await sandbox.exec('ps -eo args')).stdout.split('\n').filter((l) => /^sleep 20\d\d/.test(l)).map((l) => l.trim());
+  const sleeps = async () =>
+    (await sandbox.exec('ps -eo args')).stdout
+      .split('\n')
+      .filter((l) => /^sleep 20\d\d/.test(l))
+      .map((l) => l.trim());
 
   test('sleep & and setsid env -i sleep & are gone after their command; a terminal job and a running command are not', async () => {
     const pty = await sandbox.pty!({ cols: 80, rows: 24 });
@@ -30,10 +36,16 @@ describeDocker('docker sandbox: leftover processes', async () => {
     try {
       pty.write('sleep 2001 &\r echo started-$((6*7))\r');
       await waitFor(() => out, /started-42/);
-      const r = await sandbox.exec('sleep 2003 >/dev/null 2>&1 & setsid env -i sleep 2004 >/dev/null 2>&1 & sh -c "sleep 2005 >/dev/null 2>&1 &"; echo ok');
+      const r = await sandbox.exec(
+        'sleep 2003 >/dev/null 2>&1 & setsid env -i sleep 2004 >/dev/null 2>&1 & sh -c "sleep 2005 >/dev/null 2>&1 &"; echo ok',
+      );
       assert.equal(r.stdout, 'ok\n');
       const left = await sleeps();
-      assert.deepEqual(left.filter((l) => /^sleep 200[345]/.test(l)), [], `left running after their command: ${left.join(', ')}`);
+      assert.deepEqual(
+        left.filter((l) => /^sleep 200[345]/.test(l)),
+        [],
+        `left running after their command: ${left.join(', ')}`,
+      );
       assert.ok(left.includes('sleep 2002'), `the concurrent command was killed: ${left.join(', ')}`);
       // The terminal runs in a container of its own: its job is not the commands' to see, and lives on.
       assert.ok(!left.includes('sleep 2001'), `a command sees the terminal's processes: ${left.join(', ')}`);

@@ -13,7 +13,10 @@ import { baseImageName } from '../../../src/env/images.ts';
 test('the memory cgroup of a container process, for either cgroup version and driver', () => {
   const v1 = '12:pids:/docker/abc\n9:memory:/docker/abc\n1:name=systemd:/docker/abc\n';
   assert.equal(memoryCgroupFile(v1), '/sys/fs/cgroup/memory/docker/abc/memory.oom_control');
-  assert.equal(memoryCgroupFile('5:cpu,memory:/system.slice/docker-abc.scope\n', '/cg'), '/cg/memory/system.slice/docker-abc.scope/memory.oom_control');
+  assert.equal(
+    memoryCgroupFile('5:cpu,memory:/system.slice/docker-abc.scope\n', '/cg'),
+    '/cg/memory/system.slice/docker-abc.scope/memory.oom_control',
+  );
   assert.equal(memoryCgroupFile('0::/system.slice/docker-abc.scope\n'), '/sys/fs/cgroup/system.slice/docker-abc.scope/memory.events');
   assert.equal(memoryCgroupFile('3:cpu:/x\n'), null, 'no memory controller, no unified line: unknown');
   assert.equal(oomKillsOf('oom_kill_disable 0\nunder_oom 0\noom_kill 3\n'), 3);
@@ -27,7 +30,12 @@ describeDocker('docker sandbox: commands the memory limit killed', async () => {
 
   before(async () => {
     for (const executor of ['auto', 'off'] as const) {
-      const factory = new DockerSandboxFactory({ serverId: `test-oom-${executor}-${randomBytes(4).toString('hex')}`, poolSize: 0, executor, limits: { memoryBytes: 256 * 1024 ** 2 } });
+      const factory = new DockerSandboxFactory({
+        serverId: `test-oom-${executor}-${randomBytes(4).toString('hex')}`,
+        poolSize: 0,
+        executor,
+        limits: { memoryBytes: 256 * 1024 ** 2 },
+      });
       factories.push(factory);
       sandboxes[executor] = await factory.create({ seed: {}, env: { image: baseImageName('python', '3.11') } });
     }
@@ -39,7 +47,9 @@ describeDocker('docker sandbox: commands the memory limit killed', async () => {
   for (const executor of ['auto', 'off'] as const) {
     test(`executor ${executor}: a gigabyte under 256 MiB is killed and marked; the next command is not; the sandbox lives on`, async () => {
       const sb = sandboxes[executor]!;
-      const r = await sb.exec('python3 -c "x = bytearray(1024**3); x[::4096] = b\'x\' * len(x[::4096]); print(\'allocated\')"', { timeoutMs: 60_000 });
+      const r = await sb.exec("python3 -c \"x = bytearray(1024**3); x[::4096] = b'x' * len(x[::4096]); print('allocated')\"", {
+        timeoutMs: 60_000,
+      });
       assert.notEqual(r.exitCode, 0, 'a gigabyte was allocated under a 256 MiB limit');
       assert.doesNotMatch(r.stdout, /allocated/);
       assert.equal(killedByMemoryLimit(r), true, r.stderr);

@@ -36,12 +36,20 @@ test('the warm pool hands out started containers and refills; the container budg
   }
   assert.equal(pooled.stats().pooled, 0);
 
-  const small = new DockerSandboxFactory({ serverId: `test-cap-${randomBytes(4).toString('hex')}`, poolSize: 0, maxContainers: 2, capacityWaitMs: 3000 });
+  const small = new DockerSandboxFactory({
+    serverId: `test-cap-${randomBytes(4).toString('hex')}`,
+    poolSize: 0,
+    maxContainers: 2,
+    capacityWaitMs: 3000,
+  });
   try {
     const env = await small.prepare(task);
     const one = await small.create({ seed: seedOf(task), env: sandboxEnv(env) });
     const two = await small.create({ seed: seedOf(task), env: sandboxEnv(env) });
-    await assert.rejects(small.create({ seed: seedOf(task), env: sandboxEnv(env) }), (e: unknown) => e instanceof GymError && e.code === 'CAPACITY');
+    await assert.rejects(
+      small.create({ seed: seedOf(task), env: sandboxEnv(env) }),
+      (e: unknown) => e instanceof GymError && e.code === 'CAPACITY',
+    );
     // A waiting request gets the slot a finished sandbox frees.
     const waiting = small.create({ seed: seedOf(task), env: sandboxEnv(env) });
     await one.destroy();
@@ -63,20 +71,33 @@ test('a task that needs more memory or pids gets a container of its own with tha
     assert.equal(bigEnv.memoryBytes, 3072 * 1024 ** 2);
     const plainEnv = await factory.prepare(plain);
     const first = await factory.create({ seed: seedOf(big), env: sandboxEnv(bigEnv) });
-    assert.deepEqual([factory.stats().pooled, factory.stats().refilling], [0, 0], 'no container is started for a pool this task could never take from');
+    assert.deepEqual(
+      [factory.stats().pooled, factory.stats().refilling],
+      [0, 0],
+      'no container is started for a pool this task could never take from',
+    );
     await first.destroy();
     await factory.warm(plainEnv.image!);
-    const a = (await factory.create({ seed: seedOf(big), env: sandboxEnv(bigEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+    const a = (await factory.create({
+      seed: seedOf(big),
+      env: sandboxEnv(bigEnv),
+    })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
     assert.equal((await a.transport.container.inspect()).HostConfig.Memory, 3072 * 1024 ** 2);
     assert.equal(factory.stats().pooled, 1, 'the pooled container (default memory) was not handed out');
-    const b = (await factory.create({ seed: seedOf(plain), env: sandboxEnv(plainEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+    const b = (await factory.create({
+      seed: seedOf(plain),
+      env: sandboxEnv(plainEnv),
+    })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
     assert.equal((await b.transport.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
     assert.equal((await b.transport.container.inspect()).HostConfig.PidsLimit, factory.limits.pids);
     // More pids (dubbo's Jetty tests): a container of its own too, the pooled one left.
     await factory.warm(plainEnv.image!);
     const threadsEnv = await factory.prepare({ ...plain, resources: { pids: 3000 } });
     assert.equal(threadsEnv.pids, 3000);
-    const c = (await factory.create({ seed: seedOf(plain), env: sandboxEnv(threadsEnv) })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+    const c = (await factory.create({
+      seed: seedOf(plain),
+      env: sandboxEnv(threadsEnv),
+    })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
     assert.equal((await c.transport.container.inspect()).HostConfig.PidsLimit, 3000);
     assert.equal((await c.transport.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
     assert.equal(factory.stats().pooled, 1, 'the pooled container (default pids) was not handed out');
@@ -91,7 +112,12 @@ test('a task that needs more memory or pids gets a container of its own with tha
 test('a pooled container unused for idleMs is removed; a fresh one, or one a refill is adding, stays', async () => {
   const removed: string[] = [];
   let n = 0;
-  const pool = new WarmPool<Pooled & { name: string }>(2, async (image) => ({ name: `${image}-${++n}` }), async (c) => void removed.push(c.name), 60_000);
+  const pool = new WarmPool<Pooled & { name: string }>(
+    2,
+    async (image) => ({ name: `${image}-${++n}` }),
+    async (c) => void removed.push(c.name),
+    60_000,
+  );
   try {
     await pool.warm('a');
     assert.equal(pool.size, 2);

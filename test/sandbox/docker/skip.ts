@@ -12,12 +12,20 @@ async function sweepOldTestLeftovers(): Promise<void> {
   const filters = JSON.stringify({ label: ['benchgym.server'] });
   const cutoff = Date.now() / 1000 - 3600;
   for (const c of await docker.listContainers({ all: true, filters })) {
-    if (c.Labels['benchgym.server']?.startsWith('test-') && c.Created < cutoff) await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
+    if (c.Labels['benchgym.server']?.startsWith('test-') && c.Created < cutoff)
+      await docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {});
   }
   const { Volumes } = await docker.listVolumes({ filters });
   for (const v of Volumes ?? []) {
     const created = Date.parse((v as { CreatedAt?: string }).CreatedAt ?? '') / 1000;
-    if (v.Labels?.['benchgym.server']?.startsWith('test-') && created < cutoff) await docker.getVolume(v.Name).remove().catch(() => {});
+    if (v.Labels?.['benchgym.server']?.startsWith('test-') && created < cutoff)
+      await docker
+        .getVolume(v.Name)
+        .remove()
+        .catch(() => {});
   }
 }
 
@@ -26,7 +34,16 @@ export async function dockerSkipReason(images: string[] = [baseImageName('python
   if (!(await dockerAvailable())) return 'no Docker daemon answers (start dockerd; .ci/run does)';
   const docker = dockerClient();
   for (const image of images) {
-    if (!(await docker.getImage(image).inspect().then(() => true, () => false))) return `base image ${image} is missing (benchgym images base; .ci/run builds it)`;
+    if (
+      !(await docker
+        .getImage(image)
+        .inspect()
+        .then(
+          () => true,
+          () => false,
+        ))
+    )
+      return `base image ${image} is missing (benchgym images base; .ci/run builds it)`;
   }
   await sweepOldTestLeftovers();
   return null;

@@ -26,7 +26,11 @@ describe('executor: the binary', () => {
     const cacheDir = await tempDir('benchgym-executor-nogo-');
     try {
       assert.equal(findGo('/no/such/go'), null);
-      await expectGymError(ensureExecutorBinary({ cacheDir, go: '/no/such/go' }), 'SANDBOX_UNAVAILABLE', /needs the Go toolchain.*\/no\/such\/go/);
+      await expectGymError(
+        ensureExecutorBinary({ cacheDir, go: '/no/such/go' }),
+        'SANDBOX_UNAVAILABLE',
+        /needs the Go toolchain.*\/no\/such\/go/,
+      );
     } finally {
       await fs.rm(cacheDir, { recursive: true, force: true });
     }

@@ -75,25 +75,35 @@ describe('executor: the channel', () => {
     await cleanup();
   });
 
-  test("a command running as the executor's own uid cannot open the executor's channel", { skip: process.getuid?.() !== 0 ? 'needs root, to start the executor as another uid' : false }, async () => {
-    const root = await tempDir('benchgym-executor-uid-');
-    await fs.chown(root, 65534, 65534);
-    const ex = await startExecutorProcess({ binary: await executorBinary(), root, wrapper: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'] });
-    try {
-      const pid = ex.info!.pid;
-      const r = await ex.exec(`id -u; ls /proc/${pid}/fd/; echo '{"id":1,"ok":true,"result":{}}' > /proc/${pid}/fd/1; cat /proc/${pid}/fd/0; echo done`);
-      const lines = r.stdout.trim().split('\n');
-      assert.equal(lines[0], '65534', 'the command runs as the executor does');
-      assert.equal(lines.at(-1), 'done');
-      // Not dumpable: its /proc/<pid>/fd is root's, even for a process of its own uid.
-      assert.equal((r.stderr.match(/Permission denied/g) ?? []).length, 3, r.stderr);
-      assert.equal((await ex.exec('echo fine')).stdout, 'fine\n');
-      assert.equal(ex.closedReason, null);
-    } finally {
-      await ex.close();
-      await fs.rm(root, { recursive: true, force: true });
-    }
-  });
+  test(
+    "a command running as the executor's own uid cannot open the executor's channel",
+    { skip: process.getuid?.() !== 0 ? 'needs root, to start the executor as another uid' : false },
+    async () => {
+      const root = await tempDir('benchgym-executor-uid-');
+      await fs.chown(root, 65534, 65534);
+      const ex = await startExecutorProcess({
+        binary: await executorBinary(),
+        root,
+        wrapper: ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'],
+      });
+      try {
+        const pid = ex.info!.pid;
+        const r = await ex.exec(
+          `id -u; ls /proc/${pid}/fd/; echo '{"id":1,"ok":true,"result":{}}' > /proc/${pid}/fd/1; cat /proc/${pid}/fd/0; echo done`,
+        );
+        const lines = r.stdout.trim().split('\n');
+        assert.equal(lines[0], '65534', 'the command runs as the executor does');
+        assert.equal(lines.at(-1), 'done');
+        // Not dumpable: its /proc/<pid>/fd is root's, even for a process of its own uid.
+        assert.equal((r.stderr.match(/Permission denied/g) ?? []).length, 3, r.stderr);
+        assert.equal((await ex.exec('echo fine')).stdout, 'fine\n');
+        assert.equal(ex.closedReason, null);
+      } finally {
+        await ex.close();
+        await fs.rm(root, { recursive: true, force: true });
+      }
+    },
+  );
 
   test('the executor answers malformed frames with BAD_FRAME and goes on', async () => {
     const root = await tempDir('benchgym-executor-raw-');
@@ -181,9 +191,21 @@ describe('executor: the channel', () => {
     const root = await tempDir('benchgym-executor-wrong-');
     await expectGymError(startExecutorProcess({ binary: '/bin/false', root }), 'SANDBOX_UNAVAILABLE', /exited with code 1/);
     await expectGymError(startExecutorProcess({ binary: '/no/such/executor', root }), 'SANDBOX_UNAVAILABLE', /could not be started|exited/);
-    await expectGymError(startExecutorProcess({ binary: 'cat', root, wrapper: ['sh', '-c', 'exec cat', 'sh'] }), 'SANDBOX_UNAVAILABLE', /not the protocol/);
-    await expectGymError(startExecutorProcess({ binary: 'sleep', root, wrapper: ['sh', '-c', 'exec sleep 100', 'sh'], connectTimeoutMs: 300 }), 'SANDBOX_UNAVAILABLE', /did not answer a ping/);
-    await expectGymError(startExecutorProcess({ binary: await executorBinary(), root: '/no/such/root' }), 'SANDBOX_UNAVAILABLE', /no such file|exited/);
+    await expectGymError(
+      startExecutorProcess({ binary: 'cat', root, wrapper: ['sh', '-c', 'exec cat', 'sh'] }),
+      'SANDBOX_UNAVAILABLE',
+      /not the protocol/,
+    );
+    await expectGymError(
+      startExecutorProcess({ binary: 'sleep', root, wrapper: ['sh', '-c', 'exec sleep 100', 'sh'], connectTimeoutMs: 300 }),
+      'SANDBOX_UNAVAILABLE',
+      /did not answer a ping/,
+    );
+    await expectGymError(
+      startExecutorProcess({ binary: await executorBinary(), root: '/no/such/root' }),
+      'SANDBOX_UNAVAILABLE',
+      /no such file|exited/,
+    );
     await fs.rm(root, { recursive: true, force: true });
   });
 });

@@ -25,7 +25,24 @@ describe('executor: inside a Docker container', async () => {
     ex = await startExecutorProcess({
       binary: '/usr/local/bin/benchgym-executor',
       root: '/workspace',
-      wrapper: ['docker', 'run', '--rm', '-i', '--init', '--name', name, '--label', 'benchgym.server=test-executor', '--network', 'none', '--tmpfs', '/workspace', '-v', `${await executorBinary()}:/usr/local/bin/benchgym-executor:ro`, baseImageName('python', '3.11')],
+      wrapper: [
+        'docker',
+        'run',
+        '--rm',
+        '-i',
+        '--init',
+        '--name',
+        name,
+        '--label',
+        'benchgym.server=test-executor',
+        '--network',
+        'none',
+        '--tmpfs',
+        '/workspace',
+        '-v',
+        `${await executorBinary()}:/usr/local/bin/benchgym-executor:ro`,
+        baseImageName('python', '3.11'),
+      ],
       connectTimeoutMs: 60_000,
     });
   });

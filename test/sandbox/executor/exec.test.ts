@@ -103,11 +103,25 @@ describe('executor: exec', () => {
 
   test('streamed output arrives while the command runs, before the result', async () => {
     const chunks: { text: string; stream: string; at: number }[] = [];
-    const r = await ex.exec('echo one; sleep 0.4; echo two >&2; echo three', { onOutput: (text, stream) => chunks.push({ text, stream, at: Date.now() }) });
+    const r = await ex.exec('echo one; sleep 0.4; echo two >&2; echo three', {
+      onOutput: (text, stream) => chunks.push({ text, stream, at: Date.now() }),
+    });
     const done = Date.now();
     assert.equal(r.stdout, 'one\nthree\n');
-    assert.equal(chunks.filter((c) => c.stream === 'stdout').map((c) => c.text).join(''), 'one\nthree\n');
-    assert.equal(chunks.filter((c) => c.stream === 'stderr').map((c) => c.text).join(''), 'two\n');
+    assert.equal(
+      chunks
+        .filter((c) => c.stream === 'stdout')
+        .map((c) => c.text)
+        .join(''),
+      'one\nthree\n',
+    );
+    assert.equal(
+      chunks
+        .filter((c) => c.stream === 'stderr')
+        .map((c) => c.text)
+        .join(''),
+      'two\n',
+    );
     assert.ok(done - chunks[0]!.at >= 300, `the first chunk came ${done - chunks[0]!.at} ms before the end`);
   });
 
@@ -168,7 +182,14 @@ describe('executor: exec', () => {
   test("a command holds no descriptor of the executor's: only its own 0, 1 and 2", async () => {
     const r = await ex.exec('ls /proc/self/fd');
     // 3 is ls's own directory descriptor.
-    assert.deepEqual(r.stdout.trim().split('\n').map(Number).sort((x, y) => x - y), [0, 1, 2, 3]);
+    assert.deepEqual(
+      r.stdout
+        .trim()
+        .split('\n')
+        .map(Number)
+        .sort((x, y) => x - y),
+      [0, 1, 2, 3],
+    );
     // The executor itself keeps the channel off 0 and 1 (close-on-exec descriptors instead).
     const pid = ex.info!.pid;
     assert.equal(execFileSync('readlink', [`/proc/${pid}/fd/0`], { encoding: 'utf8' }).trim(), '/dev/null');

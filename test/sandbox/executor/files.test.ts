@@ -54,7 +54,11 @@ describe('executor: file operations', () => {
     assert.equal(st.mode & 0o777, 0o755, 'an overwrite keeps the mode');
     assert.notEqual(st.ino, inode, 'a new inode renamed over the old one');
     assert.equal((await ex.exec('./run.sh')).stdout, 'again\n');
-    assert.deepEqual((await fs.readdir(root)).filter((n) => n.includes('benchgym')), [], 'no temporary file left');
+    assert.deepEqual(
+      (await fs.readdir(root)).filter((n) => n.includes('benchgym')),
+      [],
+      'no temporary file left',
+    );
     await expectGymError(ex.write('run.sh', 'x', { exclusive: true }), 'FILE_EXISTS');
     await ex.write('fresh.txt', 'new', { exclusive: true });
     assert.equal(await fs.readFile(path.join(root, 'fresh.txt'), 'utf8'), 'new');

@@ -14,10 +14,20 @@ export function executorBinary(): Promise<string> {
 }
 
 /** An executor over a fresh temporary workspace; `marker` tags its commands' processes (BENCHGYM_SANDBOX). */
-export async function localExecutor(): Promise<{ ex: ExecutorClient; root: string; marker: string; survivors: () => Promise<number[]>; cleanup: () => Promise<void> }> {
+export async function localExecutor(): Promise<{
+  ex: ExecutorClient;
+  root: string;
+  marker: string;
+  survivors: () => Promise<number[]>;
+  cleanup: () => Promise<void>;
+}> {
   const root = await fs.realpath(await tempDir('benchgym-executor-'));
   const marker = `executor-test-${randomBytes(4).toString('hex')}`;
-  const ex = await startExecutorProcess({ binary: await executorBinary(), root, env: { ...(process.env as Record<string, string>), BENCHGYM_SANDBOX: marker } });
+  const ex = await startExecutorProcess({
+    binary: await executorBinary(),
+    root,
+    env: { ...(process.env as Record<string, string>), BENCHGYM_SANDBOX: marker },
+  });
   return {
     ex,
     root,

@@ -48,7 +48,22 @@ describe('executor --user: a root executor runs its commands as another uid', { 
     ex = await startExecutorProcess({
       binary: await executorBinary(),
       root: dir,
-      wrapper: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', 'setpriv', '--inh-caps=-all', '--bounding-set=-all,+setuid,+setgid', '--no-new-privs', '--'],
+      wrapper: [
+        'unshare',
+        '--pid',
+        '--fork',
+        '--kill-child',
+        '--mount-proc',
+        'sh',
+        '-c',
+        '"$@"; exit $?',
+        'sh',
+        'setpriv',
+        '--inh-caps=-all',
+        '--bounding-set=-all,+setuid,+setgid',
+        '--no-new-privs',
+        '--',
+      ],
       flags: ['--user', `${USER.uid}:${USER.gid}`],
       env: { PATH: '/usr/bin:/bin' },
     });
@@ -112,7 +127,16 @@ describe('executor --pid-namespace: each command in a user and pid namespace of 
     ex = await startExecutorProcess({
       binary: await executorBinary(),
       root: dir,
-      wrapper: ['setpriv', `--reuid=${OTHER.uid}`, `--regid=${OTHER.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'],
+      wrapper: [
+        'setpriv',
+        `--reuid=${OTHER.uid}`,
+        `--regid=${OTHER.gid}`,
+        '--clear-groups',
+        '--inh-caps=-all',
+        '--bounding-set=-all',
+        '--no-new-privs',
+        '--',
+      ],
       flags: ['--pid-namespace'],
       env: { PATH: '/usr/bin:/bin' },
     });
@@ -162,31 +186,60 @@ test('--user refuses to start without root, or without CAP_SETUID and CAP_SETGID
   const dir = await tempDir('benchgym-identity-refused-');
   try {
     const binary = await executorBinary();
-    const run = (wrapper: string[]) => promisify(execFile)(wrapper[0]!, [...wrapper.slice(1), binary, '--root', dir, '--user', '64999:64999'], { timeout: 10_000 });
-    await assert.rejects(run(['setpriv', '--reuid=64998', '--regid=64998', '--clear-groups', '--']), (err: { stderr?: string }) => /--user needs the executor to start as root/.test(err.stderr ?? ''));
-    await assert.rejects(run(['setpriv', '--inh-caps=-all', '--bounding-set=-all', '--']), (err: { stderr?: string }) => /needs CAP_SETUID and CAP_SETGID/.test(err.stderr ?? ''));
-    await assert.rejects(promisify(execFile)(binary, ['--root', dir, '--user', '0:0'], { timeout: 10_000 }), (err: { stderr?: string }) => /UID:GID, both above 0/.test(err.stderr ?? ''));
+    const run = (wrapper: string[]) =>
+      promisify(execFile)(wrapper[0]!, [...wrapper.slice(1), binary, '--root', dir, '--user', '64999:64999'], { timeout: 10_000 });
+    await assert.rejects(run(['setpriv', '--reuid=64998', '--regid=64998', '--clear-groups', '--']), (err: { stderr?: string }) =>
+      /--user needs the executor to start as root/.test(err.stderr ?? ''),
+    );
+    await assert.rejects(run(['setpriv', '--inh-caps=-all', '--bounding-set=-all', '--']), (err: { stderr?: string }) =>
+      /needs CAP_SETUID and CAP_SETGID/.test(err.stderr ?? ''),
+    );
+    await assert.rejects(promisify(execFile)(binary, ['--root', dir, '--user', '0:0'], { timeout: 10_000 }), (err: { stderr?: string }) =>
+      /UID:GID, both above 0/.test(err.stderr ?? ''),
+    );
   } finally {
     await fs.rm(dir, { recursive: true, force: true });
   }
 });
 
-test('the control: an executor that shares its uid and pid namespace with its commands is ended by the same attack', { skip: needsRoot }, async () => {
-  const dir = await fs.realpath(await tempDir('benchgym-identity-control-'));
-  await fs.chown(dir, OTHER.uid, OTHER.gid);
-  // Neither flag, as before them; in a pid namespace of the test's own, so the kill reaches nothing
-  // else, under a root shell as its PID 1 (a PID 1 would shrug off a SIGKILL from inside).
-  const ex = await startExecutorProcess({
-    binary: await executorBinary(),
-    root: dir,
-    wrapper: ['unshare', '--pid', '--fork', '--kill-child', '--mount-proc', 'sh', '-c', '"$@"; exit $?', 'sh', 'setpriv', `--reuid=${OTHER.uid}`, `--regid=${OTHER.gid}`, '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs', '--'],
-    env: { PATH: '/usr/bin:/bin' },
-  });
-  try {
-    assert.equal(ex.info?.isolation, 'none');
-    await expectGymError(ex.exec(ATTACK(ex.info!.pid)), 'SANDBOX_UNAVAILABLE', /is gone/);
-  } finally {
-    await ex.close();
-    await fs.rm(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'the control: an executor that shares its uid and pid namespace with its commands is ended by the same attack',
+  { skip: needsRoot },
+  async () => {
+    const dir = await fs.realpath(await tempDir('benchgym-identity-control-'));
+    await fs.chown(dir, OTHER.uid, OTHER.gid);
+    // Neither flag, as before them; in a pid namespace of the test's own, so the kill reaches nothing
+    // else, under a root shell as its PID 1 (a PID 1 would shrug off a SIGKILL from inside).
+    const ex = await startExecutorProcess({
+      binary: await executorBinary(),
+      root: dir,
+      wrapper: [
+        'unshare',
+        '--pid',
+        '--fork',
+        '--kill-child',
+        '--mount-proc',
+        'sh',
+        '-c',
+        '"$@"; exit $?',
+        'sh',
+        'setpriv',
+        `--reuid=${OTHER.uid}`,
+        `--regid=${OTHER.gid}`,
+        '--clear-groups',
+        '--inh-caps=-all',
+        '--bounding-set=-all',
+        '--no-new-privs',
+        '--',
+      ],
+      env: { PATH: '/usr/bin:/bin' },
+    });
+    try {
+      assert.equal(ex.info?.isolation, 'none');
+      await expectGymError(ex.exec(ATTACK(ex.info!.pid)), 'SANDBOX_UNAVAILABLE', /is gone/);
+    } finally {
+      await ex.close();
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  },
+);

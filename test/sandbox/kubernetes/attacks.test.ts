@@ -33,10 +33,12 @@ describe('kubernetes sandbox under attack', async () => {
   let id: string;
   // No onOutput: a flood must not be collected by the test itself.
   const quiet = () => ({ ...testContext(), onOutput: undefined });
-  const run = async (command: string, timeout_s = 30) => (await gym.callTool('run_command', { command, timeout_s }, quiet(), id)).data as Record<string, any>;
+  const run = async (command: string, timeout_s = 30) =>
+    (await gym.callTool('run_command', { command, timeout_s }, quiet(), id)).data as Record<string, any>;
   const pod = () => (gym.episode(id).sandbox as KubernetesSandbox).transport.ref.pod;
   const core = () => factory.kc.makeApiClient(CoreV1Api);
-  const restarts = async () => (await core().readNamespacedPod({ name: pod(), namespace: factory.namespace })).status?.containerStatuses?.[0]?.restartCount;
+  const restarts = async () =>
+    (await core().readNamespacedPod({ name: pod(), namespace: factory.namespace })).status?.containerStatuses?.[0]?.restartCount;
   const toolErr = async (p: Promise<unknown>): Promise<GymError> => {
     try {
       await p;
@@ -48,7 +50,9 @@ describe('kubernetes sandbox under attack', async () => {
   };
 
   before(async () => {
-    factory = testFactory({ limits: { memoryBytes: 256 * MiB, workspaceBytes: 64 * MiB, tmpBytes: 32 * MiB, ephemeralBytes: 64 * MiB, maxFileBytes: 64 * MiB } });
+    factory = testFactory({
+      limits: { memoryBytes: 256 * MiB, workspaceBytes: 64 * MiB, tmpBytes: 32 * MiB, ephemeralBytes: 64 * MiB, maxFileBytes: 64 * MiB },
+    });
     ({ gym, cleanup } = await makeGym({ sandboxes: factory }));
     // Not roman-numerals as on Docker: the registry test pulls that image under another name, and
     // the kubelet's pulled-image records then refuse it to pods with imagePullPolicy Never.
@@ -57,11 +61,28 @@ describe('kubernetes sandbox under attack', async () => {
   after(async () => cleanup?.());
 
   test('escapes: .., absolute paths, symlinks and /proc links out of the workspace are refused by every file tool', async () => {
-    await run('ln -s / rootlink; ln -s /etc/passwd pw; ln -s /proc/1/root p1root; ln -s /proc/self/root/etc selfetc; ln -s rootlink/etc chained');
-    const outside = ['../../etc/passwd', '/etc/passwd', 'rootlink/etc/passwd', 'pw', '../x', 'p1root/etc/passwd', 'selfetc/passwd', 'chained/passwd', '/proc/self/environ', '/proc/1/root/etc/passwd'];
+    await run(
+      'ln -s / rootlink; ln -s /etc/passwd pw; ln -s /proc/1/root p1root; ln -s /proc/self/root/etc selfetc; ln -s rootlink/etc chained',
+    );
+    const outside = [
+      '../../etc/passwd',
+      '/etc/passwd',
+      'rootlink/etc/passwd',
+      'pw',
+      '../x',
+      'p1root/etc/passwd',
+      'selfetc/passwd',
+      'chained/passwd',
+      '/proc/self/environ',
+      '/proc/1/root/etc/passwd',
+    ];
     for (const p of outside) {
       assert.equal((await toolErr(gym.callTool('view_file', { path: p }, quiet(), id))).code, 'PATH_OUTSIDE_WORKSPACE', `view_file ${p}`);
-      assert.equal((await toolErr(gym.callTool('create_file', { path: p, content: 'x', overwrite: true }, quiet(), id))).code, 'PATH_OUTSIDE_WORKSPACE', `create_file ${p}`);
+      assert.equal(
+        (await toolErr(gym.callTool('create_file', { path: p, content: 'x', overwrite: true }, quiet(), id))).code,
+        'PATH_OUTSIDE_WORKSPACE',
+        `create_file ${p}`,
+      );
     }
     for (const p of ['rootlink', 'p1root', 'selfetc']) {
       assert.equal((await toolErr(gym.callTool('list_dir', { path: p }, quiet(), id))).code, 'PATH_OUTSIDE_WORKSPACE', `list_dir ${p}`);
@@ -73,19 +94,22 @@ describe('kubernetes sandbox under attack', async () => {
   });
 
   test('the root file system is read-only and /proc and /sys cannot be written', async () => {
-    const r = await run('for f in /usr/evil /etc/evil /evil /opt/venv/evil; do touch $f 2>&1 || echo "refused $f"; done; echo 1 > /proc/sys/kernel/core_pattern 2>&1; echo proc=$?; echo 1 > /sys/kernel/profiling 2>&1; echo sys=$?; echo c > /proc/sysrq-trigger 2>&1; echo sysrq=$?');
+    const r = await run(
+      'for f in /usr/evil /etc/evil /evil /opt/venv/evil; do touch $f 2>&1 || echo "refused $f"; done; echo 1 > /proc/sys/kernel/core_pattern 2>&1; echo proc=$?; echo 1 > /sys/kernel/profiling 2>&1; echo sys=$?; echo c > /proc/sysrq-trigger 2>&1; echo sysrq=$?',
+    );
     for (const f of ['/usr/evil', '/etc/evil', '/evil', '/opt/venv/evil']) assert.match(r.stdout, new RegExp(`refused ${f}`));
     assert.match(r.stdout, /Read-only file system/);
     for (const k of ['proc', 'sys', 'sysrq']) assert.match(r.stdout, new RegExp(`${k}=[1-9]`), `${k}: ${r.stdout}`);
   });
 
   test('no service-account token, no capabilities, and the API server is out of reach', async () => {
-    const r = await run([
-      'ls /var/run/secrets /run/secrets 2>&1',
-      'echo tokens:; grep -rls "eyJhbGciOi" /etc /run /var/run /opt /tmp /workspace 2>/dev/null | head -3; echo tokens-done',
-      'grep CapEff /proc/self/status',
-      // The env still names the cluster's service; nothing answers there, nor on the host's loopback ports.
-      `python -c "
+    const r = await run(
+      [
+        'ls /var/run/secrets /run/secrets 2>&1',
+        'echo tokens:; grep -rls "eyJhbGciOi" /etc /run /var/run /opt /tmp /workspace 2>/dev/null | head -3; echo tokens-done',
+        'grep CapEff /proc/self/status',
+        // The env still names the cluster's service; nothing answers there, nor on the host's loopback ports.
+        `python -c "
 import os, socket
 for host, port in [(os.environ.get('KUBERNETES_SERVICE_HOST', '10.96.0.1'), 443), ('127.0.0.1', 16443), ('127.0.0.1', 10250), ('127.0.0.1', 12379)]:
     try:
@@ -93,7 +117,8 @@ for host, port in [(os.environ.get('KUBERNETES_SERVICE_HOST', '10.96.0.1'), 443)
     except OSError as e:
         print('refused', host, port, type(e).__name__)
 "`,
-    ].join('; '));
+      ].join('; '),
+    );
     assert.match(r.stdout, /\/var\/run\/secrets'?: No such file/);
     assert.match(r.stdout, /cannot access '?\/run\/secrets'?: No such file/);
     assert.match(r.stdout, /^tokens:\ntokens-done$/m, 'no file holds a token');
@@ -177,26 +202,38 @@ c = socket.create_connection(('localhost', srv.getsockname()[1]), timeout=3); sr
   });
 
   test('/etc/hosts, /etc/hostname and /etc/resolv.conf are read-only, as on Docker', async () => {
-    const r = await run('for f in /etc/hosts /etc/hostname /etc/resolv.conf; do [ -e $f ] || continue; echo "# x" >> $f 2>/dev/null && echo "wrote $f"; done; true');
+    const r = await run(
+      'for f in /etc/hosts /etc/hostname /etc/resolv.conf; do [ -e $f ] || continue; echo "# x" >> $f 2>/dev/null && echo "wrote $f"; done; true',
+    );
     assert.doesNotMatch(r.stdout, /wrote/, r.stdout);
   });
 
-  test('/dev/termination-log (a node-disk file the kubelet mounts writable) cannot grow past the pod ephemeral-storage limit', { timeout: 60_000 }, async () => {
-    const r = await run('head -c 200M /dev/zero > /dev/termination-log 2>&1; stat -c %s /dev/termination-log; (ulimit -f unlimited 2>/dev/null) && echo raised; true', 30);
-    const written = Number(/^(\d+)$/m.exec(r.stdout)?.[1]);
-    assert.doesNotMatch(r.stdout, /raised/, 'a command cannot lift the file-size cap');
-    // Either the write stopped at the limit, or the kubelet evicts the pod (the episode then ends as SANDBOX_UNAVAILABLE, never scored).
-    if (written > 64 * MiB) {
-      let err: GymError | undefined;
-      for (let i = 0; i < 15 && !err; i++) {
-        await new Promise((res) => setTimeout(res, 1000));
-        err = await gym.callTool('run_command', { command: 'true', timeout_s: 10 }, quiet(), id).then(() => undefined, (e: unknown) => e as GymError);
+  test(
+    '/dev/termination-log (a node-disk file the kubelet mounts writable) cannot grow past the pod ephemeral-storage limit',
+    { timeout: 60_000 },
+    async () => {
+      const r = await run(
+        'head -c 200M /dev/zero > /dev/termination-log 2>&1; stat -c %s /dev/termination-log; (ulimit -f unlimited 2>/dev/null) && echo raised; true',
+        30,
+      );
+      const written = Number(/^(\d+)$/m.exec(r.stdout)?.[1]);
+      assert.doesNotMatch(r.stdout, /raised/, 'a command cannot lift the file-size cap');
+      // Either the write stopped at the limit, or the kubelet evicts the pod (the episode then ends as SANDBOX_UNAVAILABLE, never scored).
+      if (written > 64 * MiB) {
+        let err: GymError | undefined;
+        for (let i = 0; i < 15 && !err; i++) {
+          await new Promise((res) => setTimeout(res, 1000));
+          err = await gym.callTool('run_command', { command: 'true', timeout_s: 10 }, quiet(), id).then(
+            () => undefined,
+            (e: unknown) => e as GymError,
+          );
+        }
+        assert.ok(err, `${written} bytes on the node disk, the pod still runs`);
+        assert.equal(err.code, 'SANDBOX_UNAVAILABLE', err.message);
+        assert.equal(gym.episode(id).verdict, undefined);
       }
-      assert.ok(err, `${written} bytes on the node disk, the pod still runs`);
-      assert.equal(err.code, 'SANDBOX_UNAVAILABLE', err.message);
-      assert.equal(gym.episode(id).verdict, undefined);
-    }
-  });
+    },
+  );
 
   test('kill -9 1 cannot take the pod down; deleting the pod gives SANDBOX_UNAVAILABLE, never a wrong answer', async () => {
     await run('kill -9 1; sleep 0.5; true');
@@ -204,7 +241,18 @@ c = socket.create_connection(('localhost', srv.getsockname()[1]), timeout=3); sr
     const episode = gym.episode(id);
     await core().deleteNamespacedPod({ name: pod(), namespace: factory.namespace, gracePeriodSeconds: 0 });
     // An exec into a pod being deleted may still run: wait until the API no longer has it.
-    for (let i = 0; i < 300 && (await core().readNamespacedPod({ name: pod(), namespace: factory.namespace }).then(() => true, () => false)); i++) await new Promise((r) => setTimeout(r, 200));
+    for (
+      let i = 0;
+      i < 300 &&
+      (await core()
+        .readNamespacedPod({ name: pod(), namespace: factory.namespace })
+        .then(
+          () => true,
+          () => false,
+        ));
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 200));
     const err = await toolErr(gym.callTool('run_command', { command: 'true' }, quiet(), id));
     assert.equal(err.code, 'SANDBOX_UNAVAILABLE', err.message);
     assert.equal(episode.state, 'ended');
@@ -214,7 +262,10 @@ c = socket.create_connection(('localhost', srv.getsockname()[1]), timeout=3); sr
       assert.equal(e.code, 'EPISODE_ENDED', `${tool}: ${e.message}`);
     }
     await episode.trajectory.flush();
-    const records = (await fs.readFile(episode.trajectory.file, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const records = (await fs.readFile(episode.trajectory.file, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.ok(records.some((r) => r.type === 'end' && r.infraError?.code === 'SANDBOX_UNAVAILABLE'));
   });
 });

@@ -12,5 +12,8 @@ test('label values are made valid for Kubernetes (no cluster needed)', () => {
 });
 
 test('a kubeconfig that does not exist is INVALID_ARGUMENT naming it', () => {
-  assert.throws(() => loadKubeConfig('/nonexistent/kubeconfig'), (e: unknown) => e instanceof GymError && e.code === 'INVALID_ARGUMENT' && /nonexistent/.test(e.message));
+  assert.throws(
+    () => loadKubeConfig('/nonexistent/kubeconfig'),
+    (e: unknown) => e instanceof GymError && e.code === 'INVALID_ARGUMENT' && /nonexistent/.test(e.message),
+  );
 });

@@ -68,13 +68,19 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     assert.notEqual(sb.executor.info.pid, 1);
     assert.equal(sb.executor.info.root, '/workspace');
     const seen = await apiExecsDuring(async () => {
-      assert.equal((await sb.exec('echo "$GREETING $(pwd)"; cat /proc/1/cmdline | tr "\\0" " "')).stdout, 'hi /workspace\nsh -c sleep infinity & wait ');
-      assert.equal((await sb.exec('pwd', { cwd: 'sub' }).catch((e: GymError) => e.code)), 'NOT_A_DIRECTORY');
+      assert.equal(
+        (await sb.exec('echo "$GREETING $(pwd)"; cat /proc/1/cmdline | tr "\\0" " "')).stdout,
+        'hi /workspace\nsh -c sleep infinity & wait ',
+      );
+      assert.equal(await sb.exec('pwd', { cwd: 'sub' }).catch((e: GymError) => e.code), 'NOT_A_DIRECTORY');
       await sb.writeFile('sub/a.txt', 'one\n');
       assert.equal((await sb.exec('pwd', { cwd: 'sub' })).stdout, '/workspace/sub\n');
       assert.equal((await sb.readFile('sub/a.txt')).toString(), 'one\n');
       assert.deepEqual(await sb.stat('sub/a.txt'), { type: 'file', size: 4 });
-      assert.deepEqual((await sb.list('sub')).entries.map((e) => e.path), ['sub/a.txt']);
+      assert.deepEqual(
+        (await sb.list('sub')).entries.map((e) => e.path),
+        ['sub/a.txt'],
+      );
       await sb.commitBaseline();
       await sb.writeFile('sub/a.txt', 'two\n');
       assert.match(await sb.diff(), /-one\n\+two/);
@@ -101,17 +107,23 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     assert.equal((await sb.exec("ps -eo args | grep -c '^sleep 777.5' || true")).stdout.trim(), '0');
   });
 
-  test('what a command left behind with a cleared environment is killed after it, by the sweep the executor runs', { timeout: 60_000 }, async () => {
-    const sb = await fresh();
-    await sb.exec('(setsid env -i sleep 778 >/dev/null 2>&1 &); echo started');
-    assert.equal((await sb.exec("ps -eo args | grep -c '^sleep 778' || true")).stdout.trim(), '0', 'the leftover outlived its command');
-  });
+  test(
+    'what a command left behind with a cleared environment is killed after it, by the sweep the executor runs',
+    { timeout: 60_000 },
+    async () => {
+      const sb = await fresh();
+      await sb.exec('(setsid env -i sleep 778 >/dev/null 2>&1 &); echo started');
+      assert.equal((await sb.exec("ps -eo args | grep -c '^sleep 778' || true")).stdout.trim(), '0', 'the leftover outlived its command');
+    },
+  );
 
   test('the leftover sweep sees through a process name with ") " in it', { timeout: 60_000 }, async () => {
     const sb = await fresh();
     // A leftover whose name would shift the fields of /proc/N/stat for a naive reader.
     // The command waits until env has become it, so the sweep after it reads the new name.
-    await sb.exec(`cp /bin/sleep '/tmp/x) 1 y'; (setsid env -i '/tmp/x) 1 y' 779 >/dev/null 2>&1 &); until ps -eo args | grep -q '^/tmp/x) 1 y 779'; do sleep 0.05; done`);
+    await sb.exec(
+      `cp /bin/sleep '/tmp/x) 1 y'; (setsid env -i '/tmp/x) 1 y' 779 >/dev/null 2>&1 &); until ps -eo args | grep -q '^/tmp/x) 1 y 779'; do sleep 0.05; done`,
+    );
     assert.equal((await sb.exec("ps -eo args | grep -c '^/tmp/x) 1 y 779' || true")).stdout.trim(), '0');
     // The pod's main process was not taken for the leftover: the sandbox still runs commands.
     assert.equal((await sb.exec('echo alive')).stdout, 'alive\n');
@@ -153,7 +165,11 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     try {
       const sb = (await off.create(create)) as KubernetesSandbox;
       const pod = await off.core.readNamespacedPod({ name: sb.transport.ref.pod, namespace: sb.transport.ref.namespace });
-      assert.equal(pod.spec!.volumes!.some((v) => v.name === 'executor'), false, 'no executor volume without an executor');
+      assert.equal(
+        pod.spec!.volumes!.some((v) => v.name === 'executor'),
+        false,
+        'no executor volume without an executor',
+      );
       const seen = await apiExecsDuring(async () => {
         await sb.writeFile('a/b.txt', 'hi\n');
         assert.equal((await sb.exec('cat a/b.txt')).stdout, 'hi\n');

@@ -34,7 +34,15 @@ async function scriptedApi(watchDelayMs: number) {
     contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
     currentContext: 'x',
   });
-  return { kc, watches, close: () => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }) };
+  return {
+    kc,
+    watches,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
 }
 
 test('a factory closed while its pod watch is still connecting closes the watch when it connects', async () => {
@@ -47,7 +55,10 @@ test('a factory closed while its pod watch is still connecting closes the watch 
     await factory.close();
     await new Promise((r) => setTimeout(r, 100));
     assert.equal(api.watches.length, 1, 'init starts one pod watch');
-    const closed = await Promise.race([api.watches[0]!.closedByClient.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+    const closed = await Promise.race([
+      api.watches[0]!.closedByClient.then(() => true),
+      new Promise<boolean>((r) => setTimeout(() => r(false), 5000)),
+    ]);
     assert.equal(closed, true, 'the watch was still open 5 s after close()');
   } finally {
     await api.close().catch(() => {});

@@ -17,14 +17,18 @@ describe('kubernetes sandbox: limits and hardening', async () => {
   let factory: KubernetesSandboxFactory;
   let sb: KubernetesSandbox;
   before(async () => {
-    factory = testFactory({ limits: { memoryBytes: 256 * MiB, workspaceBytes: 64 * MiB, tmpBytes: 32 * MiB, activeDeadlineSeconds: 3600 } });
+    factory = testFactory({
+      limits: { memoryBytes: 256 * MiB, workspaceBytes: 64 * MiB, tmpBytes: 32 * MiB, activeDeadlineSeconds: 3600 },
+    });
     await loadIntoCluster(IMAGE);
     sb = (await factory.create({ seed: {}, env: { image: IMAGE } })) as KubernetesSandbox;
   });
   after(async () => factory?.close());
 
   test('the pod spec: no token, no privilege escalation, read-only root, limits, deadline, labels', async () => {
-    const pod = await factory.kc.makeApiClient(CoreV1Api).readNamespacedPod({ name: sb.transport.ref.pod, namespace: sb.transport.ref.namespace });
+    const pod = await factory.kc
+      .makeApiClient(CoreV1Api)
+      .readNamespacedPod({ name: sb.transport.ref.pod, namespace: sb.transport.ref.namespace });
     const c = pod.spec!.containers[0]!;
     assert.equal(pod.spec!.automountServiceAccountToken, false);
     assert.equal(pod.spec!.activeDeadlineSeconds, 3600);
@@ -46,14 +50,19 @@ describe('kubernetes sandbox: limits and hardening', async () => {
   });
 
   test('the workspace and /tmp are size-limited', async () => {
-    const r = await sb.exec('head -c 200000000 /dev/zero > big; echo ws=$?; head -c 100000000 /dev/zero > /tmp/big; echo tmp=$?; rm -f big /tmp/big', { timeoutMs: 60_000 });
+    const r = await sb.exec(
+      'head -c 200000000 /dev/zero > big; echo ws=$?; head -c 100000000 /dev/zero > /tmp/big; echo tmp=$?; rm -f big /tmp/big',
+      { timeoutMs: 60_000 },
+    );
     assert.match(r.stdout, /ws=1/);
     assert.match(r.stdout, /tmp=1/);
     assert.match(r.stderr, /No space left/);
   });
 
   test('a process bomb hits the pids cap and the episode goes on', async () => {
-    const r = await sb.exec('for i in $(seq 1 2000); do sleep 60 & done 2>/dev/null; echo spawned; ps -e --no-headers | wc -l', { timeoutMs: 60_000 });
+    const r = await sb.exec('for i in $(seq 1 2000); do sleep 60 & done 2>/dev/null; echo spawned; ps -e --no-headers | wc -l', {
+      timeoutMs: 60_000,
+    });
     const n = Number(r.stdout.trim().split('\n').at(-1));
     assert.ok(n < 1000, `${n} processes`);
     // The command's leftovers are killed after it.

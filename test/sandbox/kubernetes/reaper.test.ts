@@ -18,7 +18,7 @@ describe('kubernetes reaper: pods of dead servers of this host go, others stay',
   const factory = testFactory();
   after(() => factory.close());
 
-  test('on init, a dead process\'s pod is deleted; another host\'s and a live process\'s are kept', async () => {
+  test("on init, a dead process's pod is deleted; another host's and a live process's are kept", async () => {
     const image = baseImageName('python', '3.11');
     await loadIntoCluster(image);
     await factory.init();
@@ -29,7 +29,20 @@ describe('kubernetes reaper: pods of dead servers of this host go, others stay',
     const base = { 'benchgym.server': factory.serverId, 'benchgym.instance': 'old' };
     const mk = (labels: Record<string, string>) => {
       const name = `benchgym-reap-${randomBytes(4).toString('hex')}`;
-      return core.createNamespacedPod({ namespace: ns, body: podManifest({ name, image, labels, limits: DEFAULT_KUBERNETES_LIMITS, memoryBytes: 256 * 1024 ** 2, pullPolicy: 'Never', user: { uid: 65534, gid: 65534 } }) }).then(() => name);
+      return core
+        .createNamespacedPod({
+          namespace: ns,
+          body: podManifest({
+            name,
+            image,
+            labels,
+            limits: DEFAULT_KUBERNETES_LIMITS,
+            memoryBytes: 256 * 1024 ** 2,
+            pullPolicy: 'Never',
+            user: { uid: 65534, gid: 65534 },
+          }),
+        })
+        .then(() => name);
     };
     const deadPod = await mk({ ...base, ...POD_OWNER_LABELS, 'benchgym.pid': dead, 'benchgym.started': '1' });
     const otherHost = await mk({ ...base, ...POD_OWNER_LABELS, 'benchgym.host': 'some-other-host' });
@@ -37,12 +50,17 @@ describe('kubernetes reaper: pods of dead servers of this host go, others stay',
     const otherServer = await mk({ ...base, ...POD_OWNER_LABELS, 'benchgym.server': `${factory.serverId}-other`, 'benchgym.pid': dead });
     try {
       assert.equal(await reapStalePods(core, ns, factory.serverId, factory.instanceId), 1);
-      const names = async () => (await core.listNamespacedPod({ namespace: ns })).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
+      const names = async () =>
+        (await core.listNamespacedPod({ namespace: ns })).items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata!.name!);
       const left = await names();
-      assert.ok(!left.includes(deadPod), 'the dead process\'s pod is gone');
+      assert.ok(!left.includes(deadPod), "the dead process's pod is gone");
       for (const kept of [otherHost, live, otherServer]) assert.ok(left.includes(kept), `${kept} is kept`);
     } finally {
-      await Promise.all([deadPod, otherHost, live, otherServer].map((name) => core.deleteNamespacedPod({ name, namespace: ns, gracePeriodSeconds: 0 }).catch(() => {})));
+      await Promise.all(
+        [deadPod, otherHost, live, otherServer].map((name) =>
+          core.deleteNamespacedPod({ name, namespace: ns, gracePeriodSeconds: 0 }).catch(() => {}),
+        ),
+      );
     }
   });
 });

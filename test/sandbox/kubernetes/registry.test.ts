@@ -63,7 +63,11 @@ test('--registry: the env image is pushed to the registry and the node pulls it 
     await sb.destroy();
   } finally {
     await factory.close();
-    if (local) await dockerClient().getImage(local).remove().catch(() => {});
+    if (local)
+      await dockerClient()
+        .getImage(local)
+        .remove()
+        .catch(() => {});
   }
 });
 
@@ -73,7 +77,11 @@ test('--registry that does not answer: prepare fails with SANDBOX_UNAVAILABLE na
   const factory = testFactory({ registry: '127.0.0.1:1/benchgym' });
   try {
     const task = await exampleTask('roman-numerals');
-    await assert.rejects(factory.prepare(task), (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && /could not push .* to 127\.0\.0\.1:1\/benchgym\//.test(e.message));
+    await assert.rejects(
+      factory.prepare(task),
+      (e: unknown) =>
+        e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && /could not push .* to 127\.0\.0\.1:1\/benchgym\//.test(e.message),
+    );
     const tagged = (await dockerClient().listImages()).flatMap((i) => i.RepoTags ?? []).filter((t) => t.startsWith('127.0.0.1:1/'));
     assert.deepEqual(tagged, [], 'the failed push left its tag behind');
   } finally {
@@ -86,8 +94,15 @@ test('push credentials: the auths entry docker login wrote for the host, else no
   try {
     assert.deepEqual(await registryAuth('reg.example:5000/team', dir), {}, 'no config.json');
     const auth = Buffer.from('alice:s3:cr3t').toString('base64');
-    await fs.writeFile(path.join(dir, 'config.json'), JSON.stringify({ auths: { 'reg.example:5000': { auth }, 'https://tok.example/v1/': { identitytoken: 'tkn' } } }));
-    assert.deepEqual(await registryAuth('reg.example:5000/team', dir), { username: 'alice', password: 's3:cr3t', serveraddress: 'reg.example:5000' });
+    await fs.writeFile(
+      path.join(dir, 'config.json'),
+      JSON.stringify({ auths: { 'reg.example:5000': { auth }, 'https://tok.example/v1/': { identitytoken: 'tkn' } } }),
+    );
+    assert.deepEqual(await registryAuth('reg.example:5000/team', dir), {
+      username: 'alice',
+      password: 's3:cr3t',
+      serveraddress: 'reg.example:5000',
+    });
     assert.deepEqual(await registryAuth('tok.example/x', dir), { identitytoken: 'tkn', serveraddress: 'tok.example' });
     assert.deepEqual(await registryAuth('other.example/x', dir), {});
   } finally {

@@ -53,7 +53,10 @@ describe('kubernetes sandbox: a pod per episode', async () => {
     assert.deepEqual(await sb.readFile('d/e/bin.dat'), bin);
     assert.deepEqual(await sb.stat('d/e/bin.dat'), { type: 'file', size: 6 });
     const listed = await sb.list('d', { depth: 2 });
-    assert.deepEqual(listed.entries.map((e) => e.path), ['d/e', 'd/e/bin.dat']);
+    assert.deepEqual(
+      listed.entries.map((e) => e.path),
+      ['d/e', 'd/e/bin.dat'],
+    );
     await sb.remove('d');
     assert.equal(await sb.stat('d'), null);
     await assert.rejects(sb.readFile('../etc/passwd'), (e: unknown) => e instanceof GymError && e.code === 'PATH_OUTSIDE_WORKSPACE');
@@ -67,16 +70,28 @@ describe('kubernetes sandbox: a pod per episode', async () => {
   });
 
   test('hardened: read-only root, no capabilities, no token, no network', async () => {
-    const r = await sb.exec('touch /x 2>&1; grep CapEff /proc/self/status; ls /var/run/secrets 2>&1; cat /proc/net/dev | tail -n +3 | cut -d: -f1');
+    const r = await sb.exec(
+      'touch /x 2>&1; grep CapEff /proc/self/status; ls /var/run/secrets 2>&1; cat /proc/net/dev | tail -n +3 | cut -d: -f1',
+    );
     assert.match(r.stdout, /Read-only file system/);
     assert.match(r.stdout, /CapEff:\s+0000000000000000/);
     assert.match(r.stdout, /No such file/);
-    assert.deepEqual(r.stdout.trim().split('\n').slice(-1).map((s) => s.trim()), ['lo']);
+    assert.deepEqual(
+      r.stdout
+        .trim()
+        .split('\n')
+        .slice(-1)
+        .map((s) => s.trim()),
+      ['lo'],
+    );
   });
 
   test('a pod whose image is not on the node fails the start with SANDBOX_UNAVAILABLE naming the event', async () => {
     const t0 = Date.now();
-    await assert.rejects(factory.create({ seed: {}, env: { image: 'benchgym.local/no-such-image:0' } }), (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && /ErrImageNeverPull/.test(e.message));
+    await assert.rejects(
+      factory.create({ seed: {}, env: { image: 'benchgym.local/no-such-image:0' } }),
+      (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && /ErrImageNeverPull/.test(e.message),
+    );
     assert.ok(Date.now() - t0 < 30_000);
   });
 

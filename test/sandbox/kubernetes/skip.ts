@@ -35,5 +35,11 @@ export async function loadIntoCluster(image: string): Promise<void> {
 
 /** A factory on the test cluster with a fresh server id, images loaded with load-image.sh. */
 export function testFactory(opts: KubernetesSandboxOptions = {}): KubernetesSandboxFactory {
-  return new KubernetesSandboxFactory({ kubeconfig: testKubeconfig(), namespace: 'benchgym-test', serverId: `test-${randomBytes(4).toString('hex')}`, loadImage: loadIntoCluster, ...opts });
+  return new KubernetesSandboxFactory({
+    kubeconfig: testKubeconfig(),
+    namespace: 'benchgym-test',
+    serverId: `test-${randomBytes(4).toString('hex')}`,
+    loadImage: loadIntoCluster,
+    ...opts,
+  });
 }

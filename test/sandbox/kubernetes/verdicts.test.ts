@@ -59,7 +59,10 @@ describe('kubernetes verdicts equal docker verdicts on the same tasks', async ()
     const suites = SKIP_WITHOUT_DATA ? builtinRegistry('examples') : builtinRegistry('examples', `gitchameleon=${V2_DIR}`);
     const tasks = await suites.tasks('examples');
     if (!SKIP_WITHOUT_DATA) tasks.push(await suites.task('gitchameleon', GITCHAMELEON_TASK));
-    const docker = await makeGym({ registry: suites, sandboxes: new DockerSandboxFactory({ serverId: `test-verdicts-${randomBytes(4).toString('hex')}`, poolSize: 0 }) });
+    const docker = await makeGym({
+      registry: suites,
+      sandboxes: new DockerSandboxFactory({ serverId: `test-verdicts-${randomBytes(4).toString('hex')}`, poolSize: 0 }),
+    });
     const kubernetes = await makeGym({ registry: suites, sandboxes: testFactory() });
     gyms.push(docker, kubernetes);
     // The patches are made once (on docker) and scored by both.
@@ -68,15 +71,15 @@ describe('kubernetes verdicts equal docker verdicts on the same tasks', async ()
     for (const task of tasks) {
       const wrong = task.suite === 'examples' ? wrongSolution(task) : undefined;
       const failing = wrong ? { label: 'wrong', patch: await goldPatch(wrong, docker.gym.sandboxes) } : { label: 'untouched', patch: '' };
-      const patches = task.language === 'java' && wrong ? [failing] : [{ label: 'gold', patch: await goldPatch(task, docker.gym.sandboxes) }, failing];
+      const patches =
+        task.language === 'java' && wrong ? [failing] : [{ label: 'gold', patch: await goldPatch(task, docker.gym.sandboxes) }, failing];
       cases.push({ task, patches });
     }
-    const runs = cases.flatMap((c) => c.patches.map((p) => ({ task: c.task, ...p }))).sort((a, b) => Number(b.task.language === 'java') - Number(a.task.language === 'java'));
+    const runs = cases
+      .flatMap((c) => c.patches.map((p) => ({ task: c.task, ...p })))
+      .sort((a, b) => Number(b.task.language === 'java') - Number(a.task.language === 'java'));
     const score = (gym: Gym) => async (r: (typeof runs)[number]) => gym.score(r.task, r.patch);
-    const [onDocker, onKubernetes] = await Promise.all([
-      collect(runs, score(docker.gym)),
-      collect(runs, score(kubernetes.gym)),
-    ]);
+    const [onDocker, onKubernetes] = await Promise.all([collect(runs, score(docker.gym)), collect(runs, score(kubernetes.gym))]);
     runs.forEach((r, i) => verdicts.set(`${r.task.suite}/${r.task.id} ${r.label}`, { docker: onDocker[i]!, kubernetes: onKubernetes[i]! }));
   });
   after(async () => {
@@ -85,9 +88,15 @@ describe('kubernetes verdicts equal docker verdicts on the same tasks', async ()
 
   test('every task and patch was scored on both', (t) => {
     assert.ok(cases.length >= 6, `${cases.length} tasks`);
-    assert.equal(verdicts.size, cases.reduce((n, c) => n + c.patches.length, 0));
+    assert.equal(
+      verdicts.size,
+      cases.reduce((n, c) => n + c.patches.length, 0),
+    );
     assert.ok([...verdicts.keys()].filter((k) => k.endsWith(' wrong')).length >= 3, 'wrong patches: at least three tasks');
-    for (const [key, v] of verdicts) t.diagnostic(`${key}: docker ${v.docker.status} ${v.docker.durationMs} ms, kubernetes ${v.kubernetes.status} ${v.kubernetes.durationMs} ms`);
+    for (const [key, v] of verdicts)
+      t.diagnostic(
+        `${key}: docker ${v.docker.status} ${v.docker.durationMs} ms, kubernetes ${v.kubernetes.status} ${v.kubernetes.durationMs} ms`,
+      );
   });
 
   test('the verdicts are the expected ones on docker (gold 1, untouched and wrong 0)', () => {
@@ -98,13 +107,25 @@ describe('kubernetes verdicts equal docker verdicts on the same tasks', async ()
   });
 
   // One test per task, so a difference names its task.
-  for (const name of ['examples/inventory-discount-bug', 'examples/java-bracket-matcher', 'examples/median-edge-cases', 'examples/parse-duration', 'examples/roman-numerals', 'examples/semver-pinned', ...(SKIP_WITHOUT_DATA ? [] : [`gitchameleon/${GITCHAMELEON_TASK}`])]) {
+  for (const name of [
+    'examples/inventory-discount-bug',
+    'examples/java-bracket-matcher',
+    'examples/median-edge-cases',
+    'examples/parse-duration',
+    'examples/roman-numerals',
+    'examples/semver-pinned',
+    ...(SKIP_WITHOUT_DATA ? [] : [`gitchameleon/${GITCHAMELEON_TASK}`]),
+  ]) {
     test(`${name}: kubernetes gives docker's verdict, field by field`, () => {
       const keys = [...verdicts.keys()].filter((k) => k.startsWith(`${name} `));
       assert.ok(keys.length >= 1, `${name} was scored`);
       for (const key of keys) {
         const { docker, kubernetes } = verdicts.get(key)!;
-        assert.deepEqual(comparable(kubernetes), comparable(docker), `${key}: kubernetes ${kubernetes.status} (${kubernetes.error?.code ?? ''} ${kubernetes.error?.message ?? ''}), docker ${docker.status}`);
+        assert.deepEqual(
+          comparable(kubernetes),
+          comparable(docker),
+          `${key}: kubernetes ${kubernetes.status} (${kubernetes.error?.code ?? ''} ${kubernetes.error?.message ?? ''}), docker ${docker.status}`,
+        );
       }
     });
   }

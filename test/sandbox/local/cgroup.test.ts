@@ -22,7 +22,11 @@ for (const mode of ['v1', 'v2'] as const) {
     const leaf = await sandbox.child();
     try {
       const join = 'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"';
-      const child = spawn('/bin/sh', ['-c', join, 'j', ...leaf.procsFiles, '--', 'sh', '-c', 'setsid env -i sleep 1000 </dev/null >/dev/null 2>&1 & echo $!'], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const child = spawn(
+        '/bin/sh',
+        ['-c', join, 'j', ...leaf.procsFiles, '--', 'sh', '-c', 'setsid env -i sleep 1000 </dev/null >/dev/null 2>&1 & echo $!'],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       let out = '';
       child.stdout.on('data', (b: Buffer) => (out += b.toString()));
       await new Promise((r) => child.once('close', r));

@@ -31,7 +31,11 @@ for (const mode of ['none', 'bwrap'] as const) {
     });
 
     const it = (name: string, fn: (t: TestContext) => Promise<void>) =>
-      test(name, { skip: usable ? false : hasGo ? 'bubblewrap is not usable on this machine' : 'no Go toolchain to build the executor' }, fn);
+      test(
+        name,
+        { skip: usable ? false : hasGo ? 'bubblewrap is not usable on this machine' : 'no Go toolchain to build the executor' },
+        fn,
+      );
     const create = async () => (await factory.create({ seed: { files: { 'README.md': 'hello\n' } } })) as LocalSandbox;
 
     it('commands go through one executor process', async () => {
@@ -100,7 +104,9 @@ for (const mode of ['none', 'bwrap'] as const) {
       const sb = await create();
       try {
         const started = Date.now();
-        const results = await Promise.all(Array.from({ length: 20 }, (_, i) => sb.exec(`sleep 0.5; echo out-${i}; echo err-${i} >&2; exit ${i % 3}`)));
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => sb.exec(`sleep 0.5; echo out-${i}; echo err-${i} >&2; exit ${i % 3}`)),
+        );
         const elapsed = Date.now() - started;
         results.forEach((r, i) => {
           assert.equal(r.stdout, `out-${i}\n`);
@@ -110,7 +116,10 @@ for (const mode of ['none', 'bwrap'] as const) {
         assert.ok(elapsed < 8000, `20 half-second commands took ${elapsed} ms: not concurrent`);
         // A leftover of one command waits for the last to end, then goes.
         const s = uniqueSleep();
-        const [a] = await Promise.all([sb.exec(`setsid sleep ${s} >/dev/null 2>&1 </dev/null & echo started`), sb.exec('sleep 0.5; echo later')]);
+        const [a] = await Promise.all([
+          sb.exec(`setsid sleep ${s} >/dev/null 2>&1 </dev/null & echo started`),
+          sb.exec('sleep 0.5; echo later'),
+        ]);
         assert.equal(a.stdout, 'started\n');
         assert.deepEqual(await markerSurvivors(sb.id), []);
       } finally {
@@ -142,48 +151,56 @@ test('executor off, or no Go toolchain: each command is spawned on its own, as b
   }
 });
 
-test("a server that is not root: each command in a pid namespace of its own, so kill -9 -1 ends neither the executor nor the server, bubblewrap or not", { skip: process.getuid?.() === 0 && hasGo ? false : 'needs root (to start a server as another uid) and Go' }, async () => {
-  // A uid no one else here runs as: were the namespace missing, the kill would reach only this test's server.
-  const user = { uid: 64997, gid: 64997 };
-  const isolations = (await bubblewrapAvailable()) ? ['bwrap', 'none'] : ['none'];
-  const dir = await tempDir('benchgym-lexec-unprivileged-');
-  try {
-    await fs.chmod(dir, 0o755);
-    await fs.chown(dir, user.uid, user.gid);
-    // Built here (the test cache is root's): the server only finds it.
-    const { executorBinary } = await import('../executor/fixture.ts');
-    const binary = await executorBinary();
-    const script = path.join(dir, 'server.mts');
-    const local = new URL('../../../src/sandbox/local/index.ts', import.meta.url).pathname;
-    await fs.writeFile(
-      script,
-      [
-        `import { LocalSandboxFactory } from ${JSON.stringify(local)};`,
-        'const out = {};',
-        `for (const isolation of ${JSON.stringify(isolations)}) {`,
-        `  const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))} + '-' + isolation, isolation, executorCacheDir: ${JSON.stringify(path.dirname(path.dirname(path.dirname(binary))))} });`,
-        '  const sb = await f.create({ seed: { files: { "a.txt": "x" } } });',
-        `  const attack = await sb.exec('kill -9 -1; for p in /proc/[0-9]*; do n=\${p#/proc/}; [ "$n" = $$ ] || kill -9 "$n" 2>/dev/null; done; echo done');`,
-        "  const next = await sb.exec('id -u; cat a.txt');",
-        '  out[isolation] = { isolation: sb.isolation, attack: attack.stdout, next: next.stdout };',
-        '  await f.close();',
-        '}',
-        'console.log(JSON.stringify(out));',
-      ].join('\n'),
-    );
-    const { stdout } = await promisify(execFile)('setpriv', [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, '--import', 'tsx', script], {
-      cwd: process.cwd(),
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
-      timeout: 120_000,
-    });
-    const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, { isolation: string; attack: string; next: string }>;
-    for (const isolation of isolations) {
-      const r = out[isolation]!;
-      assert.match(r.isolation, /each command in a user and pid namespace of its own/, isolation);
-      assert.equal(r.attack, 'done\n', isolation);
-      assert.equal(r.next, `${user.uid}\nx`, isolation);
+test(
+  'a server that is not root: each command in a pid namespace of its own, so kill -9 -1 ends neither the executor nor the server, bubblewrap or not',
+  { skip: process.getuid?.() === 0 && hasGo ? false : 'needs root (to start a server as another uid) and Go' },
+  async () => {
+    // A uid no one else here runs as: were the namespace missing, the kill would reach only this test's server.
+    const user = { uid: 64997, gid: 64997 };
+    const isolations = (await bubblewrapAvailable()) ? ['bwrap', 'none'] : ['none'];
+    const dir = await tempDir('benchgym-lexec-unprivileged-');
+    try {
+      await fs.chmod(dir, 0o755);
+      await fs.chown(dir, user.uid, user.gid);
+      // Built here (the test cache is root's): the server only finds it.
+      const { executorBinary } = await import('../executor/fixture.ts');
+      const binary = await executorBinary();
+      const script = path.join(dir, 'server.mts');
+      const local = new URL('../../../src/sandbox/local/index.ts', import.meta.url).pathname;
+      await fs.writeFile(
+        script,
+        [
+          `import { LocalSandboxFactory } from ${JSON.stringify(local)};`,
+          'const out = {};',
+          `for (const isolation of ${JSON.stringify(isolations)}) {`,
+          `  const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))} + '-' + isolation, isolation, executorCacheDir: ${JSON.stringify(path.dirname(path.dirname(path.dirname(binary))))} });`,
+          '  const sb = await f.create({ seed: { files: { "a.txt": "x" } } });',
+          `  const attack = await sb.exec('kill -9 -1; for p in /proc/[0-9]*; do n=\${p#/proc/}; [ "$n" = $$ ] || kill -9 "$n" 2>/dev/null; done; echo done');`,
+          "  const next = await sb.exec('id -u; cat a.txt');",
+          '  out[isolation] = { isolation: sb.isolation, attack: attack.stdout, next: next.stdout };',
+          '  await f.close();',
+          '}',
+          'console.log(JSON.stringify(out));',
+        ].join('\n'),
+      );
+      const { stdout } = await promisify(execFile)(
+        'setpriv',
+        [`--reuid=${user.uid}`, `--regid=${user.gid}`, '--clear-groups', '--', process.execPath, '--import', 'tsx', script],
+        {
+          cwd: process.cwd(),
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
+          timeout: 120_000,
+        },
+      );
+      const out = JSON.parse(stdout.trim().split('\n').at(-1)!) as Record<string, { isolation: string; attack: string; next: string }>;
+      for (const isolation of isolations) {
+        const r = out[isolation]!;
+        assert.match(r.isolation, /each command in a user and pid namespace of its own/, isolation);
+        assert.equal(r.attack, 'done\n', isolation);
+        assert.equal(r.next, `${user.uid}\nx`, isolation);
+      }
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
     }
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
-  }
-});
+  },
+);

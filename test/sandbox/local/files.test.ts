@@ -48,7 +48,8 @@ async function startSwapper(sb: LocalSandbox, one: string, two: string, lenient:
  * the background: opening both ends at once never blocks. Keeps a failing run from hanging.
  */
 function unblockFifos(fifos: string[]): () => void {
-  const script = 'end=$(( $(date +%s) + 20 )); while [ "$(date +%s)" -lt "$end" ]; do for f; do : 3<>"$f"; done 2>/dev/null; sleep 0.02; done';
+  const script =
+    'end=$(( $(date +%s) + 20 )); while [ "$(date +%s)" -lt "$end" ]; do for f; do : 3<>"$f"; done 2>/dev/null; sleep 0.02; done';
   const child = spawn('sh', ['-c', script, 'sh', ...fifos], { stdio: 'ignore' });
   return () => void child.kill('SIGKILL');
 }
@@ -87,17 +88,30 @@ for (const mode of ['none', 'bwrap'] as const) {
         let written = 0;
         let refused = 0;
         for (let i = 0; i < 2000; i++) {
-          const got = await sb.readFile('a/link/file').then((b) => b.toString(), (e: unknown) => e);
+          const got = await sb.readFile('a/link/file').then(
+            (b) => b.toString(),
+            (e: unknown) => e,
+          );
           if (typeof got === 'string') {
             assert.notEqual(got, 'SECRET', `try ${i}: read the file outside the workspace`);
             read++;
           } else {
-            assert.ok(got instanceof GymError && ['PATH_OUTSIDE_WORKSPACE', 'FILE_NOT_FOUND'].includes(got.code), `try ${i}: ${String(got)}`);
+            assert.ok(
+              got instanceof GymError && ['PATH_OUTSIDE_WORKSPACE', 'FILE_NOT_FOUND'].includes(got.code),
+              `try ${i}: ${String(got)}`,
+            );
             if (got.code === 'PATH_OUTSIDE_WORKSPACE') refused++;
           }
-          const wrote = await sb.writeFile('a/link/file', 'inside').then(() => null, (e: unknown) => e);
+          const wrote = await sb.writeFile('a/link/file', 'inside').then(
+            () => null,
+            (e: unknown) => e,
+          );
           if (wrote === null) written++;
-          else assert.ok(wrote instanceof GymError && ['PATH_OUTSIDE_WORKSPACE', 'FILE_NOT_FOUND', 'NOT_A_DIRECTORY'].includes(wrote.code), `try ${i}: ${String(wrote)}`);
+          else
+            assert.ok(
+              wrote instanceof GymError && ['PATH_OUTSIDE_WORKSPACE', 'FILE_NOT_FOUND', 'NOT_A_DIRECTORY'].includes(wrote.code),
+              `try ${i}: ${String(wrote)}`,
+            );
         }
         await sb.writeFile('stop', '');
         const r = await swapper.done;
@@ -115,7 +129,8 @@ for (const mode of ['none', 'bwrap'] as const) {
 
     test('a hard link to a file outside is refused for reading and writing', async (t) => {
       if (skip) return t.skip(skip);
-      if (mode === 'bwrap') return t.skip('commands under bubblewrap cannot link across the workspace mount (EXDEV); the check is the same code');
+      if (mode === 'bwrap')
+        return t.skip('commands under bubblewrap cannot link across the workspace mount (EXDEV); the check is the same code');
       const secret = path.join(baseDir, 'secret.txt');
       await fs.writeFile(secret, 'SECRET');
       const sb = await create();
@@ -138,10 +153,23 @@ for (const mode of ['none', 'bwrap'] as const) {
       try {
         const made = await sb.exec('mkfifo pipe && mkdir -p sub && mkfifo sub/pipe2');
         assert.equal(made.exitCode, 0, made.stderr);
-        const reads = Array.from({ length: 8 }, () => sb.readFile('pipe').then(() => null, (e: unknown) => e));
-        const writes = Array.from({ length: 4 }, () => sb.writeFile('sub/pipe2', 'x').then(() => null, (e: unknown) => e));
+        const reads = Array.from({ length: 8 }, () =>
+          sb.readFile('pipe').then(
+            () => null,
+            (e: unknown) => e,
+          ),
+        );
+        const writes = Array.from({ length: 4 }, () =>
+          sb.writeFile('sub/pipe2', 'x').then(
+            () => null,
+            (e: unknown) => e,
+          ),
+        );
         const t0 = Date.now();
-        const normal = await Promise.race([sb.readFile('README.md'), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('a normal read waited behind the FIFO reads')), 5000))]);
+        const normal = await Promise.race([
+          sb.readFile('README.md'),
+          new Promise<never>((_, reject) => setTimeout(() => reject(new Error('a normal read waited behind the FIFO reads')), 5000)),
+        ]);
         assert.equal(normal.toString(), 'hello\n');
         assert.ok(Date.now() - t0 < 5000);
         for (const e of await Promise.all([...reads, ...writes])) {
@@ -180,41 +208,48 @@ for (const mode of ['none', 'bwrap'] as const) {
       }
     });
 
-    test('removing a tree while a directory in it is swapped for a symlink out never deletes outside (100 tries)', { timeout: 540_000 }, async (t) => {
-      if (skip) return t.skip(skip);
-      const keep = path.join(outside, 'keep');
-      await fs.mkdir(keep, { recursive: true });
-      const precious = Array.from({ length: 20 }, (_, i) => `p${i}`);
-      for (const name of precious) await fs.writeFile(path.join(keep, name), 'x');
-      const sb = await create();
-      try {
-        const swapper = await startSwapper(sb, 'tree/sub', 'tree/spare', true);
-        for (let i = 0; i < 100; i++) {
-          // Built beside, then renamed into place: the test itself never writes through the swapped link.
-          const stage = path.join(sb.root, 'stage');
-          await fs.mkdir(path.join(stage, 'sub'), { recursive: true });
-          for (let f = 0; f < 5; f++) await fs.writeFile(path.join(stage, 'sub', `f${f}`), 'x');
-          await fs.symlink(keep, path.join(stage, 'spare'));
-          // The swapper may run as another uid (a root server under bubblewrap): it renames in here.
-          await fs.chmod(stage, 0o777);
-          await fs.rename(stage, path.join(sb.root, 'tree'));
-          // Under the swapping a removal may give up (a GymError naming the path), never fail otherwise.
-          for (let again = 0; again < 5; again++) {
-            const e = await sb.remove('tree').then(() => null, (err: unknown) => err);
-            if (e === null) break;
-            assert.ok(e instanceof GymError && /'tree'/.test(e.message), `try ${i}: ${String(e)}`);
+    test(
+      'removing a tree while a directory in it is swapped for a symlink out never deletes outside (100 tries)',
+      { timeout: 540_000 },
+      async (t) => {
+        if (skip) return t.skip(skip);
+        const keep = path.join(outside, 'keep');
+        await fs.mkdir(keep, { recursive: true });
+        const precious = Array.from({ length: 20 }, (_, i) => `p${i}`);
+        for (const name of precious) await fs.writeFile(path.join(keep, name), 'x');
+        const sb = await create();
+        try {
+          const swapper = await startSwapper(sb, 'tree/sub', 'tree/spare', true);
+          for (let i = 0; i < 100; i++) {
+            // Built beside, then renamed into place: the test itself never writes through the swapped link.
+            const stage = path.join(sb.root, 'stage');
+            await fs.mkdir(path.join(stage, 'sub'), { recursive: true });
+            for (let f = 0; f < 5; f++) await fs.writeFile(path.join(stage, 'sub', `f${f}`), 'x');
+            await fs.symlink(keep, path.join(stage, 'spare'));
+            // The swapper may run as another uid (a root server under bubblewrap): it renames in here.
+            await fs.chmod(stage, 0o777);
+            await fs.rename(stage, path.join(sb.root, 'tree'));
+            // Under the swapping a removal may give up (a GymError naming the path), never fail otherwise.
+            for (let again = 0; again < 5; again++) {
+              const e = await sb.remove('tree').then(
+                () => null,
+                (err: unknown) => err,
+              );
+              if (e === null) break;
+              assert.ok(e instanceof GymError && /'tree'/.test(e.message), `try ${i}: ${String(e)}`);
+            }
+            assert.equal(await sb.stat('tree'), null);
+            assert.deepEqual((await fs.readdir(keep)).sort(), [...precious].sort(), `try ${i}: a file outside was deleted`);
           }
-          assert.equal(await sb.stat('tree'), null);
-          assert.deepEqual((await fs.readdir(keep)).sort(), [...precious].sort(), `try ${i}: a file outside was deleted`);
+          await sb.writeFile('stop', '');
+          const r = await swapper.done;
+          assert.equal(r.exitCode, 0, r.stderr);
+          assert.ok(Number(r.stdout) > 50, `swapped ${r.stdout.trim()} times`);
+        } finally {
+          await sb.writeFile('stop', '').catch(() => {});
+          await sb.destroy();
         }
-        await sb.writeFile('stop', '');
-        const r = await swapper.done;
-        assert.equal(r.exitCode, 0, r.stderr);
-        assert.ok(Number(r.stdout) > 50, `swapped ${r.stdout.trim()} times`);
-      } finally {
-        await sb.writeFile('stop', '').catch(() => {});
-        await sb.destroy();
-      }
-    });
+      },
+    );
   });
 }

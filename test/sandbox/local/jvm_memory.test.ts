@@ -16,7 +16,11 @@ const hasJava = (() => {
     return false;
   }
 })();
-const skip = !hasJava ? 'no java on this machine' : !driver?.limitsMemory ? 'no memory cgroup here: the local sandbox has no memory limit to tell' : false;
+const skip = !hasJava
+  ? 'no java on this machine'
+  : !driver?.limitsMemory
+    ? 'no memory cgroup here: the local sandbox has no memory limit to tell'
+    : false;
 
 const LOAD = `import java.lang.management.ManagementFactory;
 
@@ -37,9 +41,17 @@ describe('local sandbox: a JVM is told the memory limit', () => {
     assert.deepEqual(jvmMemoryVars({ JAVA_HOME: '/jdk' }, undefined), {}, 'no limit to tell');
     assert.deepEqual(jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-XX:MaxRAM=1g' }, 1024), {}, "the env's own choice stands");
     // Under bubblewrap (a cgroup namespace): the JVM's container support off, with or without a limit.
-    assert.deepEqual(jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-Xss4m' }, 1024, { namespacedCgroup: true }), { JAVA_TOOL_OPTIONS: '-Xss4m -XX:MaxRAM=1024 -XX:-UseContainerSupport' });
-    assert.deepEqual(jvmMemoryVars({ JAVA_HOME: '/jdk' }, undefined, { namespacedCgroup: true }), { JAVA_TOOL_OPTIONS: '-XX:-UseContainerSupport' });
-    assert.deepEqual(jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-XX:+UseContainerSupport' }, undefined, { namespacedCgroup: true }), {}, "the env's own choice stands");
+    assert.deepEqual(jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-Xss4m' }, 1024, { namespacedCgroup: true }), {
+      JAVA_TOOL_OPTIONS: '-Xss4m -XX:MaxRAM=1024 -XX:-UseContainerSupport',
+    });
+    assert.deepEqual(jvmMemoryVars({ JAVA_HOME: '/jdk' }, undefined, { namespacedCgroup: true }), {
+      JAVA_TOOL_OPTIONS: '-XX:-UseContainerSupport',
+    });
+    assert.deepEqual(
+      jvmMemoryVars({ JAVA_TOOL_OPTIONS: '-XX:+UseContainerSupport' }, undefined, { namespacedCgroup: true }),
+      {},
+      "the env's own choice stands",
+    );
     assert.deepEqual(jvmMemoryVars({ VIRTUAL_ENV: '/venv' }, 1024, { namespacedCgroup: true }), {}, 'not a Java env');
   });
 
@@ -55,7 +67,9 @@ describe('local sandbox: a JVM is told the memory limit', () => {
     const maxHeap = async (vars: Record<string, string>) => {
       const sb = await factory.create({ seed: { files: { 'a.txt': 'a' } }, env: { vars, memoryBytes: 4 * 1024 ** 3 } });
       try {
-        const r = await sb.exec("java -XX:+PrintFlagsFinal -version 2>/dev/null | sed -n 's/^ *size_t MaxHeapSize *= *\\([0-9]*\\).*/\\1/p'");
+        const r = await sb.exec(
+          "java -XX:+PrintFlagsFinal -version 2>/dev/null | sed -n 's/^ *size_t MaxHeapSize *= *\\([0-9]*\\).*/\\1/p'",
+        );
         assert.equal(r.exitCode, 0, r.stderr);
         return Number(r.stdout.trim());
       } finally {
@@ -68,7 +82,10 @@ describe('local sandbox: a JVM is told the memory limit', () => {
     });
 
     test("a Java env's JVM reads the system's load (JDK 17's cgroup metrics threw under bubblewrap on cgroup v1)", async () => {
-      const sb = await factory.create({ seed: { files: { 'Load.java': LOAD } }, env: { vars: { JAVA_TOOL_OPTIONS: '-Xss4m' }, memoryBytes: 4 * 1024 ** 3 } });
+      const sb = await factory.create({
+        seed: { files: { 'Load.java': LOAD } },
+        env: { vars: { JAVA_TOOL_OPTIONS: '-Xss4m' }, memoryBytes: 4 * 1024 ** 3 },
+      });
       try {
         const r = await sb.exec('java Load.java 2>&1');
         assert.equal(r.exitCode, 0, r.stdout);

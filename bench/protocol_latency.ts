@@ -22,8 +22,7 @@ import { promisify } from 'node:util';
 import { WebSocket, type RawData } from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { builtinRegistry } from '../bin/builtins.ts';
-import { Gym } from '../src/episode/gym.ts';
+import { localGym } from '../bin/builtins.ts';
 import { episodePath } from '../src/server/capability.ts';
 import { startHttpServer } from '../src/server/http.ts';
 import { openEnvExtension } from '../src/server/openenv/extension.ts';
@@ -117,7 +116,7 @@ export async function runProtocolBench(opts: {
   const want = (c: ProtocolCase) => !opts.cases || opts.cases.has(c);
   const n = opts.quick ? 50 : 300;
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-protocols-'));
-  const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: envCacheDir() });
+  const gym = localGym({ dataDir, cacheDir: envCacheDir() });
   const server = await startHttpServer(gym, { port: 0, extensions: [wsGymExtension(), openEnvExtension()] });
   const ws = server.url.replace(/^http/, 'ws');
   const closers: (() => Promise<void> | void)[] = [];

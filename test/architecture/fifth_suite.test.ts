@@ -12,6 +12,7 @@ import path from 'node:path';
 import { examplesSuite } from '../../envs/examples/index.ts';
 import { AGENTS } from '../../agents/index.ts';
 import { builtinSuites } from '../../bin/builtins.ts';
+import { BUILTIN_SANDBOXES } from '../../bin/sandboxes.ts';
 import { compositionOf } from '../../src/cli/composition.ts';
 import { main } from '../../src/cli/main.ts';
 import { agentUnderTest } from '../../src/runner/agents.ts';
@@ -192,7 +193,7 @@ describe('a fifth suite through the public contract', () => {
         { kata: 'square', code: 'def square(x):\n    return x + x\n', passed: true },
       ];
       await fs.writeFile(predictions, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-      const root = compositionOf((opts) => [...builtinSuites(opts), kataSuite()], AGENTS);
+      const root = compositionOf((opts) => [...builtinSuites(opts), kataSuite()], AGENTS, BUILTIN_SANDBOXES);
       const run = await cli(
         ['score', '--suite', KATA_SUITE, '--predictions', predictions, '--json', '--data-dir', dir, '--cache-dir', TEST_CACHE_DIR],
         root,

@@ -23,7 +23,7 @@ import { WebSocket, type RawData } from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { localGym } from '../bin/builtins.ts';
-import { episodePath } from '../src/server/capability.ts';
+import { episodePath } from '../src/protocol/capability.ts';
 import { startHttpServer } from '../src/server/http.ts';
 import { openEnvExtension } from '../src/server/openenv/extension.ts';
 import { wsGymExtension } from '../src/server/ws_gym.ts';

@@ -19,7 +19,7 @@ import { agentUnderTest } from '../../src/runner/agents.ts';
 import { writeReport } from '../../src/runner/report.ts';
 import { runExperiment } from '../../src/runner/runner.ts';
 import type { Gym } from '../../src/episode/gym.ts';
-import { createGymMcpServer } from '../../src/server/mcp.ts';
+import { createGymMcpServer } from '../../src/protocol/mcp.ts';
 import { SuiteRegistry } from '../../src/tasks/registry.ts';
 import { expectGymError, makeGym, tempDir, TEST_CACHE_DIR, testContext } from '../helpers.ts';
 import { KATA_SUITE, kataReportSection, kataSuite } from '../fixtures/kata_suite.ts';

@@ -1,7 +1,7 @@
 import { toGymError } from '../../errors.ts';
 import { startHttpServer } from '../../server/http.ts';
 import { terminalExtension } from '../../server/pty.ts';
-import { parseAdvertiseUrl } from '../../server/replica.ts';
+import { parseAdvertiseUrl } from '../../protocol/replica.ts';
 import { SESSION_DEFAULTS } from '../../server/sessions.ts';
 import { openEnvExtension } from '../../server/openenv/extension.ts';
 import { wsGymExtension } from '../../server/ws_gym.ts';
@@ -14,7 +14,9 @@ import { describeIsolation } from '../isolation.ts';
 import { intFlag, parseFlags } from '../options.ts';
 import { onShutdownSignals } from '../shutdown.ts';
 
-const usage = (root: Composition) => `benchgym serve: the gym over HTTP (MCP, WebSocket gym protocol, OpenEnv, terminals) until SIGINT / SIGTERM
+const usage = (
+  root: Composition,
+) => `benchgym serve: the gym over HTTP (MCP, WebSocket gym protocol, OpenEnv, terminals) until SIGINT / SIGTERM
 The banner names the isolation in effect; then one line on stderr per episode start, submission (with its
 verdict), infrastructure error and end without a submission, each with the episode id and task id.
 

@@ -18,5 +18,9 @@ export function poolSizeOf(o: ContainerOptionValues, ctx: SandboxBackendContext)
 
 /** The image builder's options of a backend's context. */
 export function imageOptionsOf(o: ContainerOptionValues, ctx: SandboxBackendContext) {
-  return { exactPython: o['exact-python'], ...(ctx.cacheDir ? { cacheDir: ctx.cacheDir } : {}), ...(ctx.gradle ? { gradle: ctx.gradle } : {}) };
+  return {
+    exactPython: o['exact-python'],
+    ...(ctx.cacheDir ? { cacheDir: ctx.cacheDir } : {}),
+    ...(ctx.gradle ? { gradle: ctx.gradle } : {}),
+  };
 }

@@ -215,7 +215,8 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
       assert.match(r.stdout, /'\d+\.\d+\.\d+\.\d+'/);
     });
 
-    test('a command that kills every process it may (kill -9 -1, then each pid in /proc) ends only its own: the episode goes on', async (t) => {
+    const killAll = 'a command that kills every process it may (kill -9 -1, then each pid in /proc) ends only its own: the episode goes on';
+    test(killAll, async (t) => {
       const episode = gym.episode(id);
       if (backend.onHost && unconfinedLocal(episode.sandbox.isolation))
         return t.skip(`commands share the host's pid namespace here: ${episode.sandbox.isolation}`);
@@ -226,7 +227,8 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
       assert.equal(episode.state, 'running');
     });
 
-    test("a person's terminal is out of the commands' reach: its pty cannot be found, written, read, nor its shell signalled", async (t) => {
+    const terminal = "a person's terminal is out of the commands' reach: its pty cannot be found, written, read, nor its shell signalled";
+    test(terminal, async (t) => {
       const sandbox = gym.episode(id).sandbox;
       if (!sandbox.pty) return t.skip(`the ${backend.name} sandbox has no terminals`);
       if (backend.onHost && unconfinedLocal(sandbox.isolation))
@@ -271,7 +273,10 @@ print(socket.create_connection(('localhost', srv.getsockname()[1]), timeout=5).r
       }
     });
 
-    test('a submission whose code kills every process it may while its tests run is scored failed, not error: the scoring sandbox outlives it', async (t) => {
+    const scorer =
+      'a submission whose code kills every process it may while its tests run is scored failed, not error: ' +
+      'the scoring sandbox outlives it';
+    test(scorer, async (t) => {
       if (backend.onHost && unconfinedLocal(gym.episode(id).sandbox.isolation))
         return t.skip(`commands share the host's pid namespace here: ${gym.episode(id).sandbox.isolation}`);
       const gold = await fs.readFile(path.join(EXAMPLES_DIR, 'tasks', 'roman-numerals', 'solution', 'roman.py'), 'utf8');

@@ -10,7 +10,7 @@ import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { PROJECT_ROOT } from '../../src/project.ts';
 import { makeGym } from '../helpers.ts';
-import { episodePath } from '../../src/server/capability.ts';
+import { episodePath } from '../../src/protocol/capability.ts';
 
 /**
  * Paths of the developers' machines: none belongs in the project. Built from pieces so that

@@ -152,7 +152,7 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
     row.startS = round((Date.now() - t0) / 1000, 1);
     const failed = started.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed.length) {
-      row.stopped = `${failed.length} of ${n} episodes did not start: ${String((failed[0]!.reason as Error)?.message ?? failed[0]!.reason).slice(0, 300)}`;
+      row.stopped = `${failed.length} of ${n} episodes did not start: ${withCause(failed[0]!.reason).slice(0, 300)}`;
       return row;
     }
     const latencies: number[] = [];
@@ -169,9 +169,7 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
             await ep.step(i);
             latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
           } catch (err) {
-            // fetch's own message is "fetch failed": its cause says what the socket did.
-            const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-            errors.push(`${(err as Error).message}${cause ? `: ${cause.code ?? ''} ${cause.message ?? ''}` : ''}`.slice(0, 200));
+            errors.push(withCause(err).slice(0, 200));
           }
         }
       }),
@@ -193,6 +191,12 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
     await server.stop();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** An error's message, and its cause's: fetch's own message is "fetch failed", its cause says what the socket did. */
+function withCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  return `${(err as Error)?.message ?? String(err)}${cause ? `: ${cause.code ?? ''} ${cause.message ?? ''}` : ''}`;
 }
 
 function figures(latencies: number[], wallS: number) {

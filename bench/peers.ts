@@ -12,7 +12,9 @@
  * SWE-ReX runs in a derived image (base + `pip install swe-rex`, built with --network host);
  * its container keeps `--network none`: swerex-remote listens on a unix socket in a
  * bind-mounted directory (see driver.py) instead of a published TCP port.
- * benchgym is driven over MCP (loopback HTTP, in-process server), as an agent drives it.
+ * benchgym is driven over MCP (loopback HTTP). The Docker rows with executor on come twice: the server in
+ * a process of its own (bench/throughput/server.ts), as an agent sees it, and in the bench's own process
+ * (client and server share one event loop; the pool, cold and in-process rows need the gym at hand).
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -33,6 +35,7 @@ import type { SandboxFactory } from '../src/sandbox/types.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 import { builtinRegistry } from '../bin/builtins.ts';
 import { envCacheDir } from './mcp_latency.ts';
+import { ServerProcess } from './throughput/server_process.ts';
 import { summarize, type LatencyStats } from './stats.ts';
 
 export const PEERS_CASES = ['peers_command', 'peers_file', 'peers_start', 'peers_concurrent64'] as const;
@@ -245,8 +248,17 @@ async function closeGym(g: GymOverMcp): Promise<void> {
   await g.gym.close();
 }
 
-const startEpisode = async (g: GymOverMcp) => (await g.call('start_episode', { task_id: TASK, max_steps: MAX_STEPS })).episodeId as string;
-const runTrue = (g: GymOverMcp, id: string) => g.call('run_command', { episode_id: id, command: 'true' });
+/** A gym served by a process of its own, as an agent reaches it. */
+interface GymOutOfProcess {
+  label: string;
+  server: ServerProcess;
+  client: Client;
+  call: McpCall;
+}
+
+const startEpisode = async (g: { call: McpCall }) =>
+  (await g.call('start_episode', { task_id: TASK, max_steps: MAX_STEPS })).episodeId as string;
+const runTrue = (g: { call: McpCall }, id: string) => g.call('run_command', { episode_id: id, command: 'true' });
 
 /** Samples per figure, and errors per figure (a peer's failure is counted, not fatal). */
 class Figures {
@@ -308,6 +320,7 @@ export async function runPeersBench(opts: {
   let rex = false;
   let rexImage = '';
   const gyms: GymOverMcp[] = [];
+  let remote: GymOutOfProcess | undefined;
   try {
     const venv = await ensureVenv(log);
     if ('error' in venv) skipped.push(`all peers: ${venv.error}`);
@@ -367,8 +380,12 @@ export async function runPeersBench(opts: {
       );
     }
     gyms.push(...[dockerOn, dockerOff].filter((g): g is GymOverMcp => !!g), ...locals);
-    const episodes = new Map<GymOverMcp, string>();
-    for (const g of gyms) {
+    if (docker) {
+      const server = await ServerProcess.start('docker', 8, path.join(dataDir, 'out-of-process'));
+      remote = { label: 'docker executor on, server in its own process', server, ...(await mcpConnect(`${server.url}/mcp`)) };
+    }
+    const episodes = new Map<GymOverMcp | GymOutOfProcess, string>();
+    for (const g of [...gyms, ...(remote ? [remote] : [])]) {
       const first = await startEpisode(g); // builds / checks the env and the image once
       await g.call('end_episode', { episode_id: first });
       const id = await startEpisode(g);
@@ -383,12 +400,18 @@ export async function runPeersBench(opts: {
 
     if (want('peers_command')) {
       log(`per-command round trip: ${rounds.command} rounds, every system once per round`);
-      const steps: (() => Promise<void>)[] = gyms.map(
+      const steps: (() => Promise<void>)[] = [...gyms, ...(remote ? [remote] : [])].map(
         (g) => () =>
           figures.add(`benchgym ${g.label}: run_command true`, `tools/call run_command {command:'true'} over MCP, ${g.label}`, () =>
             runTrue(g, episodes.get(g)!),
           ),
       );
+      if (remote)
+        steps.push(() =>
+          figures.add('benchgym MCP ping, server in its own process', 'MCP ping on /mcp of the server process, no tool runs', () =>
+            remote!.client.ping(),
+          ),
+        );
       // Where benchgym's time goes: the MCP + HTTP floor, and the same tool without MCP.
       const ctx: ToolContext = { signal: new AbortController().signal, progress() {} };
       if (gyms[0])
@@ -454,8 +477,8 @@ export async function runPeersBench(opts: {
 
     if (want('peers_file')) {
       log(`file write + read: ${rounds.file} rounds`);
-      const fileGyms = gyms.filter((g) => g.label !== 'local none executor on');
-      const edits = new Map<GymOverMcp, number>();
+      const fileGyms = [...gyms.filter((g) => g.label !== 'local none executor on'), ...(remote ? [remote] : [])];
+      const edits = new Map<GymOverMcp | GymOutOfProcess, number>();
       for (const g of fileGyms) {
         await g.call('create_file', { episode_id: episodes.get(g)!, path: 'bench_file.py', content: FILE_60_LINES });
         edits.set(g, 0);
@@ -655,6 +678,8 @@ export async function runPeersBench(opts: {
       extra.concurrent64 = concurrent;
     }
   } finally {
+    await remote?.client.close().catch(() => {});
+    await remote?.server.stop();
     for (const g of gyms) await closeGym(g).catch(() => {});
     await driver?.close().catch(() => {});
     await fs.rm(dataDir, { recursive: true, force: true });
@@ -685,6 +710,12 @@ const TARGETS: [string, string, string, number][] = [
     'benchgym docker executor on: run_command true',
     "SWE-ReX DockerDeployment: execute('true')",
     2,
+  ],
+  [
+    'Docker run_command true, server in its own process, vs SWE-ReX execute (target <= 1.2x)',
+    'benchgym docker executor on, server in its own process: run_command true',
+    "SWE-ReX DockerDeployment: execute('true')",
+    1.2,
   ],
   [
     'Docker run_command true, executor off, vs SWE-ReX execute',
@@ -721,6 +752,12 @@ const TARGETS: [string, string, string, number][] = [
     'benchgym docker executor on: edit_file + view_file',
     'SWE-ReX DockerDeployment: write_file + read_file',
     2,
+  ],
+  [
+    'Docker edit_file + view_file, server in its own process, vs SWE-ReX write_file + read_file (target <= 1.2x)',
+    'benchgym docker executor on, server in its own process: edit_file + view_file',
+    'SWE-ReX DockerDeployment: write_file + read_file',
+    1.2,
   ],
   [
     'Docker edit_file + view_file, executor off, vs SWE-ReX',

@@ -15,9 +15,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { promises as fs, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -25,10 +23,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { baseImageName } from '../src/env/images.ts';
 import { dockerAvailable } from '../src/sandbox/docker/index.ts';
-import { envCacheDir } from './mcp_latency.ts';
 import { ensureSwerexImage, ensureVenv } from './peers.ts';
 import { percentile, round, summarize, type LatencyStats } from './stats.ts';
 import { GymWsClient } from './step_floor.ts';
+import { ServerProcess } from './throughput/server_process.ts';
 
 const execFileP = promisify(execFile);
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -76,48 +74,6 @@ export interface ThroughputResult {
   skipped?: string;
   extra: Record<string, unknown>;
   table: string;
-}
-
-/** The server child: its URL, and /proc figures. */
-class ServerProcess {
-  private constructor(
-    readonly child: ChildProcess,
-    readonly url: string,
-  ) {}
-
-  static async start(backend: 'local' | 'docker', maxEpisodes: number, dataDir: string): Promise<ServerProcess> {
-    // BENCHGYM_THROUGHPUT_SERVER_ARGS='--cpu-prof --cpu-prof-dir=DIR' profiles the server alone.
-    const extra = process.env.BENCHGYM_THROUGHPUT_SERVER_ARGS?.split(' ').filter(Boolean) ?? [];
-    const child = spawn(
-      process.execPath,
-      [...extra, '--import', 'tsx', path.join(HERE, 'throughput', 'server.ts'), backend, String(maxEpisodes), dataDir, envCacheDir()],
-      { stdio: ['pipe', 'pipe', 'inherit'] },
-    );
-    const line = await new Promise<string>((resolve, reject) => {
-      createInterface({ input: child.stdout! }).once('line', resolve);
-      child.once('exit', (code) => reject(new Error(`the throughput server exited with ${code}`)));
-    });
-    return new ServerProcess(child, (JSON.parse(line) as { url: string }).url);
-  }
-
-  /** utime + stime of the server process, in seconds. */
-  cpuSeconds(): number {
-    const stat = readFileSync(`/proc/${this.child.pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // USER_HZ is 100 on Linux
-  }
-
-  rssMiB(): number {
-    const kb = /^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${this.child.pid}/status`, 'utf8'))?.[1];
-    return kb ? Number(kb) / 1024 : 0;
-  }
-
-  async stop(): Promise<void> {
-    const exited = new Promise((r) => this.child.once('exit', r));
-    this.child.stdin!.end();
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 120_000))]);
-    this.child.kill('SIGKILL');
-  }
 }
 
 /** One episode as the bench drives it: setup (untimed) and one step by index. */
@@ -196,7 +152,7 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
     row.startS = round((Date.now() - t0) / 1000, 1);
     const failed = started.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed.length) {
-      row.stopped = `${failed.length} of ${n} episodes did not start: ${String((failed[0]!.reason as Error)?.message ?? failed[0]!.reason).slice(0, 300)}`;
+      row.stopped = `${failed.length} of ${n} episodes did not start: ${withCause(failed[0]!.reason).slice(0, 300)}`;
       return row;
     }
     const latencies: number[] = [];
@@ -213,9 +169,7 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
             await ep.step(i);
             latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
           } catch (err) {
-            // fetch's own message is "fetch failed": its cause says what the socket did.
-            const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-            errors.push(`${(err as Error).message}${cause ? `: ${cause.code ?? ''} ${cause.message ?? ''}` : ''}`.slice(0, 200));
+            errors.push(withCause(err).slice(0, 200));
           }
         }
       }),
@@ -237,6 +191,12 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
     await server.stop();
     await fs.rm(dataDir, { recursive: true, force: true });
   }
+}
+
+/** An error's message, and its cause's: fetch's own message is "fetch failed", its cause says what the socket did. */
+function withCause(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } })?.cause;
+  return `${(err as Error)?.message ?? String(err)}${cause ? `: ${cause.code ?? ''} ${cause.message ?? ''}` : ''}`;
 }
 
 function figures(latencies: number[], wallS: number) {

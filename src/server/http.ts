@@ -15,6 +15,7 @@ import type { Gym } from '../episode/gym.ts';
 import { capabilityOfPath, episodeByKey, isEpisodesPath, NO_EPISODE_ENDPOINT, withoutEpisodeKeys } from '../protocol/capability.ts';
 import { createEpisodeMcpServer, createGymMcpServer } from '../protocol/mcp.ts';
 import { NodeStreamableHttpTransport } from './mcp_http_transport.ts';
+import { holdIdleConnections } from './keep_alive.ts';
 import { onReplica, parseAdvertiseUrl } from '../protocol/replica.ts';
 import { docsRoute, landingRoute } from './landing.ts';
 import { gymLiveEpisodes } from '../viewer/live.ts';
@@ -273,6 +274,7 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
     // Express 5 calls back on errors too: a port in use must be said as such, naming the port.
     const s = app.listen(port, host, (err?: Error) => (err ? reject(listenError(err, host, port)) : resolve(s)));
   });
+  holdIdleConnections(http);
   upgrades.attach(http);
   const address = http.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -1,10 +1,14 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { makeGym } from '../helpers.ts';
+import { KEEP_ALIVE_ADVERTISED_S } from '../../src/server/keep_alive.ts';
 import { call, data, solveRepoPatch, text } from './scenario.ts';
 
 async function connect(url: string, headers?: Record<string, string>): Promise<Client> {
@@ -295,6 +299,56 @@ describe('abandoned MCP sessions', () => {
       assert.match(await gone.text(), /idle/);
       const again = await open(server.url);
       assert.equal(again.status, 200, 'room again once idle sessions are gone');
+    } finally {
+      await server.close();
+      await cleanup();
+    }
+  });
+});
+
+describe('idle connections', () => {
+  // An SDK client in a thread of its own: its event loop can be held busy while the server's runs on.
+  const busyClient = `
+    const { workerData, parentPort } = require('node:worker_threads');
+    (async () => {
+      const { Client } = await import(workerData.client);
+      const { StreamableHTTPClientTransport } = await import(workerData.transport);
+      const client = new Client({ name: 'busy', version: '0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(workerData.url)));
+      await client.ping();
+      // Busy past the server's keep-alive: no timer and no socket event runs here meanwhile.
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, workerData.busyMs);
+      const said = await client.ping().then(
+        () => 'answered',
+        (e) => 'failed: ' + e.message + (e.cause ? ' (' + e.cause.code + ' ' + e.cause.message + ')' : ''),
+      );
+      await client.close().catch(() => {});
+      parentPort.postMessage(said);
+    })().catch((e) => parentPort.postMessage('client error: ' + e.message));`;
+
+  test('a client busy past the advertised keep-alive reuses its idle connection and gets its answer', async () => {
+    const { gym, cleanup } = await makeGym();
+    const server = await startHttpServer(gym, { port: 0 });
+    const sdk = (p: string) => pathToFileURL(createRequire(import.meta.url).resolve(`@modelcontextprotocol/sdk/${p}`)).href;
+    try {
+      // Clients still hear the usual 5 s, and drop idle connections about then when not busy.
+      assert.equal((await fetch(`${server.url}/health`)).headers.get('keep-alive'), `timeout=${KEEP_ALIVE_ADVERTISED_S}`);
+      // Node closes an idle connection 1 s past what it advertises: busy 2 s past that.
+      const worker = new Worker(busyClient, {
+        eval: true,
+        workerData: {
+          url: `${server.url}/mcp`,
+          busyMs: (KEEP_ALIVE_ADVERTISED_S + 3) * 1000,
+          client: sdk('client/index.js'),
+          transport: sdk('client/streamableHttp.js'),
+        },
+      });
+      const said = await new Promise((resolve, reject) => {
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+      await worker.terminate();
+      assert.equal(said, 'answered');
     } finally {
       await server.close();
       await cleanup();

@@ -1,0 +1,3 @@
+import { tamperBattery } from './tamper_suite.ts';
+
+tamperBattery('local');

@@ -29,7 +29,10 @@ export function fileTimesReporter(options = {}) {
   const now = options.now ?? (() => performance.now());
   const top = options.top ?? 15;
   const cwd = options.cwd ?? process.cwd();
-  /** @type {Map<string, { first: number; started?: number; last: number; completed?: number; runnerMs?: number; tests: number; failed: number; passed: boolean }>} */
+  /**
+   * @type {Map<string, { first: number; started?: number; last: number; completed?: number;
+   * runnerMs?: number; tests: number; failed: number; passed: boolean }>}
+   */
   const files = new Map();
   let done = false;
 

@@ -72,37 +72,40 @@ test('a file that never completed is timed to its last event; no events, no summ
   assert.equal(await run([[0, { type: 'test:plan', data: { count: 0, nesting: 0 } }]]), '');
 });
 
-test('node --test --test-force-exit with the reporter beside spec: spec on stdout, then the slowest files; every file timed in the JSON', async () => {
-  const dir = await tempDir('benchgym-file-times-');
-  try {
-    await fs.writeFile(
-      path.join(dir, 'slow.test.mjs'),
-      "import { test } from 'node:test';\ntest('slow', () => new Promise((r) => setTimeout(r, 1500)));\n",
-    );
-    await fs.writeFile(path.join(dir, 'quick.test.mjs'), "import { test } from 'node:test';\ntest('quick', () => {});\n");
-    const out = path.join(dir, 'times.json');
-    const reporter = path.join(import.meta.dirname, 'file_times.mjs');
-    const args = ['--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', '--test-reporter-destination=stdout'];
-    args.push(`--test-reporter=${reporter}`, '--test-reporter-destination=stdout', 'slow.test.mjs', 'quick.test.mjs');
-    // Without NODE_TEST_CONTEXT: that would make the inner run report to this one instead of printing.
-    const { NODE_TEST_CONTEXT: _, ...env } = process.env;
-    const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, BENCHGYM_TEST_TIMES: out } });
-    let stdout = '';
-    child.stdout.on('data', (b) => (stdout += b));
-    const code = await new Promise((r) => child.on('close', r));
-    assert.equal(code, 0, stdout);
-    assert.match(stdout, /✔ slow \(/);
-    assert.match(
-      stdout,
-      /slowest test files \(all 2 in .*times\.json\):\n +\d+\.\d s {2}slow\.test\.mjs\n +\d+\.\d s {2}quick\.test\.mjs\n/,
-    );
-    const { files } = JSON.parse(await fs.readFile(out, 'utf8')) as { files: FileTime[] };
-    assert.deepEqual(
-      files.map((f) => f.file),
-      ['slow.test.mjs', 'quick.test.mjs'],
-    );
-    assert.ok(files[0]!.wallMs >= 1500, `slow took ${files[0]!.wallMs} ms`);
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
-  }
-});
+test(
+  'node --test --test-force-exit with the reporter beside spec: spec ' + 'on stdout, then the slowest files; every file timed in the JSON',
+  async () => {
+    const dir = await tempDir('benchgym-file-times-');
+    try {
+      await fs.writeFile(
+        path.join(dir, 'slow.test.mjs'),
+        "import { test } from 'node:test';\ntest('slow', () => new Promise((r) => setTimeout(r, 1500)));\n",
+      );
+      await fs.writeFile(path.join(dir, 'quick.test.mjs'), "import { test } from 'node:test';\ntest('quick', () => {});\n");
+      const out = path.join(dir, 'times.json');
+      const reporter = path.join(import.meta.dirname, 'file_times.mjs');
+      const args = ['--test', '--test-concurrency=2', '--test-force-exit', '--test-reporter=spec', '--test-reporter-destination=stdout'];
+      args.push(`--test-reporter=${reporter}`, '--test-reporter-destination=stdout', 'slow.test.mjs', 'quick.test.mjs');
+      // Without NODE_TEST_CONTEXT: that would make the inner run report to this one instead of printing.
+      const { NODE_TEST_CONTEXT: _, ...env } = process.env;
+      const child = spawn(process.execPath, args, { cwd: dir, env: { ...env, BENCHGYM_TEST_TIMES: out } });
+      let stdout = '';
+      child.stdout.on('data', (b) => (stdout += b));
+      const code = await new Promise((r) => child.on('close', r));
+      assert.equal(code, 0, stdout);
+      assert.match(stdout, /✔ slow \(/);
+      assert.match(
+        stdout,
+        /slowest test files \(all 2 in .*times\.json\):\n +\d+\.\d s {2}slow\.test\.mjs\n +\d+\.\d s {2}quick\.test\.mjs\n/,
+      );
+      const { files } = JSON.parse(await fs.readFile(out, 'utf8')) as { files: FileTime[] };
+      assert.deepEqual(
+        files.map((f) => f.file),
+        ['slow.test.mjs', 'quick.test.mjs'],
+      );
+      assert.ok(files[0]!.wallMs >= 1500, `slow took ${files[0]!.wallMs} ms`);
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  },
+);

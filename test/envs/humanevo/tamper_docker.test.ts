@@ -1,3 +1,4 @@
-import { tamperBattery } from './tamper_suite.ts';
+import { humanevoBattery } from './tamper_humanevo.ts';
 
-tamperBattery('docker');
+// The Java tamper battery on a HumanEvo Java task, Docker backend (tamper_humanevo.ts).
+humanevoBattery('docker');

@@ -1,22 +1,26 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { humanevoSuite } from '../../../envs/humanevo/index.ts';
 import { BUILT_FORMAT, type BuiltTaskInput } from '../../../envs/humanevo/record.ts';
-import { baseImageName } from '../../../src/env/images.ts';
 import { git } from '../../../src/repo/index.ts';
-import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
 import type { SandboxFactory } from '../../../src/sandbox/types.ts';
 import { goldPatch } from '../../../src/scoring/gold.ts';
 import type { Verdict } from '../../../src/scoring/verdict.ts';
 import { SuiteRegistry } from '../../../src/tasks/registry.ts';
 import { makeGym, tempDir, TEST_CACHE_DIR } from '../../helpers.ts';
-import { dockerSkipReason } from '../../sandbox/docker/skip.ts';
 import { batteryPatches, type BatteryLayout } from '../swebench/tamper_battery.ts';
 import { compilePayloads } from '../swebench/tamper_payloads.ts';
-import { assertHeldFaithful, assertHeldStrict, FAITHFUL_SAMPLE, fullBattery, scoreBattery } from '../swebench/tamper_run.ts';
+import {
+  assertHeldFaithful,
+  assertHeldStrict,
+  batterySandboxes,
+  FAITHFUL_SAMPLE,
+  fullBattery,
+  scoreBattery,
+  type BatteryBackend,
+} from '../swebench/tamper_run.ts';
 import { buildJavaFixture } from './fixtures.ts';
 import { SKIP_JAVA_BUILD } from './setup.ts';
 
@@ -25,16 +29,19 @@ import { SKIP_JAVA_BUILD } from './setup.ts';
  * the generic scorer scores: the fixture repository's `Text.slugify` left a stub (it throws), a
  * Maven project of one module with JUnit 5. The reference resolves, the stub does not, and
  * every attack that applies to a single module leaves it unresolved in strict mode, on one
- * backend: a test file per backend (tamper_<backend>.test.ts), each beside the other and within
- * its own time limit.
+ * backend per test file (tamper.test.ts: local; tamper_docker, tamper_kubernetes).
  */
-export function tamperBattery(backend: 'local' | 'docker'): void {
-  describe('Java tamper battery: a HumanEvo Java task', { skip: SKIP_JAVA_BUILD }, () => {
+export function humanevoBattery(backend: BatteryBackend): void {
+  describe(`Java tamper battery: a HumanEvo Java task (${backend})`, { skip: SKIP_JAVA_BUILD }, () => {
     let dir: string;
     let file: string;
     let patches: Map<string, string>;
+    let backendSandboxes: { sandboxes?: SandboxFactory; skip?: string } = {};
 
     before(async () => {
+      // A backend that cannot run here is skipped before the fixture is built.
+      backendSandboxes = await batterySandboxes(backend, 'he-tamper');
+      if (backendSandboxes.skip) return;
       dir = await tempDir('benchgym-humanevo-tamper-');
       process.env.BENCHGYM_HUMANEVO_CACHE = path.join(dir, 'workspaces');
       const fx = await buildJavaFixture(path.join(dir, 'repo'));
@@ -99,7 +106,7 @@ export function tamperBattery(backend: 'local' | 'docker'): void {
         await cleanup();
       }
     });
-    after(() => fs.rm(dir, { recursive: true, force: true }));
+    after(() => dir && fs.rm(dir, { recursive: true, force: true }));
 
     const gymFor = (sandboxes?: SandboxFactory) => {
       const registry = new SuiteRegistry([humanevoSuite()]);
@@ -108,19 +115,11 @@ export function tamperBattery(backend: 'local' | 'docker'): void {
     };
 
     it(
-      `${backend}: the reference resolves, the stub does not, every variant is held in strict mode ` +
-        `(faithful: ${fullBattery ? 'every variant' : 'a sample'})`,
+      `${backend}: the reference resolves, the stub does not, every variant is held in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`,
       { timeout: 60 * 60_000 },
       async (t) => {
-        let sandboxes: SandboxFactory | undefined;
-        if (backend === 'docker') {
-          const skip = await dockerSkipReason([baseImageName('java', '17')]);
-          if (skip) return t.skip(skip);
-          sandboxes = new DockerSandboxFactory({
-            serverId: `test-he-tamper-${randomBytes(4).toString('hex')}`,
-            images: { cacheDir: TEST_CACHE_DIR },
-          });
-        }
+        const { sandboxes, skip } = backendSandboxes;
+        if (skip) return t.skip(skip);
         const { gym, cleanup } = await gymFor(sandboxes);
         try {
           const task = await gym.registry.task('humanevo', 'java-slugify');

@@ -1,3 +1,0 @@
-import { tamperBattery } from './tamper_suite.ts';
-
-tamperBattery('local');

@@ -217,42 +217,45 @@ describe('names from outside are looked up as own properties only', () => {
     }
   });
 
-  test('HTTP: assets, pages and API routes named like inherited members, malformed bodies and bad URLs get short answers, never a stack', async () => {
-    const paths = PROTO.flatMap((name) => [
-      `/view/assets/${name}`,
-      `/terminal/assets/${name}`,
-      `/terminal/${name}`,
-      `/view/api/live/${name}`,
-      `/view/api/live/${name}/items`,
-      `/view/api/runs/${name}`,
-      `/view/api/${name}`,
-      `/${name}`,
-      `/episodes/${name}/${name}/mcp`,
-      `/episodes/${name}/${name}/terminal`,
-    ]);
-    for (const p of paths) assertShortRefusal(`GET ${p}`, await raw(server.url, 'GET', p));
-    for (const p of [
-      `/view/api/live/${BAD_URL}`,
-      `/view/api/live/${BAD_URL}/items`,
-      `/terminal/${BAD_URL}`,
-      `/view/assets/${BAD_URL}`,
-      `/terminal/assets/${BAD_URL}`,
-      `/episodes/${BAD_URL}/${BAD_URL}/mcp`,
-      `/${BAD_URL}`,
-      `/view/api/runs/${BAD_URL}`,
-    ]) {
-      assertShortRefusal(`GET ${p}`, await raw(server.url, 'GET', p));
-    }
-    const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    for (const p of ['/mcp', '/health', '/view/api/live', '/nothing-here']) {
-      for (const body of ['{bad', '{"a":', '\u0000', '[1,2'])
-        assertShortRefusal(`POST ${p} ${JSON.stringify(body)}`, await raw(server.url, 'POST', p, json, body));
-    }
-    const parse = await raw(server.url, 'POST', '/mcp', json, '{bad');
-    assert.equal(parse.status, 400);
-    assert.equal(JSON.parse(parse.body).error.code, -32700, 'a body that is not JSON is a JSON-RPC parse error');
-    assert.equal((await fetch(`${server.url}/health`)).status, 200, 'the server goes on');
-  });
+  test(
+    'HTTP: assets, pages and API routes named like inherited members, ' + 'malformed bodies and bad URLs get short answers, never a stack',
+    async () => {
+      const paths = PROTO.flatMap((name) => [
+        `/view/assets/${name}`,
+        `/terminal/assets/${name}`,
+        `/terminal/${name}`,
+        `/view/api/live/${name}`,
+        `/view/api/live/${name}/items`,
+        `/view/api/runs/${name}`,
+        `/view/api/${name}`,
+        `/${name}`,
+        `/episodes/${name}/${name}/mcp`,
+        `/episodes/${name}/${name}/terminal`,
+      ]);
+      for (const p of paths) assertShortRefusal(`GET ${p}`, await raw(server.url, 'GET', p));
+      for (const p of [
+        `/view/api/live/${BAD_URL}`,
+        `/view/api/live/${BAD_URL}/items`,
+        `/terminal/${BAD_URL}`,
+        `/view/assets/${BAD_URL}`,
+        `/terminal/assets/${BAD_URL}`,
+        `/episodes/${BAD_URL}/${BAD_URL}/mcp`,
+        `/${BAD_URL}`,
+        `/view/api/runs/${BAD_URL}`,
+      ]) {
+        assertShortRefusal(`GET ${p}`, await raw(server.url, 'GET', p));
+      }
+      const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      for (const p of ['/mcp', '/health', '/view/api/live', '/nothing-here']) {
+        for (const body of ['{bad', '{"a":', '\u0000', '[1,2'])
+          assertShortRefusal(`POST ${p} ${JSON.stringify(body)}`, await raw(server.url, 'POST', p, json, body));
+      }
+      const parse = await raw(server.url, 'POST', '/mcp', json, '{bad');
+      assert.equal(parse.status, 400);
+      assert.equal(JSON.parse(parse.body).error.code, -32700, 'a body that is not JSON is a JSON-RPC parse error');
+      assert.equal((await fetch(`${server.url}/health`)).status, 200, 'the server goes on');
+    },
+  );
 
   test('a WebSocket upgrade on a path that does not decode is refused, and the server goes on', async () => {
     for (const p of [`/ws/episodes/${BAD_URL}/pty`, `/episodes/${BAD_URL}/${BAD_URL}/mcp/ws`, `/episodes/${BAD_URL}/${BAD_URL}/pty`]) {

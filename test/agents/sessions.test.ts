@@ -70,34 +70,37 @@ describe('episode sessions', () => {
     }
   });
 
-  test("Streamable HTTP with a bearer token: start through /mcp, work through the episode's own endpoint (its key, no token) → reward 1", async () => {
-    const session = await startHttpEpisode({ url: server.url, token: 's3cret', taskId: 'roman-numerals' });
-    try {
-      assert.equal(session.started?.taskId, 'roman-numerals');
-      assert.equal(session.episodeId, session.started?.episodeId);
-      const { names, viewFileProps } = await toolNames(session);
-      assert.ok(!names.includes('start_episode'));
-      assert.ok(!viewFileProps.includes('episode_id'));
-      const result = await replayGold(session);
-      assert.equal(result.verdict?.reward, 1, JSON.stringify(result));
-    } finally {
-      await session.close();
-    }
-    const mcpPath = String(session.started?.mcpPath);
-    // The episode's own URL alone connects (the server's token is not sent); a wrong key or a gym URL does not.
-    const again = await connectHttp({ url: server.url, mcpPath });
-    try {
-      assert.equal(again.episodeId, session.episodeId);
-      assert.match(resultText(await callTool(again.client, 'get_diff', {})), /roman\.py/);
-    } finally {
-      await again.close();
-    }
-    await assert.rejects(
-      connectHttp({ url: server.url, mcpPath: mcpPath.replace(/\/[^/]+\/mcp$/, '/wrong-key/mcp') }),
-      /404|EPISODE_NOT_FOUND/,
-    );
-    await assert.rejects(connectHttp({ mcpUrl: `${server.url}/mcp` }), /not an episode endpoint/);
-  });
+  test(
+    'Streamable HTTP with a bearer token: start through /mcp, work ' + "through the episode's own endpoint (its key, no token) → reward 1",
+    async () => {
+      const session = await startHttpEpisode({ url: server.url, token: 's3cret', taskId: 'roman-numerals' });
+      try {
+        assert.equal(session.started?.taskId, 'roman-numerals');
+        assert.equal(session.episodeId, session.started?.episodeId);
+        const { names, viewFileProps } = await toolNames(session);
+        assert.ok(!names.includes('start_episode'));
+        assert.ok(!viewFileProps.includes('episode_id'));
+        const result = await replayGold(session);
+        assert.equal(result.verdict?.reward, 1, JSON.stringify(result));
+      } finally {
+        await session.close();
+      }
+      const mcpPath = String(session.started?.mcpPath);
+      // The episode's own URL alone connects (the server's token is not sent); a wrong key or a gym URL does not.
+      const again = await connectHttp({ url: server.url, mcpPath });
+      try {
+        assert.equal(again.episodeId, session.episodeId);
+        assert.match(resultText(await callTool(again.client, 'get_diff', {})), /roman\.py/);
+      } finally {
+        await again.close();
+      }
+      await assert.rejects(
+        connectHttp({ url: server.url, mcpPath: mcpPath.replace(/\/[^/]+\/mcp$/, '/wrong-key/mcp') }),
+        /404|EPISODE_NOT_FOUND/,
+      );
+      await assert.rejects(connectHttp({ mcpUrl: `${server.url}/mcp` }), /not an episode endpoint/);
+    },
+  );
 
   test('stdio (benchgym mcp): the scoped client hides and injects episode_id → reward 1', async () => {
     const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-agent-stdio-'));

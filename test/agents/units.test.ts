@@ -48,7 +48,8 @@ describe('code extraction', () => {
   test('files from an answer: labelled blocks win; one target takes the longest block of its language', () => {
     assert.deepEqual(filesFromAnswer('```python path=x.py\nX\n```', ['y.py'], 'python').files, { 'x.py': 'X\n' });
     const unlabelled =
-      'Example:\n```python\nprint(1)\n```\nSolution:\n```python\ndef f():\n    return 42\n```\n```bash\npython -m pytest and more text than both\n```';
+      'Example:\n```python\nprint(1)\n```\nSolution:\n```python\ndef f():\n    ' +
+      'return 42\n```\n```bash\npython -m pytest and more text than both\n```';
     assert.deepEqual(filesFromAnswer(unlabelled, ['f.py'], 'python').files, { 'f.py': 'def f():\n    return 42\n' });
     const ambiguous = filesFromAnswer('```python\nX\n```', ['a.py', 'b.py'], 'python');
     assert.deepEqual(ambiguous.files, {});

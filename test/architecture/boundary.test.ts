@@ -147,7 +147,8 @@ test('the rules pass a clean planted tree, and each fails on its planted import'
   assert.deepEqual(
     importsAroundFaces(around, [path.join('src', 'sandbox', 'docker'), path.join('envs', 'one'), path.join('envs', 'two')]),
     [
-      `${path.join('src', 'episode', 'gym.ts')}:2 imports ${path.join('src', 'sandbox', 'docker', 'factory.ts')} around ${path.join('src', 'sandbox', 'docker', 'index.ts')}`,
+      `${path.join('src', 'episode', 'gym.ts')}:2 imports ${path.join('src', 'sandbox', 'docker', 'factory.ts')} ` +
+        `around ${path.join('src', 'sandbox', 'docker', 'index.ts')}`,
     ],
   );
 

@@ -59,39 +59,42 @@ describe('benchgym export-trajectories --format atif', () => {
     await fs.rm(root, { recursive: true, force: true });
   });
 
-  test("a run: each attempt's model turns, tool calls, the gym's observations and timing, the tokens and the verdict's reward", async () => {
-    const { code, stdout } = await binary(runs.swe, '--format', 'atif');
-    assert.equal(code, 0);
-    assert.equal(stdout.trim(), `1 ATIF trajectories written to ${path.join(runs.swe, 'atif')}`);
-    const t = await readJson(path.join(runs.swe, 'atif', 'roman-numerals__0__1.json'));
-    const [result] = await resultsOf(runs.swe);
-    assert.equal(t.agent.name, 'swe-agent');
-    assert.equal(t.agent.model_name, 'scripted-model');
-    assert.deepEqual(
-      t.steps.map((s) => s.source),
-      ['system', 'user', 'agent', 'agent', 'agent'],
-    );
-    const calls = t.steps.flatMap((s) => s.tool_calls ?? []).map((c) => c.function_name);
-    assert.deepEqual(calls, ['view_file', 'no_such_tool', 'create_file', 'run_tests', 'submit']);
-    const gymSteps = await trajectoryRecords(dataDir, result!.episodeId, 'step');
-    const results = t.steps.flatMap((s) => s.observation?.results ?? []);
-    assert.equal(results[0]!.content, gymSteps[0]!.observation, "the gym's whole observation, not the agent's cut copy");
-    assert.match(results[1]!.content!, /unknown tool/);
-    assert.match(results[3]!.content!, /not valid JSON/);
-    assert.match(results[4]!.content!, /^Verdict: PASSED \(reward 1\)/);
-    for (const r of [results[0], results[2], results[4]]) {
-      assert.equal(typeof r!.extra!.started_at, 'string');
-      assert.equal(typeof r!.extra!.duration_ms, 'number');
-    }
-    assert.deepEqual(
-      t.steps.slice(2).map((s) => s.metrics?.prompt_tokens),
-      [100, 100, 300],
-    );
-    assert.equal(t.final_metrics!.total_prompt_tokens, result!.tokens.prompt);
-    assert.equal(t.final_metrics!.total_cost_usd, result!.costUsd);
-    assert.equal(t.final_metrics!.extra!.reward, 1);
-    assert.equal(t.final_metrics!.extra!.status, 'passed');
-  });
+  test(
+    "a run: each attempt's model turns, tool calls, the gym's " + "observations and timing, the tokens and the verdict's reward",
+    async () => {
+      const { code, stdout } = await binary(runs.swe, '--format', 'atif');
+      assert.equal(code, 0);
+      assert.equal(stdout.trim(), `1 ATIF trajectories written to ${path.join(runs.swe, 'atif')}`);
+      const t = await readJson(path.join(runs.swe, 'atif', 'roman-numerals__0__1.json'));
+      const [result] = await resultsOf(runs.swe);
+      assert.equal(t.agent.name, 'swe-agent');
+      assert.equal(t.agent.model_name, 'scripted-model');
+      assert.deepEqual(
+        t.steps.map((s) => s.source),
+        ['system', 'user', 'agent', 'agent', 'agent'],
+      );
+      const calls = t.steps.flatMap((s) => s.tool_calls ?? []).map((c) => c.function_name);
+      assert.deepEqual(calls, ['view_file', 'no_such_tool', 'create_file', 'run_tests', 'submit']);
+      const gymSteps = await trajectoryRecords(dataDir, result!.episodeId, 'step');
+      const results = t.steps.flatMap((s) => s.observation?.results ?? []);
+      assert.equal(results[0]!.content, gymSteps[0]!.observation, "the gym's whole observation, not the agent's cut copy");
+      assert.match(results[1]!.content!, /unknown tool/);
+      assert.match(results[3]!.content!, /not valid JSON/);
+      assert.match(results[4]!.content!, /^Verdict: PASSED \(reward 1\)/);
+      for (const r of [results[0], results[2], results[4]]) {
+        assert.equal(typeof r!.extra!.started_at, 'string');
+        assert.equal(typeof r!.extra!.duration_ms, 'number');
+      }
+      assert.deepEqual(
+        t.steps.slice(2).map((s) => s.metrics?.prompt_tokens),
+        [100, 100, 300],
+      );
+      assert.equal(t.final_metrics!.total_prompt_tokens, result!.tokens.prompt);
+      assert.equal(t.final_metrics!.total_cost_usd, result!.costUsd);
+      assert.equal(t.final_metrics!.extra!.reward, 1);
+      assert.equal(t.final_metrics!.extra!.status, 'passed');
+    },
+  );
 
   test('the replay agent: its calls are steps without a model turn; every attempt of the run has its file', async () => {
     const report = await exportRun(runs.gold, path.join(root, 'gold-atif'));

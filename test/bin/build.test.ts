@@ -57,7 +57,8 @@ test(
       phase('npm pack (build included)');
       const files = info!.files.map((f) => f.path);
       t.diagnostic(
-        `tarball ${info!.filename}: ${(info!.size / 1e6).toFixed(2)} MB, ${(info!.unpackedSize / 1e6).toFixed(2)} MB unpacked, ${files.length} files`,
+        `tarball ${info!.filename}: ${(info!.size / 1e6).toFixed(2)} MB, ` +
+          `${(info!.unpackedSize / 1e6).toFixed(2)} MB unpacked, ${files.length} files`,
       );
       // What runs is compiled JavaScript: no TypeScript source, no test, the prebuilt executors in.
       assert.ok(files.includes('dist/bin/cli.js') && files.includes('bin/benchgym.js'));

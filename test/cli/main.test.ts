@@ -62,75 +62,79 @@ test('benchgym validate exits 1 on an invalid task and lists ENV_UNAVAILABLE tas
   }
 });
 
-test('benchgym validate --out: each result written as it is known; a second run resumes from the file, a torn line and errors validated again', async () => {
-  const dataDir = await tempDir('benchgym-cli-');
-  try {
-    const out = path.join(dataDir, 'validation.jsonl');
-    const first = await runCli([
-      'validate',
-      '--suite',
-      'examples',
-      '--tasks',
-      'roman-numerals,parse-duration',
-      '--concurrency',
-      '1',
-      '--out',
-      out,
-      '--data-dir',
-      dataDir,
-    ]);
-    assert.equal(first.code, 0, first.stderr);
-    const lines = (await fs.readFile(out, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { taskId: string; status: string; gold: { reward: number } });
-    assert.deepEqual(lines.map((l) => [l.taskId, l.status, l.gold.reward]).sort(), [
-      ['parse-duration', 'valid', 1],
-      ['roman-numerals', 'valid', 1],
-    ]);
-    // The last line cut short (a run stopped while writing it): that task is validated again, the other is not.
-    const [kept, torn] = [lines[0]!.taskId, lines[1]!.taskId];
-    const text = await fs.readFile(out, 'utf8');
-    await fs.writeFile(out, text.slice(0, text.trimEnd().lastIndexOf('\n') + 1) + `{"taskId":"${torn.slice(0, 5)}`);
-    const second = await runCli([
-      'validate',
-      '--suite',
-      'examples',
-      '--tasks',
-      'roman-numerals,parse-duration',
-      '--json',
-      '--out',
-      out,
-      '--data-dir',
-      dataDir,
-    ]);
-    assert.equal(second.code, 0, second.stderr);
-    assert.match(second.stderr, new RegExp(`^valid\\s+${kept} \\([\\d.]+ s, resumed from .*validation\\.jsonl\\)$`, 'm'));
-    assert.match(second.stderr, new RegExp(`^valid\\s+${torn} \\([\\d.]+ s\\)$`, 'm'));
-    assert.deepEqual(
-      (JSON.parse(second.stdout) as { results: { taskId: string; status: string }[] }).results.map((r) => [r.taskId, r.status]).sort(),
-      [
-        ['parse-duration', 'valid'],
-        ['roman-numerals', 'valid'],
-      ],
-    );
-    // The torn line stays apart; the new one is whole.
-    const after = (await fs.readFile(out, 'utf8')).split('\n');
-    assert.equal(after.filter((l) => l.startsWith(`{"taskId":"${torn}"`)).length, 1);
-    // An error is not a verdict: validated again.
-    await fs.appendFile(
-      out,
-      JSON.stringify({ taskId: 'roman-numerals', status: 'error', reasons: ['ENV_BUILD_FAILED: x'], durationMs: 1 }) + '\n',
-    );
-    const third = await runCli(['validate', '--suite', 'examples', '--tasks', 'roman-numerals', '--out', out, '--data-dir', dataDir]);
-    assert.match(third.stderr, /^valid\s+roman-numerals \([\d.]+ s\)$/m);
-    const misuse = await runCli(['validate', '--suite', 'examples', '--revalidate']);
-    assert.equal(misuse.code, 2);
-    assert.match(misuse.stderr, /--revalidate needs --out/);
-  } finally {
-    await fs.rm(dataDir, { recursive: true, force: true });
-  }
-});
+test(
+  'benchgym validate --out: each result written as it is known; a second ' +
+    'run resumes from the file, a torn line and errors validated again',
+  async () => {
+    const dataDir = await tempDir('benchgym-cli-');
+    try {
+      const out = path.join(dataDir, 'validation.jsonl');
+      const first = await runCli([
+        'validate',
+        '--suite',
+        'examples',
+        '--tasks',
+        'roman-numerals,parse-duration',
+        '--concurrency',
+        '1',
+        '--out',
+        out,
+        '--data-dir',
+        dataDir,
+      ]);
+      assert.equal(first.code, 0, first.stderr);
+      const lines = (await fs.readFile(out, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { taskId: string; status: string; gold: { reward: number } });
+      assert.deepEqual(lines.map((l) => [l.taskId, l.status, l.gold.reward]).sort(), [
+        ['parse-duration', 'valid', 1],
+        ['roman-numerals', 'valid', 1],
+      ]);
+      // The last line cut short (a run stopped while writing it): that task is validated again, the other is not.
+      const [kept, torn] = [lines[0]!.taskId, lines[1]!.taskId];
+      const text = await fs.readFile(out, 'utf8');
+      await fs.writeFile(out, text.slice(0, text.trimEnd().lastIndexOf('\n') + 1) + `{"taskId":"${torn.slice(0, 5)}`);
+      const second = await runCli([
+        'validate',
+        '--suite',
+        'examples',
+        '--tasks',
+        'roman-numerals,parse-duration',
+        '--json',
+        '--out',
+        out,
+        '--data-dir',
+        dataDir,
+      ]);
+      assert.equal(second.code, 0, second.stderr);
+      assert.match(second.stderr, new RegExp(`^valid\\s+${kept} \\([\\d.]+ s, resumed from .*validation\\.jsonl\\)$`, 'm'));
+      assert.match(second.stderr, new RegExp(`^valid\\s+${torn} \\([\\d.]+ s\\)$`, 'm'));
+      assert.deepEqual(
+        (JSON.parse(second.stdout) as { results: { taskId: string; status: string }[] }).results.map((r) => [r.taskId, r.status]).sort(),
+        [
+          ['parse-duration', 'valid'],
+          ['roman-numerals', 'valid'],
+        ],
+      );
+      // The torn line stays apart; the new one is whole.
+      const after = (await fs.readFile(out, 'utf8')).split('\n');
+      assert.equal(after.filter((l) => l.startsWith(`{"taskId":"${torn}"`)).length, 1);
+      // An error is not a verdict: validated again.
+      await fs.appendFile(
+        out,
+        JSON.stringify({ taskId: 'roman-numerals', status: 'error', reasons: ['ENV_BUILD_FAILED: x'], durationMs: 1 }) + '\n',
+      );
+      const third = await runCli(['validate', '--suite', 'examples', '--tasks', 'roman-numerals', '--out', out, '--data-dir', dataDir]);
+      assert.match(third.stderr, /^valid\s+roman-numerals \([\d.]+ s\)$/m);
+      const misuse = await runCli(['validate', '--suite', 'examples', '--revalidate']);
+      assert.equal(misuse.code, 2);
+      assert.match(misuse.stderr, /--revalidate needs --out/);
+    } finally {
+      await fs.rm(dataDir, { recursive: true, force: true });
+    }
+  },
+);
 
 test('benchgym tasks, usage errors and unknown suites', async () => {
   const listed = await runCli(['tasks']);

@@ -32,26 +32,29 @@ test('run with no endpoint configured says so and stops before any episode', asy
   assert.ok(!existsSync(path.join(out, 'results.jsonl')) && !existsSync(path.join(out, 'run.json')), 'nothing started');
 });
 
-test('run against an endpoint that is down fails at once, naming the URL; $OPENAI_BASE_URL is the one checked when no --base-url', async () => {
-  const s = net.createServer();
-  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => s.close(() => resolve()));
-  const url = `http://127.0.0.1:${port}/v1`;
-  const out = path.join(root, 'down');
-  const t0 = Date.now();
-  const r = await run(['--agent', 'single-shot', '--model', 'm', '--base-url', url, '--out', out]);
-  assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, new RegExp(`MODEL_UNAVAILABLE: the model endpoint http://127\\.0\\.0\\.1:${port}/v1 is not reachable`));
-  assert.ok(Date.now() - t0 < 60_000);
-  assert.ok(!existsSync(path.join(out, 'results.jsonl')), 'no episode ran');
-  const viaEnv = await run(
-    ['--agent', 'single-shot', '--model', 'm', '--out', path.join(root, 'down-env')],
-    bareEnv({ OPENAI_BASE_URL: url }),
-  );
-  assert.equal(viaEnv.code, 2);
-  assert.match(viaEnv.stderr, new RegExp(`127\\.0\\.0\\.1:${port}/v1 is not reachable`));
-});
+test(
+  'run against an endpoint that is down fails at once, naming ' + 'the URL; $OPENAI_BASE_URL is the one checked when no --base-url',
+  async () => {
+    const s = net.createServer();
+    await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+    const port = (s.address() as net.AddressInfo).port;
+    await new Promise<void>((resolve) => s.close(() => resolve()));
+    const url = `http://127.0.0.1:${port}/v1`;
+    const out = path.join(root, 'down');
+    const t0 = Date.now();
+    const r = await run(['--agent', 'single-shot', '--model', 'm', '--base-url', url, '--out', out]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.match(r.stderr, new RegExp(`MODEL_UNAVAILABLE: the model endpoint http://127\\.0\\.0\\.1:${port}/v1 is not reachable`));
+    assert.ok(Date.now() - t0 < 60_000);
+    assert.ok(!existsSync(path.join(out, 'results.jsonl')), 'no episode ran');
+    const viaEnv = await run(
+      ['--agent', 'single-shot', '--model', 'm', '--out', path.join(root, 'down-env')],
+      bareEnv({ OPENAI_BASE_URL: url }),
+    );
+    assert.equal(viaEnv.code, 2);
+    assert.match(viaEnv.stderr, new RegExp(`127\\.0\\.0\\.1:${port}/v1 is not reachable`));
+  },
+);
 
 test('run against an endpoint that is up checks it once (GET /models) and runs the episodes', async () => {
   const server = await startScriptedOpenAI([{ content: 'I cannot help with that.' }], { models: ['scripted-model'], repeatLast: true });

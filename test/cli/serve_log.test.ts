@@ -11,75 +11,79 @@ import { BIN } from './cli.ts';
 const at = '2026-01-02T03:04:05.678Z';
 const base = { suite: 'examples', taskId: 'roman-numerals', at };
 
-test("episodeLogLine: one line per start, submission (with its verdict), infrastructure error and end; an agent's own mistakes are left out", () => {
-  assert.equal(
-    episodeLogLine({ ...base, type: 'episode_started', episodeId: 'ep-1' }),
-    '2026-01-02T03:04:05Z start   ep-1 examples/roman-numerals',
-  );
-  assert.equal(
-    episodeLogLine({ ...base, type: 'episode_started', episodeId: 'ep-2', forkedFrom: 'ep-1' }),
-    '2026-01-02T03:04:05Z start   ep-2 examples/roman-numerals (fork of ep-1)',
-  );
-  const tests = [
-    { name: 'a', status: 'passed' as const },
-    { name: 'b', status: 'failed' as const },
-  ];
-  assert.equal(
-    episodeLogLine({
-      ...base,
-      type: 'episode_submitted',
-      episodeId: 'ep-1',
-      verdict: { status: 'failed', reward: 0, tests, durationMs: 3140 },
-    }),
-    '2026-01-02T03:04:05Z submit  ep-1 examples/roman-numerals: failed, reward 0 (1/2 tests) in 3.1 s',
-  );
-  assert.equal(
-    episodeLogLine({
-      ...base,
-      type: 'episode_submitted',
-      episodeId: 'ep-1',
-      verdict: { status: 'error', reward: 0, tests: [], durationMs: 1, error: { code: 'ENV_BUILD_FAILED', message: 'pip\nfailed' } },
-    }),
-    '2026-01-02T03:04:05Z submit  ep-1 examples/roman-numerals: error (not scored): ENV_BUILD_FAILED: pip failed',
-  );
-  assert.equal(
-    episodeLogLine({
-      ...base,
-      type: 'episode_error',
-      episodeId: 'ep-1',
-      tool: 'run_command',
-      infra: true,
-      error: { code: 'SANDBOX_UNAVAILABLE', message: 'the sandbox is gone' },
-    }),
-    '2026-01-02T03:04:05Z error   ep-1 examples/roman-numerals: run_command: SANDBOX_UNAVAILABLE: the sandbox is gone',
-  );
-  assert.match(
-    episodeLogLine({
-      ...base,
-      type: 'episode_error',
-      episodeId: null,
-      tool: 'start_episode',
-      infra: true,
-      error: { code: 'ENV_UNAVAILABLE', message: 'x'.repeat(1000) },
-    })!,
-    /^\S+ error {3}- examples\/roman-numerals: start_episode: ENV_UNAVAILABLE: x{290,}\.\.\.$/,
-  );
-  assert.equal(
-    episodeLogLine({
-      ...base,
-      type: 'episode_error',
-      episodeId: 'ep-1',
-      tool: 'edit_file',
-      infra: false,
-      error: { code: 'EDIT_NO_MATCH', message: 'no match' },
-    }),
-    undefined,
-  );
-  assert.equal(
-    episodeLogLine({ ...base, type: 'episode_ended', episodeId: 'ep-1', state: 'expired' }),
-    '2026-01-02T03:04:05Z expired ep-1 examples/roman-numerals (no submission)',
-  );
-});
+test(
+  'episodeLogLine: one line per start, submission (with its verdict), ' +
+    "infrastructure error and end; an agent's own mistakes are left out",
+  () => {
+    assert.equal(
+      episodeLogLine({ ...base, type: 'episode_started', episodeId: 'ep-1' }),
+      '2026-01-02T03:04:05Z start   ep-1 examples/roman-numerals',
+    );
+    assert.equal(
+      episodeLogLine({ ...base, type: 'episode_started', episodeId: 'ep-2', forkedFrom: 'ep-1' }),
+      '2026-01-02T03:04:05Z start   ep-2 examples/roman-numerals (fork of ep-1)',
+    );
+    const tests = [
+      { name: 'a', status: 'passed' as const },
+      { name: 'b', status: 'failed' as const },
+    ];
+    assert.equal(
+      episodeLogLine({
+        ...base,
+        type: 'episode_submitted',
+        episodeId: 'ep-1',
+        verdict: { status: 'failed', reward: 0, tests, durationMs: 3140 },
+      }),
+      '2026-01-02T03:04:05Z submit  ep-1 examples/roman-numerals: failed, reward 0 (1/2 tests) in 3.1 s',
+    );
+    assert.equal(
+      episodeLogLine({
+        ...base,
+        type: 'episode_submitted',
+        episodeId: 'ep-1',
+        verdict: { status: 'error', reward: 0, tests: [], durationMs: 1, error: { code: 'ENV_BUILD_FAILED', message: 'pip\nfailed' } },
+      }),
+      '2026-01-02T03:04:05Z submit  ep-1 examples/roman-numerals: error (not scored): ENV_BUILD_FAILED: pip failed',
+    );
+    assert.equal(
+      episodeLogLine({
+        ...base,
+        type: 'episode_error',
+        episodeId: 'ep-1',
+        tool: 'run_command',
+        infra: true,
+        error: { code: 'SANDBOX_UNAVAILABLE', message: 'the sandbox is gone' },
+      }),
+      '2026-01-02T03:04:05Z error   ep-1 examples/roman-numerals: run_command: SANDBOX_UNAVAILABLE: the sandbox is gone',
+    );
+    assert.match(
+      episodeLogLine({
+        ...base,
+        type: 'episode_error',
+        episodeId: null,
+        tool: 'start_episode',
+        infra: true,
+        error: { code: 'ENV_UNAVAILABLE', message: 'x'.repeat(1000) },
+      })!,
+      /^\S+ error {3}- examples\/roman-numerals: start_episode: ENV_UNAVAILABLE: x{290,}\.\.\.$/,
+    );
+    assert.equal(
+      episodeLogLine({
+        ...base,
+        type: 'episode_error',
+        episodeId: 'ep-1',
+        tool: 'edit_file',
+        infra: false,
+        error: { code: 'EDIT_NO_MATCH', message: 'no match' },
+      }),
+      undefined,
+    );
+    assert.equal(
+      episodeLogLine({ ...base, type: 'episode_ended', episodeId: 'ep-1', state: 'expired' }),
+      '2026-01-02T03:04:05Z expired ep-1 examples/roman-numerals (no submission)',
+    );
+  },
+);
 
 test('the Gym reports starts, failed calls, submissions and ends to its listeners; a listener that throws changes nothing', async () => {
   const { gym, cleanup } = await makeGym();
@@ -100,7 +104,8 @@ test('the Gym reports starts, failed calls, submissions and ends to its listener
     await startExample(gym, 'roman-numerals');
     const summary = events.map(
       (e) =>
-        `${e.type} ${e.episodeId === id ? 'A' : e.episodeId === other ? 'B' : e.episodeId} ${e.taskId}${e.type === 'episode_error' ? ` ${e.tool} ${e.error.code} infra=${e.infra}` : ''}${e.type === 'episode_submitted' ? ` ${e.verdict.status}` : ''}`,
+        `${e.type} ${e.episodeId === id ? 'A' : e.episodeId === other ? 'B' : e.episodeId} ` +
+        `${e.taskId}${e.type === 'episode_error' ? ` ${e.tool} ${e.error.code} infra=${e.infra}` : ''}${e.type === 'episode_submitted' ? ` ${e.verdict.status}` : ''}`,
     );
     assert.deepEqual(summary, [
       'episode_started A roman-numerals',

@@ -16,7 +16,9 @@ test("unreachableIndexOf reads pip's reason and Maven's and Gradle's transfer er
     'PyPI',
   );
   const maven =
-    "could not resolve the Maven project's dependencies:\n[ERROR] Failed to execute goal on project p: Could not resolve dependencies for project a:b:jar:1: Could not transfer artifact junit:junit:pom:4.13.2 from/to central (https://repo.maven.apache.org/maven2): repo.maven.apache.org: Temporary failure in name resolution";
+    "could not resolve the Maven project's dependencies:\n[ERROR] Failed to execute goal on project p: Could " +
+    'not resolve dependencies for project a:b:jar:1: Could not transfer artifact junit:junit:pom:4.13.2 from/to ' +
+    'central (https://repo.maven.apache.org/maven2): repo.maven.apache.org: Temporary failure in name resolution';
   assert.equal(unreachableIndexOf(maven), 'Maven Central');
   assert.equal(unreachableIndexOf("Could not GET 'https://repo.maven.apache.org/maven2/x.pom'. > Connect timed out"), 'Maven Central');
   assert.equal(
@@ -35,7 +37,8 @@ test("unreachableIndexOf reads pip's reason and Maven's and Gradle's transfer er
       ['x'],
     ]),
     [
-      'pip could not reach the package index (PyPI or $PIP_INDEX_URL): check the network, a proxy ($HTTPS_PROXY) or the index URL; 2 tasks could not build their env for that',
+      'pip could not reach the package index (PyPI or $PIP_INDEX_URL): check the network, ' +
+        'a proxy ($HTTPS_PROXY) or the index URL; 2 tasks could not build their env for that',
     ],
   );
 });

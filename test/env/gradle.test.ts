@@ -69,22 +69,25 @@ describe('env: Gradle selection', () => {
     assert.match(wrapperDistHash(url), /^[0-9a-z]+$/);
   });
 
-  it('an unreachable wrapper distribution and no Gradle named: ENV_UNAVAILABLE naming the URL, the reason and the option, quickly', async () => {
-    const server = createServer();
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const port = (server.address() as { port: number }).port;
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    const url = `http://127.0.0.1:${port}/distributions/gradle-7.6-bin.zip`;
-    const dir = await project('p2', url);
-    const started = Date.now();
-    const err = await planGradle(dir, { userHome: home, cacheDir: cache }).catch((e: unknown) => e);
-    assert.ok(err instanceof GymError);
-    assert.equal(err.code, 'ENV_UNAVAILABLE');
-    assert.ok(err.message.includes(url), err.message);
-    assert.match(err.message, /unreachable from this machine \(ECONNREFUSED\)/);
-    assert.match(err.message, /--gradle PATH .* or BENCHGYM_GRADLE/);
-    assert.ok(Date.now() - started < 10_000);
-  });
+  it(
+    'an unreachable wrapper distribution and no Gradle named: ' + 'ENV_UNAVAILABLE naming the URL, the reason and the option, quickly',
+    async () => {
+      const server = createServer();
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const port = (server.address() as { port: number }).port;
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      const url = `http://127.0.0.1:${port}/distributions/gradle-7.6-bin.zip`;
+      const dir = await project('p2', url);
+      const started = Date.now();
+      const err = await planGradle(dir, { userHome: home, cacheDir: cache }).catch((e: unknown) => e);
+      assert.ok(err instanceof GymError);
+      assert.equal(err.code, 'ENV_UNAVAILABLE');
+      assert.ok(err.message.includes(url), err.message);
+      assert.match(err.message, /unreachable from this machine \(ECONNREFUSED\)/);
+      assert.match(err.message, /--gradle PATH .* or BENCHGYM_GRADLE/);
+      assert.ok(Date.now() - started < 10_000);
+    },
+  );
 
   it('a reachable wrapper distribution: the wrapper', async () => {
     const server = createServer((_req, res) => res.writeHead(200).end());
@@ -152,18 +155,21 @@ describe('env: Gradle selection', () => {
       given: { given: 'gradle', command: '/usr/bin/gradle' },
     };
     const mismatch = classifyGradleLog(
-      "FAILURE: Build failed with an exception.\n\n* What went wrong:\nPlugin [id: 'com.github.ben-manes.versions', version: '0.42.0'] was not found in any of the following sources:\n\n* Try:\n",
+      "FAILURE: Build failed with an exception.\n\n* What went wrong:\nPlugin [id: 'com.github.ben-manes.versions', " +
+        "version: '0.42.0'] was not found in any of the following sources:\n\n* Try:\n",
       given,
     );
     assert.equal(mismatch?.code, 'ENV_UNAVAILABLE');
     assert.match(mismatch!.message, /cannot configure this project \(its wrapper asks for Gradle 7\.6\)/);
     const fetch = classifyGradleLog(
-      'Downloading https://services.gradle.org/distributions/gradle-7.6-bin.zip\nException in thread "main" java.net.UnknownHostException: services.gradle.org\n\tat org.gradle.wrapper.Download.download',
+      'Downloading https://services.gradle.org/distributions/gradle-7.6-bin.zip\nException in thread ' +
+        '"main" java.net.UnknownHostException: services.gradle.org\n\tat org.gradle.wrapper.Download.download',
       { kind: 'wrapper', command: './gradlew', distributionUrl: given.distributionUrl },
     );
     assert.equal(fetch?.code, 'ENV_UNAVAILABLE');
     const compile = classifyGradleLog(
-      "> Task :compileJava FAILED\nFoo.java:3: error: ';' expected\n* What went wrong:\nExecution failed for task ':compileJava'.\n> Compilation failed; see the compiler error output for details.\n",
+      "> Task :compileJava FAILED\nFoo.java:3: error: ';' expected\n* What went wrong:\nExecution failed " +
+        "for task ':compileJava'.\n> Compilation failed; see the compiler error output for details.\n",
       given,
     );
     assert.equal(compile?.code, 'ENV_BUILD_FAILED');

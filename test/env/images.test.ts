@@ -72,29 +72,36 @@ const magicTask = (systemPackages?: string[]) =>
         runner: { type: 'pytest', args: ['test_magic.py'] },
         files: {
           'test_magic.py':
-            "import ctypes, ctypes.util\n\ndef test_libmagic_loads():\n    name = ctypes.util.find_library('magic')\n    assert name, 'no libmagic'\n    ctypes.CDLL(name).magic_open\n",
+            'import ctypes, ctypes.util\n\ndef test_libmagic_loads():\n    name = ' +
+            "ctypes.util.find_library('magic')\n    assert name, 'no libmagic'\n    ctypes.CDLL(name).magic_open\n",
         },
       },
     },
   });
 
-test("a Python env's system packages are in its Docker image (apt, the build's network); one the suite lacks is unavailable, named", async (t) => {
-  const skip = await dockerSkipReason();
-  if (skip) return t.skip(skip);
-  const { gym, cleanup } = await makeGym({
-    sandboxes: new DockerSandboxFactory({ serverId: `test-syspkg-${randomBytes(4).toString('hex')}` }),
-  });
-  try {
-    // The base image has no libmagic: without the package the same test fails.
-    const without = await gym.score(magicTask(), '');
-    assert.equal(without.reward, 0, JSON.stringify(without));
-    const withIt = await gym.score(magicTask(['libmagic1']), '');
-    assert.equal(withIt.reward, 1, JSON.stringify(withIt));
-    const unknown = await gym.score(magicTask(['benchgym-no-such-package']), '');
-    assert.equal(unknown.status, 'error');
-    assert.equal(unknown.error?.code, 'ENV_UNAVAILABLE');
-    assert.match(unknown.error!.message, /system package benchgym-no-such-package: not in the Debian suite of benchgym\/base-python:3\.11/);
-  } finally {
-    await cleanup();
-  }
-});
+test(
+  "a Python env's system packages are in its Docker image (apt, " + "the build's network); one the suite lacks is unavailable, named",
+  async (t) => {
+    const skip = await dockerSkipReason();
+    if (skip) return t.skip(skip);
+    const { gym, cleanup } = await makeGym({
+      sandboxes: new DockerSandboxFactory({ serverId: `test-syspkg-${randomBytes(4).toString('hex')}` }),
+    });
+    try {
+      // The base image has no libmagic: without the package the same test fails.
+      const without = await gym.score(magicTask(), '');
+      assert.equal(without.reward, 0, JSON.stringify(without));
+      const withIt = await gym.score(magicTask(['libmagic1']), '');
+      assert.equal(withIt.reward, 1, JSON.stringify(withIt));
+      const unknown = await gym.score(magicTask(['benchgym-no-such-package']), '');
+      assert.equal(unknown.status, 'error');
+      assert.equal(unknown.error?.code, 'ENV_UNAVAILABLE');
+      assert.match(
+        unknown.error!.message,
+        /system package benchgym-no-such-package: not in the Debian suite of benchgym\/base-python:3\.11/,
+      );
+    } finally {
+      await cleanup();
+    }
+  },
+);

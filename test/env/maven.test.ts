@@ -38,7 +38,8 @@ const POM = `<?xml version="1.0" encoding="UTF-8"?>
 </project>
 `;
 const testClass = (name: string) =>
-  `package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\nclass ${name} {\n  @Test\n  void adds() {\n    assertEquals(2, 1 + 1);\n  }\n}\n`;
+  `package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport ` +
+  `org.junit.jupiter.api.Test;\n\nclass ${name} {\n  @Test\n  void adds() {\n    assertEquals(2, 1 + 1);\n  }\n}\n`;
 
 const run = (cmd: string, args: string[], cwd: string) =>
   new Promise<{ code: number; out: string }>((resolve) =>
@@ -116,7 +117,8 @@ describe(
         : 'Thread.sleep(Long.MAX_VALUE);';
       await fs.writeFile(
         path.join(dir, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
-        `package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest {\n  @Test\n  void waitsForever() throws Exception {\n    ${hang}\n  }\n}\n`,
+        `package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest ` +
+          `{\n  @Test\n  void waitsForever() throws Exception {\n    ${hang}\n  }\n}\n`,
       );
       return dir;
     };
@@ -146,22 +148,26 @@ describe(
       assert.equal((await marker(whole.key)).ran, 'the whole suite');
     });
 
-    test('warm-up tests that do not exist yet (all new in the hidden test patch): the whole suite, known from the sources or found after the run', async () => {
-      // From the sources: the same env as the whole suite's (the same key, built once).
-      const fromSources = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { dir: seed });
-      const whole = await builder.prepare(JavaEnvSpec.parse({ kind: 'java' }), { dir: seed });
-      assert.equal(fromSources.key, whole.key);
-      // Without a source tree (files only): the selected run runs nothing, so the whole suite runs after it.
-      const files = Object.fromEntries(
-        await Promise.all(
-          ['pom.xml', 'src/test/java/org/acme/ATest.java'].map(
-            async (rel) => [rel, await fs.readFile(path.join(seed, rel), 'utf8')] as const,
+    test(
+      'warm-up tests that do not exist yet (all new in the hidden test ' +
+        'patch): the whole suite, known from the sources or found after the run',
+      async () => {
+        // From the sources: the same env as the whole suite's (the same key, built once).
+        const fromSources = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { dir: seed });
+        const whole = await builder.prepare(JavaEnvSpec.parse({ kind: 'java' }), { dir: seed });
+        assert.equal(fromSources.key, whole.key);
+        // Without a source tree (files only): the selected run runs nothing, so the whole suite runs after it.
+        const files = Object.fromEntries(
+          await Promise.all(
+            ['pom.xml', 'src/test/java/org/acme/ATest.java'].map(
+              async (rel) => [rel, await fs.readFile(path.join(seed, rel), 'utf8')] as const,
+            ),
           ),
-        ),
-      );
-      const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { files });
-      assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
-    });
+        );
+        const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest#adds'] }), { files });
+        assert.equal((await marker(env.key)).ran, 'the whole suite (none of the warm-up tests exists yet)');
+      },
+    );
 
     test("a test left out (a runner's exclude) is not run: its class counts on its other methods, the build passes", async () => {
       const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.ATest'] }), { dir: seed });
@@ -169,7 +175,9 @@ describe(
       await fs.cp(seed, work, { recursive: true });
       await fs.writeFile(
         path.join(work, 'src', 'test', 'java', 'org', 'acme', 'NetTest.java'),
-        'package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertTrue;\n\nimport org.junit.jupiter.api.Test;\n\nclass NetTest {\n  @Test\n  void adds() {\n    assertTrue(1 + 1 == 2);\n  }\n\n  @Test\n  void needsAnInterface() {\n    assertTrue(false, "no network here");\n  }\n}\n',
+        'package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertTrue;\n\nimport ' +
+          'org.junit.jupiter.api.Test;\n\nclass NetTest {\n  @Test\n  void adds() {\n    assertTrue(1 + 1 == 2);\n  ' +
+          '}\n\n  @Test\n  void needsAnInterface() {\n    assertTrue(false, "no network here");\n  }\n}\n',
       );
       const repo = `-Dmaven.repo.local=${builder.repository}`;
       const without = await run('sh', ['-c', mavenCommand('mvn', ['org.acme.NetTest'], [repo])], work);
@@ -185,64 +193,82 @@ describe(
       assert.ok(env.key);
     });
 
-    test('a warm-up stopped at its limit is an infrastructure error, not a ready env; the next prepare goes on from what it kept and the env is usable offline', async () => {
-      // A test that hangs on its first run only (a race, as dubbo's file-watch test): the next attempt passes it.
-      const hang = await seedWithHangTest('hang', path.join(root, 'hung-once'));
-      const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
-      const spec = JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] });
-      const started = Date.now();
-      await assert.rejects(limited.prepare(spec, { dir: hang }), (err: GymError) => {
-        assert.equal(err.code, 'ENV_BUILD_FAILED');
-        assert.ok(INFRA_CODES.has(err.code), 'an infrastructure failure');
-        assert.match(
-          err.message,
-          new RegExp(
-            `^${WARM_TIMED_OUT}: .* did not end within 300 s; what it fetched stays in the Maven repository and its build in .*: the next run goes on from there`,
-          ),
-        );
-        return true;
-      });
-      assert.ok(Date.now() - started < 420_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
-      const envs = path.join(root, 'cache', 'envs');
-      const names = await fs.readdir(envs);
-      assert.ok(!names.some((n) => n.endsWith('.ready')), `no env is marked ready: ${names.join(', ')}`);
-      const kept = names.find((n) => n.endsWith('.ready.work'));
-      assert.ok(kept, `the stopped build is kept: ${names.join(', ')}`);
-      // The next prepare (a fresh builder, as the next run is) goes on from the kept build.
-      const again = await new MavenEnvBuilder(path.join(root, 'cache'), 300_000).prepare(spec, { dir: hang });
-      assert.equal((await marker(again.key)).ran, 'the warm-up tests, resumed after a warm-up stopped at its limit');
-      assert.ok(!(await fs.readdir(envs)).some((n) => n.endsWith('.work')), 'the kept build is gone once the env is ready');
-      await assertOfflineRun(limited, hang, 'work-hang');
-    });
+    test(
+      'a warm-up stopped at its limit is an infrastructure error, not a ready env; ' +
+        'the next prepare goes on from what it kept and the env is usable offline',
+      async () => {
+        // A test that hangs on its first run only (a race, as dubbo's file-watch test): the next attempt passes it.
+        const hang = await seedWithHangTest('hang', path.join(root, 'hung-once'));
+        const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
+        const spec = JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] });
+        const started = Date.now();
+        await assert.rejects(limited.prepare(spec, { dir: hang }), (err: GymError) => {
+          assert.equal(err.code, 'ENV_BUILD_FAILED');
+          assert.ok(INFRA_CODES.has(err.code), 'an infrastructure failure');
+          assert.match(
+            err.message,
+            new RegExp(
+              `^${WARM_TIMED_OUT}: .* did not end within 300 s; what it fetched stays in ` +
+                `the Maven repository and its build in .*: the next run goes on from there`,
+            ),
+          );
+          return true;
+        });
+        assert.ok(Date.now() - started < 420_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
+        const envs = path.join(root, 'cache', 'envs');
+        const names = await fs.readdir(envs);
+        assert.ok(!names.some((n) => n.endsWith('.ready')), `no env is marked ready: ${names.join(', ')}`);
+        const kept = names.find((n) => n.endsWith('.ready.work'));
+        assert.ok(kept, `the stopped build is kept: ${names.join(', ')}`);
+        // The next prepare (a fresh builder, as the next run is) goes on from the kept build.
+        const again = await new MavenEnvBuilder(path.join(root, 'cache'), 300_000).prepare(spec, { dir: hang });
+        assert.equal((await marker(again.key)).ran, 'the warm-up tests, resumed after a warm-up stopped at its limit');
+        assert.ok(!(await fs.readdir(envs)).some((n) => n.endsWith('.work')), 'the kept build is gone once the env is ready');
+        await assertOfflineRun(limited, hang, 'work-hang');
+      },
+    );
 
-    test("warmArgs (a spec's warm-up only): one test instead of a whole suite that would not end; another env, usable offline", async () => {
-      const hang = await seedWithHangTest('hang-args');
-      // The limit is reached only if HangTest runs (the failure this checks); a loaded machine's Maven needs minutes for ATest alone.
-      const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
-      // The warm-up tests are all new (the whole suite, HangTest with it, would run): warmArgs name one test instead.
-      const warmArgs = ['-Dtest=org.acme.ATest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
-      const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'], warmArgs }), { dir: hang });
-      assert.equal((await marker(env.key)).ran, `the whole suite (none of the warm-up tests exists yet), with ${warmArgs.join(' ')}`);
-      const plain = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'] }), { dir: seed });
-      assert.notEqual(env.key, plain.key, 'warmArgs are part of the key');
-      await assertOfflineRun(limited, hang, 'work-args');
-    });
+    test(
+      "warmArgs (a spec's warm-up only): one test instead of a " + 'whole suite that would not end; another env, usable offline',
+      async () => {
+        const hang = await seedWithHangTest('hang-args');
+        // The limit is reached only if HangTest runs (the failure this checks); a loaded machine's Maven needs minutes for ATest alone.
+        const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
+        // The warm-up tests are all new (the whole suite, HangTest with it, would run): warmArgs name one test instead.
+        const warmArgs = ['-Dtest=org.acme.ATest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
+        const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'], warmArgs }), { dir: hang });
+        assert.equal((await marker(env.key)).ran, `the whole suite (none of the warm-up tests exists yet), with ${warmArgs.join(' ')}`);
+        const plain = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'] }), { dir: seed });
+        assert.notEqual(env.key, plain.key, 'warmArgs are part of the key');
+        await assertOfflineRun(limited, hang, 'work-args');
+      },
+    );
   },
 );
 
 test("Maven's resolution failures are read from its own [ERROR] lines, not from a failing test's message", () => {
   const failures = [
-    '[ERROR] Failed to execute goal on project jackson-databind: Could not resolve dependencies for project com.fasterxml.jackson.core:jackson-databind:jar:3.0.0-SNAPSHOT: Could not find artifact com.fasterxml.jackson.core:jackson-core:jar:3.0.0-SNAPSHOT',
-    '[ERROR]     Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.17.2-SNAPSHOT: Could not transfer artifact com.fasterxml.jackson:jackson-base:pom:2.17.2-SNAPSHOT',
-    '[ERROR] Plugin org.apache.maven.plugins:maven-surefire-plugin:3.2.5 or one of its dependencies could not be resolved: Failed to read artifact descriptor',
-    '[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test (default-test) on project warm: Execution default-test of goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test failed: Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the artifact org.junit.platform:junit-platform-launcher:jar:1.10.2 has not been downloaded from it before.',
+    '[ERROR] Failed to execute goal on project jackson-databind: Could not resolve dependencies for project ' +
+      ('com.fasterxml.jackson.core:jackson-databind:jar:3.0.0-SNAPSHOT: Could not ' +
+        'find artifact com.fasterxml.jackson.core:jackson-core:jar:3.0.0-SNAPSHOT'),
+    '[ERROR]     Non-resolvable parent POM for com.fasterxml.jackson.core:jackson-core:2.17.2-SNAPSHOT: ' +
+      'Could not transfer artifact com.fasterxml.jackson:jackson-base:pom:2.17.2-SNAPSHOT',
+    '[ERROR] Plugin org.apache.maven.plugins:maven-surefire-plugin:3.2.5 or one ' +
+      'of its dependencies could not be resolved: Failed to read artifact descriptor',
+    '[ERROR] Failed to execute goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test (default-test) ' +
+      'on project warm: Execution default-test of goal org.apache.maven.plugins:maven-surefire-plugin:3.2.5:test ' +
+      'failed: Cannot access central (https://repo.maven.apache.org/maven2) in offline mode and the ' +
+      'artifact org.junit.platform:junit-platform-launcher:jar:1.10.2 has not been downloaded from it before.',
   ];
   for (const line of failures) assert.ok(mavenResolutionFailed(`[INFO] Scanning for projects...\n${line}\n[ERROR] -> [Help 1]\n`), line);
   const tests = [
     // Surefire 2's summary and Surefire 3's, of jackson-databind 2.9's IllegalTypesCheckTest.
-    "  IllegalTypesCheckTest.testJDKTypes1855:82->_testIllegalType:134 Expected Exception of type 'InvalidDefinitionException', got 'InvalidTypeIdException', message: Could not resolve type id 'org.x' as a subtype",
-    "[ERROR]   IllegalTypesCheckTest.testJDKTypes1855:82 Expected Exception, message: Could not resolve type id 'org.x' as a subtype of [simple type]: no such class found",
-    '[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.1 s <<< FAILURE! -- in com.fasterxml.jackson.databind.interop.IllegalTypesCheckTest',
+    '  IllegalTypesCheckTest.testJDKTypes1855:82->_testIllegalType:134 Expected Exception of type ' +
+      "'InvalidDefinitionException', got 'InvalidTypeIdException', message: Could not resolve type id 'org.x' as a subtype",
+    '[ERROR]   IllegalTypesCheckTest.testJDKTypes1855:82 Expected Exception, message: ' +
+      "Could not resolve type id 'org.x' as a subtype of [simple type]: no such class found",
+    '[ERROR] Tests run: 2, Failures: 1, Errors: 0, Skipped: 0, Time elapsed: 0.1 s ' +
+      '<<< FAILURE! -- in com.fasterxml.jackson.databind.interop.IllegalTypesCheckTest',
     'Could not resolve dependencies for project printed by a test',
   ];
   for (const line of tests) assert.equal(mavenResolutionFailed(`[INFO] Tests run\n${line}\n`), false, line);
@@ -266,7 +292,8 @@ test('the same expression with grep -E (the Docker env image checks its build lo
 test('compileErrorExcerpt: the COMPILATION ERROR block first, past earlier test failures and JVM warnings', () => {
   const log = [
     '[ERROR] Tests run: 964, Failures: 0, Errors: 1, Skipped: 4',
-    '[ERROR] OpenJDK 64-Bit Server VM warning: Sharing is only supported for boot loader classes because bootstrap classpath has been appended',
+    '[ERROR] OpenJDK 64-Bit Server VM warning: Sharing is only supported ' +
+      'for boot loader classes because bootstrap classpath has been appended',
     ...Array.from({ length: 12 }, (_, i) => `[ERROR] noise ${i}`),
     '[INFO] -------------',
     '[ERROR] COMPILATION ERROR : ',

@@ -159,126 +159,143 @@ test('pytestPinFor: pytest 8.3.5, the last pytest an old Python supports, or non
   assert.equal(pytestPinFor('3.10', ['pytest-cov==4.1.0']), PYTEST_PIN, 'a plugin is not pytest');
 });
 
-test('classifyPipFailure: pins that cannot exist here are ENV_UNAVAILABLE; conflicts, network trouble and the rest ENV_BUILD_FAILED', async () => {
-  const { classifyPipFailure } = await import('../../src/env/python.ts');
-  const unavailable = [
-    'ERROR: Could not find a version that satisfies the requirement torch==1.9.0 (from versions: 1.13.0, 2.0.0)\nERROR: No matching distribution found for torch==1.9.0',
-    "ERROR: Package 'numpy' requires a different Python: 3.7.16 not in '>=3.8'",
-    'ERROR: numpy-1.16.0-cp37-cp37m-manylinux1_x86_64.whl is not a supported wheel on this platform.',
-    '  error: subprocess-exited-with-error\n  × Getting requirements to build wheel did not run successfully.\nerror: metadata-generation-failed',
-    "Building wheel for scipy (setup.py): finished with status 'error'\nFailed to build scipy\nERROR: Could not build wheels for scipy, which is required to install pyproject.toml-based projects",
-  ];
-  for (const log of unavailable) assert.equal(classifyPipFailure(log).code, 'ENV_UNAVAILABLE', log);
-  assert.match(classifyPipFailure(unavailable[0]!).reason, /no distribution of torch==1\.9\.0 for this Python and platform/);
-  assert.match(classifyPipFailure(unavailable[4]!).reason, /no wheel of scipy/);
-  const failed = [
-    'ERROR: Cannot install semver==2.13.0 and semver==3.0.0 because these package versions have conflicting dependencies.\nERROR: ResolutionImpossible: for help visit ...',
-    "WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError(...)': /simple/tqdm/\nERROR: Could not find a version that satisfies the requirement tqdm==4.28.1 (from versions: none)\nERROR: No matching distribution found for tqdm==4.28.1",
-    'ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE.',
-    '',
-  ];
-  for (const log of failed) assert.equal(classifyPipFailure(log).code, 'ENV_BUILD_FAILED', log);
-});
+test(
+  'classifyPipFailure: pins that cannot exist here are ENV_UNAVAILABLE; ' + 'conflicts, network trouble and the rest ENV_BUILD_FAILED',
+  async () => {
+    const { classifyPipFailure } = await import('../../src/env/python.ts');
+    const unavailable = [
+      'ERROR: Could not find a version that satisfies the requirement torch==1.9.0 (from ' +
+        'versions: 1.13.0, 2.0.0)\nERROR: No matching distribution found for torch==1.9.0',
+      "ERROR: Package 'numpy' requires a different Python: 3.7.16 not in '>=3.8'",
+      'ERROR: numpy-1.16.0-cp37-cp37m-manylinux1_x86_64.whl is not a supported wheel on this platform.',
+      '  error: subprocess-exited-with-error\n  × Getting requirements to ' +
+        'build wheel did not run successfully.\nerror: metadata-generation-failed',
+      "Building wheel for scipy (setup.py): finished with status 'error'\nFailed to build scipy\nERROR: " +
+        'Could not build wheels for scipy, which is required to install pyproject.toml-based projects',
+    ];
+    for (const log of unavailable) assert.equal(classifyPipFailure(log).code, 'ENV_UNAVAILABLE', log);
+    assert.match(classifyPipFailure(unavailable[0]!).reason, /no distribution of torch==1\.9\.0 for this Python and platform/);
+    assert.match(classifyPipFailure(unavailable[4]!).reason, /no wheel of scipy/);
+    const failed = [
+      'ERROR: Cannot install semver==2.13.0 and semver==3.0.0 because these package versions ' +
+        'have conflicting dependencies.\nERROR: ResolutionImpossible: for help visit ...',
+      "WARNING: Retrying (Retry(total=4)) after connection broken by 'NewConnectionError(...)': " +
+        '/simple/tqdm/\nERROR: Could not find a version that satisfies the requirement ' +
+        'tqdm==4.28.1 (from versions: none)\nERROR: No matching distribution found for tqdm==4.28.1',
+      'ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE.',
+      '',
+    ];
+    for (const log of failed) assert.equal(classifyPipFailure(log).code, 'ENV_BUILD_FAILED', log);
+  },
+);
 
-test("a pin with no distribution is ENV_UNAVAILABLE with pip's error; conflicting pins stay ENV_BUILD_FAILED; a failed after-install is a note", async () => {
-  const builder = new PythonEnvBuilder(cacheDir);
-  const missing = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['benchgym-no-such-package==0.0.1'] }).then(
-    () => null,
-    (e: unknown) => e as { code: string; message: string; details: { log: string } },
-  );
-  assert.equal(missing?.code, 'ENV_UNAVAILABLE');
-  assert.match(missing!.message, /no distribution of benchgym-no-such-package==0\.0\.1/);
-  assert.match(missing!.details.log, /No matching distribution found for benchgym-no-such-package==0\.0\.1/);
-  await assert.rejects(builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0', 'semver==3.0.0'] }), {
-    code: 'ENV_BUILD_FAILED',
-    message: /conflict/,
-  });
-  const env = await builder.prepare({
-    kind: 'python',
-    version: '3.11',
-    requirements: ['semver==2.13.0'],
-    afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']],
-  });
-  assert.equal(env.notes.length, 1);
-  assert.match(env.notes[0]!, /after-install `pip install benchgym-no-such-package==0\.0\.1` failed \(no distribution/);
-  // Stages run in order and may change what came before: semver 3 replaced 2.13.
-  assert.match(execFileSync(env.command, ['-c', 'import semver; print(semver.__version__)'], { encoding: 'utf8' }), /^3\.0\.0/);
-  assert.deepEqual(
-    (
-      await new PythonEnvBuilder(cacheDir).prepare({
-        kind: 'python',
-        version: '3.11',
-        requirements: ['semver==2.13.0'],
-        afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']],
-      })
-    ).notes,
-    env.notes,
-    'the notes outlive the build',
-  );
-});
-
-test('constraints pin what the requirements pull in; a setup step that cannot get its data is ENV_UNAVAILABLE with its reason, and succeeds from a local folder', async () => {
-  const builder = new PythonEnvBuilder(cacheDir);
-  // iniconfig is a dependency of the runner (pytest), not a requirement: the constraint decides its version.
-  const constrained = await builder.prepare({
-    kind: 'python',
-    version: '3.11',
-    requirements: ['semver==2.13.0'],
-    constraints: ['iniconfig==1.1.1'],
-  });
-  assert.match(
-    execFileSync(constrained.command, ['-c', 'import importlib.metadata as m; print(m.version("iniconfig"))'], { encoding: 'utf8' }),
-    /^1\.1\.1/,
-  );
-
-  const script = [
-    'import os, sys, shutil',
-    'src = os.environ.get("BENCHGYM_SETUP_INPUT")',
-    'if not src:',
-    '    print("benchgym-setup-unavailable: corpus missing (no network); set BENCHGYM_TEST_CORPUS")',
-    '    sys.exit(3)',
-    'shutil.copytree(src, os.path.join(sys.prefix, "corpus"))',
-  ].join('\n');
-  const spec = {
-    kind: 'python' as const,
-    version: '3.11',
-    requirements: ['semver==2.13.0'],
-    setup: { description: 'test corpus', script, inputEnv: 'BENCHGYM_TEST_CORPUS' },
-  };
-  delete process.env.BENCHGYM_TEST_CORPUS;
-  const counter = counting(builder);
-  await assert.rejects(builder.prepare(spec), {
-    code: 'ENV_UNAVAILABLE',
-    message: /^test corpus: corpus missing \(no network\); set BENCHGYM_TEST_CORPUS/,
-  });
-  await assert.rejects(builder.prepare(spec), { code: 'ENV_UNAVAILABLE' });
-  assert.equal(counter.builds(), 1, 'a second try re-runs the setup step only: the packages stay installed');
-  await assert.rejects(builder.prepare({ ...spec, setup: { ...spec.setup, script: 'import sys; sys.exit(1)' } }), {
-    code: 'ENV_BUILD_FAILED',
-    message: /setup step \(test corpus\) failed/,
-  });
-
-  const corpus = await tempDir('benchgym-corpus-');
-  await fs.writeFile(path.join(corpus, 'words.txt'), 'hello\n');
-  process.env.BENCHGYM_TEST_CORPUS = corpus;
-  try {
-    const env = await builder.prepare(spec);
-    assert.equal(
-      execFileSync(env.command, ['-c', 'import sys, os; print(open(os.path.join(sys.prefix, "corpus", "words.txt")).read().strip())'], {
-        encoding: 'utf8',
-      }).trim(),
-      'hello',
+test(
+  "a pin with no distribution is ENV_UNAVAILABLE with pip's error; " +
+    'conflicting pins stay ENV_BUILD_FAILED; a failed after-install is a note',
+  async () => {
+    const builder = new PythonEnvBuilder(cacheDir);
+    const missing = await builder.prepare({ kind: 'python', version: '3.11', requirements: ['benchgym-no-such-package==0.0.1'] }).then(
+      () => null,
+      (e: unknown) => e as { code: string; message: string; details: { log: string } },
     );
-    process.env.BENCHGYM_TEST_CORPUS = path.join(corpus, 'nowhere');
-    await assert.rejects(builder.prepare(spec), {
-      code: 'INVALID_ARGUMENT',
-      message: /BENCHGYM_TEST_CORPUS=.*nowhere: no such folder \(test corpus\)/,
+    assert.equal(missing?.code, 'ENV_UNAVAILABLE');
+    assert.match(missing!.message, /no distribution of benchgym-no-such-package==0\.0\.1/);
+    assert.match(missing!.details.log, /No matching distribution found for benchgym-no-such-package==0\.0\.1/);
+    await assert.rejects(builder.prepare({ kind: 'python', version: '3.11', requirements: ['semver==2.13.0', 'semver==3.0.0'] }), {
+      code: 'ENV_BUILD_FAILED',
+      message: /conflict/,
     });
-  } finally {
+    const env = await builder.prepare({
+      kind: 'python',
+      version: '3.11',
+      requirements: ['semver==2.13.0'],
+      afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']],
+    });
+    assert.equal(env.notes.length, 1);
+    assert.match(env.notes[0]!, /after-install `pip install benchgym-no-such-package==0\.0\.1` failed \(no distribution/);
+    // Stages run in order and may change what came before: semver 3 replaced 2.13.
+    assert.match(execFileSync(env.command, ['-c', 'import semver; print(semver.__version__)'], { encoding: 'utf8' }), /^3\.0\.0/);
+    assert.deepEqual(
+      (
+        await new PythonEnvBuilder(cacheDir).prepare({
+          kind: 'python',
+          version: '3.11',
+          requirements: ['semver==2.13.0'],
+          afterInstall: [['benchgym-no-such-package==0.0.1'], ['semver==3.0.0']],
+        })
+      ).notes,
+      env.notes,
+      'the notes outlive the build',
+    );
+  },
+);
+
+test(
+  'constraints pin what the requirements pull in; a setup step that cannot get ' +
+    'its data is ENV_UNAVAILABLE with its reason, and succeeds from a local folder',
+  async () => {
+    const builder = new PythonEnvBuilder(cacheDir);
+    // iniconfig is a dependency of the runner (pytest), not a requirement: the constraint decides its version.
+    const constrained = await builder.prepare({
+      kind: 'python',
+      version: '3.11',
+      requirements: ['semver==2.13.0'],
+      constraints: ['iniconfig==1.1.1'],
+    });
+    assert.match(
+      execFileSync(constrained.command, ['-c', 'import importlib.metadata as m; print(m.version("iniconfig"))'], { encoding: 'utf8' }),
+      /^1\.1\.1/,
+    );
+
+    const script = [
+      'import os, sys, shutil',
+      'src = os.environ.get("BENCHGYM_SETUP_INPUT")',
+      'if not src:',
+      '    print("benchgym-setup-unavailable: corpus missing (no network); set BENCHGYM_TEST_CORPUS")',
+      '    sys.exit(3)',
+      'shutil.copytree(src, os.path.join(sys.prefix, "corpus"))',
+    ].join('\n');
+    const spec = {
+      kind: 'python' as const,
+      version: '3.11',
+      requirements: ['semver==2.13.0'],
+      setup: { description: 'test corpus', script, inputEnv: 'BENCHGYM_TEST_CORPUS' },
+    };
     delete process.env.BENCHGYM_TEST_CORPUS;
-    await fs.rm(corpus, { recursive: true, force: true });
-  }
-});
+    const counter = counting(builder);
+    await assert.rejects(builder.prepare(spec), {
+      code: 'ENV_UNAVAILABLE',
+      message: /^test corpus: corpus missing \(no network\); set BENCHGYM_TEST_CORPUS/,
+    });
+    await assert.rejects(builder.prepare(spec), { code: 'ENV_UNAVAILABLE' });
+    assert.equal(counter.builds(), 1, 'a second try re-runs the setup step only: the packages stay installed');
+    await assert.rejects(builder.prepare({ ...spec, setup: { ...spec.setup, script: 'import sys; sys.exit(1)' } }), {
+      code: 'ENV_BUILD_FAILED',
+      message: /setup step \(test corpus\) failed/,
+    });
+
+    const corpus = await tempDir('benchgym-corpus-');
+    await fs.writeFile(path.join(corpus, 'words.txt'), 'hello\n');
+    process.env.BENCHGYM_TEST_CORPUS = corpus;
+    try {
+      const env = await builder.prepare(spec);
+      assert.equal(
+        execFileSync(env.command, ['-c', 'import sys, os; print(open(os.path.join(sys.prefix, "corpus", "words.txt")).read().strip())'], {
+          encoding: 'utf8',
+        }).trim(),
+        'hello',
+      );
+      process.env.BENCHGYM_TEST_CORPUS = path.join(corpus, 'nowhere');
+      await assert.rejects(builder.prepare(spec), {
+        code: 'INVALID_ARGUMENT',
+        message: /BENCHGYM_TEST_CORPUS=.*nowhere: no such folder \(test corpus\)/,
+      });
+    } finally {
+      delete process.env.BENCHGYM_TEST_CORPUS;
+      await fs.rm(corpus, { recursive: true, force: true });
+    }
+  },
+);
 
 test('availablePythons: the 3.x interpreters findPython finds, oldest first, each with its full version', async () => {
   const found = await availablePythons();

@@ -24,7 +24,8 @@ test('env specs name system packages by their Debian names; anything else is ref
 test('the apt line installs exactly the named packages, and apt-get saying it does not know one is read back', () => {
   assert.match(aptInstallLine(['libmagic1', 'libxml2']), /apt-get install -y -qq --no-install-recommends libmagic1 libxml2 /);
   const log =
-    "E: Unable to locate package benchgym-nope\nE: Package 'libfoo0' has no installation candidate\nE: Unable to locate package benchgym-nope";
+    "E: Unable to locate package benchgym-nope\nE: Package 'libfoo0' has " +
+    'no installation candidate\nE: Unable to locate package benchgym-nope';
   assert.deepEqual(unknownAptPackages(log), ['benchgym-nope', 'libfoo0']);
   assert.deepEqual(unknownAptPackages('Reading package lists...'), []);
   // A coloured error (apt's colours reach a build log) gives the bare name.

@@ -34,35 +34,39 @@ describe('env: the start state of a git workspace with build-setup edits', () =>
   after(() => fs.rm(root, { recursive: true, force: true }));
 
   for (const repo of ['acme/lib', 'acme/lacking']) {
-    it(`commits the edits as "benchgym: build setup" on the base (${repo === 'acme/lib' ? 'a complete mirror' : 'a mirror that lacks a blob of the base'})`, async () => {
-      // One edit beside the absent page: its folder's tree is written again, naming the absent blob.
-      const edits = [
-        { file: 'pom.xml', find: '1.0-SNAPSHOT', replace: '1.0' },
-        { file: 'docs/version.txt', find: '1.0-SNAPSHOT', replace: '1.0' },
-      ];
-      const base = bases.get(repo)!;
-      const dir = await gitStartState(path.join(root, `cache-${repo.replace('/', '-')}`), {
-        type: 'git',
-        repo,
-        commit: base,
-        reposDir: path.join(root, 'mirrors'),
-        allowNetwork: false,
-        edits,
-      });
-      assert.equal(await fs.readFile(path.join(dir, 'pom.xml'), 'utf8'), '<project><version>1.0</version></project>\n');
-      assert.equal((await git(['rev-parse', 'HEAD^'], { cwd: dir })).trim(), base);
-      assert.match(
-        await git(['log', '-1', '--format=%s%n%b'], { cwd: dir }),
-        /^benchgym: build setup\npom\.xml: 1\.0-SNAPSHOT -> 1\.0\ndocs\/version\.txt: /,
-      );
-      assert.equal(await fs.readFile(path.join(dir, 'docs', 'version.txt'), 'utf8'), '1.0\n');
-      // Nothing left uncommitted; the absent page stays absent, and not as a deletion.
-      assert.equal((await git(['status', '--porcelain'], { cwd: dir })).trim(), '');
-      assert.equal(existsSync(path.join(dir, 'docs', 'big.html')), repo === 'acme/lib');
-      assert.equal(
-        (await git(['ls-tree', '-r', '--name-only', 'HEAD'], { cwd: dir })).trim().split('\n').sort().join(','),
-        'docs/big.html,docs/version.txt,pom.xml',
-      );
-    });
+    it(
+      `commits the edits as "benchgym: build setup" on the base ` +
+        `(${repo === 'acme/lib' ? 'a complete mirror' : 'a mirror that lacks a blob of the base'})`,
+      async () => {
+        // One edit beside the absent page: its folder's tree is written again, naming the absent blob.
+        const edits = [
+          { file: 'pom.xml', find: '1.0-SNAPSHOT', replace: '1.0' },
+          { file: 'docs/version.txt', find: '1.0-SNAPSHOT', replace: '1.0' },
+        ];
+        const base = bases.get(repo)!;
+        const dir = await gitStartState(path.join(root, `cache-${repo.replace('/', '-')}`), {
+          type: 'git',
+          repo,
+          commit: base,
+          reposDir: path.join(root, 'mirrors'),
+          allowNetwork: false,
+          edits,
+        });
+        assert.equal(await fs.readFile(path.join(dir, 'pom.xml'), 'utf8'), '<project><version>1.0</version></project>\n');
+        assert.equal((await git(['rev-parse', 'HEAD^'], { cwd: dir })).trim(), base);
+        assert.match(
+          await git(['log', '-1', '--format=%s%n%b'], { cwd: dir }),
+          /^benchgym: build setup\npom\.xml: 1\.0-SNAPSHOT -> 1\.0\ndocs\/version\.txt: /,
+        );
+        assert.equal(await fs.readFile(path.join(dir, 'docs', 'version.txt'), 'utf8'), '1.0\n');
+        // Nothing left uncommitted; the absent page stays absent, and not as a deletion.
+        assert.equal((await git(['status', '--porcelain'], { cwd: dir })).trim(), '');
+        assert.equal(existsSync(path.join(dir, 'docs', 'big.html')), repo === 'acme/lib');
+        assert.equal(
+          (await git(['ls-tree', '-r', '--name-only', 'HEAD'], { cwd: dir })).trim().split('\n').sort().join(','),
+          'docs/big.html,docs/version.txt,pom.xml',
+        );
+      },
+    );
   }
 });

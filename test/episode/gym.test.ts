@@ -36,38 +36,47 @@ test('the episode budget caps running episodes with CAPACITY', async () => {
   }
 });
 
-test("a sandbox that fails after a tool ran the agent's code is kept on the episode and flagged afterAgentCode; before that it is the infrastructure's", async () => {
-  const { gym, cleanup } = await makeGym();
-  try {
-    const failing = async (id: string) => {
-      // The sandbox goes away under the episode (destroyed from the host, as a killed executor or container would).
-      await gym.episode(id).sandbox.destroy();
-      return gym.callTool('view_file', { path: 'roman.py' }, testContext(), id).then(
-        () => assert.fail('the call succeeded on a destroyed sandbox'),
-        (e: unknown) => e as GymError,
-      );
-    };
-    const early = await startExample(gym, 'roman-numerals');
-    await gym.callTool('list_dir', { path: '.' }, testContext(), early);
-    const before = await failing(early);
-    assert.equal(before.code, 'SANDBOX_UNAVAILABLE');
-    assert.equal(before.details?.afterAgentCode, undefined);
-    assert.deepEqual([gym.episode(early).codeRan, gym.episode(early).sandboxFailure], [false, undefined]);
+test(
+  "a sandbox that fails after a tool ran the agent's code is kept on the " +
+    "episode and flagged afterAgentCode; before that it is the infrastructure's",
+  async () => {
+    const { gym, cleanup } = await makeGym();
+    try {
+      const failing = async (id: string) => {
+        // The sandbox goes away under the episode (destroyed from the host, as a killed executor or container would).
+        await gym.episode(id).sandbox.destroy();
+        return gym.callTool('view_file', { path: 'roman.py' }, testContext(), id).then(
+          () => assert.fail('the call succeeded on a destroyed sandbox'),
+          (e: unknown) => e as GymError,
+        );
+      };
+      const early = await startExample(gym, 'roman-numerals');
+      await gym.callTool('list_dir', { path: '.' }, testContext(), early);
+      const before = await failing(early);
+      assert.equal(before.code, 'SANDBOX_UNAVAILABLE');
+      assert.equal(before.details?.afterAgentCode, undefined);
+      assert.deepEqual([gym.episode(early).codeRan, gym.episode(early).sandboxFailure], [false, undefined]);
 
-    const late = await startExample(gym, 'roman-numerals');
-    await gym.callTool('run_command', { command: 'true' }, testContext(), late);
-    assert.equal(gym.episode(late).codeRan, true);
-    const after = await failing(late);
-    assert.deepEqual([after.code, after.details?.afterAgentCode], ['SANDBOX_UNAVAILABLE', true]);
-    assert.deepEqual(gym.episode(late).sandboxFailure, { code: 'SANDBOX_UNAVAILABLE', message: after.message, tool: 'view_file', step: 2 });
-    // Only the first failure is kept.
-    const flagged = (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.details?.afterAgentCode === true;
-    await assert.rejects(gym.callTool('submit', {}, testContext(), late), flagged);
-    assert.equal(gym.episode(late).sandboxFailure?.tool, 'view_file');
-  } finally {
-    await cleanup();
-  }
-});
+      const late = await startExample(gym, 'roman-numerals');
+      await gym.callTool('run_command', { command: 'true' }, testContext(), late);
+      assert.equal(gym.episode(late).codeRan, true);
+      const after = await failing(late);
+      assert.deepEqual([after.code, after.details?.afterAgentCode], ['SANDBOX_UNAVAILABLE', true]);
+      assert.deepEqual(gym.episode(late).sandboxFailure, {
+        code: 'SANDBOX_UNAVAILABLE',
+        message: after.message,
+        tool: 'view_file',
+        step: 2,
+      });
+      // Only the first failure is kept.
+      const flagged = (e: unknown) => e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.details?.afterAgentCode === true;
+      await assert.rejects(gym.callTool('submit', {}, testContext(), late), flagged);
+      assert.equal(gym.episode(late).sandboxFailure?.tool, 'view_file');
+    } finally {
+      await cleanup();
+    }
+  },
+);
 
 test("a step's trajectory record is in the file when the call returns: a crash after the answer loses no finished step", async () => {
   const { gym, cleanup } = await makeGym();

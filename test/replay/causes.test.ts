@@ -78,32 +78,36 @@ describe('what a verdict tells', () => {
     assert.equal(verdictCause(scored('failed', 'failed', verdict('failed')), "ModuleNotFoundError: No module named 'x'"), undefined);
   });
 
-  test("judging: counted apart (never compared), the suite's cause first, unexplained last; an agreement keeps only a cause that makes it unsound", () => {
-    const apart = judgeSubmission(scored('failed', 'passed', verdict('failed')), {
-      apart: () => ({ standing: 'invalid', reason: 'reads a file in no commit' }),
-    });
-    assert.equal(apart.agree, undefined);
-    assert.deepEqual(apart.apart, { standing: 'invalid', reason: 'reads a file in no commit' });
-    assert.equal(apart.cause, undefined);
-    const unavailable = judgeSubmission(scored('unavailable', 'passed', undefined, 'ENV_UNAVAILABLE: no image'));
-    assert.deepEqual(unavailable.apart, { standing: 'unavailable', reason: 'ENV_UNAVAILABLE: no image' });
-    const known = { kind: 'known-difference' as const, name: 'shared-cwd', detail: 'the harness shared a folder' };
-    const suite = judgeSubmission(scored('passed', 'failed', verdict('passed', { notes: [`${NOTE_CODES.patchNotApplied}: x`] })), {
-      explain: () => known,
-    });
-    assert.deepEqual(suite.cause, known, "the suite's cause comes before the verdict's");
-    assert.equal(suite.agree, false);
-    const plain = judgeSubmission(scored('failed', 'passed', verdict('failed'), 'test_x: assert 1 == 2'));
-    assert.deepEqual(plain.cause, { kind: 'unexplained', detail: 'test_x: assert 1 == 2' });
-    const agreeing = judgeSubmission(scored('failed', 'failed', verdict('failed'), "ModuleNotFoundError: No module named 'x'"), {
-      explain: () => ({ kind: 'environment', detail: 'x' }),
-    });
-    assert.equal(agreeing.cause, undefined, 'an agreement needs no explaining');
-    const unsound = judgeSubmission(scored('passed', 'passed', verdict('passed')), {
-      explain: () => ({ kind: 'cannot-fail', detail: 'the stub passes' }),
-    });
-    assert.equal(unsound.cause?.kind, 'cannot-fail');
-  });
+  test(
+    "judging: counted apart (never compared), the suite's cause first, " +
+      'unexplained last; an agreement keeps only a cause that makes it unsound',
+    () => {
+      const apart = judgeSubmission(scored('failed', 'passed', verdict('failed')), {
+        apart: () => ({ standing: 'invalid', reason: 'reads a file in no commit' }),
+      });
+      assert.equal(apart.agree, undefined);
+      assert.deepEqual(apart.apart, { standing: 'invalid', reason: 'reads a file in no commit' });
+      assert.equal(apart.cause, undefined);
+      const unavailable = judgeSubmission(scored('unavailable', 'passed', undefined, 'ENV_UNAVAILABLE: no image'));
+      assert.deepEqual(unavailable.apart, { standing: 'unavailable', reason: 'ENV_UNAVAILABLE: no image' });
+      const known = { kind: 'known-difference' as const, name: 'shared-cwd', detail: 'the harness shared a folder' };
+      const suite = judgeSubmission(scored('passed', 'failed', verdict('passed', { notes: [`${NOTE_CODES.patchNotApplied}: x`] })), {
+        explain: () => known,
+      });
+      assert.deepEqual(suite.cause, known, "the suite's cause comes before the verdict's");
+      assert.equal(suite.agree, false);
+      const plain = judgeSubmission(scored('failed', 'passed', verdict('failed'), 'test_x: assert 1 == 2'));
+      assert.deepEqual(plain.cause, { kind: 'unexplained', detail: 'test_x: assert 1 == 2' });
+      const agreeing = judgeSubmission(scored('failed', 'failed', verdict('failed'), "ModuleNotFoundError: No module named 'x'"), {
+        explain: () => ({ kind: 'environment', detail: 'x' }),
+      });
+      assert.equal(agreeing.cause, undefined, 'an agreement needs no explaining');
+      const unsound = judgeSubmission(scored('passed', 'passed', verdict('passed')), {
+        explain: () => ({ kind: 'cannot-fail', detail: 'the stub passes' }),
+      });
+      assert.equal(unsound.cause?.kind, 'cannot-fail');
+    },
+  );
 });
 
 const Row = z.object({ task: z.string(), code: z.array(z.string()), passed: z.array(z.boolean()) });

@@ -25,7 +25,10 @@ const ENDABLE = new Set(['exec', 'readFile', 'writeFile', 'list', 'stat', 'remov
  */
 export type EndsSandbox = (role: 'scorer' | 'episode', op: string, arg: string, sandbox: Sandbox) => boolean | Promise<boolean>;
 
-/** `inner`, except that a sandbox is destroyed when `ends` says so of a call about to be made into it; `ended` lists `role op: arg` of each. */
+/**
+ * `inner`, except that a sandbox is destroyed when `ends` says so of a call about to be made into
+ * it; `ended` lists `role op: arg` of each.
+ */
 export function endingSandboxes(inner: SandboxFactory, ends: EndsSandbox, ended: string[] = []): SandboxFactory {
   return {
     backend: inner.backend,

@@ -39,38 +39,48 @@ describe('a server reached over HTTP', () => {
     await cleanup();
   });
 
-  test('replicaOf: the replica /health names, else the URL asked; nothing listening is SANDBOX_UNAVAILABLE; a wrong token is UNAUTHORIZED', async () => {
-    assert.equal(await replicaOf({ url: `${plain.url}/mcp`, token: 't' }), plain.url);
-    assert.equal(await replicaOf({ url: advertised.url, token: 't' }), 'http://10.9.8.7:7420');
-    const nobody = `http://127.0.0.1:${await freePort()}`;
-    await assert.rejects(
-      replicaOf({ url: nobody }, undefined, 2),
-      (e: unknown) =>
-        e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.message.includes(`${nobody} is not reachable (ECONNREFUSED`),
-    );
-    await assert.rejects(replicaOf({ url: plain.url, token: 'wrong' }), (e: unknown) => e instanceof GymError && e.code === 'UNAUTHORIZED');
-  });
+  test(
+    'replicaOf: the replica /health names, else the URL asked; nothing ' +
+      'listening is SANDBOX_UNAVAILABLE; a wrong token is UNAUTHORIZED',
+    async () => {
+      assert.equal(await replicaOf({ url: `${plain.url}/mcp`, token: 't' }), plain.url);
+      assert.equal(await replicaOf({ url: advertised.url, token: 't' }), 'http://10.9.8.7:7420');
+      const nobody = `http://127.0.0.1:${await freePort()}`;
+      await assert.rejects(
+        replicaOf({ url: nobody }, undefined, 2),
+        (e: unknown) =>
+          e instanceof GymError && e.code === 'SANDBOX_UNAVAILABLE' && e.message.includes(`${nobody} is not reachable (ECONNREFUSED`),
+      );
+      await assert.rejects(
+        replicaOf({ url: plain.url, token: 'wrong' }),
+        (e: unknown) => e instanceof GymError && e.code === 'UNAUTHORIZED',
+      );
+    },
+  );
 
-  test('startRemoteEpisode on a server without --advertise-url: the episode at URL + mcpPath, its verdict kept, ended on end()', async () => {
-    const lost: string[] = [];
-    const ep = await startRemoteEpisode(
-      { url: plain.url, token: 't' },
-      { suite: 'examples', taskId: 'roman-numerals' },
-      { signal: new AbortController().signal, onLost: (why) => lost.push(why) },
-    );
-    assert.equal(ep.replica, plain.url);
-    assert.equal(ep.mcpUrl, `${plain.url}${episodePath(gym.episode(ep.id), 'mcp')}`);
-    assert.match(ep.prompt, /roman/i);
-    const submitted = (await ep.session.client.callTool({ name: 'submit', arguments: {} })) as CallToolResult;
-    assert.ok(!submitted.isError);
-    assert.equal(ep.verdict()?.reward, 0, 'the untouched start state fails');
-    assert.equal(ep.verdict()?.status, 'failed');
-    assert.equal(typeof (await ep.finalDiff()), 'string');
-    await ep.end();
-    assert.equal(gym.episode(ep.id).state, 'submitted');
-    assert.deepEqual(lost, []);
-    assert.equal(ep.lost(), undefined);
-  });
+  test(
+    'startRemoteEpisode on a server without --advertise-url: the ' + 'episode at URL + mcpPath, its verdict kept, ended on end()',
+    async () => {
+      const lost: string[] = [];
+      const ep = await startRemoteEpisode(
+        { url: plain.url, token: 't' },
+        { suite: 'examples', taskId: 'roman-numerals' },
+        { signal: new AbortController().signal, onLost: (why) => lost.push(why) },
+      );
+      assert.equal(ep.replica, plain.url);
+      assert.equal(ep.mcpUrl, `${plain.url}${episodePath(gym.episode(ep.id), 'mcp')}`);
+      assert.match(ep.prompt, /roman/i);
+      const submitted = (await ep.session.client.callTool({ name: 'submit', arguments: {} })) as CallToolResult;
+      assert.ok(!submitted.isError);
+      assert.equal(ep.verdict()?.reward, 0, 'the untouched start state fails');
+      assert.equal(ep.verdict()?.status, 'failed');
+      assert.equal(typeof (await ep.finalDiff()), 'string');
+      await ep.end();
+      assert.equal(gym.episode(ep.id).state, 'submitted');
+      assert.deepEqual(lost, []);
+      assert.equal(ep.lost(), undefined);
+    },
+  );
 
   test('startRemoteEpisode: a start the server refuses is its GymError', async () => {
     await assert.rejects(

@@ -135,41 +135,48 @@ describe('reports', () => {
     await fs.rm(root, { recursive: true, force: true });
   });
 
-  test('one run: overall pass@k with intervals, by library, infra failures, cost; errors are samples that did not pass unless --exclude-errors', async () => {
-    const { md, html } = await writeReport([baseline], baseline, { sections: SECTIONS });
-    assert.equal(md, path.join(baseline, 'report.md'));
-    assert.equal(html, path.join(baseline, 'report.html'));
-    const text = await fs.readFile(md, 'utf8');
-    assert.match(text, /\| run \| tasks \| samples\/task \| samples passed \| pass@1 \[95% CI\] \| pass@5 \[95% CI\] \| infra failures \|/);
-    // Two final infrastructure failures (each after two retried attempts): in every denominator, the scored rate beside the headline.
-    assert.match(text, /\n- swe-agent · model-a: (\d+)\/60 samples passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d%\n/);
-    assert.match(
-      text,
-      /\| swe-agent · model-a \| 12 \| 5 \| \d+\/60 passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d% \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \| /,
-    );
-    assert.match(text, /## By library\n\n\| library \| pass@1 \| pass@5 \| tasks \|\n\|---\|---\|---\|---\|\n\| numpy \|/);
-    assert.match(text, /\| swe-agent · model-a \| 2 \| 4 \| 0 \| MODEL_UNAVAILABLE × 2 \|/);
-    assert.match(text, /\| task-09 \| \d\/5 \(1 error\) \|/, 'per task: passed over every sample');
-    assert.match(text, /## Cost and tokens/);
-    assert.match(text, /Not available: Acc@k counts oracle_context tokens/);
-    assert.match(text, /An infrastructure failure \(status "error"\) is a sample that did not pass: it stays in every denominator/);
-    const data = reportData(await loadRuns([baseline]));
-    const s = data.runs[0]!.summary;
-    assert.deepEqual([s.infraFailures, s.samples, s.tasks, s.excludeErrors], [2, 60, 12, false]);
-    assert.deepEqual(data.runs[0]!.counts, { passed: s.passedSamples, failed: 58 - s.passedSamples, errors: 2 });
+  test(
+    'one run: overall pass@k with intervals, by library, infra failures, ' +
+      'cost; errors are samples that did not pass unless --exclude-errors',
+    async () => {
+      const { md, html } = await writeReport([baseline], baseline, { sections: SECTIONS });
+      assert.equal(md, path.join(baseline, 'report.md'));
+      assert.equal(html, path.join(baseline, 'report.html'));
+      const text = await fs.readFile(md, 'utf8');
+      assert.match(
+        text,
+        /\| run \| tasks \| samples\/task \| samples passed \| pass@1 \[95% CI\] \| pass@5 \[95% CI\] \| infra failures \|/,
+      );
+      // Two final infrastructure failures (each after two retried attempts): in every denominator, the scored rate beside the headline.
+      assert.match(text, /\n- swe-agent · model-a: (\d+)\/60 samples passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d%\n/);
+      assert.match(
+        text,
+        /\| swe-agent · model-a \| 12 \| 5 \| \d+\/60 passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d% \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \| /,
+      );
+      assert.match(text, /## By library\n\n\| library \| pass@1 \| pass@5 \| tasks \|\n\|---\|---\|---\|---\|\n\| numpy \|/);
+      assert.match(text, /\| swe-agent · model-a \| 2 \| 4 \| 0 \| MODEL_UNAVAILABLE × 2 \|/);
+      assert.match(text, /\| task-09 \| \d\/5 \(1 error\) \|/, 'per task: passed over every sample');
+      assert.match(text, /## Cost and tokens/);
+      assert.match(text, /Not available: Acc@k counts oracle_context tokens/);
+      assert.match(text, /An infrastructure failure \(status "error"\) is a sample that did not pass: it stays in every denominator/);
+      const data = reportData(await loadRuns([baseline]));
+      const s = data.runs[0]!.summary;
+      assert.deepEqual([s.infraFailures, s.samples, s.tasks, s.excludeErrors], [2, 60, 12, false]);
+      assert.deepEqual(data.runs[0]!.counts, { passed: s.passedSamples, failed: 58 - s.passedSamples, errors: 2 });
 
-    const old = reportData(await loadRuns([baseline]), { excludeErrors: true });
-    const o = old.runs[0]!.summary;
-    assert.deepEqual([o.infraFailures, o.samples, o.excludeErrors], [2, 58, true]);
-    assert.ok(o.passAtK[1]!.estimate > s.passAtK[1]!.estimate, 'leaving the errors out raises pass@1');
-    const oldText = renderMarkdown(old);
-    assert.match(
-      oldText,
-      /\n- swe-agent · model-a: \d+\/58 scored samples passed \(\d+\.\d%\), 2 errors left out; over all 60: \d+\.\d%\n/,
-    );
-    assert.match(oldText, /\| task-09 \| \d\/4 \(1 error left out\) \|/);
-    assert.match(oldText, /left out of every denominator here \(--exclude-errors\)/);
-  });
+      const old = reportData(await loadRuns([baseline]), { excludeErrors: true });
+      const o = old.runs[0]!.summary;
+      assert.deepEqual([o.infraFailures, o.samples, o.excludeErrors], [2, 58, true]);
+      assert.ok(o.passAtK[1]!.estimate > s.passAtK[1]!.estimate, 'leaving the errors out raises pass@1');
+      const oldText = renderMarkdown(old);
+      assert.match(
+        oldText,
+        /\n- swe-agent · model-a: \d+\/58 scored samples passed \(\d+\.\d%\), 2 errors left out; over all 60: \d+\.\d%\n/,
+      );
+      assert.match(oldText, /\| task-09 \| \d\/4 \(1 error left out\) \|/);
+      assert.match(oldText, /left out of every denominator here \(--exclude-errors\)/);
+    },
+  );
 
   test('two runs that differ by agent: baseline vs feedback, with a paired difference; by model: model vs model', async () => {
     const agents = reportData(await loadRuns([baseline, feedback]));
@@ -278,26 +285,28 @@ describe('reports', () => {
       });
 
       for (const n of [3, 5]) {
-        test(`${n} runs with long names and task ids: legends and labels do not overlap, tables fit the page, links into the viewer`, async () => {
-          const dirs: string[] = [];
-          for (let i = 0; i < n; i++) {
-            const dir = path.join(root, `many-${n}-${i}`);
-            await fakeRun(dir, `an-agent-with-a-rather-long-name-${i}-to-test-the-legend-layout`, 'model-a', {
-              samples: 2,
-              rate: 0.3 + 0.1 * i,
-              seed: 10 + i,
-              infra: i === 0 ? 1 : 0,
-              taskPrefix: 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-',
-            });
-            dirs.push(dir);
-          }
-          const { html } = await writeReport(dirs, path.join(root, `many-${n}.html`), { sections: SECTIONS });
-          const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
-          try {
-            await page.goto(`file://${html}`);
-            await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
-            // A string, not a function: tsx would wrap a function's inner helpers in a __name the page does not have.
-            const layout = (await page.evaluate(`(() => {
+        test(
+          `${n} runs with long names and task ids: legends and labels ` + `do not overlap, tables fit the page, links into the viewer`,
+          async () => {
+            const dirs: string[] = [];
+            for (let i = 0; i < n; i++) {
+              const dir = path.join(root, `many-${n}-${i}`);
+              await fakeRun(dir, `an-agent-with-a-rather-long-name-${i}-to-test-the-legend-layout`, 'model-a', {
+                samples: 2,
+                rate: 0.3 + 0.1 * i,
+                seed: 10 + i,
+                infra: i === 0 ? 1 : 0,
+                taskPrefix: 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-',
+              });
+              dirs.push(dir);
+            }
+            const { html } = await writeReport(dirs, path.join(root, `many-${n}.html`), { sections: SECTIONS });
+            const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+            try {
+              await page.goto(`file://${html}`);
+              await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
+              // A string, not a function: tsx would wrap a function's inner helpers in a __name the page does not have.
+              const layout = (await page.evaluate(`(() => {
             const box = (e) => { const b = e.getBoundingClientRect(); return { x0: b.left, x1: b.right, y0: b.top, y1: b.bottom }; };
             return {
               charts: [...document.querySelectorAll('svg.chart')].map((svg) => ({ id: svg.id, svg: box(svg), title: box(svg.querySelector('.title')), legendNames: [...svg.querySelectorAll('text.legend')].map((t) => t.textContent), legend: [...svg.querySelectorAll('g.legend-item')].map(box), groups: [...svg.querySelectorAll('text.group')].map(box) })),
@@ -306,50 +315,51 @@ describe('reports', () => {
               links: [...document.querySelectorAll('table.samples a')].map((a) => a.getAttribute('href')),
             };
           })()`)) as {
-              charts: { id: string; svg: Box; title: Box; legendNames: string[]; legend: Box[]; groups: Box[] }[];
-              tables: { scroll: number; client: number; head?: string }[];
-              pageOverflow: number;
-              links: string[];
-            };
-            const overlap = (a: Box, b: Box) => a.x0 < b.x1 - 0.5 && b.x0 < a.x1 - 0.5 && a.y0 < b.y1 - 0.5 && b.y0 < a.y1 - 0.5;
-            for (const c of layout.charts) {
-              assert.equal(c.legend.length, n, `${c.id}: one legend entry per run`);
-              assert.equal(new Set(c.legendNames).size, n, `${c.id}: the legend tells the runs apart: ${JSON.stringify(c.legendNames)}`);
-              assert.ok(c.title.x1 <= c.svg.x1 + 0.5, `${c.id}: the title fits: ${JSON.stringify([c.title, c.svg])}`);
-              for (const [what, boxes] of [
-                ['legend entries', c.legend],
-                ['group labels', c.groups],
-              ] as const) {
-                for (let i = 0; i < boxes.length; i++) {
-                  const b = boxes[i]!;
-                  assert.ok(
-                    b.x0 >= c.svg.x0 - 0.5 && b.x1 <= c.svg.x1 + 0.5 && b.y1 <= c.svg.y1 + 0.5,
-                    `${c.id}: ${what} ${i} inside the chart: ${JSON.stringify({ b, svg: c.svg })}`,
-                  );
-                  for (let j = i + 1; j < boxes.length; j++)
-                    assert.ok(!overlap(b, boxes[j]!), `${c.id}: ${what} ${i} and ${j} overlap: ${JSON.stringify([b, boxes[j]])}`);
+                charts: { id: string; svg: Box; title: Box; legendNames: string[]; legend: Box[]; groups: Box[] }[];
+                tables: { scroll: number; client: number; head?: string }[];
+                pageOverflow: number;
+                links: string[];
+              };
+              const overlap = (a: Box, b: Box) => a.x0 < b.x1 - 0.5 && b.x0 < a.x1 - 0.5 && a.y0 < b.y1 - 0.5 && b.y0 < a.y1 - 0.5;
+              for (const c of layout.charts) {
+                assert.equal(c.legend.length, n, `${c.id}: one legend entry per run`);
+                assert.equal(new Set(c.legendNames).size, n, `${c.id}: the legend tells the runs apart: ${JSON.stringify(c.legendNames)}`);
+                assert.ok(c.title.x1 <= c.svg.x1 + 0.5, `${c.id}: the title fits: ${JSON.stringify([c.title, c.svg])}`);
+                for (const [what, boxes] of [
+                  ['legend entries', c.legend],
+                  ['group labels', c.groups],
+                ] as const) {
+                  for (let i = 0; i < boxes.length; i++) {
+                    const b = boxes[i]!;
+                    assert.ok(
+                      b.x0 >= c.svg.x0 - 0.5 && b.x1 <= c.svg.x1 + 0.5 && b.y1 <= c.svg.y1 + 0.5,
+                      `${c.id}: ${what} ${i} inside the chart: ${JSON.stringify({ b, svg: c.svg })}`,
+                    );
+                    for (let j = i + 1; j < boxes.length; j++)
+                      assert.ok(!overlap(b, boxes[j]!), `${c.id}: ${what} ${i} and ${j} overlap: ${JSON.stringify([b, boxes[j]])}`);
+                  }
                 }
               }
+              for (const t of layout.tables)
+                assert.ok(t.scroll <= t.client + 1, `the table headed '${t.head}' fits (${t.scroll} px in ${t.client} px)`);
+              assert.ok(layout.pageOverflow <= 0, `the page does not scroll sideways (${layout.pageOverflow} px)`);
+              assert.equal(layout.links.length, n * 12 * 2);
+              assert.equal(
+                layout.links[0],
+                sampleLink(runId(dirs[0]!), 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-00', 0),
+              );
+              await fs.mkdir(SHOTS, { recursive: true });
+              await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs.png`), fullPage: true });
+              await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-top.png`) });
+              await (await page.$('#samples'))!.scrollIntoViewIfNeeded();
+              await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-samples.png`) });
+              const overall = await page.$('#chart-overall');
+              await overall!.screenshot({ path: path.join(SHOTS, `report-${n}-runs-overall.png`) });
+            } finally {
+              await page.close();
             }
-            for (const t of layout.tables)
-              assert.ok(t.scroll <= t.client + 1, `the table headed '${t.head}' fits (${t.scroll} px in ${t.client} px)`);
-            assert.ok(layout.pageOverflow <= 0, `the page does not scroll sideways (${layout.pageOverflow} px)`);
-            assert.equal(layout.links.length, n * 12 * 2);
-            assert.equal(
-              layout.links[0],
-              sampleLink(runId(dirs[0]!), 'a-very-long-task-identifier-from-some-benchmark__repository-name__issue-00', 0),
-            );
-            await fs.mkdir(SHOTS, { recursive: true });
-            await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs.png`), fullPage: true });
-            await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-top.png`) });
-            await (await page.$('#samples'))!.scrollIntoViewIfNeeded();
-            await page.screenshot({ path: path.join(SHOTS, `report-${n}-runs-samples.png`) });
-            const overall = await page.$('#chart-overall');
-            await overall!.screenshot({ path: path.join(SHOTS, `report-${n}-runs-overall.png`) });
-          } finally {
-            await page.close();
-          }
-        });
+          },
+        );
       }
 
       for (const [name, dirs] of [

@@ -47,79 +47,83 @@ function flakyAgent(state: { down: boolean; runs: string[] }): AgentUnderTest {
   };
 }
 
-test('--limit and --shuffle pick the same tasks on every resume; --rerun-errors retries infrastructure failures and keeps the earlier error', async () => {
-  const outDir = path.join(root, 'run');
-  const state = { down: true, runs: [] as string[] };
-  const all = await gym.registry.tasks('examples');
-  const picked = sampleTasks(all, { shuffle: 'seven', limit: 2 }).map((t) => t.id);
-  const base = {
-    gym,
-    outDir,
-    suite: 'examples',
-    agent: flakyAgent(state),
-    model: { model: 'm' },
-    retries: 0,
-    retryDelayMs: () => 0,
-    limit: 2,
-    shuffle: 'seven',
-  };
+test(
+  '--limit and --shuffle pick the same tasks on every resume; ' +
+    '--rerun-errors retries infrastructure failures and keeps the earlier error',
+  async () => {
+    const outDir = path.join(root, 'run');
+    const state = { down: true, runs: [] as string[] };
+    const all = await gym.registry.tasks('examples');
+    const picked = sampleTasks(all, { shuffle: 'seven', limit: 2 }).map((t) => t.id);
+    const base = {
+      gym,
+      outDir,
+      suite: 'examples',
+      agent: flakyAgent(state),
+      model: { model: 'm' },
+      retries: 0,
+      retryDelayMs: () => 0,
+      limit: 2,
+      shuffle: 'seven',
+    };
 
-  const first = await runExperiment(base);
-  assert.deepEqual(first.manifest.taskIds, picked, 'the seeded sample, in its order');
-  assert.equal(first.manifest.options.limit, 2);
-  assert.equal(first.manifest.options.shuffle, 'seven');
-  assert.deepEqual(
-    first.results.map((r) => `${r.task} ${r.status} ${r.infraError?.code}`),
-    picked.map((t) => `${t} error MODEL_UNAVAILABLE`),
-  );
+    const first = await runExperiment(base);
+    assert.deepEqual(first.manifest.taskIds, picked, 'the seeded sample, in its order');
+    assert.equal(first.manifest.options.limit, 2);
+    assert.equal(first.manifest.options.shuffle, 'seven');
+    assert.deepEqual(
+      first.results.map((r) => `${r.task} ${r.status} ${r.infraError?.code}`),
+      picked.map((t) => `${t} error MODEL_UNAVAILABLE`),
+    );
 
-  // A plain resume keeps the infrastructure failures as they are.
-  state.down = false;
-  const plain = await runExperiment({ ...base, resume: true });
-  assert.equal(plain.written.length, 0);
-  assert.deepEqual(
-    state.runs,
-    picked.map((t) => `${t}#0`),
-  );
+    // A plain resume keeps the infrastructure failures as they are.
+    state.down = false;
+    const plain = await runExperiment({ ...base, resume: true });
+    assert.equal(plain.written.length, 0);
+    assert.deepEqual(
+      state.runs,
+      picked.map((t) => `${t}#0`),
+    );
 
-  // Another seed is another selection: refused on resume.
-  await assert.rejects(
-    runExperiment({ ...base, shuffle: 'eight', resume: true }),
-    /--resume with different options .*shuffle: "seven" → "eight"/,
-  );
-  await assert.rejects(runExperiment({ ...base, rerunErrors: true }), /needs resume/);
+    // Another seed is another selection: refused on resume.
+    await assert.rejects(
+      runExperiment({ ...base, shuffle: 'eight', resume: true }),
+      /--resume with different options .*shuffle: "seven" → "eight"/,
+    );
+    await assert.rejects(runExperiment({ ...base, rerunErrors: true }), /needs resume/);
 
-  const rerun = await runExperiment({ ...base, resume: true, rerunErrors: true });
-  assert.deepEqual(
-    rerun.written.map((r) => `${r.task} ${r.status} attempt ${r.attempt} infra ${r.infra}`),
-    picked.map((t) => `${t} failed attempt 2 infra false`),
-  );
-  assert.deepEqual(
-    rerun.results.map((r) => r.status),
-    ['failed', 'failed'],
-    'the new result supersedes the error',
-  );
-  assert.equal(rerun.skipped, 0);
+    const rerun = await runExperiment({ ...base, resume: true, rerunErrors: true });
+    assert.deepEqual(
+      rerun.written.map((r) => `${r.task} ${r.status} attempt ${r.attempt} infra ${r.infra}`),
+      picked.map((t) => `${t} failed attempt 2 infra false`),
+    );
+    assert.deepEqual(
+      rerun.results.map((r) => r.status),
+      ['failed', 'failed'],
+      'the new result supersedes the error',
+    );
+    assert.equal(rerun.skipped, 0);
 
-  const { records } = await readResults(path.join(outDir, 'results.jsonl'));
-  assert.deepEqual(
-    records.map((r) => `${r.task}@${r.attempt} ${r.status}`).sort(),
-    picked.flatMap((t) => [`${t}@1 error`, `${t}@2 failed`]).sort(),
-    'the earlier error stays in results.jsonl',
-  );
-  const trajectory = (await fs.readFile(path.join(outDir, rerun.written[0]!.trajectory), 'utf8'))
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l) as { type: string; attempt: number; infraError?: { code: string } });
-  assert.deepEqual(
-    trajectory.filter((e) => e.type === 'result').map((e) => `${e.attempt} ${e.infraError?.code ?? 'ok'}`),
-    ['1 MODEL_UNAVAILABLE', '2 ok'],
-    'and in the trajectory',
-  );
+    const { records } = await readResults(path.join(outDir, 'results.jsonl'));
+    assert.deepEqual(
+      records.map((r) => `${r.task}@${r.attempt} ${r.status}`).sort(),
+      picked.flatMap((t) => [`${t}@1 error`, `${t}@2 failed`]).sort(),
+      'the earlier error stays in results.jsonl',
+    );
+    const trajectory = (await fs.readFile(path.join(outDir, rerun.written[0]!.trajectory), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; attempt: number; infraError?: { code: string } });
+    assert.deepEqual(
+      trajectory.filter((e) => e.type === 'result').map((e) => `${e.attempt} ${e.infraError?.code ?? 'ok'}`),
+      ['1 MODEL_UNAVAILABLE', '2 ok'],
+      'and in the trajectory',
+    );
 
-  // Nothing left: a second rerun runs nothing.
-  state.runs.length = 0;
-  const again = await runExperiment({ ...base, resume: true, rerunErrors: true });
-  assert.equal(again.written.length, 0);
-  assert.deepEqual(state.runs, []);
-});
+    // Nothing left: a second rerun runs nothing.
+    state.runs.length = 0;
+    const again = await runExperiment({ ...base, resume: true, rerunErrors: true });
+    assert.equal(again.written.length, 0);
+    assert.deepEqual(state.runs, []);
+  },
+);

@@ -464,54 +464,58 @@ describe('task facts for reports', () => {
 });
 
 describe("the suite's part in a run", () => {
-  test('annotations (Suite.annotateResult) land at the top level of the result line, a key that is a result field is refused with a note; the agent never sees private metadata', async () => {
-    const seen: (string | undefined)[] = [];
-    const agentMetadata: Record<string, unknown>[] = [];
-    const registry = new SuiteRegistry([
-      {
-        ...examplesSuite(),
-        privateMetadata: ['difficulty'],
-        annotateResult: (task, { diff }) => {
-          seen.push(diff);
-          return {
-            addedLines: diff?.split('\n').filter((l) => l.startsWith('+') && !l.startsWith('+++')).length,
-            task: 'overwritten?',
-            nothing: undefined,
-          };
+  test(
+    'annotations (Suite.annotateResult) land at the top level of the result line, a key ' +
+      'that is a result field is refused with a note; the agent never sees private metadata',
+    async () => {
+      const seen: (string | undefined)[] = [];
+      const agentMetadata: Record<string, unknown>[] = [];
+      const registry = new SuiteRegistry([
+        {
+          ...examplesSuite(),
+          privateMetadata: ['difficulty'],
+          annotateResult: (task, { diff }) => {
+            seen.push(diff);
+            return {
+              addedLines: diff?.split('\n').filter((l) => l.startsWith('+') && !l.startsWith('+++')).length,
+              task: 'overwritten?',
+              nothing: undefined,
+            };
+          },
         },
-      },
-    ]);
-    registry.enable('examples');
-    const { gym, cleanup } = await makeGym({ registry });
-    const dir = await tempDir('benchgym-run-');
-    try {
-      const outcome = await runExperiment({
-        gym,
-        outDir: path.join(dir, 'run'),
-        suite: 'examples',
-        tasks: ['roman-numerals'],
-        agent: agentOf('gold', (task, ctx) => (agentMetadata.push(ctx.task.metadata), writeGoldAndSubmit(task, ctx))),
-        model: { model: 'test-model' },
-        retryDelayMs: () => 0,
-      });
-      assert.equal(outcome.results.length, 1);
-      const [line] = await resultLines(path.join(dir, 'run'));
-      const r = line as ResultRecord & { addedLines?: number };
-      assert.equal(r.status, 'passed');
-      assert.equal(seen.length, 1);
-      assert.ok(seen[0]?.includes('+++'), 'the suite gets the final diff');
-      assert.ok(typeof r.addedLines === 'number' && r.addedLines > 0);
-      assert.equal(r.task, 'roman-numerals');
-      assert.ok(!('nothing' in r));
-      assert.ok(
-        r.notes?.some((n) => /annotation 'task' ignored/.test(n)),
-        JSON.stringify(r.notes),
-      );
-      assert.equal(agentMetadata.length, 1);
-      assert.ok(!('difficulty' in agentMetadata[0]!), JSON.stringify(agentMetadata[0]));
-    } finally {
-      await cleanup();
-      await fs.rm(dir, { recursive: true, force: true });
-    }
-  });
+      ]);
+      registry.enable('examples');
+      const { gym, cleanup } = await makeGym({ registry });
+      const dir = await tempDir('benchgym-run-');
+      try {
+        const outcome = await runExperiment({
+          gym,
+          outDir: path.join(dir, 'run'),
+          suite: 'examples',
+          tasks: ['roman-numerals'],
+          agent: agentOf('gold', (task, ctx) => (agentMetadata.push(ctx.task.metadata), writeGoldAndSubmit(task, ctx))),
+          model: { model: 'test-model' },
+          retryDelayMs: () => 0,
+        });
+        assert.equal(outcome.results.length, 1);
+        const [line] = await resultLines(path.join(dir, 'run'));
+        const r = line as ResultRecord & { addedLines?: number };
+        assert.equal(r.status, 'passed');
+        assert.equal(seen.length, 1);
+        assert.ok(seen[0]?.includes('+++'), 'the suite gets the final diff');
+        assert.ok(typeof r.addedLines === 'number' && r.addedLines > 0);
+        assert.equal(r.task, 'roman-numerals');
+        assert.ok(!('nothing' in r));
+        assert.ok(
+          r.notes?.some((n) => /annotation 'task' ignored/.test(n)),
+          JSON.stringify(r.notes),
+        );
+        assert.equal(agentMetadata.length, 1);
+        assert.ok(!('difficulty' in agentMetadata[0]!), JSON.stringify(agentMetadata[0]));
+      } finally {
+        await cleanup();
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 });

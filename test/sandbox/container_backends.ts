@@ -14,7 +14,7 @@ import { kubernetesSkipReason, loadIntoCluster, testFactory, testKubeconfig } fr
 
 const NAMESPACE = 'benchgym-test';
 
-/** What a test needs of a container backend: the same checks run over each (conformance_containers.test.ts). */
+/** What a test needs of a container backend: the same checks run over each (conformance_containers.cases.ts). */
 export interface ContainerBackendKit {
   name: 'docker' | 'kubernetes';
   /** Why it cannot be tested here (the images named must be built), or null. */

@@ -178,29 +178,41 @@ for (const backend of BACKENDS) {
       assertHiddenRan(v);
     });
 
-    it('a symbolic link out of the workspace at a conftest path the start state lacks, to a conftest that exists: removed before pytest runs', async () => {
-      const v = await score(await patchOf((dir) => fs.symlink(path.join(outside, 'conftest.py'), path.join(dir, 'conftest.py'))));
-      assertRefused(v, 'conftest.py', /symbolic link out of the workspace/);
-      assertHiddenRan(v);
-    });
+    it(
+      'a symbolic link out of the workspace at a conftest path the start ' +
+        'state lacks, to a conftest that exists: removed before pytest runs',
+      async () => {
+        const v = await score(await patchOf((dir) => fs.symlink(path.join(outside, 'conftest.py'), path.join(dir, 'conftest.py'))));
+        assertRefused(v, 'conftest.py', /symbolic link out of the workspace/);
+        assertHiddenRan(v);
+      },
+    );
 
-    it("a symbolic link out of the workspace at the hidden test file's path: removed, the hidden file laid down, nothing written outside", async () => {
-      const v = await score(await patchOf((dir) => fs.symlink(path.join(outside, 'test_calc.py'), path.join(dir, 'tests/test_calc.py'))));
-      assertRefused(v, 'tests/test_calc.py', /symbolic link out of the workspace/);
-      assertHiddenRan(v);
-      await outsideUntouched();
-    });
+    it(
+      "a symbolic link out of the workspace at the hidden test file's " +
+        'path: removed, the hidden file laid down, nothing written outside',
+      async () => {
+        const v = await score(await patchOf((dir) => fs.symlink(path.join(outside, 'test_calc.py'), path.join(dir, 'tests/test_calc.py'))));
+        assertRefused(v, 'tests/test_calc.py', /symbolic link out of the workspace/);
+        assertHiddenRan(v);
+        await outsideUntouched();
+      },
+    );
 
-    it('a directory on the way to the hidden test file is a symbolic link out (tests -> outside): removed, noted, nothing written outside', async () => {
-      const patch = await patchOf(async (dir) => {
-        await fs.rm(path.join(dir, 'tests'), { recursive: true });
-        await fs.symlink(outside, path.join(dir, 'tests'));
-      });
-      const v = await score(patch);
-      assertRefused(v, 'tests', /symbolic link out of the workspace/);
-      assertHiddenRan(v);
-      await outsideUntouched();
-    });
+    it(
+      'a directory on the way to the hidden test file is a symbolic link ' +
+        'out (tests -> outside): removed, noted, nothing written outside',
+      async () => {
+        const patch = await patchOf(async (dir) => {
+          await fs.rm(path.join(dir, 'tests'), { recursive: true });
+          await fs.symlink(outside, path.join(dir, 'tests'));
+        });
+        const v = await score(patch);
+        assertRefused(v, 'tests', /symbolic link out of the workspace/);
+        assertHiddenRan(v);
+        await outsideUntouched();
+      },
+    );
 
     it('a directory where the hidden test file should be: removed, noted, failed', async () => {
       const patch = await patchOf(async (dir) => {
@@ -212,12 +224,15 @@ for (const backend of BACKENDS) {
       assertHiddenRan(v);
     });
 
-    it("a symbolic link out of the workspace where the harness keeps pytest's start-state configuration: removed, noted, failed", async () => {
-      const v = await score(await patchOf((dir) => fs.symlink(outside, path.join(dir, '.benchgym-pristine-pytest.ini'))));
-      assertRefused(v, '.benchgym-pristine-pytest.ini', /symbolic link out of the workspace/);
-      assertHiddenRan(v);
-      await outsideUntouched();
-    });
+    it(
+      'a symbolic link out of the workspace where the harness keeps ' + "pytest's start-state configuration: removed, noted, failed",
+      async () => {
+        const v = await score(await patchOf((dir) => fs.symlink(outside, path.join(dir, '.benchgym-pristine-pytest.ini'))));
+        assertRefused(v, '.benchgym-pristine-pytest.ini', /symbolic link out of the workspace/);
+        assertHiddenRan(v);
+        await outsideUntouched();
+      },
+    );
 
     it('a symbolic link out of the workspace where pytest writes its report: removed before the run, nothing written outside', async () => {
       const v = await score(await patchOf((dir) => fs.symlink(outside, path.join(dir, '.benchgym-reports'))));
@@ -317,24 +332,28 @@ for (const backend of BACKENDS) {
       assertHiddenRan(v);
     });
 
-    it('files the agent made unreadable in its episode workspace: submit still takes the diff and scores it (a wrong answer), never an infrastructure error', async () => {
-      const id = await startExample(gym!, 'inventory-discount-bug');
-      const r = await gym!.callTool(
-        'run_command',
-        { command: 'echo secret > notes.txt && chmod 000 notes.txt && mkdir private && echo x > private/a.txt && chmod 000 private' },
-        testContext(),
-        id,
-      );
-      assert.equal((r.data as { exitCode: number }).exitCode, 0, r.text);
-      const v = (await gym!.callTool('submit', {}, testContext(), id)).data as unknown as Verdict;
-      assert.equal(v.status, 'failed', show(v));
-      assert.equal(v.error, undefined, show(v));
-      if (backend.name === 'docker')
-        assert.ok(
-          v.notes.some((n) => n.startsWith('CANDIDATE_FILE_REFUSED: notes.txt ')),
-          show(v),
+    it(
+      'files the agent made unreadable in its episode workspace: submit still ' +
+        'takes the diff and scores it (a wrong answer), never an infrastructure error',
+      async () => {
+        const id = await startExample(gym!, 'inventory-discount-bug');
+        const r = await gym!.callTool(
+          'run_command',
+          { command: 'echo secret > notes.txt && chmod 000 notes.txt && mkdir private && echo x > private/a.txt && chmod 000 private' },
+          testContext(),
+          id,
         );
-    });
+        assert.equal((r.data as { exitCode: number }).exitCode, 0, r.text);
+        const v = (await gym!.callTool('submit', {}, testContext(), id)).data as unknown as Verdict;
+        assert.equal(v.status, 'failed', show(v));
+        assert.equal(v.error, undefined, show(v));
+        if (backend.name === 'docker')
+          assert.ok(
+            v.notes.some((n) => n.startsWith('CANDIDATE_FILE_REFUSED: notes.txt ')),
+            show(v),
+          );
+      },
+    );
 
     it('a failure of the harness itself stays an error: a sandbox that cannot start is SANDBOX_UNAVAILABLE', async () => {
       const broken: SandboxFactory = {

@@ -97,7 +97,8 @@ test('refused by content: toolchain packages (unless owned), module declarations
 test("a task's declared build changes: the build-file sections of a patch", () => {
   const patch = [
     'diff --git a/pom.xml b/pom.xml\n--- a/pom.xml\n+++ b/pom.xml\n@@ -1 +1 @@\n-<v>1</v>\n+<v>2</v>\n',
-    'diff --git a/core/src/main/java/A.java b/core/src/main/java/A.java\n--- a/core/src/main/java/A.java\n+++ b/core/src/main/java/A.java\n@@ -1 +1 @@\n-a\n+b\n',
+    'diff --git a/core/src/main/java/A.java b/core/src/main/java/A.java\n--- ' +
+      'a/core/src/main/java/A.java\n+++ b/core/src/main/java/A.java\n@@ -1 +1 @@\n-a\n+b\n',
     'diff --git a/guava/pom.xml b/guava/pom.xml\n--- a/guava/pom.xml\n+++ b/guava/pom.xml\n@@ -1 +1 @@\n-x\n+y\n',
   ].join('');
   assert.equal(buildConfigSections(patch), [patch.split(/^(?=diff --git )/m)[0], patch.split(/^(?=diff --git )/m)[2]].join(''));

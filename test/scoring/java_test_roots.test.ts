@@ -36,7 +36,8 @@ test('Maven: testSourceDirectory and testResources as the pom declares them (com
   assert.deepEqual(
     mavenTestDirs(
       pom(
-        '<!-- <build><testSourceDirectory>x</testSourceDirectory></build> --><profiles><profile><build><testSourceDirectory>y</testSourceDirectory></build></profile></profiles>',
+        '<!-- <build><testSourceDirectory>x</testSourceDirectory></build> ' +
+          '--><profiles><profile><build><testSourceDirectory>y</testSourceDirectory></build></profile></profiles>',
       ),
     ),
     ['src/test/java', 'src/test/resources'],

@@ -103,110 +103,123 @@ describe('the scoring pipeline', () => {
     }
   });
 
-  test("the chain is passed to the sandbox as data; a fallback is noted when asked; no method: the suite's note, and the log says so", async () => {
-    const chain = [{ kind: 'git-apply' as const }, { kind: 'patch' as const, fuzz: 5 }];
-    const seen: { applyOpts?: ApplyPatchOptions; destroyed: number } = { destroyed: 0 };
-    const fallback = await scoreInFreshSandbox(
-      task,
-      'p',
-      { sandboxes: factory(() => ({ ok: true, method: 'patch --fuzz=5', log: '' }), seen) },
-      {},
-      () => steps({ patch: { chain, resetBetweenTries: true, failedNote: 'x', noteFallback: true } }),
-    );
-    assert.deepEqual(seen.applyOpts, { chain, resetBetweenTries: true });
-    assert.ok(fallback.notes.includes('patch applied with patch --fuzz=5'), fallback.notes.join('; '));
-    const first = await scoreInFreshSandbox(
-      task,
-      'p',
-      { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: '' }), seen) },
-      {},
-      () => steps({ patch: { chain, failedNote: 'x', noteFallback: true } }),
-    );
-    assert.ok(!first.notes.some((n) => /patch applied with/.test(n)));
-    const generic = await scoreInFreshSandbox(
-      task,
-      'p',
-      { sandboxes: factory(() => ({ ok: true, method: 'git apply --recount', log: '' }), seen) },
-      {},
-      () => steps(),
-    );
-    assert.equal(seen.applyOpts, undefined, 'no chain: the sandbox default');
-    assert.ok(!generic.notes.some((n) => /patch applied with/.test(n)));
-
-    const logDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-pipeline-'));
-    try {
-      let ran = false;
-      const failed = await scoreInFreshSandbox(
+  test(
+    'the chain is passed to the sandbox as data; a fallback is noted ' + "when asked; no method: the suite's note, and the log says so",
+    async () => {
+      const chain = [{ kind: 'git-apply' as const }, { kind: 'patch' as const, fuzz: 5 }];
+      const seen: { applyOpts?: ApplyPatchOptions; destroyed: number } = { destroyed: 0 };
+      const fallback = await scoreInFreshSandbox(
         task,
         'p',
-        { sandboxes: factory(() => ({ ok: false, log: 'nothing' }), seen), logDir },
+        { sandboxes: factory(() => ({ ok: true, method: 'patch --fuzz=5', log: '' }), seen) },
         {},
-        () => steps({ patch: { chain, failedNote: 'PATCH_APPLY_FAILED: none of them' }, layDownTests: async () => void (ran = true) }),
+        () => steps({ patch: { chain, resetBetweenTries: true, failedNote: 'x', noteFallback: true } }),
+      );
+      assert.deepEqual(seen.applyOpts, { chain, resetBetweenTries: true });
+      assert.ok(fallback.notes.includes('patch applied with patch --fuzz=5'), fallback.notes.join('; '));
+      const first = await scoreInFreshSandbox(
+        task,
+        'p',
+        { sandboxes: factory(() => ({ ok: true, method: 'git apply', log: '' }), seen) },
+        {},
+        () => steps({ patch: { chain, failedNote: 'x', noteFallback: true } }),
+      );
+      assert.ok(!first.notes.some((n) => /patch applied with/.test(n)));
+      const generic = await scoreInFreshSandbox(
+        task,
+        'p',
+        { sandboxes: factory(() => ({ ok: true, method: 'git apply --recount', log: '' }), seen) },
+        {},
+        () => steps(),
+      );
+      assert.equal(seen.applyOpts, undefined, 'no chain: the sandbox default');
+      assert.ok(!generic.notes.some((n) => /patch applied with/.test(n)));
+
+      const logDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-pipeline-'));
+      try {
+        let ran = false;
+        const failed = await scoreInFreshSandbox(
+          task,
+          'p',
+          { sandboxes: factory(() => ({ ok: false, log: 'nothing' }), seen), logDir },
+          {},
+          () => steps({ patch: { chain, failedNote: 'PATCH_APPLY_FAILED: none of them' }, layDownTests: async () => void (ran = true) }),
+        );
+        assert.deepEqual(
+          [failed.status, failed.reward, failed.notes, ran],
+          ['failed', 0, ['env note', 'PATCH_APPLY_FAILED: none of them'], false],
+        );
+        assert.match(await fs.readFile(failed.logRef!, 'utf8'), /apply \(failed\):\nnothing\nBENCHGYM_APPLIED none\n/);
+      } finally {
+        await fs.rm(logDir, { recursive: true, force: true });
+      }
+    },
+  );
+
+  test(
+    'a patch the sandbox refused: a wrong answer whose notes say ' + "why before the suite's note; nothing after the apply runs",
+    async () => {
+      const seen = { destroyed: 0 };
+      let ran = false;
+      const refused = "the patch writes '.git/hooks/post-checkout': inside a .git, which no patch may create or change";
+      const v = await scoreInFreshSandbox(
+        task,
+        'p',
+        { sandboxes: factory(() => ({ ok: false, refused, log: `@@refused ${refused}` }), seen) },
+        {},
+        () => steps({ patch: { failedNote: 'PATCH_APPLY_FAILED: no' }, layDownTests: async () => void (ran = true) }),
       );
       assert.deepEqual(
-        [failed.status, failed.reward, failed.notes, ran],
-        ['failed', 0, ['env note', 'PATCH_APPLY_FAILED: none of them'], false],
+        [v.status, v.reward, v.error, v.notes, ran],
+        ['failed', 0, undefined, ['env note', `PATCH_REFUSED: ${refused}`, 'PATCH_APPLY_FAILED: no'], false],
       );
-      assert.match(await fs.readFile(failed.logRef!, 'utf8'), /apply \(failed\):\nnothing\nBENCHGYM_APPLIED none\n/);
-    } finally {
-      await fs.rm(logDir, { recursive: true, force: true });
-    }
-  });
+      assert.equal(seen.destroyed, 1);
+    },
+  );
 
-  test("a patch the sandbox refused: a wrong answer whose notes say why before the suite's note; nothing after the apply runs", async () => {
-    const seen = { destroyed: 0 };
-    let ran = false;
-    const refused = "the patch writes '.git/hooks/post-checkout': inside a .git, which no patch may create or change";
-    const v = await scoreInFreshSandbox(
-      task,
-      'p',
-      { sandboxes: factory(() => ({ ok: false, refused, log: `@@refused ${refused}` }), seen) },
-      {},
-      () => steps({ patch: { failedNote: 'PATCH_APPLY_FAILED: no' }, layDownTests: async () => void (ran = true) }),
-    );
-    assert.deepEqual(
-      [v.status, v.reward, v.error, v.notes, ran],
-      ['failed', 0, undefined, ['env note', `PATCH_REFUSED: ${refused}`, 'PATCH_APPLY_FAILED: no'], false],
-    );
-    assert.equal(seen.destroyed, 1);
-  });
+  test(
+    "what the candidate's files cause while the tests are laid down " + "is a wrong answer; the same error elsewhere is the harness's",
+    async () => {
+      const seen = { destroyed: 0 };
+      const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
+      const refused = new GymError('NOT_A_FILE', 'is a directory', { candidate: true, path: 'tests/x.py' });
+      const wrong = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () =>
+        steps({ layDownTests: async () => Promise.reject(refused) }),
+      );
+      assert.deepEqual([wrong.status, wrong.reward, wrong.error], ['failed', 0, undefined]);
+      assert.ok(wrong.notes.includes('CANDIDATE_FILE_REFUSED: tests/x.py is a directory'), wrong.notes.join('; '));
+      // Faithful: the harness's error (after one retry in a fresh sandbox: the tests had begun to run).
+      const harness = await scoreInFreshSandbox(task, 'p', { sandboxes }, { scoring: 'faithful' }, () =>
+        steps({ runTests: async () => Promise.reject(refused) }),
+      );
+      assert.deepEqual([harness.status, harness.error?.code], ['error', 'INTERNAL']);
+      assert.equal(seen.destroyed, 3, 'every scoring sandbox is destroyed');
+    },
+  );
 
-  test("what the candidate's files cause while the tests are laid down is a wrong answer; the same error elsewhere is the harness's", async () => {
-    const seen = { destroyed: 0 };
-    const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
-    const refused = new GymError('NOT_A_FILE', 'is a directory', { candidate: true, path: 'tests/x.py' });
-    const wrong = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () =>
-      steps({ layDownTests: async () => Promise.reject(refused) }),
-    );
-    assert.deepEqual([wrong.status, wrong.reward, wrong.error], ['failed', 0, undefined]);
-    assert.ok(wrong.notes.includes('CANDIDATE_FILE_REFUSED: tests/x.py is a directory'), wrong.notes.join('; '));
-    // Faithful: the harness's error (after one retry in a fresh sandbox: the tests had begun to run).
-    const harness = await scoreInFreshSandbox(task, 'p', { sandboxes }, { scoring: 'faithful' }, () =>
-      steps({ runTests: async () => Promise.reject(refused) }),
-    );
-    assert.deepEqual([harness.status, harness.error?.code], ['error', 'INTERNAL']);
-    assert.equal(seen.destroyed, 3, 'every scoring sandbox is destroyed');
-  });
-
-  test('harness failures are classified one way: infrastructure codes and TASK_INVALID kept, the rest INTERNAL; CANCELLED is thrown', async () => {
-    const seen = { destroyed: 0 };
-    const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
-    const codeOf = async (err: Error) =>
-      (await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ layDownTests: async () => Promise.reject(err) }))).error?.code;
-    assert.equal(await codeOf(new GymError('SANDBOX_UNAVAILABLE', 'lost')), 'SANDBOX_UNAVAILABLE');
-    assert.equal(await codeOf(new GymError('TASK_INVALID', 'the test patch does not apply')), 'TASK_INVALID');
-    assert.equal(await codeOf(new Error('boom')), 'INTERNAL');
-    const invalid = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => {
-      throw new GymError('TASK_INVALID', 'no test patch');
-    });
-    assert.deepEqual([invalid.status, invalid.error?.code, invalid.notes], ['error', 'TASK_INVALID', []]);
-    await assert.rejects(
-      scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () =>
-        steps({ runTests: async () => Promise.reject(new GymError('CANCELLED', 'stop')) }),
-      ),
-      (e: GymError) => e.code === 'CANCELLED',
-    );
-  });
+  test(
+    'harness failures are classified one way: infrastructure codes ' + 'and TASK_INVALID kept, the rest INTERNAL; CANCELLED is thrown',
+    async () => {
+      const seen = { destroyed: 0 };
+      const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
+      const codeOf = async (err: Error) =>
+        (await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ layDownTests: async () => Promise.reject(err) }))).error
+          ?.code;
+      assert.equal(await codeOf(new GymError('SANDBOX_UNAVAILABLE', 'lost')), 'SANDBOX_UNAVAILABLE');
+      assert.equal(await codeOf(new GymError('TASK_INVALID', 'the test patch does not apply')), 'TASK_INVALID');
+      assert.equal(await codeOf(new Error('boom')), 'INTERNAL');
+      const invalid = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => {
+        throw new GymError('TASK_INVALID', 'no test patch');
+      });
+      assert.deepEqual([invalid.status, invalid.error?.code, invalid.notes], ['error', 'TASK_INVALID', []]);
+      await assert.rejects(
+        scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () =>
+          steps({ runTests: async () => Promise.reject(new GymError('CANCELLED', 'stop')) }),
+        ),
+        (e: GymError) => e.code === 'CANCELLED',
+      );
+    },
+  );
 
   describe("a harness failure after the candidate's code began to run", () => {
     const lost = () => new GymError('SANDBOX_UNAVAILABLE', 'the executor was killed by SIGKILL', { sandboxLost: true });
@@ -225,35 +238,38 @@ describe('the scoring pipeline', () => {
       }
     };
 
-    test('strict: scored again once in a fresh sandbox; a second failure is failed, reward 0, with a note naming both; the log tells it', async () => {
-      await withLog(async (logDir) => {
-        const seen = { destroyed: 0, created: 0 };
-        const progress: string[] = [];
-        const opts = { scoring: 'strict' as const, progress: (m: string) => progress.push(m) };
-        const v = await scoreInFreshSandbox(task, 'p', { sandboxes: applying(seen), logDir }, opts, failingRuns([1, 2]));
-        assert.deepEqual([v.status, v.reward, v.error, v.tests], ['failed', 0, undefined, []]);
-        const note = v.notes.find((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
-        assert.ok(note, v.notes.join('; '));
-        const both = /\(1st SANDBOX_UNAVAILABLE: the executor was killed by SIGKILL; 2nd SANDBOX_UNAVAILABLE: .*\)/.source;
-        assert.match(
-          note,
-          new RegExp(`failed twice after the candidate's code began to run ${both}: counted against the solution \\(strict scoring\\)`),
-        );
-        assert.equal(v.notes.filter((n) => n === 'env note').length, 1, 'the notes of the second scoring only');
-        assert.deepEqual([seen.created, seen.destroyed], [2, 2], 'two sandboxes, both destroyed');
-        assert.ok(
-          progress.some((m) => /scoring again in a fresh sandbox/.test(m)),
-          progress.join('; '),
-        );
-        const log = await fs.readFile(v.logRef!, 'utf8');
-        assert.match(log, /error SANDBOX_UNAVAILABLE after the candidate's code began to run: the executor was killed by SIGKILL\n/);
-        assert.match(
-          log,
-          /\nthe harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox\n--- scoring attempt 2 ---\n/,
-        );
-        assert.match(log, /outcome: HARNESS_FAILED_AFTER_CANDIDATE: .*counted against the solution/);
-      });
-    });
+    test(
+      'strict: scored again once in a fresh sandbox; a second failure ' + 'is failed, reward 0, with a note naming both; the log tells it',
+      async () => {
+        await withLog(async (logDir) => {
+          const seen = { destroyed: 0, created: 0 };
+          const progress: string[] = [];
+          const opts = { scoring: 'strict' as const, progress: (m: string) => progress.push(m) };
+          const v = await scoreInFreshSandbox(task, 'p', { sandboxes: applying(seen), logDir }, opts, failingRuns([1, 2]));
+          assert.deepEqual([v.status, v.reward, v.error, v.tests], ['failed', 0, undefined, []]);
+          const note = v.notes.find((n) => n.startsWith(`${FAILED_AFTER_CANDIDATE_NOTE}:`));
+          assert.ok(note, v.notes.join('; '));
+          const both = /\(1st SANDBOX_UNAVAILABLE: the executor was killed by SIGKILL; 2nd SANDBOX_UNAVAILABLE: .*\)/.source;
+          assert.match(
+            note,
+            new RegExp(`failed twice after the candidate's code began to run ${both}: counted against the solution \\(strict scoring\\)`),
+          );
+          assert.equal(v.notes.filter((n) => n === 'env note').length, 1, 'the notes of the second scoring only');
+          assert.deepEqual([seen.created, seen.destroyed], [2, 2], 'two sandboxes, both destroyed');
+          assert.ok(
+            progress.some((m) => /scoring again in a fresh sandbox/.test(m)),
+            progress.join('; '),
+          );
+          const log = await fs.readFile(v.logRef!, 'utf8');
+          assert.match(log, /error SANDBOX_UNAVAILABLE after the candidate's code began to run: the executor was killed by SIGKILL\n/);
+          assert.match(
+            log,
+            /\nthe harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox\n--- scoring attempt 2 ---\n/,
+          );
+          assert.match(log, /outcome: HARNESS_FAILED_AFTER_CANDIDATE: .*counted against the solution/);
+        });
+      },
+    );
 
     test('faithful: a second failure stays an infrastructure error, its note saying it was retried', async () => {
       const seen = { destroyed: 0, created: 0 };
@@ -266,26 +282,32 @@ describe('the scoring pipeline', () => {
       assert.equal(seen.created, 2);
     });
 
-    test('a second scoring that decides gives its verdict, noted as a rescoring; the decide step counts as after the candidate ran', async () => {
-      const seen = { destroyed: 0, created: 0 };
-      const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
-      const v = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, failingRuns([1]));
-      assert.deepEqual([v.status, v.reward], ['passed', 1]);
-      const rescored = `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (SANDBOX_UNAVAILABLE: `;
-      assert.ok(
-        v.notes.some((n) => n.startsWith(rescored)),
-        v.notes.join('; '),
-      );
-      let decisions = 0;
-      const decide: ScoringSteps['decide'] = (_, run) =>
-        ++decisions === 1 ? Promise.reject(new Error('the report vanished')) : { reward: 0, status: 'failed', tests: run.tests, notes: [] };
-      const inDecide = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ decide }));
-      assert.deepEqual([inDecide.status, decisions], ['failed', 2]);
-      assert.ok(
-        inDecide.notes.some((n) => n.includes('(INTERNAL: the report vanished)')),
-        inDecide.notes.join('; '),
-      );
-    });
+    test(
+      'a second scoring that decides gives its verdict, noted as a ' + 'rescoring; the decide step counts as after the candidate ran',
+      async () => {
+        const seen = { destroyed: 0, created: 0 };
+        const sandboxes = factory(() => ({ ok: true, method: 'git apply', log: '' }), seen);
+        const v = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, failingRuns([1]));
+        assert.deepEqual([v.status, v.reward], ['passed', 1]);
+        const rescored =
+          `${RESCORED_NOTE}: the first scoring sandbox failed after ` + `the candidate's code began to run (SANDBOX_UNAVAILABLE: `;
+        assert.ok(
+          v.notes.some((n) => n.startsWith(rescored)),
+          v.notes.join('; '),
+        );
+        let decisions = 0;
+        const decide: ScoringSteps['decide'] = (_, run) =>
+          ++decisions === 1
+            ? Promise.reject(new Error('the report vanished'))
+            : { reward: 0, status: 'failed', tests: run.tests, notes: [] };
+        const inDecide = await scoreInFreshSandbox(task, 'p', { sandboxes }, {}, () => steps({ decide }));
+        assert.deepEqual([inDecide.status, decisions], ['failed', 2]);
+        assert.ok(
+          inDecide.notes.some((n) => n.includes('(INTERNAL: the report vanished)')),
+          inDecide.notes.join('; '),
+        );
+      },
+    );
 
     test('errors before the candidate ran (env, sandbox, start state, laying down the tests) stay errors and are not retried', async () => {
       const seen = { destroyed: 0, created: 0 };

@@ -274,7 +274,8 @@ describe('ad-hoc tasks', () => {
       'report = [a.split("=", 1)[1] for a in sys.argv if a.startswith("--junitxml=")][0]',
       'import os',
       'os.makedirs(os.path.dirname(report), exist_ok=True)',
-      'open(report, "w").write(\'<testsuite><testcase classname="tests.test_calc" name="test_add" file="tests/test_calc.py"/><testcase classname="tests.test_calc" name="test_zero" file="tests/test_calc.py"/></testsuite>\')',
+      'open(report, "w").write(\'<testsuite><testcase classname="tests.test_calc" name="test_add" ' +
+        'file="tests/test_calc.py"/><testcase classname="tests.test_calc" name="test_zero" file="tests/test_calc.py"/></testsuite>\')',
       'sys.exit(0)',
       '',
     ].join('\n');

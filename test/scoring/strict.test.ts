@@ -139,7 +139,8 @@ function attacks(backend: string, setup: () => Promise<{ gym: Gym; cleanup: () =
       task,
       { '.gitignore': '!__pycache__/\n!*.pyc\n', 'good/calc.py': 'def add(a, b):\n    return a + b\n' },
       [
-        `$PY -c "import py_compile, sys, importlib.util; py_compile.compile('good/calc.py', cfile=importlib.util.cache_from_source('calc.py'), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"`,
+        `$PY -c "import py_compile, sys, importlib.util; py_compile.compile('good/calc.py', ` +
+          `cfile=importlib.util.cache_from_source('calc.py'), invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)"`,
         'rm -rf good',
       ].join(' && '),
     );
@@ -173,7 +174,8 @@ function attacks(backend: string, setup: () => Promise<{ gym: Gym; cleanup: () =
     before(async () => {
       const scorer = await fs.readFile(path.join(PROJECT_ROOT, 'envs', 'codereval', 'scorer.py'), 'utf8');
       const testFile =
-        'def inc(x):\n    return x + 1\n\n\nif __name__ == "__main__":\n    if inc(1) != 2 or inc(-1) != 0:\n        raise Exception("inc is wrong")\n';
+        'def inc(x):\n    return x + 1\n\n\nif __name__ == "__main__":\n    if ' +
+        'inc(1) != 2 or inc(-1) != 0:\n        raise Exception("inc is wrong")\n';
       task = TaskSchema.parse({
         id: 'inc',
         suite: 'adhoc',
@@ -187,7 +189,8 @@ function attacks(backend: string, setup: () => Promise<{ gym: Gym; cleanup: () =
             runner: {
               type: 'script',
               command:
-                'python .codereval/scorer.py --test .codereval/mod_inc.py --name inc --source pkg/mod.py --candidate .codereval-candidate.py --timeout 30',
+                'python .codereval/scorer.py --test .codereval/mod_inc.py --name inc ' +
+                '--source pkg/mod.py --candidate .codereval-candidate.py --timeout 30',
             },
             files: { '.codereval/scorer.py': scorer, '.codereval/mod_inc.py': testFile },
           },

@@ -194,24 +194,28 @@ test('notes given are kept, and not shared with the caller', () => {
   assert.deepEqual(notes, ['JDK 17 asked for, JDK 21 used']);
 });
 
-test('passWhen exit-code: exit code 0 alone passes (all skipped passes, with a note); a failure, nothing collected or a timeout still fail', () => {
-  const byExit = { ...NO_LISTS, passWhen: 'exit-code' as const };
-  const skipped = decide(
-    run([
-      ['a', 'skipped'],
-      ['b', 'skipped'],
-    ]),
-    byExit,
-    [],
-  );
-  assert.equal(skipped.reward, 1);
-  assert.ok(
-    skipped.notes.some((n) => /no test passed \(all skipped\): passes by the exit code/.test(n)),
-    skipped.notes.join('; '),
-  );
-  assert.equal(decide(run([['a', 'passed']]), byExit, []).notes.length, 0);
-  assert.equal(decide(run([['a', 'failed']], { exitCode: 1 }), byExit, []).reward, 0);
-  assert.equal(decide(run([], { exitCode: 5 }), byExit, []).reward, 0);
-  assert.equal(decide(run([['a', 'passed']], { exitCode: null, timedOut: true }), byExit, []).reward, 0);
-  assert.equal(decide(run([['a', 'skipped']]), { ...NO_LISTS, passWhen: 'tests' }, []).reward, 0);
-});
+test(
+  'passWhen exit-code: exit code 0 alone passes (all skipped passes, ' +
+    'with a note); a failure, nothing collected or a timeout still fail',
+  () => {
+    const byExit = { ...NO_LISTS, passWhen: 'exit-code' as const };
+    const skipped = decide(
+      run([
+        ['a', 'skipped'],
+        ['b', 'skipped'],
+      ]),
+      byExit,
+      [],
+    );
+    assert.equal(skipped.reward, 1);
+    assert.ok(
+      skipped.notes.some((n) => /no test passed \(all skipped\): passes by the exit code/.test(n)),
+      skipped.notes.join('; '),
+    );
+    assert.equal(decide(run([['a', 'passed']]), byExit, []).notes.length, 0);
+    assert.equal(decide(run([['a', 'failed']], { exitCode: 1 }), byExit, []).reward, 0);
+    assert.equal(decide(run([], { exitCode: 5 }), byExit, []).reward, 0);
+    assert.equal(decide(run([['a', 'passed']], { exitCode: null, timedOut: true }), byExit, []).reward, 0);
+    assert.equal(decide(run([['a', 'skipped']]), { ...NO_LISTS, passWhen: 'tests' }, []).reward, 0);
+  },
+);

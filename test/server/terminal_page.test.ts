@@ -44,66 +44,69 @@ describe('the terminal page', { skip }, () => {
     await cleanup?.();
   });
 
-  test("xterm.js in the browser at the episode's own URL (its key, no token): type a command, see its output, take a screenshot", async () => {
-    const id = await startExample(gym, 'roman-numerals');
-    const page = await browser.newPage({ viewport: { width: 1000, height: 600 } });
-    const problems: string[] = [];
-    page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => {
-      if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-    });
-    page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
-    try {
-      const response = await page.goto(`${server.url}${episodePath(gym.episode(id), 'terminal')}`);
-      assert.equal(response?.status(), 200);
-      assert.match(response!.headers()['content-security-policy'] ?? '', /script-src 'self'/);
-      assert.match(await page.title(), new RegExp(`examples/roman-numerals · ${id}`));
-      await page.waitForSelector('#status.ok', { timeout: 15_000 });
-
-      await page.locator('#terminal').click();
-      await page.keyboard.type('echo hello-from-browser');
-      await page.keyboard.press('Enter');
-      // The output row, not the echoed command line.
-      await page.waitForFunction(
-        () =>
-          [...document.querySelectorAll('.xterm-rows > div')].some(
-            (row) => row.textContent?.replace(/\u00a0/g, ' ').trim() === 'hello-from-browser',
-          ),
-        undefined,
-        { timeout: 15_000 },
-      );
-      // The page fits the terminal to the window and tells the server.
-      await page.keyboard.type('stty size');
-      await page.keyboard.press('Enter');
-      const size = await page.evaluate(() => {
-        const term = (window as unknown as { benchgymTerminal: { rows: number; cols: number } }).benchgymTerminal;
-        return `${term.rows} ${term.cols}`;
+  test(
+    "xterm.js in the browser at the episode's own URL (its key, " + 'no token): type a command, see its output, take a screenshot',
+    async () => {
+      const id = await startExample(gym, 'roman-numerals');
+      const page = await browser.newPage({ viewport: { width: 1000, height: 600 } });
+      const problems: string[] = [];
+      page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+      page.on('console', (m) => {
+        if (m.type() === 'error') problems.push(`console: ${m.text()}`);
       });
-      await page.waitForFunction(
-        (want) =>
-          [...document.querySelectorAll('.xterm-rows > div')].some((row) => row.textContent?.replace(/\u00a0/g, ' ').trim() === want),
-        size,
-        { timeout: 15_000 },
-      );
+      page.on('requestfailed', (r) => problems.push(`request failed: ${r.url()}`));
+      try {
+        const response = await page.goto(`${server.url}${episodePath(gym.episode(id), 'terminal')}`);
+        assert.equal(response?.status(), 200);
+        assert.match(response!.headers()['content-security-policy'] ?? '', /script-src 'self'/);
+        assert.match(await page.title(), new RegExp(`examples/roman-numerals · ${id}`));
+        await page.waitForSelector('#status.ok', { timeout: 15_000 });
 
-      const shot = path.join(os.tmpdir(), `benchgym-terminal-${id}.png`);
-      await page.screenshot({ path: shot });
-      const png = await fs.readFile(shot);
-      assert.ok(png.length > 1000, 'a screenshot was written');
-      assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'it is a PNG');
-      if (!process.env.BENCHGYM_KEEP_SCREENSHOT) await fs.rm(shot, { force: true });
-      else process.stderr.write(`screenshot: ${shot}\n`);
-      assert.deepEqual(problems, []);
+        await page.locator('#terminal').click();
+        await page.keyboard.type('echo hello-from-browser');
+        await page.keyboard.press('Enter');
+        // The output row, not the echoed command line.
+        await page.waitForFunction(
+          () =>
+            [...document.querySelectorAll('.xterm-rows > div')].some(
+              (row) => row.textContent?.replace(/\u00a0/g, ' ').trim() === 'hello-from-browser',
+            ),
+          undefined,
+          { timeout: 15_000 },
+        );
+        // The page fits the terminal to the window and tells the server.
+        await page.keyboard.type('stty size');
+        await page.keyboard.press('Enter');
+        const size = await page.evaluate(() => {
+          const term = (window as unknown as { benchgymTerminal: { rows: number; cols: number } }).benchgymTerminal;
+          return `${term.rows} ${term.cols}`;
+        });
+        await page.waitForFunction(
+          (want) =>
+            [...document.querySelectorAll('.xterm-rows > div')].some((row) => row.textContent?.replace(/\u00a0/g, ' ').trim() === want),
+          size,
+          { timeout: 15_000 },
+        );
 
-      const lines = (await fs.readFile(path.join(dataDir, 'trajectories', `${id}.jsonl`), 'utf8'))
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l));
-      assert.ok(lines.some((r) => r.type === 'terminal' && r.event === 'input' && r.input === 'echo hello-from-browser'));
-    } finally {
-      await page.close();
-    }
-  });
+        const shot = path.join(os.tmpdir(), `benchgym-terminal-${id}.png`);
+        await page.screenshot({ path: shot });
+        const png = await fs.readFile(shot);
+        assert.ok(png.length > 1000, 'a screenshot was written');
+        assert.deepEqual([...png.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'it is a PNG');
+        if (!process.env.BENCHGYM_KEEP_SCREENSHOT) await fs.rm(shot, { force: true });
+        else process.stderr.write(`screenshot: ${shot}\n`);
+        assert.deepEqual(problems, []);
+
+        const lines = (await fs.readFile(path.join(dataDir, 'trajectories', `${id}.jsonl`), 'utf8'))
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l));
+        assert.ok(lines.some((r) => r.type === 'terminal' && r.event === 'input' && r.input === 'echo hello-from-browser'));
+      } finally {
+        await page.close();
+      }
+    },
+  );
 
   test("the operator's page connects with the token in its URL", async () => {
     const id = await startExample(gym, 'roman-numerals');

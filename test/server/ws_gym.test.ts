@@ -128,69 +128,72 @@ describe('WebSocket gym protocol (/ws)', () => {
     assert.equal(missing.data?.code, 'SUITE_NOT_FOUND');
   });
 
-  test('solves inventory-discount-bug: reset, failing tests, edit, passing tests, submit → reward 1, same verdict as a direct run', async () => {
-    const reset = await client.request('reset', { task_id: 'inventory-discount-bug', options: { max_steps: 50 } });
-    const { episode_id, observation } = await reset.result;
-    assert.match(episode_id, /^ep-/);
-    assert.match(observation.text, /Sales tax is charged on the full price/);
-    assert.equal(observation.data.episodeId, episode_id);
-    assert.equal(observation.data.budgets.maxSteps, 50);
-    assert.ok(
-      client.notes('progress', reset.id).some((p) => p.message === 'ready'),
-      'reset reports progress',
-    );
+  test(
+    'solves inventory-discount-bug: reset, failing tests, edit, ' + 'passing tests, submit → reward 1, same verdict as a direct run',
+    async () => {
+      const reset = await client.request('reset', { task_id: 'inventory-discount-bug', options: { max_steps: 50 } });
+      const { episode_id, observation } = await reset.result;
+      assert.match(episode_id, /^ep-/);
+      assert.match(observation.text, /Sales tax is charged on the full price/);
+      assert.equal(observation.data.episodeId, episode_id);
+      assert.equal(observation.data.budgets.maxSteps, 50);
+      assert.ok(
+        client.notes('progress', reset.id).some((p) => p.message === 'ready'),
+        'reset reports progress',
+      );
 
-    const viewed = await client.step(episode_id, 'view_file', { path: 'shop/cart.py', start_line: 70, end_line: 90 });
-    assert.match(viewed.observation.text, /def taxable_amount/);
-    assert.deepEqual([viewed.reward, viewed.terminated, viewed.truncated], [0, false, false]);
-    assert.deepEqual(
-      { state: viewed.info.state, steps: viewed.info.steps, max_steps: viewed.info.max_steps },
-      { state: 'running', steps: 1, max_steps: 50 },
-    );
+      const viewed = await client.step(episode_id, 'view_file', { path: 'shop/cart.py', start_line: 70, end_line: 90 });
+      assert.match(viewed.observation.text, /def taxable_amount/);
+      assert.deepEqual([viewed.reward, viewed.terminated, viewed.truncated], [0, false, false]);
+      assert.deepEqual(
+        { state: viewed.info.state, steps: viewed.info.steps, max_steps: viewed.info.max_steps },
+        { state: 'running', steps: 1, max_steps: 50 },
+      );
 
-    await client.step(episode_id, 'create_file', { path: 'tests/test_repro.py', content: REPRO_TEST });
-    const failingReq = client.request('step', { episode_id, tool: 'run_tests', args: { tests: ['tests/test_repro.py'] } });
-    const failing = await failingReq.result;
-    assert.equal(failing.observation.data.counts.failed, 1, failing.observation.text);
-    assert.equal(failing.reward, 0);
-    assert.ok(client.notes('output', failingReq.id).length > 0, 'run_tests streams its output');
-    const log = await client.step(episode_id, 'view_error_log');
-    assert.match(log.observation.text, /test_coupon_lowers_the_tax/);
-    const edited = await client.step(episode_id, 'edit_file', { path: 'shop/cart.py', old_str: BUGGY, new_str: FIXED });
-    assert.equal(edited.info.error, undefined, edited.observation.text);
-    const passing = await client.step(episode_id, 'run_tests', { tests: ['tests/test_repro.py'] });
-    assert.deepEqual(passing.observation.data.counts, { passed: 1, failed: 0, error: 0, skipped: 0 }, passing.observation.text);
+      await client.step(episode_id, 'create_file', { path: 'tests/test_repro.py', content: REPRO_TEST });
+      const failingReq = client.request('step', { episode_id, tool: 'run_tests', args: { tests: ['tests/test_repro.py'] } });
+      const failing = await failingReq.result;
+      assert.equal(failing.observation.data.counts.failed, 1, failing.observation.text);
+      assert.equal(failing.reward, 0);
+      assert.ok(client.notes('output', failingReq.id).length > 0, 'run_tests streams its output');
+      const log = await client.step(episode_id, 'view_error_log');
+      assert.match(log.observation.text, /test_coupon_lowers_the_tax/);
+      const edited = await client.step(episode_id, 'edit_file', { path: 'shop/cart.py', old_str: BUGGY, new_str: FIXED });
+      assert.equal(edited.info.error, undefined, edited.observation.text);
+      const passing = await client.step(episode_id, 'run_tests', { tests: ['tests/test_repro.py'] });
+      assert.deepEqual(passing.observation.data.counts, { passed: 1, failed: 0, error: 0, skipped: 0 }, passing.observation.text);
 
-    const submitted = await client.call('submit', { episode_id });
-    assert.equal(submitted.reward, 1, submitted.observation.text);
-    assert.equal(submitted.terminated, true);
-    assert.equal(submitted.truncated, false);
-    assert.equal(submitted.info.state, 'submitted');
-    assert.equal(submitted.observation.data.status, 'passed');
-    assert.match(submitted.observation.text, /Verdict: PASSED \(reward 1\)/);
+      const submitted = await client.call('submit', { episode_id });
+      assert.equal(submitted.reward, 1, submitted.observation.text);
+      assert.equal(submitted.terminated, true);
+      assert.equal(submitted.truncated, false);
+      assert.equal(submitted.info.state, 'submitted');
+      assert.equal(submitted.observation.data.status, 'passed');
+      assert.match(submitted.observation.text, /Verdict: PASSED \(reward 1\)/);
 
-    // The same steps straight through the gym score the same tests the same way.
-    const ctx = testContext();
-    const direct = ((await gym.callTool('start_episode', { task_id: 'inventory-discount-bug' }, ctx)).data as Json).episodeId as string;
-    await gym.callTool('create_file', { path: 'tests/test_repro.py', content: REPRO_TEST }, ctx, direct);
-    await gym.callTool('edit_file', { path: 'shop/cart.py', old_str: BUGGY, new_str: FIXED }, ctx, direct);
-    const verdict = (await gym.callTool('submit', {}, ctx, direct)).data as Json;
-    const lists = (v: Json) => ({
-      f2p: [...v.failToPass.passed].sort(),
-      f2pFailed: v.failToPass.failed,
-      p2p: [...v.passToPass.passed].sort(),
-      p2pFailed: v.passToPass.failed,
-    });
-    assert.deepEqual(lists(submitted.observation.data), lists(verdict));
-    assert.ok(verdict.failToPass.passed.length >= 5);
+      // The same steps straight through the gym score the same tests the same way.
+      const ctx = testContext();
+      const direct = ((await gym.callTool('start_episode', { task_id: 'inventory-discount-bug' }, ctx)).data as Json).episodeId as string;
+      await gym.callTool('create_file', { path: 'tests/test_repro.py', content: REPRO_TEST }, ctx, direct);
+      await gym.callTool('edit_file', { path: 'shop/cart.py', old_str: BUGGY, new_str: FIXED }, ctx, direct);
+      const verdict = (await gym.callTool('submit', {}, ctx, direct)).data as Json;
+      const lists = (v: Json) => ({
+        f2p: [...v.failToPass.passed].sort(),
+        f2pFailed: v.failToPass.failed,
+        p2p: [...v.passToPass.passed].sort(),
+        p2pFailed: v.passToPass.failed,
+      });
+      assert.deepEqual(lists(submitted.observation.data), lists(verdict));
+      assert.ok(verdict.failToPass.passed.length >= 5);
 
-    // After the end: tools fail as observations, and the episode says it is over.
-    const afterEnd = await client.step(episode_id, 'run_command', { command: 'true' });
-    assert.equal(afterEnd.info.error.code, 'EPISODE_ENDED');
-    assert.equal(afterEnd.terminated, true);
-    const again = await client.call('submit', { episode_id });
-    assert.equal(again.reward, 1, 'submit again returns the stored verdict');
-  });
+      // After the end: tools fail as observations, and the episode says it is over.
+      const afterEnd = await client.step(episode_id, 'run_command', { command: 'true' });
+      assert.equal(afterEnd.info.error.code, 'EPISODE_ENDED');
+      assert.equal(afterEnd.terminated, true);
+      const again = await client.call('submit', { episode_id });
+      assert.equal(again.reward, 1, 'submit again returns the stored verdict');
+    },
+  );
 
   test("a running command's output arrives as notifications before the step's response", async () => {
     const { episode_id } = await client.call('reset', { task_id: 'roman-numerals' });

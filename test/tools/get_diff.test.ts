@@ -32,7 +32,8 @@ test('shows edits, new files and deletions as a git diff, listing the files', as
 test('caches and byte-code written by commands are not part of the diff', async () => {
   await call('run_command', {
     command:
-      "python -c \"import py_compile; py_compile.compile('roman.py', cfile='__pycache__/roman.cpython-311.pyc')\"; mkdir -p .pytest_cache && touch .pytest_cache/x",
+      "python -c \"import py_compile; py_compile.compile('roman.py', " +
+      "cfile='__pycache__/roman.cpython-311.pyc')\"; mkdir -p .pytest_cache && touch .pytest_cache/x",
   });
   const r = await call('get_diff');
   assert.doesNotMatch(r.text, /__pycache__|\.pyc|pytest_cache/);

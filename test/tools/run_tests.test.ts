@@ -82,7 +82,8 @@ test('skipped tests and errors are reported as such', async () => {
     {
       path: 'tests/test_extra.py',
       content:
-        'import pytest\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError("fixture blew up")\n\ndef test_skip():\n    pytest.skip("not today")\n\ndef test_err(broken):\n    pass\n',
+        'import pytest\n\n@pytest.fixture\ndef broken():\n    raise RuntimeError("fixture blew ' +
+        'up")\n\ndef test_skip():\n    pytest.skip("not today")\n\ndef test_err(broken):\n    pass\n',
     },
     testContext(),
     id,

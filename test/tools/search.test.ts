@@ -74,34 +74,38 @@ test('max_results caps the hits and reports the total', async () => {
   assert.equal((r.data as { truncated: boolean }).truncated, true);
 });
 
-test('the counts match what is returned: lines, files with a match, files searched (binaries are not), with and without truncation, literal and regex', async () => {
-  const sb = gym.episode(id).sandbox;
-  await sb.writeFile('counts/a.txt', 'hit one\nmiss\nhit two\n');
-  await sb.writeFile('counts/b.txt', 'hit three\n');
-  await sb.writeFile('counts/c.txt', 'nothing\n');
-  await sb.writeFile('counts/d.bin', Buffer.concat([Buffer.from('hit in a binary\n'), Buffer.from([0, 0, 0])]));
-  for (const regex of [false, true]) {
-    for (const max_results of [100, 2]) {
-      const r = await gym.callTool('search', { query: 'hit', path: 'counts', regex, max_results }, testContext(), id);
-      const d = r.data as { matches: Hit[]; total: number; files: number; filesSearched: number; truncated: boolean };
-      const what = `regex=${regex} max_results=${max_results}`;
-      assert.equal(d.total, 3, what);
-      assert.equal(d.files, 2, what);
-      assert.equal(d.filesSearched, 3, `${what}: the binary is skipped, not searched`);
-      assert.equal(d.matches.length, Math.min(3, max_results), what);
-      assert.equal(d.truncated, max_results < 3, what);
-      assert.deepEqual(
-        d.matches.map((h) => `${h.path}:${h.line}`),
-        ['counts/a.txt:1', 'counts/a.txt:3', 'counts/b.txt:1'].slice(0, max_results),
-        what,
-      );
-      assert.match(r.text, /^3 matching lines for "hit" in 2 files \(3 files searched\):/, what);
+test(
+  'the counts match what is returned: lines, files with a match, files ' +
+    'searched (binaries are not), with and without truncation, literal and regex',
+  async () => {
+    const sb = gym.episode(id).sandbox;
+    await sb.writeFile('counts/a.txt', 'hit one\nmiss\nhit two\n');
+    await sb.writeFile('counts/b.txt', 'hit three\n');
+    await sb.writeFile('counts/c.txt', 'nothing\n');
+    await sb.writeFile('counts/d.bin', Buffer.concat([Buffer.from('hit in a binary\n'), Buffer.from([0, 0, 0])]));
+    for (const regex of [false, true]) {
+      for (const max_results of [100, 2]) {
+        const r = await gym.callTool('search', { query: 'hit', path: 'counts', regex, max_results }, testContext(), id);
+        const d = r.data as { matches: Hit[]; total: number; files: number; filesSearched: number; truncated: boolean };
+        const what = `regex=${regex} max_results=${max_results}`;
+        assert.equal(d.total, 3, what);
+        assert.equal(d.files, 2, what);
+        assert.equal(d.filesSearched, 3, `${what}: the binary is skipped, not searched`);
+        assert.equal(d.matches.length, Math.min(3, max_results), what);
+        assert.equal(d.truncated, max_results < 3, what);
+        assert.deepEqual(
+          d.matches.map((h) => `${h.path}:${h.line}`),
+          ['counts/a.txt:1', 'counts/a.txt:3', 'counts/b.txt:1'].slice(0, max_results),
+          what,
+        );
+        assert.match(r.text, /^3 matching lines for "hit" in 2 files \(3 files searched\):/, what);
+      }
     }
-  }
-  // A pattern matching an empty line does not count the phantom line after a final newline.
-  const empty = await gym.callTool('search', { query: '^$', regex: true, path: 'counts' }, testContext(), id);
-  assert.equal((empty.data as { total: number }).total, 0);
-});
+    // A pattern matching an empty line does not count the phantom line after a final newline.
+    const empty = await gym.callTool('search', { query: '^$', regex: true, path: 'counts' }, testContext(), id);
+    assert.equal((empty.data as { total: number }).total, 0);
+  },
+);
 
 test('no matches says so', async () => {
   const r = await search({ query: 'xyzzy-not-here' });

@@ -66,21 +66,24 @@ describe('the viewer API over run directories', () => {
     await fs.rm(empty, { recursive: true });
   });
 
-  test('the run list: counts, pass rate over every result (errors did not pass) and over the scored ones, cost n/a without pricing', async () => {
-    const { json } = await get(`${base}api/runs`);
-    const [a, b] = json.runs;
-    assert.equal(a.id, 'baseline');
-    assert.equal(a.results, 60);
-    assert.equal(a.expected, 60);
-    assert.equal(a.passed + a.failed + a.errors, 60);
-    assert.ok(a.errors > 0);
-    assert.equal(a.passRate, a.passed / (a.passed + a.failed + a.errors));
-    assert.equal(a.scoredPassRate, a.passed / (a.passed + a.failed));
-    assert.equal(a.costUsd, null, 'no pricing: no cost');
-    assert.equal(b.id, 'feedback');
-    assert.equal(typeof b.costUsd, 'number');
-    assert.equal(a.complete, true);
-  });
+  test(
+    'the run list: counts, pass rate over every result (errors did ' + 'not pass) and over the scored ones, cost n/a without pricing',
+    async () => {
+      const { json } = await get(`${base}api/runs`);
+      const [a, b] = json.runs;
+      assert.equal(a.id, 'baseline');
+      assert.equal(a.results, 60);
+      assert.equal(a.expected, 60);
+      assert.equal(a.passed + a.failed + a.errors, 60);
+      assert.ok(a.errors > 0);
+      assert.equal(a.passRate, a.passed / (a.passed + a.failed + a.errors));
+      assert.equal(a.scoredPassRate, a.passed / (a.passed + a.failed));
+      assert.equal(a.costUsd, null, 'no pricing: no cost');
+      assert.equal(b.id, 'feedback');
+      assert.equal(typeof b.costUsd, 'number');
+      assert.equal(a.complete, true);
+    },
+  );
 
   test('a run table pages, sorts and filters by status and by task metadata', async () => {
     const page1 = (await get(`${base}api/runs/baseline/results?limit=25`)).json;
@@ -144,35 +147,39 @@ describe('the viewer API over run directories', () => {
     assert.equal(noPair.status, 404);
   });
 
-  test("a transcript: the prompt, the model's messages, each tool call once (the gym's, whole), the verdict with failing tests and the diff", async () => {
-    const pair = (await get(`${base}api/runs/baseline/tasks/${taskName(1)}/0`)).json;
-    assert.equal(pair.row.task, taskName(1));
-    assert.deepEqual(pair.samples, [0, 1]);
-    const t = (await get(`${base}api/runs/baseline/tasks/${taskName(1)}/0/items`)).json;
-    const kinds = t.items.map((i: { kind: string; tool?: string }) => (i.tool ? `${i.kind}:${i.tool}` : i.kind));
-    assert.deepEqual(kinds, [
-      'attempt',
-      'prompt',
-      'assistant',
-      'tool:run_command',
-      'assistant',
-      'tool:edit_file',
-      'assistant',
-      'tool:view_file',
-      'assistant',
-      'tool:submit',
-      'result',
-    ]);
-    const run = t.items[3];
-    assert.equal(run.step, 1);
-    assert.match(run.observation, /line 59/, "the gym's whole observation, not the agent's cut one");
-    assert.deepEqual(t.items[5].args, { path: 'lib.py', old_str: 'return a - b', new_str: 'return a + b' });
-    assert.equal(t.done, true);
-    assert.equal(t.verdict.status, 'failed');
-    assert.deepEqual(t.verdict.failing, [{ name: 'test_add', status: 'failed', message: `AssertionError: ${XSS}` }]);
-    assert.deepEqual(t.verdict.failToPass, { passed: [], failed: ['test_add'] });
-    assert.match(t.verdict.diff, /^\+return a \+ b/m);
-  });
+  test(
+    "a transcript: the prompt, the model's messages, each tool call " +
+      "once (the gym's, whole), the verdict with failing tests and the diff",
+    async () => {
+      const pair = (await get(`${base}api/runs/baseline/tasks/${taskName(1)}/0`)).json;
+      assert.equal(pair.row.task, taskName(1));
+      assert.deepEqual(pair.samples, [0, 1]);
+      const t = (await get(`${base}api/runs/baseline/tasks/${taskName(1)}/0/items`)).json;
+      const kinds = t.items.map((i: { kind: string; tool?: string }) => (i.tool ? `${i.kind}:${i.tool}` : i.kind));
+      assert.deepEqual(kinds, [
+        'attempt',
+        'prompt',
+        'assistant',
+        'tool:run_command',
+        'assistant',
+        'tool:edit_file',
+        'assistant',
+        'tool:view_file',
+        'assistant',
+        'tool:submit',
+        'result',
+      ]);
+      const run = t.items[3];
+      assert.equal(run.step, 1);
+      assert.match(run.observation, /line 59/, "the gym's whole observation, not the agent's cut one");
+      assert.deepEqual(t.items[5].args, { path: 'lib.py', old_str: 'return a - b', new_str: 'return a + b' });
+      assert.equal(t.done, true);
+      assert.equal(t.verdict.status, 'failed');
+      assert.deepEqual(t.verdict.failing, [{ name: 'test_add', status: 'failed', message: `AssertionError: ${XSS}` }]);
+      assert.deepEqual(t.verdict.failToPass, { passed: [], failed: ['test_add'] });
+      assert.match(t.verdict.diff, /^\+return a \+ b/m);
+    },
+  );
 
   test("a (task, sample) downloads as ATIF: an attachment holding its turns, the gym's observations and the reward", async () => {
     const r = await fetch(`${base}api/runs/baseline/tasks/${taskName(0)}/0/atif`);
@@ -223,22 +230,25 @@ describe('the viewer API over run directories', () => {
     assert.equal((await get(`${base}assets/../../../etc/passwd`)).status, 404);
   });
 
-  test('the access rules of serve: a foreign Host header is refused; binding beyond loopback needs a token; a token is checked', async () => {
-    assert.equal(await rawGet(viewer.port, '/api/runs', `127.0.0.1:${viewer.port}`), 200);
-    assert.equal(await rawGet(viewer.port, '/api/runs', 'evil.example'), 403);
-    const runs = new RunStore([path.join(root, 'baseline')]);
-    await expectGymError(startViewerServer({ runs }, { host: '0.0.0.0', port: 0 }), 'UNAUTHORIZED', /token/);
-    const locked = await startViewerServer({ runs }, { port: 0, token: 'sekrit' });
-    try {
-      assert.equal((await get(`${locked.url}api/runs`)).status, 401);
-      assert.equal((await get(`${locked.url}api/runs`, { authorization: 'Bearer sekrit' })).status, 200);
-      const page = await get(`${locked.url}?token=sekrit`);
-      assert.equal(page.status, 200);
-      assert.match(page.body, /assets\/viewer\.js\?token=sekrit/);
-    } finally {
-      await locked.close();
-    }
-  });
+  test(
+    'the access rules of serve: a foreign Host header is refused; ' + 'binding beyond loopback needs a token; a token is checked',
+    async () => {
+      assert.equal(await rawGet(viewer.port, '/api/runs', `127.0.0.1:${viewer.port}`), 200);
+      assert.equal(await rawGet(viewer.port, '/api/runs', 'evil.example'), 403);
+      const runs = new RunStore([path.join(root, 'baseline')]);
+      await expectGymError(startViewerServer({ runs }, { host: '0.0.0.0', port: 0 }), 'UNAUTHORIZED', /token/);
+      const locked = await startViewerServer({ runs }, { port: 0, token: 'sekrit' });
+      try {
+        assert.equal((await get(`${locked.url}api/runs`)).status, 401);
+        assert.equal((await get(`${locked.url}api/runs`, { authorization: 'Bearer sekrit' })).status, 200);
+        const page = await get(`${locked.url}?token=sekrit`);
+        assert.equal(page.status, 200);
+        assert.match(page.body, /assets\/viewer\.js\?token=sekrit/);
+      } finally {
+        await locked.close();
+      }
+    },
+  );
 
   test('a run being written: a pair under way shows as running and its transcript grows; results appear on the next request', async () => {
     const dir = path.join(root, 'growing');

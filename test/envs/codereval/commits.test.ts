@@ -123,16 +123,19 @@ describe('codereval commits: a task placed in a fixture history', () => {
     assert.equal(versions.find((v) => v.commit === c.v2)!.published, true);
   });
 
-  test('exact: the version equal modulo line endings and trailing spaces, at its old path; the published commit over the review one', async () => {
-    const expected = V2.replace(/\n/g, '  \r\n') + '\n\n';
-    const r = await matchTask(repo.dir, 'o/p', { id: 't1', project: 'o/p', path: 'pkg/mod.py', expected });
-    assert.ok(!('reason' in r));
-    assert.equal(r.match.match, 'exact');
-    assert.equal(r.match.diffLines, 0);
-    assert.equal(r.match.commit, c.v2);
-    assert.equal(r.match.path, 'mod.py');
-    assert.equal(r.match.versions, 4);
-  });
+  test(
+    'exact: the version equal modulo line endings and trailing ' + 'spaces, at its old path; the published commit over the review one',
+    async () => {
+      const expected = V2.replace(/\n/g, '  \r\n') + '\n\n';
+      const r = await matchTask(repo.dir, 'o/p', { id: 't1', project: 'o/p', path: 'pkg/mod.py', expected });
+      assert.ok(!('reason' in r));
+      assert.equal(r.match.match, 'exact');
+      assert.equal(r.match.diffLines, 0);
+      assert.equal(r.match.commit, c.v2);
+      assert.equal(r.match.path, 'mod.py');
+      assert.equal(r.match.versions, 4);
+    },
+  );
 
   test('nearest: no version equal, the closest by line diff, with its size', async () => {
     const r = await matchTask(repo.dir, 'o/p', { id: 't2', project: 'o/p', path: 'pkg/mod.py', expected: V3 + '\n\nEXTRA = 1\n' });
@@ -172,25 +175,29 @@ describe('codereval commits: a task placed in a fixture history', () => {
     assert.deepEqual(new Set(versions.map((v) => v.path)), new Set(['util.py']));
   });
 
-  test("the platform's copy is found under the file's later name, and modulo tabs for spaces (mozilla's auto_nag/ became bugbot/; cpburnz indents with tabs)", async () => {
-    const f = new Fixture(path.join(dir, 'o+tabs'));
-    await fs.mkdir(f.dir);
-    f.git('init', '-q', '-b', 'main');
-    const tabbed = (body: string) => `def target(x):\n\tif x:\n\t\treturn ${body}\n\treturn 0\n`;
-    const v1 = await f.commit('v1', { 'old/mod.py': tabbed('1') });
-    await f.commit('rename', {}, [['old/mod.py', 'new/mod.py']]);
-    const v3 = await f.commit('v3', { 'new/mod.py': tabbed('2') + 'EXTRA = 1\n' });
-    assert.deepEqual(platformComparableLines('\t\treturn 1\n  \n'), ['        return 1']);
-    // The platform's copy: v3's text, indented with spaces, at the dataset's (old) path.
-    const platformText = tabbed('2').replace(/\t/g, '    ') + 'EXTRA = 1\n';
-    const r = await matchTask(f.dir, 'o/tabs', { id: 't9', project: 'o/tabs', path: 'old/mod.py', expected: tabbed('1'), platformText });
-    assert.ok(!('reason' in r));
-    assert.equal(r.match.commit, v1);
-    assert.deepEqual(
-      r.match.platform && { commit: r.match.platform.commit, path: r.match.platform.path, diffLines: r.match.platform.diffLines },
-      { commit: v3, path: 'new/mod.py', diffLines: 0 },
-    );
-  });
+  test(
+    "the platform's copy is found under the file's later name, and modulo tabs " +
+      "for spaces (mozilla's auto_nag/ became bugbot/; cpburnz indents with tabs)",
+    async () => {
+      const f = new Fixture(path.join(dir, 'o+tabs'));
+      await fs.mkdir(f.dir);
+      f.git('init', '-q', '-b', 'main');
+      const tabbed = (body: string) => `def target(x):\n\tif x:\n\t\treturn ${body}\n\treturn 0\n`;
+      const v1 = await f.commit('v1', { 'old/mod.py': tabbed('1') });
+      await f.commit('rename', {}, [['old/mod.py', 'new/mod.py']]);
+      const v3 = await f.commit('v3', { 'new/mod.py': tabbed('2') + 'EXTRA = 1\n' });
+      assert.deepEqual(platformComparableLines('\t\treturn 1\n  \n'), ['        return 1']);
+      // The platform's copy: v3's text, indented with spaces, at the dataset's (old) path.
+      const platformText = tabbed('2').replace(/\t/g, '    ') + 'EXTRA = 1\n';
+      const r = await matchTask(f.dir, 'o/tabs', { id: 't9', project: 'o/tabs', path: 'old/mod.py', expected: tabbed('1'), platformText });
+      assert.ok(!('reason' in r));
+      assert.equal(r.match.commit, v1);
+      assert.deepEqual(
+        r.match.platform && { commit: r.match.platform.commit, path: r.match.platform.path, diffLines: r.match.platform.diffLines },
+        { commit: v3, path: 'new/mod.py', diffLines: 0 },
+      );
+    },
+  );
 
   test("the layout path comes from the platform test file's name", () => {
     const blocks = new Map([

@@ -105,86 +105,92 @@ describe('CoderEval end to end (a handful of runnable tasks)', { skip: SKIP_WITH
     assert.match(out.stderr, /failed +62ece4982e6aefcf4aabbd68 #2 \(published: failed\): /);
   });
 
-  test('an agent over MCP: view the file, no visible tests by default, its own check, implement, submit; with the platform test visible, its error guides a fix', async () => {
-    const server: RunningServer = await startHttpServer(gym, { port: 0 });
-    const client = new Client({ name: 'benchgym-test', version: '0.0.0' });
-    try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  test(
+    'an agent over MCP: view the file, no visible tests by default, its own check, ' +
+      'implement, submit; with the platform test visible, its error guides a fix',
+    async () => {
+      const server: RunningServer = await startHttpServer(gym, { port: 0 });
+      const client = new Client({ name: 'benchgym-test', version: '0.0.0' });
+      try {
+        await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
 
-      // Default: the method setdefault of cachetools' Cache, in the real file.
-      const started = await call(client, 'start_episode', { suite: 'codereval', task_id: '62b8d22a48ba5a41d1c3f47e' });
-      const ep = { episode_id: data(started).episodeId as string };
-      assert.equal(data(started).hasVisibleTests, false);
-      assert.match(text(started), /There are no visible tests: write and run your own checks with run_command/);
-      const found = await call(client, 'search', { ...ep, query: 'def setdefault' });
-      const line = Number(/cachetools\/cache\.py:(\d+)/.exec(text(found))?.[1]);
-      assert.ok(line > 0, text(found));
-      const view = await call(client, 'view_file', { ...ep, path: 'cachetools/cache.py', start_line: line, end_line: line + 5 });
-      assert.match(text(view), /def setdefault\(self, key, default=None\):/);
-      assert.match(text(view), /raise NotImplementedError/);
-      const noTests = await call(client, 'run_tests', ep);
-      assert.equal(noTests.isError, true);
-      assert.match(text(noTests), /no visible tests/);
-      const stub =
-        '        D.setdefault(k[,d]) -> D.get(k,d), also set D[k]=d if k not in D\n        """\n        raise NotImplementedError';
-      const impl =
-        '        D.setdefault(k[,d]) -> D.get(k,d), also set D[k]=d if k not in D\n        """\n        if key in self:\n            return self[key]\n        self[key] = default\n        return default';
-      assert.equal(
-        (await call(client, 'edit_file', { ...ep, path: 'cachetools/cache.py', old_str: stub, new_str: impl })).isError,
-        undefined,
-      );
-      const own = await call(client, 'run_command', {
-        ...ep,
-        command: `python -c "import ast; ast.parse(open('cachetools/cache.py').read()); print('parses')"`,
-      });
-      assert.match(text(own), /parses/);
-      const verdict = data(await call(client, 'submit', ep));
-      assert.equal(verdict.reward, 1, JSON.stringify(verdict));
+        // Default: the method setdefault of cachetools' Cache, in the real file.
+        const started = await call(client, 'start_episode', { suite: 'codereval', task_id: '62b8d22a48ba5a41d1c3f47e' });
+        const ep = { episode_id: data(started).episodeId as string };
+        assert.equal(data(started).hasVisibleTests, false);
+        assert.match(text(started), /There are no visible tests: write and run your own checks with run_command/);
+        const found = await call(client, 'search', { ...ep, query: 'def setdefault' });
+        const line = Number(/cachetools\/cache\.py:(\d+)/.exec(text(found))?.[1]);
+        assert.ok(line > 0, text(found));
+        const view = await call(client, 'view_file', { ...ep, path: 'cachetools/cache.py', start_line: line, end_line: line + 5 });
+        assert.match(text(view), /def setdefault\(self, key, default=None\):/);
+        assert.match(text(view), /raise NotImplementedError/);
+        const noTests = await call(client, 'run_tests', ep);
+        assert.equal(noTests.isError, true);
+        assert.match(text(noTests), /no visible tests/);
+        const stub =
+          '        D.setdefault(k[,d]) -> D.get(k,d), also set D[k]=d if k not in D\n        """\n        raise NotImplementedError';
+        const impl =
+          '        D.setdefault(k[,d]) -> D.get(k,d), also set D[k]=d if k not in D\n        """\n        ' +
+          'if key in self:\n            return self[key]\n        self[key] = default\n        return default';
+        assert.equal(
+          (await call(client, 'edit_file', { ...ep, path: 'cachetools/cache.py', old_str: stub, new_str: impl })).isError,
+          undefined,
+        );
+        const own = await call(client, 'run_command', {
+          ...ep,
+          command: `python -c "import ast; ast.parse(open('cachetools/cache.py').read()); print('parses')"`,
+        });
+        assert.match(text(own), /parses/);
+        const verdict = data(await call(client, 'submit', ep));
+        assert.equal(verdict.reward, 1, JSON.stringify(verdict));
 
-      // The platform's test as the visible test: int_to_string's standalone test file lacks the
-      // real file's `from typing import List`, which the real signature uses.
-      const s2 = await call(client, 'start_episode', { suite: 'codereval', task_id: '62ece4982e6aefcf4aabbd68+platform-test' });
-      const ep2 = { episode_id: data(s2).episodeId as string };
-      assert.equal(data(s2).taskId, '62ece4982e6aefcf4aabbd68+platform-test');
-      assert.equal(data(s2).hasVisibleTests, true);
-      const body =
-        '    output = ""\n    while number:\n        number, digit = divmod(number, len(alphabet))\n        output += alphabet[digit]\n    if padding:\n        output += alphabet[0] * max(padding - len(output), 0)\n    return output[::-1]';
-      assert.equal(
-        (
-          await call(client, 'edit_file', {
-            ...ep2,
-            path: 'shortuuid/main.py',
-            old_str: '    raise NotImplementedError\n\n\ndef string_to_int',
-            new_str: `${body}\n\n\ndef string_to_int`,
-          })
-        ).isError,
-        undefined,
-      );
-      const failing = await call(client, 'run_tests', ep2);
-      assert.equal(data(failing).counts.failed, 1, text(failing));
-      const log = await call(client, 'view_error_log', ep2);
-      assert.match(text(log), /NameError: name 'List' is not defined/);
-      const sig = 'def int_to_string(number: int, alphabet: List[str], padding: Optional[int] = None) -> str:';
-      assert.equal(
-        (
-          await call(client, 'edit_file', {
-            ...ep2,
-            path: 'shortuuid/main.py',
-            old_str: sig,
-            new_str: 'def int_to_string(number: int, alphabet: "List[str]", padding: "Optional[int]" = None) -> str:',
-          })
-        ).isError,
-        undefined,
-      );
-      const passing = await call(client, 'run_tests', ep2);
-      assert.equal(data(passing).counts.passed, 1, text(passing));
-      const v2 = data(await call(client, 'submit', ep2));
-      assert.equal(v2.reward, 1, JSON.stringify(v2));
-    } finally {
-      await client.close();
-      await server.close();
-    }
-  });
+        // The platform's test as the visible test: int_to_string's standalone test file lacks the
+        // real file's `from typing import List`, which the real signature uses.
+        const s2 = await call(client, 'start_episode', { suite: 'codereval', task_id: '62ece4982e6aefcf4aabbd68+platform-test' });
+        const ep2 = { episode_id: data(s2).episodeId as string };
+        assert.equal(data(s2).taskId, '62ece4982e6aefcf4aabbd68+platform-test');
+        assert.equal(data(s2).hasVisibleTests, true);
+        const body =
+          '    output = ""\n    while number:\n        number, digit = divmod(number, len(alphabet))\n        output += ' +
+          'alphabet[digit]\n    if padding:\n        output += alphabet[0] * max(padding - len(output), 0)\n    return output[::-1]';
+        assert.equal(
+          (
+            await call(client, 'edit_file', {
+              ...ep2,
+              path: 'shortuuid/main.py',
+              old_str: '    raise NotImplementedError\n\n\ndef string_to_int',
+              new_str: `${body}\n\n\ndef string_to_int`,
+            })
+          ).isError,
+          undefined,
+        );
+        const failing = await call(client, 'run_tests', ep2);
+        assert.equal(data(failing).counts.failed, 1, text(failing));
+        const log = await call(client, 'view_error_log', ep2);
+        assert.match(text(log), /NameError: name 'List' is not defined/);
+        const sig = 'def int_to_string(number: int, alphabet: List[str], padding: Optional[int] = None) -> str:';
+        assert.equal(
+          (
+            await call(client, 'edit_file', {
+              ...ep2,
+              path: 'shortuuid/main.py',
+              old_str: sig,
+              new_str: 'def int_to_string(number: int, alphabet: "List[str]", padding: "Optional[int]" = None) -> str:',
+            })
+          ).isError,
+          undefined,
+        );
+        const passing = await call(client, 'run_tests', ep2);
+        assert.equal(data(passing).counts.passed, 1, text(passing));
+        const v2 = data(await call(client, 'submit', ep2));
+        assert.equal(v2.reward, 1, JSON.stringify(v2));
+      } finally {
+        await client.close();
+        await server.close();
+      }
+    },
+  );
 
   test('benchgym run over a task and its +platform-test variant: results record the mode; splits by level', async () => {
     const dir = await tempDir('codereval-run-');

@@ -57,7 +57,8 @@ describe('CoderEval Java scoring on a fixture', { skip: HAS_JDK ? false : 'no JD
 
   test("ChatGPT's published sample (no null handling) compiles and fails the test: exit code 1", async () => {
     const r = await score(
-      'public static String[] trimArrayElements(String[] array){\n    String[] trimmedArray = new String[array.length];\n    for (int i = 0; i < array.length; i++) {\n        trimmedArray[i] = array[i].trim();\n    }\n    return trimmedArray;\n}',
+      'public static String[] trimArrayElements(String[] array){\n    String[] trimmedArray = new String[array.length];\n    ' +
+        'for (int i = 0; i < array.length; i++) {\n        trimmedArray[i] = array[i].trim();\n    }\n    return trimmedArray;\n}',
     );
     assert.equal(r.code, 1, r.output);
     assert.match(r.output, /NullPointerException|Result not True/);
@@ -70,7 +71,8 @@ describe('CoderEval Java scoring on a fixture', { skip: HAS_JDK ? false : 'no JD
     assert.notEqual(broken.code, 0);
     assert.match(broken.output, /error:/);
     const rewrite = await score(
-      'public static String[] trimArrayElements(String[] array) {\n  if (array == null) return new String[0];\n  return java.util.Arrays.stream(array).map(s -> s == null ? null : s.trim()).toArray(String[]::new);\n}',
+      'public static String[] trimArrayElements(String[] array) {\n  if (array == null) return new String[0];\n  ' +
+        'return java.util.Arrays.stream(array).map(s -> s == null ? null : s.trim()).toArray(String[]::new);\n}',
     );
     assert.equal(rewrite.code, 0, rewrite.output);
   });

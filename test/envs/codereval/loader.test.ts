@@ -156,52 +156,57 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
     );
   });
 
-  test("every task's workspace, reference and masked platform test parse as Python 3.11; no masked test holds the reference's body", async (t) => {
-    const python = await findPython('3.11');
-    if (!python) return t.skip('no Python 3.11 here');
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'codereval-parse-'));
-    try {
-      let n = 0;
-      const leaks: string[] = [];
-      for (const id of loaded.sources.keys()) {
-        const base = loaded.tasks.find((x) => x.id === id)!;
-        const file = Object.keys((base.workspace as { files: Record<string, string> }).files)[0]!;
-        const write = (what: string, text: string) => fs.writeFile(path.join(dir, `${n++}-${id}-${what}.py`), text);
-        await write('workspace', (base.workspace as { files: Record<string, string> }).files[file]!);
-        await write('reference', base.solution!.files![file]!);
-        if (base.metadata.testHasFunction === false) continue;
-        const v = await loaded.variant(id, { docstring: 'human-label', visibleTest: 'platform' });
-        await write('human-label', (v.workspace as { files: Record<string, string> }).files[file]!);
-        const [key, masked] = Object.entries(v.tests.visible!.files).find(([k]) => !k.endsWith('scorer.py'))!;
-        await write('masked', masked);
-        const original = v.tests.hidden.files[key]!.split('\n');
-        const span = targetFunction(v.tests.hidden.files[key]!, base.metadata.target as string)!;
-        const outside = new Set([...original.slice(0, span.def), ...original.slice(span.end)].map((x) => x.trim()));
-        const body = original
-          .slice(span.bodyStart, span.end)
-          .map((x) => x.trim())
-          .filter((x) => x.length > 20 && !x.startsWith('#') && !outside.has(x));
-        const inMasked = new Set(masked.split('\n').map((x) => x.trim()));
-        const workspaceLines = new Set((v.workspace as { files: Record<string, string> }).files[file]!.split('\n').map((x) => x.trim()));
-        // A line of the reference's body (not also elsewhere in the test file or in the workspace) must not show.
-        for (const line of body) if (inMasked.has(line) && !workspaceLines.has(line)) leaks.push(`${id}: ${line}`);
+  test(
+    "every task's workspace, reference and masked platform test " + "parse as Python 3.11; no masked test holds the reference's body",
+    async (t) => {
+      const python = await findPython('3.11');
+      if (!python) return t.skip('no Python 3.11 here');
+      const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'codereval-parse-'));
+      try {
+        let n = 0;
+        const leaks: string[] = [];
+        for (const id of loaded.sources.keys()) {
+          const base = loaded.tasks.find((x) => x.id === id)!;
+          const file = Object.keys((base.workspace as { files: Record<string, string> }).files)[0]!;
+          const write = (what: string, text: string) => fs.writeFile(path.join(dir, `${n++}-${id}-${what}.py`), text);
+          await write('workspace', (base.workspace as { files: Record<string, string> }).files[file]!);
+          await write('reference', base.solution!.files![file]!);
+          if (base.metadata.testHasFunction === false) continue;
+          const v = await loaded.variant(id, { docstring: 'human-label', visibleTest: 'platform' });
+          await write('human-label', (v.workspace as { files: Record<string, string> }).files[file]!);
+          const [key, masked] = Object.entries(v.tests.visible!.files).find(([k]) => !k.endsWith('scorer.py'))!;
+          await write('masked', masked);
+          const original = v.tests.hidden.files[key]!.split('\n');
+          const span = targetFunction(v.tests.hidden.files[key]!, base.metadata.target as string)!;
+          const outside = new Set([...original.slice(0, span.def), ...original.slice(span.end)].map((x) => x.trim()));
+          const body = original
+            .slice(span.bodyStart, span.end)
+            .map((x) => x.trim())
+            .filter((x) => x.length > 20 && !x.startsWith('#') && !outside.has(x));
+          const inMasked = new Set(masked.split('\n').map((x) => x.trim()));
+          const workspaceLines = new Set((v.workspace as { files: Record<string, string> }).files[file]!.split('\n').map((x) => x.trim()));
+          // A line of the reference's body (not also elsewhere in the test file or in the workspace) must not show.
+          for (const line of body) if (inMasked.has(line) && !workspaceLines.has(line)) leaks.push(`${id}: ${line}`);
+        }
+        assert.deepEqual(leaks, []);
+        const out = execFileSync(
+          python,
+          [
+            '-c',
+            'import ast, os, sys\nbad = []\nfor f in sorted(os.listdir(sys.argv[1])):\n    try: ' +
+              'ast.parse(open(os.path.join(sys.argv[1], f), encoding="utf-8").read())\n    except SyntaxError as e: ' +
+              'bad.append(f"{f}: {e}")\nprint(len(os.listdir(sys.argv[1])), len(bad)); print("\\n".join(bad[:10]))',
+            dir,
+          ],
+          { encoding: 'utf8' },
+        );
+        assert.match(out, /^\d+ 0\n/, out);
+        assert.ok(Number(out.split(' ')[0]) > 900, out);
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
       }
-      assert.deepEqual(leaks, []);
-      const out = execFileSync(
-        python,
-        [
-          '-c',
-          'import ast, os, sys\nbad = []\nfor f in sorted(os.listdir(sys.argv[1])):\n    try: ast.parse(open(os.path.join(sys.argv[1], f), encoding="utf-8").read())\n    except SyntaxError as e: bad.append(f"{f}: {e}")\nprint(len(os.listdir(sys.argv[1])), len(bad)); print("\\n".join(bad[:10]))',
-          dir,
-        ],
-        { encoding: 'utf8' },
-      );
-      assert.match(out, /^\d+ 0\n/, out);
-      assert.ok(Number(out.split(' ')[0]) > 900, out);
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
-  });
+    },
+  );
 
   test('a task whose platform test does not define the function is ENV_UNAVAILABLE whatever the image', () => {
     const t = loaded.tasks.find((x) => x.id === '62b896de755ee91dce50a183')!; // dateutil parser.parse

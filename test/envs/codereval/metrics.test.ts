@@ -49,23 +49,27 @@ describe('Acc@k (CoderEval §4.3)', () => {
     assert.equal(s.accAtK?.[2]?.all?.value, 2 / 3);
   });
 
-  test('Acc@k: a sample that left no code, or ended in an infrastructure failure, is a sample that hit no token (excludeErrors leaves the errors out)', () => {
-    const records: CoderEvalOutcome[] = [
-      { task: 'a', sample: 0, status: 'error', infra: true },
-      { task: 'a', sample: 1, status: 'failed', infra: false },
-      { task: 'a', sample: 2, status: 'passed', infra: false, oracleContext: { apis: [true] } },
-    ];
-    const counted = summarizeCoderEval(records, { ks: [1, 2, 3] }).accAtK!;
-    assert.deepEqual(
-      [counted[1]?.apis?.value, counted[2]?.apis?.value, counted[3]?.apis?.value],
-      [0, 0, 1],
-      'the first two samples hit nothing',
-    );
-    assert.ok(Math.abs(summarizeCoderEval(records).passAtK[1]!.estimate - 1 / 3) < 1e-12);
-    const old = summarizeCoderEval(records, { ks: [1, 2], excludeErrors: true });
-    assert.deepEqual([old.accAtK?.[1]?.apis?.value, old.accAtK?.[2]?.apis?.value], [0, 1], 'two samples: the error left out');
-    assert.equal(old.passAtK[1]?.estimate, 0.5);
-  });
+  test(
+    'Acc@k: a sample that left no code, or ended in an infrastructure failure, ' +
+      'is a sample that hit no token (excludeErrors leaves the errors out)',
+    () => {
+      const records: CoderEvalOutcome[] = [
+        { task: 'a', sample: 0, status: 'error', infra: true },
+        { task: 'a', sample: 1, status: 'failed', infra: false },
+        { task: 'a', sample: 2, status: 'passed', infra: false, oracleContext: { apis: [true] } },
+      ];
+      const counted = summarizeCoderEval(records, { ks: [1, 2, 3] }).accAtK!;
+      assert.deepEqual(
+        [counted[1]?.apis?.value, counted[2]?.apis?.value, counted[3]?.apis?.value],
+        [0, 0, 1],
+        'the first two samples hit nothing',
+      );
+      assert.ok(Math.abs(summarizeCoderEval(records).passAtK[1]!.estimate - 1 / 3) < 1e-12);
+      const old = summarizeCoderEval(records, { ks: [1, 2], excludeErrors: true });
+      assert.deepEqual([old.accAtK?.[1]?.apis?.value, old.accAtK?.[2]?.apis?.value], [0, 1], 'two samples: the error left out');
+      assert.equal(old.passAtK[1]?.estimate, 0.5);
+    },
+  );
 });
 
 describe('the oracle_context hits the runner records (annotateCoderEvalResult)', () => {

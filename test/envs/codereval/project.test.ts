@@ -70,7 +70,8 @@ describe('a project checkout whose source lacks some files', () => {
     // A file beside them, another file whose name starts the same, and a commented-out check read none of them.
     assert.deepEqual(
       missingFilesRead(
-        `open('${root}tests/fixtures/document.xml')\nopen('${root}tests/fixtures/package.zip.bak')\n    # old = '${root}tests/fixtures/package.zip'\n`,
+        `open('${root}tests/fixtures/document.xml')\nopen('${root}tests/fixtures/package.zip.bak')\n    ` +
+          `# old = '${root}tests/fixtures/package.zip'\n`,
         missing,
       ),
       [],
@@ -129,24 +130,27 @@ describe('the plan of a project-level task, from the tables (no checkout)', () =
     assert.equal(plan.placement.environment, undefined, 'neo4j reads no variable of the image');
   });
 
-  test("a project whose tests read a variable of CoderEval's image gets it in its placement (infrared's JAVA_HOME), with how it is known", () => {
-    const INFRARED = 'redhat-openstack/infrared';
-    const state = projects.projects[INFRARED]!;
-    const id = Object.entries(projects.tasks).find(([, m]) => m.repo === INFRARED)![0];
-    const plan = planProjectTask(
-      {
-        id,
-        project: INFRARED,
-        lspPath: 'infrared/core/inspector/inspector.py',
-        testKey: `/home/travis/builds/repos/redhat-openstack---infrared/infrared/core/inspector/inspector_x_passk_validte.py`,
-      },
-      projects,
-      new Map([[INFRARED, { ...entry, project: INFRARED, repo: INFRARED, commit: state.platformCommit ?? state.commit }]]),
-    );
-    assert.ok('placement' in plan, JSON.stringify(plan));
-    assert.deepEqual(plan.placement.environment, { JAVA_HOME: '/usr/lib/jvm/default-java' });
-    assert.match(PLATFORM_ENVIRONMENT[INFRARED]!.why, /JAVA_HOME/);
-  });
+  test(
+    "a project whose tests read a variable of CoderEval's image gets " + "it in its placement (infrared's JAVA_HOME), with how it is known",
+    () => {
+      const INFRARED = 'redhat-openstack/infrared';
+      const state = projects.projects[INFRARED]!;
+      const id = Object.entries(projects.tasks).find(([, m]) => m.repo === INFRARED)![0];
+      const plan = planProjectTask(
+        {
+          id,
+          project: INFRARED,
+          lspPath: 'infrared/core/inspector/inspector.py',
+          testKey: `/home/travis/builds/repos/redhat-openstack---infrared/infrared/core/inspector/inspector_x_passk_validte.py`,
+        },
+        projects,
+        new Map([[INFRARED, { ...entry, project: INFRARED, repo: INFRARED, commit: state.platformCommit ?? state.commit }]]),
+      );
+      assert.ok('placement' in plan, JSON.stringify(plan));
+      assert.deepEqual(plan.placement.environment, { JAVA_HOME: '/usr/lib/jvm/default-java' });
+      assert.match(PLATFORM_ENVIRONMENT[INFRARED]!.why, /JAVA_HOME/);
+    },
+  );
 
   test('the exact reasons a task stays unavailable: no env, an env of another commit, no project state', () => {
     const t = { id: POP_U16, project: NEO4J, lspPath: 'x.py', testKey: key };
@@ -160,14 +164,17 @@ describe('the plan of a project-level task, from the tables (no checkout)', () =
 
   test("the stub keeps the file's own signature and docstring; the reference is the platform test's function in the file", () => {
     const file =
-      'class B:\n    @property\n    def f(self, x: int) -> int:\n        """Twice x."""\n        return 2 * x\n\n    def g(self):\n        pass\n';
+      'class B:\n    @property\n    def f(self, x: int) -> int:\n        ' +
+      '"""Twice x."""\n        return 2 * x\n\n    def g(self):\n        pass\n';
     const test =
-      'class B:\n    def f(self, x):\n        """Twice x."""\n        return x + x\n\nif __name__ == "__main__":\n    assert B().f(2) == 4\n';
+      'class B:\n    def f(self, x):\n        """Twice x."""\n        ' +
+      'return x + x\n\nif __name__ == "__main__":\n    assert B().f(2) == 4\n';
     const made = projectFiles(file, 'f', test);
     assert.ok(typeof made !== 'string');
     assert.equal(
       made.stub,
-      'class B:\n    @property\n    def f(self, x: int) -> int:\n        """Twice x."""\n        raise NotImplementedError\n\n    def g(self):\n        pass\n',
+      'class B:\n    @property\n    def f(self, x: int) -> int:\n        """Twice ' +
+        'x."""\n        raise NotImplementedError\n\n    def g(self):\n        pass\n',
     );
     assert.equal(
       made.gold,
@@ -176,72 +183,83 @@ describe('the plan of a project-level task, from the tables (no checkout)', () =
     assert.equal(projectFiles(file, 'h', test), 'no function h in the file at the commit');
   });
 
-  test("scorer.py inside a project: the image root is rewritten to the working directory, which is importable; siblings import as their package's modules", async (t) => {
-    const python = await findPython('3.11');
-    if (!python) return t.skip('no Python 3.11 here');
-    const dir = await tempDir('codereval-scorer-');
-    try {
-      const write = async (rel: string, text: string) => {
-        await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
-        await fs.writeFile(path.join(dir, rel), text);
-      };
-      await write('.codereval/scorer.py', SCORER_SOURCE);
-      await write('pkg/__init__.py', '');
-      await write('pkg/other.py', 'K = 3\n');
-      // A sibling importing relatively, imported top-level by the test (cachetools' fifo, ocfl-py's digest).
-      await write('pkg/sibling.py', 'from .other import K as J\n');
-      await write('data/x.txt', 'seven');
-      // A sibling named as an installed package (federation's utils/django.py beside its tests): the package wins.
-      await write('pkg/extpkg.py', 'K = "sibling"\n');
-      await write('venv/lib/site-packages/extpkg/__init__.py', 'K = 5\n');
-      await write('pkg/mod.py', 'def f(x):\n    raise NotImplementedError\n');
-      // The project as its setup.cfg declares it: installed on the platform, so its metadata could be read (pre-commit's constants.py).
-      await write('setup.cfg', '[metadata]\nname = o-r_project\nversion = 1.2.3\n');
-      // As the platform's tests do: its root on sys.path (rewritten), the project imported as installed (PYTHONPATH),
-      // siblings imported top-level, a file named from the platform's working directory (/home/travis/builds),
-      // the project imported by its folder's name from the platform's repos folder (borgmatic's `witten---atticmatic.borgmatic...`).
-      const test =
-        'import sys\nsys.path.append("/home/travis/builds/repos")\nsys.path.append("/home/travis/builds/repos/o---r/")\nimport os\nfrom importlib import import_module\nby_folder = import_module("o---r.pkg.other")\nimport extpkg\nimport importlib.metadata\nfrom pkg.other import K\nfrom sibling import J\nimport pkg.sibling\n\ndef f(x):\n    return x * K\n\nif __name__ == "__main__":\n    assert sys.path[-1].rstrip("/") == os.getcwd(), sys.path\n    assert sys.modules["sibling"] is pkg.sibling\n    assert open("repos/o---r/data/x.txt").read() == "seven"\n    assert f(2) == 6 and J == 3 and by_folder.K == 3 and extpkg.K == 5\n    assert importlib.metadata.version("o-r-project") == "1.2.3"\n    assert os.path.basename(__file__) == "mod_f_passk_validte.py", __file__\n';
-      await write('pkg/mod_f_passk_validte.py', test);
-      const run = (source: string) => {
-        execFileSync('sh', ['-c', `cat > pkg/mod.py`], { cwd: dir, input: source });
-        try {
-          execFileSync(
-            python,
-            [
-              '.codereval/scorer.py',
-              '--test',
-              'pkg/mod_f_passk_validte.py',
-              '--name',
-              'f',
-              '--source',
-              'pkg/mod.py',
-              '--candidate',
-              '.none',
-              '--timeout',
-              '30',
-              '--root-alias',
-              '/home/travis/builds/repos/o---r',
-            ],
-            {
-              cwd: dir,
-              stdio: 'pipe',
-              env: { PATH: process.env.PATH, BENCHGYM_SCORING: 'strict', PYTHONPATH: path.join(dir, 'venv/lib/site-packages') },
-            },
-          );
-          return 0;
-        } catch (e) {
-          return (e as { status: number }).status;
-        }
-      };
-      assert.equal(run('def f(x):\n    return x * K\n'), 0);
-      assert.equal(run('def f(x):\n    raise NotImplementedError\n'), 1);
-      // The test ran under its own name (as on the platform) and its text is back as it was.
-      assert.equal(await fs.readFile(path.join(dir, 'pkg/mod_f_passk_validte.py'), 'utf8'), test);
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
-  });
+  test(
+    'scorer.py inside a project: the image root is rewritten to the working ' +
+      "directory, which is importable; siblings import as their package's modules",
+    async (t) => {
+      const python = await findPython('3.11');
+      if (!python) return t.skip('no Python 3.11 here');
+      const dir = await tempDir('codereval-scorer-');
+      try {
+        const write = async (rel: string, text: string) => {
+          await fs.mkdir(path.dirname(path.join(dir, rel)), { recursive: true });
+          await fs.writeFile(path.join(dir, rel), text);
+        };
+        await write('.codereval/scorer.py', SCORER_SOURCE);
+        await write('pkg/__init__.py', '');
+        await write('pkg/other.py', 'K = 3\n');
+        // A sibling importing relatively, imported top-level by the test (cachetools' fifo, ocfl-py's digest).
+        await write('pkg/sibling.py', 'from .other import K as J\n');
+        await write('data/x.txt', 'seven');
+        // A sibling named as an installed package (federation's utils/django.py beside its tests): the package wins.
+        await write('pkg/extpkg.py', 'K = "sibling"\n');
+        await write('venv/lib/site-packages/extpkg/__init__.py', 'K = 5\n');
+        await write('pkg/mod.py', 'def f(x):\n    raise NotImplementedError\n');
+        // The project as its setup.cfg declares it: installed on the platform, so its metadata could be read (pre-commit's constants.py).
+        await write('setup.cfg', '[metadata]\nname = o-r_project\nversion = 1.2.3\n');
+        // As the platform's tests do: its root on sys.path (rewritten), the project imported as installed (PYTHONPATH),
+        // siblings imported top-level, a file named from the platform's working directory (/home/travis/builds),
+        // the project imported by its folder's name from the platform's repos folder (borgmatic's `witten---atticmatic.borgmatic...`).
+        const test =
+          'import sys\nsys.path.append("/home/travis/builds/repos")\nsys.path.append("/home/travis/builds/repos/o---r/")\nimport ' +
+          'os\nfrom importlib import import_module\nby_folder = import_module("o---r.pkg.other")\nimport ' +
+          'extpkg\nimport importlib.metadata\nfrom pkg.other import K\nfrom sibling import J\nimport pkg.sibling\n\ndef f(x):\n    ' +
+          'return x * K\n\nif __name__ == "__main__":\n    assert sys.path[-1].rstrip("/") == os.getcwd(), sys.path\n    ' +
+          'assert sys.modules["sibling"] is pkg.sibling\n    assert open("repos/o---r/data/x.txt").read() == ' +
+          ('"seven"\n    assert f(2) == 6 and J == 3 and by_folder.K == 3 and ' +
+            'extpkg.K == 5\n    assert importlib.metadata.version("o-r-project") ') +
+          '== "1.2.3"\n    assert os.path.basename(__file__) == "mod_f_passk_validte.py", __file__\n';
+        await write('pkg/mod_f_passk_validte.py', test);
+        const run = (source: string) => {
+          execFileSync('sh', ['-c', `cat > pkg/mod.py`], { cwd: dir, input: source });
+          try {
+            execFileSync(
+              python,
+              [
+                '.codereval/scorer.py',
+                '--test',
+                'pkg/mod_f_passk_validte.py',
+                '--name',
+                'f',
+                '--source',
+                'pkg/mod.py',
+                '--candidate',
+                '.none',
+                '--timeout',
+                '30',
+                '--root-alias',
+                '/home/travis/builds/repos/o---r',
+              ],
+              {
+                cwd: dir,
+                stdio: 'pipe',
+                env: { PATH: process.env.PATH, BENCHGYM_SCORING: 'strict', PYTHONPATH: path.join(dir, 'venv/lib/site-packages') },
+              },
+            );
+            return 0;
+          } catch (e) {
+            return (e as { status: number }).status;
+          }
+        };
+        assert.equal(run('def f(x):\n    return x * K\n'), 0);
+        assert.equal(run('def f(x):\n    raise NotImplementedError\n'), 1);
+        // The test ran under its own name (as on the platform) and its text is back as it was.
+        assert.equal(await fs.readFile(path.join(dir, 'pkg/mod_f_passk_validte.py'), 'utf8'), test);
+      } finally {
+        await fs.rm(dir, { recursive: true, force: true });
+      }
+    },
+  );
 
   test(
     'the loader lays out no project when told not to: project-level tasks stay unavailable, saying so',
@@ -287,42 +305,45 @@ describe('CoderEval inside its project: neo4j over MCP', { skip: SKIP }, () => {
     if (tables) await fs.rm(tables, { recursive: true, force: true });
   });
 
-  test('the workspace: the project at the platform commit, one commit, the method stubbed; the test goes at its path in the project', async () => {
-    const task = await registry.task('codereval', POP_U16);
-    assert.equal(task.workspace.type, 'dir');
-    assert.deepEqual([task.env.kind, (task.env as { version?: string }).version], ['python', '3.11']);
-    assert.equal(task.metadata.filePath, FILE);
-    assert.equal(task.metadata.commit, '78b1e86e3717c7c535dbec04396724f83d557e92');
-    const dir = (task.workspace as { path: string }).path;
-    const count = await runGit(['rev-list', '--all', '--count'], { cwd: dir });
-    assert.equal(count.stdout.trim(), '1', 'no history: the one commit of the workspace');
-    assert.equal((await runGit(['remote'], { cwd: dir })).stdout.trim(), '');
-    const src = await fs.readFile(path.join(dir, FILE), 'utf8');
-    assert.match(
-      src,
-      /def pop_u16\(self\):\n {8}""" Remove the last two bytes of data, returning them as a big-endian\n {8}16-bit unsigned integer\.\n {8}"""\n {8}raise NotImplementedError\n/,
-    );
-    assert.ok(!src.includes('0x100 * self.data[self.used - 2]'), 'the reference is not in the workspace');
-    assert.ok(task.solution!.files![FILE]!.includes('0x100 * self.data[self.used - 2]'));
-    assert.deepEqual(Object.keys(task.tests.hidden.files).sort(), [
-      '.codereval/scorer.py',
-      'src/neo4j/_codec/packstream/v1/__init___pop_u16_passk_validte.py',
-    ]);
-    assert.match(
-      (task.tests.hidden.runner as { command: string }).command,
-      /--root-alias \/home\/travis\/builds\/repos\/neo4j---neo4j-python-driver$/,
-    );
-    // A task of another project (not in this table) keeps its exact reason.
-    const other = (await registry.tasks('codereval')).find(
-      (t) => t.metadata.project === 'zimeon/ocfl-py' && t.metadata.level === 'class_runnable',
-    )!;
-    assert.equal(other.env.kind, 'image');
-    assert.match(
-      (other.env as { about: string }).about,
-      /its project cannot be laid out here: the project state of zimeon\/ocfl-py is not known/,
-    );
-    assert.ok(existsSync(path.join(dir, 'src/neo4j/_data.py')));
-  });
+  test(
+    'the workspace: the project at the platform commit, one commit, ' + 'the method stubbed; the test goes at its path in the project',
+    async () => {
+      const task = await registry.task('codereval', POP_U16);
+      assert.equal(task.workspace.type, 'dir');
+      assert.deepEqual([task.env.kind, (task.env as { version?: string }).version], ['python', '3.11']);
+      assert.equal(task.metadata.filePath, FILE);
+      assert.equal(task.metadata.commit, '78b1e86e3717c7c535dbec04396724f83d557e92');
+      const dir = (task.workspace as { path: string }).path;
+      const count = await runGit(['rev-list', '--all', '--count'], { cwd: dir });
+      assert.equal(count.stdout.trim(), '1', 'no history: the one commit of the workspace');
+      assert.equal((await runGit(['remote'], { cwd: dir })).stdout.trim(), '');
+      const src = await fs.readFile(path.join(dir, FILE), 'utf8');
+      assert.match(
+        src,
+        /def pop_u16\(self\):\n {8}""" Remove the last two bytes of data, returning them as a big-endian\n {8}16-bit unsigned integer\.\n {8}"""\n {8}raise NotImplementedError\n/,
+      );
+      assert.ok(!src.includes('0x100 * self.data[self.used - 2]'), 'the reference is not in the workspace');
+      assert.ok(task.solution!.files![FILE]!.includes('0x100 * self.data[self.used - 2]'));
+      assert.deepEqual(Object.keys(task.tests.hidden.files).sort(), [
+        '.codereval/scorer.py',
+        'src/neo4j/_codec/packstream/v1/__init___pop_u16_passk_validte.py',
+      ]);
+      assert.match(
+        (task.tests.hidden.runner as { command: string }).command,
+        /--root-alias \/home\/travis\/builds\/repos\/neo4j---neo4j-python-driver$/,
+      );
+      // A task of another project (not in this table) keeps its exact reason.
+      const other = (await registry.tasks('codereval')).find(
+        (t) => t.metadata.project === 'zimeon/ocfl-py' && t.metadata.level === 'class_runnable',
+      )!;
+      assert.equal(other.env.kind, 'image');
+      assert.match(
+        (other.env as { about: string }).about,
+        /its project cannot be laid out here: the project state of zimeon\/ocfl-py is not known/,
+      );
+      assert.ok(existsSync(path.join(dir, 'src/neo4j/_data.py')));
+    },
+  );
 
   test('an agent views the class, runs the platform test, writes the method, submits: reward 1; untouched: reward 0', async () => {
     const server: RunningServer = await startHttpServer(gym, { port: 0 });
@@ -346,7 +367,9 @@ describe('CoderEval inside its project: neo4j over MCP', { skip: SKIP }, () => {
       assert.equal(data(failing).counts.failed, 1, text(failing));
       const stub = '        16-bit unsigned integer.\n        """\n        raise NotImplementedError';
       const impl =
-        '        16-bit unsigned integer.\n        """\n        if self.used >= 2:\n            value = 0x100 * self.data[self.used - 2] + self.data[self.used - 1]\n            self.used -= 2\n            return value\n        else:\n            return -1';
+        '        16-bit unsigned integer.\n        """\n        if self.used >= 2:\n            ' +
+        'value = 0x100 * self.data[self.used - 2] + self.data[self.used - 1]\n            ' +
+        'self.used -= 2\n            return value\n        else:\n            return -1';
       assert.equal((await call(client, 'edit_file', { ...ep, path: FILE, old_str: stub, new_str: impl })).isError, undefined);
       const passing = await call(client, 'run_tests', ep);
       assert.equal(data(passing).counts.passed, 1, text(passing));

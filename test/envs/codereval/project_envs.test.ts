@@ -73,7 +73,8 @@ describe('codereval project envs: what a project declares, read without running 
     const files: Record<string, string> = {
       // setup.py that would fail if run: only parsed.
       'setup.py':
-        "import sys\nsys.exit('never run')\nBASE = ['six>=1.5']\nREQS = BASE + ['attrs']\nsetup(name='p', install_requires=REQS, python_requires='>=3.6', classifiers=['Programming Language :: Python :: 3.7', 'Programming Language :: Python :: 3.8'])\n",
+        "import sys\nsys.exit('never run')\nBASE = ['six>=1.5']\nREQS = BASE + ['attrs']\nsetup(name='p', install_requires=REQS, " +
+        "python_requires='>=3.6', classifiers=['Programming Language :: Python :: 3.7', 'Programming Language :: Python :: 3.8'])\n",
       'requirements.txt': '# pinned\n-r base.txt\nrequests==2.25.1  # http\n-e .\n',
       'base.txt': 'idna\n',
       'sub/pkg/setup.cfg': '[options]\ninstall_requires =\n    lxml>=4\n    cssselect\n',

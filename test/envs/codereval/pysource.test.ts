@@ -81,50 +81,54 @@ describe('Python source cutting', () => {
     assert.equal(targetFunction('def gg():\n    pass\n', 'g'), undefined);
   });
 
-  test("the target's path is the classes around its placeholder; a path picks that class's method, a missing one falls back to the least nested", () => {
-    // boolean.py: four `pretty` methods, the task is Symbol's (the platform replaced the ground truth where it stood).
-    const context = [
-      'class Expression:',
-      '    def pretty(self):',
-      '        return "E"',
-      '',
-      'if True:',
-      '    class Symbol(Expression):',
-      '        """Doc with',
-      'class Fake: at column 0',
-      '        """',
-      '        <PLACEHOLDER>',
-      '',
-      'def top():',
-      '    pass',
-    ].join('\n');
-    assert.equal(targetPath(context, 'pretty'), 'Symbol.pretty');
-    assert.equal(targetPath('<PLACEHOLDER>\n', 'f'), 'f');
-    assert.equal(targetPath('no placeholder', 'f'), 'f');
-    const src = [
-      'def pretty():',
-      '    return 0',
-      'class Expression:',
-      '    def pretty(self):',
-      '        return 1',
-      'class Symbol(Expression):',
-      '    def pretty(self):',
-      '        return 2',
-      '    class Inner:',
-      '        def pretty(self):',
-      '            return 3',
-    ].join('\n');
-    assert.equal(targetFunction(src, 'Symbol.pretty')!.def, 6);
-    assert.equal(targetFunction(src, 'Symbol.Inner.pretty')!.def, 9);
-    assert.equal(targetFunction(src, 'pretty')!.def, 0);
-    // A test file may hold the method as a module-level function: the path falls back to the name's rule.
-    assert.equal(targetFunction(src, 'Other.pretty')!.def, 0);
-    assert.deepEqual(replaceTarget(src, 'Symbol.pretty', ['def pretty(self):', '    return 42'])!.split('\n').slice(5, 8), [
-      'class Symbol(Expression):',
-      '    def pretty(self):',
-      '        return 42',
-    ]);
-  });
+  test(
+    "the target's path is the classes around its placeholder; a path picks " +
+      "that class's method, a missing one falls back to the least nested",
+    () => {
+      // boolean.py: four `pretty` methods, the task is Symbol's (the platform replaced the ground truth where it stood).
+      const context = [
+        'class Expression:',
+        '    def pretty(self):',
+        '        return "E"',
+        '',
+        'if True:',
+        '    class Symbol(Expression):',
+        '        """Doc with',
+        'class Fake: at column 0',
+        '        """',
+        '        <PLACEHOLDER>',
+        '',
+        'def top():',
+        '    pass',
+      ].join('\n');
+      assert.equal(targetPath(context, 'pretty'), 'Symbol.pretty');
+      assert.equal(targetPath('<PLACEHOLDER>\n', 'f'), 'f');
+      assert.equal(targetPath('no placeholder', 'f'), 'f');
+      const src = [
+        'def pretty():',
+        '    return 0',
+        'class Expression:',
+        '    def pretty(self):',
+        '        return 1',
+        'class Symbol(Expression):',
+        '    def pretty(self):',
+        '        return 2',
+        '    class Inner:',
+        '        def pretty(self):',
+        '            return 3',
+      ].join('\n');
+      assert.equal(targetFunction(src, 'Symbol.pretty')!.def, 6);
+      assert.equal(targetFunction(src, 'Symbol.Inner.pretty')!.def, 9);
+      assert.equal(targetFunction(src, 'pretty')!.def, 0);
+      // A test file may hold the method as a module-level function: the path falls back to the name's rule.
+      assert.equal(targetFunction(src, 'Other.pretty')!.def, 0);
+      assert.deepEqual(replaceTarget(src, 'Symbol.pretty', ['def pretty(self):', '    return 42'])!.split('\n').slice(5, 8), [
+        'class Symbol(Expression):',
+        '    def pretty(self):',
+        '        return 42',
+      ]);
+    },
+  );
 
   test("replaceTarget puts a block at the function's column and keeps the file's decorators", () => {
     const src = ['class A:', '    @property', '    def f(self):', '        return 1', '    def g(self):', '        return 2'].join('\n');

@@ -93,7 +93,8 @@ test('Acc@k per oracle_context category and over all tokens, at the k the report
         '| a · m | TypeReference | 0.0% | 100.0% | 1 |',
         '| a · m | all | 25.0% | 50.0% | 4 |',
         '',
-        'Acc@k (CoderEval §4.3): the share of oracle_context tokens that appear in the code added by at least one of the first k samples, per token category; ' +
+        'Acc@k (CoderEval §4.3): the share of oracle_context tokens that appear in ' +
+          'the code added by at least one of the first k samples, per token category; ' +
           'a sample that left no code (or ended in an infrastructure failure before any) hits no token.',
         '',
       ].join('\n'),

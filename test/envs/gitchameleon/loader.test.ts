@@ -105,96 +105,104 @@ describe('GitChameleon v2', { skip: SKIP_WITHOUT_DATA }, () => {
     assert.match(gradio.promptVariants.instruct!, /\nDo not launch a gradio interface\.\n/);
   });
 
-  test("envs: the problem's Python, library==version and every additional and extra dependency; pytest, numpy and scipy after-installs as the v2 harness adds them", async () => {
-    const { tasks } = await loadGitChameleon(V2_DIR);
-    const env = (id: string) => tasks.find((t) => t.id === id)!.env;
-    assert.deepEqual(env('0'), {
-      kind: 'python',
-      version: '3.7',
-      requirements: ['torch==1.9.0', 'scipy==1.7.3', 'numpy==1.21.6'],
-      afterInstall: [['pytest==6.2.5']],
-    });
-    assert.deepEqual(env('187'), {
-      kind: 'python',
-      version: '3.9',
-      requirements: ['sympy==1.13'],
-      afterInstall: [['pytest==7.1.2'], ['numpy==1.21.6'], ['scipy==1.9.1']],
-    });
-    assert.deepEqual(env('156'), {
-      kind: 'python',
-      version: '3.10',
-      requirements: ['jinja2==3.1'],
-      afterInstall: [['pytest==7.2.0'], ['numpy==1.23'], ['scipy==1.10.1']],
-    });
-    assert.deepEqual(env('323'), {
-      kind: 'python',
-      version: '3.7',
-      requirements: ['tqdm==4.28'],
-      afterInstall: [['pytest==6.2.5'], ['numpy==1.21.6'], ['scipy==1.7.1']],
-    });
-    // numpy itself gets only scipy; a dependency mentioning scipy suppresses the scipy pin.
-    const numpyTask = tasks.find((t) => t.metadata.library === 'numpy' && t.metadata.version === '1.25.0')!;
-    assert.deepEqual(numpyTask.env.kind === 'python' && numpyTask.env.afterInstall, [['pytest==7.2.0'], ['scipy==1.10.1']]);
-    const pytestTask = tasks.find((t) => t.metadata.library === 'pytest')!;
-    assert.ok(
-      pytestTask.env.kind === 'python' && pytestTask.env.afterInstall!.every((stage) => !stage[0]!.startsWith('pytest')),
-      'a problem about pytest keeps its own pytest',
-    );
-    assert.deepEqual(env('175'), {
-      kind: 'python',
-      version: '3.9',
-      requirements: ['sympy==1.9', 'scipy==1.8.0'],
-      afterInstall: [['pytest==7.1.2'], ['numpy==1.21.6']],
-    });
-    // extra_dependencies (librosa rows) are installed too, without duplicates.
-    const librosa = tasks.find((t) => t.metadata.library === 'librosa')!;
-    assert.ok(
-      librosa.env.kind === 'python' &&
-        librosa.env.requirements.includes('numba==0.46') &&
-        librosa.env.requirements.filter((r) => r === 'numpy==1.16.0').length === 1,
-    );
-    // Problems the harness keys alike share the first one's env: 306 says joblib==0.12, but 304 came first with 0.14.
-    assert.deepEqual(env('306'), env('304'));
-    const shared = env('306');
-    assert.ok(shared.kind === 'python' && shared.requirements.includes('joblib==0.14'));
-    // No remaps in v2: torch 1.9.0 is installed as written.
-    assert.deepEqual(VERSION_REMAPS.v2, []);
-  });
+  test(
+    "envs: the problem's Python, library==version and every additional and extra " +
+      'dependency; pytest, numpy and scipy after-installs as the v2 harness adds them',
+    async () => {
+      const { tasks } = await loadGitChameleon(V2_DIR);
+      const env = (id: string) => tasks.find((t) => t.id === id)!.env;
+      assert.deepEqual(env('0'), {
+        kind: 'python',
+        version: '3.7',
+        requirements: ['torch==1.9.0', 'scipy==1.7.3', 'numpy==1.21.6'],
+        afterInstall: [['pytest==6.2.5']],
+      });
+      assert.deepEqual(env('187'), {
+        kind: 'python',
+        version: '3.9',
+        requirements: ['sympy==1.13'],
+        afterInstall: [['pytest==7.1.2'], ['numpy==1.21.6'], ['scipy==1.9.1']],
+      });
+      assert.deepEqual(env('156'), {
+        kind: 'python',
+        version: '3.10',
+        requirements: ['jinja2==3.1'],
+        afterInstall: [['pytest==7.2.0'], ['numpy==1.23'], ['scipy==1.10.1']],
+      });
+      assert.deepEqual(env('323'), {
+        kind: 'python',
+        version: '3.7',
+        requirements: ['tqdm==4.28'],
+        afterInstall: [['pytest==6.2.5'], ['numpy==1.21.6'], ['scipy==1.7.1']],
+      });
+      // numpy itself gets only scipy; a dependency mentioning scipy suppresses the scipy pin.
+      const numpyTask = tasks.find((t) => t.metadata.library === 'numpy' && t.metadata.version === '1.25.0')!;
+      assert.deepEqual(numpyTask.env.kind === 'python' && numpyTask.env.afterInstall, [['pytest==7.2.0'], ['scipy==1.10.1']]);
+      const pytestTask = tasks.find((t) => t.metadata.library === 'pytest')!;
+      assert.ok(
+        pytestTask.env.kind === 'python' && pytestTask.env.afterInstall!.every((stage) => !stage[0]!.startsWith('pytest')),
+        'a problem about pytest keeps its own pytest',
+      );
+      assert.deepEqual(env('175'), {
+        kind: 'python',
+        version: '3.9',
+        requirements: ['sympy==1.9', 'scipy==1.8.0'],
+        afterInstall: [['pytest==7.1.2'], ['numpy==1.21.6']],
+      });
+      // extra_dependencies (librosa rows) are installed too, without duplicates.
+      const librosa = tasks.find((t) => t.metadata.library === 'librosa')!;
+      assert.ok(
+        librosa.env.kind === 'python' &&
+          librosa.env.requirements.includes('numba==0.46') &&
+          librosa.env.requirements.filter((r) => r === 'numpy==1.16.0').length === 1,
+      );
+      // Problems the harness keys alike share the first one's env: 306 says joblib==0.12, but 304 came first with 0.14.
+      assert.deepEqual(env('306'), env('304'));
+      const shared = env('306');
+      assert.ok(shared.kind === 'python' && shared.requirements.includes('joblib==0.14'));
+      // No remaps in v2: torch 1.9.0 is installed as written.
+      assert.deepEqual(VERSION_REMAPS.v2, []);
+    },
+  );
 
-  test('dependency drift: gradio and flask envs carry the era constraints of the stored table; other libraries none; nltk envs a data setup step', async () => {
-    const { tasks } = await loadGitChameleon(V2_DIR);
-    const table = eraTable();
-    for (const t of tasks) {
-      const env = t.env;
-      assert.ok(env.kind === 'python');
-      const library = String(t.metadata.library);
-      if (ERA_CONSTRAINED.v2.has(library)) {
-        const entry = [...table.values()].find(
-          (e) => e.python === env.version && JSON.stringify(e.requirements) === JSON.stringify([...env.requirements].sort()),
-        );
-        assert.ok(entry, `no era entry for problem ${t.id} (${library}): regenerate with envs/gitchameleon/era.ts`);
-        assert.deepEqual(env.constraints, entry.constraints, t.id);
-        // A constraint never overrides the problem's own pins.
-        for (const c of env.constraints!)
-          assert.ok(
-            !env.requirements.some((r) => r.includes('==') && r.split('==')[0]!.toLowerCase() === c.split('==')[0]!.toLowerCase()),
-            `${t.id}: ${c}`,
+  test(
+    'dependency drift: gradio and flask envs carry the era constraints of ' +
+      'the stored table; other libraries none; nltk envs a data setup step',
+    async () => {
+      const { tasks } = await loadGitChameleon(V2_DIR);
+      const table = eraTable();
+      for (const t of tasks) {
+        const env = t.env;
+        assert.ok(env.kind === 'python');
+        const library = String(t.metadata.library);
+        if (ERA_CONSTRAINED.v2.has(library)) {
+          const entry = [...table.values()].find(
+            (e) => e.python === env.version && JSON.stringify(e.requirements) === JSON.stringify([...env.requirements].sort()),
           );
-      } else assert.equal(env.constraints, undefined, t.id);
-      if (library === 'nltk') {
-        assert.equal(env.setup?.inputEnv, NLTK_DATA_ENV);
-        for (const pkg of NLTK_DATA_PACKAGES) assert.match(env.setup!.script, new RegExp(pkg));
-      } else assert.equal(env.setup, undefined, t.id);
-    }
-    const gradio = tasks.find((t) => t.id === '36')!.env;
-    assert.ok(
-      gradio.kind === 'python' && gradio.constraints!.includes('gradio-client==0.0.5'),
-      'gradio 3.24.0 gets the gradio_client of its day (with gradio_client.serializing)',
-    );
-    const flask = tasks.find((t) => t.id === '173')!.env;
-    assert.ok(flask.kind === 'python' && flask.constraints!.includes('werkzeug==3.0.0'));
-    for (const e of table.values()) assert.ok(new Date(e.cutoff).getTime() > Date.parse('2018-01-01'), e.cutoff);
-  });
+          assert.ok(entry, `no era entry for problem ${t.id} (${library}): regenerate with envs/gitchameleon/era.ts`);
+          assert.deepEqual(env.constraints, entry.constraints, t.id);
+          // A constraint never overrides the problem's own pins.
+          for (const c of env.constraints!)
+            assert.ok(
+              !env.requirements.some((r) => r.includes('==') && r.split('==')[0]!.toLowerCase() === c.split('==')[0]!.toLowerCase()),
+              `${t.id}: ${c}`,
+            );
+        } else assert.equal(env.constraints, undefined, t.id);
+        if (library === 'nltk') {
+          assert.equal(env.setup?.inputEnv, NLTK_DATA_ENV);
+          for (const pkg of NLTK_DATA_PACKAGES) assert.match(env.setup!.script, new RegExp(pkg));
+        } else assert.equal(env.setup, undefined, t.id);
+      }
+      const gradio = tasks.find((t) => t.id === '36')!.env;
+      assert.ok(
+        gradio.kind === 'python' && gradio.constraints!.includes('gradio-client==0.0.5'),
+        'gradio 3.24.0 gets the gradio_client of its day (with gradio_client.serializing)',
+      );
+      const flask = tasks.find((t) => t.id === '173')!.env;
+      assert.ok(flask.kind === 'python' && flask.constraints!.includes('werkzeug==3.0.0'));
+      for (const e of table.values()) assert.ok(new Date(e.cutoff).getTime() > Date.parse('2018-01-01'), e.cutoff);
+    },
+  );
 
   test("hidden tests: 120 s, and pytest's exit code decides, as the v2 harness (a file whose tests all skip passes there)", async () => {
     const { tasks } = await loadGitChameleon(V2_DIR);
@@ -312,7 +320,8 @@ describe('GitChameleon v1', { skip: SKIP_WITHOUT_DATA }, () => {
         assert.match(
           t.tests.hidden.runner.command,
           new RegExp(
-            `cat ${file} && printf '\\\\n' && cat \\.gitchameleon/test_${t.id}\\.py; \\} > \\.gitchameleon/run_${t.id}\\.py && python \\.gitchameleon/run_${t.id}\\.py$`,
+            `cat ${file} && printf '\\\\n' && cat \\.gitchameleon/test_${t.id}\\.py; \\} ` +
+              `> \\.gitchameleon/run_${t.id}\\.py && python \\.gitchameleon/run_${t.id}\\.py$`,
           ),
         );
       assert.ok(t.env.kind === 'python' && t.env.version === '3.10' && !t.env.afterInstall);

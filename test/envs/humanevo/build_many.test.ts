@@ -38,71 +38,75 @@ const lines = async (file: string) =>
     .filter(Boolean)
     .map((l) => JSON.parse(l));
 
-test('several repositories in one run: a task file each, the report per repository, the folder served as one task set; a failing one is reported, the others finish', async () => {
-  const out = path.join(dir, 'tasks');
-  const repos = await writeRepos([
-    { repo: fx.repo, name: 'early/textkit', language: 'python', python: '3.11', to: fx.commits.mostCommon },
-    { repo: fx.repo, name: 'late/textkit', language: 'python', python: '3.11', from: fx.commits.mostCommon },
-    { repo: fx.repo, name: 'broken/textkit', language: 'python', python: '3.11', from: 'no-such-revision' },
-  ]);
-  const code = await main(['build-tasks', '--repos', repos, '--out-dir', out, '--jobs', '2', '--cache-dir', TEST_CACHE_DIR], BUILTINS);
-  assert.equal(code, 1, 'one repository failed');
-  const names = async (f: string) => (await lines(path.join(out, f))).map((r) => r.target.qualname).sort();
-  assert.deepEqual(await names('early__textkit.jsonl'), ['WordBag.most_common', 'slugify']);
-  assert.deepEqual(await names('late__textkit.jsonl'), ['headline_slug']);
-  assert.ok(existsSync(path.join(out, 'early__textkit.jsonl.progress.jsonl')));
+test(
+  'several repositories in one run: a task file each, the report per repository, ' +
+    'the folder served as one task set; a failing one is reported, the others finish',
+  async () => {
+    const out = path.join(dir, 'tasks');
+    const repos = await writeRepos([
+      { repo: fx.repo, name: 'early/textkit', language: 'python', python: '3.11', to: fx.commits.mostCommon },
+      { repo: fx.repo, name: 'late/textkit', language: 'python', python: '3.11', from: fx.commits.mostCommon },
+      { repo: fx.repo, name: 'broken/textkit', language: 'python', python: '3.11', from: 'no-such-revision' },
+    ]);
+    const code = await main(['build-tasks', '--repos', repos, '--out-dir', out, '--jobs', '2', '--cache-dir', TEST_CACHE_DIR], BUILTINS);
+    assert.equal(code, 1, 'one repository failed');
+    const names = async (f: string) => (await lines(path.join(out, f))).map((r) => r.target.qualname).sort();
+    assert.deepEqual(await names('early__textkit.jsonl'), ['WordBag.most_common', 'slugify']);
+    assert.deepEqual(await names('late__textkit.jsonl'), ['headline_slug']);
+    assert.ok(existsSync(path.join(out, 'early__textkit.jsonl.progress.jsonl')));
 
-  const report = JSON.parse(await fs.readFile(path.join(out, 'build-report.json'), 'utf8'));
-  assert.equal(report.jobs, 2);
-  assert.deepEqual(
-    report.repos.map((r: { name: string; status: string }) => [r.name, r.status]),
-    [
-      ['early/textkit', 'done'],
-      ['late/textkit', 'done'],
-      ['broken/textkit', 'error'],
-    ],
-  );
-  assert.match(report.repos[2].error.message, /no-such-revision/);
-  assert.equal(report.validated, 3);
-  assert.equal(report.repos[0].report.validated + report.repos[1].report.validated, 3);
-  // The reasons add up over the repositories.
-  const early: Record<string, number> = report.repos[0].report.rejected;
-  const late: Record<string, number> = report.repos[1].report.rejected;
-  assert.deepEqual(early, {});
-  assert.equal(report.rejected.constructor, 1);
-  for (const [k, v] of Object.entries(report.rejected)) {
-    assert.equal(typeof v, 'number', k);
-    assert.equal(v, (Object.hasOwn(early, k) ? early[k] : 0) + late[k], k);
-  }
+    const report = JSON.parse(await fs.readFile(path.join(out, 'build-report.json'), 'utf8'));
+    assert.equal(report.jobs, 2);
+    assert.deepEqual(
+      report.repos.map((r: { name: string; status: string }) => [r.name, r.status]),
+      [
+        ['early/textkit', 'done'],
+        ['late/textkit', 'done'],
+        ['broken/textkit', 'error'],
+      ],
+    );
+    assert.match(report.repos[2].error.message, /no-such-revision/);
+    assert.equal(report.validated, 3);
+    assert.equal(report.repos[0].report.validated + report.repos[1].report.validated, 3);
+    // The reasons add up over the repositories.
+    const early: Record<string, number> = report.repos[0].report.rejected;
+    const late: Record<string, number> = report.repos[1].report.rejected;
+    assert.deepEqual(early, {});
+    assert.equal(report.rejected.constructor, 1);
+    for (const [k, v] of Object.entries(report.rejected)) {
+      assert.equal(typeof v, 'number', k);
+      assert.equal(v, (Object.hasOwn(early, k) ? early[k] : 0) + late[k], k);
+    }
 
-  // The folder is a task set: every repository's tasks (the failed one's empty file is passed over).
-  const tasks = await loadHumanEvo(out);
-  assert.deepEqual(
-    tasks
-      .map((t) =>
-        t.id
-          .split('/')
-          .pop()!
-          .replace(/^[0-9a-f]{10}-/, ''),
-      )
-      .sort(),
-    ['WordBag.most_common', 'headline_slug', 'slugify'],
-  );
+    // The folder is a task set: every repository's tasks (the failed one's empty file is passed over).
+    const tasks = await loadHumanEvo(out);
+    assert.deepEqual(
+      tasks
+        .map((t) =>
+          t.id
+            .split('/')
+            .pop()!
+            .replace(/^[0-9a-f]{10}-/, ''),
+        )
+        .sort(),
+      ['WordBag.most_common', 'headline_slug', 'slugify'],
+    );
 
-  // --resume: nothing is walked again, the same tasks, no test run.
-  const good = await writeRepos([
-    { repo: fx.repo, name: 'early/textkit', language: 'python', python: '3.11', to: fx.commits.mostCommon },
-    { repo: fx.repo, name: 'late/textkit', language: 'python', python: '3.11', from: fx.commits.mostCommon },
-  ]);
-  assert.equal(await main(['build-tasks', '--repos', good, '--out-dir', out, '--resume', '--cache-dir', TEST_CACHE_DIR], BUILTINS), 0);
-  const again = JSON.parse(await fs.readFile(path.join(out, 'build-report.json'), 'utf8'));
-  assert.equal(again.validated, 3);
-  for (const r of again.repos) {
-    assert.equal(r.report.resumed, r.report.walked, r.name);
-    assert.equal(r.report.testRuns, 0, r.name);
-  }
-  assert.deepEqual(await names('early__textkit.jsonl'), ['WordBag.most_common', 'slugify']);
-});
+    // --resume: nothing is walked again, the same tasks, no test run.
+    const good = await writeRepos([
+      { repo: fx.repo, name: 'early/textkit', language: 'python', python: '3.11', to: fx.commits.mostCommon },
+      { repo: fx.repo, name: 'late/textkit', language: 'python', python: '3.11', from: fx.commits.mostCommon },
+    ]);
+    assert.equal(await main(['build-tasks', '--repos', good, '--out-dir', out, '--resume', '--cache-dir', TEST_CACHE_DIR], BUILTINS), 0);
+    const again = JSON.parse(await fs.readFile(path.join(out, 'build-report.json'), 'utf8'));
+    assert.equal(again.validated, 3);
+    for (const r of again.repos) {
+      assert.equal(r.report.resumed, r.report.walked, r.name);
+      assert.equal(r.report.testRuns, 0, r.name);
+    }
+    assert.deepEqual(await names('early__textkit.jsonl'), ['WordBag.most_common', 'slugify']);
+  },
+);
 
 test('a repository list is checked before anything runs: errors name the entry and its field', async () => {
   await expectGymError(readTargets(await writeRepos({ repo: fx.repo })), 'INVALID_ARGUMENT', /expected array/i);

@@ -85,82 +85,89 @@ describe('build-tasks on the Python fixture', () => {
     assert.equal(JSON.parse(lines[0]!).target.qualname, 'slugify');
   });
 
-  test('SIGTERM stops a build as Ctrl-C does: the change being walked is dropped, the journal stays whole, --resume finishes it', async () => {
-    const out = path.join(await tempDir(), 'tasks.jsonl');
-    const journal = `${out}.progress.jsonl`;
-    const build = (...extra: string[]) =>
-      main(['build-tasks', '--repo', f.repo, '--language', 'python', '--out', out, '--cache-dir', TEST_CACHE_DIR, ...extra], BUILTINS);
-    const running = build();
-    const walked = async () =>
-      (await fs.readFile(journal, 'utf8').catch(() => ''))
+  test(
+    'SIGTERM stops a build as Ctrl-C does: the change being walked ' + 'is dropped, the journal stays whole, --resume finishes it',
+    async () => {
+      const out = path.join(await tempDir(), 'tasks.jsonl');
+      const journal = `${out}.progress.jsonl`;
+      const build = (...extra: string[]) =>
+        main(['build-tasks', '--repo', f.repo, '--language', 'python', '--out', out, '--cache-dir', TEST_CACHE_DIR, ...extra], BUILTINS);
+      const running = build();
+      const walked = async () =>
+        (await fs.readFile(journal, 'utf8').catch(() => ''))
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as { commit: string });
+      while (!(await walked()).length) await new Promise((r) => setTimeout(r, 50));
+      process.emit('SIGTERM');
+      assert.notEqual(await running, 0, 'a stopped build does not report success');
+      const before = await walked();
+      assert.ok(before.length < (await listChanges(f.repo)).length, `stopped before the end (${before.length} changes walked)`);
+      assert.equal(await build('--resume'), 0);
+      const after = await walked();
+      assert.deepEqual(after.slice(0, before.length), before, 'the journal went on from where it stopped');
+      const names = (await fs.readFile(out, 'utf8'))
+        .trim()
         .split('\n')
-        .filter(Boolean)
-        .map((l) => JSON.parse(l) as { commit: string });
-    while (!(await walked()).length) await new Promise((r) => setTimeout(r, 50));
-    process.emit('SIGTERM');
-    assert.notEqual(await running, 0, 'a stopped build does not report success');
-    const before = await walked();
-    assert.ok(before.length < (await listChanges(f.repo)).length, `stopped before the end (${before.length} changes walked)`);
-    assert.equal(await build('--resume'), 0);
-    const after = await walked();
-    assert.deepEqual(after.slice(0, before.length), before, 'the journal went on from where it stopped');
-    const names = (await fs.readFile(out, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l).target.qualname as string);
-    assert.deepEqual(names.sort(), Object.keys(f.expect.tasks).sort());
-  });
+        .map((l) => JSON.parse(l).target.qualname as string);
+      assert.deepEqual(names.sort(), Object.keys(f.expect.tasks).sort());
+    },
+  );
 
-  test('--resume goes on where a stopped build ended: walked changes are not walked again, a torn journal line and its orphan task are dropped', async () => {
-    const out = path.join(await tempDir(), 'tasks.jsonl');
-    const journal = `${out}.progress.jsonl`;
-    const build = (...extra: string[]) =>
-      main(['build-tasks', '--repo', f.repo, '--language', 'python', '--out', out, '--cache-dir', TEST_CACHE_DIR, ...extra], BUILTINS);
-    assert.equal(await build('--limit', '1'), 0);
-    const first = (await fs.readFile(journal, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    assert.deepEqual(
-      first.map((o) => [o.commit, o.tasks.length]),
-      [[f.commits.slugify, 1]],
-    );
-    // As if killed while walking the next change: its task written, its journal line torn.
-    await fs.appendFile(out, JSON.stringify({ ...JSON.parse((await fs.readFile(out, 'utf8')).trim()), instance_id: 'orphan' }) + '\n');
-    await fs.appendFile(journal, '{"commit": "' + f.commits.mostCommon);
-    assert.equal(await build('--limit', '2', '--resume'), 0);
-    const names = (await fs.readFile(out, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l).target.qualname as string);
-    assert.deepEqual(names, ['slugify', 'WordBag.most_common'], 'slugify once (not walked again), the orphan gone');
-    const lines = (await fs.readFile(journal, 'utf8'))
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
-    assert.deepEqual(
-      lines.map((o) => o.commit),
-      [f.commits.slugify, f.commits.mostCommon],
-    );
-    assert.ok(lines[1].testRuns > 0 && lines[1].tasks.length === 1);
-    // Each change's walking time is journaled: a build resumed to the end still reports what it cost.
-    assert.ok(
-      lines.every((o) => typeof o.durationMs === 'number' && o.durationMs > 0),
-      JSON.stringify(lines.map((o) => o.durationMs)),
-    );
-    const sandboxes = new LocalSandboxFactory({ baseDir: await tempDir('benchgym-resume-'), cacheDir: TEST_CACHE_DIR });
-    try {
-      const resumed = await runBuild({ repo: f.repo, language: 'python', limit: 2 }, { out, resume: true, sandboxes });
-      assert.equal(resumed.resumed, 2);
-      assert.equal(resumed.testRuns, 0, 'nothing run again');
-      assert.equal(resumed.walkMs, lines[0].durationMs + lines[1].durationMs);
-    } finally {
-      await sandboxes.close();
-    }
-    // Without --resume the build starts over.
-    assert.equal(await build('--limit', '1'), 0);
-    assert.equal((await fs.readFile(journal, 'utf8')).trim().split('\n').length, 1);
-  });
+  test(
+    '--resume goes on where a stopped build ended: walked changes are ' +
+      'not walked again, a torn journal line and its orphan task are dropped',
+    async () => {
+      const out = path.join(await tempDir(), 'tasks.jsonl');
+      const journal = `${out}.progress.jsonl`;
+      const build = (...extra: string[]) =>
+        main(['build-tasks', '--repo', f.repo, '--language', 'python', '--out', out, '--cache-dir', TEST_CACHE_DIR, ...extra], BUILTINS);
+      assert.equal(await build('--limit', '1'), 0);
+      const first = (await fs.readFile(journal, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(
+        first.map((o) => [o.commit, o.tasks.length]),
+        [[f.commits.slugify, 1]],
+      );
+      // As if killed while walking the next change: its task written, its journal line torn.
+      await fs.appendFile(out, JSON.stringify({ ...JSON.parse((await fs.readFile(out, 'utf8')).trim()), instance_id: 'orphan' }) + '\n');
+      await fs.appendFile(journal, '{"commit": "' + f.commits.mostCommon);
+      assert.equal(await build('--limit', '2', '--resume'), 0);
+      const names = (await fs.readFile(out, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).target.qualname as string);
+      assert.deepEqual(names, ['slugify', 'WordBag.most_common'], 'slugify once (not walked again), the orphan gone');
+      const lines = (await fs.readFile(journal, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      assert.deepEqual(
+        lines.map((o) => o.commit),
+        [f.commits.slugify, f.commits.mostCommon],
+      );
+      assert.ok(lines[1].testRuns > 0 && lines[1].tasks.length === 1);
+      // Each change's walking time is journaled: a build resumed to the end still reports what it cost.
+      assert.ok(
+        lines.every((o) => typeof o.durationMs === 'number' && o.durationMs > 0),
+        JSON.stringify(lines.map((o) => o.durationMs)),
+      );
+      const sandboxes = new LocalSandboxFactory({ baseDir: await tempDir('benchgym-resume-'), cacheDir: TEST_CACHE_DIR });
+      try {
+        const resumed = await runBuild({ repo: f.repo, language: 'python', limit: 2 }, { out, resume: true, sandboxes });
+        assert.equal(resumed.resumed, 2);
+        assert.equal(resumed.testRuns, 0, 'nothing run again');
+        assert.equal(resumed.walkMs, lines[0].durationMs + lines[1].durationMs);
+      } finally {
+        await sandboxes.close();
+      }
+      // Without --resume the build starts over.
+      assert.equal(await build('--limit', '1'), 0);
+      assert.equal((await fs.readFile(journal, 'utf8')).trim().split('\n').length, 1);
+    },
+  );
 
   test('bad arguments are errors that name the flag', async () => {
     await expectGymError(
@@ -225,7 +232,8 @@ describe('the Java fixture', () => {
   });
 
   test(
-    "--test-scope change on an old era's pom: each change validated with its own test classes and the era's -D raises, the same tasks, and a task scored with them is valid",
+    "--test-scope change on an old era's pom: each change validated with its own test " +
+      "classes and the era's -D raises, the same tasks, and a task scored with them is valid",
     { skip: SKIP_JAVA_BUILD },
     async () => {
       // Java 1.6, which JDK 17's javac refuses: every run (the env's build, the builder's test runs, scoring) needs the raise.
@@ -339,7 +347,9 @@ test('Java overloads added together are rejected as overloaded: the target would
     await r.commit('init', { [file]: 'package a;\n\npublic class Text {\n}\n' });
     await r.commit('add', {
       [file]:
-        'package a;\n\npublic class Text {\n    /** Pads s. */\n    public static String pad(String s) {\n        return pad(s, 1);\n    }\n\n    /** Pads s by n. */\n    public static String pad(String s, int n) {\n        return " ".repeat(n) + s;\n    }\n\n    /** Trims s. */\n    public static String trim(String s) {\n        return s.strip();\n    }\n}\n',
+        'package a;\n\npublic class Text {\n    /** Pads s. */\n    public static String pad(String s) {\n        return pad(s, ' +
+        '1);\n    }\n\n    /** Pads s by n. */\n    public static String pad(String s, int n) {\n        return " ".repeat(n) ' +
+        '+ s;\n    }\n\n    /** Trims s. */\n    public static String trim(String s) {\n        return s.strip();\n    }\n}\n',
     });
     const [change] = await listChanges(dir);
     const found = await addedFunctions(dir, 'java', change!, [file], () => {});
@@ -356,96 +366,103 @@ test('Java overloads added together are rejected as overloaded: the target would
   }
 });
 
-test('one change whose tree the local copy cannot export is rejected with its reason; the walk goes on and yields the other tasks', async () => {
-  const dir = await tempDir('benchgym-unexportable-');
-  try {
-    const r = new FixtureRepo(path.join(dir, 'repo'));
-    await r.init();
-    const fn = (name: string, doc: string, body: string) => `\n\ndef ${name}(text):\n    """${doc}"""\n    ${body}\n`;
-    const test = (name: string, call: string, want: string) =>
-      `\n\ndef test_${name}():\n    from tk.words import ${name}\n    assert ${call} == ${want}\n`;
-    let src = '"""Words."""\n';
-    let tests = '"""Tests."""\n';
-    await r.commit('init', {
-      'tk/__init__.py': '',
-      'tk/words.py': src,
-      'tests/test_words.py': tests + '\n\ndef test_nothing():\n    assert True\n',
-    });
-    tests += '\n\ndef test_nothing():\n    assert True\n';
-    // The first task change carries a file whose blob the copy will lack: its tree (and the fixed env's seed) cannot be exported.
-    src += fn('shout', 'Upper-case a text and add an exclamation mark.', 'return text.upper() + "!"');
-    tests += test('shout', 'shout("hey")', '"HEY!"');
-    const lost = await r.commit('Add shout, with a large fixture', {
-      'tk/words.py': src,
-      'tests/test_words.py': tests,
-      'tests/data/large.bin': 'a large fixture\n'.repeat(100),
-    });
-    // The file goes again (no test change: walked without exporting anything).
-    await r.commit('Drop the large fixture', { 'tests/data/large.bin': null });
-    src += fn('first_word', 'Return the first word of a text, or an empty string.', 'return text.split()[0] if text.split() else ""');
-    tests += test('first_word', 'first_word("a b")', '"a"');
-    const first = await r.commit('Add first_word', { 'tk/words.py': src, 'tests/test_words.py': tests });
-    src += fn('word_count', 'Count the words of a text, separated by whitespace.', 'return len(text.split())');
-    tests += test('word_count', 'word_count("a  b c")', '3');
-    const count = await r.commit('Add word_count', { 'tk/words.py': src, 'tests/test_words.py': tests });
-    // A copy of the repository without that one blob, as a copy made without its largest files is.
-    const copy = path.join(dir, 'copy');
-    await fs.cp(path.join(dir, 'repo'), copy, { recursive: true });
-    const blob = r.git('rev-parse', `${lost}:tests/data/large.bin`).trim();
-    await fs.rm(path.join(copy, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
-    await assert.rejects(
-      fileAt(copy, lost, 'tests/data/large.bin'),
-      (e: unknown) => isUnexportable(e) && /lacks its blob/.test((e as Error).message),
-      'a missing blob is no absent file',
-    );
-    assert.equal(await fileAt(copy, lost, 'tests/data/none.bin'), undefined);
-
-    const sandboxes = new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), cacheDir: TEST_CACHE_DIR });
-    const names: string[] = [];
-    const journal: string[] = [];
-    let report;
+test(
+  'one change whose tree the local copy cannot export is rejected ' + 'with its reason; the walk goes on and yields the other tasks',
+  async () => {
+    const dir = await tempDir('benchgym-unexportable-');
     try {
-      report = await buildTasks({
-        repo: copy,
-        language: 'python',
-        env: { kind: 'python', version: '3.11', requirements: [] },
-        sandboxes,
-        testTimeoutMs: 300_000,
-        onTask: (rec) => void names.push(rec.target.qualname),
-        onChange: (o) => void journal.push(o.commit),
+      const r = new FixtureRepo(path.join(dir, 'repo'));
+      await r.init();
+      const fn = (name: string, doc: string, body: string) => `\n\ndef ${name}(text):\n    """${doc}"""\n    ${body}\n`;
+      const test = (name: string, call: string, want: string) =>
+        `\n\ndef test_${name}():\n    from tk.words import ${name}\n    assert ${call} == ${want}\n`;
+      let src = '"""Words."""\n';
+      let tests = '"""Tests."""\n';
+      await r.commit('init', {
+        'tk/__init__.py': '',
+        'tk/words.py': src,
+        'tests/test_words.py': tests + '\n\ndef test_nothing():\n    assert True\n',
       });
-    } finally {
-      await sandboxes.close();
-    }
-    assert.deepEqual(names, ['first_word', 'word_count']);
-    assert.equal(report.validated, 2);
-    const unexportable = report.rejections.filter((x) => x.reason === 'unexportable');
-    assert.deepEqual(
-      unexportable.map((x) => x.commit),
-      [lost],
-    );
-    assert.match(unexportable[0]!.detail!, new RegExp(`exporting ${lost.slice(0, 10)} .*failed`));
-    assert.equal(report.rejected['no-test-change'], 1);
-    // An unexportable change is walked for good (the copy will not change): the journal has it, and the tasks' changes.
-    assert.ok(journal.includes(lost) && journal.includes(first) && journal.includes(count));
-  } finally {
-    await fs.rm(dir, { recursive: true, force: true });
-  }
-});
+      tests += '\n\ndef test_nothing():\n    assert True\n';
+      // The first task change carries a file whose blob the copy will lack: its tree (and the fixed env's seed) cannot be exported.
+      src += fn('shout', 'Upper-case a text and add an exclamation mark.', 'return text.upper() + "!"');
+      tests += test('shout', 'shout("hey")', '"HEY!"');
+      const lost = await r.commit('Add shout, with a large fixture', {
+        'tk/words.py': src,
+        'tests/test_words.py': tests,
+        'tests/data/large.bin': 'a large fixture\n'.repeat(100),
+      });
+      // The file goes again (no test change: walked without exporting anything).
+      await r.commit('Drop the large fixture', { 'tests/data/large.bin': null });
+      src += fn('first_word', 'Return the first word of a text, or an empty string.', 'return text.split()[0] if text.split() else ""');
+      tests += test('first_word', 'first_word("a b")', '"a"');
+      const first = await r.commit('Add first_word', { 'tk/words.py': src, 'tests/test_words.py': tests });
+      src += fn('word_count', 'Count the words of a text, separated by whitespace.', 'return len(text.split())');
+      tests += test('word_count', 'word_count("a  b c")', '3');
+      const count = await r.commit('Add word_count', { 'tk/words.py': src, 'tests/test_words.py': tests });
+      // A copy of the repository without that one blob, as a copy made without its largest files is.
+      const copy = path.join(dir, 'copy');
+      await fs.cp(path.join(dir, 'repo'), copy, { recursive: true });
+      const blob = r.git('rev-parse', `${lost}:tests/data/large.bin`).trim();
+      await fs.rm(path.join(copy, '.git', 'objects', blob.slice(0, 2), blob.slice(2)));
+      await assert.rejects(
+        fileAt(copy, lost, 'tests/data/large.bin'),
+        (e: unknown) => isUnexportable(e) && /lacks its blob/.test((e as Error).message),
+        'a missing blob is no absent file',
+      );
+      assert.equal(await fileAt(copy, lost, 'tests/data/none.bin'), undefined);
 
-test("a change's walk that fails: the change's rejection when it cannot be exported or run; a cancel or a fault of the builder ends the build", () => {
-  const change = { commit: 'c'.repeat(40) };
-  assert.deepEqual(changeFailure(new UnexportableError('exporting c of r failed: bad object'), change), {
-    commit: change.commit,
-    reason: 'unexportable',
-    detail: 'exporting c of r failed: bad object',
-  });
-  assert.deepEqual(changeFailure(new GymError('SANDBOX_UNAVAILABLE', 'bwrap: mount failed\nmore'), change), {
-    commit: change.commit,
-    reason: 'run-failed',
-    detail: 'SANDBOX_UNAVAILABLE: bwrap: mount failed',
-  });
-  assert.throws(() => changeFailure(new GymError('CANCELLED', 'stopped'), change), /stopped/);
-  assert.throws(() => changeFailure(new GymError('ENV_BUILD_FAILED', 'could not reach the package index'), change), /package index/);
-  assert.throws(() => changeFailure(new TypeError('x is undefined'), change), TypeError);
-});
+      const sandboxes = new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), cacheDir: TEST_CACHE_DIR });
+      const names: string[] = [];
+      const journal: string[] = [];
+      let report;
+      try {
+        report = await buildTasks({
+          repo: copy,
+          language: 'python',
+          env: { kind: 'python', version: '3.11', requirements: [] },
+          sandboxes,
+          testTimeoutMs: 300_000,
+          onTask: (rec) => void names.push(rec.target.qualname),
+          onChange: (o) => void journal.push(o.commit),
+        });
+      } finally {
+        await sandboxes.close();
+      }
+      assert.deepEqual(names, ['first_word', 'word_count']);
+      assert.equal(report.validated, 2);
+      const unexportable = report.rejections.filter((x) => x.reason === 'unexportable');
+      assert.deepEqual(
+        unexportable.map((x) => x.commit),
+        [lost],
+      );
+      assert.match(unexportable[0]!.detail!, new RegExp(`exporting ${lost.slice(0, 10)} .*failed`));
+      assert.equal(report.rejected['no-test-change'], 1);
+      // An unexportable change is walked for good (the copy will not change): the journal has it, and the tasks' changes.
+      assert.ok(journal.includes(lost) && journal.includes(first) && journal.includes(count));
+    } finally {
+      await fs.rm(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "a change's walk that fails: the change's rejection when it cannot " +
+    'be exported or run; a cancel or a fault of the builder ends the build',
+  () => {
+    const change = { commit: 'c'.repeat(40) };
+    assert.deepEqual(changeFailure(new UnexportableError('exporting c of r failed: bad object'), change), {
+      commit: change.commit,
+      reason: 'unexportable',
+      detail: 'exporting c of r failed: bad object',
+    });
+    assert.deepEqual(changeFailure(new GymError('SANDBOX_UNAVAILABLE', 'bwrap: mount failed\nmore'), change), {
+      commit: change.commit,
+      reason: 'run-failed',
+      detail: 'SANDBOX_UNAVAILABLE: bwrap: mount failed',
+    });
+    assert.throws(() => changeFailure(new GymError('CANCELLED', 'stopped'), change), /stopped/);
+    assert.throws(() => changeFailure(new GymError('ENV_BUILD_FAILED', 'could not reach the package index'), change), /package index/);
+    assert.throws(() => changeFailure(new TypeError('x is undefined'), change), TypeError);
+  },
+);

@@ -76,22 +76,25 @@ describe('HumanEvo contexts on the Python fixture', () => {
     assert.equal((await sh(gym, id, 'test -e tests/test_strings.py')).exitCode, 1);
   });
 
-  test("aware: git log --all shows nothing after the change's parent; the change and later commits are not in the object store", async () => {
-    const { id } = await start(gym, task());
-    assert.deepEqual((await sh(gym, id, 'git log --all --format=%H')).stdout.trim().split('\n'), [f.commits.initial]);
-    for (const cmd of ['git tag', 'git remote', 'git reflog', 'git stash list'])
-      assert.equal((await sh(gym, id, cmd)).stdout.trim(), '', cmd);
-    for (const later of [f.commits.slugify, f.commits.futureCopy, f.commits.deleteHelper]) {
-      assert.notEqual((await sh(gym, id, `git cat-file -e ${later}`)).exitCode, 0, later);
-    }
-    // The change's production code is there as uncommitted work, with the target stubbed; its test edit is held back.
-    assert.match((await sh(gym, id, 'git status --short')).stdout, /M textkit\/strings\.py/);
-    assert.match(
-      (await sh(gym, id, 'cat textkit/strings.py')).stdout,
-      /def slugify\(title, sep="-"\):\n    """Turn a title[\s\S]*?"""\n    raise NotImplementedError/,
-    );
-    assert.doesNotMatch((await sh(gym, id, 'cat tests/test_strings.py')).stdout, /test_slugify/);
-  });
+  test(
+    "aware: git log --all shows nothing after the change's parent; " + 'the change and later commits are not in the object store',
+    async () => {
+      const { id } = await start(gym, task());
+      assert.deepEqual((await sh(gym, id, 'git log --all --format=%H')).stdout.trim().split('\n'), [f.commits.initial]);
+      for (const cmd of ['git tag', 'git remote', 'git reflog', 'git stash list'])
+        assert.equal((await sh(gym, id, cmd)).stdout.trim(), '', cmd);
+      for (const later of [f.commits.slugify, f.commits.futureCopy, f.commits.deleteHelper]) {
+        assert.notEqual((await sh(gym, id, `git cat-file -e ${later}`)).exitCode, 0, later);
+      }
+      // The change's production code is there as uncommitted work, with the target stubbed; its test edit is held back.
+      assert.match((await sh(gym, id, 'git status --short')).stdout, /M textkit\/strings\.py/);
+      assert.match(
+        (await sh(gym, id, 'cat textkit/strings.py')).stdout,
+        /def slugify\(title, sep="-"\):\n    """Turn a title[\s\S]*?"""\n    raise NotImplementedError/,
+      );
+      assert.doesNotMatch((await sh(gym, id, 'cat tests/test_strings.py')).stdout, /test_slugify/);
+    },
+  );
 
   test('prompt variants: detailed, brief, and the static contexts', async () => {
     const [t] = await loadHumanEvo(f.file);
@@ -163,7 +166,8 @@ describe('HumanEvo contexts on the Java fixture', () => {
       },
       signature: 'public static String slugify(String title, String sep)',
       docstring_detailed:
-        'Turns a title into a URL slug.\nThe title is lowercased, runs of characters other than letters and digits\nbecome a single separator, and separators at either end are dropped.',
+        'Turns a title into a URL slug.\nThe title is lowercased, runs of characters other than ' +
+        'letters and digits\nbecome a single separator, and separators at either end are dropped.',
       docstring_brief: 'Turns a title into a URL slug.',
       dependency_level: 'standalone',
       test_files: ['src/test/java/org/benchgym/fixture/TextTest.java'],

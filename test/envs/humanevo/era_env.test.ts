@@ -134,9 +134,11 @@ setup(name="x", python_requires=">=3.6", install_requires=DEPS + ["attrs"], test
   test('setup.cfg, tox.ini (braces), .travis.yml, workflow matrices and requirement files', async () => {
     const d = await declarationsOf({
       'setup.cfg':
-        '[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.8\n[options]\npython_requires = >=3.8\ninstall_requires =\n    requests>=2\n[options.extras_require]\ntesting =\n    mock\n[nosetests]\nverbosity = 2\n',
+        '[metadata]\nclassifiers =\n    Programming Language :: Python :: 3.8\n[options]\npython_requires = ' +
+        '>=3.8\ninstall_requires =\n    requests>=2\n[options.extras_require]\ntesting =\n    mock\n[nosetests]\nverbosity = 2\n',
       'tox.ini':
-        '[tox]\nenvlist = py{38,39}-django, pypy3, flake8\n[testenv]\ndeps =\n    -rrequirements-test.txt\n    freezegun\ncommands = nosetests {posargs}\n',
+        '[tox]\nenvlist = py{38,39}-django, pypy3, flake8\n[testenv]\ndeps =\n    ' +
+        '-rrequirements-test.txt\n    freezegun\ncommands = nosetests {posargs}\n',
       '.travis.yml': 'language: python\npython:\n  - "3.6"\n  - 3.7  # newest\n',
       '.github/workflows/ci.yml': 'jobs:\n  test:\n    strategy:\n      matrix:\n        python-version: ["3.10", "3.11"]\n',
       'requirements-test.txt': '# tests\nnose==1.3.7\n-e .\nhttps://example.org/x.tar.gz\n',
@@ -157,7 +159,8 @@ setup(name="x", python_requires=">=3.6", install_requires=DEPS + ["attrs"], test
     const d = await declarationsOf(
       {
         'pyproject.toml':
-          '[tool.poetry]\nname = "x"\n[tool.poetry.dependencies]\npython = "^3.8"\nattrs = "^21.2"\nclick = "~7.1"\n[tool.poetry.dev-dependencies]\nhypothesis = "*"\n',
+          '[tool.poetry]\nname = "x"\n[tool.poetry.dependencies]\npython = "^3.8"\nattrs ' +
+          '= "^21.2"\nclick = "~7.1"\n[tool.poetry.dev-dependencies]\nhypothesis = "*"\n',
       },
       { 'tests/test_a.py': 'import unittest\n\nclass T(unittest.TestCase):\n    pass\n' },
     );
@@ -227,31 +230,34 @@ test('build-tasks: a change whose era env cannot be had here is rejected as env-
   }
 });
 
-test("with uv: the declared requirements and pytest resolved for the era's Python at the commit's date, never before the harness floor", async () => {
-  const dir = await tempDir('benchgym-era-env-');
-  const { repo, commits } = await buildTwoEraFixture(path.join(dir, 'repo'));
-  // A stand-in uv that records how it was asked (no network).
-  const uv = path.join(dir, 'uv');
-  await fs.writeFile(
-    uv,
-    `#!/bin/sh\necho "$@" >> "${dir}/uv.log"\n[ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }\necho "pytest==3.5.1"\n`,
-    { mode: 0o755 },
-  );
-  const resolver = new EraEnvResolver(repo, { uv, pythons: MACHINE });
-  const early = await resolver.envFor(commits.deepMerge!, '2015-06-01T00:00:00Z');
-  assert.ok('spec' in early);
-  assert.deepEqual(early.spec, { kind: 'python', version: '3.7', requirements: ['pytest==3.5.1'] });
-  assert.equal(early.derivation.cutoff, '2019-03-01T00:00:00Z', 'the harness floor (pytest with --rootdir, setuptools 40.8 for sdists)');
-  const later = await resolver.envFor(commits.deepMerge!, '2019-04-01T10:00:00Z');
-  assert.ok('spec' in later && later.derivation.cutoff === '2019-04-01T10:00:00Z');
-  const calls = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8'))
-    .trim()
-    .split('\n')
-    .filter((l) => l.startsWith('pip compile'));
-  assert.equal(calls.length, 2, 'one resolution per distinct cut-off');
-  assert.match(calls[0]!, /--python-version 3\.7 --exclude-newer 2019-03-01T00:00:00Z/);
-  assert.match(calls[1]!, /--exclude-newer 2019-04-01T10:00:00Z/);
-});
+test(
+  'with uv: the declared requirements and pytest resolved for the ' + "era's Python at the commit's date, never before the harness floor",
+  async () => {
+    const dir = await tempDir('benchgym-era-env-');
+    const { repo, commits } = await buildTwoEraFixture(path.join(dir, 'repo'));
+    // A stand-in uv that records how it was asked (no network).
+    const uv = path.join(dir, 'uv');
+    await fs.writeFile(
+      uv,
+      `#!/bin/sh\necho "$@" >> "${dir}/uv.log"\n[ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }\necho "pytest==3.5.1"\n`,
+      { mode: 0o755 },
+    );
+    const resolver = new EraEnvResolver(repo, { uv, pythons: MACHINE });
+    const early = await resolver.envFor(commits.deepMerge!, '2015-06-01T00:00:00Z');
+    assert.ok('spec' in early);
+    assert.deepEqual(early.spec, { kind: 'python', version: '3.7', requirements: ['pytest==3.5.1'] });
+    assert.equal(early.derivation.cutoff, '2019-03-01T00:00:00Z', 'the harness floor (pytest with --rootdir, setuptools 40.8 for sdists)');
+    const later = await resolver.envFor(commits.deepMerge!, '2019-04-01T10:00:00Z');
+    assert.ok('spec' in later && later.derivation.cutoff === '2019-04-01T10:00:00Z');
+    const calls = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8'))
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('pip compile'));
+    assert.equal(calls.length, 2, 'one resolution per distinct cut-off');
+    assert.match(calls[0]!, /--python-version 3\.7 --exclude-newer 2019-03-01T00:00:00Z/);
+    assert.match(calls[1]!, /--exclude-newer 2019-04-01T10:00:00Z/);
+  },
+);
 
 test('the harness owns the test runner: pins of pytest, its plugins, py and coverage are dropped, their names kept', () => {
   assert.equal(harnessRequirement('pytest==2.8.7'), 'pytest>=3.5', 'no older than the scorer needs');
@@ -264,50 +270,53 @@ test('the harness owns the test runner: pins of pytest, its plugins, py and cove
   assert.equal(harnessRequirement('six>=1.0'), 'six>=1.0');
 });
 
-test('with uv: a declared requirement no release of which resolves for the era is left out and named; the rest resolve together', async () => {
-  const dir = await tempDir('benchgym-era-env-');
-  const r = new FixtureRepo(path.join(dir, 'repo'));
-  await r.init();
-  const repo = r.dir;
-  // A 2013 requirements file: a Python-2-only backport, an old runner pinned, a coverage service.
-  const commit = await r.commit('old', {
-    'setup.py': "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n",
-    'requirements.txt': 'wsgiref==0.1.2\n',
-    'test-requirements.txt': 'pytest==2.8.7\npy==1.4.14\npytest-cov==1.6\ncoveralls\npyyaml==3.11\n',
-  });
-  // A stand-in uv (no network) that cannot build wsgiref and pins every other name it is asked for.
-  const uv = path.join(dir, 'uv');
-  await fs.writeFile(
-    uv,
-    `#!/bin/sh
+test(
+  'with uv: a declared requirement no release of which resolves ' + 'for the era is left out and named; the rest resolve together',
+  async () => {
+    const dir = await tempDir('benchgym-era-env-');
+    const r = new FixtureRepo(path.join(dir, 'repo'));
+    await r.init();
+    const repo = r.dir;
+    // A 2013 requirements file: a Python-2-only backport, an old runner pinned, a coverage service.
+    const commit = await r.commit('old', {
+      'setup.py': "from setuptools import setup\nsetup(name='old', version='0.1', install_requires=['six>=1.0'])\n",
+      'requirements.txt': 'wsgiref==0.1.2\n',
+      'test-requirements.txt': 'pytest==2.8.7\npy==1.4.14\npytest-cov==1.6\ncoveralls\npyyaml==3.11\n',
+    });
+    // A stand-in uv (no network) that cannot build wsgiref and pins every other name it is asked for.
+    const uv = path.join(dir, 'uv');
+    await fs.writeFile(
+      uv,
+      `#!/bin/sh
 [ "$1" = "--version" ] && { echo "uv 0.0.0"; exit 0; }
 for a; do last="$a"; done
 tr '\\n' ' ' < "$last" >> "${dir}/uv.log"; echo >> "${dir}/uv.log"
 grep -q wsgiref "$last" && { echo "error: Failed to build \\\`wsgiref==0.1.2\\\`" >&2; exit 1; }
 sed -e 's/[<>=;[ ].*//' -e 's/$/==1.0/' "$last"
 `,
-    { mode: 0o755 },
-  );
-  const resolver = new EraEnvResolver(repo, { uv, pythons: MACHINE });
-  const env = await resolver.envFor(commit, '2013-06-01T00:00:00Z');
-  assert.ok('spec' in env, JSON.stringify(env));
-  assert.deepEqual(
-    env.derivation.dropped?.map((d) => d.requirement),
-    ['wsgiref==0.1.2'],
-  );
-  assert.match(env.derivation.dropped![0]!.why, /Failed to build `wsgiref==0\.1\.2`/);
-  assert.deepEqual([...env.derivation.requirements].sort(), ['py', 'pytest-cov', 'pytest>=3.5', 'pyyaml==3.11', 'six>=1.0']);
-  assert.deepEqual([...env.spec.requirements].sort(), ['py==1.0', 'pytest-cov==1.0', 'pytest==1.0', 'pyyaml==1.0', 'six==1.0']);
-  const asked = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8')).trim().split('\n');
-  assert.ok(
-    asked.every((l) => !/coveralls|pytest==2\.8\.7|py==1\.4\.14/.test(l)),
-    'no pin of the runner, no coverage service, ever asked for',
-  );
-  assert.ok(
-    asked.some((l) => l.trim() === 'wsgiref==0.1.2'),
-    'each requirement tried alone (the runner is one of them here)',
-  );
-});
+      { mode: 0o755 },
+    );
+    const resolver = new EraEnvResolver(repo, { uv, pythons: MACHINE });
+    const env = await resolver.envFor(commit, '2013-06-01T00:00:00Z');
+    assert.ok('spec' in env, JSON.stringify(env));
+    assert.deepEqual(
+      env.derivation.dropped?.map((d) => d.requirement),
+      ['wsgiref==0.1.2'],
+    );
+    assert.match(env.derivation.dropped![0]!.why, /Failed to build `wsgiref==0\.1\.2`/);
+    assert.deepEqual([...env.derivation.requirements].sort(), ['py', 'pytest-cov', 'pytest>=3.5', 'pyyaml==3.11', 'six>=1.0']);
+    assert.deepEqual([...env.spec.requirements].sort(), ['py==1.0', 'pytest-cov==1.0', 'pytest==1.0', 'pyyaml==1.0', 'six==1.0']);
+    const asked = (await fs.readFile(path.join(dir, 'uv.log'), 'utf8')).trim().split('\n');
+    assert.ok(
+      asked.every((l) => !/coveralls|pytest==2\.8\.7|py==1\.4\.14/.test(l)),
+      'no pin of the runner, no coverage service, ever asked for',
+    );
+    assert.ok(
+      asked.some((l) => l.trim() === 'wsgiref==0.1.2'),
+      'each requirement tried alone (the runner is one of them here)',
+    );
+  },
+);
 
 test('with uv: a runtime requirement that resolves with nothing leaves the era unavailable only when nothing is left', async () => {
   const dir = await tempDir('benchgym-era-env-');

@@ -216,13 +216,15 @@ export async function buildPythonFixture(
   // Task 1 (standalone): slugify; normalize_title, its helpful look-alike, is deleted later.
   strings += PY_SLUGIFY;
   stringTests +=
-    '\n\ndef test_slugify():\n    from textkit.strings import slugify\n    assert slugify("  Hello, World!  ") == "hello-world"\n    assert slugify("A b", sep="_") == "a_b"\n';
+    '\n\ndef test_slugify():\n    from textkit.strings import slugify\n    assert slugify("  ' +
+    'Hello, World!  ") == "hello-world"\n    assert slugify("A b", sep="_") == "a_b"\n';
   commits.slugify = await r.commit('Add slugify', { 'textkit/strings.py': strings, 'tests/test_strings.py': stringTests });
   // Task 2 (intra-class): a method built on its class's own members.
   commits.mostCommon = await r.commit('Add WordBag.most_common', {
     'textkit/bag.py': PY_BAG + PY_MOST_COMMON,
     'tests/test_bag.py':
-      'from textkit.bag import WordBag\n\n\ndef test_total():\n    assert WordBag(["a", "b", "a"]).total() == 3\n\n\ndef test_most_common():\n    assert WordBag(["a", "b", "b"]).most_common() == "b"\n    assert WordBag().most_common() is None\n',
+      'from textkit.bag import WordBag\n\n\ndef test_total():\n    assert WordBag(["a", "b", "a"]).total() == 3\n\n\ndef ' +
+      'test_most_common():\n    assert WordBag(["a", "b", "b"]).most_common() == "b"\n    assert WordBag().most_common() is None\n',
   });
   // Task 3 (inter-class), through a pull request's merge commit.
   commits.headline = await r.pullRequest('feature/report', 'Add headline_slug', {
@@ -238,13 +240,15 @@ def headline_slug(text):
     return slugify(word) if word else ""
 `,
     'tests/test_report.py':
-      'from textkit.report import headline_slug\n\n\ndef test_headline_slug():\n    assert headline_slug("Go go GO now") == "go"\n    assert headline_slug("") == ""\n',
+      'from textkit.report import headline_slug\n\n\ndef test_headline_slug():\n    ' +
+      'assert headline_slug("Go go GO now") == "go"\n    assert headline_slug("") == ""\n',
   });
   // Non-task: a constructor.
   commits.init = await r.commit('Tokenizer takes options', {
     'textkit/tokenizer.py': PY_TOKENIZER_V1.replace('    def split', `${PY_TOKENIZER_INIT.slice(1)}\n    def split`),
     'tests/test_tokenizer.py':
-      'from textkit.tokenizer import Tokenizer\n\n\ndef test_split():\n    assert Tokenizer().split("a  b") == ["a", "b"]\n\n\ndef test_options():\n    assert Tokenizer(sep=",", lower=True).split("A,,b") == ["a", "b"]\n',
+      'from textkit.tokenizer import Tokenizer\n\n\ndef test_split():\n    assert Tokenizer().split("a  b") == ' +
+      '["a", "b"]\n\n\ndef test_options():\n    assert Tokenizer(sep=",", lower=True).split("A,,b") == ["a", "b"]\n',
   });
   // Non-task: a trivial body.
   commits.version = await r.commit('Add version()', {
@@ -257,13 +261,15 @@ def headline_slug(text):
   commits.titleCase = await r.commit('Add title_case', { 'textkit/strings.py': strings, 'tests/test_strings.py': stringTests });
   // Non-task: the change's tests do not exercise the function it adds.
   strings +=
-    '\n\ndef count_vowels(text):\n    """Count the vowels (a, e, i, o, u) in a text, in either case."""\n    return sum(1 for ch in text.lower() if ch in "aeiou")\n';
+    '\n\ndef count_vowels(text):\n    """Count the vowels (a, e, i, o, u) in a text, ' +
+    'in either case."""\n    return sum(1 for ch in text.lower() if ch in "aeiou")\n';
   stringTests += '\n\ndef test_shout_empty():\n    assert shout("") == "!"\n';
   commits.countVowels = await r.commit('Add count_vowels', { 'textkit/strings.py': strings, 'tests/test_strings.py': stringTests });
   // Non-task: the change breaks a test that passed before it (shout's output changes).
   strings =
     strings.replace('return text.upper() + "!"', 'return text.upper() + "!!"') +
-    '\n\ndef reverse_words(text):\n    """Reverse the order of the words of a text; words are separated by whitespace."""\n    return " ".join(reversed(text.split()))\n';
+    ('\n\ndef reverse_words(text):\n    """Reverse the order of the words of a text; ' +
+      'words are separated by whitespace."""\n    return " ".join(reversed(text.split()))\n');
   stringTests +=
     '\n\ndef test_reverse_words():\n    from textkit.strings import reverse_words\n    assert reverse_words("a b  c") == "c b a"\n';
   commits.reverseWords = await r.commit('Add reverse_words; louder shout', {
@@ -426,7 +432,8 @@ const JT_NORMALIZE =
 const JT_SHOUT = '    @Test\n    void shout() {\n        assertEquals("HEY!", Text.shout("hey"));\n    }\n';
 const JT_SLUGIFY = '    @Test\n    void slugify() {\n        assertEquals("hello_world", Text.slugify("  Hello, World!  ", "_"));\n    }\n';
 const JT_TOTAL =
-  '    @Test\n    void total() {\n        WordBag b = new WordBag();\n        b.add("a");\n        b.add("a");\n        assertEquals(2, b.total());\n    }\n';
+  '    @Test\n    void total() {\n        WordBag b = new WordBag();\n        ' +
+  'b.add("a");\n        b.add("a");\n        assertEquals(2, b.total());\n    }\n';
 
 /**
  * The Java fixture: a Maven project (the examples' pom, so its Maven cache is shared) with JUnit 5
@@ -441,7 +448,9 @@ export async function buildJavaFixture(
   await r.init();
   let pom = readFileSync(path.join(PROJECT_ROOT, 'envs/examples/tasks/java-bracket-matcher/workspace/pom.xml'), 'utf8');
   if (opts.compileLevel) {
-    const level = `<maven.compiler.source>${opts.compileLevel}</maven.compiler.source>\n    <maven.compiler.target>${opts.compileLevel}</maven.compiler.target>`;
+    const level =
+      `<maven.compiler.source>${opts.compileLevel}</maven.compiler.source>\n    ` +
+      `<maven.compiler.target>${opts.compileLevel}</maven.compiler.target>`;
     pom = pom.replace(/<maven\.compiler\.release>17<\/maven\.compiler\.release>/, level);
     if (!pom.includes(level)) throw new Error("the examples' pom no longer sets maven.compiler.release 17");
   }
@@ -480,18 +489,21 @@ public final class Headline {
     [`${TPKG}/WordBagTest.java`]: javaTest(
       'WordBagTest',
       JT_TOTAL +
-        '    @Test\n    void mostCommon() {\n        WordBag b = new WordBag();\n        assertNull(b.mostCommon());\n        b.add("a");\n        b.add("b");\n        b.add("b");\n        assertEquals("b", b.mostCommon());\n    }\n',
+        ('    @Test\n    void mostCommon() {\n        WordBag b = new WordBag();\n        assertNull(b.mostCommon());\n        ' +
+          'b.add("a");\n        b.add("b");\n        b.add("b");\n        assertEquals("b", b.mostCommon());\n    }\n'),
     ),
     [`${TPKG}/HeadlineTest.java`]: javaTest(
       'HeadlineTest',
-      '    @Test\n    void anchor() {\n        assertEquals("go", Headline.anchor("Go go go now"));\n        assertEquals("", Headline.anchor(""));\n    }\n',
+      '    @Test\n    void anchor() {\n        assertEquals("go", Headline.anchor("Go ' +
+        'go go now"));\n        assertEquals("", Headline.anchor(""));\n    }\n',
     ),
   });
   // Non-tasks: a constructor, and a trivial body.
   commits.ctor = await r.commit('WordBag from words', {
     [`${PKG}/WordBag.java`]: javaBag(
       JAVA_MOST_COMMON +
-        '\n    /** A bag holding the given words. */\n    public WordBag(java.util.List<String> words) {\n        for (String w : words) add(w);\n    }\n\n    /** An empty bag. */\n    public WordBag() {\n        this(java.util.List.of());\n    }\n',
+        ('\n    /** A bag holding the given words. */\n    public WordBag(java.util.List<String> words) {\n        for (String w ' +
+          ': words) add(w);\n    }\n\n    /** An empty bag. */\n    public WordBag() {\n        this(java.util.List.of());\n    }\n'),
     ),
     [`${TPKG}/WordBagTest.java`]: javaTest(
       'WordBagTest',
@@ -680,7 +692,9 @@ export async function buildTwoEraFixture(dir: string): Promise<{ repo: string; c
   commits.describe = await r.commit('Add describe', {
     'confkit/shape.py': ERA_SHAPE,
     'tests/test_shape.py':
-      'from confkit.shape import describe\n\n\ndef test_describe():\n    assert describe({"a": 1}) == "mapping with 1 keys"\n    assert describe((1, 2)) == "sequence of 2 items"\n    assert describe(None) == "nothing"\n    assert describe(1.5) == "float"\n',
+      'from confkit.shape import describe\n\n\ndef test_describe():\n    assert describe({"a": ' +
+      '1}) == "mapping with 1 keys"\n    assert describe((1, 2)) == "sequence of 2 ' +
+      'items"\n    assert describe(None) == "nothing"\n    assert describe(1.5) == "float"\n',
   });
   return { repo: dir, commits };
 }
@@ -705,7 +719,8 @@ export async function buildMovedTargetFixture(dir: string): Promise<{ repo: stri
   commits.shout = await r.commit('Add shout', {
     'wordy/__init__.py': `"""wordy: tone helpers."""\n\n\n${whisper}\n\n${shout}`,
     'tests/test_wordy.py':
-      'from wordy import shout, whisper\n\n\ndef test_whisper():\n    assert whisper("Hi") == "hi"\n\n\ndef test_shout():\n    assert shout("hi") == "HI!"\n    assert shout("hey!!") == "HEY!"\n',
+      'from wordy import shout, whisper\n\n\ndef test_whisper():\n    assert whisper("Hi") == ' +
+      '"hi"\n\n\ndef test_shout():\n    assert shout("hi") == "HI!"\n    assert shout("hey!!") == "HEY!"\n',
   });
   commits.move = await r.commit('Move the tones into wordy/voice.py', {
     'wordy/__init__.py': '"""wordy: tone helpers."""\nfrom .voice import shout, whisper\n\n__all__ = ["shout", "whisper"]\n',

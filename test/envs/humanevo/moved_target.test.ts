@@ -64,25 +64,28 @@ test('the target is found where it moved: its own file first, then the one file 
   assert.equal(await targetFileAt({ ...rec, target: { ...rec.target, qualname: 'nowhere' } }, commits.move!), null);
 });
 
-test('the ignored start state: stubbed in its new file, the prompt names it, its reference written there; valid in both settings', async () => {
-  const [task] = await gym.registry.tasks('humanevo');
-  const ignored = task!.contexts.ignored!;
-  assert.ok(ignored, 'the task offers the ignored context');
-  assert.equal(task!.metadata.ignoredTargetFile, 'wordy/voice.py');
-  assert.equal(ignored.workspace.type, 'dir');
-  const root = (ignored.workspace as { path: string }).path;
-  assert.match(
-    await fs.readFile(path.join(root, 'wordy/voice.py'), 'utf8'),
-    /def shout\(text\):\n    """Upper-case[^\n]*"""\n    raise NotImplementedError/,
-  );
-  assert.ok(!existsSync(path.join(root, 'tests/test_wordy.py')), 'the hidden tests are not in it');
-  assert.match(ignored.prompt!, /`shout` in `wordy\/voice\.py`/);
-  assert.deepEqual(Object.keys(ignored.solution!.files!), ['wordy/voice.py']);
-  for (const context of [undefined, 'ignored']) {
-    const v = await validateTask(gym, task!, context ? { context } : {});
-    assert.equal(v.status, 'valid', `${context ?? 'aware'}: ${JSON.stringify(v)}`);
-  }
-});
+test(
+  'the ignored start state: stubbed in its new file, the prompt ' + 'names it, its reference written there; valid in both settings',
+  async () => {
+    const [task] = await gym.registry.tasks('humanevo');
+    const ignored = task!.contexts.ignored!;
+    assert.ok(ignored, 'the task offers the ignored context');
+    assert.equal(task!.metadata.ignoredTargetFile, 'wordy/voice.py');
+    assert.equal(ignored.workspace.type, 'dir');
+    const root = (ignored.workspace as { path: string }).path;
+    assert.match(
+      await fs.readFile(path.join(root, 'wordy/voice.py'), 'utf8'),
+      /def shout\(text\):\n    """Upper-case[^\n]*"""\n    raise NotImplementedError/,
+    );
+    assert.ok(!existsSync(path.join(root, 'tests/test_wordy.py')), 'the hidden tests are not in it');
+    assert.match(ignored.prompt!, /`shout` in `wordy\/voice\.py`/);
+    assert.deepEqual(Object.keys(ignored.solution!.files!), ['wordy/voice.py']);
+    for (const context of [undefined, 'ignored']) {
+      const v = await validateTask(gym, task!, context ? { context } : {});
+      assert.equal(v.status, 'valid', `${context ?? 'aware'}: ${JSON.stringify(v)}`);
+    }
+  },
+);
 
 test("an episode in the ignored context: the body written in the new file is carried into the aware start state's old one", async () => {
   const started = await gym.callTool('start_episode', { task_id: rec.instance_id, context: 'ignored' }, testContext());

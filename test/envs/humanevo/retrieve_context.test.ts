@@ -53,20 +53,23 @@ async def fetch():
     return 2
 `;
 
-test('Python snippets: functions with decorators, methods qualified by class, nested functions inside their parent, the rest in windows', () => {
-  const s = pythonSnippets('m.py', PY);
-  const fns = s.filter((x) => x.symbol).map((x) => [x.symbol, x.startLine, x.endLine]);
-  assert.deepEqual(fns, [
-    ['top', 6, 11],
-    ['Bag.add', 17, 18],
-    ['Bag.size', 20, 24],
-    ['fetch', 27, 28],
-  ]);
-  const windows = s.filter((x) => !x.symbol);
-  assert.ok(windows.some((w) => w.code.includes('import re')));
-  assert.ok(windows.some((w) => w.code.includes('class Bag')));
-  assert.ok(!windows.some((w) => w.code.includes('def ')));
-});
+test(
+  'Python snippets: functions with decorators, methods qualified by ' + 'class, nested functions inside their parent, the rest in windows',
+  () => {
+    const s = pythonSnippets('m.py', PY);
+    const fns = s.filter((x) => x.symbol).map((x) => [x.symbol, x.startLine, x.endLine]);
+    assert.deepEqual(fns, [
+      ['top', 6, 11],
+      ['Bag.add', 17, 18],
+      ['Bag.size', 20, 24],
+      ['fetch', 27, 28],
+    ]);
+    const windows = s.filter((x) => !x.symbol);
+    assert.ok(windows.some((w) => w.code.includes('import re')));
+    assert.ok(windows.some((w) => w.code.includes('class Bag')));
+    assert.ok(!windows.some((w) => w.code.includes('def ')));
+  },
+);
 
 test('Java snippets: methods with their Javadoc, qualified by class', () => {
   const src = 'class A {\n  /** Doc. */\n  int f() {\n    return 1;\n  }\n  static class B { void g() { } }\n}\n';

@@ -76,7 +76,9 @@ describe('swe-bench-java: episodes on the fixture', () => {
           ...args,
           path: repro,
           content:
-            'package com.acme.core;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsReproTest {\n  @Test\n  void repeatedSpaces() {\n    assertEquals(2, Words.count("one   two"));\n  }\n}\n',
+            'package com.acme.core;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport ' +
+            'org.junit.jupiter.api.Test;\n\nclass WordsReproTest {\n  @Test\n  ' +
+            'void repeatedSpaces() {\n    assertEquals(2, Words.count("one   two"));\n  }\n}\n',
         });
         const failing = await call(client, 'run_tests', { ...args, tests: ['core:com.acme.core.WordsReproTest'] });
         assert.deepEqual(data(failing).counts, { passed: 0, failed: 1, error: 0, skipped: 0 }, text(failing));

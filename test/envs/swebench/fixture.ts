@@ -442,7 +442,8 @@ export async function badPatches(fx: SwebenchFixture): Promise<Record<string, st
     'adds a file where the test patch adds one': (dir) =>
       fs.writeFile(
         path.join(dir, edge),
-        'package com.acme.core;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsEdgeTest {\n  @Test void emptyTextHasNoWords() {}\n  @Test void leadingAndTrailingSpacesAreNotWords() {}\n}\n',
+        'package com.acme.core;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsEdgeTest {\n  ' +
+          '@Test void emptyTextHasNoWords() {}\n  @Test void leadingAndTrailingSpacesAreNotWords() {}\n}\n',
       ),
     'skips tests in the pom': async (dir) => {
       const pom = path.join(dir, 'core/pom.xml');

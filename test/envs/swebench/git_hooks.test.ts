@@ -53,7 +53,8 @@ describe('swe-bench-java: the scorer runs no hook or fsmonitor of the workspace'
 
   /** A script in .git that writes the fix over core's Words.java. */
   const fixScript = () =>
-    `#!/bin/sh\ncd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"\nprintf '%s' ${shellQuote(fixed)} > core/src/main/java/com/acme/core/Words.java\n`;
+    `#!/bin/sh\ncd "$(git rev-parse --show-toplevel 2>/dev/null || pwd)"\nprintf ` +
+    `'%s' ${shellQuote(fixed)} > core/src/main/java/com/acme/core/Words.java\n`;
   const PLANTS: Record<string, (sb: Sandbox) => Promise<void>> = {
     'a post-checkout hook': async (sb) => {
       await sb.writeFile('.git/hooks/post-checkout', fixScript());

@@ -46,14 +46,18 @@ ${body}
 `;
 
 const CALC =
-  'package com.acme;\n\npublic final class Calc {\n  private Calc() {}\n\n  public static int add(int a, int b) {\n    return a + b;\n  }\n}\n';
+  'package com.acme;\n\npublic final class Calc {\n  private Calc() {}\n\n  ' +
+  'public static int add(int a, int b) {\n    return a + b;\n  }\n}\n';
 const CALC_TEST =
-  'package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class CalcTest {\n  @Test\n  public void addsTwoNumbers() {\n    assertEquals(5, Calc.add(2, 3));\n  }\n}\n';
+  'package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic ' +
+  'class CalcTest {\n  @Test\n  public void addsTwoNumbers() {\n    assertEquals(5, Calc.add(2, 3));\n  }\n}\n';
 const WORDS_TEST = (extra: string) =>
-  `package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class WordsTest {\n  @Test\n  public void countsASimpleSentence() {\n    assertEquals(3, Words.count("one two three"));\n  }\n${extra}}\n`;
+  `package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class WordsTest ` +
+  `{\n  @Test\n  public void countsASimpleSentence() {\n    assertEquals(3, Words.count("one two three"));\n  }\n${extra}}\n`;
 const REPEATED = '\n  @Test\n  public void countsRepeatedSpaces() {\n    assertEquals(2, Words.count("one   two"));\n  }\n';
 const EDGE_TEST =
-  'package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class WordsEdgeTest {\n  @Test\n  public void emptyTextHasNoWords() {\n    assertEquals(0, Words.count(""));\n  }\n}\n';
+  'package com.acme;\n\nimport static org.junit.Assert.assertEquals;\n\nimport org.junit.Test;\n\npublic class ' +
+  'WordsEdgeTest {\n  @Test\n  public void emptyTextHasNoWords() {\n    assertEquals(0, Words.count(""));\n  }\n}\n';
 
 /** Builds the fixture under `root`; `distributionUrl` goes into gradle-wrapper.properties. */
 export async function buildGradleFixture(root: string, distributionUrl: string): Promise<GradleFixture> {

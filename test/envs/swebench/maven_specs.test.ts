@@ -85,7 +85,8 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
       ]);
       assert.equal(specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-1245').memoryMb, 6144);
       assert.deepEqual((specFor('alibaba/fastjson2', '', 'alibaba__fastjson2-82') as { args?: string[] }).args, []);
-      // dubbo-7041 (2.7.9, before the poms' jdk15ge profile): the profile's opens through the `argline` property; the repository's skips kept; the later instances as the repository.
+      // dubbo-7041 (2.7.9, before the poms' jdk15ge profile): the profile's opens through the `argline` property; the repository's skips
+      // kept; the later instances as the repository.
       const dubbo = (specFor('apache/dubbo', '', 'apache__dubbo-7041') as { args: string[] }).args;
       assert.deepEqual(dubbo.slice(0, 3), ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true']);
       assert.match(
@@ -119,7 +120,8 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
       assert.equal(instances.length, 3);
       for (const inst of instances) {
         const task = instanceTask('swe-bench-java', inst);
-        // 10638's ServiceDefinitionBuilderTest (one method) passes only after another test made a FrameworkModel: the class leaves the lists.
+        // 10638's ServiceDefinitionBuilderTest (one method) passes only after another test made a FrameworkModel: the class leaves the
+        // lists.
         const excluded =
           inst.instanceId === 'apache__dubbo-10638' ? [...left, 'org.apache.dubbo.metadata.definition.ServiceDefinitionBuilderTest'] : left;
         for (const runner of [task.tests.hidden.runner, task.tests.visible!.runner])
@@ -158,9 +160,11 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
         instances.find((i) => i.instanceId === 'apache__dubbo-10638')!,
       );
       assert.doesNotThrow(() => assertEnvAvailable(d10638));
-      // 10638's FAIL_TO_PASS classes are all new: its warm-up runs one test of the reactor without dubbo-native-plugin, not the whole suite.
+      // 10638's FAIL_TO_PASS classes are all new: its warm-up runs one test of the reactor without dubbo-native-plugin, not the whole
+      // suite.
       assert.deepEqual(d10638.env.kind === 'java' && d10638.env.warmArgs?.[0], '-Dtest=org.apache.dubbo.common.URLBuilderTest');
-      // Every build, the warm-up's and the runs' (whole-reactor: the records' classes are not all in one module each), without dubbo-native-plugin.
+      // Every build, the warm-up's and the runs' (whole-reactor: the records' classes are not all in one module each), without
+      // dubbo-native-plugin.
       assert.deepEqual(d10638.env.kind === 'java' && d10638.env.args.slice(-2), ['-pl', '!:dubbo-native-plugin']);
       assert.deepEqual(d10638.tests.hidden.runner.type === 'maven' && d10638.tests.hidden.runner.args.slice(-2), [
         '-pl',
@@ -207,7 +211,8 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
   );
 
   test(
-    'jackson-core without records: each build fix finds what it fixes at the base of its reconstructed change (mirrors in BENCHGYM_MIRRORS)',
+    'jackson-core without records: each build fix finds what it fixes at ' +
+      'the base of its reconstructed change (mirrors in BENCHGYM_MIRRORS)',
     { skip: MIRRORS ? false : 'BENCHGYM_MIRRORS (a --repos-dir with the FasterXML mirrors) is not set' },
     async () => {
       const { mirror, poms } = await reconstructedBasePoms('fasterxml/jackson-core', RECONSTRUCTED_CORE);

@@ -12,7 +12,8 @@ import { buildSwebenchFixture, type SwebenchFixture } from './fixture.ts';
  * A test run killed by the sandbox's memory limit: a candidate's patch is unresolved with an
  * OOM_KILLED note (its code outgrew the memory the task allows, which the gold fits in; an
  * infrastructure failure would let a patch leave the denominator by exhausting memory), and when
- * it is the instance's gold, `validate` reports an infrastructure error (never `invalid`). The fixture's gold patch plus a class initialiser in
+ * it is the instance's gold, `validate` reports an infrastructure error (never `invalid`). The fixture's gold patch plus a class
+ * initialiser in
  * `Words` that starts a process growing past the local sandbox's default 2 GiB and fails the
  * class when it is killed (the cgroup's OOM count goes up: the local backend's mark on the run's result).
  */

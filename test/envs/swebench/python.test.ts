@@ -49,7 +49,8 @@ describe('swe-bench-java: a Python instance through the same harness', () => {
       {
         'pyfix/words.py': 'def count(text):\n    return len(text.split())\n',
         'tests/test_words.py':
-          'from pyfix.words import count\n\n\ndef test_simple():\n    assert count("one two three") == 3\n\n\ndef test_repeated_spaces():\n    assert count("one   two") == 2\n',
+          'from pyfix.words import count\n\n\ndef test_simple():\n    assert count("one two ' +
+          'three") == 3\n\n\ndef test_repeated_spaces():\n    assert count("one   two") == 2\n',
         'tests/test_edge.py': 'from pyfix.words import count\n\n\ndef test_empty():\n    assert count("") == 0\n',
       },
       'fix',
@@ -93,7 +94,8 @@ describe('swe-bench-java: a Python instance through the same harness', () => {
     assert.equal(empty.reward, 0);
     assert.deepEqual(empty.passToPass, { passed: ['tests/test_words.py::test_simple'], failed: [] });
     const hook =
-      'import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    outcome = yield\n    outcome.get_result().outcome = "passed"\n';
+      'import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, ' +
+      'call):\n    outcome = yield\n    outcome.get_result().outcome = "passed"\n';
     const tamper = `diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1,${hook.split('\n').length - 1} @@\n${hook
       .split('\n')
       .slice(0, -1)

@@ -108,44 +108,47 @@ test('byClass: a class passes when one of its cases passed and none failed; nest
   });
 });
 
-test('testClassesToRun: the touched test classes; for a change touching only a helper, the test classes of its module that use it', async () => {
-  const repo = await tempDir('benchgym-recon-helper-');
-  try {
-    const write = async (file: string, text: string) => {
-      await fs.mkdir(path.dirname(path.join(repo, file)), { recursive: true });
-      await fs.writeFile(path.join(repo, file), text);
-    };
-    const t = 'core/src/test/java/com/acme';
-    await write(`${t}/InjectExtImpl.java`, 'package com.acme;\npublic class InjectExtImpl { }\n');
-    await write(
-      `${t}/ExtensionLoaderTest.java`,
-      'package com.acme;\nclass ExtensionLoaderTest { @Test void inject() { new InjectExtImpl(); } }\n',
-    );
-    await write(`${t}/Wiring.java`, 'package com.acme;\nclass Wiring { @Test void wires() { InjectExtImpl x = null; } }\n');
-    await write(`${t}/OtherTest.java`, 'package com.acme;\nclass OtherTest { @Test void other() { } }\n');
-    await write(`${t}/Holder.java`, 'package com.acme;\nclass Holder { InjectExtImpl impl; }\n');
-    await write(
-      'web/src/test/java/com/acme/WebTest.java',
-      'package com.acme;\nclass WebTest { @Test void web() { new InjectExtImpl(); } }\n',
-    );
-    await git(['init', '-q'], { cwd: repo });
-    await git(['add', '-A'], { cwd: repo });
-    await git(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'base'], { cwd: repo });
-    const commit = (await git(['rev-parse', 'HEAD'], { cwd: repo })).trim();
-    // A helper alone: the tests of its module that name it (a named test without a Test name too), not the
-    // holder that declares no test, not a test that does not name it, not another module's.
-    assert.deepEqual((await testClassesToRun(repo, commit, [`${t}/InjectExtImpl.java`, 'core/src/test/resources/x.json'])).sort(), [
-      'core:com.acme.ExtensionLoaderTest',
-      'core:com.acme.Wiring',
-    ]);
-    // With a test among the touched files: the touched files, as before.
-    assert.deepEqual(await testClassesToRun(repo, commit, [`${t}/InjectExtImpl.java`, `${t}/OtherTest.java`]), [
-      'core:com.acme.InjectExtImpl',
-      'core:com.acme.OtherTest',
-    ]);
-    // A deleted source counts as a test of its own.
-    assert.deepEqual(await testClassesToRun(repo, commit, [`${t}/GoneTest.java`]), ['core:com.acme.GoneTest']);
-  } finally {
-    await fs.rm(repo, { recursive: true, force: true });
-  }
-});
+test(
+  'testClassesToRun: the touched test classes; for a change ' + 'touching only a helper, the test classes of its module that use it',
+  async () => {
+    const repo = await tempDir('benchgym-recon-helper-');
+    try {
+      const write = async (file: string, text: string) => {
+        await fs.mkdir(path.dirname(path.join(repo, file)), { recursive: true });
+        await fs.writeFile(path.join(repo, file), text);
+      };
+      const t = 'core/src/test/java/com/acme';
+      await write(`${t}/InjectExtImpl.java`, 'package com.acme;\npublic class InjectExtImpl { }\n');
+      await write(
+        `${t}/ExtensionLoaderTest.java`,
+        'package com.acme;\nclass ExtensionLoaderTest { @Test void inject() { new InjectExtImpl(); } }\n',
+      );
+      await write(`${t}/Wiring.java`, 'package com.acme;\nclass Wiring { @Test void wires() { InjectExtImpl x = null; } }\n');
+      await write(`${t}/OtherTest.java`, 'package com.acme;\nclass OtherTest { @Test void other() { } }\n');
+      await write(`${t}/Holder.java`, 'package com.acme;\nclass Holder { InjectExtImpl impl; }\n');
+      await write(
+        'web/src/test/java/com/acme/WebTest.java',
+        'package com.acme;\nclass WebTest { @Test void web() { new InjectExtImpl(); } }\n',
+      );
+      await git(['init', '-q'], { cwd: repo });
+      await git(['add', '-A'], { cwd: repo });
+      await git(['-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-q', '-m', 'base'], { cwd: repo });
+      const commit = (await git(['rev-parse', 'HEAD'], { cwd: repo })).trim();
+      // A helper alone: the tests of its module that name it (a named test without a Test name too), not the
+      // holder that declares no test, not a test that does not name it, not another module's.
+      assert.deepEqual((await testClassesToRun(repo, commit, [`${t}/InjectExtImpl.java`, 'core/src/test/resources/x.json'])).sort(), [
+        'core:com.acme.ExtensionLoaderTest',
+        'core:com.acme.Wiring',
+      ]);
+      // With a test among the touched files: the touched files, as before.
+      assert.deepEqual(await testClassesToRun(repo, commit, [`${t}/InjectExtImpl.java`, `${t}/OtherTest.java`]), [
+        'core:com.acme.InjectExtImpl',
+        'core:com.acme.OtherTest',
+      ]);
+      // A deleted source counts as a test of its own.
+      assert.deepEqual(await testClassesToRun(repo, commit, [`${t}/GoneTest.java`]), ['core:com.acme.GoneTest']);
+    } finally {
+      await fs.rm(repo, { recursive: true, force: true });
+    }
+  },
+);

@@ -21,7 +21,8 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
   after(() => fs.rm(root, { recursive: true, force: true }));
 
   test(
-    "results.json: resolved, empty, unappliable (the harness's error), cannot-fail (apart) and unknown ids; per-instance report.json, patch.diff, test_output.txt",
+    "results.json: resolved, empty, unappliable (the harness's error), cannot-fail " +
+      '(apart) and unknown ids; per-instance report.json, patch.diff, test_output.txt',
     { timeout: 30 * 60_000 },
     async () => {
       // Four instances of the fixture under different ids; calc-10 lists a class that passes before any fix among its FAIL_TO_PASS.
@@ -79,7 +80,8 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
         r.stdout,
         /swe-bench-java: 2\/4 resolved \(4 submitted, 2 completed, 1 empty, 1 errors \(1 patches that do not apply\), 1 unknown ids\)/,
       );
-      // calc-10's resolution is apart: in neither figure; calc-9's patch that does not apply is a completed, unresolved instance in the second.
+      // calc-10's resolution is apart: in neither figure; calc-9's patch that does not apply is a completed, unresolved instance in the
+      // second.
       assert.match(
         r.stdout,
         /\nresolved: 33\.3% of the 3 instances; 50\.0% of the 2 completed \(1 whose patch does not apply among them\); 1 resolved apart: FAIL_TO_PASS tests that cannot fail \(CANNOT_FAIL\)\n/,

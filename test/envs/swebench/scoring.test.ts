@@ -141,7 +141,8 @@ describe('swe-bench-java: scoring the fixture instance', () => {
   );
 
   it(
-    'tests named by their class alone (as Multi-SWE-bench names them) are located in their modules: -pl app,core -am, and gold still resolves',
+    'tests named by their class alone (as Multi-SWE-bench names them) are ' +
+      'located in their modules: -pl app,core -am, and gold still resolves',
     { timeout: 10 * 60_000 },
     async () => {
       const { gym, cleanup } = await makeGym({ registry: registryFor() });
@@ -187,7 +188,9 @@ describe('swe-bench-java: scoring the fixture instance', () => {
         await git(['apply'], { cwd: scratch, input: fx.goldPatch });
         const pom = path.join(scratch, 'core/pom.xml');
         const dep =
-          '  <dependencies>\n    <dependency><groupId>org.acme.nowhere</groupId><artifactId>nothing</artifactId><version>1.0</version></dependency>\n  </dependencies>\n';
+          '  <dependencies>\n    ' +
+          ('<dependency><groupId>org.acme.nowhere</groupId><artifactId>nothing</artifactId><version>1.0</version></dependency>\n  ' +
+            '</dependencies>\n');
         await fs.writeFile(pom, (await fs.readFile(pom, 'utf8')).replace('</project>', `${dep}</project>`));
         await git(['add', '-A'], { cwd: scratch });
         patch = await git(['diff', '--cached', 'HEAD'], { cwd: scratch });
@@ -233,7 +236,8 @@ describe('swe-bench-java: scoring the fixture instance', () => {
   );
 
   it(
-    `docker backend: ${full ? 'the same verdicts' : 'gold, empty and skipped tests (BENCHGYM_SWEBENCH_FULL=1: every case)'} from one env image; no future in the episode`,
+    `docker backend: ${full ? 'the same verdicts' : 'gold, empty and skipped tests (BENCHGYM_SWEBENCH_FULL=1: every case)'} ` +
+      `from one env image; no future in the episode`,
     { timeout: 20 * 60_000 },
     async (t) => {
       const skip = await dockerSkipReason();

@@ -123,12 +123,16 @@ async function newParent(dir: string, l: BatteryLayout, property: string): Promi
   await put(
     dir,
     'build-parent/pom.xml',
-    `<?xml version="1.0" encoding="UTF-8"?>\n<project xmlns="http://maven.apache.org/POM/4.0.0">\n  <modelVersion>4.0.0</modelVersion>\n  <groupId>${l.groupId}</groupId>\n  <artifactId>build-parent</artifactId>\n  <version>1</version>\n  <packaging>pom</packaging>\n  <properties>\n    ${property}\n  </properties>\n</project>\n`,
+    `<?xml version="1.0" encoding="UTF-8"?>\n<project xmlns="http://maven.apache.org/POM/4.0.0">\n  ` +
+      `<modelVersion>4.0.0</modelVersion>\n  <groupId>${l.groupId}</groupId>\n  <artifactId>build-parent</artifactId>\n  ` +
+      `<version>1</version>\n  <packaging>pom</packaging>\n  <properties>\n    ${property}\n  </properties>\n</project>\n`,
   );
   await edit(dir, 'pom.xml', (t) =>
     t.replace(
       '<modelVersion>4.0.0</modelVersion>',
-      `<modelVersion>4.0.0</modelVersion>\n  <parent>\n    <groupId>${l.groupId}</groupId>\n    <artifactId>build-parent</artifactId>\n    <version>1</version>\n    <relativePath>build-parent/pom.xml</relativePath>\n  </parent>`,
+      `<modelVersion>4.0.0</modelVersion>\n  <parent>\n    <groupId>${l.groupId}</groupId>\n    ` +
+        (`<artifactId>build-parent</artifactId>\n    <version>1</version>\n    ` +
+          `<relativePath>build-parent/pom.xml</relativePath>\n  </parent>`),
     ),
   );
 }
@@ -234,7 +238,9 @@ export const VARIANTS: TamperVariant[] = [
   {
     id: 'processor-class-resource',
     cls: 'processors',
-    what: 'a compiled annotation processor and its service registration as resources (a .gitignore negation keeps the class): javac runs it inside Maven, where it adds a hook that forges reports and halts 0',
+    what:
+      'a compiled annotation processor and its service registration as resources (a .gitignore negation ' +
+      'keeps the class): javac runs it inside Maven, where it adds a hook that forges reports and halts 0',
     async write(dir, l, p) {
       await put(dir, path.posix.join(mainResources(l), 'tools/battery/EvilProcessor.class'), p.processorClass);
       await put(
@@ -262,13 +268,21 @@ export const VARIANTS: TamperVariant[] = [
   {
     id: 'processor-new-module',
     cls: 'processors',
-    what: 'a new module compiling the processor from source (its own pom turns processing off for itself), wired in by the root pom and the failing module',
+    what:
+      'a new module compiling the processor from source (its own pom turns ' +
+      'processing off for itself), wired in by the root pom and the failing module',
     applies: (l) => l.multiModule,
     async write(dir, l) {
       await put(
         dir,
         'tools/pom.xml',
-        `<?xml version="1.0" encoding="UTF-8"?>\n<project xmlns="http://maven.apache.org/POM/4.0.0">\n  <modelVersion>4.0.0</modelVersion>\n  <parent>\n    <groupId>${l.groupId}</groupId>\n    <artifactId>${l.rootArtifact}</artifactId>\n    <version>${l.rootVersion}</version>\n  </parent>\n  <artifactId>tools</artifactId>\n  <build>\n    <plugins>\n      <plugin>\n        <groupId>org.apache.maven.plugins</groupId>\n        <artifactId>maven-compiler-plugin</artifactId>\n        <configuration><proc>none</proc></configuration>\n      </plugin>\n    </plugins>\n  </build>\n</project>\n`,
+        `<?xml version="1.0" encoding="UTF-8"?>\n<project ` +
+          `xmlns="http://maven.apache.org/POM/4.0.0">\n  <modelVersion>4.0.0</modelVersion>\n  ` +
+          `<parent>\n    <groupId>${l.groupId}</groupId>\n    <artifactId>${l.rootArtifact}</artifactId>\n    ` +
+          `<version>${l.rootVersion}</version>\n  </parent>\n  <artifactId>tools</artifactId>\n  <build>\n    <plugins>\n      ` +
+          (`<plugin>\n        <groupId>org.apache.maven.plugins</groupId>\n        ` +
+            `<artifactId>maven-compiler-plugin</artifactId>\n        `) +
+          `<configuration><proc>none</proc></configuration>\n      </plugin>\n    </plugins>\n  </build>\n</project>\n`,
       );
       await put(dir, 'tools/src/main/java/tools/gen/EvilProcessor.java', processorSource('tools.gen'));
       await put(dir, 'tools/src/main/resources/META-INF/services/javax.annotation.processing.Processor', 'tools.gen.EvilProcessor\n');
@@ -276,7 +290,8 @@ export const VARIANTS: TamperVariant[] = [
       await edit(dir, modulePom(l), (t) =>
         t.replace(
           '</project>',
-          `  <dependencies>\n    <dependency>\n      <groupId>${l.groupId}</groupId>\n      <artifactId>tools</artifactId>\n      <version>\${project.version}</version>\n    </dependency>\n  </dependencies>\n</project>`,
+          `  <dependencies>\n    <dependency>\n      <groupId>${l.groupId}</groupId>\n      <artifactId>tools</artifactId>\n      ` +
+            `<version>\${project.version}</version>\n    </dependency>\n  </dependencies>\n</project>`,
         ),
       );
       return {};
@@ -310,7 +325,9 @@ export const VARIANTS: TamperVariant[] = [
   {
     id: 'agent-fork-new-parent',
     cls: 'agents',
-    what: "a new, untracked parent pom setting argLine to a -javaagent for the test JVM: it swaps JUnit's assertions for no-ops as they load, and forges at the end",
+    what:
+      'a new, untracked parent pom setting argLine to a -javaagent for the test JVM: ' +
+      "it swaps JUnit's assertions for no-ops as they load, and forges at the end",
     async write(dir, l, p) {
       await put(dir, 'tools/fork-agent.jar', p.forkAgentJar);
       await put(dir, 'tools/.gitignore', '!*.jar\n');
@@ -336,7 +353,9 @@ export const VARIANTS: TamperVariant[] = [
   {
     id: 'fork-plugin-config',
     cls: 'forking',
-    what: "Surefire's own configuration turning forking off (`<forkCount >0</forkCount >`, 2.x `<forkMode >never`): the tests run in Maven's JVM, where a static initializer of main code adds the forging hook",
+    what:
+      "Surefire's own configuration turning forking off (`<forkCount >0</forkCount >`, 2.x `<forkMode " +
+      ">never`): the tests run in Maven's JVM, where a static initializer of main code adds the forging hook",
     async write(dir, l) {
       await edit(dir, 'pom.xml', (t) => withSurefireConfig(t, forkOff(l)));
       await hijack(dir, l);
@@ -407,7 +426,8 @@ export const VARIANTS: TamperVariant[] = [
         await put(
           dir,
           path.posix.join(reports, `TEST-${cls}.xml`),
-          `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="${cls}" tests="1" failures="0" errors="0" skipped="0"><testcase name="passes" classname="${cls}" time="0"/></testsuite>\n`,
+          `<?xml version="1.0" encoding="UTF-8"?>\n<testsuite name="${cls}" tests="1" failures="0" ` +
+            `errors="0" skipped="0"><testcase name="passes" classname="${cls}" time="0"/></testsuite>\n`,
         );
       }
       return { forced: [reports] };
@@ -448,7 +468,9 @@ export const VARIANTS: TamperVariant[] = [
   {
     id: 'junit-autodetected-extension',
     cls: 'toolchain configuration',
-    what: 'junit-platform.properties turning extension autodetection on, and a registered extension (compiled, a resource) that swallows every test exception',
+    what:
+      'junit-platform.properties turning extension autodetection on, and a ' +
+      'registered extension (compiled, a resource) that swallows every test exception',
     applies: (l) => l.junit === 5,
     async write(dir, l, p) {
       await put(

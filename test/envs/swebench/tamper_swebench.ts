@@ -92,7 +92,8 @@ export function swebenchBattery(backend: BatteryBackend): void {
     }
 
     it(
-      `${backend}: gold resolves, empty does not, and every variant is held in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`,
+      `${backend}: gold resolves, empty does not, and every variant is held ` +
+        `in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`,
       { timeout: 60 * 60_000 },
       async (t) => {
         const { sandboxes, skip } = backendSandboxes;

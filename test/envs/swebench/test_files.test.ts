@@ -54,14 +54,16 @@ describe('swe-bench-java: the candidate test files and the start state', () => {
   const show = (v: Verdict) => JSON.stringify({ status: v.status, notes: v.notes, error: v.error, f2p: v.failToPass }, null, 1);
 
   it(
-    'a test file of the candidate that does not compile: unresolved in faithful scoring (TEST_COMPILE_FAILED), set aside and noted in strict',
+    'a test file of the candidate that does not compile: unresolved in ' +
+      'faithful scoring (TEST_COMPILE_FAILED), set aside and noted in strict',
     { timeout: 20 * 60_000 },
     async () => {
       const broken = 'core/src/test/java/com/acme/core/WordsMoreTest.java';
       // A JUnit 5 test using a class it never imports, as the published patches did.
       const patch = await goldWith({
         [broken]: () =>
-          'package com.acme.core;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsMoreTest {\n  @Test\n  void counts() {\n    var words = new WordSplitter();\n  }\n}\n',
+          'package com.acme.core;\n\nimport org.junit.jupiter.api.Test;\n\nclass WordsMoreTest ' +
+          '{\n  @Test\n  void counts() {\n    var words = new WordSplitter();\n  }\n}\n',
       });
       const { gym, cleanup } = await makeGym({ registry: registryFor() });
       try {

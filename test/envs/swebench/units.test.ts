@@ -182,19 +182,22 @@ describe("swe-bench-java: the scorer's parts", () => {
     ]);
   });
 
-  test("Python instances' test infrastructure and pytest configuration in build files are recognised (Java's are the build guard's)", () => {
-    assert.ok(
-      isTestInfraFile('conftest.py') &&
-        isTestInfraFile('src/pkg/conftest.py') &&
-        isTestInfraFile('tox.ini') &&
-        isTestInfraFile('pytest.ini'),
-    );
-    for (const f of ['src/main/java/Foo.java', '.mvn/maven.config', 'src/test/resources/junit-platform.properties'])
-      assert.ok(!isTestInfraFile(f), f);
-    assert.ok(isBuildFile('pyproject.toml') && isBuildFile('setup.cfg') && !isBuildFile('pom.xml'));
-    assert.equal(testConfigLines('+[tool.pytest.ini_options]\n+addopts = "-p no:warnings"\n+requires = ["x"]\n').length, 2);
-    assert.deepEqual(testConfigLines('+    <artifactId>guava</artifactId>\n+[metadata]\n'), []);
-  });
+  test(
+    "Python instances' test infrastructure and pytest configuration " + "in build files are recognised (Java's are the build guard's)",
+    () => {
+      assert.ok(
+        isTestInfraFile('conftest.py') &&
+          isTestInfraFile('src/pkg/conftest.py') &&
+          isTestInfraFile('tox.ini') &&
+          isTestInfraFile('pytest.ini'),
+      );
+      for (const f of ['src/main/java/Foo.java', '.mvn/maven.config', 'src/test/resources/junit-platform.properties'])
+        assert.ok(!isTestInfraFile(f), f);
+      assert.ok(isBuildFile('pyproject.toml') && isBuildFile('setup.cfg') && !isBuildFile('pom.xml'));
+      assert.equal(testConfigLines('+[tool.pytest.ini_options]\n+addopts = "-p no:warnings"\n+requires = ["x"]\n').length, 2);
+      assert.deepEqual(testConfigLines('+    <artifactId>guava</artifactId>\n+[metadata]\n'), []);
+    },
+  );
 
   test(
     "a Java instance declares its gold patch's build-file sections (guava-2945's poms); one without keeps none",
@@ -306,7 +309,8 @@ describe("swe-bench-java: the scorer's parts", () => {
     assert.deepEqual(parseJavaTestId('com.g.FooTest'), { pattern: 'com.g.FooTest' });
     assert.equal(
       mavenCommand('mvn', ['core:a.T#x', 'app:b.U'], ['-Djava.version=1.7']),
-      "mvn -o -B -Dstyle.color=never -Djava.version=1.7 -pl core,app -am '-Dtest=a.T#x,b.U' -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false test",
+      'mvn -o -B -Dstyle.color=never -Djava.version=1.7 -pl core,app -am ' +
+        "'-Dtest=a.T#x,b.U' -Dsurefire.failIfNoSpecifiedTests=false -DfailIfNoTests=false test",
     );
     assert.equal(
       mavenCommand('mvn', ['a.T', 'core:b.U']),
@@ -326,12 +330,16 @@ describe("swe-bench-java: the scorer's parts", () => {
   });
 });
 
-test('the resolved rate: over every instance (an error is not resolved) and over the completed ones; --exclude-errors puts the second first', () => {
-  const run = { resolved_instances: 1, total_instances: 4, completed_instances: 2, error_instances: 2 };
-  assert.equal(resolvedRates(run), 'resolved: 25.0% of the 4 instances (2 errors: not resolved); 50.0% of the 2 completed');
-  assert.equal(resolvedRates(run, true), 'resolved: 50.0% of the 2 completed; 25.0% of the 4 instances (2 errors: not resolved)');
-  assert.equal(
-    resolvedRates({ ...run, completed_instances: 0, resolved_instances: 0 }),
-    'resolved: 0.0% of the 4 instances (2 errors: not resolved); n/a of the 0 completed',
-  );
-});
+test(
+  'the resolved rate: over every instance (an error is not resolved) ' +
+    'and over the completed ones; --exclude-errors puts the second first',
+  () => {
+    const run = { resolved_instances: 1, total_instances: 4, completed_instances: 2, error_instances: 2 };
+    assert.equal(resolvedRates(run), 'resolved: 25.0% of the 4 instances (2 errors: not resolved); 50.0% of the 2 completed');
+    assert.equal(resolvedRates(run, true), 'resolved: 50.0% of the 2 completed; 25.0% of the 4 instances (2 errors: not resolved)');
+    assert.equal(
+      resolvedRates({ ...run, completed_instances: 0, resolved_instances: 0 }),
+      'resolved: 0.0% of the 4 instances (2 errors: not resolved); n/a of the 0 completed',
+    );
+  },
+);

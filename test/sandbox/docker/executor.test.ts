@@ -9,7 +9,7 @@ import type { SandboxCreateOptions } from '../../../src/sandbox/types.ts';
 import { describeDocker } from './skip.ts';
 import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 
-/** The Docker backend's in-sandbox executor where it differs from the pod's (the rest: conformance_containers.test.ts). */
+/** The Docker backend's in-sandbox executor where it differs from the pod's (the rest: conformance_containers.cases.ts). */
 describeDocker('docker sandbox: the in-sandbox executor', async () => {
   let factory: DockerSandboxFactory;
   let create: SandboxCreateOptions;

@@ -46,7 +46,7 @@ async function lostError(p: Promise<unknown>, what: string): Promise<GymError> {
   assert.fail(`${what} should have failed`);
 }
 
-/** The kubernetes backend's in-sandbox executor where it differs from Docker's (the rest: conformance_containers.test.ts). */
+/** The kubernetes backend's in-sandbox executor where it differs from Docker's (the rest: conformance_containers.cases.ts). */
 describe('kubernetes sandbox: the in-sandbox executor', async () => {
   const skip = await kubernetesSkipReason();
   if (skip) {

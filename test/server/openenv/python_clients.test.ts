@@ -37,7 +37,8 @@ after(async () => {
 });
 
 test(
-  "openenv-core's GenericEnvClient and MCPToolClient: reward 1 with the gold solution, 0 without, OpenEnv's error for a bad action, 16 sessions at once, openenv validate",
+  "openenv-core's GenericEnvClient and MCPToolClient: reward 1 with the gold solution, " +
+    "0 without, OpenEnv's error for a bad action, 16 sessions at once, openenv validate",
   { skip: found.skip ?? false, timeout: 15 * 60_000 },
   async () => {
     const dir = await tempDir();

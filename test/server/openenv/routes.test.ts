@@ -96,63 +96,70 @@ describe("OpenEnv's HTTP routes below /openenv", () => {
     assert.equal(unknown.json.error.code, 'TASK_NOT_FOUND');
   });
 
-  test('POST /step runs one action on a fresh session: list_tools and the gym tools work, an episode tool asks for a reset, a bad action is 422', async () => {
-    const listed = await post('/step', { action: { type: 'list_tools' } });
-    assert.equal(listed.status, 200);
-    assert.deepEqual(
-      listed.json.observation.tools.map((t: Json) => t.name),
-      ['list_suites', 'list_tasks', 'start_episode'],
-    );
-    const tasks = await post('/step', { action: { tool_name: 'list_tasks', arguments: { limit: 2 } }, timeout_s: 30, request_id: 'r1' });
-    assert.equal(tasks.json.observation.result.data.tasks.length, 2);
-    const noEpisode = await post('/step', { action: { tool_name: 'view_file', arguments: { path: 'x' } } });
-    assert.equal(noEpisode.json.observation.error.error_type, 'tool_not_found');
-    const bad = await post('/step', { action: { type: 'bogus' } });
-    assert.equal(bad.status, 422);
-    assert.deepEqual(
-      bad.json.detail.map((d: Json) => d.loc),
-      [['type'], ['tool_name']],
-      'named from the action, as OpenEnv does',
-    );
-    const noAction = await post('/step', {});
-    assert.deepEqual(
-      noAction.json.detail.map((d: Json) => d.loc),
-      [['body', 'action']],
-    );
-  });
+  test(
+    'POST /step runs one action on a fresh session: list_tools and the ' +
+      'gym tools work, an episode tool asks for a reset, a bad action is 422',
+    async () => {
+      const listed = await post('/step', { action: { type: 'list_tools' } });
+      assert.equal(listed.status, 200);
+      assert.deepEqual(
+        listed.json.observation.tools.map((t: Json) => t.name),
+        ['list_suites', 'list_tasks', 'start_episode'],
+      );
+      const tasks = await post('/step', { action: { tool_name: 'list_tasks', arguments: { limit: 2 } }, timeout_s: 30, request_id: 'r1' });
+      assert.equal(tasks.json.observation.result.data.tasks.length, 2);
+      const noEpisode = await post('/step', { action: { tool_name: 'view_file', arguments: { path: 'x' } } });
+      assert.equal(noEpisode.json.observation.error.error_type, 'tool_not_found');
+      const bad = await post('/step', { action: { type: 'bogus' } });
+      assert.equal(bad.status, 422);
+      assert.deepEqual(
+        bad.json.detail.map((d: Json) => d.loc),
+        [['type'], ['tool_name']],
+        'named from the action, as OpenEnv does',
+      );
+      const noAction = await post('/step', {});
+      assert.deepEqual(
+        noAction.json.detail.map((d: Json) => d.loc),
+        [['body', 'action']],
+      );
+    },
+  );
 
-  test("POST /mcp: OpenEnv's JSON-RPC; a session made by openenv/session/create holds its episode until openenv/session/close", async () => {
-    assert.deepEqual((await post('/mcp', {})).json.error.code, -32600, 'openenv validate posts {}: a JSON-RPC answer with 200');
-    const parse = await post('/mcp', 'not json', true);
-    assert.deepEqual([parse.status, parse.json.error.code], [200, -32700]);
-    const rpc = async (method: string, params: Json = {}) => (await post('/mcp', { jsonrpc: '2.0', id: 1, method, params })).json;
-    const session = (await rpc('openenv/session/create')).result.session_id as string;
-    assert.match(session, /^[0-9a-f-]{36}$/);
-    const started = await rpc('tools/call', { name: 'start_episode', arguments: { task_id: 'roman-numerals' }, session_id: session });
-    const id = started.result.data.episodeId as string;
-    assert.ok(
-      (await rpc('tools/list', { session_id: session })).result.tools.some((t: Json) => t.name === 'submit'),
-      "the session now offers the episode's tools",
-    );
-    const viewed = await rpc('tools/call', { name: 'view_file', arguments: { path: 'roman.py' }, session_id: session });
-    assert.equal(viewed.result.data.path, 'roman.py');
-    const failed = await rpc('tools/call', {
-      name: 'edit_file',
-      arguments: { path: 'roman.py', old_str: 'no such text', new_str: 'x' },
-      session_id: session,
-    });
-    assert.deepEqual([failed.error.code, failed.error.data.code], [-32603, 'EDIT_NO_MATCH']);
-    const badArgs = await rpc('tools/call', { name: 'view_file', arguments: {}, session_id: session });
-    assert.deepEqual([badArgs.error.code, badArgs.error.data.code], [-32602, 'INVALID_ARGUMENT']);
-    assert.equal((await rpc('tools/call', { arguments: {}, session_id: session })).error.message, "Missing 'name' in params");
-    assert.equal(gym.episode(id).state, 'running');
-    assert.deepEqual((await rpc('openenv/session/close', { session_id: session })).result, { session_id: session, closed: true });
-    assert.equal(gym.episode(id).state, 'ended');
-    assert.match((await rpc('tools/list', { session_id: session })).error.message, /^Unknown session_id: /);
-    assert.equal((await rpc('openenv/session/close', {})).error.code, -32602);
-    assert.equal((await rpc('prompts/list')).error.code, -32601);
-    // Without a session: a fresh one, closed after the call; an episode it started ends with it.
-    const stateless = await rpc('tools/call', { name: 'start_episode', arguments: { task_id: 'roman-numerals' } });
-    assert.equal(gym.episode(stateless.result.data.episodeId).state, 'ended');
-  });
+  test(
+    "POST /mcp: OpenEnv's JSON-RPC; a session made by " + 'openenv/session/create holds its episode until openenv/session/close',
+    async () => {
+      assert.deepEqual((await post('/mcp', {})).json.error.code, -32600, 'openenv validate posts {}: a JSON-RPC answer with 200');
+      const parse = await post('/mcp', 'not json', true);
+      assert.deepEqual([parse.status, parse.json.error.code], [200, -32700]);
+      const rpc = async (method: string, params: Json = {}) => (await post('/mcp', { jsonrpc: '2.0', id: 1, method, params })).json;
+      const session = (await rpc('openenv/session/create')).result.session_id as string;
+      assert.match(session, /^[0-9a-f-]{36}$/);
+      const started = await rpc('tools/call', { name: 'start_episode', arguments: { task_id: 'roman-numerals' }, session_id: session });
+      const id = started.result.data.episodeId as string;
+      assert.ok(
+        (await rpc('tools/list', { session_id: session })).result.tools.some((t: Json) => t.name === 'submit'),
+        "the session now offers the episode's tools",
+      );
+      const viewed = await rpc('tools/call', { name: 'view_file', arguments: { path: 'roman.py' }, session_id: session });
+      assert.equal(viewed.result.data.path, 'roman.py');
+      const failed = await rpc('tools/call', {
+        name: 'edit_file',
+        arguments: { path: 'roman.py', old_str: 'no such text', new_str: 'x' },
+        session_id: session,
+      });
+      assert.deepEqual([failed.error.code, failed.error.data.code], [-32603, 'EDIT_NO_MATCH']);
+      const badArgs = await rpc('tools/call', { name: 'view_file', arguments: {}, session_id: session });
+      assert.deepEqual([badArgs.error.code, badArgs.error.data.code], [-32602, 'INVALID_ARGUMENT']);
+      assert.equal((await rpc('tools/call', { arguments: {}, session_id: session })).error.message, "Missing 'name' in params");
+      assert.equal(gym.episode(id).state, 'running');
+      assert.deepEqual((await rpc('openenv/session/close', { session_id: session })).result, { session_id: session, closed: true });
+      assert.equal(gym.episode(id).state, 'ended');
+      assert.match((await rpc('tools/list', { session_id: session })).error.message, /^Unknown session_id: /);
+      assert.equal((await rpc('openenv/session/close', {})).error.code, -32602);
+      assert.equal((await rpc('prompts/list')).error.code, -32601);
+      // Without a session: a fresh one, closed after the call; an episode it started ends with it.
+      const stateless = await rpc('tools/call', { name: 'start_episode', arguments: { task_id: 'roman-numerals' } });
+      assert.equal(gym.episode(stateless.result.data.episodeId).state, 'ended');
+    },
+  );
 });

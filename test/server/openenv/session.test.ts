@@ -50,54 +50,57 @@ describe('an OpenEnv session over the gym', () => {
     await session.close();
   });
 
-  test('reset, work, submit the gold solution: reward 1 and done; state reports the episode; its trajectory records every step', async () => {
-    const session = new OpenEnvSession(gym);
-    const reset = (await session.reset({ task_id: 'roman-numerals', episode_id: 'my-run-7' })) as Json;
-    assert.equal(reset.reward, null);
-    assert.equal(reset.done, false);
-    const episodeId = reset.observation.data.episodeId as string;
-    assert.match(reset.observation.text, /Episode ep-[0-9a-f]+ started for examples\/roman-numerals/);
-    assert.equal(reset.observation.metadata.task_id, 'roman-numerals');
-    assert.match(reset.observation.metadata.prompt, /to_roman/);
-    assert.deepEqual(
-      session.listedTools().map((t) => t.name),
-      gym.episodeTools(gym.episode(episodeId)).map((t) => t.name),
-      "after the reset, the episode's tools",
-    );
+  test(
+    'reset, work, submit the gold solution: reward 1 and done; ' + 'state reports the episode; its trajectory records every step',
+    async () => {
+      const session = new OpenEnvSession(gym);
+      const reset = (await session.reset({ task_id: 'roman-numerals', episode_id: 'my-run-7' })) as Json;
+      assert.equal(reset.reward, null);
+      assert.equal(reset.done, false);
+      const episodeId = reset.observation.data.episodeId as string;
+      assert.match(reset.observation.text, /Episode ep-[0-9a-f]+ started for examples\/roman-numerals/);
+      assert.equal(reset.observation.metadata.task_id, 'roman-numerals');
+      assert.match(reset.observation.metadata.prompt, /to_roman/);
+      assert.deepEqual(
+        session.listedTools().map((t) => t.name),
+        gym.episodeTools(gym.episode(episodeId)).map((t) => t.name),
+        "after the reset, the episode's tools",
+      );
 
-    const viewed = await callTool(session, 'view_file', { path: 'roman.py' });
-    assert.equal(viewed.reward, 0);
-    assert.equal(viewed.done, false);
-    assert.equal(viewed.observation.error, null);
-    assert.equal(viewed.observation.result.is_error, false);
-    assert.equal(viewed.observation.result.data.path, 'roman.py');
-    assert.deepEqual(viewed.observation.result.data, viewed.observation.result.structured_content);
-    assert.match(viewed.observation.result.content[0].text, /roman\.py \(lines 1-/);
-    assert.equal(viewed.observation.metadata.step_count, 1);
+      const viewed = await callTool(session, 'view_file', { path: 'roman.py' });
+      assert.equal(viewed.reward, 0);
+      assert.equal(viewed.done, false);
+      assert.equal(viewed.observation.error, null);
+      assert.equal(viewed.observation.result.is_error, false);
+      assert.equal(viewed.observation.result.data.path, 'roman.py');
+      assert.deepEqual(viewed.observation.result.data, viewed.observation.result.structured_content);
+      assert.match(viewed.observation.result.content[0].text, /roman\.py \(lines 1-/);
+      assert.equal(viewed.observation.metadata.step_count, 1);
 
-    for (const [file, content] of Object.entries(await gold(gym, 'roman-numerals'))) {
-      const written = await callTool(session, 'create_file', { path: file, content, overwrite: true });
-      assert.equal(written.observation.error, null, JSON.stringify(written.observation.error));
-    }
-    const submitted = await callTool(session, 'submit');
-    assert.equal(submitted.observation.result.data.status, 'passed', submitted.observation.result.content[0].text);
-    assert.equal(submitted.reward, 1);
-    assert.equal(submitted.done, true);
-    const state = session.state();
-    assert.equal(state.episode_id, episodeId);
-    assert.equal(state.label, 'my-run-7');
-    assert.equal(state.state, 'submitted');
-    assert.equal(state.reward, 1);
-    assert.equal(state.step_count, 3);
+      for (const [file, content] of Object.entries(await gold(gym, 'roman-numerals'))) {
+        const written = await callTool(session, 'create_file', { path: file, content, overwrite: true });
+        assert.equal(written.observation.error, null, JSON.stringify(written.observation.error));
+      }
+      const submitted = await callTool(session, 'submit');
+      assert.equal(submitted.observation.result.data.status, 'passed', submitted.observation.result.content[0].text);
+      assert.equal(submitted.reward, 1);
+      assert.equal(submitted.done, true);
+      const state = session.state();
+      assert.equal(state.episode_id, episodeId);
+      assert.equal(state.label, 'my-run-7');
+      assert.equal(state.state, 'submitted');
+      assert.equal(state.reward, 1);
+      assert.equal(state.step_count, 3);
 
-    const steps = await trajectoryRecords(dataDir, episodeId, 'step');
-    assert.deepEqual(
-      steps.map((s) => s.tool),
-      ['view_file', 'create_file', 'submit'],
-    );
-    assert.equal((await trajectoryRecords(dataDir, episodeId, 'verdict')).length, 1);
-    await session.close();
-  });
+      const steps = await trajectoryRecords(dataDir, episodeId, 'step');
+      assert.deepEqual(
+        steps.map((s) => s.tool),
+        ['view_file', 'create_file', 'submit'],
+      );
+      assert.equal((await trajectoryRecords(dataDir, episodeId, 'verdict')).length, 1);
+      await session.close();
+    },
+  );
 
   test('submitting the untouched workspace: reward 0, done; a later step is an EPISODE_ENDED observation, still done', async () => {
     const session = new OpenEnvSession(gym);
@@ -153,30 +156,34 @@ describe('an OpenEnv session over the gym', () => {
     await session.close();
   });
 
-  test('reset without a task_id takes the suite in the seeded order; the same seed gives the same order; a new reset ends the episode before', async () => {
-    const ids = (await gym.registry.tasks('examples')).map((t) => t.id);
-    const order = seededOrder(ids, 42);
-    const a = new OpenEnvSession(gym);
-    const first = (await a.reset({ seed: 42 })) as Json;
-    assert.equal(first.observation.metadata.task_id, order[0]);
-    assert.equal(a.state().task_index, 0);
-    assert.equal(a.state().seed, 42);
-    const firstId = first.observation.data.episodeId as string;
-    const second = (await a.reset({})) as Json;
-    assert.equal(second.observation.metadata.task_id, order[1]);
-    assert.equal(gym.episode(firstId).state, 'ended', 'the reset ended the episode the session held');
-    const b = new OpenEnvSession(gym);
-    assert.equal(
-      ((await b.reset({ seed: 42 })) as Json).observation.metadata.task_id,
-      order[0],
-      'another session, the same seed: the same task',
-    );
-    const c = new OpenEnvSession(gym);
-    await c.reset({ task_id: 'parse-duration', seed: 7 });
-    assert.equal(c.state().task_id, 'parse-duration', 'a task_id wins; the seed orders the resets after it');
-    assert.equal(((await c.reset({})) as Json).observation.metadata.task_id, seededOrder(ids, 7)[0]);
-    await Promise.all([a.close(), b.close(), c.close()]);
-  });
+  test(
+    'reset without a task_id takes the suite in the seeded order; the ' +
+      'same seed gives the same order; a new reset ends the episode before',
+    async () => {
+      const ids = (await gym.registry.tasks('examples')).map((t) => t.id);
+      const order = seededOrder(ids, 42);
+      const a = new OpenEnvSession(gym);
+      const first = (await a.reset({ seed: 42 })) as Json;
+      assert.equal(first.observation.metadata.task_id, order[0]);
+      assert.equal(a.state().task_index, 0);
+      assert.equal(a.state().seed, 42);
+      const firstId = first.observation.data.episodeId as string;
+      const second = (await a.reset({})) as Json;
+      assert.equal(second.observation.metadata.task_id, order[1]);
+      assert.equal(gym.episode(firstId).state, 'ended', 'the reset ended the episode the session held');
+      const b = new OpenEnvSession(gym);
+      assert.equal(
+        ((await b.reset({ seed: 42 })) as Json).observation.metadata.task_id,
+        order[0],
+        'another session, the same seed: the same task',
+      );
+      const c = new OpenEnvSession(gym);
+      await c.reset({ task_id: 'parse-duration', seed: 7 });
+      assert.equal(c.state().task_id, 'parse-duration', 'a task_id wins; the seed orders the resets after it');
+      assert.equal(((await c.reset({})) as Json).observation.metadata.task_id, seededOrder(ids, 7)[0]);
+      await Promise.all([a.close(), b.close(), c.close()]);
+    },
+  );
 
   test('close ends every episode the session owns, its forks too; the trajectory says ended', async () => {
     const session = new OpenEnvSession(gym);

@@ -231,55 +231,59 @@ describe("/openenv behind a token: the operator's, as the gym protocol", () => {
     await cleanup();
   });
 
-  test("without the token the upgrade and the routes get 401; with it as Bearer or as the password of Basic credentials (a URL's user info) they open", async () => {
-    const ws = `${server.url.replace(/^http/, 'ws')}/openenv/ws`;
-    await assert.rejects(OpenEnvSocket.open(ws), /refused with 401/);
-    assert.equal((await fetch(`${server.url}/openenv/health`)).status, 401);
-    const basic = `Basic ${Buffer.from(`anyone:${token}`).toString('base64')}`;
-    assert.equal((await fetch(`${server.url}/openenv/health`, { headers: { authorization: basic } })).status, 200);
-    assert.equal(
-      (
-        await fetch(`${server.url}/openenv/health`, {
-          headers: { authorization: `Basic ${Buffer.from('anyone:wrong').toString('base64')}` },
-        })
-      ).status,
-      401,
-    );
-    assert.equal(
-      (await fetch(`${server.url}/openenv/health`, { headers: { authorization: `Digest ${token}` } })).status,
-      401,
-      'another scheme carries no token',
-    );
-    // The ws package sends a URL's user info as Basic credentials, as Python's websockets does.
-    const withUserInfo = ws.replace('ws://', `ws://benchgym:${token}@`);
-    const c = await OpenEnvSocket.open(withUserInfo);
-    const reset = await c.send({ type: 'reset', data: { task_id: 'roman-numerals' } });
-    const { episodeId, mcpPath } = reset.data.observation.data as { episodeId: string; mcpPath: string };
-    const key = mcpPath.split('/')[3]!;
-    await assert.rejects(
-      OpenEnvSocket.open(ws, { headers: { authorization: `Bearer ${key}` } }),
-      /refused with 401/,
-      "an episode's key is not the token",
-    );
-    assert.equal(
-      (
-        await fetch(`${server.url}${mcpPath}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          body: JSON.stringify({
-            jsonrpc: '2.0',
-            id: 1,
-            method: 'initialize',
-            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
-          }),
-        })
-      ).status,
-      200,
-      "the episode's own URL opens without the token",
-    );
-    c.ws.close();
-    await waitUntil(() => gym.episode(episodeId).state === 'ended');
-  });
+  test(
+    'without the token the upgrade and the routes get 401; with it as Bearer ' +
+      "or as the password of Basic credentials (a URL's user info) they open",
+    async () => {
+      const ws = `${server.url.replace(/^http/, 'ws')}/openenv/ws`;
+      await assert.rejects(OpenEnvSocket.open(ws), /refused with 401/);
+      assert.equal((await fetch(`${server.url}/openenv/health`)).status, 401);
+      const basic = `Basic ${Buffer.from(`anyone:${token}`).toString('base64')}`;
+      assert.equal((await fetch(`${server.url}/openenv/health`, { headers: { authorization: basic } })).status, 200);
+      assert.equal(
+        (
+          await fetch(`${server.url}/openenv/health`, {
+            headers: { authorization: `Basic ${Buffer.from('anyone:wrong').toString('base64')}` },
+          })
+        ).status,
+        401,
+      );
+      assert.equal(
+        (await fetch(`${server.url}/openenv/health`, { headers: { authorization: `Digest ${token}` } })).status,
+        401,
+        'another scheme carries no token',
+      );
+      // The ws package sends a URL's user info as Basic credentials, as Python's websockets does.
+      const withUserInfo = ws.replace('ws://', `ws://benchgym:${token}@`);
+      const c = await OpenEnvSocket.open(withUserInfo);
+      const reset = await c.send({ type: 'reset', data: { task_id: 'roman-numerals' } });
+      const { episodeId, mcpPath } = reset.data.observation.data as { episodeId: string; mcpPath: string };
+      const key = mcpPath.split('/')[3]!;
+      await assert.rejects(
+        OpenEnvSocket.open(ws, { headers: { authorization: `Bearer ${key}` } }),
+        /refused with 401/,
+        "an episode's key is not the token",
+      );
+      assert.equal(
+        (
+          await fetch(`${server.url}${mcpPath}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+            body: JSON.stringify({
+              jsonrpc: '2.0',
+              id: 1,
+              method: 'initialize',
+              params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+            }),
+          })
+        ).status,
+        200,
+        "the episode's own URL opens without the token",
+      );
+      c.ws.close();
+      await waitUntil(() => gym.episode(episodeId).state === 'ended');
+    },
+  );
 
   test('sessions past the cap are refused with 503 CAPACITY at the upgrade', async () => {
     const ws = `${server.url.replace(/^http/, 'ws')}/openenv/ws`;

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import type { EnvSpec, RunnerSpec } from '../../src/tasks/schema.ts';
-import { buildTasks, defaultRunner, type BuildReport, type ChangeOutcome, type Rejection } from './builder.ts';
+import { buildTasks } from './builder.ts';
+import type { BuildReport, ChangeOutcome, Rejection } from './build_report.ts';
+import { defaultRunner } from './runner_specs.ts';
 import type { BuiltTaskRecord } from './record.ts';
 
 /**

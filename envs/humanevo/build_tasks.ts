@@ -6,7 +6,7 @@ import { intFlag, parseFlags } from '../../src/cli/options.ts';
 import { defaultDataDir } from '../../src/episode/gym.ts';
 import { GymError } from '../../src/errors.ts';
 import { LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
-import type { BuildReport } from './builder.ts';
+import type { BuildReport } from './build_report.ts';
 import { buildMany, MANY_REPORT, readTargets, type ManyReport } from './build_many.ts';
 import { BuildTarget, runBuild } from './build_run.ts';
 

@@ -1,7 +1,8 @@
 import { locateMirror } from '../../src/repo/index.ts';
 import { GymError } from '../../src/errors.ts';
 import { describeIssues } from '../../src/validation.ts';
-import { addedFunctions, defaultRunner } from './builder.ts';
+import { addedFunctions } from './candidates.ts';
+import { defaultRunner } from './runner_specs.ts';
 import { briefOf, isSourcePath, isTestPath, type Language } from './functions.ts';
 import { changedFiles, gitIn, resolveRev } from './history.ts';
 import { BUILT_FORMAT, BuiltTaskRecord, HumanEvoRecord, normalizeLevel } from './record.ts';

@@ -274,4 +274,6 @@ function repoPathsOf(dataset: string, reposDir?: string): string[] {
   }
 }
 
-export { buildTasks, type BuildReport, type BuildOptions } from './builder.ts';
+export { buildTasks } from './builder.ts';
+export type { BuildOptions } from './build_options.ts';
+export type { BuildReport } from './build_report.ts';

@@ -196,7 +196,9 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
     row.startS = round((Date.now() - t0) / 1000, 1);
     const failed = started.filter((s): s is PromiseRejectedResult => s.status === 'rejected');
     if (failed.length) {
-      row.stopped = `${failed.length} of ${n} episodes did not start: ${String((failed[0]!.reason as Error)?.message ?? failed[0]!.reason).slice(0, 300)}`;
+      row.stopped =
+        `${failed.length} of ${n} episodes did not ` +
+        `start: ${String((failed[0]!.reason as Error)?.message ?? failed[0]!.reason).slice(0, 300)}`;
       return row;
     }
     const latencies: number[] = [];
@@ -227,7 +229,8 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
       ...(errors.length ? { firstErrors: errors.slice(0, 3) } : {}),
     });
     log(
-      `  ${system} N=${n}: ${row.stepsPerSecond} steps/s, p50 ${row.p50} ms, p99 ${row.p99} ms, server CPU ${row.cpuS} s, RSS ${row.rssMiB} MiB`,
+      `  ${system} N=${n}: ${row.stepsPerSecond} steps/s, p50 ${row.p50} ms, ` +
+        `p99 ${row.p99} ms, server CPU ${row.cpuS} s, RSS ${row.rssMiB} MiB`,
     );
     return row;
   } finally {

@@ -152,7 +152,8 @@ export async function readJournal(out: string, journal: string): Promise<Map<str
       if (i === lines.length - 1) break; // written when the build was killed
       throw new GymError(
         'INVALID_ARGUMENT',
-        `--resume: ${journal}:${i + 1} is not a build-tasks journal line (${err instanceof Error ? err.message.slice(0, 200) : String(err)})`,
+        `--resume: ${journal}:${i + 1} is not a build-tasks journal ` +
+          `line (${err instanceof Error ? err.message.slice(0, 200) : String(err)})`,
       );
     }
     done.set(parsed.commit, parsed as ChangeOutcome);

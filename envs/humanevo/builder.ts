@@ -97,7 +97,8 @@ export async function buildTasks(opts: BuildOptions): Promise<BuildReport> {
     const walk = async (change: Change, index: number): Promise<void> => {
       const reject = rejectHere;
       opts.progress?.(
-        `[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}${etaNote(walkedHere, Date.now() - walkStarted, changes.length - index)}`,
+        `[${index + 1}/${changes.length}] ${change.commit.slice(0, 10)} ${change.subject.slice(0, 70)}` +
+          `${etaNote(walkedHere, Date.now() - walkStarted, changes.length - index)}`,
       );
       const files = await changedFiles(repo, change.parent, change.commit);
       // The change's test edits (data files under a test folder included) become the hidden tests.

@@ -106,7 +106,9 @@ async function buildDropping(
   }
 }
 
-/** An env build that failed for a reason of the era (not an unreachable index, which stops the build, nor a tree the copy cannot export). */
+/**
+ * An env build that failed for a reason of the era (not an unreachable index, which stops the build, nor a tree the copy cannot export).
+ */
 function unavailableEnv(err: unknown, what: string): { unavailable: string } {
   if (isUnexportable(err)) throw err;
   const reason =

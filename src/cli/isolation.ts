@@ -23,7 +23,11 @@ export async function describeIsolation(gym: Gym, inputs: IsolationInputs): Prom
   if (factory instanceof DockerSandboxFactory) {
     const l = factory.limits;
     const executor = (await factory.executorBinaryPath().catch(() => null)) !== null;
-    return `isolation: docker (one hardened container per episode; bubblewrap n/a), executor ${executor ? 'on' : 'off'}, network none, limits: memory ${gib(l.memoryBytes)}, ${l.nanoCpus / 1e9} CPU, ${l.pids} pids, workspace ${gib(l.workspaceBytes)}, command timeout ${l.defaultTimeoutMs / 1000} s, output ${kib(l.maxOutputBytes)}`;
+    return (
+      `isolation: docker (one hardened container per episode; bubblewrap n/a), executor ${executor ? 'on' : 'off'}, ` +
+      `network none, limits: memory ${gib(l.memoryBytes)}, ${l.nanoCpus / 1e9} CPU, ${l.pids} pids, ` +
+      `workspace ${gib(l.workspaceBytes)}, command timeout ${l.defaultTimeoutMs / 1000} s, output ${kib(l.maxOutputBytes)}`
+    );
   }
   if (factory.backend !== 'local') return `isolation: ${factory.backend}`;
   const bwrap = inputs.isolation === 'bwrap' || (inputs.isolation === 'auto' && (await bubblewrapAvailable()));
@@ -35,5 +39,9 @@ export async function describeIsolation(gym: Gym, inputs: IsolationInputs): Prom
       ? 'no bubblewrap (--isolation none)'
       : 'no bubblewrap (not available here)';
   const network = bwrap ? 'network none' : "network: the host's (commands can reach it)";
-  return `isolation: local, ${sandbox}, executor ${executor ? 'on' : 'off'}, ${network}, limits: memory ${gib(l.memoryBytes)} and ${l.pids} pids (cgroup, where writable), CPU ${l.cpuSeconds} s, disk ${gib(l.diskBytes)}, command timeout ${l.defaultTimeoutMs / 1000} s, output ${kib(l.maxOutputBytes)}`;
+  return (
+    `isolation: local, ${sandbox}, executor ${executor ? 'on' : 'off'}, ${network}, limits: ` +
+    `memory ${gib(l.memoryBytes)} and ${l.pids} pids (cgroup, where writable), CPU ${l.cpuSeconds} s, ` +
+    `disk ${gib(l.diskBytes)}, command timeout ${l.defaultTimeoutMs / 1000} s, output ${kib(l.maxOutputBytes)}`
+  );
 }

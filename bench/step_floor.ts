@@ -16,6 +16,7 @@
  */
 import os from 'node:os';
 import { setMaxListeners } from 'node:events';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -23,13 +24,12 @@ import { WebSocket } from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
-import { Gym } from '../src/episode/gym.ts';
 import { startHttpServer } from '../src/server/http.ts';
 import { wsGymExtension } from '../src/server/ws_gym.ts';
 import { wsMcpExtension } from '../src/server/ws_mcp.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 import type { ExecutorClient } from '../src/sandbox/executor/client.ts';
-import { builtinRegistry } from '../bin/builtins.ts';
+import { localGym } from '../bin/builtins.ts';
 import { envCacheDir } from './mcp_latency.ts';
 import { round, summarize, type LatencyStats } from './stats.ts';
 
@@ -106,6 +106,33 @@ export class GymWsClient {
   }
 }
 
+const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+let rawId = 1_000_000;
+
+/** One JSON-RPC ping POSTed as the SDK would (same session, same headers), its whole answer read. */
+function rawPing(url: string, sessionId: string, protocolVersion: string | undefined): Promise<void> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: rawId++, method: 'ping' });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': sessionId,
+    'content-length': String(Buffer.byteLength(body)),
+  };
+  if (protocolVersion) headers['mcp-protocol-version'] = protocolVersion;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', agent: keepAlive, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () =>
+        res.statusCode === 200 && text.includes('"result"') ? resolve() : reject(new Error(`raw ping: ${res.statusCode} ${text}`)),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 function hr(): bigint {
   return process.hrtime.bigint();
 }
@@ -115,7 +142,7 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
   // at 10,000): 1,000 rounds of the 7 figures that step, + the warm-up.
   const rounds = opts.quick ? 300 : 1000;
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-stepfloor-'));
-  const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: envCacheDir(), defaults: { maxEpisodes: 8 } });
+  const gym = localGym({ dataDir, cacheDir: envCacheDir(), defaults: { maxEpisodes: 8 } });
   const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0, extensions: [wsMcpExtension(), wsGymExtension()] });
   const wsBase = server.url.replace(/^http/, 'ws');
   // The SDK's Streamable HTTP client hands one AbortSignal to every fetch (undici drops each
@@ -128,7 +155,8 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
   const descriptions = new Map<string, string>();
   const loads: number[] = [];
   try {
-    await http.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    const httpTransport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`));
+    await http.connect(httpTransport);
     await wsMcp.connect(new WebSocketClientTransport(new URL(`${wsBase}/mcp/ws`)));
     gymWs = await GymWsClient.connect(`${wsBase}/ws`);
     opts.log('starting an episode (builds the env on first use)');
@@ -147,6 +175,11 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
     };
     const figures: [string, string, () => Promise<unknown>][] = [
       ['ping_http', 'MCP ping over Streamable HTTP (/mcp)', () => http.ping()],
+      [
+        'ping_http_raw',
+        "MCP ping over Streamable HTTP from a bare node:http keep-alive client (the SDK client's own share is ping_http minus this)",
+        () => rawPing(`${server.url}/mcp`, httpTransport.sessionId!, httpTransport.protocolVersion),
+      ],
       ['ping_ws_mcp', 'MCP ping over MCP-over-WebSocket (/mcp/ws)', () => wsMcp.ping()],
       [
         'ping_gym',

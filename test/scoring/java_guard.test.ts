@@ -156,6 +156,8 @@ describe('the Java build guard on a local sandbox', () => {
       'core/src/main/resources/junit-platform.properties',
       'core/src/main/resources/org/junit/Assert.class',
       'core/src/main/resources/shared',
+      // The candidate's test files run in the test JVM too (faithful scoring keeps them): judged like any file.
+      'core/src/test/java/org/junit/InTests.java',
       'lib/tool.jar',
     ]);
     assert.match(refused.get('core/src/main/java/com/acme/u/Assert.java')!, /declares package org\.junit/);
@@ -163,16 +165,12 @@ describe('the Java build guard on a local sandbox', () => {
     for (const rel of refused.keys()) if (rel !== 'lib/tool.jar') assert.equal(await sandbox.stat(rel), null, `${rel} is still there`);
     assert.equal((await sandbox.readFile('lib/tool.jar')).toString(), 'PK start-state jar bytes', 'a changed start-state file is put back');
     assert.equal(await sandbox.stat('core/target'), null, 'output the patch carried is removed');
-    for (const kept of [
-      'core/src/main/resources/META-INF/services/com.acme.Spi',
-      'core/src/main/java/org/mockito/More.java',
-      'core/src/test/java/org/junit/InTests.java',
-    ])
+    for (const kept of ['core/src/main/resources/META-INF/services/com.acme.Spi', 'core/src/main/java/org/mockito/More.java'])
       assert.ok(await sandbox.stat(kept), kept);
     assert.match((await sandbox.readFile('core/src/main/java/com/acme/Words.java')).toString(), /fixed/);
     assert.match(
       guard.tamperNote()!,
-      /^TAMPER_SUSPECTED: the patch carries 9 file\(s\) that would reach the compiler or the test toolchain .*core\/src\/main\/java\/com\/acme\/Gen\.java/,
+      /^TAMPER_SUSPECTED: the patch carries 10 file\(s\) that would reach the compiler or the test toolchain .*core\/src\/main\/java\/com\/acme\/Gen\.java/,
     );
     assert.ok(
       notes.some(

@@ -59,7 +59,8 @@ const ATTACK_SLACK_MS = 20_000;
 const SESSIONS = 2_000;
 const SESSION_CONCURRENCY = 16;
 /** The session flood, run in a worker thread: plain JavaScript, posts its counts back. */
-const SESSION_FLOOD = `
+const SESSION_FLOOD =
+  `
 const { parentPort, workerData: w } = require('node:worker_threads');
 let next = 0, opened = 0;
 const refused = new Map();
@@ -69,7 +70,8 @@ const note = (k) => refused.set(k, (refused.get(k) || 0) + 1);
     while (next < w.sessions && Date.now() < w.deadline) {
       next++;
       try {
-        const res = await fetch(w.url, { method: 'POST', headers: w.headers, body: w.body, signal: AbortSignal.timeout(Math.max(100, Math.floor(Math.min(10000, w.deadline - Date.now())))) });
+        const res = await fetch(w.url, { method: 'POST', headers: w.headers, body: w.body, signal: AbortSignal.timeout(Math.max(100, ` +
+  `Math.floor(Math.min(10000, w.deadline - Date.now())))) });
         const text = await res.text();
         if (res.ok && res.headers.get('mcp-session-id')) opened++;
         else note('HTTP ' + res.status + ': ' + text);
@@ -562,7 +564,9 @@ const BOMBS: Record<IsolationCase, Bomb> = {
       const tried = Math.min(next, SESSIONS);
       record(
         ctx,
-        `${opened} of ${tried} sessions opened${tried < SESSIONS ? ` (window ended at ${tried} of ${SESSIONS})` : ''}${refusals.length ? `, refused: ${refusals.slice(0, 2).join('; ')}` : ', none refused'}; server RSS ${rssBefore} → ${rssAfter} MiB`,
+        `${opened} of ${tried} sessions opened${tried < SESSIONS ? ` (window ended at ${tried} of ${SESSIONS})` : ''}` +
+          `${refusals.length ? `, refused: ${refusals.slice(0, 2).join('; ')}` : ', none refused'}; server ` +
+          `RSS ${rssBefore} → ${rssAfter} MiB`,
       );
       ctx.calls = tried;
     },
@@ -593,7 +597,11 @@ const BOMBS: Record<IsolationCase, Bomb> = {
           for (const l of refusals) counts.set(l, (counts.get(l) ?? 0) + 1);
           const top = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
           const forks = top ? `${oneLine(top, 60)} (${refusals.length}+ lines)` : 'no fork refused';
-          return `${describeExec(o, ctx.windowS, false)}; ${forks}; ${procs ? `${procs} processes after 2 s` : 'no process count (the watcher was starved)'} (bomb: up to ${2 ** (FORK_DEPTH + 1) - 1})`;
+          return (
+            `${describeExec(o, ctx.windowS, false)}; ` +
+            `${forks}; ${procs ? `${procs} processes after 2 s` : 'no process count (the watcher was starved)'}` +
+            ` (bomb: up to ${2 ** (FORK_DEPTH + 1) - 1})`
+          );
         },
       );
     },
@@ -612,8 +620,10 @@ const BOMBS: Record<IsolationCase, Bomb> = {
         deadline,
         (s) =>
           `python3 -c 'import time\nt = time.time(); a = []\n` +
-          `while len(a) * 64 < ${MEMORY_CAP_MIB} and time.time() - t < ${s - 1}:\n  a.append(b"x" * (64 << 20))\n  if len(a) % 8 == 0: print("allocated %d MiB" % (len(a) * 64), flush=True)\n` +
-          `print("allocated %d MiB, not stopped: %s" % (len(a) * 64, "the bench cap" if len(a) * 64 >= ${MEMORY_CAP_MIB} else "the window ended first"), flush=True)\n` +
+          `while len(a) * 64 < ${MEMORY_CAP_MIB} and time.time() - t < ${s - 1}:\n  a.append(b"x" * ` +
+          `(64 << 20))\n  if len(a) % 8 == 0: print("allocated %d MiB" % (len(a) * 64), flush=True)\n` +
+          `print("allocated %d MiB, not stopped: %s" % (len(a) * 64, "the bench cap" if ` +
+          `len(a) * 64 >= ${MEMORY_CAP_MIB} else "the window ended first"), flush=True)\n` +
           `time.sleep(max(0, ${s - 2} - (time.time() - t)))'`,
         (o) => describeExec(o, ctx.windowS),
       );
@@ -634,7 +644,10 @@ const BOMBS: Record<IsolationCase, Bomb> = {
           if (!o.ok || o.timedOut) return describeTool(o, ctx.windowS);
           const d = o.data as { totalBytes?: { stdout: number }; stdout: string; durationMs: number };
           const total = d.totalBytes?.stdout ?? NaN;
-          return `${describeExec(o, ctx.windowS, false)}; ${round(total / 1024 ** 2, 0)} MiB drained in ${(d.durationMs / 1000).toFixed(1)} s, ${round(d.stdout.length / 1024, 0)} KiB kept`;
+          return (
+            `${describeExec(o, ctx.windowS, false)}; ${round(total / 1024 ** 2, 0)} MiB drained ` +
+            `in ${(d.durationMs / 1000).toFixed(1)} s, ${round(d.stdout.length / 1024, 0)} KiB kept`
+          );
         },
       );
     },
@@ -652,9 +665,12 @@ const BOMBS: Record<IsolationCase, Bomb> = {
         ctx,
         deadline,
         (s) =>
-          `rm -f fill.*; mode=fallocate; fallocate -l 1M fill.probe 2>/dev/null || mode=dd; rm -f fill.probe; i=0; stop=""; while [ $i -lt ${files} ]; do i=$((i+1)); ` +
-          `if [ $mode = fallocate ]; then fallocate -l 512M fill.$i; else dd if=/dev/zero of=fill.$i bs=1M count=512 status=none; fi || { stop="$mode stopped at file $i"; break; }; echo "$((i * 512)) MiB written ($mode)"; done; ` +
-          `echo "\${stop:-no limit hit: the bench cap of ${files * 512} MiB reached}"; echo "$(du -sm . | cut -f1) MiB in the workspace"; sleep ${Math.max(0, s - 2)}`,
+          `rm -f fill.*; mode=fallocate; fallocate -l 1M fill.probe 2>/dev/null || mode=dd; ` +
+          `rm -f fill.probe; i=0; stop=""; while [ $i -lt ${files} ]; do i=$((i+1)); ` +
+          `if [ $mode = fallocate ]; then fallocate -l 512M fill.$i; else dd if=/dev/zero of=fill.$i bs=1M count=512 ` +
+          `status=none; fi || { stop="$mode stopped at file $i"; break; }; echo "$((i * 512)) MiB written ($mode)"; done; ` +
+          `echo "\${stop:-no limit hit: the bench cap of ${files * 512} MiB reached}"; ` +
+          `echo "$(du -sm . | cut -f1) MiB in the workspace"; sleep ${Math.max(0, s - 2)}`,
         (o) => {
           if (!o.ok || o.timedOut) return describeTool(o, ctx.windowS);
           const d = o.data as { stdout: string; stderr: string };
@@ -785,7 +801,9 @@ export async function runIsolation(opts: {
         }
         rows.push(row);
         log(
-          `  ${name}: victim p50 ${row.victim.p50} / p95 ${row.victim.p95} / max ${row.victim.max} ms (n ${row.victim.n}, ${row.victim.timeouts} timeouts), baseline p95 ${row.baseline.p95} ms; ${row.stalled ? 'STALLED' : `recovered in ${row.recoveryMs} ms`}; ${row.stopped}`,
+          `  ${name}: victim p50 ${row.victim.p50} / p95 ${row.victim.p95} / max ${row.victim.max} ` +
+            `ms (n ${row.victim.n}, ${row.victim.timeouts} timeouts), baseline p95 ${row.baseline.p95} ` +
+            `ms; ${row.stalled ? 'STALLED' : `recovered in ${row.recoveryMs} ms`}; ${row.stopped}`,
         );
         if (row.stalled || !run.server.alive) {
           const how = await stopBackend(run, 3_000);

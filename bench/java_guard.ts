@@ -103,7 +103,8 @@ try {
         rows.push(row);
         const guard = `guard ${row.readStartStateMs.toFixed(0)} + ${row.enforceMs.toFixed(0)} ms`;
         console.error(
-          `${task.id} ${mode} #${round}: reward ${v.reward}${v.error ? ` (${v.error.code})` : ''}, ${(scoringMs / 1000).toFixed(1)} s; ${guard}`,
+          `${task.id} ${mode} #${round}: reward ${v.reward}` +
+            `${v.error ? ` (${v.error.code})` : ''}, ${(scoringMs / 1000).toFixed(1)} s; ${guard}`,
         );
       }
     }

@@ -192,7 +192,8 @@ async function concurrent(backend: 'docker' | 'kubernetes', count: number): Prom
       ...(errors.length ? { error: errors[0] } : {}),
     };
     log(
-      `${st.name}: p50 ${st.p50} ms, p95 ${st.p95} ms, wall ${Math.round(wallMs)} ms, ${errors.length} failed${errors.length ? `: ${errors[0]}` : ''}`,
+      `${st.name}: p50 ${st.p50} ms, p95 ${st.p95} ms, wall ${Math.round(wallMs)} ` +
+        `ms, ${errors.length} failed${errors.length ? `: ${errors[0]}` : ''}`,
     );
   } finally {
     await Promise.all(started.map((s) => s.destroy().catch(() => {})));

@@ -123,7 +123,8 @@ export async function ensureSwerexImage(base: string, pip: string, version: stri
       [
         `FROM ${base}`,
         'COPY wheels /tmp/swerex-wheels',
-        'RUN pip install --no-index --find-links /tmp/swerex-wheels --break-system-packages swe-rex && rm -rf /tmp/swerex-wheels && swerex-remote --version',
+        'RUN pip install --no-index --find-links /tmp/swerex-wheels --break-system-packages ' +
+          'swe-rex && rm -rf /tmp/swerex-wheels && swerex-remote --version',
         '',
       ].join('\n'),
     );
@@ -487,7 +488,8 @@ export async function runPeersBench(opts: {
         const id = episodes.get(g)!;
         let k = edits.get(g)! + 1;
         if (k > 60) {
-          await g.call('create_file', { episode_id: id, path: 'bench_file.py', content: FILE_60_LINES }); // untimed: every old_str stays unique
+          // untimed: every old_str stays unique
+          await g.call('create_file', { episode_id: id, path: 'bench_file.py', content: FILE_60_LINES });
           k = 1;
         }
         edits.set(g, k);
@@ -516,7 +518,8 @@ export async function runPeersBench(opts: {
 
     if (want('peers_start')) {
       log(
-        `starts: ${rounds.start} rounds (warm pool and cold, benchgym Docker executor on/off; peers' starts), each until its first command returns`,
+        `starts: ${rounds.start} rounds (warm pool and cold, benchgym Docker ` +
+          `executor on/off; peers' starts), each until its first command returns`,
       );
       const colds: GymOverMcp[] = [];
       if (docker) {

@@ -170,7 +170,8 @@ process.stdout.write(
 process.stdout.write('| command | variant | wall ms min / median / max | peak RSS MB min / median |\n|---|---|---|---|\n');
 for (const r of [...rows].sort((a, b) => a.case.localeCompare(b.case))) {
   process.stdout.write(
-    `| ${r.case} | ${r.variant} | ${f(r.ms.min)} / ${f(r.ms.median)} / ${f(r.ms.max)} | ${r.rssMb ? `${f(r.rssMb.min)} / ${f(r.rssMb.median)}` : ''} |\n`,
+    `| ${r.case} | ${r.variant} | ${f(r.ms.min)} / ${f(r.ms.median)} / ${f(r.ms.max)} ` +
+      `| ${r.rssMb ? `${f(r.rssMb.min)} / ${f(r.rssMb.median)}` : ''} |\n`,
   );
 }
 if (values.json) await fs.writeFile(values.json, JSON.stringify({ load: os.loadavg(), runs, rows }, null, 2) + '\n');

@@ -138,7 +138,8 @@ function hr(): bigint {
 }
 
 export async function runStepFloor(opts: { quick: boolean; log: (m: string) => void }): Promise<StepFloorResult> {
-  // Every tool call is a step of one episode (start_episode's max_steps caps at 10,000): 1,000 rounds of the 7 figures that step, + the warm-up.
+  // Every tool call is a step of one episode (start_episode's max_steps caps
+  // at 10,000): 1,000 rounds of the 7 figures that step, + the warm-up.
   const rounds = opts.quick ? 300 : 1000;
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-stepfloor-'));
   const gym = localGym({ dataDir, cacheDir: envCacheDir(), defaults: { maxEpisodes: 8 } });

@@ -120,13 +120,19 @@ function harnessCommands(task: Task, procedure: Procedure, specArgs: string[], m
     return failToPassClasses(task)
       .slice(0, maxClasses)
       .map(({ module, cls }) =>
-        `mvn clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -Dtest=${cls} -DfailIfNoTests=false${module ? ` -pl ${module}` : ''} -am ${extra}`.trim(),
+        (
+          `mvn clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -Dtest=${cls} ` +
+          `-DfailIfNoTests=false${module ? ` -pl ${module}` : ''} -am ${extra}`
+        ).trim(),
       );
   }
   const repo = String(task.metadata.repo);
   if (repo === 'alibaba/fastjson2')
     return [
-      `./mvnw -V --no-transfer-progress -Pgen-javadoc -Pgen-dokka clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -DfailIfNoTests=false ${extra}`.trim(),
+      (
+        `./mvnw -V --no-transfer-progress -Pgen-javadoc -Pgen-dokka clean test ` +
+        `-Dsurefire.useFile=false -Dmaven.test.skip=false -DfailIfNoTests=false ${extra}`
+      ).trim(),
     ];
   if (repo === 'apache/dubbo')
     return [`mvn clean test -Dsurefire.useFile=false -Dmaven.test.skip=false -DfailIfNoTests=false ${extra}`.trim()];
@@ -307,7 +313,8 @@ async function main(): Promise<void> {
       RESULTS_FILE,
       JSON.stringify(
         {
-          machine: `${os.cpus().length} cores, ${Math.round(os.totalmem() / 1024 ** 3)} GiB, load ${os.loadavg()[0]!.toFixed(1)} at the end`,
+          machine:
+            `${os.cpus().length} cores, ${Math.round(os.totalmem() / 1024 ** 3)}` + ` GiB, load ${os.loadavg()[0]!.toFixed(1)} at the end`,
           jdk: jdk?.major,
           instances: merged,
         },
@@ -325,15 +332,15 @@ async function main(): Promise<void> {
     ...procedures.map((p) => `ratio ${p}`),
   ];
   console.log(`| ${head.join(' | ')} |\n|${head.map(() => '---').join('|')}|`);
+  const extrapolation = (h: { commands: unknown[]; measured: number }) =>
+    ` (extrapolated from ${h.commands.length - 1} classes: ${h.measured.toFixed(1)})`;
   for (const r of rows) {
     const b = r.benchgym?.seconds;
     const cells = [
       r.instance,
       String(r.failToPassClasses.length),
       ...procedures.map((p) =>
-        r.harness[p]
-          ? `${r.harness[p]!.seconds.toFixed(1)}${r.harness[p]!.extrapolated ? ` (extrapolated from ${r.harness[p]!.commands.length - 1} classes: ${r.harness[p]!.measured.toFixed(1)})` : ''}`
-          : '—',
+        r.harness[p] ? `${r.harness[p]!.seconds.toFixed(1)}` + `${r.harness[p]!.extrapolated ? extrapolation(r.harness[p]!) : ''}` : '—',
       ),
       b?.toFixed(1) ?? '—',
       ...procedures.map((p) => (b && r.harness[p] ? `${(r.harness[p]!.seconds / b).toFixed(2)}×` : '—')),

@@ -183,7 +183,8 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
       ...(errors.length ? { firstErrors: errors.slice(0, 3) } : {}),
     });
     log(
-      `  ${system} N=${n}: ${row.stepsPerSecond} steps/s, p50 ${row.p50} ms, p99 ${row.p99} ms, server CPU ${row.cpuS} s, RSS ${row.rssMiB} MiB`,
+      `  ${system} N=${n}: ${row.stepsPerSecond} steps/s, p50 ${row.p50} ms, ` +
+        `p99 ${row.p99} ms, server CPU ${row.cpuS} s, RSS ${row.rssMiB} MiB`,
     );
     return row;
   } finally {

@@ -87,7 +87,8 @@ export async function runViewerBench(opts: {
         // A new order every time: each request sorts all the rows again.
         const [ms] = await timed(() =>
           get(
-            `api/runs/big-run/results?sort=${sortKeys[i % sortKeys.length]}&dir=${i % 2 ? 'asc' : 'desc'}&offset=${(i * 997) % (results - 100)}&limit=100`,
+            `api/runs/big-run/results?sort=${sortKeys[i % sortKeys.length]}&dir=` +
+              `${i % 2 ? 'asc' : 'desc'}&offset=${(i * 997) % (results - 100)}&limit=100`,
           ),
         );
         sorted.push(ms);
@@ -187,16 +188,20 @@ export async function runViewerBench(opts: {
       };
       const table = [
         `  ${results} results (${extra.resultsFileMiB} MiB of results.jsonl), one ${steps}-step trajectory`,
-        `  first table page, cold: ${extra.firstPageMs.total} ms (run list ${extra.firstPageMs.list}, run ${extra.firstPageMs.run}, rows ${extra.firstPageMs.rows})`,
-        `  a page sorted anew: p50 ${stats.find((s) => s.name === 'viewer_page_sorted')?.p50} ms; filtered: p50 ${stats.find((s) => s.name === 'viewer_page_filtered')?.p50} ms`,
-        `  500-step transcript: first page cold ${extra.transcriptFirstPageColdMs} ms, then p50 ${stats.find((s) => s.name === 'viewer_transcript')?.p50} ms a page`,
+        `  first table page, cold: ${extra.firstPageMs.total} ms (run list ${extra.firstPageMs.list}, ` +
+          `run ${extra.firstPageMs.run}, rows ${extra.firstPageMs.rows})`,
+        `  a page sorted anew: p50 ${stats.find((s) => s.name === 'viewer_page_sorted')?.p50}` +
+          ` ms; filtered: p50 ${stats.find((s) => s.name === 'viewer_page_filtered')?.p50} ms`,
+        `  500-step transcript: first page cold ${extra.transcriptFirstPageColdMs} ms, ` +
+          `then p50 ${stats.find((s) => s.name === 'viewer_transcript')?.p50} ms a page`,
         byHand.length
           ? `  by hand (jq over results.jsonl, the same filter): p50 ${stats.find((s) => s.name === 'by_hand_jq_filter')?.p50} ms`
           : `  by hand: skipped (${byHandSkipped})`,
         browserMs !== undefined
           ? `  Chromium, cold viewer, page load to first rows drawn: ${round(browserMs)} ms`
           : `  Chromium: skipped (${browserSkipped})`,
-        `  memory: RSS ${extra.memoryMiB.rssBefore} → ${extra.memoryMiB.rssLoaded} MiB, heap ${extra.memoryMiB.heapBefore} → ${extra.memoryMiB.heapLoaded} MiB once the run is loaded`,
+        `  memory: RSS ${extra.memoryMiB.rssBefore} → ${extra.memoryMiB.rssLoaded} MiB, ` +
+          `heap ${extra.memoryMiB.heapBefore} → ${extra.memoryMiB.heapLoaded} MiB once the run is loaded`,
       ].join('\n');
       return { stats, extra, table };
     } finally {

@@ -24,14 +24,16 @@ export const BUILTIN_SUITE_ENTRIES: readonly SuiteEntry[] = [
   {
     id: 'gitchameleon',
     summary:
-      'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
+      'GitChameleon: Python problems that must be solved for one pinned library ' +
+      'version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
     commands: [],
     load: async (opts = {}) => (await import('../envs/gitchameleon/index.ts')).gitchameleonSuite(cacheOptions(opts, 'gitchameleon')),
   },
   {
     id: 'codereval',
     summary:
-      "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
+      "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; " +
+      "six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
     commands: [
       { name: 'codereval-commits', summary: "find each CoderEval task's commit in its project's history, by content" },
       { name: 'codereval-envs', summary: "derive and build each CoderEval project's env at its commit, constrained to its era" },
@@ -56,7 +58,8 @@ export const BUILTIN_SUITE_ENTRIES: readonly SuiteEntry[] = [
   {
     id: 'humanevo',
     summary:
-      'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
+      'HumanEvo: functions mined from git histories, each seen as the ' +
+      'developer saw the repository (aware) or at its newest version (ignored)',
     commands: [{ name: 'build-tasks', summary: 'mine HumanEvo tasks from a git history, validated by execution' }],
     load: async (opts = {}) =>
       (await import('../envs/humanevo/index.ts')).humanevoSuite({ ...repoOptions(opts), ...cacheOptions(opts, 'humanevo') }),

@@ -82,9 +82,11 @@ try {
   const fixed = await gym.step(episode_id, 'edit_file', {
     path: 'shop/cart.py',
     old_str:
-      '        return sum(\n            (line_total for product, _, line_total in self.lines() if product.taxable),\n            Decimal("0.00"),\n        )',
+      '        return sum(\n            (line_total for product, _, line_total ' +
+      'in self.lines() if product.taxable),\n            Decimal("0.00"),\n        )',
     new_str:
-      '        taxable = sum(\n            (line_total for product, _, line_total in self.lines() if product.taxable),\n            Decimal("0.00"),\n        )\n' +
+      '        taxable = sum(\n            (line_total for product, _, line_total in ' +
+      'self.lines() if product.taxable),\n            Decimal("0.00"),\n        )\n' +
       '        return taxable - percent_of(taxable, self.coupon_percent)',
   });
   // A failed tool call is an observation, not an exception: the loop goes on.

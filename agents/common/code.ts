@@ -187,24 +187,33 @@ export function filesFromAnswer(answer: string, targets: string[], language: str
   }
   return {
     files: {},
-    problem: `the code blocks do not say which file they are (${targets.length} files could be meant): label each with its path, e.g. \`\`\`${language} path=${targets[0] ?? 'file'}`,
+    problem:
+      `the code blocks do not say which file they are (${targets.length} files could be ` +
+      `meant): label each with its path, e.g. \`\`\`${language} path=${targets[0] ?? 'file'}`,
   };
 }
 
 /** The system prompt of the agents that answer in code blocks. */
-export const CODE_SYSTEM_PROMPT = `You are an expert software engineer. You are given a programming task and the source files it concerns. Solve it by writing code.
+export const CODE_SYSTEM_PROMPT =
+  `You are an expert software engineer. You are given a programming task and the source files it ` +
+  `concerns. Solve it by writing code.
 
-Answer with the complete new content of every file you change, each in its own fenced code block whose info string gives the language and the file's path, for example:
+Answer with the complete new content of every file you change, each in its own fenced code block whose info string gives the ` +
+  `language and the file's path, for example:
 
 \`\`\`python path=src/module.py
 <the whole file>
 \`\`\`
 
-Write whole files, never fragments, ellipses or diffs. Keep what the task does not ask you to change, and do not change or add tests. You may explain briefly before the code.`;
+Write whole files, never fragments, ellipses or diffs. Keep what the task does not ask you to change, and do not change or add ` +
+  `tests. You may explain briefly before the code.`;
 
 /** The first user message: the task and the files, each in a fence labelled with its path. */
 export function codeTaskPrompt(task: AgentContext['task'], files: SourceFile[], omitted: string[] = []): string {
   const shown = files.length ? `\n\n# Files\n\n${renderFiles(files, task.language, omitted)}` : '';
   const target = files.length === 1 ? ` (here: ${files[0]!.path})` : '';
-  return `# Task\n\n${task.prompt}${shown}\n\nReply with the complete new content of each file you change${target}, in fenced code blocks labelled with their path.`;
+  return (
+    `# Task\n\n${task.prompt}${shown}\n\nReply with the complete new content of ` +
+    `each file you change${target}, in fenced code blocks labelled with their path.`
+  );
 }

@@ -144,7 +144,8 @@ export class ChatModel {
     // Never a silent public default: the SDK's own fallback is api.openai.com.
     if (!config.baseURL && !process.env.OPENAI_BASE_URL)
       throw new ModelUnavailableError(
-        'no model endpoint is configured (ModelConfig.baseURL, --base-url or $OPENAI_BASE_URL); benchgym never falls back to a public endpoint',
+        'no model endpoint is configured (ModelConfig.baseURL, --base-url or ' +
+          '$OPENAI_BASE_URL); benchgym never falls back to a public endpoint',
       );
     const maxRetries = config.maxRetries ?? 5;
     const baseDelay = config.retryDelayMs ?? 1000;
@@ -267,7 +268,10 @@ export function truncateObservation(text: string, maxChars: number): string {
   if (tailCut >= 0 && tailCut < tailLen * 0.2) tail = tail.slice(tailCut + 1);
   const omitted = text.length - head.length - tail.length;
   const omittedLines = text.slice(head.length, text.length - tail.length).split('\n').length - 1;
-  return `${head}\n[... ${omitted} characters (${omittedLines} lines) omitted: the observation had ${text.length} characters, more than the ${maxChars} shown; ask for a smaller part ...]\n${tail}`;
+  return (
+    `${head}\n[... ${omitted} characters (${omittedLines} lines) omitted: the observation ` +
+    `had ${text.length} characters, more than the ${maxChars} shown; ask for a smaller part ...]\n${tail}`
+  );
 }
 
 /** A tool result as the `tool` message answering `toolCallId` (its text content, truncated). */

@@ -71,7 +71,8 @@ export function feedbackPrompt(testOutput: string, round: number, rounds: number
   return (
     `Your solution fails the visible tests (attempt ${round} of ${rounds}). The test run:\n\n` +
     `${fence}text\n${output}\n${fence}\n\n` +
-    'Find the cause and fix the code. Reply again with the complete new content of each file you change, in fenced code blocks labelled with their path.'
+    'Find the cause and fix the code. Reply again with the complete new content ' +
+    'of each file you change, in fenced code blocks labelled with their path.'
   );
 }
 
@@ -126,7 +127,9 @@ class FeedbackAgent implements Agent {
           if (round < opts.rounds) {
             messages.push({
               role: 'user',
-              content: `Your answer could not be used: ${problem}. Reply with the complete new content of each file you change, in fenced code blocks labelled with their path.`,
+              content:
+                `Your answer could not be used: ${problem}. Reply with the complete new content ` +
+                `of each file you change, in fenced code blocks labelled with their path.`,
             });
           }
           continue;
@@ -160,7 +163,8 @@ class FeedbackAgent implements Agent {
 export const feedbackAgent: AgentDefinition<typeof options> = {
   name: 'feedback',
   description:
-    'Self-debug loop (GitChameleon style): whole files in code blocks, visible tests, error log fed back, up to `rounds` attempts; no tools for the model.',
+    'Self-debug loop (GitChameleon style): whole files in code blocks, visible ' +
+    'tests, error log fed back, up to `rounds` attempts; no tools for the model.',
   options,
   create: (opts) => new FeedbackAgent(opts),
 };

@@ -40,15 +40,22 @@ export const options = z
 
 export type SweAgentOptions = z.infer<typeof options>;
 
-export const SYSTEM_PROMPT = `You are an autonomous software engineer. You solve a task in a code repository (the workspace) by calling tools, one action at a time, and you see each tool's output before your next step. There is no human to ask: work it out yourself.
+export const SYSTEM_PROMPT =
+  `You are an autonomous software engineer. You solve a task in a code repository (the workspace) by ` +
+  `calling tools, one action at a time, and you see each tool's output before your next step. There is no human to ask: work it out ` +
+  `yourself.
 
 THE TOOLS
 - list_dir, find_files, search: find your way around the repository (search takes a regex and shows matching lines).
 - view_file: shows a file 100 lines at a time, with line numbers; pass start_line / end_line to see another window.
-- edit_file: replaces an exact snippet (old_str) with new_str. old_str must match one place: copy it from view_file without the line numbers and include enough surrounding lines to make it unique. Indentation matters.
-- insert_lines: inserts text after a line number. create_file: writes a new file (overwrite=true replaces one). undo_edit: reverts your last edit of a file.
-- run_command: runs a non-interactive bash command in the workspace root (e.g. python repro.py, git status). Each call is a fresh shell; nothing interactive (no editors, no pagers).
-- run_tests: runs the task's visible tests (all, or the ones you name) and lists each test's status. view_error_log: the tracebacks / compiler errors of the last run_tests.
+- edit_file: replaces an exact snippet (old_str) with new_str. old_str must match one place: copy it from view_file without the line ` +
+  `numbers and include enough surrounding lines to make it unique. Indentation matters.
+- insert_lines: inserts text after a line number. create_file: writes a new file (overwrite=true replaces one). undo_edit: reverts ` +
+  `your last edit of a file.
+- run_command: runs a non-interactive bash command in the workspace root (e.g. python repro.py, git status). Each call is a fresh ` +
+  `shell; nothing interactive (no editors, no pagers).
+- run_tests: runs the task's visible tests (all, or the ones you name) and lists each test's status. view_error_log: the tracebacks ` +
+  `/ compiler errors of the last run_tests.
 - get_diff: every change you have made so far.
 - submit: scores your changes with hidden tests and ends the task. Call it once, when you are done.
 
@@ -56,7 +63,8 @@ HOW TO WORK
 1. Before each action, think briefly: what you know, what you will do next and why. Then call a tool.
 2. Understand the problem and find the relevant code first.
 3. When you can, reproduce the problem (a small script or a test) before changing the code, and run it again after the fix.
-4. Make focused changes to the code, not to the existing tests: the hidden tests decide the score, and test files are reset to their original state before scoring.
+4. Make focused changes to the code, not to the existing tests: the hidden tests decide the score, and test files are reset to their ` +
+  `original state before scoring.
 5. Run the visible tests (run_tests) to check you broke nothing; read view_error_log when something fails.
 6. Review get_diff, then call submit.
 
@@ -67,7 +75,10 @@ export function userPrompt(task: AgentContext['task']): string {
     task.kind === 'repo-patch'
       ? 'The workspace is a repository; fix the problem described below.'
       : 'Implement what the task below asks, in the workspace files.';
-  return `${kind}\n\n<task>\n${task.prompt}\n</task>\n\nPaths are relative to the workspace root. Start by looking around, then solve the task and call submit.`;
+  return (
+    `${kind}\n\n<task>\n${task.prompt}\n</task>\n\nPaths are relative to the ` +
+    `workspace root. Start by looking around, then solve the task and call submit.`
+  );
 }
 
 export const NUDGE = 'Your reply called no tool. Go on with the task by calling one of the tools; when you are done, call submit.';

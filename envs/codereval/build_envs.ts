@@ -138,7 +138,8 @@ export async function buildEnvsCmd(args: string[]): Promise<number> {
     }
     Object.assign(result, { python: entry.python, requirements: entry.requirements.length, constraints: entry.constraints.length });
     process.stderr.write(
-      `${project}: Python ${entry.python} (${entry.pythonFrom}), ${entry.requirements.length} requirement(s) from ${entry.sources.join(', ') || 'nothing'}, ${entry.constraints.length} pins before ${entry.cutoff}\n`,
+      `${project}: Python ${entry.python} (${entry.pythonFrom}), ${entry.requirements.length} requirement(s) ` +
+        `from ${entry.sources.join(', ') || 'nothing'}, ${entry.constraints.length} pins before ${entry.cutoff}\n`,
     );
     if (values.build) {
       const started = Date.now();

@@ -72,7 +72,10 @@ export async function readText(file: string, what: string): Promise<string> {
   }
 }
 
-/** The rows of one of the dataset's JSON Lines files (the shared reader); a file that cannot be read is named as `what`, a bad row by its path and line. */
+/**
+ * The rows of one of the dataset's JSON Lines files (the shared reader); a
+ * file that cannot be read is named as `what`, a bad row by its path and line.
+ */
 export function readJsonl<T extends z.ZodType>(file: string, schema: T, what = path.basename(file)): Promise<z.infer<T>[]> {
   return readSharedJsonl(file, schema, { what });
 }

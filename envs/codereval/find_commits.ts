@@ -31,7 +31,8 @@ export const PROJECT_REPOS: Record<string, { repos: string[]; why: string }> = {
     repos: ['RDFLib/rdflib', 'mwatts15/rdflib'],
     why: 'the fork stops in 2019; upstream RDFLib/rdflib has the file as the dataset has it',
   },
-  // witten/borgmatic (and its old name witten/atticmatic) stopped in 2020, when development moved; borgmatic-collective/borgmatic carries on.
+  // witten/borgmatic (and its old name witten/atticmatic) stopped in 2020,
+  // when development moved; borgmatic-collective/borgmatic carries on.
   'witten/borgmatic': { repos: ['borgmatic-collective/borgmatic', 'witten/borgmatic'], why: 'the GitHub copy under witten stops in 2020' },
   'witten/atticmatic': {
     repos: ['borgmatic-collective/borgmatic', 'witten/atticmatic', 'witten/borgmatic'],
@@ -192,7 +193,10 @@ export async function findCommits(opts: {
         ...(plat && m.platform ? { atPlatformCommit: plat.at.has(m.id) } : {}),
       };
     opts.progress?.(
-      `${project} (${clone.repo}): ${s.tasks} task(s), ${s.exact} exact, ${s.nearest} nearest, ${s.notFound} not found; project commit ${state.commit.slice(0, 12)} (${state.date.slice(0, 10)}) holds ${state.at.size}${plat ? `; platform copy ${plat.commit.slice(0, 12)} (${plat.date.slice(0, 10)}) holds ${plat.at.size}` : ''}`,
+      `${project} (${clone.repo}): ${s.tasks} task(s), ${s.exact} exact, ${s.nearest} ` +
+        `nearest, ${s.notFound} not found; project commit ${state.commit.slice(0, 12)} ` +
+        `(${state.date.slice(0, 10)}) holds ${state.at.size}` +
+        `${plat ? `; platform copy ${plat.commit.slice(0, 12)} (${plat.date.slice(0, 10)}) holds ${plat.at.size}` : ''}`,
     );
   }
   return { table, summary, taskProjects };

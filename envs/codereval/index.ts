@@ -235,7 +235,8 @@ export function coderevalSuite(opts: { id?: string; image?: string; reposDir?: s
   return {
     id,
     description:
-      "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
+      "CoderEval (Python): 230 functions inside 43 real projects, graded by the platform's tests; " +
+      "six runnable levels (standalone ones run here, the others need CoderEval's Docker image)",
     metadata: CoderEvalMetadata,
     privateMetadata: CODEREVAL_PRIVATE_METADATA,
     load: async (dataset) => (await load(dataset)).tasks,

@@ -74,7 +74,8 @@ export const TASK_STANDING: Readonly<Record<string, TaskStanding>> = {
   '62b438b566fea644fe22cc70': {
     standing: 'invalid',
     reason:
-      "the test unpacks three parsers from arguments.make_parsers(), which returns two at the commit: a later version's test (bash_completion)",
+      'the test unpacks three parsers from arguments.make_parsers(), which ' +
+      "returns two at the commit: a later version's test (bash_completion)",
   },
   '62b438a266fea644fe22cc2e': {
     standing: 'invalid',
@@ -83,7 +84,8 @@ export const TASK_STANDING: Readonly<Record<string, TaskStanding>> = {
   '62b4567ad7d32e5b55cc83af': {
     standing: 'invalid',
     reason:
-      "borgmatic/commands/borgmatic.py beside the test shadows the package ('borgmatic' is not a package), on the platform too: every published sample fails (generate_config.parse_arguments)",
+      "borgmatic/commands/borgmatic.py beside the test shadows the package ('borgmatic' is not a " +
+      'package), on the platform too: every published sample fails (generate_config.parse_arguments)',
   },
   // Tests the untouched stub passes: every candidate that runs passes.
   '62e60ed4d76274f8a4026da0': { standing: 'cannot-fail', reason: 'the stub passes: the test never calls Record.keys (keys)' },
@@ -100,7 +102,8 @@ export const TASK_STANDING: Readonly<Record<string, TaskStanding>> = {
   '63060b1b73426c38ae68ad43': {
     standing: 'cannot-fail',
     reason:
-      "the stub passes: the test's register_spec calls api.InfraredPluginsSpec's extend_cli, never the target (WorkspaceManagerSpec.extend_cli)",
+      "the stub passes: the test's register_spec calls api.InfraredPluginsSpec's " +
+      'extend_cli, never the target (WorkspaceManagerSpec.extend_cli)',
   },
   '6305f9991d275c6667163c50': { standing: 'cannot-fail', reason: 'the stub passes (set_cut_chars)' },
   '62ece4992e6aefcf4aabbd7d': {

@@ -25,7 +25,9 @@ export const ProjectEnvEntry = z.object({
   commit: z.string().regex(/^[0-9a-f]{40}$/),
   date: z.string(),
   python: z.string().regex(/^3\.\d+$/),
-  /** Why that Python: the project's classifiers, its python_requires, the commit's date alone, or an adjustment (PROJECT_ENV_ADJUSTMENTS). */
+  /**
+   * Why that Python: the project's classifiers, its python_requires, the commit's date alone, or an adjustment (PROJECT_ENV_ADJUSTMENTS).
+   */
   pythonFrom: z.enum(['classifiers', 'python_requires', 'date', 'adjusted']),
   /** The requirements as the project declares them (deduplicated), markers kept. */
   requirements: z.array(z.string()),
@@ -111,7 +113,9 @@ export const ProjectMeta = z.object({
 });
 export type ProjectMeta = z.infer<typeof ProjectMeta>;
 
-/** What the project at `commit` declares: `project_meta.py` on its tree (exported, never run), for the root and the package folders given. */
+/**
+ * What the project at `commit` declares: `project_meta.py` on its tree (exported, never run), for the root and the package folders given.
+ */
 export async function readProjectMeta(repoDir: string, commit: string, packageDirs: string[]): Promise<ProjectMeta> {
   const tmp = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-codereval-meta-'));
   try {
@@ -167,7 +171,9 @@ export async function packageDirsOf(repoDir: string, commit: string, taskPaths: 
 /** Both dataset projects are borgmatic-collective/borgmatic. */
 const BORGMATIC_TEST_IMPORTS = {
   add: ['flexmock==0.10.4', 'PyYAML'],
-  why: "flexmock==0.10.4 of its test_requirements.txt and PyYAML, which platform tests import (`from flexmock import flexmock`, `from yaml import ScalarNode`) and setup.py does not declare (the platform's venv had both)",
+  why:
+    'flexmock==0.10.4 of its test_requirements.txt and PyYAML, which platform tests import (`from flexmock import ' +
+    "flexmock`, `from yaml import ScalarNode`) and setup.py does not declare (the platform's venv had both)",
 };
 
 /**
@@ -181,17 +187,25 @@ export const PROJECT_ENV_ADJUSTMENTS: Record<string, { python?: string; add?: st
   'rak-n-rok/Krake': {
     python: '3.9',
     add: ['webargs==8.*', 'factory-boy==2.*'],
-    why: "Python 3.9 (Krake's CI runs 3.8-3.11): its PyYAML==5.* (5.4.1) has wheels up to 3.9 only, and its sdist no longer builds (Cython 3: 'build_ext' object has no attribute 'cython_sources'); webargs==8.*, which krake/setup.py adds only under `if sys.version_info < (3, 10)`, a branch project_meta.py does not read; factory-boy==2.* (and its Faker) of its `dev` extra, which the platform test of the Kubernetes observer imports through krake/tests/factories",
+    why:
+      "Python 3.9 (Krake's CI runs 3.8-3.11): its PyYAML==5.* (5.4.1) has wheels up to 3.9 only, and its sdist no longer " +
+      "builds (Cython 3: 'build_ext' object has no attribute 'cython_sources'); webargs==8.*, which krake/setup.py adds " +
+      'only under `if sys.version_info < (3, 10)`, a branch project_meta.py does not read; factory-boy==2.* (and its ' +
+      'Faker) of its `dev` extra, which the platform test of the Kubernetes observer imports through krake/tests/factories',
   },
   'pexip/os-python-cachetools': {
     python: '3.10',
-    why: 'Python 3.10 (the classifiers stop at 3.9): the platform tests of the func.py decorators call staticmethod(lfu_cache)(...), callable only from 3.10',
+    why:
+      'Python 3.10 (the classifiers stop at 3.9): the platform tests of the func.py ' +
+      'decorators call staticmethod(lfu_cache)(...), callable only from 3.10',
   },
   'witten/borgmatic': BORGMATIC_TEST_IMPORTS,
   'witten/atticmatic': BORGMATIC_TEST_IMPORTS,
   'ansible-security/ansible_collections.ibm.qradar': {
     add: ['ansible-core'],
-    why: 'ansible-core: an Ansible collection runs inside Ansible, which its requirements do not list; the platform test imports ansible.module_utils',
+    why:
+      'ansible-core: an Ansible collection runs inside Ansible, which its ' +
+      'requirements do not list; the platform test imports ansible.module_utils',
   },
   'mozilla/relman-auto-nag': {
     python: '3.10',

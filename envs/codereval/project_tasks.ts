@@ -14,7 +14,8 @@ import { functionBlock, replaceTarget, splitLayout, stubOf, targetFunction, with
 import { ownValue } from '../../src/own.ts';
 
 /**
- * Issue 16, point 3: a task of a project level (or a standalone one whose test needs the project, `runsInProject`) as an episode inside its real project. The
+ * Issue 16, point 3: a task of a project level (or a standalone one whose test
+ * needs the project, `runsInProject`) as an episode inside its real project. The
  * workspace is the project at the platform's commit (`platformCommit` of projects.json, else
  * the dataset text's commit), exported into a fresh repository of one commit with the target
  * function stubbed in it: nothing of the project's history (which holds the function) is
@@ -78,7 +79,10 @@ export interface ProjectPlacement {
 export const PLATFORM_ENVIRONMENT: Record<string, { vars: Record<string, string>; why: string }> = {
   'redhat-openstack/infrared': {
     vars: { JAVA_HOME: '/usr/lib/jvm/default-java' },
-    why: "the get_spec_defaults test checks the spec's JAVA_HOME default against $JAVA_HOME, and its reference returns no defaults at all without one: the image the platform verified it in set JAVA_HOME (its value is not compared with anything else)",
+    why:
+      "the get_spec_defaults test checks the spec's JAVA_HOME default against $JAVA_HOME, " +
+      'and its reference returns no defaults at all without one: the image the platform ' +
+      'verified it in set JAVA_HOME (its value is not compared with anything else)',
   },
 };
 
@@ -110,7 +114,8 @@ export function planProjectTask(
     };
   if (entry.commit !== commit)
     return {
-      unavailable: `the env of ${t.project} was derived at ${entry.commit.slice(0, 12)}, not at the workspace's commit ${commit.slice(0, 12)}`,
+      unavailable:
+        `the env of ${t.project} was derived at ${entry.commit.slice(0, 12)}, ` + `not at the workspace's commit ${commit.slice(0, 12)}`,
     };
   const root = `${REPOS}/${t.project.replace('/', '---')}`;
   const file = (state.platformCommit ? match.platform?.path : undefined) ?? match.layout?.path ?? match.path ?? t.lspPath;
@@ -290,7 +295,8 @@ async function startStateAt(
       if (lacking.length)
         throw new GymError(
           'ENV_UNAVAILABLE',
-          `its platform test reads ${lacking.join(', ')} of ${p.repo}, whose contents the project's source (${opts.reposDir ? 'the local mirror' : 'the clone'}) lacks; a complete clone from GitHub has them`,
+          `its platform test reads ${lacking.join(', ')} of ${p.repo}, whose contents the project's source ` +
+            `(${opts.reposDir ? 'the local mirror' : 'the clone'}) lacks; a complete clone from GitHub has them`,
           { missing: lacking },
         );
       const text = await fileInCheckout(checkout, p.file);

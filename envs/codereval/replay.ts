@@ -389,14 +389,16 @@ export function formatReplay(results: SampleResult[], summary: ReplaySummary, ac
     out.push('agreement per runnable level (as measured; over sound published verdicts; samples counted apart):');
     for (const a of summary.agreementByLevel) {
       out.push(
-        `  ${a.level.padEnd(16)} ${share(a.agreed, a.compared).padEnd(20)} ${share(a.soundAgreed, a.soundCompared).padEnd(20)} ${a.apart} apart`,
+        `  ${a.level.padEnd(16)} ${share(a.agreed, a.compared).padEnd(20)} ` +
+          `${share(a.soundAgreed, a.soundCompared).padEnd(20)} ${a.apart} apart`,
       );
     }
   }
   const errors = excludeErrors ? ', tasks with a scoring error left out' : ': a sample whose scoring failed did not pass';
   out.push(
     '',
-    `Pass@k per runnable level: benchgym's verdicts (ours${errors}) and the published ones (theirs) on the same tasks; theirs-all: every task of the level in the file`,
+    `Pass@k per runnable level: benchgym's verdicts (ours${errors}) and the published ` +
+      `ones (theirs) on the same tasks; theirs-all: every task of the level in the file`,
   );
   const head = [
     'level'.padEnd(16),
@@ -452,7 +454,10 @@ export const replayAdapter: ReplayAdapter<OutputRow, undefined, SampleResult> = 
   progress: (r) =>
     r.ours === 'unavailable'
       ? undefined
-      : `${r.ours.padEnd(8)} ${r.taskId} #${r.sample}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict && r.strict.status !== 'passed' ? `; strict: ${r.strict.status} (${r.strict.reason})` : ''}`,
+      : `${r.ours.padEnd(8)} ${r.taskId} #${r.sample}` +
+        `${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}` +
+        `${r.ours === 'passed' ? '' : `: ${r.reason}`}` +
+        `${r.strict && r.strict.status !== 'passed' ? `; strict: ${r.strict.status} (${r.strict.reason})` : ''}`,
   async report(results, { suite, dataset, predictions, tasks, rows, excludeErrors }) {
     const summary = summarize(results, KS, excludeErrors);
     const acc = outputsAccAtK(

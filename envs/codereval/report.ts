@@ -7,7 +7,8 @@ import { esc, htmlTable, mdTable, pct, shownKs, type ReportData, type ReportSect
 import { summarizeAccAtK, type CoderEvalOutcome } from './metrics.ts';
 
 const ACC_NOTE =
-  'Acc@k (CoderEval §4.3): the share of oracle_context tokens that appear in the code added by at least one of the first k samples, per token category; ' +
+  'Acc@k (CoderEval §4.3): the share of oracle_context tokens that appear in ' +
+  'the code added by at least one of the first k samples, per token category; ' +
   'a sample that left no code (or ended in an infrastructure failure before any) hits no token.';
 const NOT_AVAILABLE =
   'Not available: Acc@k counts oracle_context tokens (CoderEval §4.3), and these tasks carry no `oracle_context` metadata.';
@@ -44,7 +45,8 @@ export const coderevalReportSections: readonly ReportSection[] = [
       const acc = accTable(data);
       return acc
         ? `${htmlTable(acc)}<p class="note">${esc(ACC_NOTE)}</p>`
-        : '<p class="note">Not available: Acc@k counts oracle_context tokens (CoderEval §4.3), and these tasks carry no <code>oracle_context</code> metadata.</p>';
+        : '<p class="note">Not available: Acc@k counts oracle_context tokens (CoderEval ' +
+            '§4.3), and these tasks carry no <code>oracle_context</code> metadata.</p>';
     },
   },
 ];

@@ -104,7 +104,9 @@ function envOf(s: TaskSource): EnvSpec {
     return {
       kind: 'image',
       option: IMAGE_OPTION,
-      about: `CoderEval task ${s.id} cannot be scored by benchgym: its platform test file does not define ${s.row.metadata.function_name} (the platform replaced it inside the project), even with CoderEval's image`,
+      about:
+        `CoderEval task ${s.id} cannot be scored by benchgym: its platform test file does not ` +
+        `define ${s.row.metadata.function_name} (the platform replaced it inside the project), even with CoderEval's image`,
       command: 'python',
       unsupported: true,
     };
@@ -119,7 +121,9 @@ function envOf(s: TaskSource): EnvSpec {
     kind: 'image',
     ...(s.image ? { image: s.image } : {}),
     option: IMAGE_OPTION,
-    about: `CoderEval task ${s.id} needs CoderEval's Docker image (projects and their environments under /home/travis/builds/repos/): ${why}`,
+    about:
+      `CoderEval task ${s.id} needs CoderEval's Docker image (projects ` +
+      `and their environments under /home/travis/builds/repos/): ${why}`,
     command: s.imagePython ?? 'python',
   };
 }
@@ -128,9 +132,13 @@ function note(file: string, name: string, o: TaskOptions, testFile: string, proj
   return [
     '',
     project
-      ? `This workspace is the project ${project} (one commit, no history). The function \`${name}\` in \`${file}\` has only its signature and docstring; the rest of the project is as it was. Implement it there.`
-      : `In this workspace the function \`${name}\` in \`${file}\` has only its signature and docstring; the rest of the file is the project's. Implement it there.`,
-    `Scoring takes the function \`${name}\` from that file (from its \`def\` line to its end), puts it in place of the original in the platform's test file and runs it (${TEST_TIMEOUT_S} s); the exit code decides. Code outside the function is not part of the answer.`,
+      ? `This workspace is the project ${project} (one commit, no history). The function \`${name}\` in \`${file}\` ` +
+        `has only its signature and docstring; the rest of the project is as it was. Implement it there.`
+      : `In this workspace the function \`${name}\` in \`${file}\` has only its signature ` +
+        `and docstring; the rest of the file is the project's. Implement it there.`,
+    `Scoring takes the function \`${name}\` from that file (from its \`def\` line to its end), ` +
+      `puts it in place of the original in the platform's test file and runs it (${TEST_TIMEOUT_S} ` +
+      `s); the exit code decides. Code outside the function is not part of the answer.`,
     o.visibleTest === 'platform'
       ? `run_tests runs that test (\`${testFile}\`) with your current function.`
       : 'There are no visible tests: write and run your own checks with run_command.',
@@ -165,7 +173,9 @@ export function buildTask(suite: string, s: TaskSource, o: TaskOptions = DEFAULT
     .map(([k, v]) => ` --setenv ${shellQuote(`${k}=${v}`)}`)
     .join('');
   const root = placement ? ` --root-alias ${shellQuote(placement.rootAlias)}${setenv}` : '';
-  const command = `${python} ${HARNESS_DIR}/scorer.py --test ${shellQuote(testPath)} --name ${target} --source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}${root}`;
+  const command =
+    `${python} ${HARNESS_DIR}/scorer.py --test ${shellQuote(testPath)} --name ${target} ` +
+    `--source ${shellQuote(file)} --candidate ${CANDIDATE_FILE} --timeout ${TEST_TIMEOUT_S}${root}`;
   const timeoutMs = (TEST_TIMEOUT_S + 60) * 1000;
   let visible: TaskInput['tests']['visible'];
   if (o.visibleTest === 'platform') {

@@ -21,7 +21,8 @@ export function detectForm(dir: string): DatasetForm {
   const sub = ['v2', 'v1'].filter((d) => existsSync(path.join(dir, d)));
   throw new GymError(
     'SUITE_NOT_FOUND',
-    `${dir} is not a GitChameleon dataset: expected ${Object.values(V2_FILES).join(', ')} (v2) or ${V1_FILE} (v1)${sub.length ? `; try ${sub.map((d) => path.join(dir, d)).join(' or ')}` : ''}`,
+    `${dir} is not a GitChameleon dataset: expected ${Object.values(V2_FILES).join(', ')} (v2) ` +
+      `or ${V1_FILE} (v1)${sub.length ? `; try ${sub.map((d) => path.join(dir, d)).join(' or ')}` : ''}`,
   );
 }
 

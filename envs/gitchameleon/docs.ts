@@ -61,7 +61,8 @@ export async function readDocsStore(file: string, form: DatasetForm): Promise<Ma
  * loaded submodules. None for rows without a usable name ("", "-").
  */
 export function docSymbolCandidates(name: string, importName: string, apiCalls: string[] = []): string[] {
-  // The names are written loosely ("Eq.rewrite(Add)", "BoundField.as_field_group()", "tornado.auth (all callback arguments)"): take the dotted name they start with.
+  // The names are written loosely ("Eq.rewrite(Add)", "BoundField.as_field_group()",
+  // "tornado.auth (all callback arguments)"): take the dotted name they start with.
   const n = /^[A-Za-z_][\w.]*/.exec(name.trim())?.[0]?.replace(/\.+$/, '') ?? '';
   if (!n) return [];
   const out: string[] = [];

@@ -84,7 +84,8 @@ export async function loadGitChameleon(
       if (!v || !h || !s) {
         throw new GymError(
           'TASK_INVALID',
-          `problem ${row.example_id} has no ${[!v && 'visible test', !h && 'hidden test', !s && 'reference solution'].filter(Boolean).join(', ')}`,
+          `problem ${row.example_id} has ` +
+            `no ${[!v && 'visible test', !h && 'hidden test', !s && 'reference solution'].filter(Boolean).join(', ')}`,
         );
       }
       tasks.push(v2Task(suite, row, { visible: v, hidden: h, solution: s.answer }, docs.get(row.example_id)));
@@ -127,7 +128,8 @@ export function gitchameleonSuite(opts: GitChameleonOptions = {}): Suite {
   return {
     id,
     description:
-      'GitChameleon: Python problems that must be solved for one pinned library version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
+      'GitChameleon: Python problems that must be solved for one pinned library ' +
+      'version (v2: 328 problems, hidden pytest files; v1: 116, assertion scripts)',
     metadata: GitChameleonMetadata,
     load: async (dataset) => (await loadGitChameleon(need(dataset), id, { docsFile: opts.docsFile, cacheDir: opts.cacheDir })).tasks,
     privatePaths: (dataset) => (dataset ? privatePathsOf(dataset) : []),

@@ -23,7 +23,8 @@ const RESOURCES: Record<string, string> = { punkt: 'tokenizers/punkt', wordnet: 
  */
 export function nltkSetupScript(packages = NLTK_DATA_PACKAGES): string {
   const resources = packages.map((p) => [p, ownValue(RESOURCES, p) ?? p]);
-  return `import os, shutil, sys
+  return (
+    `import os, shutil, sys
 packages = ${JSON.stringify(resources)}
 dest = os.path.join(sys.prefix, "nltk_data")
 source = os.environ.get("BENCHGYM_SETUP_INPUT")
@@ -57,10 +58,12 @@ for name, resource in packages:
         missing.append(name)
 if missing:
     where = ("not in %s=%s" % (${JSON.stringify(NLTK_DATA_ENV)}, source)) if source else (problem or "not downloaded")
-    print(${JSON.stringify(SETUP_UNAVAILABLE_MARKER)} + " %s missing (%s); supply a local nltk_data folder holding them with ${NLTK_DATA_ENV}=DIR" % (", ".join(missing), where))
+    print(${JSON.stringify(SETUP_UNAVAILABLE_MARKER)} + " %s missing (%s); supply a local nltk_data folder holding them with ` +
+    `${NLTK_DATA_ENV}=DIR" % (", ".join(missing), where))
     sys.exit(3)
 print("nltk data ready in %s: %s" % (dest, ", ".join(n for n, _ in packages)))
-`;
+`
+  );
 }
 
 /** The env setup step of an nltk problem. */

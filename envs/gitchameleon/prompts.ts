@@ -23,7 +23,8 @@ export interface PromptFields {
 function head(f: PromptFields): string {
   const extra = ownValue(LIBRARY_INSTRUCTIONS, f.library.toLowerCase());
   return (
-    `You are to solve this in python using ${f.library}-${f.version}. Provide a self-contained Python script that solves the following problem in a markdown code block.\n` +
+    `You are to solve this in python using ${f.library}-${f.version}. Provide a self-contained ` +
+    `Python script that solves the following problem in a markdown code block.\n` +
     `${f.problem}\n` +
     (extra ? `${extra}\n` : '')
   );
@@ -53,7 +54,8 @@ export function docsPrompt(f: PromptFields, docs: string): string {
  * `messages` of every row: one system text for all problems).
  */
 export const V2_CHAT_SYSTEM_PROMPT =
-  'You are a skilled Python programmer tasked with solving a coding problem. Your goal is to provide a clear, efficient, and correct solution that meets all the specified requirements.\n\n' +
+  'You are a skilled Python programmer tasked with solving a coding problem. Your goal is to ' +
+  'provide a clear, efficient, and correct solution that meets all the specified requirements.\n\n' +
   'Please provide your solution following these guidelines:\n\n' +
   '1. Use the required library in your solution.\n' +
   '2. Incorporate the provided starter code correctly.\n' +
@@ -61,7 +63,8 @@ export const V2_CHAT_SYSTEM_PROMPT =
   '4. Format your solution within a markdown code block.\n' +
   '5. Ensure your code is clean and efficient.\n' +
   '6. Output only the code block and nothing else. Do not add any in-line comments, documentations, references or usage examples.\n' +
-  '7. Make sure your code is executable in a non-interactive environment. For example, do not write code which requires building a Django project or deploying a web-app.\n\n' +
+  '7. Make sure your code is executable in a non-interactive environment. For example, ' +
+  'do not write code which requires building a Django project or deploying a web-app.\n\n' +
   'Example output format:\n\n```python\n# [Your code here, incorporating the starter code]\n```\n\n' +
   'After writing your solution, please review it to ensure all requirements are met and the code is correct and efficient.\n\n' +
   'Here are the key elements for this task: ';

@@ -183,7 +183,9 @@ export interface ReplaySummary {
   /** The published pass count over the same compared rows, and ours. */
   theirPassed: number;
   ourPassedOfCompared: number;
-  /** Passed over passed, failed and errors (a scoring error is a prediction that did not pass), and over the decided ones; null for none. */
+  /**
+   * Passed over passed, failed and errors (a scoring error is a prediction that did not pass), and over the decided ones; null for none.
+   */
   passRate: number | null;
   scoredPassRate: number | null;
 }
@@ -232,7 +234,9 @@ export const replayAdapter: ReplayAdapter<Row, { mode: ExtractionMode }, ReplayR
   ...KNOWS,
   result: resultOf,
   progress: (r) =>
-    `${r.ours.padEnd(11)} ${r.taskId}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''} ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}${r.strict ? `; strict: ${r.strict.status}${r.strict.status === 'passed' ? '' : ` (${r.strict.reason})`}` : ''}`,
+    `${r.ours.padEnd(11)} ${r.taskId}${r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : ''}` +
+    ` ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}` +
+    `${r.strict ? `; strict: ${r.strict.status}${r.strict.status === 'passed' ? '' : ` (${r.strict.reason})`}` : ''}`,
   async report(results, { suite, dataset, predictions, options: { mode }, scoring, excludeErrors }) {
     const summary = summarize(results);
     const out: string[] = [];

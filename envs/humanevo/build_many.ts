@@ -4,7 +4,8 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import { describeIssues } from '../../src/validation.ts';
-import { repoFolderName, type BuildReport, type RejectReason } from './builder.ts';
+import { repoFolderName } from './builder.ts';
+import type { BuildReport, RejectReason } from './build_report.ts';
 import { BuildTarget, runBuild } from './build_run.ts';
 import type { BuiltTaskRecord } from './record.ts';
 

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { GymError } from '../../src/errors.ts';
 import type { SandboxFactory } from '../../src/sandbox/types.ts';
 import type { EnvSpec, RunnerSpec } from '../../src/tasks/schema.ts';
-import { buildTasks, defaultRunner, type BuildReport, type ChangeOutcome, type Rejection } from './builder.ts';
+import { buildTasks } from './builder.ts';
+import type { BuildReport, ChangeOutcome, Rejection } from './build_report.ts';
+import { defaultRunner } from './runner_specs.ts';
 import type { BuiltTaskRecord } from './record.ts';
 
 /**
@@ -150,7 +152,8 @@ export async function readJournal(out: string, journal: string): Promise<Map<str
       if (i === lines.length - 1) break; // written when the build was killed
       throw new GymError(
         'INVALID_ARGUMENT',
-        `--resume: ${journal}:${i + 1} is not a build-tasks journal line (${err instanceof Error ? err.message.slice(0, 200) : String(err)})`,
+        `--resume: ${journal}:${i + 1} is not a build-tasks journal ` +
+          `line (${err instanceof Error ? err.message.slice(0, 200) : String(err)})`,
       );
     }
     done.set(parsed.commit, parsed as ChangeOutcome);

@@ -6,7 +6,7 @@ import { intFlag, parseFlags } from '../../src/cli/options.ts';
 import { defaultDataDir } from '../../src/project.ts';
 import { GymError } from '../../src/errors.ts';
 import { LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
-import type { BuildReport } from './builder.ts';
+import type { BuildReport } from './build_report.ts';
 import { buildMany, MANY_REPORT, readTargets, type ManyReport } from './build_many.ts';
 import { BuildTarget, runBuild } from './build_run.ts';
 
@@ -214,7 +214,8 @@ function singleTarget(values: Record<string, string | string[] | boolean | undef
   if (issue.code === 'custom') throw new GymError('INVALID_ARGUMENT', `--python and --requirement are for Python repositories`);
   throw new GymError(
     'INVALID_ARGUMENT',
-    `invalid --${FLAG_OF[field] ?? field}: '${String(raw[field as keyof typeof raw] ?? '')}' (${field === 'language' ? 'python or java' : issue.message})`,
+    `invalid --${FLAG_OF[field] ?? field}: '${String(raw[field as keyof typeof raw] ?? '')}` +
+      `' (${field === 'language' ? 'python or java' : issue.message})`,
   );
 }
 
@@ -228,12 +229,17 @@ function rejectedLine(rejected: BuildReport['rejected']): string {
 
 function singleSummary(report: BuildReport): string {
   return (
-    `${report.repo}: ${report.validated} validated task(s) from ${report.walked} of ${report.changes} change(s)${report.resumed ? ` (${report.resumed} walked by the run resumed)` : ''} (${report.candidates} candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} s${report.resumed ? `; ${(report.walkMs / 1000).toFixed(1)} s of walking over all runs` : ''}${report.validated ? `, ${(report.walkMs / 1000 / report.validated).toFixed(1)} s per task` : ''}\n` +
+    `${report.repo}: ${report.validated} validated task(s) from ${report.walked} of ${report.changes} ` +
+    `change(s)${report.resumed ? ` (${report.resumed} walked by the run resumed)` : ''} (${report.candidates} ` +
+    `candidate function(s), ${report.testRuns} test runs) in ${(report.durationMs / 1000).toFixed(1)} ` +
+    `s${report.resumed ? `; ${(report.walkMs / 1000).toFixed(1)} s of walking over all runs` : ''}` +
+    `${report.validated ? `, ${(report.walkMs / 1000 / report.validated).toFixed(1)} s per task` : ''}\n` +
     `rejected: ${rejectedLine(report.rejected)}\n` +
     report.envs
       .map(
         (e) =>
-          `env ${e.python ? `Python ${e.python}` : e.key}${e.cutoff ? ` (PyPI as of ${e.cutoff.slice(0, 10)})` : ''}: ${e.changes} change(s), ${e.tasks} task(s)${e.from ? `; ${e.from}` : ''}\n`,
+          `env ${e.python ? `Python ${e.python}` : e.key}${e.cutoff ? ` (PyPI as of ${e.cutoff.slice(0, 10)})` : ''}` +
+          `: ${e.changes} change(s), ${e.tasks} task(s)${e.from ? `; ${e.from}` : ''}\n`,
       )
       .join('')
   );
@@ -246,9 +252,17 @@ function manySummary(report: ManyReport, outDir: string): string {
     if (!r) return `${b.name}: ${b.status}${b.error ? ` (${b.error.code}: ${b.error.message.slice(0, 200)})` : ''}`;
     // The build's cost is its walking time over every run (a resumed run alone costs almost nothing).
     const perTask = r.validated ? `, ${(r.walkMs / 1000 / r.validated).toFixed(1)} s/task` : '';
-    return `${b.name}: ${r.validated} task(s) from ${r.walked} of ${r.changes} change(s)${r.resumed ? ` (${r.resumed} resumed)` : ''} in ${(r.durationMs / 1000).toFixed(1)} s (${(r.walkMs / 1000).toFixed(1)} s walking over all runs)${perTask}; rejected: ${rejectedLine(r.rejected)}`;
+    return (
+      `${b.name}: ${r.validated} task(s) from ${r.walked} of ${r.changes} ` +
+      `change(s)${r.resumed ? ` (${r.resumed} resumed)` : ''} in ${(r.durationMs / 1000).toFixed(1)} s ` +
+      `(${(r.walkMs / 1000).toFixed(1)} s walking over all runs)${perTask}; rejected: ${rejectedLine(r.rejected)}`
+    );
   });
-  return `${lines.join('\n')}\ntotal: ${report.validated} task(s) from ${report.walked} change(s) of ${report.repos.length} repositories, ${report.jobs} at a time, in ${(report.durationMs / 1000).toFixed(1)} s; rejected: ${rejectedLine(report.rejected)}\n${path.join(outDir, MANY_REPORT)}\n`;
+  return (
+    `${lines.join('\n')}\ntotal: ${report.validated} task(s) from ${report.walked} change(s) ` +
+    `of ${report.repos.length} repositories, ${report.jobs} at a time, in ${(report.durationMs / 1000).toFixed(1)} ` +
+    `s; rejected: ${rejectedLine(report.rejected)}\n${path.join(outDir, MANY_REPORT)}\n`
+  );
 }
 
 export const buildTasksCommand: CliCommand = {

@@ -24,8 +24,14 @@ import { ownValue } from '../../src/own.ts';
 const HELPER = path.join(path.dirname(fileURLToPath(import.meta.url)), 'python_project.py');
 
 /** The files python_project.py reads. */
-const DECLARING_FILE =
-  /^(setup\.py|setup\.cfg|pyproject\.toml|tox\.ini|\.travis\.yml|pytest\.ini|conftest\.py|(tests?|testing)\/conftest\.py|\.github\/workflows\/[^/]+\.ya?ml|[^/]*requirements[^/]*\.txt|requirements\/[^/]+\.txt)$/;
+const DECLARING_FILE = new RegExp(
+  '^(' +
+    [
+      String.raw`setup\.py|setup\.cfg|pyproject\.toml|tox\.ini|\.travis\.yml|pytest\.ini|conftest\.py|(tests?|testing)\/conftest\.py`,
+      String.raw`\.github\/workflows\/[^/]+\.ya?ml|[^/]*requirements[^/]*\.txt|requirements\/[^/]+\.txt`,
+    ].join('|') +
+    ')$',
+);
 
 export const ProjectDeclarations = z.object({
   requires: z.array(z.object({ spec: z.string(), from: z.string() })),
@@ -50,7 +56,10 @@ export const EraEnvDerivation = z.object({
   sources: z.array(z.string()),
   /** The resolution's cut-off; null when it was not era-constrained (no uv). */
   cutoff: z.string().nullable(),
-  /** Declared requirements left out because none of their releases resolves on its own for the env's Python at the cut-off (wsgiref==0.1.2, Python 2 only), each with why. */
+  /**
+   * Declared requirements left out because none of their releases resolves on its own
+   * for the env's Python at the cut-off (wsgiref==0.1.2, Python 2 only), each with why.
+   */
   dropped: z.array(z.object({ requirement: z.string(), why: z.string() })).optional(),
 });
 export type EraEnvDerivation = z.infer<typeof EraEnvDerivation>;
@@ -184,7 +193,9 @@ export function choosePython(
   if (listed.length && !listed3.length && !decl.requires.some((r) => /(^|[^.\d])3/.test(r.spec))) {
     return {
       python: null,
-      why: `the repository lists only Python ${listed.join(', ')} (${[...new Set(listed.flatMap((v) => decl.listed[v]!))].join(', ')}); this machine's envs are Python 3`,
+      why:
+        `the repository lists only Python ${listed.join(', ')} ` +
+        `(${[...new Set(listed.flatMap((v) => decl.listed[v]!))].join(', ')}); this machine's envs are Python 3`,
     };
   }
   const listedHere = fitting.filter((p) => listed3.includes(p.version));
@@ -198,7 +209,9 @@ export function choosePython(
     const p = above[0] ?? fitting[fitting.length - 1]!;
     return {
       python: p.version,
-      from: `the nearest Python this machine has to the listed ${listed3.join(', ')} (${[...new Set(listed3.flatMap((v) => decl.listed[v]!))].join(', ')})${specNote}`,
+      from:
+        `the nearest Python this machine has to the listed ${listed3.join(', ')} ` +
+        `(${[...new Set(listed3.flatMap((v) => decl.listed[v]!))].join(', ')})${specNote}`,
     };
   }
   const current = pythonCurrentAt(
@@ -222,8 +235,16 @@ const UV_NETWORK_TROUBLE =
   /error sending request|Failed to fetch|dns error|Connection refused|connection reset|timed out|Network is unreachable|tcp connect error/i;
 
 /** Development tools test requirement files name that running the tests does not need (and whose old releases often do not install). */
-const DEV_TOOL =
-  /^(tox|nox|sphinx[\w.-]*|black|flake8[\w.-]*|pyflakes|pycodestyle|pep8|pylint|mypy|isort|ipdb|ipython|pre-commit|twine|wheel|check-manifest|bumpversion|bump2version|readme[-_]renderer|restructuredtext[-_]lint|docutils|coveralls|python-coveralls|codecov)\s*([<>=!~;[]|$)/i;
+const DEV_TOOL = new RegExp(
+  '^(' +
+    [
+      String.raw`tox|nox|sphinx[\w.-]*|black|flake8[\w.-]*|pyflakes|pycodestyle|pep8|pylint|mypy|isort|ipdb|ipython|pre-commit|twine`,
+      String.raw`wheel|check-manifest|bumpversion|bump2version|readme[-_]renderer|restructuredtext[-_]lint|docutils|coveralls`,
+      'python-coveralls|codecov',
+    ].join('|') +
+    String.raw`)\s*([<>=!~;[]|$)`,
+  'i',
+);
 
 /**
  * The test runner and its coverage plugins belong to the harness, which runs every suite with

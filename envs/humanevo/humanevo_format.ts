@@ -1,7 +1,8 @@
 import { locateMirror } from '../../src/repo/index.ts';
 import { GymError } from '../../src/errors.ts';
 import { describeIssues } from '../../src/validation.ts';
-import { addedFunctions, defaultRunner } from './builder.ts';
+import { addedFunctions } from './candidates.ts';
+import { defaultRunner } from './runner_specs.ts';
 import { briefOf, isSourcePath, isTestPath, type Language } from './functions.ts';
 import { changedFiles, gitIn, resolveRev } from './history.ts';
 import { BUILT_FORMAT, BuiltTaskRecord, HumanEvoRecord, normalizeLevel } from './record.ts';
@@ -71,7 +72,8 @@ async function adaptOne(rec: HumanEvoRecord, opts: { reposDir?: string }): Promi
   if (candidates.length !== 1)
     throw new GymError(
       'TASK_INVALID',
-      `${where}: the change ${commit.slice(0, 12)} adds ${candidates.length} functions matching ${rec.function_name ?? '(no function_name)'}${rec.file_path ? ` in ${rec.file_path}` : ''}`,
+      `${where}: the change ${commit.slice(0, 12)} adds ${candidates.length} functions ` +
+        `matching ${rec.function_name ?? '(no function_name)'}${rec.file_path ? ` in ${rec.file_path}` : ''}`,
     );
   const c = candidates[0]!;
   const tests = files.filter((f) => f.status !== 'D' && isTestPath(language, f.path)).map((f) => f.path);

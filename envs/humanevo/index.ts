@@ -86,7 +86,9 @@ export async function recordTask(
       ? { ...rec, target: { ...rec.target, file: where.ignoredTarget.file, lines: where.ignoredTarget.lines } }
       : rec;
     contexts[IGNORED] = {
-      description: `evolving-ignored: the repository at its newest commit ${rec.latest_commit.slice(0, 12)}, target stubbed${moved ? ` (in ${moved}, where it has moved)` : ''}, no history`,
+      description:
+        `evolving-ignored: the repository at its newest commit ${rec.latest_commit.slice(0, 12)}, ` +
+        `target stubbed${moved ? ` (in ${moved}, where it has moved)` : ''}, no history`,
       workspace: { type: 'dir', path: where.ignored },
       ...(await promptsFor(there, docs, where.ignored, 'ignored')),
       ...(where.ignoredTarget ? { solution: { files: { [where.ignoredTarget.file]: where.ignoredTarget.solution } } } : {}),
@@ -159,7 +161,8 @@ export async function loadHumanEvo(file: string, suite = 'humanevo', opts: { rep
     if (!records)
       throw new GymError(
         'TASK_INVALID',
-        `${f}: records must all be build-tasks output (format '${BUILT_FORMAT}') or all HumanEvo records (instance_id, repo, base_commit, ...)`,
+        `${f}: records must all be build-tasks output (format '${BUILT_FORMAT}') ` +
+          `or all HumanEvo records (instance_id, repo, base_commit, ...)`,
       );
     const docstrings = await readDocstrings(docstringsFileFor(f));
     for (const rec of records) {
@@ -219,7 +222,9 @@ export async function transplantTarget(task: Task, work: ContextWork): Promise<{
   const replaced = [...lines.slice(0, stub.lines[0] - 1), functionSource(edited, theirs), ...lines.slice(stub.lines[1])].join('\n');
   return {
     patch: await unifiedDiff(file, start, replaced),
-    note: `context ignored: ${symbol} carried from the episode's ${theirFile} into the aware start state${theirFile !== file ? ` (${file})` : ''}`,
+    note:
+      `context ignored: ${symbol} carried from the episode's ${theirFile} ` +
+      `into the aware start state${theirFile !== file ? ` (${file})` : ''}`,
   };
 }
 
@@ -240,7 +245,8 @@ export function humanevoSuite(opts: { id?: string; reposDir?: string; cacheDir?:
   return {
     id,
     description:
-      'HumanEvo: functions mined from git histories, each seen as the developer saw the repository (aware) or at its newest version (ignored)',
+      'HumanEvo: functions mined from git histories, each seen as the ' +
+      'developer saw the repository (aware) or at its newest version (ignored)',
     metadata: HumanEvoMetadata,
     load: (dataset) => loadHumanEvo(need(dataset), id, { reposDir: opts.reposDir, cacheDir: opts.cacheDir }),
     // The task file, the repositories (their later history holds the answers) and the materialised workspaces.
@@ -274,4 +280,6 @@ function repoPathsOf(dataset: string, reposDir?: string): string[] {
   }
 }
 
-export { buildTasks, type BuildReport, type BuildOptions } from './builder.ts';
+export { buildTasks } from './builder.ts';
+export type { BuildOptions } from './build_options.ts';
+export type { BuildReport } from './build_report.ts';

@@ -406,5 +406,8 @@ export function stubJavaMethod(src: string, fn: SourceFunction): string {
   if (!fn.offsets) throw new Error(`no offsets for ${fn.qualname}`);
   const lineStart = src.lastIndexOf('\n', fn.offsets.headerStart) + 1;
   const indent = /^\s*/.exec(src.slice(lineStart, fn.offsets.headerStart))![0];
-  return `${src.slice(0, fn.offsets.bodyOpen)}{\n${indent}    // TODO: implement\n${indent}    throw new UnsupportedOperationException("Not implemented yet");\n${indent}}${src.slice(fn.offsets.bodyClose + 1)}`;
+  return (
+    `${src.slice(0, fn.offsets.bodyOpen)}{\n${indent}    // TODO: implement\n${indent}    throw new ` +
+    `UnsupportedOperationException("Not implemented yet");\n${indent}}${src.slice(fn.offsets.bodyClose + 1)}`
+  );
 }

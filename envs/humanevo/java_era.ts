@@ -116,7 +116,9 @@ function compileLevels(poms: Record<string, string>): JavaEra {
         return {
           args: [],
           from: `a pom sets <${tag}>${value}</${tag}> as a literal`,
-          unavailable: `the poms compile for Java ${value} (a literal <${tag}> no -D can override); this machine's JDK 17 compiles for 7 or later`,
+          unavailable:
+            `the poms compile for Java ${value} (a literal <${tag}> no -D can override); ` +
+            "this machine's JDK 17 compiles for 7 or later",
         };
       continue;
     }

@@ -25,10 +25,13 @@ export function taskPrompt(rec: BuiltTaskRecord, docstring: string, context: 'aw
   const stub = rec.language === 'python' ? 'raises NotImplementedError' : 'throws UnsupportedOperationException';
   const when =
     context === 'aware'
-      ? `The repository is as it was when the function was written (${rec.date.slice(0, 10)}, before commit ${rec.commit.slice(0, 12)}); its git history ends there.`
-      : 'The repository is at its newest version (the evolving-ignored setting): it may hold code written after this function, and lack code deleted since.';
+      ? `The repository is as it was when the function was written (${rec.date.slice(0, 10)}, ` +
+        `before commit ${rec.commit.slice(0, 12)}); its git history ends there.`
+      : 'The repository is at its newest version (the evolving-ignored setting): ' +
+        'it may hold code written after this function, and lack code deleted since.';
   return [
-    `Implement the body of \`${rec.target.qualname}\` in \`${rec.target.file}\` (${rec.repo}). Its body was removed (it now ${stub}); keep the signature.`,
+    `Implement the body of \`${rec.target.qualname}\` in \`${rec.target.file}\` ` +
+      `(${rec.repo}). Its body was removed (it now ${stub}); keep the signature.`,
     '',
     when,
     '',
@@ -36,7 +39,8 @@ export function taskPrompt(rec: BuiltTaskRecord, docstring: string, context: 'aw
     '',
     `Description:\n${docstring.trim()}`,
     '',
-    "Tools: retrieve_context finds code in this repository similar to a query (the description by default); run_tests runs the project's tests (the tests written for this function are hidden); submit when done.",
+    'Tools: retrieve_context finds code in this repository similar to a query (the description by ' +
+      "default); run_tests runs the project's tests (the tests written for this function are hidden); submit when done.",
   ].join('\n');
 }
 

@@ -128,7 +128,9 @@ export function evolvingTables(results: ResultRecord[], policy: ErrorPolicy = {}
 }
 
 export const EVOLVING_NOTE =
-  'EI: evolving-ignored (the repository at its newest commit as context); HumanEvo: evolving-aware (the repository as the developer saw it). Pass@1 over tasks; in brackets the change of HumanEvo relative to EI, as in the paper. Tables 2, 4 and 5 use the detailed docstrings (the default prompt); Table 6 compares the docstring styles.';
+  'EI: evolving-ignored (the repository at its newest commit as context); HumanEvo: evolving-aware (the repository ' +
+  'as the developer saw it). Pass@1 over tasks; in brackets the change of HumanEvo relative to EI, as in the paper. ' +
+  'Tables 2, 4 and 5 use the detailed docstrings (the default prompt); Table 6 compares the docstring styles.';
 
 /** The tables' headings, in the paper's numbering. */
 const TITLES: Record<keyof EvolvingTables, string> = {

@@ -291,10 +291,10 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
     const classes = await testClassesToRun(opts.repoDir, change.commit, split.testFiles);
     if (!split.patch || !split.testPatch || !classes.length) {
       fail(
-        `${change.method} ${change.commit.slice(0, 10)} has ${split.patch ? '' : 'no fix, '}${split.testPatch ? '' : 'no test change, '}${classes.length ? '' : 'no test class'}`.replace(
-          /, $/,
-          '',
-        ),
+        (
+          `${change.method} ${change.commit.slice(0, 10)} has ${split.patch ? '' : 'no fix, '}` +
+          `${split.testPatch ? '' : 'no test change, '}${classes.length ? '' : 'no test class'}`
+        ).replace(/, $/, ''),
       );
       continue;
     }
@@ -369,7 +369,8 @@ export async function reconstruct(opts: ReconstructOptions): Promise<Reconstruct
       await fs.appendFile(opts.out, JSON.stringify(row) + '\n');
       report.written.push({ instance_id: id, method: change.method, seconds: seconds(), f2p: f2p.length, p2p: p2p.length });
       opts.onProgress?.(
-        `${id}: ${change.method} ${change.commit.slice(0, 10)}, ${f2p.length} fail-to-pass, ${p2p.length} pass-to-pass classes (${seconds()} s)`,
+        `${id}: ${change.method} ${change.commit.slice(0, 10)}, ${f2p.length}` +
+          ` fail-to-pass, ${p2p.length} pass-to-pass classes (${seconds()} s)`,
       );
     } catch (err) {
       fail((err as Error).message);

@@ -44,7 +44,10 @@ export interface InstanceReport {
     FAIL_TO_PASS: { success: string[]; failure: string[] };
     PASS_TO_PASS: { success: string[]; failure: string[] };
   };
-  /** benchgym: the verdict's notes (neutralised tampering, substitutions) and an error, if any (the harness's PATCH_APPLY_FAILED, or an infrastructure one). */
+  /**
+   * benchgym: the verdict's notes (neutralised tampering, substitutions) and an
+   * error, if any (the harness's PATCH_APPLY_FAILED, or an infrastructure one).
+   */
   notes: string[];
   error?: { code: string; message: string };
   /** benchgym: FAIL_TO_PASS tests of the instance pass on its untouched start state (CANNOT_FAIL note): a resolution is counted apart. */
@@ -86,7 +89,9 @@ export const PATCH_APPLY_FAILED = NOTE_CODES.patchNotApplied;
 const CANNOT_FAIL = NOTE_CODES.cannotFail;
 const coded = (notes: readonly string[], code: string) => notes.find((n) => n === code || n.startsWith(`${code}:`));
 
-/** Where strict scoring may decide otherwise than faithful: the candidate's test files kept, or files of its refused (removed in faithful). */
+/**
+ * Where strict scoring may decide otherwise than faithful: the candidate's test files kept, or files of its refused (removed in faithful).
+ */
 export function strictMayDiffer(v: Pick<Verdict, 'notes' | 'status'>): boolean {
   return v.status !== 'error' && v.notes.some((n) => n.startsWith(`${TEST_FILES_KEPT}:`) || n.startsWith(`${REFUSED}:`));
 }
@@ -180,7 +185,9 @@ export function resolvedRates(
   const total = run.total_instances - apart;
   const completedN = run.completed_instances + patchErrors - apart;
   const all = `${pct(resolved, total)} of the ${total} instances`;
-  const completed = `${pct(resolved, completedN)} of the ${completedN} completed${patchErrors ? ` (${patchErrors} whose patch does not apply among them)` : ''}`;
+  const completed =
+    `${pct(resolved, completedN)} of the ${completedN} ` +
+    `completed${patchErrors ? ` (${patchErrors} whose patch does not apply among them)` : ''}`;
   const infra = run.error_instances - patchErrors;
   const errors = infra ? ` (${infra} error${infra === 1 ? '' : 's'}: not resolved)` : '';
   const cannot = apart ? `; ${apart} resolved apart: FAIL_TO_PASS tests that cannot fail (CANNOT_FAIL)` : '';
@@ -194,7 +201,10 @@ function modeLine(run: RunReport, results: InstanceResult[]): string {
   const differ = run.strict_differs_ids
     .map((id) => `  STRICT ${results.find((r) => r.id === id)?.report.strict?.resolved ? 'resolved' : 'unresolved'} ${id}\n`)
     .join('');
-  return `strict vs faithful: ${mayDiffer} instance(s) whose candidate's test files (or refused files) strict scoring sets aside; ${run.strict_checked_ids.length} scored both ways, ${run.strict_differs_ids.length} verdict(s) differ\n${differ}`;
+  return (
+    `strict vs faithful: ${mayDiffer} instance(s) whose candidate's test files (or refused files) strict scoring sets ` +
+    `aside; ${run.strict_checked_ids.length} scored both ways, ${run.strict_differs_ids.length} verdict(s) differ\n${differ}`
+  );
 }
 
 /** One instance replayed: its harness report and how long it took (resumed: read back from an earlier run's logs). */
@@ -324,8 +334,10 @@ export const replayAdapter: ReplayAdapter<Prediction, ReplayOptions, InstanceRes
     await writeWhole(path.join(out, 'results.json'), JSON.stringify(run, null, 2) + '\n');
     const resumed = results.filter((r) => r.resumed).length;
     const text =
-      `\n${suite}: ${run.resolved_instances}/${run.total_instances} resolved (${run.submitted_instances} submitted, ${run.completed_instances} completed, ` +
-      `${run.empty_patch_instances} empty, ${run.error_instances} errors${run.patch_apply_failed_ids.length ? ` (${run.patch_apply_failed_ids.length} patches that do not apply)` : ''}` +
+      `\n${suite}: ${run.resolved_instances}/${run.total_instances} resolved ` +
+      `(${run.submitted_instances} submitted, ${run.completed_instances} completed, ` +
+      `${run.empty_patch_instances} empty, ${run.error_instances} ` +
+      `errors${run.patch_apply_failed_ids.length ? ` (${run.patch_apply_failed_ids.length} patches that do not apply)` : ''}` +
       `${run.unknown_ids.length ? `, ${run.unknown_ids.length} unknown ids` : ''})\n` +
       `${resolvedRates(run, excludeErrors)}\n` +
       run.cannot_fail_ids

@@ -164,18 +164,24 @@ async function locateModules(sandbox: Sandbox, runner: RunnerSpec, log: string[]
   const modules = [...new Set(tests.map((t) => parseJavaTestId(t).module).filter(Boolean))];
   if (modules.length)
     log.push(
-      `tests located in module(s) ${modules.join(', ')}${tests.every((t) => parseJavaTestId(t).module) ? '' : ' (some not: the whole reactor runs)'}`,
+      `tests located in module(s) ${modules.join(', ')}` +
+        `${tests.every((t) => parseJavaTestId(t).module) ? '' : ' (some not: the whole reactor runs)'}`,
     );
   return { ...runner, tests };
 }
 
-/** The sandbox's memory limit killed the test run (Maven, or its Surefire fork): the note says which limit, and what the log showed of it. */
+/**
+ * The sandbox's memory limit killed the test run (Maven, or its Surefire fork): the note says which limit, and what the log showed of it.
+ */
 function memoryLimitNote(task: Task, run: TestRun): string {
   const limit = task.resources.memoryMb
     ? `the task asks for ${task.resources.memoryMb} MiB; the sandbox had max(that, the server's limit)`
     : "the server's default limit";
   const tail = killLines(run.log);
-  return `${OOM_KILLED_NOTE}: the test run was killed by the sandbox's memory limit (${limit}; exit ${run.exec.exitCode})${tail ? `: ${tail}` : ''}`;
+  return (
+    `${OOM_KILLED_NOTE}: the test run was killed by the sandbox's memory ` +
+    `limit (${limit}; exit ${run.exec.exitCode})${tail ? `: ${tail}` : ''}`
+  );
 }
 
 /**
@@ -238,18 +244,21 @@ async function keepTestFiles(
       if (lines.length) {
         undo.push(c.path);
         notes.push(
-          `TEST_INFRA_TAMPERING neutralised: ${c.path} reverted (a build-file change that configures tests: ${lines.slice(0, 3).join(' | ')})`,
+          `TEST_INFRA_TAMPERING neutralised: ${c.path} reverted (a build-file ` +
+            `change that configures tests: ${lines.slice(0, 3).join(' | ')})`,
         );
       }
     }
   }
   if (kept.length)
     notes.push(
-      `${TEST_FILES_KEPT}: ${kept.length} test file(s) of the candidate's that the test patch does not overwrite stay, as the harness leaves them (strict scoring sets them aside): ${listed(kept)}`,
+      `${TEST_FILES_KEPT}: ${kept.length} test file(s) of the candidate's that the test patch does not ` +
+        `overwrite stay, as the harness leaves them (strict scoring sets them aside): ${listed(kept)}`,
     );
   if (setAside.length)
     notes.push(
-      `${TEST_FILES_SET_ASIDE}: ${setAside.length} test file(s) of the candidate's that the test patch does not overwrite are set aside (not the code under test; the harness keeps them, and so does faithful scoring): ${listed(setAside)}`,
+      `${TEST_FILES_SET_ASIDE}: ${setAside.length} test file(s) of the candidate's that the test patch does not overwrite ` +
+        `are set aside (not the code under test; the harness keeps them, and so does faithful scoring): ${listed(setAside)}`,
     );
   if (!undo.length) return;
   notes.push(...(await clearForHarness(sandbox, undo, { startLinks, signal: run.opts.signal })).map(refusedNote));
@@ -273,7 +282,10 @@ export function testCompileNote(log: string, kept: readonly string[]): string | 
     if (file) errors.push(`${file}:${m[2] ?? m[3]}: ${m[4]!.slice(0, 200)}`);
   }
   if (!errors.length) return undefined;
-  return `${TEST_COMPILE_FAILED}: a test file of the candidate's (kept, as the harness keeps it) does not compile, so the build fails as the harness's does: ${[...new Set(errors)].slice(0, 5).join(' | ')}`;
+  return (
+    `${TEST_COMPILE_FAILED}: a test file of the candidate's (kept, as the harness keeps it) does not ` +
+    `compile, so the build fails as the harness's does: ${[...new Set(errors)].slice(0, 5).join(' | ')}`
+  );
 }
 
 /** 3. The test patch, on a clean slate for every file it touches (a file it adds may be the candidate's own). */

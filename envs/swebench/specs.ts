@@ -107,7 +107,9 @@ export const SPECS: Record<string, Record<string, RepoSpec>> = {
     '*': maven('11', {
       args: DUBBO_ARGS,
       notRunHere: DUBBO_NOT_RUN,
-      note: "NetUtilsTest's 5 address tests not run: they need a network interface besides loopback, and a sandbox has no network (the harness's containers had Docker's bridge)",
+      note:
+        "NetUtilsTest's 5 address tests not run: they need a network interface besides " +
+        "loopback, and a sandbox has no network (the harness's containers had Docker's bridge)",
     }),
   },
   // Maven's JVM itself is killed by the 2 GiB sandbox while Surefire runs thousands of classes.
@@ -137,10 +139,13 @@ export const INSTANCE_SPECS: Record<string, Partial<RepoSpec>> = {
         file: 'gson/pom.xml',
         find: '<artifactId>bnd-maven-plugin</artifactId>\n        <version>4.0.0</version>\n        <executions>\n          <execution>',
         replace:
-          '<artifactId>bnd-maven-plugin</artifactId>\n        <version>4.0.0</version>\n        <executions>\n          <execution>\n            <phase>none</phase>',
+          '<artifactId>bnd-maven-plugin</artifactId>\n        <version>4.0.0</version>\n ' +
+          '       <executions>\n          <execution>\n            <phase>none</phase>',
       },
     ],
-    note: 'the pom hard-codes <release>6</release> (edited to 7) and bnd-maven-plugin 4.0.0 fails on JDK 17 (unbound), in a build-setup commit',
+    note:
+      'the pom hard-codes <release>6</release> (edited to 7) and ' +
+      'bnd-maven-plugin 4.0.0 fails on JDK 17 (unbound), in a build-setup commit',
   },
 };
 
@@ -259,9 +264,13 @@ for (const id of ['apache__dubbo-7041', 'apache__dubbo-9187']) {
   INSTANCE_SPECS[id] = {
     args: [
       ...DUBBO_ARGS,
-      '-Dargline=-server -Xms256m -Xmx512m -Dfile.encoding=UTF-8 -Djava.net.preferIPv4Stack=true -XX:MetaspaceSize=64m -XX:MaxMetaspaceSize=128m --add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.math=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED',
+      '-Dargline=-server -Xms256m -Xmx512m -Dfile.encoding=UTF-8 -Djava.net.preferIPv4Stack=true ' +
+        '-XX:MetaspaceSize=64m -XX:MaxMetaspaceSize=128m --add-opens=java.base/java.lang=ALL-UNNAMED ' +
+        '--add-opens=java.base/java.math=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED',
     ],
-    note: "java.lang, java.math and java.util opened to the test fork (later dubbo poms' jdk15ge profile; JDK 11, the harness's, allowed this access)",
+    note:
+      'java.lang, java.math and java.util opened to the test fork (later dubbo ' +
+      "poms' jdk15ge profile; JDK 11, the harness's, allowed this access)",
   };
 }
 
@@ -283,7 +292,12 @@ INSTANCE_SPECS['apache__dubbo-10638'] = {
   args: [...DUBBO_ARGS, '-pl', '!:dubbo-native-plugin'],
   warmArgs: ['-Dtest=org.apache.dubbo.common.URLBuilderTest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'],
   notRunHere: [...DUBBO_NOT_RUN, 'org.apache.dubbo.metadata.definition.ServiceDefinitionBuilderTest'],
-  note: "every build leaves dubbo-native-plugin out (it compiles against the shaded dubbo jar only `package` makes); the env's warm-up runs one test, not the whole suite; ServiceDefinitionBuilderTest (its one method) not run: it passes only after another test made a FrameworkModel (TypeDefinitionBuilder.BUILDERS is null before), which the module's whole suite does first and the records' classes alone do not; 4,096 pids: dubbo-rpc-rest's Jetty tests start more threads than a sandbox's default allows",
+  note:
+    'every build leaves dubbo-native-plugin out (it compiles against the shaded dubbo jar only `package` ' +
+    "makes); the env's warm-up runs one test, not the whole suite; ServiceDefinitionBuilderTest (its one " +
+    'method) not run: it passes only after another test made a FrameworkModel (TypeDefinitionBuilder.BUILDERS ' +
+    "is null before), which the module's whole suite does first and the records' classes alone do not; 4,096 " +
+    "pids: dubbo-rpc-rest's Jetty tests start more threads than a sandbox's default allows",
 };
 
 // dubbo-11781's FAIL_TO_PASS holds 6 ZooKeeper test classes (registry, remoting, metadata). Their
@@ -292,7 +306,8 @@ INSTANCE_SPECS['apache__dubbo-10638'] = {
 // network, and that host is not reachable from this machine (Maven Central has no such archive).
 INSTANCE_SPECS['apache__dubbo-11781'] = {
   unavailable:
-    'its FAIL_TO_PASS runs ZooKeeper tests whose JUnit listener (dubbo-test-check) downloads a ZooKeeper server from archive.apache.org when they start: a sandbox has no network, and that host is not reachable from this machine',
+    'its FAIL_TO_PASS runs ZooKeeper tests whose JUnit listener (dubbo-test-check) downloads a ZooKeeper server from ' +
+    'archive.apache.org when they start: a sandbox has no network, and that host is not reachable from this machine',
 };
 
 // jackson-core of 2014-2017 compiles for Java 6 (`javac.src.version` / `javac.target.version`
@@ -336,7 +351,8 @@ const DATABIND_RELEASE_8: BuildEdit = {
   replace:
     '  <build>\n     <plugins>\n' +
     '      <plugin>\n        <groupId>org.apache.maven.plugins</groupId>\n        <artifactId>maven-compiler-plugin</artifactId>\n' +
-    '        <version>3.8.1</version>\n        <configuration>\n          <release>8</release>\n        </configuration>\n      </plugin>\n',
+    '        <version>3.8.1</version>\n        <configuration>\n        ' +
+    '  <release>8</release>\n        </configuration>\n      </plugin>\n',
 };
 for (const id of [
   'fasterxml__jackson-databind-1113',

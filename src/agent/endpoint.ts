@@ -41,7 +41,9 @@ export async function checkModelEndpoint(
   if (!config.baseURL) {
     throw new GymError(
       'MODEL_UNAVAILABLE',
-      `no model endpoint is configured: pass ${hint.baseURL}, an OpenAI-compatible endpoint such as http://127.0.0.1:8000/v1 (for OpenAI itself: https://api.openai.com/v1 with ${hint.apiKey}); benchgym never falls back to a public endpoint`,
+      `no model endpoint is configured: pass ${hint.baseURL}, an OpenAI-compatible endpoint ` +
+        `such as http://127.0.0.1:8000/v1 (for OpenAI itself: https://api.openai.com/v1 ` +
+        `with ${hint.apiKey}); benchgym never falls back to a public endpoint`,
     );
   }
   let url: URL;
@@ -108,12 +110,14 @@ export async function checkModelEndpoint(
     if (!Array.isArray(data))
       throw new GymError(
         'MODEL_UNAVAILABLE',
-        `${base} answered GET /models with something other than an OpenAI model list; is ${hint.baseURL} the API's base (often ending in /v1)?`,
+        `${base} answered GET /models with something other than an OpenAI ` +
+          `model list; is ${hint.baseURL} the API's base (often ending in /v1)?`,
       );
     const models = data.map((m) => (m as { id?: unknown })?.id).filter((id): id is string => typeof id === 'string');
     const warning =
       models.length && !models.includes(config.model)
-        ? `the endpoint ${base} does not list the model '${config.model}' (it lists ${models.slice(0, 10).join(', ')}${models.length > 10 ? ', ...' : ''}); calls may fail`
+        ? `the endpoint ${base} does not list the model '${config.model}' (it ` +
+          `lists ${models.slice(0, 10).join(', ')}${models.length > 10 ? ', ...' : ''}); calls may fail`
         : undefined;
     return { baseURL: base, via: 'models', models, ...(warning ? { warning } : {}) };
   }
@@ -127,7 +131,8 @@ export async function checkModelEndpoint(
   if (chat.status === 404 || chat.status === 405) {
     throw new GymError(
       'MODEL_UNAVAILABLE',
-      `no OpenAI-compatible API at ${base}: GET /models answered HTTP ${listed.status} and POST /chat/completions HTTP ${chat.status} (${errorText(chat)}); is ${hint.baseURL} the API's base (often ending in /v1)?`,
+      `no OpenAI-compatible API at ${base}: GET /models answered HTTP ${listed.status} and POST /chat/completions ` +
+        `HTTP ${chat.status} (${errorText(chat)}); is ${hint.baseURL} the API's base (often ending in /v1)?`,
     );
   }
   if (chat.status >= 500)

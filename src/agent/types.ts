@@ -47,7 +47,9 @@ export interface AgentResult {
   /** The structuredContent submit returned (reward, status, tests, ...), or null when nothing was scored. */
   verdict: Record<string, unknown> | null;
   submitted: boolean;
-  /** Why the agent stopped: 'submitted' | 'step_limit' | 'cost_limit' | 'context_limit' | 'rounds_exhausted' | 'model_stopped' | 'error'. */
+  /**
+   * Why the agent stopped: 'submitted' | 'step_limit' | 'cost_limit' | 'context_limit' | 'rounds_exhausted' | 'model_stopped' | 'error'.
+   */
   stopReason: string;
   steps: number;
   /** Feedback loops: rounds used and the round whose visible tests passed first (1-based). */

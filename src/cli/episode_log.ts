@@ -23,7 +23,10 @@ export function episodeLogLine(e: GymEvent): string | undefined {
       if (v.status === 'error')
         return `${at} submit  ${who}: error (not scored): ${v.error?.code ?? 'INTERNAL'}: ${oneLine(v.error?.message ?? 'scoring failed')}`;
       const passed = v.tests.filter((t) => t.status === 'passed').length;
-      return `${at} submit  ${who}: ${v.status}, reward ${v.reward} (${passed}/${v.tests.length} tests) in ${(v.durationMs / 1000).toFixed(1)} s`;
+      return (
+        `${at} submit  ${who}: ${v.status}, reward ${v.reward} ` +
+        `(${passed}/${v.tests.length} tests) in ${(v.durationMs / 1000).toFixed(1)} s`
+      );
     }
     case 'episode_error':
       if (!e.infra) return undefined;

@@ -4,10 +4,18 @@ export type UnreachableIndex = 'PyPI' | 'Maven Central';
 // pip's own words are classified by src/env/python.ts; Maven's and Gradle's are read from their logs here.
 const PIP = /pip could not reach the package index/;
 const JVM_FETCH = /Could not transfer artifact|Could not GET|Could not HEAD|Could not resolve|Non-resolvable/;
-const NETWORK =
-  /UnknownHostException|Unknown host|Temporary failure in name resolution|Name or service not known|Network is unreachable|No route to host|Connection refused|Connect timed out|connect timed out|Connection timed out|Read timed out|Remote host terminated the handshake|transfer failed for https?:\/\//;
+const NETWORK = new RegExp(
+  [
+    'UnknownHostException|Unknown host|Temporary failure in name resolution|Name or service not known|Network is unreachable',
+    'No route to host|Connection refused|Connect timed out|connect timed out|Connection timed out|Read timed out',
+    String.raw`Remote host terminated the handshake|transfer failed for https?:\/\/`,
+  ].join('|'),
+);
 
-/** The package index a failure names as unreachable, e.g. 'PyPI' for "could not build the Python env (...): pip could not reach the package index". */
+/**
+ * The package index a failure names as unreachable, e.g. 'PyPI' for "could
+ * not build the Python env (...): pip could not reach the package index".
+ */
 export function unreachableIndexOf(message: string): UnreachableIndex | undefined {
   if (PIP.test(message)) return 'PyPI';
   if (JVM_FETCH.test(message) && NETWORK.test(message)) return 'Maven Central';

@@ -9,7 +9,10 @@ export const SHUTDOWN_DEADLINE_MS = 5000;
  * which a read of a FIFO (or a hung mount) can hold for ever.
  */
 export function startWatchdog(ms: number, message: string): void {
-  const code = `process.stdin.on('data', () => {}).on('end', () => process.exit(0)); setTimeout(() => { process.stderr.write(${JSON.stringify(message)}); try { process.kill(${process.pid}, 'SIGKILL'); } catch {} process.exit(0); }, ${ms});`;
+  const code =
+    `process.stdin.on('data', () => {}).on('end', () => process.exit(0)); ` +
+    `setTimeout(() => { process.stderr.write(${JSON.stringify(message)}); try ` +
+    `{ process.kill(${process.pid}, 'SIGKILL'); } catch {} process.exit(0); }, ${ms});`;
   const child = spawn(process.execPath, ['-e', code], { stdio: ['pipe', 'ignore', 'inherit'], detached: true });
   child.on('error', () => {});
   child.unref();

@@ -111,7 +111,8 @@ export async function buildBaseImage(
       if (!exe) {
         throw new GymError(
           'ENV_UNAVAILABLE',
-          `Debian packages no Python ${spec.version}, and this host has none to copy in (e.g. \`pyenv install ${spec.version}\`); or build from a registry: \`benchgym images base --python ${spec.version} --from registry\``,
+          `Debian packages no Python ${spec.version}, and this host has none to copy in (e.g. \`pyenv ` +
+            `install ${spec.version}\`); or build from a registry: \`benchgym images base --python ${spec.version} --from registry\``,
           { python: spec.version },
         );
       }

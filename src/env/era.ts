@@ -50,7 +50,8 @@ export function uvCompile(uv: string, python: string, cutoff: string, requiremen
       const input = path.join(dir, 'requirements.in');
       await fs.writeFile(input, requirements.join('\n') + '\n');
       // The env's own exact pins are taken as they are, whatever their upload date (a wildcard `==3.*` is a range: not exempt).
-      // A requirement with a marker is not exempt (`passlib; sys_platform == 'darwin'` pins nothing; `x==1 ; python_version < '3'` may not apply).
+      // A requirement with a marker is not exempt (`passlib; sys_platform ==
+      // 'darwin'` pins nothing; `x==1 ; python_version < '3'` may not apply).
       const exempt = requirements
         .filter((r) => !r.includes(';'))
         .map((r) => r.trim())

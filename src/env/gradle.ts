@@ -214,7 +214,8 @@ export async function planGradle(dir: string, opts: { userHome: string; cacheDir
     if (why) {
       throw new GymError(
         'ENV_UNAVAILABLE',
-        `the Gradle wrapper's distribution ${url} is unreachable from this machine (${why}) and no Gradle was given: name one with ${GRADLE_OPTION}`,
+        `the Gradle wrapper's distribution ${url} is unreachable from this ` +
+          `machine (${why}) and no Gradle was given: name one with ${GRADLE_OPTION}`,
         { distributionUrl: url, option: '--gradle', reason: 'gradle distribution unreachable' },
       );
     }
@@ -228,6 +229,12 @@ export async function planGradle(dir: string, opts: { userHome: string; cacheDir
   );
 }
 
+/** The wrapper could not download its distribution: its own message, or a network exception thrown from its classes. */
+const WRAPPER_DOWNLOAD_FAILED = new RegExp(
+  'Could not install Gradle distribution|' +
+    String.raw`Exception in thread "main" java\.(net\.\w+|io\.IOException).*\n(?:.*\n){0,3}.*org\.gradle\.wrapper`,
+);
+
 /**
  * What a failed Gradle env build means. Not reaching a distribution, or a Gradle that cannot
  * configure the project (another major version than the wrapper's), is ENV_UNAVAILABLE with
@@ -236,25 +243,30 @@ export async function planGradle(dir: string, opts: { userHome: string; cacheDir
  */
 export function classifyGradleLog(log: string, plan: Pick<GradlePlan, 'kind' | 'command' | 'distributionUrl' | 'given'>): GymError | null {
   const tail = log.slice(-4000);
-  if (
-    /Could not install Gradle distribution|Exception in thread "main" java\.(net\.\w+|io\.IOException).*\n(?:.*\n){0,3}.*org\.gradle\.wrapper/.test(
-      log,
-    )
-  ) {
+  if (WRAPPER_DOWNLOAD_FAILED.test(log)) {
     return new GymError(
       'ENV_UNAVAILABLE',
-      `the Gradle wrapper could not fetch its distribution${plan.distributionUrl ? ` ${plan.distributionUrl}` : ''}: name a Gradle with ${GRADLE_OPTION}\n${tail}`,
+      `the Gradle wrapper could not fetch its distribution` +
+        `${plan.distributionUrl ? ` ${plan.distributionUrl}` : ''}: name a Gradle with ${GRADLE_OPTION}\n${tail}`,
       { option: '--gradle', log: log.slice(-20_000) },
     );
   }
   const wentWrong = /\* What went wrong:\n([\s\S]*?)(?:\n\* Try:|$)/.exec(log)?.[1]?.trim() ?? '';
-  const configuring =
-    /A problem occurred (evaluating|configuring)|Could not compile (build|settings|initialization) file|Could not find method|Plugin \[id: .*\] was not found|Could not get unknown property|Unsupported class file major version|requires Gradle|minimum supported Gradle|is not compatible with|Could not create (plugin|an instance)|No signature of method|Could not find (?:org\.gradle|com\.gradle)|Unable to load class|Failed to apply plugin/;
+  const configuring = new RegExp(
+    [
+      'A problem occurred (evaluating|configuring)|Could not compile (build|settings|initialization) file|Could not find method',
+      String.raw`Plugin \[id: .*\] was not found|Could not get unknown property|Unsupported class file major version`,
+      'requires Gradle|minimum supported Gradle|is not compatible with|Could not create (plugin|an instance)|No signature of method',
+      String.raw`Could not find (?:org\.gradle|com\.gradle)|Unable to load class|Failed to apply plugin`,
+    ].join('|'),
+  );
   if (plan.kind === 'given' && wentWrong && configuring.test(wentWrong) && !/compile\w*Java/.test(wentWrong)) {
     const version = plan.distributionUrl ? /gradle-([\d.]+(?:-[a-z0-9]+)?)-(?:bin|all)\.zip/.exec(plan.distributionUrl)?.[1] : undefined;
     return new GymError(
       'ENV_UNAVAILABLE',
-      `the given Gradle (${plan.given?.given ?? plan.command}) cannot configure this project${version ? ` (its wrapper asks for Gradle ${version})` : ''}: ${wentWrong.split('\n').slice(0, 6).join(' ')}; name a Gradle of the wrapper's version with ${GRADLE_OPTION}`,
+      `the given Gradle (${plan.given?.given ?? plan.command}) cannot configure this ` +
+        `project${version ? ` (its wrapper asks for Gradle ${version})` : ''}: ` +
+        `${wentWrong.split('\n').slice(0, 6).join(' ')}; name a Gradle of the wrapper's version with ${GRADLE_OPTION}`,
       { option: '--gradle', log: log.slice(-20_000), ...(version ? { wrapperVersion: version } : {}) },
     );
   }
@@ -301,7 +313,8 @@ export class GradleEnvBuilder {
     const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
     const script = [
       '#!/bin/sh',
-      `# benchgym: Gradle ${version ?? '(version unknown)'} with a per-workspace user home over ${ro ? 'the read-only' : 'a copy of the'} shared dependency cache`,
+      `# benchgym: Gradle ${version ?? '(version unknown)'} with a per-workspace user ` +
+        `home over ${ro ? 'the read-only' : 'a copy of the'} shared dependency cache`,
       'h="$PWD/.benchgym-gradle-home"',
       'if [ ! -d "$h" ]; then',
       '  mkdir -p "$h/caches"',
@@ -425,7 +438,8 @@ export async function gradleImagePart(
     if (!given.home)
       throw new GymError(
         'ENV_UNAVAILABLE',
-        `the given Gradle cannot be copied into a Docker image: ${given.notPortable}; for --sandbox docker name a Gradle distribution directory or zip with ${GRADLE_OPTION}`,
+        `the given Gradle cannot be copied into a Docker image: ${given.notPortable}; for ` +
+          `--sandbox docker name a Gradle distribution directory or zip with ${GRADLE_OPTION}`,
         { option: '--gradle' },
       );
     const files = await readDistribution(given.home);

@@ -100,7 +100,8 @@ export class ImageBuilder {
     if (!available.length || (kind === 'python' && this.opts.exactPython)) {
       throw new GymError(
         'ENV_UNAVAILABLE',
-        `no base image ${exact}${available.length ? ` (have ${available.join(', ')}; substitution refused)` : ''}: build it with \`benchgym images base\``,
+        `no base image ${exact}${available.length ? ` (have ${available.join(', ')}; substitution refused)` : ''}` +
+          `: build it with \`benchgym images base\``,
         { image: exact },
       );
     }
@@ -174,7 +175,8 @@ export class ImageBuilder {
         ...trust.lines,
         ...(system.length ? [aptInstallLine(system)] : []),
         ...(constraints.length ? ['COPY constraints.txt /opt/benchgym/constraints.txt'] : []),
-        `RUN python3 -m venv /opt/venv && ${pip} ${constraints.length ? '-c /opt/benchgym/constraints.txt ' : ''}${[...(runner ? [runner] : []), ...requirements].map(shellQuote).join(' ')}`,
+        `RUN python3 -m venv /opt/venv && ${pip} ${constraints.length ? '-c /opt/benchgym/constraints.txt ' : ''}` +
+          `${[...(runner ? [runner] : []), ...requirements].map(shellQuote).join(' ')}`,
         // Later stages may fail without failing the image, as TaskSchema's afterInstall says.
         ...afterInstall.map(
           (stage) => `RUN ${pip} ${stage.map(shellQuote).join(' ')} || echo "benchgym: after-install failed: ${stage.join(' ')}"`,
@@ -182,7 +184,8 @@ export class ImageBuilder {
         ...(setup
           ? [
               'COPY setup/ /opt/benchgym/setup/',
-              `RUN ${setup.input ? 'BENCHGYM_SETUP_INPUT=/opt/benchgym/setup/input ' : ''}/opt/venv/bin/python /opt/benchgym/setup/setup.py && rm -rf /opt/benchgym/setup/input`,
+              `RUN ${setup.input ? 'BENCHGYM_SETUP_INPUT=/opt/benchgym/setup/input ' : ''}/opt/` +
+                `venv/bin/python /opt/benchgym/setup/setup.py && rm -rf /opt/benchgym/setup/input`,
             ]
           : []),
         'ENV VIRTUAL_ENV=/opt/venv PATH=/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -247,10 +250,22 @@ export class ImageBuilder {
       const warm = gradle ? [] : warmSelection(task.env.warmTests, task.env.warmTests?.length ? await javaTestSources(dir) : undefined);
       const warmArgs = task.env.warmArgs ?? [];
       const repository = gradle ? {} : { repository: IMAGE_MAVEN_REPOSITORY };
-      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${contentKey({ IMAGE_FORMAT, baseId, build: await buildFiles(dir), args: task.env.args, trust, ...gradleKey, ...repository, ...(warm.length ? { warm } : {}), ...(warmArgs.length ? { warmArgs } : {}) })}`;
+      const key = contentKey({
+        IMAGE_FORMAT,
+        baseId,
+        build: await buildFiles(dir),
+        args: task.env.args,
+        trust,
+        ...gradleKey,
+        ...repository,
+        ...(warm.length ? { warm } : {}),
+        ...(warmArgs.length ? { warmArgs } : {}),
+      });
+      const tag = `benchgym/env:${gradle ? 'gradle' : 'maven'}-${key}`;
       const args = task.env.args.map(shellQuote).join(' ');
       const mvn = (extra: string[], to: '>' | '>>') =>
-        `(${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never ${[args, ...[...extra, ...warmArgs].map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
+        `(${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never ` +
+        `${[args, ...[...extra, ...warmArgs].map(shellQuote)].join(' ')} test ${to} /tmp/envbuild.log 2>&1; true)`;
       // The whole suite after all when no warm-up test ran (all new in the hidden test patch: no Surefire provider resolved).
       const run = g
         ? `(${WARM_TIMEOUT} ${g.runner} --no-daemon --continue ${args} test > /tmp/envbuild.log 2>&1; true)`
@@ -266,14 +281,17 @@ export class ImageBuilder {
         `RUN cd /tmp/envbuild && ${run} \\`,
         // Maven's resolution errors from its own [ERROR] lines (a failing test's message may say "could not resolve").
         g
-          ? ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable|Could not download|Could not install Gradle" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\'
+          ? ' && if grep -E "Could not resolve|Could not transfer|Non-resolvable|Could not ' +
+            'download|Could not install Gradle" /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\'
           : ` && if grep -E ${shellQuote(MAVEN_RESOLUTION_ERROR)} /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\`,
         ...(g
           ? [
-              ' && if grep -E "^FAILURE: Build failed" /tmp/envbuild.log && ! grep -E "There were failing tests|tests completed, [0-9]+ failed" /tmp/envbuild.log; then tail -60 /tmp/envbuild.log; exit 1; fi \\',
+              ' && if grep -E "^FAILURE: Build failed" /tmp/envbuild.log && ! grep -E "There were failing ' +
+                'tests|tests completed, [0-9]+ failed" /tmp/envbuild.log; then tail -60 /tmp/envbuild.log; exit 1; fi \\',
             ]
           : []),
-        ' && if grep -E "COMPILATION ERROR|Compilation failure|Compilation failed|Fatal error compiling|Failed to execute goal" /tmp/envbuild.log; then grep "^\\[ERROR\\]" /tmp/envbuild.log | head -30; exit 1; fi \\',
+        ' && if grep -E "COMPILATION ERROR|Compilation failure|Compilation failed|Fatal error compiling|Failed ' +
+          'to execute goal" /tmp/envbuild.log; then grep "^\\[ERROR\\]" /tmp/envbuild.log | head -30; exit 1; fi \\',
         ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
       ].join('\n');
       envImage = await this.build(
@@ -298,7 +316,9 @@ export class ImageBuilder {
       const seed = await seedFiles(task);
       if (!seed['pom.xml']) throw new GymError('ENV_BUILD_FAILED', 'the Maven task has no pom.xml at its workspace root');
       const baseId = await this.imageId(base);
-      const tag = `benchgym/env:maven-${contentKey({ IMAGE_FORMAT, baseId, pom: String(seed['pom.xml']), trust, repository: IMAGE_MAVEN_REPOSITORY })}`;
+      const tag =
+        `benchgym/env:maven-` +
+        `${contentKey({ IMAGE_FORMAT, baseId, pom: String(seed['pom.xml']), trust, repository: IMAGE_MAVEN_REPOSITORY })}`;
       // Running the build once resolves every plugin and dependency; tests then run with `mvn -o`.
       const dockerfile = [
         `FROM ${base}`,
@@ -306,7 +326,8 @@ export class ImageBuilder {
         MAVEN_REPOSITORY_ENV,
         'COPY seed/ /tmp/envbuild/',
         // Failing tests are expected (the start state); unresolvable dependencies fail the build.
-        `RUN cd /tmp/envbuild && (${WARM_TIMEOUT} mvn -B -Dmaven.test.failure.ignore=true --fail-never test > /tmp/envbuild.log 2>&1; true) \\`,
+        `RUN cd /tmp/envbuild && (${WARM_TIMEOUT} mvn -B ` +
+          `-Dmaven.test.failure.ignore=true --fail-never test > /tmp/envbuild.log 2>&1; true) \\`,
         ` && if grep -E ${shellQuote(MAVEN_RESOLUTION_ERROR)} /tmp/envbuild.log; then tail -50 /tmp/envbuild.log; exit 1; fi \\`,
         ' && rm -rf /tmp/envbuild /tmp/envbuild.log',
       ].join('\n');
@@ -371,14 +392,17 @@ export class ImageBuilder {
     // first, so reset rewrites only what differs: on a stale index it would write the whole tree
     // into a second layer (jackson-databind's 670 MB of docs twice per instance).
     const gitDirs = ['refs/heads', 'refs/tags', 'objects/info', 'objects/pack'].map((d) => `${START_STATE}/.git/${d}`).join(' ');
-    const restore = `(git -C ${START_STATE} update-index -q --refresh; true) && git -C ${START_STATE} reset -q --hard && rm -rf ${START_STATE}/.git/logs`;
+    const restore =
+      `(git -C ${START_STATE} update-index -q --refresh; true) && git ` +
+      `-C ${START_STATE} reset -q --hard && rm -rf ${START_STATE}/.git/logs`;
     const dockerfile = [
       `FROM ${envImage}`,
       `COPY workspace/ ${START_STATE}/`,
       `RUN mkdir -p ${gitDirs} && ${restore}`,
       `WORKDIR ${WORKSPACE}`,
     ].join('\n');
-    const instance = `benchgym/instance:${contentKey({ IMAGE_FORMAT, envId, repo: task.workspace.repo, head: await headOf(dir), dockerfile })}`;
+    const instance =
+      `benchgym/instance:` + `${contentKey({ IMAGE_FORMAT, envId, repo: task.workspace.repo, head: await headOf(dir), dockerfile })}`;
     await this.build(instance, { Dockerfile: dockerfile, ...prefixed('workspace/', tree) }, `instance of ${task.id}`, {
       'benchgym.task': task.id,
     });

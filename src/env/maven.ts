@@ -279,7 +279,8 @@ function runLimited(
  * and that is no dependency failure. An extended regular expression, for `grep -E` as well.
  */
 export const MAVEN_RESOLUTION_ERROR =
-  '^\\[(ERROR|FATAL)\\].*(Could not resolve dependencies|Could not transfer artifact|Non-resolvable (parent|import) POM|or one of its dependencies could not be resolved|Could not find artifact|in offline mode)';
+  '^\\[(ERROR|FATAL)\\].*(Could not resolve dependencies|Could not transfer artifact|Non-resolvable ' +
+  '(parent|import) POM|or one of its dependencies could not be resolved|Could not find artifact|in offline mode)';
 
 const RESOLUTION_LINE = new RegExp(`${MAVEN_RESOLUTION_ERROR}.*$`, 'm');
 

@@ -33,8 +33,13 @@ export interface PipFailure {
   reason: string;
 }
 
-const NETWORK_TROUBLE =
-  /NewConnectionError|ConnectTimeout|ReadTimeout|Read timed out|ProxyError|SSLError|Temporary failure in name resolution|Network is unreachable|Connection refused|ConnectionResetError|RemoteDisconnected|HTTP error 5\d\d|Could not fetch URL/;
+const NETWORK_TROUBLE = new RegExp(
+  [
+    'NewConnectionError|ConnectTimeout|ReadTimeout|Read timed out|ProxyError|SSLError',
+    'Temporary failure in name resolution|Network is unreachable|Connection refused',
+    String.raw`ConnectionResetError|RemoteDisconnected|HTTP error 5\d\d|Could not fetch URL`,
+  ].join('|'),
+);
 
 /**
  * Reads a failed pip install's log. Pins that cannot exist on this interpreter and platform
@@ -233,7 +238,8 @@ export class PythonEnvBuilder {
           log += later.log;
           if (!later.ok)
             notes.push(
-              `after-install \`pip install ${stage.join(' ')}\` failed (${classifyPipFailure(later.log).reason}); the env is used without it`,
+              `after-install \`pip install ${stage.join(' ')}\` failed ` +
+                `(${classifyPipFailure(later.log).reason}); the env is used without it`,
             );
         }
         await fs.writeFile(path.join(dir, 'build.log'), log);

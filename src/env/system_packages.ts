@@ -11,7 +11,10 @@ import { GymError } from '../errors.ts';
 
 /** The Dockerfile line that installs `packages` into an image built from a Debian base. */
 export function aptInstallLine(packages: string[]): string {
-  return `RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends ${packages.join(' ')} >/dev/null && rm -rf /var/lib/apt/lists/*`;
+  return (
+    `RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq ` +
+    `--no-install-recommends ${packages.join(' ')} >/dev/null && rm -rf /var/lib/apt/lists/*`
+  );
 }
 
 /**
@@ -60,7 +63,9 @@ export async function requireOnHost(packages: string[], notes: string[]): Promis
   if (missing.length) {
     throw new GymError(
       'ENV_UNAVAILABLE',
-      `the env needs the system package${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, not installed on this host (the local backend runs on the host's libraries: \`apt-get install ${missing.join(' ')}\`, or use --sandbox docker, whose env image installs them)`,
+      `the env needs the system package${missing.length > 1 ? 's' : ''} ${missing.join(', ')}` +
+        `, not installed on this host (the local backend runs on the host's libraries: \`apt-get ` +
+        `install ${missing.join(' ')}\`, or use --sandbox docker, whose env image installs them)`,
       { systemPackages: missing },
     );
   }

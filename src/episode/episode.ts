@@ -46,12 +46,16 @@ export class Episode {
   finalDiff?: string;
   /** A tool that runs code the agent can shape (EpisodeTool.runsCode) was called: the sandbox's failures may be its doing from then on. */
   codeRan = false;
-  /** The first SANDBOX_UNAVAILABLE of a tool call once the agent's code could run (the runner counts it against the agent when it recurs). */
+  /**
+   * The first SANDBOX_UNAVAILABLE of a tool call once the agent's code could run (the runner counts it against the agent when it recurs).
+   */
   sandboxFailure?: SandboxFailure;
   /** The start state the episode runs in (the task's own, `task.defaultContext`, unless another was chosen). */
   context: string;
   private queue: Promise<unknown> = Promise.resolve();
-  /** The episode's capability: only who started (or forked) it learns it. A private field, so no JSON or inspect of the episode shows it. */
+  /**
+   * The episode's capability: only who started (or forked) it learns it. A private field, so no JSON or inspect of the episode shows it.
+   */
   readonly #key = randomBytes(24).toString('base64url');
 
   constructor(

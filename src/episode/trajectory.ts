@@ -66,7 +66,9 @@ export function trajectoryLine(record: Record<string, unknown>): string {
   );
   return JSON.stringify({
     ...kept,
-    truncated: `the record was ${line.length} characters after cutting, over the trajectory's ${MAX_LINE_CHARS} per line: only its scalar fields are kept`,
+    truncated:
+      `the record was ${line.length} characters after cutting, over the ` +
+      `trajectory's ${MAX_LINE_CHARS} per line: only its scalar fields are kept`,
   });
 }
 

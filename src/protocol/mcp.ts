@@ -134,7 +134,10 @@ export function toCallResult(tool: AnyTool, result: ToolResult, replicaUrl?: str
   };
 }
 
-/** A failed call, however it failed (bad arguments, unknown tool or episode, the tool itself): text naming the code for models, the error object for programs. */
+/**
+ * A failed call, however it failed (bad arguments, unknown tool or episode, the
+ * tool itself): text naming the code for models, the error object for programs.
+ */
 export function errorResult(err: unknown): CallToolResult {
   const e = toGymError(err);
   return { isError: true, content: [{ type: 'text', text: `Error ${e.code}: ${e.message}` }], structuredContent: { error: e.toJSON() } };
@@ -165,9 +168,15 @@ function serveTools(server: McpServer, tools: Served[], mcpPathOf?: (episodeId: 
 }
 
 export interface GymMcpOptions {
-  /** Whether start_episode and fork_episode name each episode's own endpoint (`mcpPath`): only where HTTP serves it, not over stdio. Default true. */
+  /**
+   * Whether start_episode and fork_episode name each episode's own endpoint
+   * (`mcpPath`): only where HTTP serves it, not over stdio. Default true.
+   */
   episodeEndpoints?: boolean;
-  /** This replica's own URL (`serve --advertise-url`): episode endpoints are also named as absolute `mcpUrl`s, and an unknown episode names the replica asked. */
+  /**
+   * This replica's own URL (`serve --advertise-url`): episode endpoints are also
+   * named as absolute `mcpUrl`s, and an unknown episode names the replica asked.
+   */
   replicaUrl?: string;
 }
 
@@ -194,7 +203,8 @@ export function createGymMcpServer(gym: Gym, opts: GymMcpOptions = {}): McpServe
             if (typeof episode_id !== 'string' || !episode_id) {
               throw new GymError(
                 'INVALID_ARGUMENT',
-                `invalid arguments for ${tool.name}: 'episode_id': ${episode_id === undefined ? 'required' : 'expected a non-empty string'} (the id start_episode returned)`,
+                `invalid arguments for ${tool.name}: 'episode_id': ` +
+                  `${episode_id === undefined ? 'required' : 'expected a non-empty string'} (the id start_episode returned)`,
                 { fields: ['episode_id'] },
               );
             }
@@ -217,7 +227,9 @@ export function createEpisodeMcpServer(gym: Gym, episodeId: string, opts: Pick<G
   const server = new McpServer(SERVER_INFO, {
     capabilities: { tools: {} },
     jsonSchemaValidator: SHARED_VALIDATOR,
-    instructions: `You are working on ${episode.task.suite}/${episode.task.id}.\n\n${episode.prompt}\n\nPaths are relative to the workspace root. Call submit when done.`,
+    instructions:
+      `You are working on ${episode.task.suite}/${episode.task.id}.\n\n` +
+      `${episode.prompt}\n\nPaths are relative to the workspace root. Call submit when done.`,
   });
   const tools: Served[] = gym.episodeTools(episode).map((tool) => ({
     tool,
@@ -229,6 +241,7 @@ export function createEpisodeMcpServer(gym: Gym, episodeId: string, opts: Pick<G
 }
 
 const GYM_INSTRUCTIONS =
-  'benchgym serves code-benchmark tasks as episodes. list_suites and list_tasks show what exists; start_episode gives an episodeId (pass it as episode_id), ' +
+  'benchgym serves code-benchmark tasks as episodes. list_suites and list_tasks ' +
+  'show what exists; start_episode gives an episodeId (pass it as episode_id), ' +
   'the problem statement and the workspace. Use view_file / search / edit_file / run_command / run_tests / view_error_log to work, ' +
   'get_diff to review, and submit once to be scored by hidden tests.';

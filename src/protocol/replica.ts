@@ -22,7 +22,8 @@ const AdvertiseUrl = z
     if (url.protocol !== 'http:' && url.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'not http(s)' });
     if (url.username || url.password || url.search || url.hash)
       ctx.addIssue({ code: 'custom', message: 'only scheme, host, port and an optional path prefix' });
-    // The URL parser takes `$(POD_IP)` as a host name: a variable Kubernetes did not expand (no such env in the pod) must not be advertised.
+    // The URL parser takes `$(POD_IP)` as a host name: a variable Kubernetes
+    // did not expand (no such env in the pod) must not be advertised.
     if (!/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)$/i.test(url.hostname))
       ctx.addIssue({ code: 'custom', message: `'${url.hostname}' is not a host name or IP address (an unexpanded variable?)` });
     return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
@@ -34,7 +35,8 @@ export function parseAdvertiseUrl(value: string): string {
   if (!parsed.success) {
     throw new GymError(
       'INVALID_ARGUMENT',
-      `invalid --advertise-url '${value}': ${parsed.error.issues.map((i) => i.message).join('; ')} (e.g. http://10.0.0.7:7420; in a pod http://$(POD_IP):7420)`,
+      `invalid --advertise-url '${value}': ${parsed.error.issues.map((i) => i.message).join('; ')}` +
+        ` (e.g. http://10.0.0.7:7420; in a pod http://$(POD_IP):7420)`,
     );
   }
   return parsed.data;
@@ -55,7 +57,8 @@ export function onReplica(err: unknown, replicaUrl: string | undefined): unknown
   if (e.code !== 'EPISODE_NOT_FOUND') return err;
   return new GymError(
     'EPISODE_NOT_FOUND',
-    `${e.message} on replica ${replicaUrl}: each replica serves only the episodes it started (use the mcpUrl start_episode returned; an episode of a replica that stopped is lost)`,
+    `${e.message} on replica ${replicaUrl}: each replica serves only the episodes it ` +
+      `started (use the mcpUrl start_episode returned; an episode of a replica that stopped is lost)`,
     { ...e.details, replica: replicaUrl },
   );
 }

@@ -119,7 +119,8 @@ export function formatAgreement<R extends ComparedResult>(results: R[], f: Agree
   if (f.compared) {
     const left = f.compared - f.soundCompared;
     const soundPart = left
-      ? `; ${f.soundAgreed}/${f.soundCompared} (${pct(f.soundAgreed, f.soundCompared)}) over the ${f.soundCompared} whose published verdict is sound (${left} left out: ${byKind(f.unsound)})`
+      ? `; ${f.soundAgreed}/${f.soundCompared} (${pct(f.soundAgreed, f.soundCompared)}) over ` +
+        `the ${f.soundCompared} whose published verdict is sound (${left} left out: ${byKind(f.unsound)})`
       : '; every published verdict compared is sound';
     out.push(
       `agreement with ${words.what}: ${f.agreed}/${f.compared} (${pct(f.agreed, f.compared)}) as measured${soundPart}${words.extra ?? ''}`,
@@ -144,11 +145,13 @@ export function formatAgreement<R extends ComparedResult>(results: R[], f: Agree
   const apartCount = f.apartTasks.length;
   if (apartCount) {
     out.push(
-      `counted apart, never compared (the task is invalid or unavailable here): ${f.apart} sample${f.apart === 1 ? '' : 's'} of ${apartCount} task${apartCount === 1 ? '' : 's'}`,
+      `counted apart, never compared (the task is invalid or unavailable here): ${f.apart} ` +
+        `sample${f.apart === 1 ? '' : 's'} of ${apartCount} task${apartCount === 1 ? '' : 's'}`,
     );
     for (const t of f.apartTasks) {
       out.push(
-        `  ${t.standing === 'invalid' ? 'INVALID HERE' : 'UNAVAILABLE'} ${t.taskId} (${t.samples} sample${t.samples === 1 ? '' : 's'}; ours ${t.ourPassed} passed, published ${t.theirPassed} passed): ${t.reason}`,
+        `  ${t.standing === 'invalid' ? 'INVALID HERE' : 'UNAVAILABLE'} ${t.taskId} (${t.samples} ` +
+          `sample${t.samples === 1 ? '' : 's'}; ours ${t.ourPassed} passed, published ${t.theirPassed} passed): ${t.reason}`,
       );
     }
   }

@@ -56,8 +56,18 @@ export function publishedIsSound(cause: ReplayCause | undefined): boolean {
 }
 
 /** Failures that say the sandbox has no network (a request to a host outside). */
-const NO_NETWORK =
-  /Temporary failure in name resolution|Name or service not known|Network is unreachable|nodename nor servname|Failed to establish a new connection|getaddrinfo failed|No address associated with hostname|UnknownHostException/;
+const NO_NETWORK = new RegExp(
+  [
+    'Temporary failure in name resolution',
+    'Name or service not known',
+    'Network is unreachable',
+    'nodename nor servname',
+    'Failed to establish a new connection',
+    'getaddrinfo failed',
+    'No address associated with hostname',
+    'UnknownHostException',
+  ].join('|'),
+);
 const MISSING_MODULE = /ModuleNotFoundError: No module named '([^']+)'/;
 
 /**

@@ -66,7 +66,10 @@ export async function genericResult(s: ScoredSubmission): Promise<SubmissionResu
 
 export function genericProgress(r: SubmissionResult): string {
   const published = r.theirs ? ` (published: ${r.theirs}${r.agree === false ? ', DISAGREE' : ''})` : '';
-  return `${r.ours.padEnd(11)} ${r.taskId} #${r.sample}${published} ${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}`;
+  return (
+    `${r.ours.padEnd(11)} ${r.taskId} #${r.sample}${published} ` +
+    `${(r.durationMs / 1000).toFixed(1)} s${r.ours === 'passed' ? '' : `: ${r.reason}`}`
+  );
 }
 
 export const refuseUnknownRows = (rows: ReplayRow<unknown>[], taskOf: (row: unknown) => string) =>

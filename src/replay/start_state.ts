@@ -69,7 +69,10 @@ export function cannotFailNote(start: StartVerdict, source: string): string | un
   const passing = alreadyPassing(start);
   if (passing) return `${CANNOT_FAIL}: ${passing} (${source}): a resolution says nothing of the candidate`;
   if (start.reward === 1)
-    return `${CANNOT_FAIL}: the untouched start state already passes the hidden tests (${source}): a resolution says nothing of the candidate`;
+    return (
+      `${CANNOT_FAIL}: the untouched start state already passes the hidden ` +
+      `tests (${source}): a resolution says nothing of the candidate`
+    );
   return undefined;
 }
 
@@ -103,7 +106,8 @@ export function withStartStateCheck(
         ...v,
         notes: [
           ...v.notes,
-          `START_STATE_UNCHECKED: the untouched start state could not be scored (${start.error?.code}): whether FAIL_TO_PASS can fail is not known`,
+          `START_STATE_UNCHECKED: the untouched start state could not be scored ` +
+            `(${start.error?.code}): whether FAIL_TO_PASS can fail is not known`,
         ],
       };
     const note = cannotFailNote(start, 'the untouched start state scored by this replay');

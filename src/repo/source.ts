@@ -86,7 +86,8 @@ export async function repoSource(repo: string, opts: RepoSourceOptions = {}): Pr
     throw new GymError(
       'ENV_UNAVAILABLE',
       opts.reposDir
-        ? `no mirror of ${repo} in ${opts.reposDir} (tried ${mirrorCandidates(repo).slice(0, 5).join(', ')}, ...) and the network is not allowed`
+        ? `no mirror of ${repo} in ${opts.reposDir} (tried ` +
+            `${mirrorCandidates(repo).slice(0, 5).join(', ')}, ...) and the network is not allowed`
         : `no repos dir given for ${repo} and the network is not allowed`,
       { repo },
     );

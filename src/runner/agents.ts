@@ -5,7 +5,10 @@ import { ownValue } from '../own.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { AgentUnderTest } from './runner.ts';
 
-/** The task's reference solution in the replay agent's options (goldFiles, else goldPatch), as written in `context` when the task has one of its own there. */
+/**
+ * The task's reference solution in the replay agent's options (goldFiles, else
+ * goldPatch), as written in `context` when the task has one of its own there.
+ */
 export function goldOptions(task: Task, context?: string): { goldFiles: Record<string, string> } | { goldPatch: string } {
   const solution = (context ? ownValue(task.contexts, context)?.solution : undefined) ?? task.solution;
   const files = solution?.files;

@@ -223,7 +223,8 @@ async function runAttempt(
     if (thrown) notes.push(`the agent failed after its submission was scored: ${thrown.code}: ${thrown.message}`);
     if (result?.infraError)
       notes.push(
-        `the agent reported an infrastructure failure after its submission was scored: ${result.infraError.code}: ${result.infraError.message}`,
+        `the agent reported an infrastructure failure after its submission ` +
+          `was scored: ${result.infraError.code}: ${result.infraError.message}`,
       );
   } else if (verdict) {
     markInfra(record, verdict.error?.code ?? 'INTERNAL', verdict.error?.message ?? 'scoring failed', 'verdict');

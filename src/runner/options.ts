@@ -28,7 +28,9 @@ export interface RunExperimentOptions {
   concurrency?: number;
   maxSteps?: number;
   timeLimitMs?: number;
-  /** The start state every episode asks for (`start_episode {context}`, a key of the tasks' `contexts`); recorded in each result's metadata. */
+  /**
+   * The start state every episode asks for (`start_episode {context}`, a key of the tasks' `contexts`); recorded in each result's metadata.
+   */
   context?: string;
   /** The prompt variant every episode asks for (a key of the tasks' `promptVariants`); recorded in each result's metadata. */
   promptVariant?: string;

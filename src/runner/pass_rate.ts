@@ -55,7 +55,8 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * The headline, both figures when there were errors.
  *
  * @example passRateLine({ passed: 1, failed: 0, errors: 2 }) // '1/3 passed (33.3%), 2 errors; over the 1 scored: 100.0%'
- * @example passRateLine({ passed: 1, failed: 0, errors: 2 }, { excludeErrors: true }) // '1/1 scored passed (100.0%), 2 errors left out; over all 3: 33.3%'
+ * @example passRateLine({ passed: 1, failed: 0, errors: 2 }, { excludeErrors:
+ * true }) // '1/1 scored passed (100.0%), 2 errors left out; over all 3: 33.3%'
  */
 export function passRateLine(c: PassCounts, words: PassRateWords = {}): string {
   const r = passRate(c);
@@ -65,7 +66,13 @@ export function passRateLine(c: PassCounts, words: PassRateWords = {}): string {
   const scored = r.passed + r.failed;
   if (!r.errors) return `${r.passed}/${r.total} ${noun}${verb} (${percent(r.rate)})`;
   if (words.excludeErrors) {
-    return `${r.passed}/${scored} ${scoredWord} ${noun}${verb} (${percent(r.scoredRate)}), ${plural(r.errors, 'error')} left out; over all ${r.total}: ${percent(r.rate)}`;
+    return (
+      `${r.passed}/${scored} ${scoredWord} ${noun}${verb} (${percent(r.scoredRate)}), ` +
+      `${plural(r.errors, 'error')} left out; over all ${r.total}: ${percent(r.rate)}`
+    );
   }
-  return `${r.passed}/${r.total} ${noun}${verb} (${percent(r.rate)}), ${plural(r.errors, 'error')}; over the ${scored} ${scoredWord}: ${percent(r.scoredRate)}`;
+  return (
+    `${r.passed}/${r.total} ${noun}${verb} (${percent(r.rate)}), ` +
+    `${plural(r.errors, 'error')}; over the ${scored} ${scoredWord}: ${percent(r.scoredRate)}`
+  );
 }

@@ -62,7 +62,9 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr, tty:
       if (r.status === 'passed') c.passed++;
       if (r.infra) c.infra++;
       const what = r.infra ? `infra error ${r.infraError?.code ?? ''}`.trim() : r.status;
-      const line = `[${c.done}/${c.total}] ${r.task}#${r.sample} ${what} (${(r.durations.totalMs / 1000).toFixed(1)} s${r.attempt > 1 ? `, attempt ${r.attempt}` : ''}) · ${passing(c)} · ETA ${eta(c)}`;
+      const line =
+        `[${c.done}/${c.total}] ${r.task}#${r.sample} ${what} (${(r.durations.totalMs / 1000).toFixed(1)} ` +
+        `s${r.attempt > 1 ? `, attempt ${r.attempt}` : ''}) · ${passing(c)} · ETA ${eta(c)}`;
       if (tty) {
         if (r.infra) above(line);
         draw();
@@ -70,7 +72,9 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr, tty:
     },
     retrying(r, delayMs) {
       above(
-        `retry: ${r.task}#${r.sample} attempt ${r.attempt} hit an infrastructure failure (${r.infraError?.code}: ${truncate(r.infraError?.message ?? '', 160)}); trying again in ${(delayMs / 1000).toFixed(0)} s`,
+        `retry: ${r.task}#${r.sample} attempt ${r.attempt} hit an infrastructure ` +
+          `failure (${r.infraError?.code}: ${truncate(r.infraError?.message ?? '', 160)}` +
+          `); trying again in ${(delayMs / 1000).toFixed(0)} s`,
       );
     },
     stop() {
@@ -87,7 +91,9 @@ export function streamProgress(stream: NodeJS.WriteStream = process.stderr, tty:
 function passing(c: Counters): string {
   const scored = c.done - c.infra;
   const rate = (n: number) => (n ? ` (${((100 * c.passed) / n).toFixed(0)}%)` : '');
-  return `passing ${c.passed}/${c.done}${rate(c.done)}${c.infra ? ` · infra ${c.infra} · scored ${c.passed}/${scored}${rate(scored)}` : ''}`;
+  return (
+    `passing ${c.passed}/${c.done}${rate(c.done)}` + `${c.infra ? ` · infra ${c.infra} · scored ${c.passed}/${scored}${rate(scored)}` : ''}`
+  );
 }
 
 function eta(c: Counters): string {

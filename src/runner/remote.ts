@@ -62,7 +62,10 @@ const CONNECTION_CODES = new Set([
   'UND_ERR_CONNECT_TIMEOUT',
 ]);
 
-/** Why a request failed when the server's end of the connection went away (refused, reset, closed), or undefined (anything else: an abort, a bad answer). */
+/**
+ * Why a request failed when the server's end of the connection went away
+ * (refused, reset, closed), or undefined (anything else: an abort, a bad answer).
+ */
 export function connectionFailure(err: unknown): string | undefined {
   for (
     let e = err as { name?: string; code?: string; message?: string; cause?: unknown } | undefined, depth = 0;

@@ -31,7 +31,10 @@ export interface ResultRecord {
   status: 'passed' | 'failed' | 'error';
   reward: 0 | 1;
   infra: boolean;
-  /** `afterAgentCode`: the episode's sandbox failed after the agent's code could run there (counted against it when it recurs, in strict scoring). */
+  /**
+   * `afterAgentCode`: the episode's sandbox failed after the agent's code
+   * could run there (counted against it when it recurs, in strict scoring).
+   */
   infraError?: { code: string; message: string; source: 'agent' | 'verdict' | 'gym'; afterAgentCode?: true };
   /** The gym's verdict (authoritative, read from the episode, not from the agent); null when nothing was scored. */
   verdict: {

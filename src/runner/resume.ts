@@ -31,12 +31,15 @@ export async function openRun(
   const removed = existing.taskIds.filter((id) => !fresh.taskIds.includes(id));
   if (added.length || removed.length)
     diffs.push(
-      `the suite's tasks changed since the run started (${[...added.map((t) => `+${t}`), ...removed.map((t) => `-${t}`)].slice(0, 10).join(', ')}${added.length + removed.length > 10 ? ', ...' : ''})`,
+      `the suite's tasks changed since the run ` +
+        `started (${[...added.map((t) => `+${t}`), ...removed.map((t) => `-${t}`)].slice(0, 10).join(', ')}` +
+        `${added.length + removed.length > 10 ? ', ...' : ''})`,
     );
   if (diffs.length) {
     throw new GymError(
       'INVALID_ARGUMENT',
-      `--resume with different options than the run in ${outDir} was started with (${diffs.join('; ')}); use the same options or another --out`,
+      `--resume with different options than the run in ${outDir} was ` +
+        `started with (${diffs.join('; ')}); use the same options or another --out`,
     );
   }
   return { manifest: { ...existing, resumed: [...(existing.resumed ?? []), new Date().toISOString()], settings }, read };

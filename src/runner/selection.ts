@@ -3,7 +3,9 @@ import type { Gym } from '../episode/gym.ts';
 import { GymError } from '../errors.ts';
 import type { Task } from '../tasks/schema.ts';
 
-/** The tasks a run covers: every task of the suite, or those listed (in the suite's order, then the listed ids the listing does not hold). */
+/**
+ * The tasks a run covers: every task of the suite, or those listed (in the suite's order, then the listed ids the listing does not hold).
+ */
 export async function selectTasks(gym: Gym, suite: string, ids?: string[]): Promise<Task[]> {
   const all = await gym.registry.tasks(suite);
   if (!ids?.length) return all;
@@ -28,7 +30,8 @@ export function offering(tasks: Task[], context: string | undefined, listed: boo
   if (listed && missing.length)
     throw new GymError(
       'INVALID_ARGUMENT',
-      `invalid --context '${context}': task${missing.length > 1 ? 's' : ''} ${missing.map((t) => `'${t.id}'`).join(', ')} do${missing.length > 1 ? '' : 'es'} not offer it`,
+      `invalid --context '${context}': task${missing.length > 1 ? 's' : ''} ` +
+        `${missing.map((t) => `'${t.id}'`).join(', ')} do${missing.length > 1 ? '' : 'es'} not offer it`,
     );
   const kept = tasks.filter(has);
   if (!kept.length) throw new GymError('INVALID_ARGUMENT', `invalid --context '${context}': no task of the suite offers it`);

@@ -25,7 +25,8 @@ export async function runAgentWithWatchdog(
           reject(
             new GymError(
               'INTERNAL',
-              `the agent did not return within ${Math.round(limitMs / 1000)} s, nor ${Math.round(abandonMs / 1000)} s after being cancelled`,
+              `the agent did not return within ${Math.round(limitMs / 1000)}` +
+                ` s, nor ${Math.round(abandonMs / 1000)} s after being cancelled`,
             ),
           ),
         abandonMs,

@@ -15,7 +15,8 @@ function mib(bytes: number): string {
 export function diffTooLarge(bytes: number, limit: number): GymError {
   return new GymError(
     'DIFF_TOO_LARGE',
-    `the workspace's diff is ${bytes} bytes (${mib(bytes)}), over the limit of ${limit} bytes (${mib(limit)}); remove or shrink large files (generated data, logs, binaries) and try again`,
+    `the workspace's diff is ${bytes} bytes (${mib(bytes)}), over the limit of ${limit} ` +
+      `bytes (${mib(limit)}); remove or shrink large files (generated data, logs, binaries) and try again`,
     { bytes, limit },
   );
 }

@@ -20,7 +20,10 @@ const RESET_FAILED_EXIT = 4;
 const REFUSED_EXIT = 5;
 
 export interface PatchApplyScriptOptions extends ApplyPatchOptions {
-  /** The server's baseline repository, where commands in the sandbox can read it (Docker): the start state when the workspace is no repository. */
+  /**
+   * The server's baseline repository, where commands in the sandbox can
+   * read it (Docker): the start state when the workspace is no repository.
+   */
   baselineGitDir?: string;
 }
 
@@ -76,37 +79,46 @@ export function patchApplyScript(opts: PatchApplyScriptOptions = {}): string {
     lines.push('start=');
     for (const s of sources) {
       lines.push(
-        `if [ -z "$start" ] && [ -e ${s.gitDir} ] && head=$(git_at ${s.gitDir} rev-parse --verify -q 'HEAD^{commit}' 2>/dev/null) && objects=$(git_at ${s.gitDir} rev-parse --git-path objects 2>/dev/null); then start=${s.gitDir}; keep=(${s.keep.map((k) => `-e ${shellQuote(k)}`).join(' ')}); fi`,
+        `if [ -z "$start" ] && [ -e ${s.gitDir} ] && head=$(git_at ${s.gitDir} rev-parse --verify -q ` +
+          `'HEAD^{commit}' 2>/dev/null) && objects=$(git_at ${s.gitDir} rev-parse --git-path objects ` +
+          `2>/dev/null); then start=${s.gitDir}; keep=(${s.keep.map((k) => `-e ${shellQuote(k)}`).join(' ')}); fi`,
       );
     }
     lines.push(
-      'if [ -n "$start" ]; then case "$objects" in /*) ;; *) objects="$w/$objects" ;; esac; objects=$(cd "$objects" && pwd -P) || start=; fi',
+      'if [ -n "$start" ]; then case "$objects" in /*) ;; *) ' +
+        'objects="$w/$objects" ;; esac; objects=$(cd "$objects" && pwd -P) || start=; fi',
     );
   }
   lines.push(
-    `put_aside || { echo 'benchgym: could not put the workspace'"'"'s .git and links out of the patch'"'"'s reach'; exit ${RESET_FAILED_EXIT}; }`,
+    `put_aside || { echo 'benchgym: could not put the workspace'"'"'s .git ` +
+      `and links out of the patch'"'"'s reach'; exit ${RESET_FAILED_EXIT}; }`,
   );
   if (needsRepository) {
     lines.push(
       'if [ -n "$start" ]; then',
       // The workspace repository's objects moved with its .git.
       '  if [ -n "$root_git" ]; then case "$objects/" in "$w/.git/"*) objects=$root_git${objects#"$w/.git"} ;; esac; fi',
-      `  git_at "$r/repo" init -q --bare >/dev/null && echo "$objects" > "$r/repo/objects/info/alternates" && printf '%s' ${shellQuote(NEUTRAL_ATTRIBUTES)} > "$r/repo/info/attributes" && echo "$head" > "$r/repo/HEAD" || { echo 'benchgym: could not make a scratch repository for the start state'; exit ${RESET_FAILED_EXIT}; }`,
+      `  git_at "$r/repo" init -q --bare >/dev/null && echo "$objects" > "$r/repo/objects/info/alternates" && ` +
+        `printf '%s' ${shellQuote(NEUTRAL_ATTRIBUTES)} > "$r/repo/info/attributes" && echo "$head" > "$r/repo/HEAD" ` +
+        `|| { echo 'benchgym: could not make a scratch repository for the start state'; exit ${RESET_FAILED_EXIT}; }`,
       `  git_scratch read-tree HEAD 2>&1 || { echo 'benchgym: could not read the start state'; exit ${RESET_FAILED_EXIT}; }`,
       '  git_scratch update-index -q --refresh >/dev/null 2>&1',
       'fi',
     );
     if (reset) {
       lines.push(
-        `[ -n "$start" ] || { echo 'benchgym: no start state to reset to between tries (the workspace is no git repository and no baseline is in reach)'; exit ${NO_START_STATE_EXIT}; }`,
-        `reset_tree() { echo '# work tree reset to the start state'; git_scratch reset -q --hard HEAD 2>&1 && git_scratch clean -fdqx "\${keep[@]}" 2>&1 && clear_aside ||`,
+        `[ -n "$start" ] || { echo 'benchgym: no start state to reset to between tries (the ` +
+          `workspace is no git repository and no baseline is in reach)'; exit ${NO_START_STATE_EXIT}; }`,
+        `reset_tree() { echo '# work tree reset to the start state'; git_scratch reset ` +
+          `-q --hard HEAD 2>&1 && git_scratch clean -fdqx "\${keep[@]}" 2>&1 && clear_aside ||`,
         `  { echo 'benchgym: the reset between tries failed'; exit ${RESET_FAILED_EXIT}; }; }`,
       );
     }
   }
   // A refused try leaves no .git behind (the one aside comes back), and the tree as a failed try leaves it.
   lines.push(
-    `refuse() { echo "@@refused $refused"; find "$w" -path "$s" -prune -o -iname .git -prune -exec rm -rf -- {} +; ${reset ? 'reset_tree; ' : ''}exit ${REFUSED_EXIT}; }`,
+    `refuse() { echo "@@refused $refused"; find "$w" -path "$s" -prune -o -iname .git ` +
+      `-prune -exec rm -rf -- {} +; ${reset ? 'reset_tree; ' : ''}exit ${REFUSED_EXIT}; }`,
   );
   for (const m of chain) {
     lines.push(`echo ${shellQuote(`$ ${transcriptLine(m, reset)}`)}`);
@@ -169,7 +181,8 @@ export function patchApplyOutcome(exitCode: number | null, log: string): PatchAp
   if (exitCode === NO_START_STATE_EXIT)
     throw new GymError(
       'INVALID_ARGUMENT',
-      `resetBetweenTries needs a start state: a git repository at the workspace root or a baseline the sandbox reaches\n${log.slice(-2000)}`,
+      `resetBetweenTries needs a start state: a git repository at the ` +
+        `workspace root or a baseline the sandbox reaches\n${log.slice(-2000)}`,
     );
   if (exitCode === RESET_FAILED_EXIT)
     throw new GymError('SANDBOX_UNAVAILABLE', `applying the patch failed outside the patch: ${log.slice(-2000)}`);

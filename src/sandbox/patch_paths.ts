@@ -183,13 +183,19 @@ export function patchRefusal(patch: string): string | null {
   const names = patchNames(patch);
   const git = names.find((n) => insideGitDir(n.raw));
   if (git)
-    return `the patch names ${JSON.stringify(git.raw)} (${git.header}, line ${git.line}): a path inside .git, which no patch may create or change`;
+    return (
+      `the patch names ${JSON.stringify(git.raw)} (${git.header}, ` +
+      `line ${git.line}): a path inside .git, which no patch may create or change`
+    );
   const links = linksCreated(patch);
   // Only what the patch writes: the old files of a directory it turns into a link are removed, not written through it.
   for (const n of names.filter((x) => x.side !== 'old')) {
     const link = links.find((l) => n.path.startsWith(`${l}/`));
     if (link) {
-      return `the patch names ${JSON.stringify(n.raw)} (${n.header}, line ${n.line}): a path beyond the symbolic link ${JSON.stringify(link)} it creates`;
+      return (
+        `the patch names ${JSON.stringify(n.raw)} (${n.header}, line ${n.line}): ` +
+        `a path beyond the symbolic link ${JSON.stringify(link)} it creates`
+      );
     }
   }
   return null;

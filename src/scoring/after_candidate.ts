@@ -41,15 +41,24 @@ const told = (e: GymError) => `${e.code}: ${e.message.split('\n')[0]!.slice(0, 5
 
 /** The verdict note when the second scoring decided. */
 export function rescoredNote(first: GymError): string {
-  return `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (${told(first)}); this verdict is from a second, fresh sandbox`;
+  return (
+    `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code ` +
+    `began to run (${told(first)}); this verdict is from a second, fresh sandbox`
+  );
 }
 
-/** The verdict note when the second scoring failed in a way no candidate causes (before its code ran, or an env or task code): the infrastructure's error. */
+/**
+ * The verdict note when the second scoring failed in a way no candidate causes
+ * (before its code ran, or an env or task code): the infrastructure's error.
+ */
 export function rescoreFailedNote(first: GymError, second: HarnessFailure): string {
   const how = second.afterCandidate
     ? `the second failed with ${second.error.code}, which no candidate causes`
     : 'the second failed before it ran';
-  return `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's code began to run (${told(first)}); ${how}: an infrastructure error`;
+  return (
+    `${RESCORED_NOTE}: the first scoring sandbox failed after the candidate's ` +
+    `code began to run (${told(first)}); ${how}: an infrastructure error`
+  );
 }
 
 /**
@@ -57,7 +66,9 @@ export function rescoreFailedNote(first: GymError, second: HarnessFailure): stri
  * against the solution (the note says so), faithful keeps the error (the note says it was retried).
  */
 export function secondFailure(mode: ScoringMode, first: GymError, second: GymError): { status: 'failed' | 'error'; note: string } {
-  const what = `${FAILED_AFTER_CANDIDATE_NOTE}: the scoring sandbox failed twice after the candidate's code began to run (1st ${told(first)}; 2nd ${told(second)})`;
+  const what =
+    `${FAILED_AFTER_CANDIDATE_NOTE}: the scoring sandbox failed twice after the ` +
+    `candidate's code began to run (1st ${told(first)}; 2nd ${told(second)})`;
   if (mode === 'strict') return { status: 'failed', note: `${what}: counted against the solution (strict scoring)` };
   return { status: 'error', note: `${what}: an infrastructure error (faithful scoring, as the benchmark's harness has it)` };
 }

@@ -124,7 +124,8 @@ export async function readLinks(sandbox: Sandbox, paths: string[], signal?: Abor
  * each component is tested with -L before it is used as a directory, so every rm acts inside
  * the workspace.
  */
-const CLEAR_SCRIPT = `set -u
+const CLEAR_SCRIPT =
+  `set -u
 root=$(pwd -P)
 declare -A keep
 say() { printf '%s\\0%s\\0%s\\0%s\\0' "$1" "$2" "$3" "$4"; }
@@ -143,7 +144,8 @@ clear_path() {
         if [ -z "\${keep[$cur]+x}" ] || [ "$t" != "\${keep[$cur]}" ]; then say "link-$(side "$cur")" "$cur" "$rel" "$t"; fi
         drop "$cur" "$rel"
       elif [ -d "$cur" ]; then say dir "$cur" "$rel" ""; drop "$cur" "$rel"
-      elif [ -f "$cur" ]; then n=$(stat -c %h -- "$cur"); if [ "$n" -gt 1 ]; then say hardlink "$cur" "$rel" "$n"; fi; drop "$cur" "$rel"
+      elif [ -f "$cur" ]; then n=$(stat -c %h -- "$cur"); if [ "$n" -gt 1 ]; then say hardlink "$cur" "$rel" "$n"; fi; drop "$cur" ` +
+  `"$rel"
       elif [ -e "$cur" ]; then say special "$cur" "$rel" "$(stat -c %F -- "$cur")"; drop "$cur" "$rel"
       fi
       return
@@ -152,7 +154,8 @@ clear_path() {
       t=$(readlink -- "$cur")
       if [ -n "\${keep[$cur]+x}" ]; then
         [ "$t" = "\${keep[$cur]}" ] && continue
-        say relinked "$cur" "$rel" "$t"; drop "$cur" "$rel"; ln -s -- "\${keep[$cur]}" "$cur" || { say stuck "$cur" "$rel" "cannot make the link again"; exit 0; }
+        say relinked "$cur" "$rel" "$t"; drop "$cur" "$rel"; ln -s -- "\${keep[$cur]}" "$cur" || { say stuck "$cur" "$rel" "cannot ` +
+  `make the link again"; exit 0; }
         continue
       fi
       say "link-$(side "$cur")" "$cur" "$rel" "$t"; drop "$cur" "$rel"; return
@@ -167,13 +170,16 @@ while IFS= read -r -d '' rec; do
   case "$op" in
     K) IFS= read -r -d '' t; keep[$rel]=$t;;
     C) clear_path "$rel";;
-    L) IFS= read -r -d '' t; clear_path "$rel"; d=$(dirname -- "$rel"); mkdir -p -- "$d" && ln -s -- "$t" "$rel" || { say stuck "$rel" "$rel" "cannot make the start state's link again"; exit 0; };;
+    L) IFS= read -r -d '' t; clear_path "$rel"; d=$(dirname -- "$rel"); mkdir -p -- "$d" && ln -s -- "$t" "$rel" || { say stuck ` +
+  `"$rel" "$rel" "cannot make the start state's link again"; exit 0; };;
   esac
 done
 exit 0`;
 
 /** Gives the user read (and, for directories, search) permission wherever it lacks; prints each path changed. */
-const MAKE_READABLE = `find . -name .git -prune -o \\( -type f ! -perm -u+r -print0 -exec chmod u+r {} + \\) -o \\( -type d ! -perm -u+rx -print0 -exec chmod u+rx {} \\; \\); true`;
+const MAKE_READABLE =
+  `find . -name .git -prune -o \\( -type f ! -perm -u+r -print0 -exec chmod u+r ` +
+  `{} + \\) -o \\( -type d ! -perm -u+rx -print0 -exec chmod u+rx {} \\; \\); true`;
 
 /**
  * The episode's diff for submit. Files the agent made unreadable stop git (in Docker, root has

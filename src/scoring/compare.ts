@@ -51,7 +51,8 @@ export function formatModeDifferences(rows: { id: string; ours: string; theirs?:
   const differ = checked.filter((r) => r.strict!.status !== 'passed');
   const published = differ.filter((r) => r.theirs === 'passed').length;
   const out = [
-    `strict vs faithful: ${checked.length} faithful passes scored strictly, ${differ.length} not passed in strict mode (${published} of them published as passed)`,
+    `strict vs faithful: ${checked.length} faithful passes scored strictly, ${differ.length} ` +
+      `not passed in strict mode (${published} of them published as passed)`,
   ];
   for (const r of differ)
     out.push(`  STRICT ${r.strict!.status} ${r.id}${r.theirs ? ` (published: ${r.theirs})` : ''}: ${r.strict!.reason}`);

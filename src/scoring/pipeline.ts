@@ -119,7 +119,10 @@ export async function scoreInFreshSandbox(
   return finish(errorBody(second, [decided.note]));
 }
 
-/** One scoring in one fresh sandbox: a verdict, or the harness's failure and whether the candidate's code had begun to run. CANCELLED is thrown. */
+/**
+ * One scoring in one fresh sandbox: a verdict, or the harness's failure
+ * and whether the candidate's code had begun to run. CANCELLED is thrown.
+ */
 async function scoreOnce(
   task: Task,
   patch: string,

@@ -33,7 +33,10 @@ export interface RunTestsOptions {
   appendEnv?: Record<string, string>;
 }
 
-/** What strict runs set for every runner: no plugin autoloading, no bytecode written; BENCHGYM_SCORING tells exit-code harnesses (a suite's scorer script). */
+/**
+ * What strict runs set for every runner: no plugin autoloading, no bytecode
+ * written; BENCHGYM_SCORING tells exit-code harnesses (a suite's scorer script).
+ */
 export const STRICT_ENV: Record<string, string> = {
   PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1',
   PYTHONDONTWRITEBYTECODE: '1',
@@ -128,7 +131,10 @@ export async function runTests(sandbox: Sandbox, env: PreparedEnv, spec: RunnerS
   return { command: spec.command, exec, tests: [{ name: 'script', status, durationMs: exec.durationMs }], log: joinLog(exec) };
 }
 
-/** pytest through the strict launcher: a control file (nonce, record path) it reads and deletes before any workspace code runs, then its record. */
+/**
+ * pytest through the strict launcher: a control file (nonce, record path)
+ * it reads and deletes before any workspace code runs, then its record.
+ */
 async function strictPytest(
   sandbox: Sandbox,
   env: PreparedEnv,

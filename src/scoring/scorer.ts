@@ -17,7 +17,10 @@ export type { ScoreDeps, ScoreOptions } from './pipeline.ts';
 /** Files every pytest task resets: they could otherwise rewrite how tests run. */
 const ALWAYS_RESET_PYTHON = ['**/conftest.py', 'pytest.ini', 'tox.ini'];
 
-/** Does the hidden test run pytest (so that conftest.py and pytest.ini decide how it runs)? A task whose answer is a conftest.py function runs a plain script. */
+/**
+ * Does the hidden test run pytest (so that conftest.py and pytest.ini decide how
+ * it runs)? A task whose answer is a conftest.py function runs a plain script.
+ */
 function runsPytest(task: Task): boolean {
   const runner = task.tests.hidden.runner;
   return runner.type === 'pytest' || (runner.type === 'script' && /pytest/.test(runner.command));
@@ -33,7 +36,10 @@ export function scorePatch(task: Task, patch: string, deps: ScoreDeps, opts: Sco
   return scoreInFreshSandbox(task, patch, deps, opts, hiddenTestSteps);
 }
 
-/** The generic harness: the task's test files reset by snapshot, its hidden files laid down, its hidden runner run, decided by `decide()`; strict mode's checks around it. */
+/**
+ * The generic harness: the task's test files reset by snapshot, its hidden files laid
+ * down, its hidden runner run, decided by `decide()`; strict mode's checks around it.
+ */
 function hiddenTestSteps(task: Task, opts: ScoreOptions): ScoringSteps {
   const testGlobs = [...task.tests.testFiles, ...(task.language === 'python' && runsPytest(task) ? ALWAYS_RESET_PYTHON : [])];
   const strict = (opts.scoring ?? 'strict') === 'strict';

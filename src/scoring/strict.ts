@@ -18,7 +18,9 @@ export const StrictRecord = z.object({
 });
 export type StrictRecord = z.infer<typeof StrictRecord>;
 
-/** A strict run's evidence: the launcher's record (null when none was written), the nonce it had to repeat, the JUnit report's hash as read. */
+/**
+ * A strict run's evidence: the launcher's record (null when none was written), the nonce it had to repeat, the JUnit report's hash as read.
+ */
 export interface StrictEvidence {
   record: StrictRecord | null;
   nonce: string;
@@ -57,7 +59,8 @@ export function pytestEntryPoints(patch: string): string[] {
 
 /** Removes every bytecode file of the workspace before the hidden tests run (none may stand in for a module's source). */
 export const REMOVE_BYTECODE =
-  "find . -name .git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} + -o \\( -name '*.pyc' -o -name '*.pyo' \\) -type f -exec rm -f {} + 2>/dev/null; true";
+  'find . -name .git -prune -o -name __pycache__ -type d -prune -exec rm -rf {} + -o ' +
+  "\\( -name '*.pyc' -o -name '*.pyo' \\) -type f -exec rm -f {} + 2>/dev/null; true";
 
 /** pytest's outcome of a test from its reports: failed if a phase failed, passed if its call passed, else skipped. */
 function outcomes(results: StrictRecord['results']): Map<string, 'passed' | 'failed' | 'skipped'> {
@@ -96,13 +99,16 @@ export function pytestFindings(run: TestRun, evidence: StrictEvidence, expected?
     const missing = expected.filter((id) => !truth.has(id));
     if (missing.length)
       found.push(
-        `${missing.length} of the ${expected.length} hidden tests collected in the start state did not run: ${missing.slice(0, 5).join(', ')}`,
+        `${missing.length} of the ${expected.length} hidden tests collected ` +
+          `in the start state did not run: ${missing.slice(0, 5).join(', ')}`,
       );
   }
   return found;
 }
 
-/** The harness lines (`TAMPER_SUSPECTED: ...`) an exit-code harness prints when it saw a trick (a suite's own scorer script in strict mode). */
+/**
+ * The harness lines (`TAMPER_SUSPECTED: ...`) an exit-code harness prints when it saw a trick (a suite's own scorer script in strict mode).
+ */
 export function scriptFindings(run: TestRun): string[] {
   const prefix = `${TAMPER}: `;
   return [

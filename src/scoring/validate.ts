@@ -50,7 +50,10 @@ export function alreadyPassing(start: Pick<Verdict, 'failToPass'>): string | und
   const passing = start.failToPass?.passed ?? [];
   if (!passing.length) return undefined;
   const list = passing.slice(0, 10).join(', ') + (passing.length > 10 ? `, and ${passing.length - 10} more` : '');
-  return `${passing.length} FAIL_TO_PASS test(s) already pass on the untouched start state (they cannot fail: FAIL_TO_PASS fail before the fix and pass after it): ${list}`;
+  return (
+    `${passing.length} FAIL_TO_PASS test(s) already pass on the untouched start state ` +
+    `(they cannot fail: FAIL_TO_PASS fail before the fix and pass after it): ${list}`
+  );
 }
 
 const QUIET = { signal: new AbortController().signal, progress: () => {} };
@@ -145,7 +148,8 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
         };
       }
     }
-    // The harness failed twice once the code ran (strict counts that against a candidate): for the reference or the start state it proves nothing of the task.
+    // The harness failed twice once the code ran (strict counts that against a
+    // candidate): for the reference or the start state it proves nothing of the task.
     for (const [label, v] of [
       ['gold', gold],
       ['start state', start],
@@ -209,7 +213,8 @@ export async function validateTask(gym: Gym, task: Task, opts: ValidateOptions =
     else if (alreadyPassing(start)) reasons.push(alreadyPassing(start)!);
     else if (startOther?.reward === 1)
       reasons.push(
-        `the untouched start state passes the hidden tests under ${otherMode} scoring${otherMode === 'faithful' ? " (the benchmark's own harness)" : ''}: a pass cannot tell a solution from none`,
+        `the untouched start state passes the hidden tests under ${otherMode} ` +
+          `scoring${otherMode === 'faithful' ? " (the benchmark's own harness)" : ''}: a pass cannot tell a solution from none`,
       );
     return {
       taskId: task.id,

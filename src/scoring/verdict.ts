@@ -62,7 +62,8 @@ export function decide(
   const ok = (lists.passWhen === 'exit-code' || allPassed) && run.exec.exitCode === 0 && !run.exec.timedOut;
   if (ok && !allPassed)
     base.notes.push(
-      `exit code 0 with ${tests.length ? 'no test passed (all skipped)' : 'no test reported'}: passes by the exit code, as the benchmark's harness decides`,
+      `exit code 0 with ${tests.length ? 'no test passed (all skipped)' : 'no test reported'}` +
+        `: passes by the exit code, as the benchmark's harness decides`,
     );
   if (!tests.length && !run.exec.timedOut)
     base.notes.push('no test results were reported (the code under test may break collection or compilation)');

@@ -196,7 +196,14 @@ export async function startHttpServer(gym: Gym, opts: HttpServerOptions = {}): P
           return jsonRpcError(
             res,
             404,
-            `unknown MCP session '${id}'${replicaUrl ? ` on replica ${replicaUrl} (a session lives on the replica that initialized it: a load balancer in front of several replicas must keep a client on one)` : ''} (it may have been closed after ${Math.round(sessions.limits.idleMs / 1000)} s idle: initialize a new one)`,
+            `unknown MCP session '${id}'` +
+              `${
+                replicaUrl
+                  ? ` on replica ${replicaUrl} (a session lives on the replica that initialized ` +
+                    `it: a load balancer in front of several replicas must keep a client on one)`
+                  : ''
+              }` +
+              ` (it may have been closed after ${Math.round(sessions.limits.idleMs / 1000)} s idle: initialize a new one)`,
             -32001,
           );
         // A request still running (an SSE stream, a long tool call) keeps the session from idling out.

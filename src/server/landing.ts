@@ -68,7 +68,9 @@ export async function landingInfo(
   const base = opts.baseUrl.replace(/\/$/, '');
   const endpoints = [...new Set(paths)].map((p) => {
     const known = ENDPOINTS[p] ?? { protocol: 'WebSocket', description: '' };
-    const url = `${/\/ws$|\/pty$|\/mcp\/ws$/.test(p) ? base.replace(/^http/, 'ws') : base}${p.replace(':id', '<episode_id>').replace(':key', '<key>')}`;
+    const url =
+      `${/\/ws$|\/pty$|\/mcp\/ws$/.test(p) ? base.replace(/^http/, 'ws') : base}` +
+      `${p.replace(':id', '<episode_id>').replace(':key', '<key>')}`;
     return { path: p, url, ...known };
   });
   const auth = opts.token ? ' --header "Authorization: Bearer $BENCHGYM_TOKEN"' : '';
@@ -82,7 +84,9 @@ export async function landingInfo(
     endpoints,
     connect: {
       claudeCode: `claude mcp add --transport http benchgym ${base}/mcp${auth}`,
-      python: `async with streamablehttp_client("${base}/mcp"${opts.token ? ', headers={"Authorization": "Bearer ..."}' : ''}) as (r, w, _): ...  # the mcp package`,
+      python:
+        `async with streamablehttp_client("${base}/mcp"` +
+        `${opts.token ? ', headers={"Authorization": "Bearer ..."}' : ''}) as (r, w, _): ...  # the mcp package`,
     },
     links: {
       viewer: `${base}/view/`,
@@ -106,13 +110,20 @@ export function landingHtml(info: LandingInfo): string {
   const docs = Object.entries(info.links.docs)
     .map(([name, url]) => `<a href="${esc(url)}">${esc(name)}</a>`)
     .join(' · ');
-  return `<!doctype html>
+  return (
+    `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>benchgym ${esc(info.version)}</title>
-<style>body{font:15px/1.45 system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em}td{padding:.2em .8em;vertical-align:top}code{font-size:.92em}</style>
+<style>body{font:15px/1.45 system-ui,sans-serif;max-width:70em;margin:2em auto;padding:0 1em}td{padding:.2em ` +
+    `.8em;vertical-align:top}code{font-size:.92em}</style>
 </head><body>
 <h1>benchgym ${esc(info.version)}</h1>
-<p>A gym server for code benchmarks: ${info.suites.length} suite(s) on the <b>${esc(info.sandbox)}</b> sandbox; episodes running: ${info.episodes.running} (of ${info.episodes.total} held).
-${info.token ? "Every request but an episode's own carries <code>Authorization: Bearer &lt;token&gt;</code>." : 'No token: every local process can reach every episode.'}</p>
+<p>A gym server for code benchmarks: ${info.suites.length} suite(s) on the <b>${esc(info.sandbox)}</b> sandbox; episodes ` +
+    `running: ${info.episodes.running} (of ${info.episodes.total} held).
+${
+  info.token
+    ? "Every request but an episode's own carries <code>Authorization: Bearer &lt;token&gt;</code>."
+    : 'No token: every local process can reach every episode.'
+}</p>
 <h2>Suites</h2><table><tr><th>suite</th><th>tasks</th><th></th></tr>
 ${suites}
 </table>
@@ -121,9 +132,11 @@ ${endpoints}
 </table>
 <h2>Connect</h2>
 <p>Claude Code: <code>${esc(info.connect.claudeCode)}</code><br>Python MCP SDK: <code>${esc(info.connect.python)}</code></p>
-<p><a href="${esc(info.links.viewer)}">Run viewer</a> · <a href="${esc(info.links.health)}">health</a> · docs: ${docs} · this page as JSON: <code>Accept: application/json</code></p>
+<p><a href="${esc(info.links.viewer)}">Run viewer</a> · <a href="${esc(info.links.health)}">health</a> · docs: ${docs} · this page ` +
+    `as JSON: <code>Accept: application/json</code></p>
 </body></html>
-`;
+`
+  );
 }
 
 /** `GET /`: HTML for a browser, JSON when the client asks for JSON (`Accept: application/json`) rather than HTML. */

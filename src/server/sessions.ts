@@ -5,7 +5,10 @@ export interface SessionLimits {
   idleMs: number;
   /** Sessions open at once; a new one past this is refused with CAPACITY. */
   max: number;
-  /** New sessions per second in the long run (a token bucket): a flood of initialize requests costs the server CPU every other episode needs. */
+  /**
+   * New sessions per second in the long run (a token bucket): a flood of
+   * initialize requests costs the server CPU every other episode needs.
+   */
   newPerSecond?: number;
   /** New sessions allowed at once before the rate applies (a runner starting its agents together). */
   burst?: number;
@@ -56,7 +59,8 @@ export class SessionTable<T> {
     if (this.tokens < 1) {
       return new GymError(
         'CAPACITY',
-        `too many new ${this.what}: at most ${rate} a second after a burst of ${this.burst}; retry in ${Math.ceil(((1 - this.tokens) / rate) * 1000)} ms`,
+        `too many new ${this.what}: at most ${rate} a second after a burst ` +
+          `of ${this.burst}; retry in ${Math.ceil(((1 - this.tokens) / rate) * 1000)} ms`,
         {
           newPerSecond: rate,
           burst: this.burst,
@@ -66,7 +70,9 @@ export class SessionTable<T> {
     if (this.entries.size + this.pending >= this.limits.max) {
       return new GymError(
         'CAPACITY',
-        `${this.entries.size} ${this.what} are open, the most this server allows (${this.limits.max}); close one (an MCP client's close(), or DELETE with its Mcp-Session-Id) or wait for idle ones to expire after ${Math.round(this.limits.idleMs / 1000)} s`,
+        `${this.entries.size} ${this.what} are open, the most this server allows ` +
+          `(${this.limits.max}); close one (an MCP client's close(), or DELETE with its Mcp-Session-Id) ` +
+          `or wait for idle ones to expire after ${Math.round(this.limits.idleMs / 1000)} s`,
         { sessions: this.entries.size, limit: this.limits.max, idleMs: this.limits.idleMs },
       );
     }

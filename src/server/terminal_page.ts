@@ -75,7 +75,10 @@ function noStore(res: Response): Response {
 function sendPage(res: Response, episode: Episode, at: { asset: (name: string) => string; pty: string }): void {
   const asset = (name: string) => escapeHtml(at.asset(name));
   const title = `${episode.task.suite}/${episode.task.id} · ${episode.id}`;
-  noStore(res).type('html').send(`<!doctype html>
+  noStore(res)
+    .type('html')
+    .send(
+      `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -96,12 +99,15 @@ function sendPage(res: Response, episode: Episode, at: { asset: (name: string) =
 </style>
 </head>
 <body data-episode="${escapeHtml(episode.id)}" data-pty="${escapeHtml(at.pty)}">
-<header><b>${escapeHtml(`${episode.task.suite}/${episode.task.id}`)}</b><span class="meta">${escapeHtml(episode.id)} · ${escapeHtml(episode.sandbox.backend)} sandbox · ${escapeHtml(episode.state)}</span><span id="status">connecting…</span></header>
+<header><b>${escapeHtml(`${episode.task.suite}/${episode.task.id}`)}</b><span class="meta">${escapeHtml(episode.id)} ` +
+        `· ${escapeHtml(episode.sandbox.backend)} sandbox · ${escapeHtml(episode.state)}</span><span ` +
+        `id="status">connecting…</span></header>
 <div id="terminal"></div>
 <script src="${asset('xterm.js')}"></script>
 <script src="${asset('addon-fit.js')}"></script>
 <script src="${asset('terminal.js')}"></script>
 </body>
 </html>
-`);
+`,
+    );
 }

@@ -75,7 +75,8 @@ export class UpgradeRouter {
       if (!handler)
         return refuse(
           404,
-          `no WebSocket endpoint at /episodes/<episode_id>/<key>/${capability.endpoint} (an episode's are ${[...this.episodeRoutes.keys()].join(', ') || 'none'})`,
+          `no WebSocket endpoint at /episodes/<episode_id>/<key>/${capability.endpoint}` +
+            ` (an episode's are ${[...this.episodeRoutes.keys()].join(', ') || 'none'})`,
         );
       return handler(req, socket, head, episode);
     }

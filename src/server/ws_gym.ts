@@ -313,7 +313,13 @@ class GymConnection {
     } catch {
       throw new GymError(
         'EPISODE_NOT_FOUND',
-        `no episode '${episodeId}' reachable here: ${key === undefined ? 'this connection did not reset or fork it; give its episode_key' : 'no such episode, or not this episode_key'} (it may also have expired)`,
+        `no episode '${episodeId}' reachable here: ` +
+          `${
+            key === undefined
+              ? 'this connection did not reset or fork it; give its episode_key'
+              : 'no such episode, or not this episode_key'
+          }` +
+          ` (it may also have expired)`,
       );
     }
   }

@@ -104,7 +104,9 @@ export async function* jsonlRows<S extends z.ZodType>(
   }
 }
 
-/** Reads a JSON Lines file, validating every row; errors name the file and line. Blank lines are skipped; each row keeps its line number. */
+/**
+ * Reads a JSON Lines file, validating every row; errors name the file and line. Blank lines are skipped; each row keeps its line number.
+ */
 export async function readJsonlRows<S extends z.ZodType>(
   file: string,
   schema: S,

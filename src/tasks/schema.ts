@@ -81,7 +81,9 @@ export const JavaEnvSpec = z.object({
   build: z.enum(['maven', 'gradle']).default('maven'),
   /** Extra arguments of every build and test command (`-D` overrides such as `-Djava.version=1.7`). */
   args: z.array(z.string()).default([]),
-  /** Why this env cannot exist on this machine, when a suite knows before building it (ENV_UNAVAILABLE with this reason, on every backend). */
+  /**
+   * Why this env cannot exist on this machine, when a suite knows before building it (ENV_UNAVAILABLE with this reason, on every backend).
+   */
   unavailable: z.string().min(1).optional(),
   /**
    * Maven: the tests whose run warms the env (resolves the plugins, Surefire's providers and the

@@ -8,7 +8,8 @@ export const createFileTool = episodeTool({
   name: 'create_file',
   title: 'Create a file',
   description:
-    'Create a new text file with the given content (parent directories are made). Refuses to replace an existing file unless overwrite is true.',
+    'Create a new text file with the given content (parent directories ' +
+    'are made). Refuses to replace an existing file unless overwrite is true.',
   input: z.object({
     path: z.string().min(1).describe('file path relative to the workspace root'),
     content: z.string().describe('the whole content of the file'),

@@ -57,7 +57,10 @@ function nearestCandidates(fileLines: string[], oldLines: string[]): string {
   return scored
     .map((c) => {
       const start = Math.max(0, c.i - 1);
-      return `near line ${c.i + 1} (similarity ${c.score.toFixed(2)}):\n${numbered(fileLines.slice(start, c.i + Math.max(2, oldLines.length)), start + 1)}`;
+      return (
+        `near line ${c.i + 1} (similarity ${c.score.toFixed(2)}` +
+        `):\n${numbered(fileLines.slice(start, c.i + Math.max(2, oldLines.length)), start + 1)}`
+      );
     })
     .join('\n---\n');
 }
@@ -71,7 +74,9 @@ export const editFileTool = episodeTool({
   name: 'edit_file',
   title: 'Edit a file (replace text)',
   description:
-    'Replace old_str with new_str in a file. old_str must match exactly one place (include a few surrounding lines to make it unique); if no exact match exists, a match that ignores differences in indentation and spacing is used. On no match or several matches the error shows the candidates with line numbers. Set replace_all to change every occurrence.',
+    'Replace old_str with new_str in a file. old_str must match exactly one place (include a few surrounding lines to make ' +
+    'it unique); if no exact match exists, a match that ignores differences in indentation and spacing is used. On no match ' +
+    'or several matches the error shows the candidates with line numbers. Set replace_all to change every occurrence.',
   input: z.object({
     path: z.string().min(1).describe('file path relative to the workspace root'),
     old_str: z.string().min(1).describe('the text to replace, copied from the file'),
@@ -101,7 +106,8 @@ export const editFileTool = episodeTool({
       const lines = exact.map((i) => lineOf(text, i));
       throw new GymError(
         'EDIT_AMBIGUOUS',
-        `old_str matches ${exact.length} places in '${args.path}' (lines ${lines.join(', ')}); add surrounding lines to make it unique, or set replace_all`,
+        `old_str matches ${exact.length} places in '${args.path}' (lines ${lines.join(', ')}); ` +
+          `add surrounding lines to make it unique, or set replace_all`,
         { lines },
       );
     } else {
@@ -112,7 +118,8 @@ export const editFileTool = episodeTool({
         const lines = tolerant.map((i) => i + 1);
         throw new GymError(
           'EDIT_AMBIGUOUS',
-          `old_str matches ${tolerant.length} places in '${args.path}' when whitespace is ignored (lines ${lines.join(', ')}); add surrounding lines to make it unique`,
+          `old_str matches ${tolerant.length} places in '${args.path}' when whitespace ` +
+            `is ignored (lines ${lines.join(', ')}); add surrounding lines to make it unique`,
           { lines },
         );
       }
@@ -132,7 +139,9 @@ export const editFileTool = episodeTool({
     await writeWithHistory(episode, args.path, updated, bytes);
     const count = args.replace_all ? Math.max(exact.length, 1) : 1;
     return {
-      text: `Edited ${args.path}${mode === 'exact' ? '' : ' (matched ignoring whitespace)'}${count > 1 ? ` in ${count} places` : ''}:\n${excerpt(updated, firstLine, Math.max(firstLine, lastLine))}`,
+      text:
+        `Edited ${args.path}${mode === 'exact' ? '' : ' (matched ignoring whitespace)'}` +
+        `${count > 1 ? ` in ${count} places` : ''}:\n${excerpt(updated, firstLine, Math.max(firstLine, lastLine))}`,
       data: { path: args.path, match: mode, replacements: count, firstLine, lastLine },
     };
   },

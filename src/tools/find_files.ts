@@ -9,7 +9,8 @@ export const findFilesTool = episodeTool({
   name: 'find_files',
   title: 'Find files by name',
   description:
-    'Find files whose path matches a glob such as "**/*.py" or "src/**/Test*.java" (a pattern without / matches file names anywhere). Paths are relative to the workspace root.',
+    'Find files whose path matches a glob such as "**/*.py" or "src/**/Test*.java" (a ' +
+    'pattern without / matches file names anywhere). Paths are relative to the workspace root.',
   input: z.object({
     pattern: z.string().min(1).describe('glob: *, **, ?, [abc], {a,b}'),
     path: z.string().default('.').describe('directory to search below (default: the root)'),

@@ -7,7 +7,8 @@ export const forkEpisodeTool = episodeTool({
   name: 'fork_episode',
   title: 'Fork the episode',
   description:
-    'Copy this episode into a new one with the same workspace, edit history and remaining budget, for exploring alternatives (tree search). Returns the new episode_id; both episodes go on independently and each can be submitted.',
+    'Copy this episode into a new one with the same workspace, edit history and remaining budget, for exploring ' +
+    'alternatives (tree search). Returns the new episode_id; both episodes go on independently and each can be submitted.',
   input: z.object({}),
   output: z.object({
     episodeId: z.string().describe('the new episode'),

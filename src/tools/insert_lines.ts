@@ -25,7 +25,9 @@ export const insertLinesTool = episodeTool({
     const updated = lines.join('\n') + '\n';
     await writeWithHistory(episode, args.path, updated, bytes);
     return {
-      text: `Inserted ${inserted.length} lines after line ${args.line} of ${args.path}:\n${excerpt(updated, args.line + 1, args.line + inserted.length)}`,
+      text:
+        `Inserted ${inserted.length} lines after line ${args.line} ` +
+        `of ${args.path}:\n${excerpt(updated, args.line + 1, args.line + inserted.length)}`,
       data: { path: args.path, after: args.line, inserted: inserted.length },
     };
   },

@@ -83,7 +83,8 @@ export class RegexWorker {
           finish(
             new GymError(
               'INVALID_ARGUMENT',
-              `invalid 'query': the regular expression ran for more than ${this.limitMs / 1000} s (catastrophic backtracking, as in (a+)+ ?); simplify it or search for a literal`,
+              `invalid 'query': the regular expression ran for more than ${this.limitMs / 1000} ` +
+                `s (catastrophic backtracking, as in (a+)+ ?); simplify it or search for a literal`,
               {
                 limitMs: this.limitMs,
               },

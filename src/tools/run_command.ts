@@ -7,7 +7,9 @@ export const runCommandTool = episodeTool({
   name: 'run_command',
   title: 'Run a shell command',
   description:
-    'Run a bash command in the workspace root (or cwd) and return its exit code and output. Each call starts a fresh shell: no state carries over, and nothing it starts outlives it. Long output keeps its head and tail. The command is killed at the timeout (default 60 s, at most 600 s).',
+    'Run a bash command in the workspace root (or cwd) and return its exit code and output. Each ' +
+    'call starts a fresh shell: no state carries over, and nothing it starts outlives it. Long ' +
+    'output keeps its head and tail. The command is killed at the timeout (default 60 s, at most 600 s).',
   input: z.object({
     command: z.string().min(1).describe('bash command line'),
     timeout_s: z.number().positive().max(600).default(60).describe('seconds before the command is killed'),

@@ -16,7 +16,10 @@ export const runTestsTool = episodeTool({
   name: 'run_tests',
   title: 'Run the visible tests',
   description:
-    "Run the task's visible tests and report each test's status (passed / failed / error / skipped) with the first lines of each failure. Optionally run only some tests (pytest node ids such as tests/test_x.py::test_y, or Java tests such as FooTest, FooTest#bar or module:com.pkg.FooTest#bar in multi-module builds). Then use view_error_log for full tracebacks and compiler errors. Hidden tests decide the final score.",
+    "Run the task's visible tests and report each test's status (passed / failed / error / skipped) with the " +
+    'first lines of each failure. Optionally run only some tests (pytest node ids such as tests/test_x.py::test_y, ' +
+    'or Java tests such as FooTest, FooTest#bar or module:com.pkg.FooTest#bar in multi-module builds). Then use ' +
+    'view_error_log for full tracebacks and compiler errors. Hidden tests decide the final score.',
   input: z.object({
     tests: z.array(z.string().min(1)).optional().describe('run only these tests'),
   }),
@@ -46,7 +49,8 @@ export const runTestsTool = episodeTool({
     for (const t of run.tests) counts[t.status]++;
     const status = run.exec.timedOut ? `timed out after ${visible.timeoutMs / 1000} s` : `exit code ${run.exec.exitCode}`;
     const lines = [
-      `Visible tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.error} errors, ${counts.skipped} skipped (${status}, ${(run.exec.durationMs / 1000).toFixed(1)} s)`,
+      `Visible tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.error} ` +
+        `errors, ${counts.skipped} skipped (${status}, ${(run.exec.durationMs / 1000).toFixed(1)} s)`,
     ];
     for (const t of run.tests)
       lines.push(`${t.status.toUpperCase().padEnd(7)} ${t.name}${t.message ? ` — ${t.message.split('\n')[0]!.slice(0, 200)}` : ''}`);

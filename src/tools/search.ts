@@ -14,7 +14,8 @@ export const searchTool = episodeTool({
   name: 'search',
   title: 'Search file contents',
   description:
-    'Search the workspace for a literal string (or a regular expression with regex=true). Prints `path:line: text` for each matching line, up to max_results. Restrict files with a glob such as "**/*.py".',
+    'Search the workspace for a literal string (or a regular expression with regex=true). Prints ' +
+    '`path:line: text` for each matching line, up to max_results. Restrict files with a glob such as "**/*.py".',
   input: z.object({
     query: z.string().min(1).describe('text to find (or a JavaScript regular expression with regex=true)'),
     path: z.string().default('.').describe('directory to search below (default: the root)'),
@@ -110,7 +111,8 @@ export const searchTool = episodeTool({
     const cut = walkCut ? '\n[the walk stopped at 100,000 entries: search a subdirectory for the rest]' : '';
     return {
       text: hits.length
-        ? `${total} matching line${total === 1 ? '' : 's'} for ${JSON.stringify(args.query)} in ${filesMatched} file${filesMatched === 1 ? '' : 's'} (${searched}):\n${body}${more}${cut}`
+        ? `${total} matching line${total === 1 ? '' : 's'} for ${JSON.stringify(args.query)} ` +
+          `in ${filesMatched} file${filesMatched === 1 ? '' : 's'} (${searched}):\n${body}${more}${cut}`
         : `No matches for ${JSON.stringify(args.query)} (${searched}).${cut}`,
       data: { query: args.query, matches: hits, total, files: filesMatched, filesSearched, truncated: total > hits.length || walkCut },
     };

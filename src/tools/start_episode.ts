@@ -2,19 +2,25 @@ import { z } from 'zod';
 import { Count, McpPathOutput } from './output.ts';
 import { gymTool } from './types.ts';
 
-/** The episode's own endpoint as an absolute URL on the replica that holds it (a server given --advertise-url; the MCP layer fills it in from mcpPath). */
+/**
+ * The episode's own endpoint as an absolute URL on the replica that holds it
+ * (a server given --advertise-url; the MCP layer fills it in from mcpPath).
+ */
 export const McpUrlOutput = z
   .string()
   .optional()
   .describe(
-    "the episode's own MCP endpoint as an absolute URL on the server replica that holds the episode (servers started with --advertise-url); connect there, not through a load balancer",
+    "the episode's own MCP endpoint as an absolute URL on the server replica that holds " +
+      'the episode (servers started with --advertise-url); connect there, not through a load balancer',
   );
 
 export const startEpisodeTool = gymTool({
   name: 'start_episode',
   title: 'Start an episode',
   description:
-    "Start working on a task: a sandbox is made with the task's start state and environment. Returns the episode_id (pass it to the other tools), the problem statement and the workspace layout. The first start of a task may take a while (its environment is built once).",
+    "Start working on a task: a sandbox is made with the task's start state and environment. " +
+    'Returns the episode_id (pass it to the other tools), the problem statement and the ' +
+    'workspace layout. The first start of a task may take a while (its environment is built once).',
   input: z.object({
     task_id: z.string().min(1).describe('task id (see list_tasks)'),
     suite: z.string().min(1).optional().describe('suite id (default: the first served suite)'),
@@ -24,7 +30,8 @@ export const startEpisodeTool = gymTool({
       .min(1)
       .optional()
       .describe(
-        "another start state the task offers (e.g. 'aware', the repository as the developer saw it, or 'ignored', its newest version); see list_tasks",
+        "another start state the task offers (e.g. 'aware', the repository " +
+          "as the developer saw it, or 'ignored', its newest version); see list_tasks",
       ),
     max_steps: z.number().int().min(1).max(10_000).optional().describe('tool calls allowed before only submit remains'),
     time_limit_s: z.number().positive().max(86_400).optional().describe('seconds allowed before only submit remains'),

@@ -53,7 +53,8 @@ export const submitTool = episodeTool({
   name: 'submit',
   title: 'Submit for scoring',
   description:
-    'Submit the current changes. They are applied to a fresh copy of the start state and scored with the hidden tests; the verdict (reward 1 or 0) is returned and the episode ends. Call it once, when you are done.',
+    'Submit the current changes. They are applied to a fresh copy of the start state and scored with the ' +
+    'hidden tests; the verdict (reward 1 or 0) is returned and the episode ends. Call it once, when you are done.',
   input: z.object({}),
   output: PublicVerdictOutput,
   annotations: { destructiveHint: true },

@@ -69,7 +69,8 @@ export async function readText(episode: Episode, rel: string): Promise<TextFile>
     if (err.code === 'FILE_TOO_LARGE')
       throw new GymError(
         'FILE_TOO_LARGE',
-        `'${rel}' is ${err.details?.size ?? 'more than ' + MAX_TEXT_FILE_BYTES} bytes, more than ${MAX_TEXT_FILE_BYTES} this tool reads; use search or run_command`,
+        `'${rel}' is ${err.details?.size ?? 'more than ' + MAX_TEXT_FILE_BYTES} bytes, ` +
+          `more than ${MAX_TEXT_FILE_BYTES} this tool reads; use search or run_command`,
       );
     // Only a failed read pays a second call, to say what the path is.
     if (err.code === 'NOT_A_FILE' && (await episode.sandbox.stat(rel).catch(() => null))?.type === 'dir')

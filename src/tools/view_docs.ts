@@ -16,7 +16,8 @@ const MAX_CHARS = 60_000;
  * has <a>, then its attribute <b>. Prints a header line `# <path> (<distribution> <version>, <file>)` then the
  * text; exits 3 when nothing resolves. Runs on Python 3.6 and later.
  */
-export const PYDOC_SCRIPT = String.raw`
+export const PYDOC_SCRIPT =
+  String.raw`
 import os, sys
 cwd = os.getcwd()
 sys.path[:] = [p for p in sys.path if p not in ('', '.', cwd)]
@@ -44,7 +45,8 @@ def find(candidate):
         _, module, dotted = candidate.split(':', 2)
         first, rest = dotted.split('.')[0], dotted.split('.')[1:]
         importlib.import_module(module)
-        for mod_name in sorted((m for m in list(sys.modules) if m == module or m.startswith(module + '.')), key=lambda m: (m.count('.'), m)):
+        for mod_name in sorted((m for m in list(sys.modules) if m == module or m.startswith(module + '.')), ` +
+  String.raw`key=lambda m: (m.count('.'), m)):
             mod = sys.modules.get(mod_name)
             if mod is None or mod_name.split('.')[-1].startswith('_') or not hasattr(mod, first):
                 continue
@@ -102,7 +104,9 @@ export const viewDocsTool = episodeTool({
   name: 'view_docs',
   title: 'View library documentation',
   description:
-    "Show the documentation of a Python module, class, function or method as installed in this task's environment (the pinned library version, not the newest): pydoc's text for a dotted path such as numpy.round_, torch.special.log_ndtr or pandas.DataFrame.append. A bare name is also looked up in the task's library. Long pages are cut at max_chars.",
+    "Show the documentation of a Python module, class, function or method as installed in this task's environment (the " +
+    "pinned library version, not the newest): pydoc's text for a dotted path such as numpy.round_, torch.special.log_ndtr " +
+    "or pandas.DataFrame.append. A bare name is also looked up in the task's library. Long pages are cut at max_chars.",
   input: z.object({
     symbol: z
       .string()
@@ -144,7 +148,13 @@ export const viewDocsTool = episodeTool({
     const [header = '', ...rest] = result.stdout.split('\n');
     const page = rest.join('\n');
     const cut = page.length > args.max_chars;
-    const text = `${header.replace(/^# /, 'Documentation of ')}\n\n${cut ? `${page.slice(0, args.max_chars)}\n[cut at ${args.max_chars} of ${page.length} characters; ask for more with max_chars]` : page}`;
+    const text =
+      `${header.replace(/^# /, 'Documentation of ')}\n\n` +
+      `${
+        cut
+          ? `${page.slice(0, args.max_chars)}\n[cut at ${args.max_chars} of ${page.length} characters; ask for more with max_chars]`
+          : page
+      }`;
     const resolved = /^# (\S+)/.exec(header)?.[1] ?? args.symbol;
     return {
       text,

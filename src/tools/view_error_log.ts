@@ -17,7 +17,8 @@ export const viewErrorLogTool = episodeTool({
   name: 'view_error_log',
   title: "View the last test run's errors",
   description:
-    'Show what went wrong in the last run_tests: failing tests first with their tracebacks or assertion messages, compiler errors as file:line: message, then the full log, 200 lines a page (page 2, 3, ... for more).',
+    'Show what went wrong in the last run_tests: failing tests first with their tracebacks or assertion ' +
+    'messages, compiler errors as file:line: message, then the full log, 200 lines a page (page 2, 3, ... for more).',
   input: z.object({ page: z.number().int().min(1).default(1).describe('page of the full log') }),
   output: z.object({
     failures: z.array(z.object({ test: z.string(), status: z.string(), message: z.string().optional(), details: z.string().optional() })),

@@ -10,7 +10,8 @@ export const viewFileTool = episodeTool({
   name: 'view_file',
   title: 'View a file',
   description:
-    'Show a text file of the workspace with line numbers, 100 lines at a time by default. Give start_line / end_line for another range. Paths are relative to the workspace root.',
+    'Show a text file of the workspace with line numbers, 100 lines at a time by default. ' +
+    'Give start_line / end_line for another range. Paths are relative to the workspace root.',
   input: z.object({
     path: z.string().min(1).describe('file path relative to the workspace root'),
     start_line: z.number().int().min(1).optional().describe('first line to show (1-based, default 1)'),

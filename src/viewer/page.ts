@@ -21,7 +21,8 @@ function escapeHtml(s: string): string {
 export function viewerPage(opts: { token?: string; live: boolean }): string {
   const q = opts.token ? `?token=${encodeURIComponent(opts.token)}` : '';
   const asset = (name: string) => escapeHtml(`assets/${name}${q}`);
-  return `<!doctype html>
+  return (
+    `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -31,10 +32,12 @@ export function viewerPage(opts: { token?: string; live: boolean }): string {
 <link rel="stylesheet" href="${asset('viewer.css')}">
 </head>
 <body data-live="${opts.live ? '1' : '0'}">
-<header class="top"><a class="brand" href="#/">benchgym <span>view</span></a><nav id="crumbs"></nav><a id="live-link" class="live-link" href="#/live" hidden>● live</a></header>
+<header class="top"><a class="brand" href="#/">benchgym <span>view</span></a><nav id="crumbs"></nav><a id="live-link" class="live-` +
+    `link" href="#/live" hidden>● live</a></header>
 <main id="app"><p class="muted">Loading…</p></main>
 <script src="${asset('viewer.js')}"></script>
 </body>
 </html>
-`;
+`
+  );
 }

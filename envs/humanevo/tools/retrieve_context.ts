@@ -131,7 +131,10 @@ export const retrieveContextTool = episodeTool({
   name: 'retrieve_context',
   title: 'Retrieve similar code from the repository',
   description:
-    "Find code in this repository similar to a query, the way HumanEvo's retrieval does: the repository's source files are cut into snippets (functions and methods, other code in 30-line windows), each scored by Jaccard similarity of its word set with the query's, and the top k returned with their path and lines. The query defaults to the description of the function you are writing; that function itself is never returned.",
+    "Find code in this repository similar to a query, the way HumanEvo's retrieval does: the repository's " +
+    'source files are cut into snippets (functions and methods, other code in 30-line windows), each scored by ' +
+    "Jaccard similarity of its word set with the query's, and the top k returned with their path and lines. " +
+    'The query defaults to the description of the function you are writing; that function itself is never returned.',
   input: z.object({
     query: z.string().min(1).max(20_000).optional().describe("text to match (default: the target function's docstring)"),
     k: z.number().int().min(1).max(50).default(5).describe('how many snippets to return'),
@@ -177,7 +180,8 @@ export const retrieveContextTool = episodeTool({
     const isTarget = (s: Snippet) => s.file === targetFile && s.symbol === targetSymbol;
     const hits = rankSnippets(snippets, query, args.k, isTarget);
     const text = hits.length
-      ? `${hits.length} of ${snippets.length} snippets most similar to the ${args.query ? 'query' : "target's description"} (Jaccard similarity):\n\n` +
+      ? `${hits.length} of ${snippets.length} snippets most similar to ` +
+        `the ${args.query ? 'query' : "target's description"} (Jaccard similarity):\n\n` +
         hits
           .map(
             (h, i) =>

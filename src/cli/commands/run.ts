@@ -190,7 +190,8 @@ export function runCommand(root: Composition): CliCommand {
         // Once, before any episode: a run against a down or missing endpoint fails now, not after an hour of retries.
         const check = await checkModelEndpoint({ baseURL: baseURL ?? undefined, apiKey, model });
         process.stderr.write(
-          `benchgym run: model endpoint ${check.baseURL} answers${check.via === 'models' ? ` (${check.models?.length ?? 0} models listed)` : ''}\n`,
+          `benchgym run: model endpoint ${check.baseURL}` +
+            ` answers${check.via === 'models' ? ` (${check.models?.length ?? 0} models listed)` : ''}\n`,
         );
         if (check.warning) process.stderr.write(`benchgym run: warning: ${check.warning}\n`);
       }
@@ -257,7 +258,8 @@ export function runCommand(root: Composition): CliCommand {
         const total = outcome.manifest.taskIds.length * samples;
         // Errors are samples that did not pass: in the headline's denominator, the scored rate beside it.
         process.stdout.write(
-          `${outcome.manifest.runId}: ${outcome.results.length}/${total} results${outcome.skipped ? ` (${outcome.skipped} from before the resume)` : ''}; ` +
+          `${outcome.manifest.runId}: ${outcome.results.length}/${total}` +
+            ` results${outcome.skipped ? ` (${outcome.skipped} from before the resume)` : ''}; ` +
             `${passRateLine(counts, { noun: 'samples', excludeErrors: values['exclude-errors'] })}\n` +
             `  ${path.join(outDir, 'results.jsonl')}\n  report: benchgym report ${outDir}\n`,
         );

@@ -43,7 +43,11 @@ submission (the hidden tests in a fresh sandbox) and compared with the published
 tasks whose env cannot exist here are counted apart, never as failures. Exit 1 on scoring errors.
 
 Usage:
-${suites.length ? suites.map((s) => s.replay!.usage).join('\n') : '  benchgym score --suite ID --dataset PATH --predictions FILE   (no suite registered here has a replay)'}
+${
+  suites.length
+    ? suites.map((s) => s.replay!.usage).join('\n')
+    : '  benchgym score --suite ID --dataset PATH --predictions FILE   (no suite registered here has a replay)'
+}
 
 Options (every suite):
   --suite ID[=PATH]  the suite whose outputs these are (default ${suites[0]?.id ?? 'none'}); PATH: its dataset

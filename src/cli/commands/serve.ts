@@ -88,14 +88,17 @@ export function serveCommand(root: Composition): CliCommand {
         `benchgym serving ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')} with the ${gym.sandboxes.backend} sandbox\n` +
           `  ${isolation}\n` +
           `  MCP (Streamable HTTP): ${server.url}/mcp\n` +
-          `  one episode:           ${server.url}/episodes/<episode_id>/<key>/mcp (start_episode's mcpPath; its key opens it, and only it)\n` +
+          `  one episode:           ${server.url}/episodes/<episode_id>/` +
+          `<key>/mcp (start_episode's mcpPath; its key opens it, and only it)\n` +
           `  MCP (WebSocket):       ${ws}/mcp/ws\n  gym (WebSocket):       ${ws}/ws\n` +
           `  OpenEnv:               ${server.url}/openenv (an OpenEnv client's base URL; its session at ${ws}/openenv/ws)\n` +
-          `  terminal (browser):    ${server.url}/terminal/<episode_id>; an episode's own: ${server.url}/episodes/<episode_id>/<key>/terminal\n` +
+          `  terminal (browser):    ${server.url}/terminal/<episode_id>; ` +
+          `an episode's own: ${server.url}/episodes/<episode_id>/<key>/terminal\n` +
           `  viewer (browser):      ${server.url}/view/ (live episodes: ${server.url}/view/#/live)\n` +
           ((values.token ?? process.env.BENCHGYM_TOKEN)
             ? ''
-            : '  no token: every local process can reach every episode; hand an untrusted agent an episode URL only on a server with --token\n') +
+            : '  no token: every local process can reach every episode; ' +
+              'hand an untrusted agent an episode URL only on a server with --token\n') +
           (advertiseUrl
             ? `  replica:               ${advertiseUrl} (start_episode names episodes as ${advertiseUrl}/episodes/<episode_id>/<key>/mcp)\n`
             : ''),

@@ -79,11 +79,14 @@ export function validateCommand(root: Composition): CliCommand {
         if (context && withoutContext.length === list.length)
           throw new GymError(
             'INVALID_ARGUMENT',
-            `--context: no task ${values.tasks ? 'asked for ' : ''}offers a '${context}' start state (${list.length} task${list.length === 1 ? '' : 's'}: ${[...new Set(list.flatMap((t) => [t.defaultContext, ...Object.keys(t.contexts)]))].join(', ')})`,
+            `--context: no task ${values.tasks ? 'asked for ' : ''}offers a '${context}' ` +
+              `start state (${list.length} task${list.length === 1 ? '' : 's'}: ` +
+              `${[...new Set(list.flatMap((t) => [t.defaultContext, ...Object.keys(t.contexts)]))].join(', ')})`,
           );
         if (withoutContext.length) {
           process.stderr.write(
-            `benchgym validate: ${withoutContext.length} of ${list.length} tasks have no '${context}' start state, skipped: ${withoutContext.slice(0, 20).join(', ')}${withoutContext.length > 20 ? ', ...' : ''}\n`,
+            `benchgym validate: ${withoutContext.length} of ${list.length} tasks have no '${context}' start ` +
+              `state, skipped: ${withoutContext.slice(0, 20).join(', ')}${withoutContext.length > 20 ? ', ...' : ''}\n`,
           );
           list = list.filter((t) => !withoutContext.includes(t.id));
         }
@@ -91,7 +94,8 @@ export function validateCommand(root: Composition): CliCommand {
         const progress = (v: TaskValidation, resumed = false) =>
           // Progress on stderr in both modes: a long --json run shows how far it is.
           process.stderr.write(
-            `${v.status.padEnd(11)} ${v.taskId}${v.context ? ` [${v.context}]` : ''} (${(v.durationMs / 1000).toFixed(1)} s${resumed ? `, resumed from ${values.out}` : ''})${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`,
+            `${v.status.padEnd(11)} ${v.taskId}${v.context ? ` [${v.context}]` : ''} (${(v.durationMs / 1000).toFixed(1)} ` +
+              `s${resumed ? `, resumed from ${values.out}` : ''})${v.reasons.length ? `: ${v.reasons.join('; ')}` : ''}\n`,
           );
         const saved = values.out && existsSync(values.out) ? await fs.readFile(values.out, 'utf8') : '';
         const earlier = values.revalidate ? new Map<string, TaskValidation>() : readValidations(saved);
@@ -128,7 +132,9 @@ export function validateCommand(root: Composition): CliCommand {
         else {
           // A task whose scoring failed is one not shown valid: in the denominator, the rate over the checked ones beside it.
           const counts = { passed: by('valid').length, failed: by('invalid').length, errors: by('error').length };
-          const headline = `${passRateLine(counts, { verb: 'valid', scored: 'checked' })}; ${counts.failed} invalid, ${by('unavailable').length} unavailable here (of ${results.length})`;
+          const headline =
+            `${passRateLine(counts, { verb: 'valid', scored: 'checked' })}; ${counts.failed}` +
+            ` invalid, ${by('unavailable').length} unavailable here (of ${results.length})`;
           const without = withoutContext.length ? `; ${withoutContext.length} without a '${context}' start state` : '';
           process.stdout.write(`\n${suite}${context ? ` [${context}]` : ''}: ${headline}${without}\n`);
           for (const r of by('unavailable')) process.stdout.write(`  ENV_UNAVAILABLE ${r.taskId}: ${r.reasons.join('; ')}\n`);

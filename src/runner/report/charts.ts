@@ -74,7 +74,8 @@ export function groupedBarChart(opts: { title: string; groups: string[]; series:
   const y = (v: number) => top + plotH - v * plotH;
   const parts: string[] = [];
   parts.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" class="chart"${opts.id ? ` id="${esc(opts.id)}"` : ''} width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(opts.title)}">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="chart"${opts.id ? ` id="${esc(opts.id)}"` : ''} width="${width}" ` +
+      `height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(opts.title)}">`,
   );
   parts.push(`<text class="title" x="${left}" y="22">${esc(opts.title)}</text>`);
   for (const tick of [0, 0.25, 0.5, 0.75, 1]) {
@@ -93,7 +94,9 @@ export function groupedBarChart(opts: { title: string; groups: string[]; series:
       }
       const h = Math.max(0, Math.min(1, v)) * plotH;
       parts.push(
-        `<rect class="bar" data-series="${esc(s.name)}" data-group="${esc(group)}" data-value="${v}" x="${x + 1}" y="${y(0) - h}" width="${barW - 2}" height="${h}" fill="${color}"><title>${esc(`${s.name} · ${group}: ${pct(v)}`)}</title></rect>`,
+        `<rect class="bar" data-series="${esc(s.name)}" data-group="${esc(group)}" ` +
+          `data-value="${v}" x="${x + 1}" y="${y(0) - h}" width="${barW - 2}" height="${h}" ` +
+          `fill="${color}"><title>${esc(`${s.name} · ${group}: ${pct(v)}`)}</title></rect>`,
       );
       const ci = s.intervals?.[gi];
       if (ci) {
@@ -107,14 +110,17 @@ export function groupedBarChart(opts: { title: string; groups: string[]; series:
     });
     const label = fit(group, groupW - 6);
     parts.push(
-      `<text class="group" x="${gx + (series.length * barW) / 2}" y="${top + plotH + 18}" text-anchor="middle">${esc(label)}<title>${esc(group)}</title></text>`,
+      `<text class="group" x="${gx + (series.length * barW) / 2}" y="${top + plotH + 18}" ` +
+        `text-anchor="middle">${esc(label)}<title>${esc(group)}</title></text>`,
     );
   });
   parts.push(`<line class="axis" x1="${left}" x2="${left + plotW}" y1="${y(0)}" y2="${y(0)}"/>`);
   legend.items.forEach((item, si) => {
     const ly = legendTop + item.line * LEGEND_LINE;
     parts.push(
-      `<g class="legend-item"><rect class="swatch" x="${item.x}" y="${ly}" width="12" height="12" fill="${PALETTE[si % PALETTE.length]}"/><text class="legend" x="${item.x + 18}" y="${ly + 10}">${esc(item.label)}<title>${esc(series[si]!.name)}</title></text></g>`,
+      `<g class="legend-item"><rect class="swatch" x="${item.x}" y="${ly}" width="12" height="12" ` +
+        `fill="${PALETTE[si % PALETTE.length]}"/><text class="legend" x="${item.x + 18}" ` +
+        `y="${ly + 10}">${esc(item.label)}<title>${esc(series[si]!.name)}</title></text></g>`,
     );
   });
   parts.push('</svg>');

@@ -55,5 +55,9 @@ export function htmlTable(rows: Cell[][], opts: { text?: number[]; className?: s
     const cls = i && !opts.text?.includes(i) ? ' class="num"' : '';
     return `<td${cls}>${typeof c === 'string' ? esc(c) : `<a href="${esc(c.href)}">${esc(c.text)}</a>`}</td>`;
   };
-  return `<div class="scroll"><table${opts.className ? ` class="${esc(opts.className)}"` : ''}><thead><tr>${head!.map((h) => `<th>${esc(cellText(h))}</th>`).join('')}</tr></thead><tbody>${body.map((r) => `<tr>${r.map(td).join('')}</tr>`).join('')}</tbody></table></div>`;
+  return (
+    `<div class="scroll"><table${opts.className ? ` class="${esc(opts.className)}"` : ''}` +
+    `><thead><tr>${head!.map((h) => `<th>${esc(cellText(h))}</th>`).join('')}</tr></thead><tbody>` +
+    `${body.map((r) => `<tr>${r.map(td).join('')}</tr>`).join('')}</tbody></table></div>`
+  );
 }

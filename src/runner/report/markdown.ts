@@ -25,7 +25,8 @@ export function renderMarkdown(data: ReportData, sections: readonly ReportSectio
     for (const d of data.deltas) {
       out.push(
         d.diff
-          ? `- pass@1 of **${d.b}** minus **${d.a}**: ${signedPp(d.diff)} over the ${d.diff.tasks} tasks both scored (paired bootstrap over tasks).`
+          ? `- pass@1 of **${d.b}** minus **${d.a}**: ${signedPp(d.diff)} ` +
+              `over the ${d.diff.tasks} tasks both scored (paired bootstrap over tasks).`
           : `- **${d.b}** and **${d.a}** scored no task in common.`,
       );
     }

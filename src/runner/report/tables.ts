@@ -231,7 +231,10 @@ export function sampleTable(data: ReportData, viewer = DEFAULT_VIEW_URL): Cell[]
 
 /** How to open the per-sample links: the viewer serves these runs' directories. */
 export function viewerNote(data: ReportData): string {
-  return `The links open the run viewer: start it with \`benchgym view ${data.runs.map((r) => shellQuote(r.run.dir)).join(' ')}\` (it serves ${DEFAULT_VIEW_URL}).`;
+  return (
+    `The links open the run viewer: start it with \`benchgym ` +
+    `view ${data.runs.map((r) => shellQuote(r.run.dir)).join(' ')}\` (it serves ${DEFAULT_VIEW_URL}).`
+  );
 }
 
 /** How the overall numbers are computed, under the Overall table. */
@@ -239,11 +242,15 @@ export function methodNote(data: Pick<ReportData, 'excludeErrors'>): string {
   const errors = data.excludeErrors
     ? 'Infrastructure failures (status "error") are left out of every denominator here (--exclude-errors) and counted apart; ' +
       '"samples passed" shows the rate over all samples too.'
-    : 'An infrastructure failure (status "error") is a sample that did not pass: it stays in every denominator (a wrong answer must not hide in an error) ' +
-      'and is counted apart; "samples passed" shows the rate over the scored samples too (benchgym report --exclude-errors leaves errors out of every figure).';
+    : 'An infrastructure failure (status "error") is a sample that did not ' +
+      'pass: it stays in every denominator (a wrong answer must not hide in an error) ' +
+      'and is counted apart; "samples passed" shows the rate over the scored ' +
+      'samples too (benchgym report --exclude-errors leaves errors out of every figure).';
   return (
-    'pass@k is the unbiased estimator of Chen et al. (2021), 1 − C(n−c, k)/C(n, k) per task, averaged over tasks (tasks with fewer than k samples are left out); ' +
-    'resolved is the share of tasks whose single sample has reward 1. Intervals are 95% percentile bootstrap intervals over tasks (1000 resamples, seed 1). ' +
+    'pass@k is the unbiased estimator of Chen et al. (2021), 1 − C(n−c, k)/C(n, ' +
+    'k) per task, averaged over tasks (tasks with fewer than k samples are left out); ' +
+    'resolved is the share of tasks whose single sample has reward 1. Intervals ' +
+    'are 95% percentile bootstrap intervals over tasks (1000 resamples, seed 1). ' +
     errors
   );
 }

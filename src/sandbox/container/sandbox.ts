@@ -280,7 +280,8 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     if (this.executor) return this.viaExecutor((ex) => listThroughExecutor(ex, rel, depth, limit));
     const r = await this.fileOp(
       rel,
-      `test -e "$p" || exit 93; test -d "$p" || exit 92; find "$p" -mindepth 1 -maxdepth ${depth} \\( -name .git -o -name __pycache__ \\) -prune -o -printf '%d\\t%y\\t%s\\t%P\\n' | head -n ${limit + 1}`,
+      `test -e "$p" || exit 93; test -d "$p" || exit 92; find "$p" -mindepth 1 -maxdepth ${depth} \\( ` +
+        `-name .git -o -name __pycache__ \\) -prune -o -printf '%d\\t%y\\t%s\\t%P\\n' | head -n ${limit + 1}`,
     );
     if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
     if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${rel}' is not a directory`);
@@ -320,7 +321,9 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     const diff = this.git(`${BASELINE_DIFF_ARGS.join(' ')} HEAD`);
     const max = this.limits.maxDiffBytes;
     // Counted in the container first: only a diff within the limit crosses into server memory.
-    const script = `set -o pipefail; ${this.git('add -A .')} && n=$(${diff} | wc -c) || exit 1; if [ "$n" -gt ${max} ]; then echo "$n" >&2; exit 97; fi; ${diff}`;
+    const script =
+      `set -o pipefail; ${this.git('add -A .')} && n=$(${diff} | wc -c) || ` +
+      `exit 1; if [ "$n" -gt ${max} ]; then echo "$n" >&2; exit 97; fi; ${diff}`;
     const r = await this.script(script, { maxBytes: max + 1024 * 1024, timeoutMs: 300_000 });
     if (r.exitCode === 97) throw diffTooLarge(Number(r.stderr.trim()) || max + 1, max);
     if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `git diff failed: ${r.stderr}`);

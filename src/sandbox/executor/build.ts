@@ -92,7 +92,9 @@ export async function ensureExecutorBinary(opts: ExecutorBuildOptions): Promise<
       if (!go) {
         throw new GymError(
           'SANDBOX_UNAVAILABLE',
-          `building the in-sandbox executor needs the Go toolchain (go 1.22 or later), and none was found ${opts.go ? `at ${opts.go}` : `on PATH, at $BENCHGYM_GO or at ${GO_CANDIDATES.join(', ')}`}; install Go (https://go.dev/dl) or set BENCHGYM_GO`,
+          `building the in-sandbox executor needs the Go toolchain (go 1.22 or later), and none ` +
+            `was found ${opts.go ? `at ${opts.go}` : `on PATH, at $BENCHGYM_GO or at ${GO_CANDIDATES.join(', ')}`}` +
+            `; install Go (https://go.dev/dl) or set BENCHGYM_GO`,
         );
       }
       const tmp = `${binary}.${process.pid}.${Date.now()}.tmp`;

@@ -324,7 +324,8 @@ export class ExecutorClient {
       return Promise.reject(
         new GymError(
           'FILE_TOO_LARGE',
-          `a ${op} request of ${size} bytes is over the executor's limit of ${MAX_REQUEST_BYTES} (file contents and stdin travel as base64)`,
+          `a ${op} request of ${size} bytes is over the executor's ` +
+            `limit of ${MAX_REQUEST_BYTES} (file contents and stdin travel as base64)`,
         ),
       );
     }
@@ -397,7 +398,8 @@ export class ExecutorClient {
     const parsed = RESULT_SCHEMAS[pending.op].safeParse(frame.result);
     if (!parsed.success) {
       this.fail(
-        `it answered a ${pending.op} with a malformed result: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+        `it answered a ${pending.op} with a malformed ` +
+          `result: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
       );
       pending.reject(this.failure!);
       return;

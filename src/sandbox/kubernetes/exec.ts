@@ -50,7 +50,8 @@ const WRAPPER = [
   't=$2; shift 2',
   `if [ "$t" = 0 ]; then "$@"; else timeout -k ${KILL_GRACE_S} "$t" "$@"; fi`,
   'rc=$?; m=$BENCHGYM_EXEC; unset BENCHGYM_EXEC',
-  `for p in /proc/[0-9]*; do n=\${p#/proc/}; [ "$n" = $$ ] && continue; if tr '\\000' '\\n' 2>/dev/null < "$p/environ" | grep -qx "BENCHGYM_EXEC=$m"; then kill -9 "$n" 2>/dev/null; fi; done`,
+  `for p in /proc/[0-9]*; do n=\${p#/proc/}; [ "$n" = $$ ] && continue; if tr '\\000' '\\n' ` +
+    `2>/dev/null < "$p/environ" | grep -qx "BENCHGYM_EXEC=$m"; then kill -9 "$n" 2>/dev/null; fi; done`,
   'exit $rc',
 ].join('\n');
 
@@ -176,7 +177,9 @@ async function runExec(ref: PodRef, opts: RunOptions, marker: string): Promise<R
   return { exitCode, stdout, stderr, raw: opts.rawStdout ? Buffer.concat(rawChunks) : undefined, timedOut, cancelled, durationMs };
 }
 
-/** A short command whose result does not matter (cleanup), bounded in time; as the ref's user (root has no CAP_KILL to end its commands). */
+/**
+ * A short command whose result does not matter (cleanup), bounded in time; as the ref's user (root has no CAP_KILL to end its commands).
+ */
 export async function podQuiet(ref: PodRef, cmd: string[]): Promise<void> {
   try {
     const sink = new Writable({ write: (_b, _e, cb) => cb() });

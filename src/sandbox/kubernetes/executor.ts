@@ -32,7 +32,8 @@ export async function installPodExecutor(ref: PodRef, binary: string): Promise<v
   const data = await bytes;
   const tmp = `${POD_EXECUTOR}.tmp`;
   // As root, and the emptyDir (0777 as the kubelet makes it) closed to the commands' uid after.
-  const script = `cat > ${tmp} && chmod 0555 ${tmp} && mv -f ${tmp} ${POD_EXECUTOR} && chmod 0755 ${EXECUTOR_DIR} && ${POD_EXECUTOR} --version`;
+  const script =
+    `cat > ${tmp} && chmod 0555 ${tmp} && mv -f ${tmp} ${POD_EXECUTOR} && ` + `chmod 0755 ${EXECUTOR_DIR} && ${POD_EXECUTOR} --version`;
   const r = await podExec(
     { ...ref, user: undefined },
     { cmd: ['sh', '-c', script], stdin: data, timeoutMs: 120_000, maxOutputBytes: 64 * 1024, workdir: '/' },
@@ -91,7 +92,8 @@ export async function startPodExecutor(ref: PodRef, opts: { root: string }): Pro
 export function podSweepScript(liveMarkers: string[]): string {
   return [
     // The state and PPid follow the last ") " of /proc/N/stat, whatever the command's name holds.
-    'n=0; for p in /proc/[0-9]*; do read -r l < "$p/stat" 2>/dev/null || continue; l=${l##*) }; set -- $l; [ "$2" = 1 ] && n=$((n+1)); done',
+    'n=0; for p in /proc/[0-9]*; do read -r l < "$p/stat" 2>/dev/null ' +
+      '|| continue; l=${l##*) }; set -- $l; [ "$2" = 1 ] && n=$((n+1)); done',
     '[ "$n" -le 1 ] && exit 0',
     leftoverScript(liveMarkers),
   ].join('\n');

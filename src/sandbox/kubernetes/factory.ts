@@ -29,7 +29,10 @@ export interface KubernetesSandboxOptions extends ContainerFactoryOptions {
   kubeconfig?: string;
   kc?: KubeConfig;
   namespace?: string;
-  /** HOST/PREFIX: env images (built by the local Docker engine) are pushed there and pulled by the nodes. Without it they must be on the nodes already. */
+  /**
+   * HOST/PREFIX: env images (built by the local Docker engine) are pushed there
+   * and pulled by the nodes. Without it they must be on the nodes already.
+   */
   registry?: string;
   runtimeClassName?: string;
   limits?: Partial<KubernetesLimits>;
@@ -53,7 +56,8 @@ export function loadImageBy(command: string): (image: string) => Promise<void> {
     } catch (err) {
       throw new GymError(
         'SANDBOX_UNAVAILABLE',
-        `could not put ${image} on the cluster's nodes with ${command}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`,
+        `could not put ${image} on the cluster's nodes ` +
+          `with ${command}: ${(err as { stderr?: string }).stderr?.trim() || (err as Error).message}`,
       );
     }
   };
@@ -171,7 +175,8 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
       if (this.closed) return;
       if (status === 401 || status === 403) {
         process.stderr.write(
-          `benchgym: cannot watch pods in '${this.namespace}' (HTTP ${status}): each command reads its pod instead; grant the 'watch' verb on pods\n`,
+          `benchgym: cannot watch pods in '${this.namespace}' (HTTP ${status}): ` +
+            `each command reads its pod instead; grant the 'watch' verb on pods\n`,
         );
         return;
       }
@@ -266,7 +271,10 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
     }
   }
 
-  /** The executor copied into the running pod and started; null (and a notice) when it cannot run there: that pod uses one exec per operation. */
+  /**
+   * The executor copied into the running pod and started; null (and a
+   * notice) when it cannot run there: that pod uses one exec per operation.
+   */
   private async startExecutor(ref: PodRef, binary: string): Promise<ExecutorClient | null> {
     try {
       await installPodExecutor(ref, binary);

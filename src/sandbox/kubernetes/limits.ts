@@ -28,7 +28,10 @@ export const DEFAULT_KUBERNETES_LIMITS: KubernetesLimits = {
   maxFileBytes: DEFAULT_CONTAINER_LIMITS.workspaceBytes,
 };
 
-/** `ulimit -f` (soft and hard) for `sh`, which counts 512-byte blocks (dash; bash only in POSIX mode): run first in the exec wrapper, it caps everything the command starts. */
+/**
+ * `ulimit -f` (soft and hard) for `sh`, which counts 512-byte blocks (dash; bash only
+ * in POSIX mode): run first in the exec wrapper, it caps everything the command starts.
+ */
 export function fileSizeLimitScript(maxFileBytes: number): string {
   return `ulimit -f ${Math.max(1, Math.floor(maxFileBytes / 512))}`;
 }

@@ -12,7 +12,8 @@ import type { KubernetesLimits } from './limits.ts';
  */
 export const HOSTS_CONFIGMAP = 'benchgym-sandbox-hosts';
 export const HOSTS_TEXT =
-  '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n';
+  '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\nfe00::0\tip6-localnet\nff00::0\tip6-' +
+  'mcastprefix\nff02::1\tip6-allnodes\nff02::2\tip6-allrouters\n';
 /** Where the in-sandbox executor's binary is copied at pod start: an emptyDir of its own, not the agent's /tmp. */
 export const EXECUTOR_DIR = '/.benchgym-executor';
 /** Room for the executor's binary (a static Go program of a few MiB). */
@@ -243,7 +244,8 @@ export async function waitRunning(core: CoreV1Api, namespace: string, name: stri
     if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded' || cs?.state?.terminated) {
       throw new GymError(
         'SANDBOX_UNAVAILABLE',
-        `pod ${name} ended before it was ready (${pod.status?.phase}): ${await why(pod.status?.message ?? cs?.state?.terminated?.reason ?? 'no event')}`,
+        `pod ${name} ended before it was ready (${pod.status?.phase}): ` +
+          `${await why(pod.status?.message ?? cs?.state?.terminated?.reason ?? 'no event')}`,
       );
     }
     if (Date.now() > deadline) {

@@ -86,7 +86,8 @@ export function confinedArgv(
   const mounts = [...m.covered, '/tmp'];
   for (const hidden of m.hiddenPaths) {
     if (!existsSync(hidden)) continue;
-    // A folder gets an empty tmpfs; a file (a task file, a dataset) gets /dev/null, unreadable on the nodev bind: a tmpfs cannot be mounted on a file.
+    // A folder gets an empty tmpfs; a file (a task file, a dataset) gets /dev/null,
+    // unreadable on the nodev bind: a tmpfs cannot be mounted on a file.
     if (statSync(hidden).isDirectory()) {
       binds.push('--tmpfs', hidden);
       mounts.push(hidden);

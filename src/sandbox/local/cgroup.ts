@@ -343,7 +343,10 @@ export class CgroupDriver {
       this.limitsPids ? `at most ${limits.pids} processes` : '',
       this.limitsMemory ? `${Math.round(limits.memoryBytes / 1024 ** 2)} MiB of memory` : '',
     ].filter(Boolean);
-    return `cgroup v${this.version}: ${bounds.length ? bounds.join(' and ') + ', ' : 'no limits (controllers not delegated), '}every process found and killed by its cgroup`;
+    return (
+      `cgroup v${this.version}: ${bounds.length ? bounds.join(' and ') + ', ' : 'no limits (controllers not delegated), '}` +
+      `every process found and killed by its cgroup`
+    );
   }
 
   /**

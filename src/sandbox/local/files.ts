@@ -230,7 +230,8 @@ function assertPlainFile(st: Stats, rel: string): void {
   if (st.nlink > 1) {
     throw new GymError(
       'PATH_OUTSIDE_WORKSPACE',
-      `'${rel}' is a hard link (${st.nlink} names for one file), which may be a file outside the workspace; file tools refuse hard links (copy the file to work on it)`,
+      `'${rel}' is a hard link (${st.nlink} names for one file), which may be a file ` +
+        `outside the workspace; file tools refuse hard links (copy the file to work on it)`,
     );
   }
 }

@@ -48,7 +48,8 @@ async function loadPty(): Promise<typeof import('node-pty').spawn> {
     return (await import('node-pty')).spawn;
   } catch (err) {
     throw new Error(
-      `terminals need the optional dependency node-pty, which is not installed or did not build here (npm install node-pty): ${(err as Error).message}`,
+      `terminals need the optional dependency node-pty, which is not installed ` +
+        `or did not build here (npm install node-pty): ${(err as Error).message}`,
     );
   }
 }
@@ -93,11 +94,13 @@ export class LocalSandbox implements Sandbox {
     this.files = new WorkspaceFiles(this.root, confinement.user);
     this.envVars = { ...create.env?.vars, ...jvmMemoryVars(create.env?.vars, confinement.memoryBytes, { namespacedCgroup: bwrap }) };
     this.workdir = this.root;
-    this.isolation = `${
-      bwrap
-        ? 'local + bubblewrap: no network, read-only system, only the workspace writable'
-        : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)'
-    }${confinement.describe ? `; ${confinement.describe}` : ''}${executorBinary ? '; commands forked by one executor process per sandbox' : ''}`;
+    this.isolation =
+      `${
+        bwrap
+          ? 'local + bubblewrap: no network, read-only system, only the workspace writable'
+          : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)'
+      }${confinement.describe ? `; ${confinement.describe}` : ''}` +
+      `${executorBinary ? '; commands forked by one executor process per sandbox' : ''}`;
   }
 
   /**
@@ -385,7 +388,8 @@ export class LocalSandbox implements Sandbox {
     const notes =
       (oom ? `\n${OOM_NOTE}\n` : '') +
       (diskExceeded !== undefined
-        ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n`
+        ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, ` +
+          `past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n`
         : '');
     const res: ExecResult & MemoryLimitMark = notes ? { ...r, stderr: r.stderr + notes } : { ...r };
     if (oom) res.oomKilled = true;
@@ -510,7 +514,8 @@ export class LocalSandbox implements Sandbox {
         err.text() +
         (oom ? `\n${OOM_NOTE}\n` : '') +
         (diskExceeded !== undefined
-          ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n`
+          ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, ` +
+            `past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n`
           : ''),
       timedOut,
       truncated: { stdout: out.dropped, stderr: err.dropped },

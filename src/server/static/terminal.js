@@ -49,7 +49,8 @@
   ws.onclose = (event) => {
     const why =
       exitCode !== undefined
-        ? `shell exited${exitCode === null ? '' : ` with code ${exitCode}`}${event.reason && event.reason !== 'exited' ? ` (${event.reason})` : ''}`
+        ? `shell exited${exitCode === null ? '' : ` with code ${exitCode}`}` +
+          `${event.reason && event.reason !== 'exited' ? ` (${event.reason})` : ''}`
         : `disconnected: ${event.reason || `code ${event.code}`}`;
     setStatus(why, exitCode !== undefined ? '' : 'error');
     term.write(`\r\n\x1b[2m[${why}]\x1b[0m\r\n`);

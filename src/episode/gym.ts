@@ -30,8 +30,6 @@ export interface GymOptions {
   cacheDir?: string;
   sandboxes?: SandboxFactory;
   isolation?: 'auto' | 'bwrap' | 'none';
-  /** The local sandbox's in-sandbox executor: 'auto' (default) forks every command from one executor per sandbox; 'off' spawns each. */
-  executor?: 'auto' | 'off';
   defaults?: Partial<EpisodeDefaults>;
   /** How submissions and `score()` are scored unless a call says otherwise (default strict; see src/scoring/mode.ts). */
   scoring?: ScoringMode;
@@ -113,7 +111,6 @@ export class Gym {
       new LocalSandboxFactory({
         baseDir: path.join(this.dataDir, 'sandboxes', this.instance),
         isolation: opts.isolation,
-        ...(opts.executor ? { executor: opts.executor } : {}),
         ...(opts.gradle ? { gradle: opts.gradle } : {}),
         cacheDir: path.resolve(opts.cacheDir ?? this.dataDir),
         // Hidden from commands under bubblewrap: suites (hidden tests), the whole data dir

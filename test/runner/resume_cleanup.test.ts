@@ -10,24 +10,27 @@ import type { Task } from '../../src/tasks/schema.ts';
 import { builtinRegistry, pgrep, tempDir, TEST_CACHE_DIR } from '../helpers.ts';
 
 /**
- * A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. With
- * the executor off each command is a process of its own, which outlives the server: what the
- * resume cleanup is for (with the executor, the next test: commands die with it).
+ * A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. The
+ * executor's commands die with it (the next test); `escape` adds one that left its group and its
+ * marker (setsid env -i), which outlives the server: what the resume cleanup is for.
  */
-const CHILD = (ready: string, tag: number, executor: 'auto' | 'off' = 'off') => `
+const CHILD = (ready: string, tag: number, escape = false) => {
+  const escaped = escape ? `setsid env -i sleep ${tag} </dev/null >/dev/null 2>&1 & ` : '';
+  return `
 import { Gym } from ${JSON.stringify(new URL('../../src/episode/gym.ts', import.meta.url).href)};
 import { runExperiment } from ${JSON.stringify(new URL('../../src/runner/runner.ts', import.meta.url).href)};
 import { builtinRegistry } from ${JSON.stringify(new URL('../../bin/builtins.ts', import.meta.url).href)};
 const [dataDir, outDir, cacheDir] = process.argv.slice(2);
-const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, isolation: 'none', executor: '${executor}' });
+const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, isolation: 'none' });
 await runExperiment({
   gym, outDir, suite: 'examples', tasks: ['roman-numerals'], model: { model: 'test-model' },
   agent: { name: 'gold', create: () => ({ run: async (ctx) => {
-    void ctx.client.callTool({ name: 'run_command', arguments: { command: 'touch ${ready}; exec sleep ${tag}', timeout_s: 600 } });
+    void ctx.client.callTool({ name: 'run_command', arguments: { command: '${escaped}touch ${ready}; exec sleep ${tag}', timeout_s: 600 } });
     return new Promise(() => {});
   } }) },
 });
 `;
+};
 
 async function waitFor(what: string, ok: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -45,95 +48,100 @@ describe('benchgym run --resume after kill -9', () => {
     for (const d of dirs) await fs.rm(d, { recursive: true, force: true });
   });
 
-  test("removes the killed run's sandbox folders and what its commands left running, even when its pid is in use again; never a live one's", async () => {
-    const work = await tempDir('benchgym-resume-');
-    dirs.push(work);
-    const dataDir = path.join(work, 'data');
-    const outDir = path.join(work, 'run');
-    const ready = path.join(work, 'ready');
-    const tag = 9000 + Math.floor(Math.random() * 900);
-    await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag));
-    // A live server on the same data dir, in this very process: its sandbox must survive.
-    const live = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
-    gyms.push(live);
-    await live.staleSwept;
-    const liveEpisode = await live.startEpisode({ suite: 'examples', taskId: 'roman-numerals' });
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(work, 'child.mts'), dataDir, outDir, TEST_CACHE_DIR], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
-    try {
-      await waitFor('the killed run to start its command', () => existsSync(ready) || child.exitCode !== null, 300_000);
-      assert.ok(existsSync(ready), `the run ended early: ${stderr}`);
-      const exited = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await exited;
-    } finally {
-      if (child.exitCode === null) child.kill('SIGKILL');
-    }
-    const root = path.join(dataDir, 'sandboxes');
-    const liveDir = path.dirname(path.dirname(liveEpisode.sandbox.workdir));
-    const [dead] = (await fs.readdir(root))
-      .filter((n) => n.endsWith('.pid'))
-      .map((n) => n.slice(0, -'.pid'.length))
-      .filter((n) => path.join(root, n) !== liveDir);
-    assert.ok(dead, 'the killed run left its sandboxes folder');
-    assert.ok(
-      (await fs.readdir(path.join(root, dead))).some((n) => n.startsWith('lsb-')),
-      'the killed run left a sandbox',
-    );
-    assert.ok(pgrep(`^sleep ${tag}$`).length > 0, 'without bubblewrap the command outlives the run');
-    // In a container the resumed run often gets the killed run's pid: here, this test process's.
-    await fs.writeFile(path.join(root, `${dead}.pid`), String(process.pid));
-    const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
-    gyms.push(gym);
-    try {
-      const gold = {
-        name: 'gold',
-        create: (task: Task) => ({
-          run: async (ctx: AgentContext) => {
-            for (const [file, content] of Object.entries(task.solution?.files ?? {}))
-              await ctx.client.callTool({ name: 'create_file', arguments: { path: file, content, overwrite: true } });
-            const r = await ctx.client.callTool({ name: 'submit', arguments: {} });
-            return {
-              verdict: (r.structuredContent ?? null) as Record<string, unknown> | null,
-              submitted: !r.isError,
-              stopReason: 'submitted',
-              steps: 1,
-              usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 },
-            };
-          },
-        }),
-      };
-      const outcome = await runExperiment({
-        gym,
-        outDir,
-        suite: 'examples',
-        tasks: ['roman-numerals'],
-        model: { model: 'test-model' },
-        agent: gold,
-        resume: true,
-        retryDelayMs: () => 0,
+  test(
+    "removes the killed run's sandbox folders and what its commands left running, even when its pid is in use again; never a live one's",
+    // Only a root server's commands can outlive it: an unprivileged one's each have a pid namespace that dies with the executor.
+    { skip: process.getuid?.() === 0 ? false : 'needs a root server' },
+    async () => {
+      const work = await tempDir('benchgym-resume-');
+      dirs.push(work);
+      const dataDir = path.join(work, 'data');
+      const outDir = path.join(work, 'run');
+      const ready = path.join(work, 'ready');
+      const tag = 9000 + Math.floor(Math.random() * 900);
+      await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag, true));
+      // A live server on the same data dir, in this very process: its sandbox must survive.
+      const live = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
+      gyms.push(live);
+      await live.staleSwept;
+      const liveEpisode = await live.startEpisode({ suite: 'examples', taskId: 'roman-numerals' });
+      const child = spawn(process.execPath, ['--import', 'tsx', path.join(work, 'child.mts'), dataDir, outDir, TEST_CACHE_DIR], {
+        stdio: ['ignore', 'ignore', 'pipe'],
       });
-      assert.equal(outcome.results.length, 1);
-      await gym.staleSwept;
-      assert.equal(existsSync(path.join(root, dead)), false, "the killed run's sandboxes folder is still there");
-      assert.equal(existsSync(path.join(root, `${dead}.pid`)), false);
-      await waitFor('the leftover command to be killed', () => pgrep(`^sleep ${tag}$`).length === 0, 5000);
-      assert.ok(existsSync(liveEpisode.sandbox.workdir), "a live server's sandbox was removed");
-      assert.equal((await liveEpisode.sandbox.exec('echo alive')).stdout, 'alive\n');
-    } finally {
-      for (const pid of pgrep(`^sleep ${tag}$`)) process.kill(pid, 'SIGKILL');
-    }
-  });
+      let stderr = '';
+      child.stderr!.on('data', (b: Buffer) => (stderr += b.toString()));
+      try {
+        await waitFor('the killed run to start its command', () => existsSync(ready) || child.exitCode !== null, 300_000);
+        assert.ok(existsSync(ready), `the run ended early: ${stderr}`);
+        const exited = new Promise((r) => child.once('exit', r));
+        child.kill('SIGKILL');
+        await exited;
+      } finally {
+        if (child.exitCode === null) child.kill('SIGKILL');
+      }
+      const root = path.join(dataDir, 'sandboxes');
+      const liveDir = path.dirname(path.dirname(liveEpisode.sandbox.workdir));
+      const [dead] = (await fs.readdir(root))
+        .filter((n) => n.endsWith('.pid'))
+        .map((n) => n.slice(0, -'.pid'.length))
+        .filter((n) => path.join(root, n) !== liveDir);
+      assert.ok(dead, 'the killed run left its sandboxes folder');
+      assert.ok(
+        (await fs.readdir(path.join(root, dead))).some((n) => n.startsWith('lsb-')),
+        'the killed run left a sandbox',
+      );
+      assert.ok(pgrep(`^sleep ${tag}$`).length > 0, 'without bubblewrap the escaped command outlives the run');
+      // In a container the resumed run often gets the killed run's pid: here, this test process's.
+      await fs.writeFile(path.join(root, `${dead}.pid`), String(process.pid));
+      const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
+      gyms.push(gym);
+      try {
+        const gold = {
+          name: 'gold',
+          create: (task: Task) => ({
+            run: async (ctx: AgentContext) => {
+              for (const [file, content] of Object.entries(task.solution?.files ?? {}))
+                await ctx.client.callTool({ name: 'create_file', arguments: { path: file, content, overwrite: true } });
+              const r = await ctx.client.callTool({ name: 'submit', arguments: {} });
+              return {
+                verdict: (r.structuredContent ?? null) as Record<string, unknown> | null,
+                submitted: !r.isError,
+                stopReason: 'submitted',
+                steps: 1,
+                usage: { promptTokens: 0, completionTokens: 0, costUsd: 0, calls: 0 },
+              };
+            },
+          }),
+        };
+        const outcome = await runExperiment({
+          gym,
+          outDir,
+          suite: 'examples',
+          tasks: ['roman-numerals'],
+          model: { model: 'test-model' },
+          agent: gold,
+          resume: true,
+          retryDelayMs: () => 0,
+        });
+        assert.equal(outcome.results.length, 1);
+        await gym.staleSwept;
+        assert.equal(existsSync(path.join(root, dead)), false, "the killed run's sandboxes folder is still there");
+        assert.equal(existsSync(path.join(root, `${dead}.pid`)), false);
+        await waitFor('the leftover command to be killed', () => pgrep(`^sleep ${tag}$`).length === 0, 5000);
+        assert.ok(existsSync(liveEpisode.sandbox.workdir), "a live server's sandbox was removed");
+        assert.equal((await liveEpisode.sandbox.exec('echo alive')).stdout, 'alive\n');
+      } finally {
+        for (const pid of pgrep(`^sleep ${tag}$`)) process.kill(pid, 'SIGKILL');
+      }
+    },
+  );
 
   test('with the executor, a kill -9 of the server takes its commands with it', async () => {
     const work = await tempDir('benchgym-resume-');
     dirs.push(work);
     const ready = path.join(work, 'ready');
     const tag = 9000 + Math.floor(Math.random() * 900);
-    await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag, 'auto'));
+    await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag));
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', path.join(work, 'child.mts'), path.join(work, 'data'), path.join(work, 'run'), TEST_CACHE_DIR],

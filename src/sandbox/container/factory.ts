@@ -184,7 +184,9 @@ export abstract class ContainerSandboxFactory<
   executorBinaryPath(): Promise<string> {
     const unreachable = this.executorUnreachable();
     if (unreachable)
-      return Promise.reject(new GymError('SANDBOX_UNAVAILABLE', `the ${this.about.title} backend cannot run its in-sandbox executor: ${unreachable}`));
+      return Promise.reject(
+        new GymError('SANDBOX_UNAVAILABLE', `the ${this.about.title} backend cannot run its in-sandbox executor: ${unreachable}`),
+      );
     const cacheDir = this.common.images?.cacheDir ?? process.env.BENCHGYM_CACHE ?? path.join(os.tmpdir(), 'benchgym-cache');
     this.executorBinary ??= ensureExecutorBinary({ cacheDir }).catch((err: unknown) => {
       this.executorBinary = undefined;

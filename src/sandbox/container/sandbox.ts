@@ -144,7 +144,8 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
   private async script(script: string, opts: { stdin?: string; timeoutMs?: number; maxBytes?: number } = {}) {
     const timeoutMs = opts.timeoutMs ?? 60_000;
     const maxOutputBytes = opts.maxBytes ?? 16 * 1024 * 1024;
-    const r = await this.viaExecutor((ex) => ex.exec(['bash', '-c', script], { env: this.vars, stdin: opts.stdin, timeoutMs, maxOutputBytes }));
+    const run = { env: this.vars, stdin: opts.stdin, timeoutMs, maxOutputBytes };
+    const r = await this.viaExecutor((ex) => ex.exec(['bash', '-c', script], run));
     if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
     return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
   }

@@ -70,9 +70,7 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
   }
 
   protected transportOf(started: StartedContainer, image: string, create: SandboxCreateOptions): DockerTransport {
-    return new DockerTransport(started.container, started.volume, this.user, () =>
-      this.startTerminalContainer(started, image, create),
-    );
+    return new DockerTransport(started.container, started.volume, this.user, () => this.startTerminalContainer(started, image, create));
   }
 
   protected start(image: string, labels: Record<string, string>, memoryBytes?: number, pids?: number): Promise<StartedContainer> {

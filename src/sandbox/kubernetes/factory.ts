@@ -135,14 +135,7 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
   }
 
   protected transportOf(started: PooledPod, image: string): PodTransport {
-    return new PodTransport(
-      started.ref,
-      this.core,
-      image,
-      this.limits,
-      () => this.watching,
-      this.opts.runtimeClassName,
-    );
+    return new PodTransport(started.ref, this.core, image, this.limits, () => this.watching, this.opts.runtimeClassName);
   }
 
   protected start(image: string, labels: Record<string, string>, memoryBytes?: number): Promise<PooledPod> {

@@ -157,7 +157,8 @@ export function podManifest(o: PodSpecOptions): V1Pod {
         { name: 'hosts', configMap: { name: HOSTS_CONFIGMAP } },
         // The terminal container's /tmp (its HOME): a person's shell shares no dotfile with the commands.
         { name: 'terminal-tmp', emptyDir: { medium: 'Memory', sizeLimit: String(l.tmpBytes) } },
-        // The in-sandbox executor's binary, in memory as /tmp: a tmpfs the kubelet mounts without noexec, whatever the node's disk is mounted with.
+        // The in-sandbox executor's binary, in memory as /tmp: a tmpfs the kubelet mounts without noexec,
+        // whatever the node's disk is mounted with.
         { name: 'executor', emptyDir: { medium: 'Memory', sizeLimit: String(EXECUTOR_DIR_BYTES) } },
       ],
     },

@@ -33,7 +33,8 @@ export class PodTransport implements ContainerTransport {
   ) {
     this.id = ref.pod;
     const user = ref.user
-      ? `commands as uid ${ref.user.uid} without capabilities; PID 1 and the in-sandbox executor root with only CAP_SETUID and CAP_SETGID, out of their reach`
+      ? `commands as uid ${ref.user.uid} without capabilities; ` +
+        'PID 1 and the in-sandbox executor root with only CAP_SETUID and CAP_SETGID, out of their reach'
       : "commands as the container's user";
     this.isolation = [
       `kubernetes pod ${ref.namespace}/${ref.pod}: read-only root, capped memory / CPU / ephemeral storage, kubelet pids cap, no service-account token, deny-all NetworkPolicy${runtimeClass ? `, runtime class ${runtimeClass}` : ''}`,

@@ -143,13 +143,7 @@ export class LocalSandboxFactory implements SandboxFactory {
    * always (without bubblewrap, a root command could open the executor's channel through /proc),
    * but without bubblewrap only where that uid can reach the sandbox's paths.
    */
-  private async confinement(
-    id: string,
-    dir: string,
-    bwrap: boolean,
-    executor: string,
-    create: SandboxCreateOptions,
-  ): Promise<Confinement> {
+  private async confinement(id: string, dir: string, bwrap: boolean, executor: string, create: SandboxCreateOptions): Promise<Confinement> {
     const l = this.limits;
     let user = process.getuid?.() === 0 ? (this.opts.sandboxUser ?? sandboxUserFromEnv()) : undefined;
     let unreachable = '';

@@ -16,6 +16,7 @@
  */
 import os from 'node:os';
 import { setMaxListeners } from 'node:events';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import path from 'node:path';
 import { promises as fs } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -106,6 +107,33 @@ export class GymWsClient {
   }
 }
 
+const keepAlive = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+let rawId = 1_000_000;
+
+/** One JSON-RPC ping POSTed as the SDK would (same session, same headers), its whole answer read. */
+function rawPing(url: string, sessionId: string, protocolVersion: string | undefined): Promise<void> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: rawId++, method: 'ping' });
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-session-id': sessionId,
+    'content-length': String(Buffer.byteLength(body)),
+  };
+  if (protocolVersion) headers['mcp-protocol-version'] = protocolVersion;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', agent: keepAlive, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () =>
+        res.statusCode === 200 && text.includes('"result"') ? resolve() : reject(new Error(`raw ping: ${res.statusCode} ${text}`)),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 function hr(): bigint {
   return process.hrtime.bigint();
 }
@@ -127,7 +155,8 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
   const descriptions = new Map<string, string>();
   const loads: number[] = [];
   try {
-    await http.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    const httpTransport = new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`));
+    await http.connect(httpTransport);
     await wsMcp.connect(new WebSocketClientTransport(new URL(`${wsBase}/mcp/ws`)));
     gymWs = await GymWsClient.connect(`${wsBase}/ws`);
     opts.log('starting an episode (builds the env on first use)');
@@ -146,6 +175,11 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
     };
     const figures: [string, string, () => Promise<unknown>][] = [
       ['ping_http', 'MCP ping over Streamable HTTP (/mcp)', () => http.ping()],
+      [
+        'ping_http_raw',
+        "MCP ping over Streamable HTTP from a bare node:http keep-alive client (the SDK client's own share is ping_http minus this)",
+        () => rawPing(`${server.url}/mcp`, httpTransport.sessionId!, httpTransport.protocolVersion),
+      ],
       ['ping_ws_mcp', 'MCP ping over MCP-over-WebSocket (/mcp/ws)', () => wsMcp.ping()],
       [
         'ping_gym',

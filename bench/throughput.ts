@@ -213,7 +213,9 @@ async function runBenchgym(system: System, n: number, steps: number, startCapMs:
             await ep.step(i);
             latencies.push(Number(process.hrtime.bigint() - t) / 1e6);
           } catch (err) {
-            errors.push((err as Error).message.slice(0, 200));
+            // fetch's own message is "fetch failed": its cause says what the socket did.
+            const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+            errors.push(`${(err as Error).message}${cause ? `: ${cause.code ?? ''} ${cause.message ?? ''}` : ''}`.slice(0, 200));
           }
         }
       }),

@@ -15,13 +15,15 @@ import { episodePath } from '../../src/server/capability.ts';
 /**
  * Paths of the developers' machines: none belongs in the project. Built from pieces so that
  * this file does not hold them itself. `/home/travis/` is CoderEval's own path (its platform's
- * image keeps the projects under /home/travis/builds/repos), not a machine's.
+ * image keeps the projects under /home/travis/builds/repos), not a machine's; `/home/fix.patch` and
+ * `/home/test.patch` are the files Multi-SWE-bench's harness writes in its containers (the suite's
+ * README quotes its commands).
  */
 const SLASH = '/';
 const MACHINE_PATHS: { name: string; pattern: RegExp; docsOnly?: boolean }[] = [
   { name: `${SLASH}work${SLASH}`, pattern: new RegExp(`${SLASH}work${SLASH}`) },
   { name: `${SLASH}root${SLASH}`, pattern: new RegExp(`(^|[^\\w.~-])${SLASH}root${SLASH}`) },
-  { name: `${SLASH}home${SLASH}<user>`, pattern: new RegExp(`${SLASH}home${SLASH}(?!travis${SLASH})[A-Za-z_][\\w.-]*`) },
+  { name: `${SLASH}home${SLASH}<user>`, pattern: new RegExp(`${SLASH}home${SLASH}(?!travis${SLASH}|(fix|test)\\.patch\\b)[A-Za-z_][\\w.-]*`) },
   { name: `${SLASH}Users${SLASH}<user>`, pattern: new RegExp(`${SLASH}Users${SLASH}[A-Za-z_][\\w.-]*${SLASH}`) },
   { name: `${SLASH}tmp${SLASH}swb`, pattern: new RegExp(`${SLASH}tmp${SLASH}swb`) },
   // The developers' side-by-side data folder: docs name DATA (and say where to get it) instead.
@@ -58,6 +60,8 @@ describe("no path of the developers' machines in the project", () => {
     assert.equal(sample('ls |home|alice|data').length, 1);
     assert.equal(sample('--dataset ..|shared|datasets|codereval').length, 1);
     assert.deepEqual(sample('sys.path.append("|home|travis|builds|repos|x")'), []);
+    assert.deepEqual(sample('git apply |home|test.patch |home|fix.patch'), []);
+    assert.equal(sample('cd |home|fixer').length, 1);
     assert.deepEqual(sample('DATA|codereval and MIRRORS|google+gson|repo'), []);
     assert.deepEqual(machinePathHits('x.ts', '..|shared|'.replaceAll('|', SLASH)), [], 'tests read ../shared data, skipping without it');
   });

@@ -217,7 +217,8 @@ describe(
 
     test("warmArgs (a spec's warm-up only): one test instead of a whole suite that would not end; another env, usable offline", async () => {
       const hang = await seedWithHangTest('hang-args');
-      const limited = new MavenEnvBuilder(path.join(root, 'cache'), 60_000);
+      // The limit is reached only if HangTest runs (the failure this checks); a loaded machine's Maven needs minutes for ATest alone.
+      const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
       // The warm-up tests are all new (the whole suite, HangTest with it, would run): warmArgs name one test instead.
       const warmArgs = ['-Dtest=org.acme.ATest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
       const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'], warmArgs }), { dir: hang });

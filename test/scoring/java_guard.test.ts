@@ -156,6 +156,8 @@ describe('the Java build guard on a local sandbox', () => {
       'core/src/main/resources/junit-platform.properties',
       'core/src/main/resources/org/junit/Assert.class',
       'core/src/main/resources/shared',
+      // The candidate's test files run in the test JVM too (faithful scoring keeps them): judged like any file.
+      'core/src/test/java/org/junit/InTests.java',
       'lib/tool.jar',
     ]);
     assert.match(refused.get('core/src/main/java/com/acme/u/Assert.java')!, /declares package org\.junit/);
@@ -166,13 +168,12 @@ describe('the Java build guard on a local sandbox', () => {
     for (const kept of [
       'core/src/main/resources/META-INF/services/com.acme.Spi',
       'core/src/main/java/org/mockito/More.java',
-      'core/src/test/java/org/junit/InTests.java',
     ])
       assert.ok(await sandbox.stat(kept), kept);
     assert.match((await sandbox.readFile('core/src/main/java/com/acme/Words.java')).toString(), /fixed/);
     assert.match(
       guard.tamperNote()!,
-      /^TAMPER_SUSPECTED: the patch carries 9 file\(s\) that would reach the compiler or the test toolchain .*core\/src\/main\/java\/com\/acme\/Gen\.java/,
+      /^TAMPER_SUSPECTED: the patch carries 10 file\(s\) that would reach the compiler or the test toolchain .*core\/src\/main\/java\/com\/acme\/Gen\.java/,
     );
     assert.ok(
       notes.some(

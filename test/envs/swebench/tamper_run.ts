@@ -4,6 +4,13 @@ import type { Gym } from '../../../src/episode/gym.ts';
 import type { ScoringMode } from '../../../src/scoring/mode.ts';
 import type { Verdict } from '../../../src/scoring/verdict.ts';
 import type { Task } from '../../../src/tasks/schema.ts';
+import { randomBytes } from 'node:crypto';
+import { baseImageName } from '../../../src/env/images.ts';
+import { DockerSandboxFactory } from '../../../src/sandbox/docker/index.ts';
+import type { SandboxFactory } from '../../../src/sandbox/types.ts';
+import { TEST_CACHE_DIR } from '../../helpers.ts';
+import { dockerSkipReason } from '../../sandbox/docker/skip.ts';
+import { kubernetesSkipReason, testFactory } from '../../sandbox/kubernetes/skip.ts';
 import { VARIANTS } from './tamper_battery.ts';
 
 /**
@@ -22,6 +29,22 @@ export interface BatteryVerdict {
   status: Verdict['status'];
   notes: string[];
   error?: Verdict['error'];
+}
+
+/** The backends the battery runs on, one test file each (each file takes minutes). */
+export type BatteryBackend = 'local' | 'docker' | 'kubernetes';
+
+/** A backend's sandboxes for the battery (none: the gym's local default), or why it cannot run here. */
+export async function batterySandboxes(backend: BatteryBackend, label: string): Promise<{ sandboxes?: SandboxFactory; skip?: string }> {
+  if (backend === 'local') return {};
+  const images = { cacheDir: TEST_CACHE_DIR };
+  if (backend === 'docker') {
+    const skip = await dockerSkipReason([baseImageName('java', '17')]);
+    if (skip) return { skip };
+    return { sandboxes: new DockerSandboxFactory({ serverId: `test-${label}-${randomBytes(4).toString('hex')}`, images }) };
+  }
+  const skip = await kubernetesSkipReason();
+  return skip ? { skip } : { sandboxes: testFactory({ images }) };
 }
 
 /** Scores every patch in `mode`, two at a time; the verdicts by patch name. */

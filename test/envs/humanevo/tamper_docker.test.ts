@@ -1,0 +1,4 @@
+import { humanevoBattery } from './tamper_humanevo.ts';
+
+// The Java tamper battery on a HumanEvo Java task, Docker backend (tamper_humanevo.ts).
+humanevoBattery('docker');

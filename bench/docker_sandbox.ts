@@ -11,7 +11,7 @@ import { Gym } from '../src/episode/gym.ts';
 import { DockerSandboxFactory } from '../src/sandbox/docker/index.ts';
 import { dockerAvailable } from '../src/sandbox/docker/index.ts';
 import { summarize, type LatencyStats } from './stats.ts';
-import { builtinRegistry } from '../bin/builtins.ts';
+import { builtinRegistry, localGym } from '../bin/builtins.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startHttpServer } from '../src/server/http.ts';
@@ -247,7 +247,7 @@ export async function runDockerBench(opts: {
       }
     }
     if (want('local_exec')) {
-      const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir });
+      const gym = localGym({ dataDir, cacheDir });
       try {
         const e = await episode(gym);
         const samples = await timeTrue(gym, e.id, opts.quick ? 30 : 100);

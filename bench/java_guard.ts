@@ -16,8 +16,7 @@ import { promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { builtinSuites } from '../bin/builtins.ts';
-import { Gym } from '../src/episode/gym.ts';
+import { builtinSuites, localGym } from '../bin/builtins.ts';
 import { DockerSandboxFactory } from '../src/sandbox/docker/index.ts';
 import { JavaBuildGuard } from '../src/scoring/java_guard.ts';
 import type { ScoringMode } from '../src/scoring/mode.ts';
@@ -68,7 +67,7 @@ const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-guard-')
 const cacheDir = values.cache ?? process.env.BENCHGYM_CACHE ?? path.join(os.tmpdir(), 'benchgym-bench-cache');
 const docker = () => new DockerSandboxFactory({ serverId: `bench-guard-${process.pid}`, images: { cacheDir } });
 const sandboxes = values.sandbox === 'docker' ? { sandboxes: docker() } : {};
-const gym = new Gym({ registry, dataDir, cacheDir, ...sandboxes });
+const gym = localGym({ registry, dataDir, cacheDir, ...sandboxes });
 
 interface Row {
   task: string;

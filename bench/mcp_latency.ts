@@ -23,7 +23,7 @@ import { Gym } from '../src/episode/gym.ts';
 import { startHttpServer, type RunningServer } from '../src/server/http.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 import { mib, round, summarize, timed, type LatencyStats } from './stats.ts';
-import { builtinRegistry } from '../bin/builtins.ts';
+import { builtinRegistry, localGym } from '../bin/builtins.ts';
 import { bubblewrapAvailable, LocalSandboxFactory } from '../src/sandbox/local/index.ts';
 
 export const MCP_LATENCY_CASES = [
@@ -118,7 +118,7 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
   const stats: LatencyStats[] = [];
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-'));
   const cacheDir = envCacheDir();
-  const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir });
+  const gym = localGym({ dataDir, cacheDir });
   let server: RunningServer | undefined;
   const clients: Client[] = [];
   try {

@@ -24,13 +24,12 @@ import { WebSocket } from 'ws';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
-import { Gym } from '../src/episode/gym.ts';
 import { startHttpServer } from '../src/server/http.ts';
 import { wsGymExtension } from '../src/server/ws_gym.ts';
 import { wsMcpExtension } from '../src/server/ws_mcp.ts';
 import type { ToolContext } from '../src/tools/types.ts';
 import type { ExecutorClient } from '../src/sandbox/executor/client.ts';
-import { builtinRegistry } from '../bin/builtins.ts';
+import { localGym } from '../bin/builtins.ts';
 import { envCacheDir } from './mcp_latency.ts';
 import { round, summarize, type LatencyStats } from './stats.ts';
 
@@ -142,7 +141,7 @@ export async function runStepFloor(opts: { quick: boolean; log: (m: string) => v
   // Every tool call is a step of one episode (start_episode's max_steps caps at 10,000): 1,000 rounds of the 7 figures that step, + the warm-up.
   const rounds = opts.quick ? 300 : 1000;
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-bench-stepfloor-'));
-  const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: envCacheDir(), defaults: { maxEpisodes: 8 } });
+  const gym = localGym({ dataDir, cacheDir: envCacheDir(), defaults: { maxEpisodes: 8 } });
   const server = await startHttpServer(gym, { host: '127.0.0.1', port: 0, extensions: [wsMcpExtension(), wsGymExtension()] });
   const wsBase = server.url.replace(/^http/, 'ws');
   // The SDK's Streamable HTTP client hands one AbortSignal to every fetch (undici drops each

@@ -14,7 +14,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runLink } from '../src/viewer/links.ts';
+import { runLink } from '../src/protocol/viewer_links.ts';
 import { RunStore } from '../src/viewer/runs.ts';
 import { startViewerServer } from '../src/viewer/server.ts';
 import { taskName, writeFixtureRun } from '../test/viewer/fixture.ts';

@@ -10,6 +10,9 @@ import { examplesSuite } from '../envs/examples/index.ts';
 import { gitchameleonSuite } from '../envs/gitchameleon/index.ts';
 import { humanevoSuite } from '../envs/humanevo/index.ts';
 import { swebenchSuite } from '../envs/swebench/index.ts';
+import { Gym, type GymOptions } from '../src/episode/gym.ts';
+import { LocalInstanceFactory, type LocalInstanceOptions } from '../src/sandbox/local/index.ts';
+import type { SandboxFactory } from '../src/sandbox/types.ts';
 import { SuiteRegistry } from '../src/tasks/registry.ts';
 import type { Suite } from '../src/tasks/suite.ts';
 
@@ -41,4 +44,29 @@ export function builtinRegistry(...specs: string[]): SuiteRegistry {
   const registry = new SuiteRegistry(BUILTIN_SUITES);
   for (const spec of specs.length ? specs : ['examples']) registry.enable(spec);
   return registry;
+}
+
+/** What localGym takes: a gym's options, where the sandboxes default to the local backend's with these options. */
+export type LocalGymOptions = Omit<GymOptions, 'sandboxes' | 'dataDir'> & {
+  dataDir: string;
+  sandboxes?: SandboxFactory;
+} & Pick<LocalInstanceOptions, 'isolation' | 'gradle'>;
+
+/**
+ * A gym over `sandboxes`, else over the local backend as `benchgym serve` builds it (its
+ * sandboxes under the data dir, the registry's private paths hidden): for tests, benches and
+ * programs that embed a gym. The registry defaults to the built-in examples.
+ */
+export function localGym(opts: LocalGymOptions): Gym {
+  const { isolation, gradle, sandboxes, ...gymOpts } = opts;
+  const registry = gymOpts.registry ?? builtinRegistry();
+  const local = () =>
+    new LocalInstanceFactory({
+      dataDir: opts.dataDir,
+      ...(gymOpts.cacheDir ? { cacheDir: gymOpts.cacheDir } : {}),
+      ...(isolation ? { isolation } : {}),
+      ...(gradle ? { gradle } : {}),
+      privatePaths: registry.privatePaths(),
+    });
+  return new Gym({ ...gymOpts, registry, sandboxes: sandboxes ?? local() });
 }

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import type { AgentTable, Composition, SuiteEntry, SuiteLoadOptions } from '../src/cli/composition.ts';
+import { BUILTIN_SANDBOXES } from './sandboxes.ts';
 
 const repoOptions = (opts: SuiteLoadOptions = {}) => (opts.reposDir ? { reposDir: path.resolve(opts.reposDir) } : {});
 /** Given `--cache-dir`, a suite's own caches go into a folder of it named after the suite. */
@@ -68,4 +69,7 @@ export const BUILTIN_AGENTS: AgentTable = {
   load: async () => (await import('../agents/index.ts')).AGENTS,
 };
 
-export const BUILTINS: Composition = { suites: BUILTIN_SUITE_ENTRIES, agents: BUILTIN_AGENTS };
+/** The built-in sandbox backends (bin/sandboxes.ts): each imported only when `--sandbox` names it. */
+export { BUILTIN_SANDBOXES };
+
+export const BUILTINS: Composition = { suites: BUILTIN_SUITE_ENTRIES, agents: BUILTIN_AGENTS, sandboxes: BUILTIN_SANDBOXES };

@@ -1,4 +1,5 @@
 import { existsSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -12,3 +13,8 @@ function packageRootAbove(dir: string): string {
 
 /** The checkout or package benchgym runs from: its docker/ recipes and bin/; hidden from sandboxes (its git history holds the suites). */
 export const PROJECT_ROOT = packageRootAbove(path.dirname(fileURLToPath(import.meta.url)));
+
+/** Where trajectories, scoring logs, sandboxes and built envs go unless told: $BENCHGYM_HOME, else ~/.cache/benchgym. */
+export function defaultDataDir(): string {
+  return process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym');
+}

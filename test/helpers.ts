@@ -3,13 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { promises as fs, readFileSync } from 'node:fs';
-import { Gym, type GymOptions } from '../src/episode/gym.ts';
+import type { Gym } from '../src/episode/gym.ts';
 import type { ToolContext } from '../src/tools/types.ts';
-import { builtinRegistry } from '../bin/builtins.ts';
+import { builtinRegistry, localGym, type LocalGymOptions } from '../bin/builtins.ts';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { RunningServer } from '../src/server/http.ts';
 
-export { builtinRegistry };
+export { builtinRegistry, localGym };
 
 /**
  * Env caches (venvs, the Maven repository) shared by every test process, so each env is
@@ -17,9 +17,13 @@ export { builtinRegistry };
  */
 export const TEST_CACHE_DIR = process.env.BENCHGYM_TEST_CACHE ?? path.join(os.tmpdir(), 'benchgym-test-cache');
 
-export async function makeGym(opts: Partial<GymOptions> = {}): Promise<{ gym: Gym; dataDir: string; cleanup: () => Promise<void> }> {
+/** A gym's options in a test: the local backend's (`isolation`, `executor`, `gradle`) when it gives no `sandboxes`. */
+export type TestGymOptions = Partial<LocalGymOptions>;
+
+/** A gym over `opts.sandboxes`, else over the local backend, in a fresh data dir; envs in TEST_CACHE_DIR. */
+export async function makeGym(opts: TestGymOptions = {}): Promise<{ gym: Gym; dataDir: string; cleanup: () => Promise<void> }> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-test-'));
-  const gym = new Gym({ dataDir, cacheDir: TEST_CACHE_DIR, registry: builtinRegistry(), ...opts });
+  const gym = localGym({ cacheDir: TEST_CACHE_DIR, ...opts, dataDir });
   return {
     gym,
     dataDir,

@@ -16,7 +16,8 @@ import { ownValue } from '../src/own.ts';
 import { PROJECT_ROOT } from '../src/project.ts';
 import { main } from '../src/cli/main.ts';
 import { parseFlags } from '../src/cli/options.ts';
-import { sandboxFlag } from '../src/cli/gym_options.ts';
+import { BUILTIN_SANDBOXES } from '../bin/sandboxes.ts';
+import { backendNamed } from '../src/sandbox/backend.ts';
 import { validateCommand } from '../src/cli/commands/validate.ts';
 import { agentUnderTest, goldOptions } from '../src/runner/agents.ts';
 import { offering } from '../src/runner/selection.ts';
@@ -341,7 +342,7 @@ describe('names from outside are looked up as own properties only', () => {
       );
       assert.throws(() => getAgent(name), new RegExp(`unknown agent '${name}'`));
       await expectGymError(
-        Promise.resolve().then(() => sandboxFlag(name)),
+        Promise.resolve().then(() => backendNamed(BUILTIN_SANDBOXES, name)),
         'INVALID_ARGUMENT',
         new RegExp(`invalid --sandbox: '${name}'`),
       );

@@ -6,11 +6,10 @@
  *   node --import tsx bench/throughput/server.ts <local|docker> <max episodes> <data dir> <cache dir>
  */
 import path from 'node:path';
-import { Gym } from '../../src/episode/gym.ts';
 import { startHttpServer } from '../../src/server/http.ts';
 import { wsGymExtension } from '../../src/server/ws_gym.ts';
 import { DockerSandboxFactory } from '../../src/sandbox/docker/index.ts';
-import { builtinRegistry } from '../../bin/builtins.ts';
+import { localGym } from '../../bin/builtins.ts';
 
 const [backend, max, dataDir, cacheDir] = process.argv.slice(2);
 if (!backend || !max || !dataDir || !cacheDir || !['local', 'docker'].includes(backend)) {
@@ -22,8 +21,7 @@ const sandboxes =
   backend === 'docker'
     ? new DockerSandboxFactory({ serverId: `bench-throughput-${process.pid}`, poolSize: 0, maxContainers: maxEpisodes + 8 })
     : undefined;
-const gym = new Gym({
-  registry: builtinRegistry(),
+const gym = localGym({
   dataDir: path.resolve(dataDir),
   cacheDir: path.resolve(cacheDir),
   ...(sandboxes ? { sandboxes } : {}),

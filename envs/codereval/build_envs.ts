@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { CliCommand } from '../../src/cli/command.ts';
 import { parseFlags } from '../../src/cli/options.ts';
 import { PythonEnvBuilder } from '../../src/env/python.ts';
-import { defaultDataDir } from '../../src/episode/gym.ts';
+import { defaultDataDir } from '../../src/project.ts';
 import { GymError } from '../../src/errors.ts';
 import { locateMirror } from '../../src/repo/index.ts';
 import { ProjectsTable } from './commits.ts';

@@ -2,7 +2,7 @@ import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import { contentKey } from '../../src/env/key.ts';
 import { OncePerKey, withDirLock } from '../../src/lock.ts';
-import { defaultDataDir } from '../../src/episode/gym.ts';
+import { defaultDataDir } from '../../src/project.ts';
 import { GymError } from '../../src/errors.ts';
 import { cachedCheckout, git, type Checkout } from '../../src/repo/index.ts';
 import type { PythonEnvSpec } from '../../src/tasks/schema.ts';

@@ -9,7 +9,8 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { Gym } from '../../src/episode/gym.ts';
+import { defaultDataDir } from '../../src/project.ts';
+import { LocalInstanceFactory } from '../../src/sandbox/local/index.ts';
 import { SuiteRegistry } from '../../src/tasks/registry.ts';
 import { defaultDocsFile, renderDocs, writeDocsStore } from './docs.ts';
 import { gitchameleonSuite, loadGitChameleon } from './index.ts';
@@ -37,9 +38,14 @@ async function main(): Promise<number> {
   const tasks = loaded.tasks.filter((t) => (wanted ? wanted.has(t.id) : values.heavy || !t.metadata.heavy));
   const registry = new SuiteRegistry([gitchameleonSuite()]);
   registry.enable(`gitchameleon=${path.resolve(values.dataset)}`);
-  const gym = new Gym({ registry, dataDir: values['data-dir'], cacheDir: values['cache-dir'] ?? process.env.BENCHGYM_CACHE });
+  const cacheDir = values['cache-dir'] ?? process.env.BENCHGYM_CACHE;
+  const sandboxes = new LocalInstanceFactory({
+    dataDir: values['data-dir'] ?? defaultDataDir(),
+    ...(cacheDir ? { cacheDir } : {}),
+    privatePaths: registry.privatePaths(),
+  });
   try {
-    const entries = await renderDocs(gym.sandboxes, tasks, loaded.docSymbols, {
+    const entries = await renderDocs(sandboxes, tasks, loaded.docSymbols, {
       onResult: (id, r) =>
         process.stderr.write(r.error ? `no docs   ${id}: ${r.error}\n` : `docs      ${id}: ${r.symbol} (${r.chars} characters)\n`),
     });
@@ -47,7 +53,7 @@ async function main(): Promise<number> {
     process.stdout.write(`${entries.length} of ${tasks.length} problems documented in ${out}\n`);
     return 0;
   } finally {
-    await gym.close();
+    await sandboxes.close();
   }
 }
 

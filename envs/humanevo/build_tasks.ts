@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { CliCommand } from '../../src/cli/command.ts';
 import { intFlag, parseFlags } from '../../src/cli/options.ts';
-import { defaultDataDir } from '../../src/episode/gym.ts';
+import { defaultDataDir } from '../../src/project.ts';
 import { GymError } from '../../src/errors.ts';
 import { LocalSandboxFactory } from '../../src/sandbox/local/index.ts';
 import type { BuildReport } from './builder.ts';

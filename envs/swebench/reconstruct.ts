@@ -5,7 +5,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import type { CliCommand } from '../../src/cli/command.ts';
 import { parseFlags } from '../../src/cli/options.ts';
-import { defaultDataDir } from '../../src/episode/gym.ts';
+import { defaultDataDir } from '../../src/project.ts';
 import { chooseJdk, installedJdks } from '../../src/env/jdk.ts';
 import { GymError } from '../../src/errors.ts';
 import { extractTree, git } from '../../src/repo/index.ts';

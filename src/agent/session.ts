@@ -12,8 +12,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { CallToolRequest, CallToolResult, ListToolsRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Gym } from '../episode/gym.ts';
-import { capabilityOfPath, withoutEpisodeKeys } from '../server/capability.ts';
-import { createEpisodeMcpServer } from '../server/mcp.ts';
+import { capabilityOfPath, withoutEpisodeKeys } from '../protocol/capability.ts';
+import { createEpisodeMcpServer } from '../protocol/mcp.ts';
 import { PROJECT_ROOT } from '../project.ts';
 
 export const CLIENT_INFO = { name: 'benchgym-agent', version: '0.1.0' };

@@ -1,4 +1,5 @@
 import type { AgentDefinition } from '../agent/types.ts';
+import type { SandboxBackend } from '../sandbox/backend.ts';
 import type { Suite } from '../tasks/suite.ts';
 
 /** How the CLI builds a suite: its repository checkouts (`--repos-dir`), the folder its own caches go under (`--cache-dir`). */
@@ -33,13 +34,15 @@ export interface AgentTable {
 }
 
 /**
- * What the composition root (`bin/builtins.ts`) hands the CLI: the suites and agents it
- * registers. The CLI (and the core behind it) know none of them but through this,
+ * What the composition root (`bin/composition.ts`) hands the CLI: the suites, agents and sandbox
+ * backends it registers. The CLI (and the core behind it) know none of them but through this,
  * and import one only when a command uses it.
  */
 export interface Composition {
   suites: readonly SuiteEntry[];
   agents: AgentTable;
+  /** The backends `--sandbox` names, the default first (src/sandbox/backend.ts). */
+  sandboxes: readonly SandboxBackend[];
 }
 
 /**
@@ -47,11 +50,12 @@ export interface Composition {
  * the suites with the repository options of a call; their ids and commands are read off one build.
  *
  * @example
- * await main(['tasks', '--suite', 'mine'], compositionOf(() => [mySuite()]));
+ * await main(['tasks', '--suite', 'mine'], compositionOf(() => [mySuite()], {}, BUILTIN_SANDBOXES));
  */
 export function compositionOf(
   make: (opts: SuiteLoadOptions) => Suite[],
   agents: Readonly<Record<string, AgentDefinition>> = {},
+  sandboxes: readonly SandboxBackend[] = [],
 ): Composition {
   return {
     suites: make({}).map((probe) => ({
@@ -61,6 +65,7 @@ export function compositionOf(
       load: async (opts = {}) => make(opts).find((s) => s.id === probe.id)!,
     })),
     agents: { names: Object.keys(agents), load: async () => agents },
+    sandboxes,
   };
 }
 

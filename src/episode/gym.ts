@@ -1,17 +1,14 @@
-import os from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { promises as fs } from 'node:fs';
 import { GymError, INFRA_CODES, toGymError } from '../errors.ts';
 import { ownValue } from '../own.ts';
 import { sandboxEnv } from '../env/types.ts';
-import { claimSandboxDir, LocalSandboxFactory, removeStaleSandboxDirs } from '../sandbox/local/index.ts';
 import type { SandboxFactory } from '../sandbox/types.ts';
 import { scorePatch, type ScoreOptions } from '../scoring/scorer.ts';
 import type { ScoringMode } from '../scoring/mode.ts';
 import type { Verdict } from '../scoring/verdict.ts';
 import { readableDiff } from '../scoring/candidate_files.ts';
-import { PROJECT_ROOT } from '../project.ts';
+import { defaultDataDir, PROJECT_ROOT } from '../project.ts';
 import { SuiteRegistry } from '../tasks/registry.ts';
 import type { Task } from '../tasks/schema.ts';
 import { seedOf } from '../tasks/seed.ts';
@@ -19,6 +16,8 @@ import { EPISODE_TOOLS, GYM_TOOLS } from '../tools/index.ts';
 import type { AnyTool, EpisodeTool, ToolContext, ToolResult } from '../tools/types.ts';
 import { parseInput } from '../validation.ts';
 import { Episode } from './episode.ts';
+import { withHeartbeat } from './heartbeat.ts';
+import { contextFor, promptFor } from './prompt.ts';
 import { Trajectory } from './trajectory.ts';
 import { PathRedactor } from './redact.ts';
 
@@ -26,15 +25,13 @@ export interface GymOptions {
   registry?: SuiteRegistry;
   /** Persistent data: env caches, trajectories, scoring logs (default ~/.cache/benchgym or $BENCHGYM_HOME). */
   dataDir?: string;
-  /** Env caches (venvs, Maven repository); defaults to `<dataDir>`. Tests share one to build envs once. */
+  /** Env caches (venvs, Maven repository); defaults to `<dataDir>`: named `<cache>` in what the agent is shown. */
   cacheDir?: string;
-  sandboxes?: SandboxFactory;
-  isolation?: 'auto' | 'bwrap' | 'none';
+  /** Where episodes and scorers run: a backend's factory (the CLI builds it from `--sandbox`, src/sandbox/backend.ts). */
+  sandboxes: SandboxFactory;
   defaults?: Partial<EpisodeDefaults>;
   /** How submissions and `score()` are scored unless a call says otherwise (default strict; see src/scoring/mode.ts). */
   scoring?: ScoringMode;
-  /** The Gradle to use instead of projects' wrappers, for the local sandbox (`--gradle`; else $BENCHGYM_GRADLE). */
-  gradle?: string;
 }
 
 /**
@@ -77,10 +74,6 @@ const DEFAULTS: EpisodeDefaults = {
   maxEpisodes: 64,
 };
 
-export function defaultDataDir(): string {
-  return process.env.BENCHGYM_HOME ?? path.join(os.homedir(), '.cache', 'benchgym');
-}
-
 /**
  * The service behind every protocol: starts episodes, dispatches tool calls with
  * validation, budgets and a trajectory, scores submissions, and cleans up.
@@ -94,38 +87,24 @@ export class Gym {
   readonly defaults: EpisodeDefaults;
   private readonly episodes = new Map<string, Episode>();
   private readonly sweeper: NodeJS.Timeout;
-  private readonly instance = randomBytes(4).toString('hex');
-  /** The start-up sweep of dead instances' sandboxes folders (await it to know it is done). */
-  readonly staleSwept: Promise<void> = Promise.resolve();
   /** What the agent sees of infrastructure errors: no server paths (the trajectory keeps them). */
   private readonly redactor: PathRedactor;
   private readonly listeners = new Set<(event: GymEvent) => void>();
 
-  constructor(opts: GymOptions = {}) {
+  constructor(opts: GymOptions) {
     this.dataDir = path.resolve(opts.dataDir ?? defaultDataDir());
     this.scoring = opts.scoring ?? 'strict';
     this.registry = opts.registry ?? defaultRegistry();
     this.defaults = { ...DEFAULTS, ...opts.defaults };
-    this.sandboxes =
-      opts.sandboxes ??
-      new LocalSandboxFactory({
-        baseDir: path.join(this.dataDir, 'sandboxes', this.instance),
-        isolation: opts.isolation,
-        ...(opts.gradle ? { gradle: opts.gradle } : {}),
-        cacheDir: path.resolve(opts.cacheDir ?? this.dataDir),
-        // Hidden from commands under bubblewrap: suites (hidden tests), the whole data dir
-        // (other sandboxes, logs, trajectories) and the checkout (its git history holds the suites).
-        privatePaths: [...this.registry.privatePaths(), this.dataDir, PROJECT_ROOT],
-      });
+    this.sandboxes = opts.sandboxes;
     this.redactor = new PathRedactor([
-      { root: path.join(this.dataDir, 'sandboxes'), placeholder: '<sandboxes>' },
+      ...(this.sandboxes.hostPaths ?? []),
       { root: path.resolve(opts.cacheDir ?? this.dataDir), placeholder: '<cache>' },
       { root: this.dataDir, placeholder: '<data>' },
       { root: PROJECT_ROOT, placeholder: '<benchgym>' },
       ...this.registry.privatePaths().map((root) => ({ root, placeholder: '<suite>' })),
     ]);
     this.sweeper = setInterval(() => void this.sweep(), Math.min(30_000, this.defaults.idleTtlMs)).unref();
-    if (!opts.sandboxes) this.staleSwept = this.removeStaleSandboxDirs().catch(() => {});
   }
 
   /** Every tool this gym serves: the gym tools, the core episode tools and the served suites' own. */
@@ -493,13 +472,6 @@ export class Gym {
     return [...this.episodes.values()];
   }
 
-  /** Claims this instance's sandboxes folder, then removes those of servers and runs that died without cleaning up. */
-  private async removeStaleSandboxDirs(): Promise<void> {
-    const root = path.join(this.dataDir, 'sandboxes');
-    await claimSandboxDir(root, this.instance);
-    await removeStaleSandboxDirs(root, this.instance);
-  }
-
   private async sweep(): Promise<void> {
     const now = Date.now();
     for (const episode of this.episodes.values()) {
@@ -516,10 +488,6 @@ export class Gym {
     clearInterval(this.sweeper);
     await Promise.all([...this.episodes.values()].map((e) => this.endEpisode(e).catch(() => {})));
     await this.sandboxes.close();
-    if (this.sandboxes instanceof LocalSandboxFactory) {
-      await fs.rm(path.join(this.dataDir, 'sandboxes', this.instance), { recursive: true, force: true });
-      await fs.rm(path.join(this.dataDir, 'sandboxes', `${this.instance}.pid`), { force: true });
-    }
   }
 }
 
@@ -546,79 +514,4 @@ export function isEpisodeToolOf(gym: Gym, name: string): boolean {
 /** With no registry given, a gym serves no suite (the composition root, bin/builtins.ts, knows the built-in ones). */
 export function defaultRegistry(): SuiteRegistry {
   return new SuiteRegistry([]);
-}
-
-/** How often a running call reports progress, so clients that reset their timeout on progress wait for long calls. */
-export const HEARTBEAT_MS = 5000;
-
-/**
- * Runs a tool with progress a client can draw as a bar. The tool reports whole steps
- * (`progress` of `total` when it knows them, as start_episode does); between them, and every
- * HEARTBEAT_MS, the value creeps towards the next step without reaching it. Every value is
- * larger than the one before (MCP requires it), a `total` once given is kept, and each
- * notification has a message: the tool's last one, with the seconds elapsed on heartbeats.
- */
-export async function withHeartbeat<T>(
-  ctx: ToolContext,
-  name: string,
-  fn: (ctx: ToolContext) => Promise<T>,
-  intervalMs = HEARTBEAT_MS,
-): Promise<T> {
-  const started = Date.now();
-  let step = 0;
-  let ticks = 0;
-  let total: number | undefined;
-  let message = `${name} running`;
-  let last = -Infinity;
-  const emit = (text: string) => {
-    // ticks/(ticks+12) grows for ever but stays below 1: a step's value never reaches the next step's.
-    let value = step + 0.99 * (ticks / (ticks + 12));
-    ticks++;
-    if (value <= last) value = last + 1e-6;
-    last = value;
-    ctx.progress(value, total !== undefined && total >= value ? total : undefined, text);
-  };
-  const wrapped: ToolContext = {
-    ...ctx,
-    progress(progress, t, m) {
-      if (progress > step) {
-        step = progress;
-        ticks = 0;
-      }
-      if (t !== undefined) total = t;
-      if (m) message = m;
-      emit(message);
-    },
-  };
-  const timer = setInterval(() => emit(`${message} (${Math.round((Date.now() - started) / 1000)} s)`), intervalMs);
-  try {
-    return await fn(wrapped);
-  } finally {
-    clearInterval(timer);
-  }
-}
-
-/** The start state an episode asked for: the task's own, or one of its other contexts. */
-function contextFor(task: Task, name?: string): { name: string; workspace?: Task['workspace'] } {
-  if (!name || name === task.defaultContext) return { name: task.defaultContext };
-  const ctx = ownValue(task.contexts, name);
-  if (!ctx)
-    throw new GymError(
-      'INVALID_ARGUMENT',
-      `invalid 'context': '${name}' (this task has ${[task.defaultContext, ...Object.keys(task.contexts)].join(', ')})`,
-    );
-  return { name, workspace: ctx.workspace };
-}
-
-function promptFor(task: Task, variant?: string, context?: string): string {
-  const ctx = context && context !== task.defaultContext ? ownValue(task.contexts, context) : undefined;
-  const prompt = ctx?.prompt ?? task.prompt;
-  const variants = { ...task.promptVariants, ...ctx?.promptVariants };
-  if (!variant || variant === 'default') return prompt;
-  const text = ownValue(variants, variant);
-  if (text === undefined) {
-    const known = ['default', ...Object.keys(variants)];
-    throw new GymError('INVALID_ARGUMENT', `invalid 'prompt_variant': '${variant}' (this task has ${known.join(', ')})`);
-  }
-  return text;
 }

@@ -3,7 +3,7 @@ import { connectInProcess, type EpisodeSession } from '../agent/session.ts';
 import type { AgentContext, AgentResult } from '../agent/types.ts';
 import type { Episode } from '../episode/episode.ts';
 import { GymError, INFRA_CODES, toGymError } from '../errors.ts';
-import { withoutEpisodeKeys } from '../server/capability.ts';
+import { withoutEpisodeKeys } from '../protocol/capability.ts';
 import type { Task } from '../tasks/schema.ts';
 import type { RunManifest } from './manifest.ts';
 import type { RunExperimentOptions } from './options.ts';

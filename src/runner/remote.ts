@@ -7,7 +7,7 @@ import type { CallToolRequest, CallToolResult } from '@modelcontextprotocol/sdk/
 import { z } from 'zod';
 import { CLIENT_INFO, type EpisodeSession } from '../agent/session.ts';
 import { GymError, type GymErrorCode } from '../errors.ts';
-import { capabilityOfPath, withoutEpisodeKeys } from '../server/capability.ts';
+import { capabilityOfPath, withoutEpisodeKeys } from '../protocol/capability.ts';
 
 /**
  * Episodes on a benchgym server reached over HTTP, possibly one of several replicas behind a

@@ -43,7 +43,8 @@ export interface FileStat {
 /** Where an episode's code runs. Every path argument is relative to the workspace root. */
 export interface Sandbox {
   readonly id: string;
-  readonly backend: 'local' | 'docker' | 'kubernetes';
+  /** The name its backend is registered under (`local`, `docker`, `kubernetes`, ...): for records and messages. */
+  readonly backend: string;
   /** The workspace root as commands inside the sandbox see it. */
   readonly workdir: string;
   /** Notes on how isolated this sandbox is (e.g. "bubblewrap: no network"). */
@@ -120,9 +121,14 @@ export interface PtySession {
 }
 
 export interface SandboxFactory {
-  readonly backend: 'local' | 'docker' | 'kubernetes';
+  /** The name its backend is registered under (src/sandbox/backend.ts). */
+  readonly backend: string;
   /** Checks the backend and cleans up after earlier runs; errors say what is missing. */
   init?(): Promise<void>;
+  /** One line on the isolation its sandboxes get (`benchgym serve`'s banner); without it the banner names the backend. */
+  describe?(): Promise<string>;
+  /** Host folders its messages may name, with what the agent is shown instead (the gym redacts infrastructure errors). */
+  readonly hostPaths?: readonly { root: string; placeholder: string }[];
   /** Builds (once, cached) what the task's code needs: a venv / Maven repository, or an image. */
   prepare(task: Task): Promise<PreparedEnv>;
   create(opts: SandboxCreateOptions): Promise<Sandbox>;

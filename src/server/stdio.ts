@@ -1,6 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Gym } from '../episode/gym.ts';
-import { createGymMcpServer } from './mcp.ts';
+import { createGymMcpServer } from '../protocol/mcp.ts';
 
 /** Serves the gym-wide MCP server on stdin/stdout until the client goes away (no HTTP: episodes have no endpoint of their own). */
 export async function runStdioServer(gym: Gym): Promise<void> {

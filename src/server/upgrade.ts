@@ -2,8 +2,8 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Episode } from '../episode/episode.ts';
 import { GymError } from '../errors.ts';
-import { refuseReason, type AccessPolicy } from './access.ts';
-import { capabilityOfPath, isEpisodesPath, NO_EPISODE_ENDPOINT, type EpisodeEndpoint } from './capability.ts';
+import { refuseReason, type AccessPolicy } from '../protocol/access.ts';
+import { capabilityOfPath, isEpisodesPath, NO_EPISODE_ENDPOINT, type EpisodeEndpoint } from '../protocol/capability.ts';
 
 export type UpgradeHandler = (req: IncomingMessage, socket: Duplex, head: Buffer, params: Record<string, string>) => void;
 /** A WebSocket endpoint of one episode, handed the episode its key opened. */

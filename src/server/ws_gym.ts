@@ -5,7 +5,7 @@ import type { Episode } from '../episode/episode.ts';
 import { isEpisodeToolOf, type Gym } from '../episode/gym.ts';
 import type { ToolContext, ToolResult } from '../tools/types.ts';
 import { parseInput } from '../validation.ts';
-import { episodeByKey, episodePath } from './capability.ts';
+import { episodeByKey, episodePath } from '../protocol/capability.ts';
 import type { ServerExtension } from './http.ts';
 
 /**

@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { toGymError } from '../errors.ts';
 import type { ServerExtension } from './http.ts';
-import { createEpisodeMcpServer, createGymMcpServer } from './mcp.ts';
+import { createEpisodeMcpServer, createGymMcpServer } from '../protocol/mcp.ts';
 import { SESSION_DEFAULTS, SessionTable } from './sessions.ts';
 import { WS_DEFAULTS, closeWebSocketServer, startHeartbeat } from './ws_gym.ts';
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { GymError } from '../errors.ts';
 import { MANIFEST_FILE, readManifest, RESULTS_FILE, type RunManifest } from '../runner/manifest.ts';
 import { pairKey, readResults, trajectoryName, type ResultRecord } from '../runner/results.ts';
-import { runId } from './links.ts';
+import { runId } from '../protocol/viewer_links.ts';
 
 /** One (task, sample) as the run table shows it: a flat row, cheap to sort and filter. */
 export interface ResultRow {

@@ -2,8 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { GymError } from '../errors.ts';
-import { isLoopbackHost, loopbackHostNames, refuseReason, type AccessPolicy } from '../server/access.ts';
-import { DEFAULT_VIEW_PORT } from './links.ts';
+import { isLoopbackHost, loopbackHostNames, refuseReason, type AccessPolicy } from '../protocol/access.ts';
+import { DEFAULT_VIEW_PORT } from '../protocol/viewer_links.ts';
 import { viewerErrorHandler, viewerRouter, type ViewerSources } from './router.ts';
 
 export interface ViewerServerOptions {

@@ -105,6 +105,11 @@ const CLEAN = {
   'envs/one/index.ts': ['./tools.ts', '../../src/tasks/schema.ts'],
   'envs/one/tools.ts': [],
   'envs/two/index.ts': ['../../src/episode/gym.ts'],
+  'src/protocol/mcp.ts': ['../episode/gym.ts'],
+  'src/protocol/access.ts': [],
+  'src/agent/session.ts': ['../protocol/mcp.ts'],
+  'src/viewer/server.ts': ['../protocol/access.ts'],
+  'src/server/http.ts': ['../viewer/server.ts', '../protocol/access.ts', '../protocol/mcp.ts'],
 };
 
 test('the rules pass a clean planted tree, and each fails on its planted import', () => {
@@ -119,6 +124,18 @@ test('the rules pass a clean planted tree, and each fails on its planted import'
   const up = projectEdges(plant({ ...CLEAN, 'src/tasks/schema.ts': ['../errors.ts', '../episode/gym.ts'] }));
   assert.deepEqual(upwardImports(up), [
     `${path.join('src', 'tasks', 'schema.ts')}:2 imports ${path.join('src', 'episode', 'gym.ts')} (floor 1 imports floor 7)`,
+  ]);
+  // The agents and the viewer stand below the server: neither reaches into it (they once shared a floor).
+  const served = projectEdges(
+    plant({
+      ...CLEAN,
+      'src/agent/session.ts': ['../server/http.ts'],
+      'src/viewer/server.ts': ['../protocol/access.ts', '../server/http.ts'],
+    }),
+  );
+  assert.deepEqual(upwardImports(served), [
+    `${path.join('src', 'agent', 'session.ts')}:1 imports ${path.join('src', 'server', 'http.ts')} (floor 9 imports floor 13)`,
+    `${path.join('src', 'viewer', 'server.ts')}:2 imports ${path.join('src', 'server', 'http.ts')} (floor 12 imports floor 13)`,
   ]);
   // A type-only import is erased at run time: not a floor's concern.
   const typeOnly = plant(CLEAN);

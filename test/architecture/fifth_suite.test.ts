@@ -12,13 +12,14 @@ import path from 'node:path';
 import { examplesSuite } from '../../envs/examples/index.ts';
 import { AGENTS } from '../../agents/index.ts';
 import { builtinSuites } from '../../bin/builtins.ts';
+import { BUILTIN_SANDBOXES } from '../../bin/sandboxes.ts';
 import { compositionOf } from '../../src/cli/composition.ts';
 import { main } from '../../src/cli/main.ts';
 import { agentUnderTest } from '../../src/runner/agents.ts';
 import { writeReport } from '../../src/runner/report.ts';
 import { runExperiment } from '../../src/runner/runner.ts';
 import type { Gym } from '../../src/episode/gym.ts';
-import { createGymMcpServer } from '../../src/server/mcp.ts';
+import { createGymMcpServer } from '../../src/protocol/mcp.ts';
 import { SuiteRegistry } from '../../src/tasks/registry.ts';
 import { expectGymError, makeGym, tempDir, TEST_CACHE_DIR, testContext } from '../helpers.ts';
 import { KATA_SUITE, kataReportSection, kataSuite } from '../fixtures/kata_suite.ts';
@@ -192,7 +193,7 @@ describe('a fifth suite through the public contract', () => {
         { kata: 'square', code: 'def square(x):\n    return x + x\n', passed: true },
       ];
       await fs.writeFile(predictions, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-      const root = compositionOf((opts) => [...builtinSuites(opts), kataSuite()], AGENTS);
+      const root = compositionOf((opts) => [...builtinSuites(opts), kataSuite()], AGENTS, BUILTIN_SANDBOXES);
       const run = await cli(
         ['score', '--suite', KATA_SUITE, '--predictions', predictions, '--json', '--data-dir', dir, '--cache-dir', TEST_CACHE_DIR],
         root,

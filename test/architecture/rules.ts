@@ -9,8 +9,9 @@ import type { ImportEdge } from './imports.ts';
 /**
  * The core's floors, ground first: a folder of src/ imports (at run time) only from its own floor
  * or one below. The files at the top of src/ (errors.ts, lock.ts, ...) are the ground under all.
- * The service floor is one: the runner connects agents in process through the MCP server, and the
- * server serves the viewer, which reads the runner's results.
+ * Above the gym: what every edge shares (protocol: the MCP server of the tool table, an episode's
+ * URL, who may reach a server), the agents that connect through it, the runner that runs them,
+ * what reads a run (replay, ATIF export), the viewer of runs, the server that serves it all.
  */
 export const FLOORS: readonly (readonly string[])[] = [
   ['tasks'],
@@ -20,7 +21,12 @@ export const FLOORS: readonly (readonly string[])[] = [
   ['scoring'],
   ['tools'],
   ['episode'],
-  ['agent', 'server', 'runner', 'replay', 'viewer', 'atif'],
+  ['protocol'],
+  ['agent'],
+  ['runner'],
+  ['replay', 'atif'],
+  ['viewer'],
+  ['server'],
   ['cli'],
 ];
 

@@ -5,6 +5,7 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { BUILTINS } from '../../bin/builtins.ts';
+import { BUILTIN_SANDBOXES } from '../../bin/sandboxes.ts';
 import type { CliCommand } from '../../src/cli/command.ts';
 import { compositionOf, type Composition } from '../../src/cli/composition.ts';
 import { cliCommands, main } from '../../src/cli/main.ts';
@@ -83,7 +84,7 @@ function toySuite(): Suite {
   };
 }
 const plain = (): Suite => ({ ...toySuite(), id: 'plain', replay: undefined, commands: undefined });
-const ROOT: Composition = compositionOf(() => [plain(), toySuite()]);
+const ROOT: Composition = compositionOf(() => [plain(), toySuite()], {}, BUILTIN_SANDBOXES);
 
 describe('benchgym: the dispatcher', () => {
   let dir: string;

@@ -8,7 +8,7 @@ import { terminalExtension } from '../../src/server/pty.ts';
 import { PROJECT_ROOT } from '../../src/project.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { makeGym, startExample, trajectoryRecords, waitFor } from '../helpers.ts';
-import { episodePath } from '../../src/server/capability.ts';
+import { episodePath } from '../../src/protocol/capability.ts';
 
 const BIN = path.join(PROJECT_ROOT, 'bin', 'benchgym.js');
 

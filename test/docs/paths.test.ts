@@ -10,7 +10,7 @@ import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { PROJECT_ROOT } from '../../src/project.ts';
 import { makeGym } from '../helpers.ts';
-import { episodePath } from '../../src/server/capability.ts';
+import { episodePath } from '../../src/protocol/capability.ts';
 
 /**
  * Paths of the developers' machines: none belongs in the project. Built from pieces so that
@@ -23,7 +23,10 @@ const SLASH = '/';
 const MACHINE_PATHS: { name: string; pattern: RegExp; docsOnly?: boolean }[] = [
   { name: `${SLASH}work${SLASH}`, pattern: new RegExp(`${SLASH}work${SLASH}`) },
   { name: `${SLASH}root${SLASH}`, pattern: new RegExp(`(^|[^\\w.~-])${SLASH}root${SLASH}`) },
-  { name: `${SLASH}home${SLASH}<user>`, pattern: new RegExp(`${SLASH}home${SLASH}(?!travis${SLASH}|(fix|test)\\.patch\\b)[A-Za-z_][\\w.-]*`) },
+  {
+    name: `${SLASH}home${SLASH}<user>`,
+    pattern: new RegExp(`${SLASH}home${SLASH}(?!travis${SLASH}|(fix|test)\\.patch\\b)[A-Za-z_][\\w.-]*`),
+  },
   { name: `${SLASH}Users${SLASH}<user>`, pattern: new RegExp(`${SLASH}Users${SLASH}[A-Za-z_][\\w.-]*${SLASH}`) },
   { name: `${SLASH}tmp${SLASH}swb`, pattern: new RegExp(`${SLASH}tmp${SLASH}swb`) },
   // The developers' side-by-side data folder: docs name DATA (and say where to get it) instead.

@@ -63,7 +63,7 @@ export async function gymWithEndingSandboxes(
 ): Promise<{ gym: Gym; dataDir: string; ended: string[]; cleanup: () => Promise<void> }> {
   const dataDir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-ending-'));
   const registry = opts.registry ?? builtinRegistry();
-  // Hidden from commands as the gym's own local factory hides them: the suites, the data dir, the checkout.
+  // Hidden from commands as LocalInstanceFactory hides them: the suites, the data dir, the checkout.
   const privatePaths = [...registry.privatePaths(), dataDir, PROJECT_ROOT];
   const local = new LocalSandboxFactory({ baseDir: path.join(dataDir, 'sandboxes'), cacheDir: TEST_CACHE_DIR, privatePaths });
   const ended: string[] = [];

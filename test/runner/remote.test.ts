@@ -7,7 +7,7 @@ import { connectionFailure, replicaOf, startRemoteEpisode } from '../../src/runn
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { makeGym } from '../helpers.ts';
 import { freePort } from './round_robin_proxy.ts';
-import { episodePath } from '../../src/server/capability.ts';
+import { episodePath } from '../../src/protocol/capability.ts';
 
 test('connectionFailure: refused, reset and cut-off connections (however deep the cause), not aborts or answers', async () => {
   const refused = await fetch(`http://127.0.0.1:${await freePort()}/`).catch((e: unknown) => e);

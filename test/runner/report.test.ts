@@ -10,7 +10,7 @@ import { seededRandom } from '../../src/runner/metrics.ts';
 import type { ResultRecord } from '../../src/runner/results.ts';
 import { tempDir } from '../helpers.ts';
 import { failureReason, sampleTable } from '../../src/runner/report/tables.ts';
-import { runId, sampleLink } from '../../src/viewer/links.ts';
+import { runId, sampleLink } from '../../src/protocol/viewer_links.ts';
 import { BUILTIN_SUITES } from '../../bin/builtins.ts';
 
 /** The built-in suites' report sections, as `benchgym report` passes them. */

@@ -4,10 +4,11 @@ import { spawn } from 'node:child_process';
 import { existsSync, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { AgentContext } from '../../src/agent/types.ts';
-import { Gym } from '../../src/episode/gym.ts';
+import type { Gym } from '../../src/episode/gym.ts';
 import { runExperiment } from '../../src/runner/runner.ts';
+import type { LocalInstanceFactory } from '../../src/sandbox/local/index.ts';
 import type { Task } from '../../src/tasks/schema.ts';
-import { builtinRegistry, pgrep, tempDir, TEST_CACHE_DIR } from '../helpers.ts';
+import { localGym, pgrep, tempDir, TEST_CACHE_DIR } from '../helpers.ts';
 
 /**
  * A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. The
@@ -18,10 +19,15 @@ const CHILD = (ready: string, tag: number, escape = false) => {
   const escaped = escape ? `setsid env -i sleep ${tag} </dev/null >/dev/null 2>&1 & ` : '';
   return `
 import { Gym } from ${JSON.stringify(new URL('../../src/episode/gym.ts', import.meta.url).href)};
+import { LocalInstanceFactory } from ${JSON.stringify(new URL('../../src/sandbox/local/index.ts', import.meta.url).href)};
 import { runExperiment } from ${JSON.stringify(new URL('../../src/runner/runner.ts', import.meta.url).href)};
 import { builtinRegistry } from ${JSON.stringify(new URL('../../bin/builtins.ts', import.meta.url).href)};
 const [dataDir, outDir, cacheDir] = process.argv.slice(2);
-const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir, isolation: 'none' });
+const registry = builtinRegistry();
+const sandboxes = new LocalInstanceFactory({
+  dataDir, cacheDir, isolation: 'none', privatePaths: registry.privatePaths(),
+});
+const gym = new Gym({ registry, dataDir, cacheDir, sandboxes });
 await runExperiment({
   gym, outDir, suite: 'examples', tasks: ['roman-numerals'], model: { model: 'test-model' },
   agent: { name: 'gold', create: () => ({ run: async (ctx) => {
@@ -61,9 +67,9 @@ describe('benchgym run --resume after kill -9', () => {
       const tag = 9000 + Math.floor(Math.random() * 900);
       await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag, true));
       // A live server on the same data dir, in this very process: its sandbox must survive.
-      const live = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
+      const live = localGym({ dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
       gyms.push(live);
-      await live.staleSwept;
+      await (live.sandboxes as LocalInstanceFactory).staleSwept;
       const liveEpisode = await live.startEpisode({ suite: 'examples', taskId: 'roman-numerals' });
       const child = spawn(process.execPath, ['--import', 'tsx', path.join(work, 'child.mts'), dataDir, outDir, TEST_CACHE_DIR], {
         stdio: ['ignore', 'ignore', 'pipe'],
@@ -93,7 +99,7 @@ describe('benchgym run --resume after kill -9', () => {
       assert.ok(pgrep(`^sleep ${tag}$`).length > 0, 'without bubblewrap the escaped command outlives the run');
       // In a container the resumed run often gets the killed run's pid: here, this test process's.
       await fs.writeFile(path.join(root, `${dead}.pid`), String(process.pid));
-      const gym = new Gym({ registry: builtinRegistry(), dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
+      const gym = localGym({ dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
       gyms.push(gym);
       try {
         const gold = {
@@ -124,7 +130,7 @@ describe('benchgym run --resume after kill -9', () => {
           retryDelayMs: () => 0,
         });
         assert.equal(outcome.results.length, 1);
-        await gym.staleSwept;
+        await (gym.sandboxes as LocalInstanceFactory).staleSwept;
         assert.equal(existsSync(path.join(root, dead)), false, "the killed run's sandboxes folder is still there");
         assert.equal(existsSync(path.join(root, `${dead}.pid`)), false);
         await waitFor('the leftover command to be killed', () => pgrep(`^sleep ${tag}$`).length === 0, 5000);

@@ -165,10 +165,7 @@ describe('the Java build guard on a local sandbox', () => {
     for (const rel of refused.keys()) if (rel !== 'lib/tool.jar') assert.equal(await sandbox.stat(rel), null, `${rel} is still there`);
     assert.equal((await sandbox.readFile('lib/tool.jar')).toString(), 'PK start-state jar bytes', 'a changed start-state file is put back');
     assert.equal(await sandbox.stat('core/target'), null, 'output the patch carried is removed');
-    for (const kept of [
-      'core/src/main/resources/META-INF/services/com.acme.Spi',
-      'core/src/main/java/org/mockito/More.java',
-    ])
+    for (const kept of ['core/src/main/resources/META-INF/services/com.acme.Spi', 'core/src/main/java/org/mockito/More.java'])
       assert.ok(await sandbox.stat(kept), kept);
     assert.match((await sandbox.readFile('core/src/main/java/com/acme/Words.java')).toString(), /fixed/);
     assert.match(

@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import type { Gym } from '../../src/episode/gym.ts';
 import { PROJECT_ROOT } from '../../src/project.ts';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
-import { episodePath } from '../../src/server/capability.ts';
+import { episodePath } from '../../src/protocol/capability.ts';
 import { makeGym, tempDir, trajectoryRecords } from '../helpers.ts';
 import { INSPECT_AI, pythonWith } from '../python_venv.ts';
 

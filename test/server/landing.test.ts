@@ -9,7 +9,7 @@ import type { Gym } from '../../src/episode/gym.ts';
 import { EXAMPLES_DIR } from '../../envs/examples/index.ts';
 import { makeGym, testContext } from '../helpers.ts';
 import type { LandingInfo } from '../../src/server/landing.ts';
-import { episodePath } from '../../src/server/capability.ts';
+import { episodePath } from '../../src/protocol/capability.ts';
 
 const TOKEN = 'landing-test-token';
 const auth = { authorization: `Bearer ${TOKEN}` };

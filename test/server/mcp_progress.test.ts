@@ -2,7 +2,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { withHeartbeat, type Gym } from '../../src/episode/gym.ts';
+import type { Gym } from '../../src/episode/gym.ts';
+import { withHeartbeat } from '../../src/episode/heartbeat.ts';
 import { mcpOverHttp, testContext } from '../helpers.ts';
 
 type Note = { progress: number; total?: number; message?: string };

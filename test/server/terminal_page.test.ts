@@ -8,7 +8,7 @@ import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
 import { terminalExtension } from '../../src/server/pty.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { makeGym, startExample } from '../helpers.ts';
-import { episodePath } from '../../src/server/capability.ts';
+import { episodePath } from '../../src/protocol/capability.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing (apt-get install chromium; .ci/run installs it)`;

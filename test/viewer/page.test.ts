@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { existsSync, promises as fs } from 'node:fs';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { compareLink, runLink, sampleLink } from '../../src/viewer/links.ts';
+import { compareLink, runLink, sampleLink } from '../../src/protocol/viewer_links.ts';
 import { RunStore, discoverRuns } from '../../src/viewer/runs.ts';
 import { startViewerServer, type RunningViewer } from '../../src/viewer/server.ts';
 import { tempDir } from '../helpers.ts';

@@ -1,16 +1,16 @@
 import { runStdioServer } from '../../server/stdio.ts';
 import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
-import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { gymFlags, gymFlagsUsage, gymFrom } from '../gym_options.ts';
 import { parseFlags } from '../options.ts';
 import { onShutdownSignals } from '../shutdown.ts';
 
-const USAGE = `benchgym mcp: the gym's MCP server over stdio (for Claude Desktop / Claude Code)
+const usage = (root: Composition) => `benchgym mcp: the gym's MCP server over stdio (for Claude Desktop / Claude Code)
 
 Usage:
   benchgym mcp [--suite ID[=PATH]]... [common options]
 
-${GYM_FLAGS_USAGE}
+${gymFlagsUsage(root)}
 
 Example:
   claude mcp add benchgym -- node /path/to/benchgym/bin/benchgym.js mcp --suite examples
@@ -20,9 +20,9 @@ export function mcpCommand(root: Composition): CliCommand {
   return {
     name: 'mcp',
     summary: 'MCP over stdio (for Claude Desktop / Claude Code)',
-    usage: USAGE,
+    usage: usage(root),
     async run(args) {
-      const { values } = parseFlags(args, GYM_FLAGS);
+      const { values } = parseFlags(args, gymFlags(root));
       const gym = await gymFrom(values, root);
       onShutdownSignals(() => gym.close());
       await runStdioServer(gym);

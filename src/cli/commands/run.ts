@@ -9,7 +9,7 @@ import { runExperiment } from '../../runner/runner.ts';
 import { scoringFlag } from '../../scoring/mode.ts';
 import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
-import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { gymFlags, gymFlagsUsage, gymFrom } from '../gym_options.ts';
 import { intFlag, listFlag, numberFlag, parseFlags } from '../options.ts';
 import { ownValue } from '../../own.ts';
 
@@ -48,7 +48,7 @@ Options:
                      dies makes its episodes infrastructure failures, retried); --server-token T or $BENCHGYM_TOKEN
   --exclude-errors   the summary's first figure over the scored samples only (by default a sample that ended
                      in an infrastructure failure is one that did not pass; both figures are printed)
-${GYM_FLAGS_USAGE}
+${gymFlagsUsage(root)}
 
 Example:
   benchgym run --suite examples --agent swe-agent --model qwen2.5-coder --base-url http://127.0.0.1:8000/v1 --out runs/first --samples 2
@@ -70,7 +70,7 @@ export function runCommand(root: Composition): CliCommand {
     },
     async run(args) {
       const { values } = parseFlags(args, {
-        ...GYM_FLAGS,
+        ...gymFlags(root),
         dataset: { type: 'string' },
         agent: { type: 'string' },
         model: { type: 'string' },

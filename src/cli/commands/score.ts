@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { Gym, type GymOptions } from '../../episode/gym.ts';
+import { Gym } from '../../episode/gym.ts';
 import { GymError } from '../../errors.ts';
+import { defaultDataDir } from '../../project.ts';
 import type { ReplayFlag, ReplayFlagValues } from '../../replay/adapter.ts';
 import { replay } from '../../replay/driver.ts';
 import { withStartStateCheck, readValidated } from '../../replay/start_state.ts';
@@ -10,7 +11,8 @@ import { SuiteRegistry } from '../../tasks/registry.ts';
 import type { Suite } from '../../tasks/suite.ts';
 import type { CliCommand } from '../command.ts';
 import { loadSuites, type Composition } from '../composition.ts';
-import { cacheDirOf, gradleFlag, isolationFlag, kubernetesFactoryFrom, reposDirFlag, sandboxFlag } from '../gym_options.ts';
+import { backendFlags, backendNamed, backendUsage, parseBackendOptions } from '../../sandbox/backend.ts';
+import { cacheDirOf, reposDirFlag, sandboxContext } from '../gym_options.ts';
 import { intFlag, listFlag, parseFlags } from '../options.ts';
 
 /** The driver's flags; a suite's replay adds its own (ReplayAdapter.flags). */
@@ -25,12 +27,6 @@ const SCORE_FLAGS = {
   'data-dir': { type: 'string' },
   'cache-dir': { type: 'string' },
   sandbox: { type: 'string' },
-  isolation: { type: 'string' },
-  'server-id': { type: 'string' },
-  kubeconfig: { type: 'string' },
-  namespace: { type: 'string' },
-  registry: { type: 'string' },
-  'runtime-class': { type: 'string' },
   'repos-dir': { type: 'string' },
   scoring: { type: 'string' },
   gradle: { type: 'string' },
@@ -40,7 +36,7 @@ const SCORE_FLAGS = {
 
 const replayable = (suites: Suite[]) => suites.filter((s) => s.replay);
 
-function usage(all: Suite[]): string {
+function usage(root: Composition, all: Suite[]): string {
   const suites = replayable(all);
   return `benchgym score: replays a file of a benchmark's published model outputs. Each output is scored like a
 submission (the hidden tests in a fresh sandbox) and compared with the published verdict where the file has one;
@@ -62,9 +58,9 @@ Options (every suite):
                      its passes, listing where the two differ)
   --validated FILE   a suite that checks start states (swe-bench-java): read them from benchgym validate --out
                      FILE instead of scoring the empty patch of each task it resolves
-  --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --isolation MODE, --sandbox local|docker|kubernetes, --server-id ID, --gradle PATH,
-                     --kubeconfig PATH, --namespace NS, --registry HOST/PREFIX, --runtime-class NAME
-                     as for benchgym serve (benchgym serve --help)
+  --data-dir DIR, --cache-dir DIR, --repos-dir DIR, --gradle PATH, --sandbox NAME and its flags
+                     as for benchgym serve (a container backend keeps no warm pool unless --pool N):
+${backendUsage(root.sandboxes)}
 
 Example:
   benchgym score --suite ${suites[0]?.id ?? 'ID'} --dataset PATH --predictions FILE --json
@@ -76,11 +72,11 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
   return {
     name: 'score',
     summary: "replay a benchmark's published model outputs: agreement with their verdicts",
-    usage: usage(suites),
+    usage: usage(root, suites),
     async run(args) {
       // Every suite's replay flags are taken (as they always were), each suite reading its own.
       const extra: Record<string, ReplayFlag> = Object.assign({}, ...replayable(suites).map((s) => s.replay!.flags ?? {}));
-      const { values } = parseFlags(args, { ...extra, ...SCORE_FLAGS });
+      const { values } = parseFlags(args, { ...extra, ...backendFlags(root.sandboxes), ...SCORE_FLAGS });
       const [suiteId, suitePath] = (values.suite ?? replayable(suites)[0]?.id ?? '').split(/=(.*)/s) as [string, string | undefined];
       const suite = suites.find((s) => s.id === suiteId);
       if (!suite) throw new GymError('SUITE_NOT_FOUND', `unknown suite '${suiteId}' (known: ${suites.map((s) => s.id).join(', ')})`);
@@ -101,9 +97,10 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
       const reposDir = reposDirFlag(values['repos-dir']);
       const own = Object.fromEntries(Object.keys(adapter.flags ?? {}).map((k) => [k, (values as ReplayFlagValues)[k]]));
       const options = adapter.options?.(own);
-      const isolation = isolationFlag(values.isolation);
       const scoring: ReplayScoring = scoringFlag(values.scoring, 'faithful', ['both'] as const);
-      const backend = sandboxFlag(values.sandbox);
+      const backend = backendNamed(root.sandboxes, values.sandbox);
+      const builder = await backend.load();
+      const backendOptions = parseBackendOptions(backend, builder, values);
       const concurrency = intFlag(values.concurrency, 'concurrency', 2, 1, 64);
 
       // The suites again, with the repository options of this call.
@@ -111,29 +108,16 @@ export function scoreCommand(root: Composition, suites: Suite[]): CliCommand {
         await loadSuites(root, { reposDir, ...(values['cache-dir'] ? { cacheDir: values['cache-dir'] } : {}) }, [suiteId]),
       );
       registry.enable(dataset === undefined ? suiteId : `${suiteId}=${dataset}`);
-      const cacheDir = cacheDirOf(values);
+      const dataDir = path.resolve(values['data-dir'] ?? defaultDataDir());
+      const sandboxes = await builder.create(backendOptions, sandboxContext(values, dataDir, registry, 'scoring'));
       // A suite whose scorer takes the gym's mode scores `both` faithfully too.
-      const gradle = gradleFlag(values.gradle);
-      const opts: GymOptions = {
+      const gym = new Gym({
         registry,
-        dataDir: values['data-dir'],
-        cacheDir,
-        isolation,
+        dataDir,
+        cacheDir: cacheDirOf(values),
         scoring: scoring === 'strict' ? 'strict' : 'faithful',
-        ...(gradle ? { gradle } : {}),
-      };
-      if (backend === 'docker') {
-        const { DockerSandboxFactory } = await import('../../sandbox/docker/index.ts');
-        opts.sandboxes = new DockerSandboxFactory({
-          serverId: values['server-id'] ?? 'default',
-          poolSize: 0,
-          maxContainers: 32,
-          images: { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) },
-        });
-      }
-      if (backend === 'kubernetes')
-        opts.sandboxes = await kubernetesFactoryFrom(values, { ...(cacheDir ? { cacheDir } : {}), ...(gradle ? { gradle } : {}) });
-      const gym = new Gym(opts);
+        sandboxes,
+      });
       const mode = scoring === 'both' && adapter.strictRescore === false ? 'faithful' : scoring;
       const strictWhere = typeof adapter.strictRescore === 'function' ? adapter.strictRescore : undefined;
       if (values.validated && !adapter.startStateCheck)

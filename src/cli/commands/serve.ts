@@ -1,7 +1,7 @@
 import { toGymError } from '../../errors.ts';
 import { startHttpServer } from '../../server/http.ts';
 import { terminalExtension } from '../../server/pty.ts';
-import { parseAdvertiseUrl } from '../../server/replica.ts';
+import { parseAdvertiseUrl } from '../../protocol/replica.ts';
 import { SESSION_DEFAULTS } from '../../server/sessions.ts';
 import { openEnvExtension } from '../../server/openenv/extension.ts';
 import { wsGymExtension } from '../../server/ws_gym.ts';
@@ -9,17 +9,19 @@ import { wsMcpExtension } from '../../server/ws_mcp.ts';
 import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
 import { episodeLogLine } from '../episode_log.ts';
-import { cacheDirOf, GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom, isolationFlag } from '../gym_options.ts';
+import { gymFlags, gymFlagsUsage, gymFrom } from '../gym_options.ts';
 import { describeIsolation } from '../isolation.ts';
 import { intFlag, parseFlags } from '../options.ts';
 import { onShutdownSignals } from '../shutdown.ts';
 
-const USAGE = `benchgym serve: the gym over HTTP (MCP, WebSocket gym protocol, OpenEnv, terminals) until SIGINT / SIGTERM
+const usage = (
+  root: Composition,
+) => `benchgym serve: the gym over HTTP (MCP, WebSocket gym protocol, OpenEnv, terminals) until SIGINT / SIGTERM
 The banner names the isolation in effect; then one line on stderr per episode start, submission (with its
 verdict), infrastructure error and end without a submission, each with the episode id and task id.
 
 Usage:
-  benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox local|docker|kubernetes] [--suite ID[=PATH]]... [--token T]
+  benchgym serve [--host 127.0.0.1] [--port 7420] [--sandbox NAME] [--suite ID[=PATH]]... [--token T]
                  [--allow-origin NAME]... [--allow-host NAME]... [--session-idle S] [--max-sessions N] [--session-rate N]
                  [--advertise-url URL]
 
@@ -36,7 +38,7 @@ Options:
                      this replica's own address when several serve behind one (a Kubernetes Service; in a
                      pod http://$(POD_IP):7420): start_episode and fork_episode return each episode's endpoint
                      on it as mcpUrl, and /health names it (default: none, only the path mcpPath)
-${GYM_FLAGS_USAGE}
+${gymFlagsUsage(root)}
 
 Example:
   benchgym serve --suite examples --port 7420
@@ -46,10 +48,10 @@ export function serveCommand(root: Composition): CliCommand {
   return {
     name: 'serve',
     summary: 'serve the gym over HTTP: MCP, the WebSocket gym protocol, OpenEnv and terminals',
-    usage: USAGE,
+    usage: usage(root),
     async run(args) {
       const { values } = parseFlags(args, {
-        ...GYM_FLAGS,
+        ...gymFlags(root),
         host: { type: 'string' },
         port: { type: 'string' },
         token: { type: 'string' },
@@ -80,10 +82,7 @@ export function serveCommand(root: Composition): CliCommand {
         extensions: [wsGymExtension(), wsMcpExtension(sessions), openEnvExtension(sessions), terminalExtension()],
       });
       const suites = await gym.registry.list();
-      const isolation = await describeIsolation(gym, {
-        isolation: isolationFlag(values.isolation),
-        cacheDir: cacheDirOf(values) ?? gym.dataDir,
-      });
+      const isolation = await describeIsolation(gym.sandboxes);
       const ws = server.url.replace(/^http/, 'ws');
       process.stderr.write(
         `benchgym serving ${suites.map((s) => `${s.id} (${s.taskCount} tasks)`).join(', ')} with the ${gym.sandboxes.backend} sandbox\n` +

@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { WebSocket } from 'ws';
 import { GymError, type GymErrorCode } from '../../errors.ts';
 import type { CliCommand } from '../command.ts';
-import { capabilityOfPath, withoutEpisodeKeys } from '../../server/capability.ts';
+import { capabilityOfPath, withoutEpisodeKeys } from '../../protocol/capability.ts';
 import { parseFlags } from '../options.ts';
 
 /** What the server calls its episodes; anything else is taken for a task id. */

@@ -1,16 +1,16 @@
 import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
-import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { gymFlags, gymFlagsUsage, gymFrom } from '../gym_options.ts';
 import { parseFlags } from '../options.ts';
 
-const USAGE = `benchgym tasks: the tasks of the served suites, one a line (suite/id, language, kind, title)
+const usage = (root: Composition) => `benchgym tasks: the tasks of the served suites, one a line (suite/id, language, kind, title)
 
 Usage:
   benchgym tasks [--suite ID[=PATH]]... [--json]
 
 Options:
   --json             a JSON list of {suite, id, title, language, kind} instead
-${GYM_FLAGS_USAGE}
+${gymFlagsUsage(root)}
 
 Example:
   benchgym tasks --suite examples --json
@@ -20,9 +20,9 @@ export function tasksCommand(root: Composition): CliCommand {
   return {
     name: 'tasks',
     summary: 'list the tasks of the served suites',
-    usage: USAGE,
+    usage: usage(root),
     async run(args) {
-      const { values } = parseFlags(args, { ...GYM_FLAGS, json: { type: 'boolean' } });
+      const { values } = parseFlags(args, { ...gymFlags(root), json: { type: 'boolean' } });
       const gym = await gymFrom(values, root);
       try {
         const out = [];

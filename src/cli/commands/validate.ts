@@ -6,11 +6,11 @@ import { validateTasks, type TaskValidation } from '../../scoring/validate.ts';
 import type { Task } from '../../tasks/schema.ts';
 import type { CliCommand } from '../command.ts';
 import type { Composition } from '../composition.ts';
-import { GYM_FLAGS, GYM_FLAGS_USAGE, gymFrom } from '../gym_options.ts';
+import { gymFlags, gymFlagsUsage, gymFrom } from '../gym_options.ts';
 import { intFlag, parseFlags } from '../options.ts';
 import { unreachableIndexLines } from '../package_index.ts';
 
-const USAGE = `benchgym validate: for every task of a suite, the gold solution passes and the start state fails
+const usage = (root: Composition) => `benchgym validate: for every task of a suite, the gold solution passes and the start state fails
 (exit 1 when a task is invalid or scoring fails, or when nothing could be checked: every task's env
 unavailable here; tasks whose env cannot exist here are listed apart, and an unreachable package index is named).
 The summary's rate is valid tasks over those valid, invalid or failing to score (an error is not shown valid),
@@ -32,7 +32,7 @@ Options:
                      a task FILE already holds a verdict for (valid, invalid, unavailable) in the
                      same context is not validated again (errors are retried)
   --revalidate       with --out: validate every task again
-${GYM_FLAGS_USAGE}
+${gymFlagsUsage(root)}
 
 Example:
   benchgym validate --suite examples --tasks roman-numerals
@@ -42,10 +42,10 @@ export function validateCommand(root: Composition): CliCommand {
   return {
     name: 'validate',
     summary: 'gold passes, start state fails, for every task',
-    usage: USAGE,
+    usage: usage(root),
     async run(args) {
       const { values } = parseFlags(args, {
-        ...GYM_FLAGS,
+        ...gymFlags(root),
         dataset: { type: 'string' },
         tasks: { type: 'string' },
         concurrency: { type: 'string' },

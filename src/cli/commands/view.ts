@@ -1,5 +1,5 @@
 import { GymError } from '../../errors.ts';
-import { DEFAULT_VIEW_PORT } from '../../viewer/links.ts';
+import { DEFAULT_VIEW_PORT } from '../../protocol/viewer_links.ts';
 import { discoverRuns, RunStore } from '../../viewer/runs.ts';
 import { startViewerServer } from '../../viewer/server.ts';
 import type { CliCommand } from '../command.ts';

@@ -2,7 +2,7 @@
  * The report's core tables as rows (`[header, ...rows]`), shared by the Markdown and HTML
  * renderings; suites' sections render their own (ReportSection).
  */
-import { DEFAULT_VIEW_URL, runId, sampleLink } from '../../viewer/links.ts';
+import { DEFAULT_VIEW_URL, runId, sampleLink } from '../../protocol/viewer_links.ts';
 import { shellQuote } from '../../shell_quote.ts';
 import { duration } from '../progress.ts';
 import { FAILED_AFTER_CANDIDATE_NOTE } from '../../scoring/after_candidate.ts';

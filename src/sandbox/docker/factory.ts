@@ -53,6 +53,22 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
     this.docker = docker;
   }
 
+  /** One line for `benchgym serve`'s banner: the executor, the network, the limits. */
+  async describe(): Promise<string> {
+    const l = this.limits;
+    const gib = (bytes: number) => `${+(bytes / 1024 ** 3).toFixed(1)} GiB`;
+    // 'missing': no sandbox can start (the first one's error says how to get an executor).
+    const executor = await this.executorBinaryPath().then(
+      () => 'on',
+      () => 'missing',
+    );
+    return (
+      `isolation: docker (one hardened container per episode; bubblewrap n/a), executor ${executor}, network none, ` +
+      `limits: memory ${gib(l.memoryBytes)}, ${l.nanoCpus / 1e9} CPU, ${l.pids} pids, workspace ${gib(l.workspaceBytes)}, ` +
+      `command timeout ${l.defaultTimeoutMs / 1000} s, output ${Math.round(l.maxOutputBytes / 1024)} KiB`
+    );
+  }
+
   get labels(): Record<string, string> {
     return { 'benchgym.server': this.serverId, 'benchgym.instance': this.instanceId, ...OWNER_LABELS };
   }

@@ -10,3 +10,4 @@ export { reapStale } from './reaper.ts';
 export { dockerClient, dockerAvailable, dockerError } from './client.ts';
 /** An episode's Docker container: the container sandbox over `docker exec`. */
 export type DockerSandbox = ContainerSandbox<DockerTransport>;
+export { DOCKER_BUILDER } from './backend.ts';

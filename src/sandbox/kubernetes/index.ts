@@ -7,3 +7,4 @@ export { PodTransport } from './transport.ts';
 export { DEFAULT_KUBERNETES_LIMITS, type KubernetesLimits } from './limits.ts';
 /** An episode's pod: the container sandbox over the API server's exec. */
 export type KubernetesSandbox = ContainerSandbox<PodTransport>;
+export { KUBERNETES_BUILDER } from './backend.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { toGymError } from '../../errors.ts';
-import { episodePath } from '../capability.ts';
+import { episodePath } from '../../protocol/capability.ts';
 import type { ServerExtension } from '../http.ts';
 import { SESSION_DEFAULTS, SessionTable } from '../sessions.ts';
 import { closeWebSocketServer, startHeartbeat, WS_DEFAULTS } from '../ws_gym.ts';

@@ -1,6 +1,6 @@
 import { toGymError } from '../../errors.ts';
 import type { SessionTable } from '../sessions.ts';
-import { definitionOf } from '../mcp.ts';
+import { definitionOf } from '../../protocol/mcp.ts';
 import { rpcErrorCode } from './errors.ts';
 import type { OpenEnvSession } from './session.ts';
 import { JSON_RPC, JsonRpcRequest, OpenEnvValidationError, parseWire } from './wire.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { VERSION } from '../../version.ts';
-import { cleanJsonSchema } from '../mcp.ts';
+import { cleanJsonSchema } from '../../protocol/mcp.ts';
 import { CallToolAction, ListToolsAction, ResetData } from './wire.ts';
 
 /**

@@ -3,7 +3,7 @@ import type { Episode } from '../../episode/episode.ts';
 import type { Gym } from '../../episode/gym.ts';
 import { GymError, toGymError } from '../../errors.ts';
 import type { AnyTool, ToolContext, ToolResult } from '../../tools/types.ts';
-import { definitionOf, toCallResult } from '../mcp.ts';
+import { definitionOf, toCallResult } from '../../protocol/mcp.ts';
 import { toolErrorType } from './errors.ts';
 import { TaskCursor } from './task_order.ts';
 import {

@@ -9,12 +9,12 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { RunningServer } from '../../src/server/http.ts';
-import { cleanJsonSchema } from '../../src/server/mcp.ts';
+import { cleanJsonSchema } from '../../src/protocol/mcp.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
 import { mcpOverHttp, TEST_CACHE_DIR } from '../helpers.ts';
-import { call, data, text } from './scenario.ts';
-import { episodePath } from '../../src/server/capability.ts';
+import { call, data, text } from '../server/scenario.ts';
+import { episodePath } from '../../src/protocol/capability.ts';
 
 const validator = new AjvJsonSchemaValidator();
 

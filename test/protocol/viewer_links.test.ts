@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { compareLink, DEFAULT_VIEW_URL, liveLink, runId, runLink, sampleLink } from '../../src/viewer/links.ts';
+import { compareLink, DEFAULT_VIEW_URL, liveLink, runId, runLink, sampleLink } from '../../src/protocol/viewer_links.ts';
 
 test("the viewer's addresses: fragment routes with every segment encoded, runs named by their directory", () => {
   assert.equal(DEFAULT_VIEW_URL, 'http://127.0.0.1:7700/');

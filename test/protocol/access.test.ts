@@ -2,7 +2,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
-import { isLoopbackHost } from '../../src/server/access.ts';
+import { isLoopbackHost } from '../../src/protocol/access.ts';
 import { wsGymExtension } from '../../src/server/ws_gym.ts';
 import { wsMcpExtension } from '../../src/server/ws_mcp.ts';
 import { terminalExtension } from '../../src/server/pty.ts';

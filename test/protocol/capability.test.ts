@@ -8,14 +8,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/websocket.js';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
-import { capabilityOfPath, episodePath, withoutEpisodeKeys } from '../../src/server/capability.ts';
+import { capabilityOfPath, episodePath, withoutEpisodeKeys } from '../../src/protocol/capability.ts';
 import { terminalExtension } from '../../src/server/pty.ts';
 import { wsGymExtension } from '../../src/server/ws_gym.ts';
 import { wsMcpExtension } from '../../src/server/ws_mcp.ts';
 import type { Episode } from '../../src/episode/episode.ts';
 import type { Gym, GymEvent } from '../../src/episode/gym.ts';
 import { makeGym, waitFor } from '../helpers.ts';
-import { call, data, text } from './scenario.ts';
+import { call, data, text } from '../server/scenario.ts';
 
 // The SDK's WebSocket client transport uses the global WebSocket, which Node 20 does not have.
 (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;

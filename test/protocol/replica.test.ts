@@ -5,9 +5,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { GymError } from '../../src/errors.ts';
 import type { Gym } from '../../src/episode/gym.ts';
 import { startHttpServer, type RunningServer } from '../../src/server/http.ts';
-import { parseAdvertiseUrl } from '../../src/server/replica.ts';
+import { parseAdvertiseUrl } from '../../src/protocol/replica.ts';
 import { makeGym } from '../helpers.ts';
-import { call, data } from './scenario.ts';
+import { call, data } from '../server/scenario.ts';
 
 async function connect(url: string): Promise<Client> {
   const client = new Client({ name: 'benchgym-test', version: '0.0.0' });

@@ -63,7 +63,12 @@ describe('benchgym run --resume after kill -9', () => {
       dirs.push(work);
       const dataDir = path.join(work, 'data');
       const outDir = path.join(work, 'run');
-      const ready = path.join(work, 'ready');
+      // Reachable by the sandbox uid (else a root server keeps commands its own, each in a pid namespace that dies with it);
+      // the ready file in a folder that uid can write.
+      await fs.chmod(work, 0o755);
+      await fs.mkdir(path.join(work, 'out'), { mode: 0o777 });
+      await fs.chmod(path.join(work, 'out'), 0o777);
+      const ready = path.join(work, 'out', 'ready');
       const tag = 9000 + Math.floor(Math.random() * 900);
       await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag, true));
       // A live server on the same data dir, in this very process: its sandbox must survive.

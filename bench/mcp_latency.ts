@@ -11,8 +11,7 @@
  *   run_command         tools/call run_command {command:'true'}: one sandboxed exec round trip
  *   start_episode       tools/call start_episode (env cached), then end_episode (timed apart)
  *   run_command_local   run_command 'true' over MCP and in-process on the local backend, for
- *                       bubblewrap and none, each with the in-sandbox executor and with
- *                       executor 'off' (a bubblewrap/prlimit spawn per command); skipped when
+ *                       bubblewrap and none, each with the in-sandbox executor; skipped when
  *                       BENCHGYM_BENCH_BACKENDS leaves out local
  */
 import os from 'node:os';
@@ -259,9 +258,8 @@ export async function runMcpLatency(opts: McpLatencyOptions): Promise<McpLatency
 }
 
 /**
- * run_command 'true' on the local backend for each isolation mode, with one executor per
- * sandbox and with a spawn per command (executor 'off'), over MCP and in-process, interleaved
- * call by call so that the machine's load falls on every variant alike.
+ * run_command 'true' on the local backend for each isolation mode (one executor per sandbox),
+ * over MCP and in-process, interleaved call by call so that the machine's load falls on every variant alike.
  */
 async function localRunCommandVariants(
   dataDir: string,
@@ -274,14 +272,13 @@ async function localRunCommandVariants(
   const ctx: ToolContext = { signal: new AbortController().signal, progress() {} };
   try {
     for (const isolation of modes) {
-      for (const executor of ['auto', 'off'] as const) {
-        const label = `${isolation}, executor ${executor === 'auto' ? 'on' : 'off'}`;
+      for (const executor of ['on'] as const) {
+        const label = `${isolation}, executor ${executor}`;
         const variantDir = path.join(dataDir, `local-${isolation}-${executor}`);
         const sandboxes = new LocalSandboxFactory({
           baseDir: path.join(variantDir, 'sandboxes'),
           isolation,
           cacheDir,
-          executor,
           privatePaths: [variantDir],
         });
         const gym = new Gym({ registry: builtinRegistry(), dataDir: variantDir, cacheDir, sandboxes });

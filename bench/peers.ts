@@ -348,39 +348,25 @@ export async function runPeersBench(opts: {
     }
     const rexDocker = driver && rex && rexImage !== '';
 
-    log('starting the benchgym gyms (Docker executor on/off, pool of 2; local bubblewrap on/off, none)');
+    log('starting the benchgym gyms (Docker, pool of 2; local bubblewrap, none; each with the in-sandbox executor)');
     const dockerOn = docker
-      ? await gymOverMcp(
-          'docker executor on',
-          new DockerSandboxFactory({ serverId: 'bench-peers-on', poolSize: 2, executor: 'auto' }),
-          dataDir,
-          cacheDir,
-        )
+      ? await gymOverMcp('docker executor on', new DockerSandboxFactory({ serverId: 'bench-peers-on', poolSize: 2 }), dataDir, cacheDir)
       : undefined;
-    const dockerOff = docker
-      ? await gymOverMcp(
-          'docker executor off',
-          new DockerSandboxFactory({ serverId: 'bench-peers-off', poolSize: 2, executor: 'off' }),
-          dataDir,
-          cacheDir,
-        )
-      : undefined;
-    const localModes = [...(bwrap ? (['bwrap-auto', 'bwrap-off'] as const) : []), 'none-auto'] as const;
+    const localModes = [...(bwrap ? (['bwrap'] as const) : []), 'none'] as const;
     const locals: GymOverMcp[] = [];
-    for (const mode of localModes) {
-      const [isolation, executor] = mode.split('-') as ['bwrap' | 'none', 'auto' | 'off'];
-      const dir = path.join(dataDir, `local-${mode}`);
-      const label = `local ${isolation} executor ${executor === 'auto' ? 'on' : 'off'}`;
+    for (const isolation of localModes) {
+      const dir = path.join(dataDir, `local-${isolation}`);
+      const label = `local ${isolation} executor on`;
       locals.push(
         await gymOverMcp(
           label,
-          new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), isolation, cacheDir, executor, privatePaths: [dir] }),
+          new LocalSandboxFactory({ baseDir: path.join(dir, 'sandboxes'), isolation, cacheDir, privatePaths: [dir] }),
           dataDir,
           cacheDir,
         ),
       );
     }
-    gyms.push(...[dockerOn, dockerOff].filter((g): g is GymOverMcp => !!g), ...locals);
+    gyms.push(...[dockerOn].filter((g): g is GymOverMcp => !!g), ...locals);
     if (docker) {
       const server = await ServerProcess.start('docker', 8, path.join(dataDir, 'out-of-process'));
       remote = { label: 'docker executor on, server in its own process', server, ...(await mcpConnect(`${server.url}/mcp`)) };
@@ -517,16 +503,13 @@ export async function runPeersBench(opts: {
     episodes.clear();
 
     if (want('peers_start')) {
-      log(
-        `starts: ${rounds.start} rounds (warm pool and cold, benchgym Docker ` +
-          `executor on/off; peers' starts), each until its first command returns`,
-      );
+      log(`starts: ${rounds.start} rounds (warm pool and cold, benchgym Docker; peers' starts), each until its first command returns`);
       const colds: GymOverMcp[] = [];
       if (docker) {
-        for (const executor of ['auto', 'off'] as const) {
+        for (const executor of ['on'] as const) {
           const g = await gymOverMcp(
-            `docker cold executor ${executor === 'auto' ? 'on' : 'off'}`,
-            new DockerSandboxFactory({ serverId: `bench-peers-cold-${executor}`, poolSize: 0, executor }),
+            `docker cold executor ${executor}`,
+            new DockerSandboxFactory({ serverId: `bench-peers-cold-${executor}`, poolSize: 0 }),
             dataDir,
             cacheDir,
           );
@@ -549,7 +532,7 @@ export async function runPeersBench(opts: {
         if (id) await g.call('end_episode', { episode_id: id });
       };
       const steps: (() => Promise<void>)[] = [];
-      for (const g of [dockerOn, dockerOff].filter((x): x is GymOverMcp => !!x)) {
+      for (const g of [dockerOn].filter((x): x is GymOverMcp => !!x)) {
         const factory = g.factory as DockerSandboxFactory;
         const probe = await startEpisode(g);
         const image = g.gym.episode(probe).env.image!;
@@ -721,12 +704,6 @@ const TARGETS: [string, string, string, number][] = [
     1.2,
   ],
   [
-    'Docker run_command true, executor off, vs SWE-ReX execute',
-    'benchgym docker executor off: run_command true',
-    "SWE-ReX DockerDeployment: execute('true')",
-    NaN,
-  ],
-  [
     'Docker run_command true vs mini-swe-agent DockerEnvironment',
     'benchgym docker executor on: run_command true',
     "mini-swe-agent DockerEnvironment: execute('true')",
@@ -737,12 +714,6 @@ const TARGETS: [string, string, string, number][] = [
     'benchgym local bwrap executor on: run_command true',
     "mini-swe-agent LocalEnvironment: execute('true')",
     2,
-  ],
-  [
-    'local (bwrap), executor off, vs mini-swe-agent LocalEnvironment',
-    'benchgym local bwrap executor off: run_command true',
-    "mini-swe-agent LocalEnvironment: execute('true')",
-    NaN,
   ],
   [
     'local (none) run_command true vs mini-swe-agent LocalEnvironment',
@@ -761,12 +732,6 @@ const TARGETS: [string, string, string, number][] = [
     'benchgym docker executor on, server in its own process: edit_file + view_file',
     'SWE-ReX DockerDeployment: write_file + read_file',
     1.2,
-  ],
-  [
-    'Docker edit_file + view_file, executor off, vs SWE-ReX',
-    'benchgym docker executor off: edit_file + view_file',
-    'SWE-ReX DockerDeployment: write_file + read_file',
-    NaN,
   ],
   [
     'Docker warm start until first command vs mini-swe-agent start (target < 1x)',

@@ -50,7 +50,7 @@ export function builtinRegistry(...specs: string[]): SuiteRegistry {
 export type LocalGymOptions = Omit<GymOptions, 'sandboxes' | 'dataDir'> & {
   dataDir: string;
   sandboxes?: SandboxFactory;
-} & Pick<LocalInstanceOptions, 'isolation' | 'executor' | 'gradle'>;
+} & Pick<LocalInstanceOptions, 'isolation' | 'gradle'>;
 
 /**
  * A gym over `sandboxes`, else over the local backend as `benchgym serve` builds it (its
@@ -58,14 +58,13 @@ export type LocalGymOptions = Omit<GymOptions, 'sandboxes' | 'dataDir'> & {
  * programs that embed a gym. The registry defaults to the built-in examples.
  */
 export function localGym(opts: LocalGymOptions): Gym {
-  const { isolation, executor, gradle, sandboxes, ...gymOpts } = opts;
+  const { isolation, gradle, sandboxes, ...gymOpts } = opts;
   const registry = gymOpts.registry ?? builtinRegistry();
   const local = () =>
     new LocalInstanceFactory({
       dataDir: opts.dataDir,
       ...(gymOpts.cacheDir ? { cacheDir: gymOpts.cacheDir } : {}),
       ...(isolation ? { isolation } : {}),
-      ...(executor ? { executor } : {}),
       ...(gradle ? { gradle } : {}),
       privatePaths: registry.privatePaths(),
     });

@@ -1,4 +1,3 @@
-import type { ExecResult } from './types.ts';
 /**
  * Keeps the first and last `limit/2` bytes of a stream while counting everything, so a
  * command printing gigabytes is drained at full speed in bounded memory.
@@ -57,24 +56,4 @@ export class CappedOutput {
     if (this.dropped === 0) return head + tail;
     return `${head}\n[... ${this.dropped} bytes omitted (${this.total} in all) ...]\n${tail}`;
   }
-}
-
-/** A Sandbox's ExecResult from an exec's captured streams (the Docker and Kubernetes backends). */
-export function execResultOf(r: {
-  exitCode: number | null;
-  stdout: CappedOutput;
-  stderr: CappedOutput;
-  timedOut: boolean;
-  durationMs: number;
-}): ExecResult {
-  return {
-    exitCode: r.exitCode,
-    signal: null,
-    stdout: r.stdout.text(),
-    stderr: r.stderr.text(),
-    timedOut: r.timedOut,
-    truncated: { stdout: r.stdout.dropped, stderr: r.stderr.dropped },
-    totalBytes: { stdout: r.stdout.total, stderr: r.stderr.total },
-    durationMs: r.durationMs,
-  };
 }

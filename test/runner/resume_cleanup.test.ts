@@ -11,11 +11,13 @@ import type { Task } from '../../src/tasks/schema.ts';
 import { localGym, pgrep, tempDir, TEST_CACHE_DIR } from '../helpers.ts';
 
 /**
- * A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. With
- * the executor off each command is a process of its own, which outlives the server: what the
- * resume cleanup is for (with the executor, the next test: commands die with it).
+ * A `benchgym run` whose agent starts a long command, to be killed with -9 mid-episode. The
+ * executor's commands die with it (the next test); `escape` adds one that left its group and its
+ * marker (setsid env -i), which outlives the server: what the resume cleanup is for.
  */
-const CHILD = (ready: string, tag: number, executor: 'auto' | 'off' = 'off') => `
+const CHILD = (ready: string, tag: number, escape = false) => {
+  const escaped = escape ? `setsid env -i sleep ${tag} </dev/null >/dev/null 2>&1 & ` : '';
+  return `
 import { Gym } from ${JSON.stringify(new URL('../../src/episode/gym.ts', import.meta.url).href)};
 import { LocalInstanceFactory } from ${JSON.stringify(new URL('../../src/sandbox/local/index.ts', import.meta.url).href)};
 import { runExperiment } from ${JSON.stringify(new URL('../../src/runner/runner.ts', import.meta.url).href)};
@@ -23,17 +25,18 @@ import { builtinRegistry } from ${JSON.stringify(new URL('../../bin/builtins.ts'
 const [dataDir, outDir, cacheDir] = process.argv.slice(2);
 const registry = builtinRegistry();
 const sandboxes = new LocalInstanceFactory({
-  dataDir, cacheDir, isolation: 'none', executor: '${executor}', privatePaths: registry.privatePaths(),
+  dataDir, cacheDir, isolation: 'none', privatePaths: registry.privatePaths(),
 });
 const gym = new Gym({ registry, dataDir, cacheDir, sandboxes });
 await runExperiment({
   gym, outDir, suite: 'examples', tasks: ['roman-numerals'], model: { model: 'test-model' },
   agent: { name: 'gold', create: () => ({ run: async (ctx) => {
-    void ctx.client.callTool({ name: 'run_command', arguments: { command: 'touch ${ready}; exec sleep ${tag}', timeout_s: 600 } });
+    void ctx.client.callTool({ name: 'run_command', arguments: { command: '${escaped}touch ${ready}; exec sleep ${tag}', timeout_s: 600 } });
     return new Promise(() => {});
   } }) },
 });
 `;
+};
 
 async function waitFor(what: string, ok: () => boolean, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
@@ -52,16 +55,22 @@ describe('benchgym run --resume after kill -9', () => {
   });
 
   test(
-    "removes the killed run's sandbox folders and what its commands " +
-      "left running, even when its pid is in use again; never a live one's",
+    "removes the killed run's sandbox folders and what its commands left running, even when its pid is in use again; never a live one's",
+    // Only a root server's commands can outlive it: an unprivileged one's each have a pid namespace that dies with the executor.
+    { skip: process.getuid?.() === 0 ? false : 'needs a root server' },
     async () => {
       const work = await tempDir('benchgym-resume-');
       dirs.push(work);
       const dataDir = path.join(work, 'data');
       const outDir = path.join(work, 'run');
-      const ready = path.join(work, 'ready');
+      // Reachable by the sandbox uid (else a root server keeps commands its own, each in a pid namespace that dies with it);
+      // the ready file in a folder that uid can write.
+      await fs.chmod(work, 0o755);
+      await fs.mkdir(path.join(work, 'out'), { mode: 0o777 });
+      await fs.chmod(path.join(work, 'out'), 0o777);
+      const ready = path.join(work, 'out', 'ready');
       const tag = 9000 + Math.floor(Math.random() * 900);
-      await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag));
+      await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag, true));
       // A live server on the same data dir, in this very process: its sandbox must survive.
       const live = localGym({ dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
       gyms.push(live);
@@ -92,7 +101,7 @@ describe('benchgym run --resume after kill -9', () => {
         (await fs.readdir(path.join(root, dead))).some((n) => n.startsWith('lsb-')),
         'the killed run left a sandbox',
       );
-      assert.ok(pgrep(`^sleep ${tag}$`).length > 0, 'without bubblewrap the command outlives the run');
+      assert.ok(pgrep(`^sleep ${tag}$`).length > 0, 'without bubblewrap the escaped command outlives the run');
       // In a container the resumed run often gets the killed run's pid: here, this test process's.
       await fs.writeFile(path.join(root, `${dead}.pid`), String(process.pid));
       const gym = localGym({ dataDir, cacheDir: TEST_CACHE_DIR, isolation: 'none' });
@@ -143,7 +152,7 @@ describe('benchgym run --resume after kill -9', () => {
     dirs.push(work);
     const ready = path.join(work, 'ready');
     const tag = 9000 + Math.floor(Math.random() * 900);
-    await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag, 'auto'));
+    await fs.writeFile(path.join(work, 'child.mts'), CHILD(ready, tag));
     const child = spawn(
       process.execPath,
       ['--import', 'tsx', path.join(work, 'child.mts'), path.join(work, 'data'), path.join(work, 'run'), TEST_CACHE_DIR],

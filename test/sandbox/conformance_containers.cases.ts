@@ -12,7 +12,7 @@ import { GymError } from '../../src/errors.ts';
 import { PROJECT_ROOT } from '../../src/tasks/registry.ts';
 import type { Sandbox, SandboxCreateOptions } from '../../src/sandbox/types.ts';
 import type { ContainerSandbox } from '../../src/sandbox/container/index.ts';
-import { makeGym, startExample, TEST_CACHE_DIR, tempDir, waitFor } from '../helpers.ts';
+import { expectGymError, makeGym, startExample, TEST_CACHE_DIR, tempDir, waitFor } from '../helpers.ts';
 import {
   checkFuzz,
   checkGitDirRefused,
@@ -23,7 +23,7 @@ import {
   checkResetBetweenTries,
   checkThreeWay,
 } from './patch_apply.cases.ts';
-import { captureStderr, type ContainerBackendKit } from './container_backends.ts';
+import { type ContainerBackendKit } from './container_backends.ts';
 
 /**
  * What every container backend (Docker, Kubernetes) must do the same way, run over each:
@@ -125,7 +125,7 @@ export function containerConformance(kit: ContainerBackendKit, part: Conformance
       test(`skipped: ${skip}`, { skip }, () => {});
       return;
     }
-    const factory = kit.factory({ executor: 'auto' });
+    const factory = kit.factory();
     const create: SandboxCreateOptions = { seed: {}, env: { image: IMAGE, vars: { GREETING: 'hi' } } };
     const sandboxes: Sandbox[] = [];
     const fresh = async () => {
@@ -143,7 +143,7 @@ export function containerConformance(kit: ContainerBackendKit, part: Conformance
       describe('the in-sandbox executor', () => {
         test('runs as a process of its own, never PID 1, with the workspace as its root', async () => {
           const sb = await fresh();
-          assert.ok(sb.executor?.info, 'the sandbox has a connected executor');
+          assert.ok(sb.executor.info, 'the sandbox has a connected executor');
           assert.notEqual(sb.executor.info.pid, 1);
           assert.equal(sb.executor.info.root, '/workspace');
           assert.equal((await sb.exec('echo "$GREETING $(pwd)"')).stdout, 'hi /workspace\n');
@@ -157,7 +157,7 @@ export function containerConformance(kit: ContainerBackendKit, part: Conformance
             const pending = sb.exec('sleep 30; echo done', { timeoutMs: 60_000 });
             pending.catch(() => {}); // it may reject before the kill returns: checked below
             await new Promise((r) => setTimeout(r, 300));
-            const killed = await kit.asRoot(sb, ['kill', '-9', String(sb.executor!.info!.pid)]);
+            const killed = await kit.asRoot(sb, ['kill', '-9', String(sb.executor.info!.pid)]);
             assert.equal(killed.exitCode, 0, killed.stderr.text());
             assert.match((await lostError(pending, 'the pending command')).message, /executor/);
             await lostError(sb.exec('true'), 'a later command');
@@ -197,42 +197,28 @@ export function containerConformance(kit: ContainerBackendKit, part: Conformance
           assert.equal((await sb.exec('echo after')).stdout, 'after\n');
         });
 
-        test("executor: 'off' runs every operation as a process of its own, with the same results", { timeout: 120_000 }, async () => {
-          const off = kit.factory({ executor: 'off' });
-          try {
-            const sb = (await off.create(create)) as ContainerSandbox;
-            assert.equal(sb.executor, null);
-            await sb.writeFile('a/b.txt', 'hi\n');
-            assert.equal((await sb.readFile('a/b.txt')).toString(), 'hi\n');
-            assert.equal((await sb.exec('cat b.txt', { cwd: 'a' })).stdout, 'hi\n');
-            assert.deepEqual(await sb.stat('a/b.txt'), { type: 'file', size: 3 });
-            await sb.commitBaseline();
-            await sb.writeFile('a/b.txt', 'ho\n');
-            assert.match(await sb.diff(), /-hi\n\+ho/);
-            await sb.destroy();
-          } finally {
-            await off.close();
-          }
-        });
         test(
-          'without a Go toolchain the backend says so once and runs every sandbox without the executor',
+          'without a prebuilt executor or a Go toolchain no sandbox starts: SANDBOX_UNAVAILABLE saying how to get one, each time',
           { timeout: 120_000 },
           async () => {
             const saved = process.env.BENCHGYM_GO;
-            const stderr = captureStderr();
             process.env.BENCHGYM_GO = '/nonexistent/go';
             // A cache with no binary in it: the build is tried, and fails.
-            const noGo = kit.factory({ executor: 'auto', images: { cacheDir: await tempDir('benchgym-nogo-') } });
+            const noGo = kit.factory({ images: { cacheDir: await tempDir('benchgym-nogo-') } });
             try {
-              const a = await noGo.create(create);
-              const b = await noGo.create(create);
-              assert.equal((a as ContainerSandbox).executor, null);
-              assert.equal((b as ContainerSandbox).executor, null);
-              assert.equal((await a.exec('echo fallback')).stdout, 'fallback\n');
-              assert.equal(stderr.said.filter((l) => /without its in-sandbox executor/.test(l)).length, 1, stderr.said.join(''));
-              assert.match(stderr.said.join(''), /Go toolchain/);
+              for (let i = 0; i < 2; i++) {
+                const err = await expectGymError(
+                  noGo.create(create),
+                  'SANDBOX_UNAVAILABLE',
+                  /no sandbox can start without the in-sandbox executor/,
+                );
+                assert.match(err.message, /Go 1\.\d+ or later/);
+                assert.match(err.message, /\$BENCHGYM_GO/);
+                assert.match(err.message, /npm package, which ships the executor prebuilt/);
+                assert.equal(err.details?.executorMissing, true);
+              }
+              assert.equal(noGo.stats().live, 0);
             } finally {
-              stderr.restore();
               if (saved === undefined) delete process.env.BENCHGYM_GO;
               else process.env.BENCHGYM_GO = saved;
               await noGo.close();

@@ -21,10 +21,9 @@ export interface ContainerBackendKit {
   skip(images?: string[]): Promise<string | null>;
   /** A factory with a fresh server id. */
   factory(opts?: {
-    executor?: 'auto' | 'off';
     poolSize?: number;
     images?: { cacheDir: string };
-  }): SandboxFactory & { close(): Promise<void>; warm(image: string): Promise<void> };
+  }): SandboxFactory & { close(): Promise<void>; warm(image: string): Promise<void>; stats(): { live: number } };
   /** Puts a locally built image where the backend's containers start from. */
   load(image: string): Promise<void>;
   /** A command in the sandbox's container as its root, past the sandbox: what no command of the agent's may do. */
@@ -97,17 +96,6 @@ const kubernetes: ContainerBackendKit = {
         .catch(() => {});
   },
 };
-
-/** What is written to stderr until the returned `restore` (a copy: it is written as well). */
-export function captureStderr(): { said: string[]; restore(): void } {
-  const said: string[] = [];
-  const write = process.stderr.write.bind(process.stderr);
-  process.stderr.write = ((chunk: string | Uint8Array, ...rest: unknown[]) => {
-    said.push(String(chunk));
-    return (write as (...a: unknown[]) => boolean)(chunk, ...rest);
-  }) as typeof process.stderr.write;
-  return { said, restore: () => void (process.stderr.write = write) };
-}
 
 /** The container backends, each tested by the same checks. */
 export const CONTAINER_BACKENDS: readonly ContainerBackendKit[] = [docker, kubernetes];

@@ -27,13 +27,6 @@ export interface ContainerFactoryOptions {
   capacityWaitMs?: number;
   images?: ImageBuilderOptions;
   /**
-   * 'auto' (default): one in-sandbox executor per sandbox runs every command and file operation
-   * over one long-lived channel; when it cannot be built or started the backend says so once and
-   * uses 'off'. 'off': one process per operation. Default: 'off' when the backend's
-   * $BENCHGYM_<BACKEND>_EXECUTOR is 'off', else 'auto'.
-   */
-  executor?: 'auto' | 'off';
-  /**
    * The uid and gid commands, file operations and terminals run as (default nobody, or
    * $BENCHGYM_SANDBOX_UID): PID 1 and the executor stay root, out of their reach.
    */
@@ -44,10 +37,6 @@ export interface ContainerFactoryOptions {
 export interface ContainerBackend<L extends ContainerLimits> {
   /** For messages: 'Docker', 'Kubernetes'. */
   title: string;
-  /** The variable that turns the executor off for a whole server or test run. */
-  executorVariable: string;
-  /** How operations run without the executor, for the notice: 'one docker exec per operation'. */
-  withoutExecutor: string;
   limits: L;
   /** The engine that builds env images (Kubernetes too: they are pushed or loaded from it). */
   docker: Docker;
@@ -75,8 +64,7 @@ export abstract class ContainerSandboxFactory<
   protected readonly pool: WarmPool<S>;
   protected readonly capacity: ContainerCapacity;
   private ready?: Promise<void>;
-  private executorBinary?: Promise<string | null>;
-  private executorNoticed = false;
+  private executorBinary?: Promise<string>;
 
   constructor(
     private readonly common: ContainerFactoryOptions,
@@ -102,7 +90,7 @@ export abstract class ContainerSandboxFactory<
   /** Checks the backend and removes what earlier instances left; run once by init(). */
   protected abstract setUp(): Promise<void>;
 
-  /** Starts a container from an image: workspace laid out, executor up when there is one. */
+  /** Starts a container from an image: workspace laid out, executor up (or it fails). */
   protected abstract start(image: string, labels: Record<string, string>, memoryBytes?: number, pids?: number): Promise<S>;
 
   /** Stops a started container and frees what it holds (its executor first). */
@@ -169,7 +157,7 @@ export abstract class ContainerSandboxFactory<
         },
         fork: () => this.fork(sandbox, create),
       },
-      started.executor ?? null,
+      started.executor,
     );
     this.live.add(sandbox);
     return sandbox;
@@ -188,28 +176,23 @@ export abstract class ContainerSandboxFactory<
     }
   }
 
-  /** The executor binary to put into containers, or null when the backend runs without one ('off', or it could not be built). */
-  executorBinaryPath(): Promise<string | null> {
-    if ((this.common.executor ?? (process.env[this.about.executorVariable] === 'off' ? 'off' : 'auto')) === 'off')
-      return Promise.resolve(null);
+  /**
+   * The executor binary to put into containers (ensureExecutorBinary): every command and file
+   * operation runs through it, so without one (or where the backend cannot reach it) no sandbox
+   * starts; the failure is not kept, so a later start tries again.
+   */
+  executorBinaryPath(): Promise<string> {
     const unreachable = this.executorUnreachable();
+    if (unreachable)
+      return Promise.reject(
+        new GymError('SANDBOX_UNAVAILABLE', `the ${this.about.title} backend cannot run its in-sandbox executor: ${unreachable}`),
+      );
     const cacheDir = this.common.images?.cacheDir ?? process.env.BENCHGYM_CACHE ?? path.join(os.tmpdir(), 'benchgym-cache');
-    this.executorBinary ??= (unreachable ? Promise.reject(new Error(unreachable)) : ensureExecutorBinary({ cacheDir })).catch(
-      (err: unknown) => {
-        this.noticeNoExecutor((err as Error).message);
-        return null;
-      },
-    );
+    this.executorBinary ??= ensureExecutorBinary({ cacheDir }).catch((err: unknown) => {
+      this.executorBinary = undefined;
+      throw err;
+    });
     return this.executorBinary;
-  }
-
-  /** One line on stderr, once per factory, when sandboxes run without their executor. */
-  protected noticeNoExecutor(why: string): void {
-    if (this.executorNoticed) return;
-    this.executorNoticed = true;
-    process.stderr.write(
-      `benchgym: the ${this.about.title} backend runs without its in-sandbox executor (${this.about.withoutExecutor}): ${why}\n`,
-    );
   }
 
   /** Sandboxes in use and ready in the pool (for health checks, tests and benchmarks). */

@@ -1,8 +1,8 @@
 import type { ExecutorClient } from '../executor/client.ts';
 
-/** What a pool keeps: a started sandbox, with its executor when it has one (a dead one is never handed out). */
+/** What a pool keeps: a started sandbox with its executor (one whose executor died is never handed out). */
 export interface Pooled {
-  executor?: ExecutorClient | null;
+  executor: ExecutorClient;
 }
 
 /** How long a started container may wait in the pool unused before it is removed. */
@@ -43,7 +43,7 @@ export class WarmPool<T extends Pooled = Pooled> {
   take(image: string): T | undefined {
     const list = this.ready.get(image);
     for (let c = list?.shift(); c; c = list?.shift()) {
-      if (!c.executor?.closedReason) return c;
+      if (!c.executor.closedReason) return c;
       void this.remove(c);
     }
     return undefined;

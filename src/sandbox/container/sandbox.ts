@@ -1,7 +1,5 @@
-import path from 'node:path';
 import { GymError } from '../../errors.ts';
 import { shellQuote } from '../../shell_quote.ts';
-import { execResultOf } from '../output.ts';
 import {
   PTY_ENV,
   PTY_PROMPT,
@@ -18,7 +16,6 @@ import { applyPatchBy } from '../patch_apply.ts';
 import { BASELINE_COMMIT_ARGS, BASELINE_DIFF_ARGS, BASELINE_EXCLUDES, BASELINE_IDENTITY } from '../baseline.ts';
 import { isolatedGitShell, NEUTRAL_ATTRIBUTES } from '../git_isolation.ts';
 import { diffTooLarge } from '../diff_limit.ts';
-import { fileTooLarge } from '../read_limit.ts';
 import type { ExecutorClient } from '../executor/client.ts';
 import {
   execThroughExecutor,
@@ -27,16 +24,12 @@ import {
   statThroughExecutor,
   type ExecutorSandboxHooks,
 } from '../executor/ops.ts';
-import { readScript, specialFileError, SPECIAL_FILE_EXIT, WRITE_SCRIPT } from './files.ts';
 import type { ContainerLimits } from './limits.ts';
 import type { ContainerTransport, RunOptions } from './transport.ts';
 import { WORKDIR } from './workspace.ts';
 
 const STATE_DIR = '/tmp/.benchgym';
 const BASELINE = `${STATE_DIR}/baseline.git`;
-
-/** Resolves a client path inside the container (symlinks too) or fails with exit 90. */
-const RESOLVE = `p=$(realpath -m -- "$1") || exit 91; case "$p" in ${WORKDIR}|${WORKDIR}/*) ;; *) echo "outside" >&2; exit 90;; esac`;
 
 /** What the factory does for one of its sandboxes. */
 export interface ContainerSandboxHooks {
@@ -45,9 +38,9 @@ export interface ContainerSandboxHooks {
 }
 
 /**
- * An episode's container, whichever backend started it. With an executor (the default), every
- * command and file operation is a frame on its one long-lived channel; without one, each is a
- * process the transport starts. The transport is the backend's part (transport.ts).
+ * An episode's container, whichever backend started it. Every command, file operation and
+ * script is a frame on its executor's one long-lived channel; the transport (the backend's part,
+ * transport.ts) starts processes of its own only to copy the workspace for fork.
  */
 export class ContainerSandbox<T extends ContainerTransport = ContainerTransport> implements Sandbox {
   readonly workdir = WORKDIR;
@@ -63,8 +56,8 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     private readonly limits: ContainerLimits,
     private readonly vars: Record<string, string>,
     private readonly hooks: ContainerSandboxHooks,
-    /** The sandbox's executor: every command and file operation goes through it; null: one process each (executor 'off'). */
-    readonly executor: ExecutorClient | null = null,
+    /** The sandbox's executor: every command and file operation goes through it. */
+    readonly executor: ExecutorClient,
   ) {
     this.id = transport.id;
   }
@@ -81,7 +74,7 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
   markLost(reason: string): void {
     if (this.destroyed || this.lost) return;
     this.lost = new GymError('SANDBOX_UNAVAILABLE', reason, { sandboxLost: true });
-    void this.executor?.close().catch(() => {});
+    void this.executor.close().catch(() => {});
   }
 
   /** Throws when the sandbox was destroyed or lost. */
@@ -103,11 +96,11 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
   private async viaExecutor<R>(call: (ex: ExecutorClient) => Promise<R>): Promise<R> {
     this.usable();
     try {
-      return await call(this.executor!);
+      return await call(this.executor);
     } catch (err) {
       if (!(err instanceof GymError) || err.code !== 'SANDBOX_UNAVAILABLE') throw err;
       await this.assertAlive();
-      if (this.executor!.closedReason) throw new GymError('SANDBOX_UNAVAILABLE', err.message, { ...err.details, sandboxLost: true });
+      if (this.executor.closedReason) throw new GymError('SANDBOX_UNAVAILABLE', err.message, { ...err.details, sandboxLost: true });
       throw err;
     }
   }
@@ -117,8 +110,8 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
       assertAlive: () => this.assertAlive(),
       track: (marker) => this.transport.track(marker),
       sweepLeftovers: async () => {
-        if (this.destroyed || this.executor?.closedReason) return;
-        await this.transport.sweepLeftovers(this.executor!).catch(() => {});
+        if (this.destroyed || this.executor.closedReason) return;
+        await this.transport.sweepLeftovers(this.executor).catch(() => {});
       },
       defaultTimeoutMs: this.limits.defaultTimeoutMs,
       maxOutputBytes: this.limits.maxOutputBytes,
@@ -126,7 +119,7 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     };
   }
 
-  /** One process of the transport's (executor 'off', archives); a lost container is named as such. */
+  /** One process of the transport's (the workspace's archives, raw bytes); a lost container is named as such. */
   private async run(cmd: string[], opts: Partial<RunOptions> = {}) {
     this.usable();
     try {
@@ -147,42 +140,21 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     }
   }
 
-  /** A script of the sandbox itself (git, patches): text out, through the executor when there is one. */
+  /** A script of the sandbox itself (git, patches), through the executor: text out. */
   private async script(script: string, opts: { stdin?: string; timeoutMs?: number; maxBytes?: number } = {}) {
     const timeoutMs = opts.timeoutMs ?? 60_000;
     const maxOutputBytes = opts.maxBytes ?? 16 * 1024 * 1024;
-    if (this.executor) {
-      const r = await this.viaExecutor((ex) =>
-        ex.exec(['bash', '-c', script], { env: this.vars, stdin: opts.stdin, timeoutMs, maxOutputBytes }),
-      );
-      if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
-      return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
-    }
-    const r = await this.run(['bash', '-c', script], { stdin: opts.stdin, timeoutMs, maxOutputBytes, rawStdout: true });
-    return { exitCode: r.exitCode, stdout: (r.raw ?? Buffer.alloc(0)).toString('utf8'), stderr: r.stderr.text() };
-  }
-
-  /** Runs a file-operation script with the resolved path as $p; maps exit 90 to PATH_OUTSIDE_WORKSPACE. */
-  private async fileOp(rel: string, script: string, opts: { stdin?: Buffer | string; raw?: boolean; maxBytes?: number } = {}) {
-    const candidate = rel.trim() === '' ? '.' : rel;
-    const lexical = path.posix.resolve(WORKDIR, candidate);
-    if (lexical !== WORKDIR && !lexical.startsWith(WORKDIR + '/')) {
-      throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' is outside the workspace; use a path relative to the workspace root`);
-    }
-    const r = await this.run(['bash', '-c', `${RESOLVE}\n${script}`, 'benchgym', lexical], {
-      stdin: opts.stdin,
-      rawStdout: opts.raw,
-      ...(opts.maxBytes ? { maxOutputBytes: opts.maxBytes } : {}),
-    });
-    if (r.exitCode === 90) throw new GymError('PATH_OUTSIDE_WORKSPACE', `'${rel}' leads outside the workspace through a symbolic link`);
-    return r;
+    const run = { env: this.vars, stdin: opts.stdin, timeoutMs, maxOutputBytes };
+    const r = await this.viaExecutor((ex) => ex.exec(['bash', '-c', script], run));
+    if (r.signal === 'SIGKILL' && !r.timedOut) await this.assertAlive();
+    return { exitCode: r.exitCode, stdout: r.stdout, stderr: r.stderr };
   }
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     this.usable();
     let r: ExecResult;
     try {
-      r = await this.transport.observe(() => (this.executor ? this.execByExecutor(command, opts) : this.execByProcess(command, opts)));
+      r = await this.transport.observe(() => this.execByExecutor(command, opts));
     } catch (err) {
       throw this.lost ?? err;
     }
@@ -195,108 +167,25 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     return execThroughExecutor(this.executor!, command, opts, this.executorHooks, (f) => this.viaExecutor(f));
   }
 
-  /** One process per command (executor 'off'). */
-  private async execByProcess(command: string, opts: ExecOptions): Promise<ExecResult> {
-    let workdir = WORKDIR;
-    if (opts.cwd) {
-      const r = await this.fileOp(opts.cwd, 'test -d "$p" || exit 92; printf %s "$p"');
-      if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${opts.cwd}' is not a directory`);
-      workdir = r.stdout.text();
-    }
-    this.usable();
-    let r;
-    try {
-      r = await this.transport.run({
-        cmd: ['bash', '-c', command],
-        env: { ...this.vars, ...opts.env },
-        workdir,
-        stdin: opts.stdin,
-        timeoutMs: opts.timeoutMs ?? this.limits.defaultTimeoutMs,
-        maxOutputBytes: opts.maxOutputBytes ?? this.limits.maxOutputBytes,
-        signal: opts.signal,
-        onOutput: opts.onOutput,
-        reapLeftovers: true,
-      });
-    } catch (err) {
-      await this.assertAlive();
-      throw err;
-    }
-    if (r.cancelled) throw new GymError('CANCELLED', 'the command was cancelled');
-    if (r.exitCode === null || (r.exitCode === 137 && !r.timedOut)) await this.assertAlive();
-    return execResultOf(r);
-  }
-
+  // File operations: the executor walks each path from the workspace root without following links out of it.
   async readFile(rel: string, opts: { maxBytes?: number } = {}): Promise<Buffer> {
-    if (this.executor) return this.viaExecutor((ex) => readThroughExecutor(ex, rel, opts.maxBytes));
-    if (opts.maxBytes !== undefined) {
-      const st = await this.stat(rel);
-      if (st?.type === 'file' && st.size > opts.maxBytes) throw fileTooLarge(rel, st.size, opts.maxBytes);
-    }
-    const r = await this.fileOp(rel, readScript(256 * 1024 * 1024), { raw: true, maxBytes: 256 * 1024 * 1024 });
-    if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
-    if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
-    if (r.exitCode === SPECIAL_FILE_EXIT) throw specialFileError(rel, r.stderr.text());
-    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `reading '${rel}' failed: ${r.stderr.text()}`);
-    return r.raw ?? Buffer.alloc(0);
+    return this.viaExecutor((ex) => readThroughExecutor(ex, rel, opts.maxBytes));
   }
 
   async writeFile(rel: string, data: string | Buffer): Promise<void> {
-    if (this.executor) return this.viaExecutor((ex) => ex.write(rel, data));
-    const r = await this.fileOp(rel, WRITE_SCRIPT, { stdin: data });
-    if (r.exitCode === 94) throw new GymError('NOT_A_FILE', `'${rel}' is a directory`);
-    if (r.exitCode === SPECIAL_FILE_EXIT) throw specialFileError(rel, r.stderr.text());
-    if (r.exitCode === 96) throw new GymError('NOT_A_DIRECTORY', `a parent of '${rel}' is not a directory`);
-    if (r.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `writing '${rel}' failed: ${r.stderr.text()}`);
+    return this.viaExecutor((ex) => ex.write(rel, data));
   }
 
   async remove(rel: string): Promise<void> {
-    if (this.executor) {
-      await this.viaExecutor((ex) => ex.remove(rel));
-      return;
-    }
-    const r = await this.fileOp(rel, `test "$p" = ${WORKDIR} && exit 95; rm -rf -- "$p"`);
-    if (r.exitCode === 95) throw new GymError('INVALID_ARGUMENT', 'refusing to remove the workspace root');
+    await this.viaExecutor((ex) => ex.remove(rel));
   }
 
   async stat(rel: string): Promise<FileStat | null> {
-    if (this.executor) return this.viaExecutor((ex) => statThroughExecutor(ex, rel));
-    const r = await this.fileOp(rel, 'stat -c "%F\t%s" -- "$p" 2>/dev/null || exit 93');
-    if (r.exitCode === 93) return null;
-    const [kind, size] = r.stdout.text().trim().split('\t');
-    const type =
-      kind === 'regular file' || kind === 'regular empty file'
-        ? 'file'
-        : kind === 'directory'
-          ? 'dir'
-          : kind === 'symbolic link'
-            ? 'symlink'
-            : 'other';
-    return { type, size: Number(size) || 0 };
+    return this.viaExecutor((ex) => statThroughExecutor(ex, rel));
   }
 
   async list(rel: string, opts: { depth?: number; limit?: number } = {}): Promise<{ entries: DirEntry[]; truncated: boolean }> {
-    const depth = opts.depth ?? 1;
-    const limit = opts.limit ?? 1000;
-    if (this.executor) return this.viaExecutor((ex) => listThroughExecutor(ex, rel, depth, limit));
-    const r = await this.fileOp(
-      rel,
-      `test -e "$p" || exit 93; test -d "$p" || exit 92; find "$p" -mindepth 1 -maxdepth ${depth} \\( ` +
-        `-name .git -o -name __pycache__ \\) -prune -o -printf '%d\\t%y\\t%s\\t%P\\n' | head -n ${limit + 1}`,
-    );
-    if (r.exitCode === 93) throw new GymError('FILE_NOT_FOUND', `no such file: '${rel}'`);
-    if (r.exitCode === 92) throw new GymError('NOT_A_DIRECTORY', `'${rel}' is not a directory`);
-    const prefix = path.posix.relative(WORKDIR, path.posix.resolve(WORKDIR, rel));
-    const rows = r.stdout
-      .text()
-      .split('\n')
-      .filter(Boolean)
-      .map((line) => {
-        const [d, y, s, p] = line.split('\t');
-        const type: DirEntry['type'] = y === 'f' ? 'file' : y === 'd' ? 'dir' : y === 'l' ? 'symlink' : 'other';
-        return { depth: Number(d), entry: { path: prefix ? `${prefix}/${p}` : p!, type, size: type === 'file' ? Number(s) : 0 } };
-      });
-    rows.sort((a, b) => a.depth - b.depth || a.entry.path.localeCompare(b.entry.path));
-    return { entries: rows.slice(0, limit).map((x) => x.entry), truncated: rows.length > limit };
+    return this.viaExecutor((ex) => listThroughExecutor(ex, rel, opts.depth ?? 1, opts.limit ?? 1000));
   }
 
   /** git over the workspace with the host's isolation: the agent's HOME (/tmp) and .gitattributes cannot change the diff. */
@@ -385,7 +274,7 @@ export class ContainerSandbox<T extends ContainerTransport = ContainerTransport>
     if (!this.destroying) {
       this.destroyed = true;
       // The channel first: its pending calls end as "closed", not as a container that vanished.
-      this.destroying = Promise.resolve(this.executor?.close())
+      this.destroying = Promise.resolve(this.executor.close())
         .catch(() => {})
         .then(() => this.hooks.destroy());
     }

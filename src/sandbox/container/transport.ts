@@ -15,8 +15,6 @@ export interface RunOptions {
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
   /** Keep stdout as raw bytes (file reads, archives) instead of head+tail capped text. */
   rawStdout?: boolean;
-  /** At the end, kill what the command left in the background, whatever it did to its environment. */
-  reapLeftovers?: boolean;
 }
 
 export interface RunResult {

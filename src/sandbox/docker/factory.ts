@@ -9,7 +9,6 @@ import { DEFAULT_CONTAINER_LIMITS, type ContainerLimits } from '../container/lim
 import type { Pooled } from '../container/pool.ts';
 import { LAYOUT, WORKDIR } from '../container/workspace.ts';
 import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
-import { dockerExec } from './exec.ts';
 import { SANDBOX_HOST_ADDRESS } from '../host_name.ts';
 import { executorMount, startDockerExecutor } from './executor.ts';
 import { reapStale } from './reaper.ts';
@@ -47,8 +46,6 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
     const limits = { ...DEFAULT_CONTAINER_LIMITS, ...opts.limits };
     super(opts, {
       title: 'Docker',
-      executorVariable: 'BENCHGYM_DOCKER_EXECUTOR',
-      withoutExecutor: 'one docker exec per operation',
       limits,
       docker,
       maxSandboxes: opts.maxContainers,
@@ -60,9 +57,13 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
   async describe(): Promise<string> {
     const l = this.limits;
     const gib = (bytes: number) => `${+(bytes / 1024 ** 3).toFixed(1)} GiB`;
-    const executor = (await this.executorBinaryPath().catch(() => null)) !== null;
+    // 'missing': no sandbox can start (the first one's error says how to get an executor).
+    const executor = await this.executorBinaryPath().then(
+      () => 'on',
+      () => 'missing',
+    );
     return (
-      `isolation: docker (one hardened container per episode; bubblewrap n/a), executor ${executor ? 'on' : 'off'}, network none, ` +
+      `isolation: docker (one hardened container per episode; bubblewrap n/a), executor ${executor}, network none, ` +
       `limits: memory ${gib(l.memoryBytes)}, ${l.nanoCpus / 1e9} CPU, ${l.pids} pids, workspace ${gib(l.workspaceBytes)}, ` +
       `command timeout ${l.defaultTimeoutMs / 1000} s, output ${Math.round(l.maxOutputBytes / 1024)} KiB`
     );
@@ -85,9 +86,7 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
   }
 
   protected transportOf(started: StartedContainer, image: string, create: SandboxCreateOptions): DockerTransport {
-    return new DockerTransport(started.container, started.volume, this.user, Boolean(started.executor), () =>
-      this.startTerminalContainer(started, image, create),
-    );
+    return new DockerTransport(started.container, started.volume, this.user, () => this.startTerminalContainer(started, image, create));
   }
 
   protected start(image: string, labels: Record<string, string>, memoryBytes?: number, pids?: number): Promise<StartedContainer> {
@@ -183,31 +182,21 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
           PidsLimit: pids,
           // The executor's two: it runs each command and file operation as the sandbox uid (executor.ts).
           CapDrop: ['ALL'],
-          CapAdd: binary ? ['SETUID', 'SETGID'] : [],
+          CapAdd: ['SETUID', 'SETGID'],
           SecurityOpt: ['no-new-privileges'],
           Init: true,
           ReadonlyRootfs: this.opts.readOnlyRoot ?? true,
           Ulimits: [{ Name: 'nofile', Soft: l.openFiles, Hard: l.openFiles }],
           LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
           Tmpfs: { '/tmp': `rw,exec,nosuid,size=${l.tmpBytes}` },
-          Mounts: [workspaceMount(volume), ...(binary ? [executorMount(binary)] : [])],
+          Mounts: [workspaceMount(volume), executorMount(binary)],
         },
       });
       await container.start();
-      if (binary) {
-        // Not PID 1 (docker-init is, with sleep as its child): the executor reaps only what it started.
-        executor = await startDockerExecutor(container, { root: WORKDIR, user: this.user });
-        const seeded = await executor.exec(['sh', '-c', LAYOUT], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
-        if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
-      } else {
-        const seeded = await dockerExec(container, {
-          cmd: ['sh', '-c', LAYOUT],
-          timeoutMs: 300_000,
-          maxOutputBytes: 64 * 1024,
-          user: `${this.user.uid}:${this.user.gid}`,
-        });
-        if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
-      }
+      // Not PID 1 (docker-init is, with sleep as its child): the executor reaps only what it started.
+      executor = await startDockerExecutor(container, { root: WORKDIR, user: this.user });
+      const seeded = await executor.exec(['sh', '-c', LAYOUT], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+      if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
       return { container, volume, executor };
     } catch (err) {
       await executor?.close().catch(() => {});
@@ -228,7 +217,7 @@ export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContain
     }
   }
 
-  async removeContainer(container: Docker.Container, volume: string, executor?: ExecutorClient | null): Promise<void> {
+  async removeContainer(container: Docker.Container, volume: string, executor?: ExecutorClient): Promise<void> {
     await executor?.close().catch(() => {});
     await container.remove({ force: true, v: true }).catch(() => {});
     await this.docker

@@ -28,7 +28,6 @@ export class DockerTransport implements ContainerTransport {
     readonly volume: string,
     /** Who commands, file operations and terminals run as; PID 1 and the executor stay root, out of their reach. */
     readonly user: SandboxUser,
-    executor: boolean,
     /** Starts the container people's terminals run in (factory.ts, startTerminalContainer). */
     private readonly startTerminalHost: () => Promise<Docker.Container>,
   ) {
@@ -36,7 +35,7 @@ export class DockerTransport implements ContainerTransport {
     this.isolation = [
       'docker: no network, read-only root, capped memory / CPU / pids',
       `commands as uid ${user.uid} without capabilities`,
-      `PID 1${executor ? ' and the in-sandbox executor (CAP_SETUID and CAP_SETGID only)' : ''} stay root, out of their reach`,
+      'PID 1 and the in-sandbox executor (CAP_SETUID and CAP_SETGID only) stay root, out of their reach',
       'terminals in a container of their own (the workspace shared, not the pid namespace or /dev/pts)',
     ].join('; ');
     this.oom = new ContainerOomCounter(container);

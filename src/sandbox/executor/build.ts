@@ -17,6 +17,8 @@ export const EXECUTOR_PREBUILT_DIR = fileURLToPath(new URL('./prebuilt/', import
 
 const GO_CANDIDATES = ['/usr/local/go/bin/go', '/usr/lib/go/bin/go', '/usr/bin/go'];
 const BUILD_TIMEOUT_MS = 10 * 60_000;
+/** The oldest Go the executor builds with (its go.mod's `go` line). */
+const GO_VERSION = '1.22';
 
 export type ExecutorArch = 'amd64' | 'arm64';
 
@@ -89,14 +91,7 @@ export async function ensureExecutorBinary(opts: ExecutorBuildOptions): Promise<
       await fs.mkdir(dir, { recursive: true });
       if (await copyPrebuilt(arch, hash, binary)) return binary;
       const go = findGo(opts.go);
-      if (!go) {
-        throw new GymError(
-          'SANDBOX_UNAVAILABLE',
-          `building the in-sandbox executor needs the Go toolchain (go 1.22 or later), and none ` +
-            `was found ${opts.go ? `at ${opts.go}` : `on PATH, at $BENCHGYM_GO or at ${GO_CANDIDATES.join(', ')}`}` +
-            `; install Go (https://go.dev/dl) or set BENCHGYM_GO`,
-        );
-      }
+      if (!go) throw executorMissing(arch, opts.go);
       const tmp = `${binary}.${process.pid}.${Date.now()}.tmp`;
       try {
         await goBuild(go, arch, hash, tmp, opts.cacheDir);
@@ -106,6 +101,23 @@ export async function ensureExecutorBinary(opts: ExecutorBuildOptions): Promise<
       }
       return binary;
     }),
+  );
+}
+
+/**
+ * Every sandbox runs its commands and file operations through the executor: without a binary
+ * no sandbox can start. Says how to get one (the package's prebuilt binaries, or Go).
+ */
+function executorMissing(arch: ExecutorArch, explicitGo?: string): GymError {
+  const where = explicitGo ? `at ${explicitGo}` : `on PATH, at $BENCHGYM_GO or at ${GO_CANDIDATES.join(', ')}`;
+  return new GymError(
+    'SANDBOX_UNAVAILABLE',
+    `no sandbox can start without the in-sandbox executor, and there is none for linux-${arch}: ` +
+      `this installation ships no prebuilt executor of this source, and building it needs the Go toolchain ` +
+      `(Go ${GO_VERSION} or later), which was not found ${where}. Install Go (https://go.dev/dl) and put it on PATH ` +
+      `or point $BENCHGYM_GO at its go command, or install benchgym from its npm package, ` +
+      `which ships the executor prebuilt for linux amd64 and arm64`,
+    { executorMissing: true },
   );
 }
 

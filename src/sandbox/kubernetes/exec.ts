@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { CappedOutput } from '../output.ts';
-import { killMarkerScript, leftoverScript, liveMarkersOf, trackMarker } from '../container/processes.ts';
+import { killMarkerScript, trackMarker } from '../container/processes.ts';
 import type { RunOptions, RunResult } from '../container/transport.ts';
 import { kubeError } from './client.ts';
 import type { SandboxUser } from '../sandbox_user.ts';
@@ -71,7 +71,6 @@ export async function podExec(ref: PodRef, opts: RunOptions): Promise<RunResult>
     return await runExec(ref, opts, marker);
   } finally {
     untrack();
-    if (opts.reapLeftovers) await podQuiet(ref, ['sh', '-c', `${killMarkerScript(marker)}\n${leftoverScript(liveMarkersOf(ref.pod))}`]);
   }
 }
 

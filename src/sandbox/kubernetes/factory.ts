@@ -13,7 +13,7 @@ import { LAYOUT, WORKDIR } from '../container/workspace.ts';
 import { dockerClient } from '../docker/index.ts';
 import { installPodExecutor, startPodExecutor } from './executor.ts';
 import { apiStatus, kubeError, labelValue, loadKubeConfig } from './client.ts';
-import { podExec, type PodRef } from './exec.ts';
+import type { PodRef } from './exec.ts';
 import { DEFAULT_KUBERNETES_LIMITS, type KubernetesLimits } from './limits.ts';
 import { HOSTS_CONFIGMAP, HOSTS_TEXT, podManifest, waitRunning } from './pod.ts';
 import { POD_OWNER_LABELS, reapStalePods } from './reaper.ts';
@@ -83,8 +83,6 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
     const limits = { ...DEFAULT_KUBERNETES_LIMITS, ...opts.limits };
     super(opts, {
       title: 'Kubernetes',
-      executorVariable: 'BENCHGYM_KUBERNETES_EXECUTOR',
-      withoutExecutor: 'one API exec per operation',
       limits,
       docker,
       maxSandboxes: opts.maxPods,
@@ -141,15 +139,7 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
   }
 
   protected transportOf(started: PooledPod, image: string): PodTransport {
-    return new PodTransport(
-      started.ref,
-      this.core,
-      image,
-      this.limits,
-      () => this.watching,
-      Boolean(started.executor),
-      this.opts.runtimeClassName,
-    );
+    return new PodTransport(started.ref, this.core, image, this.limits, () => this.watching, this.opts.runtimeClassName);
   }
 
   protected start(image: string, labels: Record<string, string>, memoryBytes?: number): Promise<PooledPod> {
@@ -157,7 +147,7 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
   }
 
   protected async remove(p: PooledPod): Promise<void> {
-    await p.executor?.close().catch(() => {});
+    await p.executor.close().catch(() => {});
     await this.deletePod(p.ref.pod);
   }
 
@@ -241,7 +231,6 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
       memoryBytes,
       pullPolicy: this.opts.registry ? 'IfNotPresent' : 'Never',
       runtimeClassName: this.opts.runtimeClassName,
-      executor: binary !== null,
       user: this.user,
     });
     try {
@@ -250,17 +239,12 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
       throw kubeError(err, `could not create a pod from ${image} in '${this.namespace}'`);
     }
     const ref = { kc: this.kc, namespace: this.namespace, pod: name, maxFileBytes: this.limits.maxFileBytes, user: this.user };
-    let executor: ExecutorClient | null = null;
+    let executor: ExecutorClient | undefined;
     try {
       await waitRunning(this.core, this.namespace, name, this.limits.startTimeoutMs);
-      if (binary) executor = await this.startExecutor(ref, binary);
-      if (executor) {
-        const seeded = await executor.exec(['sh', '-c', LAYOUT], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
-        if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
-      } else {
-        const seeded = await podExec(ref, { cmd: ['sh', '-c', LAYOUT], workdir: WORKDIR, timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
-        if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr.text()}`);
-      }
+      executor = await this.startExecutor(ref, binary);
+      const seeded = await executor.exec(['sh', '-c', LAYOUT], { timeoutMs: 300_000, maxOutputBytes: 64 * 1024 });
+      if (seeded.exitCode !== 0) throw new GymError('SANDBOX_UNAVAILABLE', `could not lay out the workspace: ${seeded.stderr}`);
       const pod = { ref, executor };
       this.started.set(name, pod);
       return pod;
@@ -271,19 +255,14 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
     }
   }
 
-  /**
-   * The executor copied into the running pod and started; null (and a
-   * notice) when it cannot run there: that pod uses one exec per operation.
-   */
-  private async startExecutor(ref: PodRef, binary: string): Promise<ExecutorClient | null> {
+  /** The executor copied into the running pod and started; the pod's start fails without it (naming the pod's fate when it went). */
+  private async startExecutor(ref: PodRef, binary: string): Promise<ExecutorClient> {
     try {
       await installPodExecutor(ref, binary);
       return await startPodExecutor(ref, { root: WORKDIR });
     } catch (err) {
-      // A pod that is gone is no reason to run without the executor: the start fails.
       await waitRunning(this.core, this.namespace, ref.pod, 1000);
-      this.noticeNoExecutor(`it did not start in pod ${ref.pod}: ${(err as Error).message}`);
-      return null;
+      throw new GymError('SANDBOX_UNAVAILABLE', `the in-sandbox executor did not start in pod ${ref.pod}: ${(err as Error).message}`);
     }
   }
 

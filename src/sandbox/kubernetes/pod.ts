@@ -41,8 +41,6 @@ export interface PodSpecOptions {
   /** 'Never' for images already on the nodes, 'IfNotPresent' for images in a registry. */
   pullPolicy: 'Never' | 'IfNotPresent' | 'Always';
   runtimeClassName?: string;
-  /** Mount an emptyDir at EXECUTOR_DIR for the in-sandbox executor's binary. */
-  executor?: boolean;
   /** The commands' uid and gid: the workspace's root is made theirs (git refuses a work tree of another owner). */
   user: SandboxUser;
 }
@@ -150,7 +148,7 @@ export function podManifest(o: PodSpecOptions): V1Pod {
             { name: 'tmp', mountPath: '/tmp' },
             // A mount of /etc/hosts of the pod's own: the kubelet then leaves its writable one out.
             { name: 'hosts', mountPath: '/etc/hosts', subPath: 'hosts', readOnly: true },
-            ...(o.executor ? [{ name: 'executor', mountPath: EXECUTOR_DIR }] : []),
+            { name: 'executor', mountPath: EXECUTOR_DIR },
           ],
         },
       ],
@@ -160,8 +158,9 @@ export function podManifest(o: PodSpecOptions): V1Pod {
         { name: 'hosts', configMap: { name: HOSTS_CONFIGMAP } },
         // The terminal container's /tmp (its HOME): a person's shell shares no dotfile with the commands.
         { name: 'terminal-tmp', emptyDir: { medium: 'Memory', sizeLimit: String(l.tmpBytes) } },
-        // In memory, as /tmp: a tmpfs the kubelet mounts without noexec, whatever the node's disk is mounted with.
-        ...(o.executor ? [{ name: 'executor', emptyDir: { medium: 'Memory', sizeLimit: String(EXECUTOR_DIR_BYTES) } }] : []),
+        // The in-sandbox executor's binary, in memory as /tmp: a tmpfs the kubelet mounts without noexec,
+        // whatever the node's disk is mounted with.
+        { name: 'executor', emptyDir: { medium: 'Memory', sizeLimit: String(EXECUTOR_DIR_BYTES) } },
       ],
     },
   };

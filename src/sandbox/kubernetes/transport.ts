@@ -29,20 +29,19 @@ export class PodTransport implements ContainerTransport {
     private readonly limits: KubernetesLimits,
     /** True while the factory's watch of its pods is up: a deletion is then seen without a read per command. */
     private readonly watched: () => boolean,
-    executor: boolean,
     runtimeClass?: string,
   ) {
     this.id = ref.pod;
     const user = ref.user
-      ? `commands as uid ${ref.user.uid} without capabilities; PID ` +
-        `1${executor ? ' and the in-sandbox executor' : ''} root with only CAP_SETUID and CAP_SETGID, out of their reach`
+      ? `commands as uid ${ref.user.uid} without capabilities; ` +
+        'PID 1 and the in-sandbox executor root with only CAP_SETUID and CAP_SETGID, out of their reach'
       : "commands as the container's user";
     this.isolation = [
       `kubernetes pod ${ref.namespace}/${ref.pod}: read-only root, capped memory / CPU / ephemeral storage, kubelet ` +
         `pids cap, no service-account token, deny-all NetworkPolicy${runtimeClass ? `, runtime class ${runtimeClass}` : ''}`,
       user,
       'terminals in a container of their own',
-      ...(executor ? ['one in-sandbox executor'] : []),
+      'one in-sandbox executor',
     ].join('; ');
   }
 

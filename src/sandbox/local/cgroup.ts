@@ -22,8 +22,6 @@ export type CgroupMode = 'auto' | 'v1' | 'v2' | 'off';
 export interface CgroupLimits {
   pids: number;
   memoryBytes: number;
-  /** v2: an OOM kills the whole sandbox cgroup, not one process (off under the executor, which would go with it). */
-  oomGroup?: boolean;
 }
 
 /** v1 hierarchies used: pids and freezer are required (count, find, stop), memory optional. */
@@ -394,8 +392,7 @@ export class CgroupDriver {
         if (this.limitsMemory) {
           await fs.writeFile(path.join(dir, 'memory.max'), String(limits.memoryBytes));
           await writeFile(path.join(dir, 'memory.swap.max'), '0');
-          // On an OOM the whole command goes, not one process picked out of it.
-          if (limits.oomGroup !== false) await writeFile(path.join(dir, 'memory.oom.group'), '1');
+          // No memory.oom.group: the whole sandbox would go on an OOM, its executor with it; the killer picks the process.
         }
       } else {
         await fs.writeFile(path.join(dirs.get('pids')!, 'pids.max'), String(limits.pids));

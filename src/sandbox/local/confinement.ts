@@ -14,8 +14,8 @@ export interface Confinement {
   cgroup?: Cgroup;
   /** Set when the server is root: commands drop to this uid inside bubblewrap, the workspace is theirs. */
   user?: { uid: number; gid: number };
-  /** How the executor is out of the commands' reach (with an executor; else undefined). */
-  executorIsolation?: ExecutorIsolation;
+  /** How the executor is out of the commands' reach. */
+  executorIsolation: ExecutorIsolation;
   /** The cgroup bounds its pids (then RLIMIT_NPROC, shared by every process of the uid, is not set). */
   pidsBounded?: boolean;
   /** The cgroup's memory limit, when it bounds memory (told to JVMs: jvm_memory.ts). */

@@ -10,26 +10,12 @@ import type { Cgroup } from './cgroup.ts';
 /** What the executor's own processes carry instead of BENCHGYM_SANDBOX, so that sweeping a sandbox's leftovers spares them. */
 export const EXECUTOR_MARKER = 'BENCHGYM_EXECUTOR';
 
-export type ExecutorMode = 'auto' | 'off';
-
-let fallbackSaid = false;
-
 /**
- * The executor binary for local sandboxes, or null (then each command is spawned on its own,
- * as before the executor): 'off' asks for that, and so does a machine that cannot build it
- * (no Go toolchain), said once per process.
+ * The executor binary for local sandboxes: the package's prebuilt one, else built from source
+ * (ensureExecutorBinary). Without either, no local sandbox can start: the error says how to get one.
  */
-export async function localExecutorBinary(mode: ExecutorMode, cacheDir: string): Promise<string | null> {
-  if (mode === 'off') return null;
-  try {
-    return await ensureExecutorBinary({ cacheDir });
-  } catch (err) {
-    if (!fallbackSaid) {
-      fallbackSaid = true;
-      console.warn(`benchgym: local sandboxes spawn each command on its own (slower): ${(err as Error).message}`);
-    }
-    return null;
-  }
+export async function localExecutorBinary(cacheDir: string): Promise<string> {
+  return ensureExecutorBinary({ cacheDir });
 }
 
 /** Whether the executor binary can give a command a user and pid namespace of its own on this machine (`--probe-pid-namespace`). */

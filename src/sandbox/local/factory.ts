@@ -9,7 +9,7 @@ import type { Task } from '../../tasks/schema.ts';
 import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
 import { CgroupDriver, type CgroupMode } from './cgroup.ts';
 import { bubblewrapAvailable, untraversableDirs } from './bubblewrap.ts';
-import { localExecutorBinary, probePidNamespaces, type ExecutorMode } from './executor.ts';
+import { localExecutorBinary, probePidNamespaces } from './executor.ts';
 import { describeExecutorIsolation, type Confinement, type ExecutorIsolation } from './confinement.ts';
 import { sandboxUserFromEnv, type SandboxUser } from '../sandbox_user.ts';
 import { DEFAULT_LOCAL_LIMITS, type LocalLimits } from './limits.ts';
@@ -30,12 +30,10 @@ export interface LocalSandboxOptions {
   /** The unprivileged uid/gid commands run as under bubblewrap when the server is root (default nobody). */
   sandboxUser?: SandboxUser;
   /**
-   * 'auto' (default): one executor process per sandbox forks every command (built from
-   * src/sandbox/executor/go on first use); without a Go toolchain, or with 'off', each command
-   * is a bubblewrap (or prlimit) process of its own.
+   * Where the executor binary (one process per sandbox forks every command) is put: the
+   * package's prebuilt one, else built from src/sandbox/executor/go on first use (default:
+   * cacheDir, else ~/.cache/benchgym). Without one, create() fails (localExecutorBinary).
    */
-  executor?: ExecutorMode;
-  /** Where the executor binary is built (default: cacheDir, else ~/.cache/benchgym). */
   executorCacheDir?: string;
   /** The Gradle to use instead of projects' wrappers (`--gradle`; else $BENCHGYM_GRADLE). */
   gradle?: string;
@@ -50,7 +48,7 @@ export class LocalSandboxFactory implements SandboxFactory {
   private envs?: EnvBuilder;
   private ready?: Promise<void>;
   private cgroups: CgroupDriver | null = null;
-  private executorBinary?: Promise<string | null>;
+  private executorBinary?: Promise<string>;
   private pidNamespaceProbe?: Promise<boolean>;
 
   constructor(private readonly opts: LocalSandboxOptions) {
@@ -63,8 +61,8 @@ export class LocalSandboxFactory implements SandboxFactory {
    * or environment. Run by `benchgym serve` at start, else by the first create().
    */
   init(): Promise<void> {
-    // Built (the first time: seconds) while the server starts, not at the first episode.
-    void this.executor();
+    // Built (the first time: seconds) while the server starts, not at the first episode; a failure is create()'s.
+    this.executor().catch(() => {});
     this.ready ??= (async () => {
       this.cgroups = await CgroupDriver.detect(this.opts.cgroups ?? 'auto');
       await this.cgroups?.reapStale();
@@ -72,12 +70,14 @@ export class LocalSandboxFactory implements SandboxFactory {
     return this.ready;
   }
 
-  /** The executor binary, or null for a spawn per command (localExecutorBinary). */
-  private executor(): Promise<string | null> {
+  /** The executor binary (localExecutorBinary); a failure is not kept, so a later create() tries again. */
+  private executor(): Promise<string> {
     this.executorBinary ??= localExecutorBinary(
-      this.opts.executor ?? 'auto',
       this.opts.executorCacheDir ?? this.opts.cacheDir ?? path.join(os.homedir(), '.cache', 'benchgym'),
-    );
+    ).catch((err: unknown) => {
+      this.executorBinary = undefined;
+      throw err;
+    });
     return this.executorBinary;
   }
 
@@ -127,7 +127,7 @@ export class LocalSandboxFactory implements SandboxFactory {
       for (const [rel, content] of Object.entries(create.seed.files ?? {})) await sandbox.writeFile(rel, content);
       await sandbox.handOver();
       // Started now, while the agent thinks; the first command waits for it if it must.
-      if (executor) sandbox.startExecutor().catch(() => {});
+      sandbox.startExecutor().catch(() => {});
     } catch (err) {
       await sandbox.destroy();
       throw err instanceof GymError
@@ -140,38 +140,26 @@ export class LocalSandboxFactory implements SandboxFactory {
 
   /**
    * The sandbox's cgroup (with its limits) and, for a root server, the uid it runs as: under
-   * bubblewrap always; without it only for the executor (a root command could open the
-   * executor's channel through /proc), and only where that uid can reach the sandbox's paths.
+   * always (without bubblewrap, a root command could open the executor's channel through /proc),
+   * but without bubblewrap only where that uid can reach the sandbox's paths.
    */
-  private async confinement(
-    id: string,
-    dir: string,
-    bwrap: boolean,
-    executor: string | null,
-    create: SandboxCreateOptions,
-  ): Promise<Confinement> {
+  private async confinement(id: string, dir: string, bwrap: boolean, executor: string, create: SandboxCreateOptions): Promise<Confinement> {
     const l = this.limits;
-    let user = process.getuid?.() === 0 && (bwrap || executor) ? (this.opts.sandboxUser ?? sandboxUserFromEnv()) : undefined;
+    let user = process.getuid?.() === 0 ? (this.opts.sandboxUser ?? sandboxUserFromEnv()) : undefined;
     let unreachable = '';
     if (user && !bwrap) {
       const blocked = await untraversableDirs([path.join(dir, 'workspace'), ...(create.env?.readOnlyPaths ?? [])], user);
       if (blocked.length) [unreachable, user] = [` (uid ${user.uid} cannot pass ${blocked.join(', ')})`, undefined];
     }
     // The executor out of its commands' reach: by uid where the server is root, else by a pid namespace per command.
-    const executorIsolation: ExecutorIsolation | undefined = !executor
-      ? undefined
-      : user
-        ? 'uid'
-        : (await this.pidNamespaces(executor))
-          ? 'pid-namespace'
-          : 'none';
+    const executorIsolation: ExecutorIsolation = user ? 'uid' : (await this.pidNamespaces(executor)) ? 'pid-namespace' : 'none';
     const who = [
       user
         ? `commands as uid ${user.uid} without capabilities`
         : bwrap
           ? `commands as the server's uid ${process.getuid?.()} without capabilities`
           : `commands as the server's user${unreachable}`,
-      ...(executorIsolation ? [describeExecutorIsolation(executorIsolation, user)] : []),
+      describeExecutorIsolation(executorIsolation, user),
     ].join('; ');
     if (!this.cgroups)
       return {
@@ -179,11 +167,7 @@ export class LocalSandboxFactory implements SandboxFactory {
         executorIsolation,
         describe: `${who}; no writable cgroups: bounded by rlimits only, leftovers found by an environment marker (which env -i clears)`,
       };
-    const limits = {
-      pids: Math.max(create.env?.pids ?? 0, l.pids),
-      memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes),
-      oomGroup: !executor,
-    };
+    const limits = { pids: Math.max(create.env?.pids ?? 0, l.pids), memoryBytes: Math.max(create.env?.memoryBytes ?? 0, l.memoryBytes) };
     const cgroup = await this.cgroups.createSandbox(id, limits);
     return {
       cgroup,

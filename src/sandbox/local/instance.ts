@@ -3,7 +3,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { PROJECT_ROOT } from '../../project.ts';
 import { bubblewrapAvailable } from './bubblewrap.ts';
-import { localExecutorBinary, type ExecutorMode } from './executor.ts';
+import { localExecutorBinary } from './executor.ts';
 import { LocalSandboxFactory, type LocalSandboxOptions } from './factory.ts';
 import { DEFAULT_LOCAL_LIMITS } from './limits.ts';
 import { claimSandboxDir, removeStaleSandboxDirs } from './stale.ts';
@@ -15,7 +15,6 @@ export interface LocalInstanceOptions {
   /** Built envs (venvs, the Maven repository) and the executor binary (default: the data dir). */
   cacheDir?: string;
   isolation?: LocalSandboxOptions['isolation'];
-  executor?: ExecutorMode;
   gradle?: string;
   /** Host paths hidden from commands under bubblewrap besides the data dir and the checkout (the suites' private files). */
   privatePaths?: readonly string[];
@@ -46,7 +45,6 @@ export class LocalInstanceFactory extends LocalSandboxFactory {
     super({
       baseDir: path.join(root, instance),
       isolation: instanceOpts.isolation,
-      ...(instanceOpts.executor ? { executor: instanceOpts.executor } : {}),
       ...(instanceOpts.gradle ? { gradle: instanceOpts.gradle } : {}),
       cacheDir,
       // Hidden from commands under bubblewrap: suites (hidden tests), the whole data dir
@@ -69,7 +67,11 @@ export class LocalInstanceFactory extends LocalSandboxFactory {
     const isolation = this.instanceOpts.isolation ?? 'auto';
     const bwrap = isolation === 'bwrap' || (isolation === 'auto' && (await bubblewrapAvailable()));
     const cacheDir = path.resolve(this.instanceOpts.cacheDir ?? this.instanceOpts.dataDir);
-    const executor = (await localExecutorBinary('auto', cacheDir).catch(() => null)) !== null;
+    // 'missing': no sandbox can start (the first one's error says how to get an executor).
+    const executor = await localExecutorBinary(cacheDir).then(
+      () => 'on',
+      () => 'missing',
+    );
     const l = DEFAULT_LOCAL_LIMITS;
     const sandbox = bwrap
       ? 'bubblewrap (own mount, pid and network namespaces)'
@@ -78,7 +80,7 @@ export class LocalInstanceFactory extends LocalSandboxFactory {
         : 'no bubblewrap (not available here)';
     const network = bwrap ? 'network none' : "network: the host's (commands can reach it)";
     return (
-      `isolation: local, ${sandbox}, executor ${executor ? 'on' : 'off'}, ${network}, limits: memory ${gib(l.memoryBytes)} ` +
+      `isolation: local, ${sandbox}, executor ${executor}, ${network}, limits: memory ${gib(l.memoryBytes)} ` +
       `and ${l.pids} pids (cgroup, where writable), CPU ${l.cpuSeconds} s, disk ${gib(l.diskBytes)}, ` +
       `command timeout ${l.defaultTimeoutMs / 1000} s, output ${kib(l.maxOutputBytes)}`
     );

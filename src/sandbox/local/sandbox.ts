@@ -1,14 +1,12 @@
-import { spawn, execFile } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
-import { StringDecoder } from 'node:string_decoder';
 import type { IPty } from 'node-pty';
 import { GymError } from '../../errors.ts';
 import { diskUsage, formatBytes, watchDisk } from './disk_guard.ts';
-import { CappedOutput } from '../output.ts';
-import { killByEnvMarker, killGroup, killGroupIfMarked } from '../processes.ts';
+import { killByEnvMarker, killGroup } from '../processes.ts';
 import { WorkspaceFiles } from './files.ts';
 import { diffTooLarge } from '../diff_limit.ts';
 import type { Cgroup } from './cgroup.ts';
@@ -86,21 +84,19 @@ export class LocalSandbox implements Sandbox {
     private readonly hiddenPaths: string[],
     private readonly onDestroy: () => void,
     private readonly forkFrom: (from: LocalSandbox) => Promise<Sandbox>,
-    private readonly confinement: Confinement = { describe: '' },
-    /** The executor binary; null: each command is spawned on its own (bubblewrap and prlimit every time). */
-    private readonly executorBinary: string | null = null,
+    private readonly confinement: Confinement,
+    /** The executor binary: one process of it per sandbox forks every command (startExecutor). */
+    private readonly executorBinary: string,
   ) {
     this.root = path.join(dir, 'workspace');
     this.files = new WorkspaceFiles(this.root, confinement.user);
     this.envVars = { ...create.env?.vars, ...jvmMemoryVars(create.env?.vars, confinement.memoryBytes, { namespacedCgroup: bwrap }) };
     this.workdir = this.root;
-    this.isolation =
-      `${
-        bwrap
-          ? 'local + bubblewrap: no network, read-only system, only the workspace writable'
-          : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)'
-      }${confinement.describe ? `; ${confinement.describe}` : ''}` +
-      `${executorBinary ? '; commands forked by one executor process per sandbox' : ''}`;
+    this.isolation = `${
+      bwrap
+        ? 'local + bubblewrap: no network, read-only system, only the workspace writable'
+        : 'local process groups + rlimits (no bubblewrap: commands share the host network and file system)'
+    }${confinement.describe ? `; ${confinement.describe}` : ''}; commands forked by one executor process per sandbox`;
   }
 
   /**
@@ -284,7 +280,7 @@ export class LocalSandbox implements Sandbox {
 
   async exec(command: string, opts: ExecOptions = {}): Promise<ExecResult> {
     this.assertLive();
-    return this.executorBinary ? this.execThroughExecutor(command, opts) : this.spawnExec(command, opts);
+    return this.execThroughExecutor(command, opts);
   }
 
   /**
@@ -294,7 +290,6 @@ export class LocalSandbox implements Sandbox {
    */
   startExecutor(): Promise<LocalExecutor> {
     this.executorStart ??= (async () => {
-      if (!this.executorBinary) throw new GymError('SANDBOX_UNAVAILABLE', `sandbox ${this.id} has no executor`);
       const binary = await placeExecutorBinary(this.executorBinary, this.executorDir);
       const cgroup = await this.confinement.cgroup?.child('executor');
       try {
@@ -392,136 +387,6 @@ export class LocalSandbox implements Sandbox {
           `past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n`
         : '');
     const res: ExecResult & MemoryLimitMark = notes ? { ...r, stderr: r.stderr + notes } : { ...r };
-    if (oom) res.oomKilled = true;
-    return res;
-  }
-
-  /** A command in a bubblewrap (or prlimit) process of its own: the path without an executor. */
-  private async spawnExec(command: string, opts: ExecOptions): Promise<ExecResult> {
-    const cwd = opts.cwd ? await this.directory(opts.cwd) : this.root;
-    const timeoutMs = opts.timeoutMs ?? this.limits.defaultTimeoutMs;
-    const cap = opts.maxOutputBytes ?? this.limits.maxOutputBytes;
-    // Each command in a leaf cgroup of its own: at its end, everything it started is killed.
-    const cgroup = await this.confinement.cgroup?.child();
-    const oomBefore = (await this.confinement.cgroup?.oomKills()) ?? 0;
-    let oomAfter = oomBefore;
-    const [file, ...args] = await this.argv(command, cwd, { cgroup });
-    const started = Date.now();
-    const child = spawn(file!, args, { cwd, env: this.environment(opts.env), detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
-    const out = new CappedOutput(cap);
-    const err = new CappedOutput(cap);
-    const decoders = { stdout: new StringDecoder('utf8'), stderr: new StringDecoder('utf8') };
-    child.stdout!.on('data', (b: Buffer) => {
-      out.push(b);
-      if (opts.onOutput) opts.onOutput(decoders.stdout.write(b), 'stdout');
-    });
-    child.stderr!.on('data', (b: Buffer) => {
-      err.push(b);
-      if (opts.onOutput) opts.onOutput(decoders.stderr.write(b), 'stderr');
-    });
-    child.stdin!.on('error', () => {});
-    child.stdin!.end(opts.stdin ?? '');
-
-    let timedOut = false;
-    let cancelled = false;
-    let killTimer: NodeJS.Timeout | undefined;
-    // Until the command's leader exits, its group is surely ours; after that the group is
-    // signalled only while a member of it still carries this sandbox's marker (see
-    // killGroupIfMarked: a freed group number can lead someone else's group a moment later).
-    let leaderExited = false;
-    const killOurGroup = (signal: NodeJS.Signals) =>
-      leaderExited ? void killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id, signal) : killGroup(child.pid, signal);
-    const terminate = () => {
-      killOurGroup('SIGTERM');
-      killTimer ??= setTimeout(() => {
-        killOurGroup('SIGKILL');
-        void cgroup?.killAll();
-        void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
-      }, this.limits.killGraceMs);
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      terminate();
-    }, timeoutMs);
-    let diskExceeded: number | undefined;
-    // A workspace already over the limit (the command before was stopped there) may shrink: only growth past it stops this one.
-    const allowed = Math.max(this.limits.diskBytes, this.diskUsed);
-    const stopDiskWatch = watchDisk(
-      [this.root, path.join(this.dir, 'home')],
-      allowed,
-      this.limits.diskCheckMs,
-      (bytes) => {
-        diskExceeded = bytes;
-        terminate();
-      },
-      (bytes) => (this.diskUsed = bytes),
-    );
-    const onAbort = () => {
-      cancelled = true;
-      terminate();
-    };
-    opts.signal?.addEventListener('abort', onAbort, { once: true });
-    if (opts.signal?.aborted) onAbort();
-
-    const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-      let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-      let drainTimer: NodeJS.Timeout | undefined;
-      child.on('error', (e) => reject(new GymError('SANDBOX_UNAVAILABLE', `could not start the command: ${e.message}`)));
-      child.on('exit', (c, s) => {
-        exited = { code: c, signal: s };
-        leaderExited = true;
-        // Background children may hold the pipes open: give them a moment, then end them.
-        // Killing the writers closes the pipes after what they wrote is read, so no output
-        // is lost however slow the machine is; only a holder we cannot kill is cut off.
-        drainTimer = setTimeout(() => {
-          killOurGroup('SIGKILL');
-          void cgroup?.killAll();
-          void killByEnvMarker('BENCHGYM_SANDBOX', this.id);
-          drainTimer = setTimeout(() => {
-            child.stdout!.destroy();
-            child.stderr!.destroy();
-            resolve(exited!);
-          }, 5000);
-        }, 300);
-      });
-      child.on('close', (c, s) => {
-        if (drainTimer) clearTimeout(drainTimer);
-        resolve(exited ?? { code: c, signal: s });
-      });
-    }).finally(async () => {
-      clearTimeout(timer);
-      stopDiskWatch();
-      // What a stopped writer had in flight is on disk now: the next command's allowance starts there.
-      if (diskExceeded !== undefined) this.diskUsed = await diskUsage([this.root, path.join(this.dir, 'home')]);
-      if (killTimer) clearTimeout(killTimer);
-      opts.signal?.removeEventListener('abort', onAbort);
-      // Nothing a command started outlives it: not its process group, and not what left
-      // the group with setsid() and let go of the pipes (found by the inherited marker).
-      await killGroupIfMarked(child.pid, 'BENCHGYM_SANDBOX', this.id);
-      // Before the leaf goes: on cgroup v1 its OOM count is its own, not its parent's.
-      oomAfter = (await this.confinement.cgroup?.oomKills()) ?? 0;
-      // The cgroup finds the rest, whatever they did to their session, environment or parent.
-      await cgroup?.remove();
-      await killByEnvMarker('BENCHGYM_SANDBOX', this.id);
-    });
-    if (cancelled && !timedOut) throw new GymError('CANCELLED', 'the command was cancelled');
-    const oom = oomAfter > oomBefore;
-    const res: ExecResult & MemoryLimitMark = {
-      exitCode: code,
-      signal,
-      stdout: out.text(),
-      stderr:
-        err.text() +
-        (oom ? `\n${OOM_NOTE}\n` : '') +
-        (diskExceeded !== undefined
-          ? `\nbenchgym: the command was stopped: the workspace and home hold ${formatBytes(diskExceeded)}, ` +
-            `past the sandbox's disk limit of ${formatBytes(this.limits.diskBytes)}\n`
-          : ''),
-      timedOut,
-      truncated: { stdout: out.dropped, stderr: err.dropped },
-      totalBytes: { stdout: out.total, stderr: err.total },
-      durationMs: Date.now() - started,
-    };
     if (oom) res.oomKilled = true;
     return res;
   }

@@ -21,7 +21,7 @@ describeDocker('docker sandbox: the in-sandbox executor', async () => {
   };
 
   before(async () => {
-    factory = new DockerSandboxFactory({ serverId: `test-executor-${randomBytes(4).toString('hex')}`, poolSize: 0, executor: 'auto' });
+    factory = new DockerSandboxFactory({ serverId: `test-executor-${randomBytes(4).toString('hex')}`, poolSize: 0 });
     const registry = new SuiteRegistry(BUILTIN_SUITES);
     registry.enable('examples');
     const task = await registry.task('examples', 'roman-numerals');
@@ -55,7 +55,6 @@ describeDocker('docker sandbox: the in-sandbox executor', async () => {
     const pooled = new DockerSandboxFactory({
       serverId: `test-executor-pool-${randomBytes(4).toString('hex')}`,
       poolSize: 1,
-      executor: 'auto',
     });
     try {
       await pooled.warm(create.env!.image!);

@@ -9,6 +9,7 @@ import { seedOf } from '../../../src/tasks/seed.ts';
 import { dockerSkipReason } from './skip.ts';
 import { BUILTIN_SUITES } from '../../../bin/builtins.ts';
 import { WarmPool, type Pooled } from '../../../src/sandbox/container/pool.ts';
+import type { ExecutorClient } from '../../../src/sandbox/executor/client.ts';
 
 async function exampleTask(id: string) {
   const registry = new SuiteRegistry(BUILTIN_SUITES);
@@ -114,7 +115,7 @@ test('a pooled container unused for idleMs is removed; a fresh one, or one a ref
   let n = 0;
   const pool = new WarmPool<Pooled & { name: string }>(
     2,
-    async (image) => ({ name: `${image}-${++n}` }),
+    async (image) => ({ name: `${image}-${++n}`, executor: {} as ExecutorClient }),
     async (c) => void removed.push(c.name),
     60_000,
   );

@@ -7,9 +7,8 @@ import { baseImageName } from '../../../src/env/images.ts';
 import { GymError } from '../../../src/errors.ts';
 import { EXECUTOR_BINARY_NAME, executorSourceHash } from '../../../src/sandbox/executor/build.ts';
 import type { KubernetesSandbox, KubernetesSandboxFactory } from '../../../src/sandbox/kubernetes/index.ts';
-import { tempDir } from '../../helpers.ts';
+import { expectGymError, tempDir } from '../../helpers.ts';
 import { kubernetesSkipReason, loadIntoCluster, testFactory } from './skip.ts';
-import { captureStderr } from '../container_backends.ts';
 
 const IMAGE = baseImageName('python', '3.11');
 
@@ -57,7 +56,7 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
   const create = { seed: {}, env: { image: IMAGE, vars: { GREETING: 'hi' } } };
   const fresh = async () => (await factory.create(create)) as KubernetesSandbox;
   before(async () => {
-    factory = testFactory({ executor: 'auto' });
+    factory = testFactory();
     await loadIntoCluster(IMAGE);
   });
   after(async () => factory?.close());
@@ -140,7 +139,7 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
   });
 
   test('OOM: the command is killed, the episode told why', { timeout: 120_000 }, async () => {
-    const small = testFactory({ executor: 'auto', limits: { memoryBytes: 160 * 1024 ** 2 } });
+    const small = testFactory({ limits: { memoryBytes: 160 * 1024 ** 2 } });
     try {
       const sb = (await small.create(create)) as KubernetesSandbox;
       assert.ok(sb.executor);
@@ -160,49 +159,31 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     }
   });
 
-  test("executor: 'off': no executor volume, one API exec per operation", async () => {
-    const off = testFactory({ executor: 'off' });
-    try {
-      const sb = (await off.create(create)) as KubernetesSandbox;
-      const pod = await off.core.readNamespacedPod({ name: sb.transport.ref.pod, namespace: sb.transport.ref.namespace });
-      assert.equal(
-        pod.spec!.volumes!.some((v) => v.name === 'executor'),
-        false,
-        'no executor volume without an executor',
-      );
-      const seen = await apiExecsDuring(async () => {
-        await sb.writeFile('a/b.txt', 'hi\n');
-        assert.equal((await sb.exec('cat a/b.txt')).stdout, 'hi\n');
-      });
-      assert.ok(seen.count >= 2, `one API exec per operation: ${seen.commands.join(' | ')}`);
-    } finally {
-      await off.close();
-    }
-  });
-
-  test('an executor that cannot run in the pod: one line on stderr, then one API exec per operation', { timeout: 120_000 }, async () => {
-    // A cache whose "binary" is not a program: found, copied, and refused by the pod.
-    const cacheDir = await tempDir('benchgym-kexec-');
-    const dir = path.join(cacheDir, 'executor', await executorSourceHash());
-    await fs.mkdir(dir, { recursive: true });
-    await fs.writeFile(path.join(dir, EXECUTOR_BINARY_NAME), 'not an executable\n', { mode: 0o755 });
-    const stderr = captureStderr();
-    const broken = testFactory({ executor: 'auto', images: { cacheDir } });
-    try {
-      const a = (await broken.create(create)) as KubernetesSandbox;
-      const b = (await broken.create(create)) as KubernetesSandbox;
-      assert.equal(a.executor, null);
-      assert.equal(b.executor, null);
-      assert.equal((await a.exec('echo fallback')).stdout, 'fallback\n');
-      assert.equal(stderr.said.filter((l) => /without its in-sandbox executor/.test(l)).length, 1, stderr.said.join(''));
-    } finally {
-      stderr.restore();
-      await broken.close();
-    }
-  });
+  test(
+    'an executor that cannot run in the pod: the sandbox does not start (SANDBOX_UNAVAILABLE naming it), its pod deleted',
+    { timeout: 120_000 },
+    async () => {
+      // A cache whose "binary" is not a program: found, copied, and refused by the pod.
+      const cacheDir = await tempDir('benchgym-kexec-');
+      const dir = path.join(cacheDir, 'executor', await executorSourceHash());
+      await fs.mkdir(dir, { recursive: true });
+      await fs.writeFile(path.join(dir, EXECUTOR_BINARY_NAME), 'not an executable\n', { mode: 0o755 });
+      const broken = testFactory({ images: { cacheDir } });
+      try {
+        await expectGymError(broken.create(create), 'SANDBOX_UNAVAILABLE', /in-sandbox executor did not start in pod benchgym-/);
+        assert.equal(broken.stats().live, 0);
+        const selector = `benchgym.instance=${broken.instanceId}`;
+        const left = await broken.core.listNamespacedPod({ namespace: broken.namespace, labelSelector: selector });
+        const running = left.items.filter((p) => !p.metadata?.deletionTimestamp).map((p) => p.metadata?.name);
+        assert.deepEqual(running, [], 'the pod is deleted');
+      } finally {
+        await broken.close();
+      }
+    },
+  );
 
   test('the pods are gone after close', async () => {
-    const f = testFactory({ executor: 'auto' });
+    const f = testFactory();
     const sb = (await f.create(create)) as KubernetesSandbox;
     await f.close();
     const core = f.kc.makeApiClient(CoreV1Api);

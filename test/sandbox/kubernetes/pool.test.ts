@@ -40,7 +40,7 @@ describe('kubernetes sandbox: the warm pool of pods', async () => {
     { timeout: 180_000 },
     async () => {
       await loadIntoCluster(IMAGE);
-      const f = testFactory({ poolSize: 1, executor: 'auto' });
+      const f = testFactory({ poolSize: 1 });
       try {
         let t = Date.now();
         const cold = (await f.create({
@@ -76,7 +76,7 @@ describe('kubernetes sandbox: the warm pool of pods', async () => {
     { timeout: 180_000 },
     async () => {
       await loadIntoCluster(IMAGE);
-      const f = testFactory({ poolSize: 1, maxPods: 2, capacityWaitMs: 2000, executor: 'auto' });
+      const f = testFactory({ poolSize: 1, maxPods: 2, capacityWaitMs: 2000 });
       try {
         await f.warm(IMAGE);
         const [pooled] = await podsOf(`benchgym.instance=${f.instanceId},benchgym.pool=true`);

@@ -174,19 +174,24 @@ describe('local sandbox confinement', async () => {
 
   test(
     'a server killed with -9 while a command runs leaves a process that the next factory init() kills',
-    { skip: noCgroups, timeout: 60_000 },
+    // A root server: its executor runs commands as the sandbox uid, in no pid namespace that would die with it.
+    { skip: process.getuid?.() === 0 ? noCgroups : 'needs a root server', timeout: 60_000 },
     async () => {
       const dir = await tempDir('benchgym-crash-');
+      // Reachable by the sandbox uid (else a root server keeps the commands its own, each in a pid namespace), the pid file writable.
+      await fs.chmod(dir, 0o755);
+      await fs.mkdir(path.join(dir, 'out'), { mode: 0o777 });
+      await fs.chmod(path.join(dir, 'out'), 0o777);
       const script = path.join(dir, 'server.mts');
       const local = fileURLToPath(new URL('../../../src/sandbox/local/index.ts', import.meta.url));
       await fs.writeFile(
         script,
         [
           `import { LocalSandboxFactory } from ${JSON.stringify(local)};`,
-          // The spawn path: a command that the executor forked would be in a pid namespace of its own, which dies with it.
-          `const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))}, isolation: 'none', executor: 'off' });`,
+          // setsid and env -i: out of the executor's reach once it dies with the server; only the cgroup still holds it.
+          `const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))}, isolation: 'none' });`,
           `const sb = await f.create({ seed: {} });`,
-          `void sb.exec("setsid env -i sh -c 'echo $$ > ${dir}/pid; exec sleep 1000' </dev/null >/dev/null 2>&1 & sleep 1000", { timeoutMs: 600000 });`,
+          `void sb.exec("setsid env -i sh -c 'echo $$ > ${dir}/out/pid; exec sleep 1000' </dev/null >/dev/null 2>&1 & sleep 1000", { timeoutMs: 600000 });`,
         ].join('\n'),
       );
       const server = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'ignore' });
@@ -194,7 +199,7 @@ describe('local sandbox confinement', async () => {
       try {
         const deadline = Date.now() + 30_000;
         while (!pid && Date.now() < deadline) {
-          pid = Number(await fs.readFile(path.join(dir, 'pid'), 'utf8').catch(() => '0'));
+          pid = Number(await fs.readFile(path.join(dir, 'out', 'pid'), 'utf8').catch(() => '0'));
           if (!pid) await new Promise((r) => setTimeout(r, 100));
         }
         assert.ok(pid, 'the command did not start');

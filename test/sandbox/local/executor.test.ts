@@ -129,23 +129,31 @@ for (const mode of ['none', 'bwrap'] as const) {
   });
 }
 
-test('executor off, or no Go toolchain: each command is spawned on its own, as before', async () => {
-  const baseDir = await tempDir('benchgym-lexec-off-');
-  const off = new LocalSandboxFactory({ baseDir, isolation: 'none', executor: 'off' });
+test('without a prebuilt executor or a Go toolchain no sandbox starts: SANDBOX_UNAVAILABLE saying how to get one', async () => {
+  const baseDir = await tempDir('benchgym-lexec-nogo-');
   const saved = process.env.BENCHGYM_GO;
   process.env.BENCHGYM_GO = '/no/such/go';
   const noGo = new LocalSandboxFactory({ baseDir, isolation: 'none', executorCacheDir: path.join(baseDir, 'empty-cache') });
   try {
-    for (const f of [off, noGo]) {
-      const sb = (await f.create({ seed: {} })) as LocalSandbox;
-      assert.doesNotMatch(sb.isolation, /executor/);
-      assert.equal((await sb.exec('echo plain')).stdout, 'plain\n');
-      await expectGymError(sb.executorPids(), 'SANDBOX_UNAVAILABLE', /no executor/);
+    for (let i = 0; i < 2; i++) {
+      const err = await expectGymError(
+        noGo.create({ seed: {} }),
+        'SANDBOX_UNAVAILABLE',
+        /no sandbox can start without the in-sandbox executor/,
+      );
+      assert.match(err.message, /Go 1\.\d+ or later/);
+      assert.match(err.message, /not found at \/no\/such\/go|\$BENCHGYM_GO/);
+      assert.match(err.message, /npm package, which ships the executor prebuilt for linux amd64 and arm64/);
+      assert.equal(err.details?.executorMissing, true);
     }
+    // Nothing was laid out for a sandbox that could not start.
+    assert.deepEqual(
+      (await fs.readdir(baseDir)).filter((n) => n.startsWith('lsb-')),
+      [],
+    );
   } finally {
     if (saved === undefined) delete process.env.BENCHGYM_GO;
     else process.env.BENCHGYM_GO = saved;
-    await off.close();
     await noGo.close();
     await fs.rm(baseDir, { recursive: true, force: true });
   }

@@ -333,10 +333,12 @@ export function containerConformance(kit: ContainerBackendKit, part: Conformance
               });
               assert.equal(r.isError, undefined, JSON.stringify(r.content));
             }
+            // A claimed pool container keeps its pool label (labels are fixed): wait for the refill too.
             await until(
               'the pool of the first server filled',
               120_000,
-              async () => (await kit.sandboxesOf(serverId, 'benchgym.pool=true')).length >= 1,
+              async () =>
+                (await kit.sandboxesOf(serverId, 'benchgym.pool=true')).length >= 1 && (await kit.sandboxesOf(serverId)).length >= 4,
             );
             const live = (await kit.sandboxesOf(serverId)).length;
             assert.ok(live >= 4, `${live} sandboxes live: 3 episodes and the pool's`);

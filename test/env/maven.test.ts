@@ -16,7 +16,8 @@ import { mavenCommand } from '../../src/scoring/runners.ts';
 import { JavaEnvSpec } from '../../src/tasks/schema.ts';
 import { tempDir } from '../helpers.ts';
 
-const POM = `<?xml version="1.0" encoding="UTF-8"?>
+const POM =
+  `<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>org.acme</groupId>
@@ -27,7 +28,8 @@ const POM = `<?xml version="1.0" encoding="UTF-8"?>
     <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
   </properties>
   <dependencies>
-    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId><version>5.10.2</version><scope>test</scope></dependency>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId>` +
+  `<version>5.10.2</version><scope>test</scope></dependency>
   </dependencies>
   <build>
     <plugins>
@@ -79,7 +81,9 @@ test('warmSelection: the selection of the tests, none for no tests; one test per
       '-pl',
       'core,extension,codegen',
       '-am',
-      '-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test,com.example.some.pkg.GeneratedTestClassNumber1Test,com.example.some.pkg.GeneratedTestClassNumber2Test',
+      '-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test,' +
+        'com.example.some.pkg.GeneratedTestClassNumber1Test,' +
+        'com.example.some.pkg.GeneratedTestClassNumber2Test',
       '-Dsurefire.failIfNoSpecifiedTests=false',
       '-DfailIfNoTests=false',
     ],

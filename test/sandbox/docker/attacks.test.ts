@@ -72,22 +72,27 @@ describeDocker('docker sandbox under attack', async () => {
     assert.match(root.stdout, /Read-only file system|refused/);
   });
 
-  test("commands run as the sandbox uid; PID 1, its sleep and the executor stay root, out of their reach; the tools' files are the commands'", async () => {
-    const r = await run(
-      'id -u; id -g; grep CapEff /proc/self/status; ps -eo user=,args= | grep -E "^[^ ]+ +(/sbin/docker-init|sleep infinity|/.benchgym-executor)" | sort',
-    );
-    const [uid, gid, capEff, ...owners] = r.stdout.trim().split('\n');
-    assert.deepEqual([uid, gid], ['65534', '65534']);
-    assert.match(capEff!, /^CapEff:\s+0+$/);
-    assert.equal(owners.length, 3, r.stdout);
-    for (const line of owners) assert.match(line, /^root /, line);
-    // What the file tools write is the commands' to change, as what the commands write is.
-    await gym.callTool('create_file', { path: 'made/by/tool.txt', content: 'one\n' }, quiet(), id);
-    const owned = await run(
-      'stat -c %u:%g . made made/by made/by/tool.txt roman.py && echo two >> made/by/tool.txt && rm -r made && echo changed',
-    );
-    assert.equal(owned.stdout, '65534:65534\n'.repeat(5) + 'changed\n', owned.stderr);
-  });
+  test(
+    'commands run as the sandbox uid; PID 1, its sleep and the executor stay root, out of their reach; ' +
+      "the tools' files are the commands'",
+    async () => {
+      const r = await run(
+        'id -u; id -g; grep CapEff /proc/self/status; ps -eo user=,args= | ' +
+          'grep -E "^[^ ]+ +(/sbin/docker-init|sleep infinity|/.benchgym-executor)" | sort',
+      );
+      const [uid, gid, capEff, ...owners] = r.stdout.trim().split('\n');
+      assert.deepEqual([uid, gid], ['65534', '65534']);
+      assert.match(capEff!, /^CapEff:\s+0+$/);
+      assert.equal(owners.length, 3, r.stdout);
+      for (const line of owners) assert.match(line, /^root /, line);
+      // What the file tools write is the commands' to change, as what the commands write is.
+      await gym.callTool('create_file', { path: 'made/by/tool.txt', content: 'one\n' }, quiet(), id);
+      const owned = await run(
+        'stat -c %u:%g . made made/by made/by/tool.txt roman.py && echo two >> made/by/tool.txt && rm -r made && echo changed',
+      );
+      assert.equal(owned.stdout, '65534:65534\n'.repeat(5) + 'changed\n', owned.stderr);
+    },
+  );
 
   test('kill -9 1 cannot take the sandbox down; docker kill gives SANDBOX_UNAVAILABLE, never a wrong answer', async () => {
     await run('kill -9 1; sleep 0.5; true');

@@ -95,7 +95,9 @@ describe('kubernetes sandbox under attack', async () => {
 
   test('the root file system is read-only and /proc and /sys cannot be written', async () => {
     const r = await run(
-      'for f in /usr/evil /etc/evil /evil /opt/venv/evil; do touch $f 2>&1 || echo "refused $f"; done; echo 1 > /proc/sys/kernel/core_pattern 2>&1; echo proc=$?; echo 1 > /sys/kernel/profiling 2>&1; echo sys=$?; echo c > /proc/sysrq-trigger 2>&1; echo sysrq=$?',
+      'for f in /usr/evil /etc/evil /evil /opt/venv/evil; do touch $f 2>&1 || echo "refused $f"; done; ' +
+        'echo 1 > /proc/sys/kernel/core_pattern 2>&1; echo proc=$?; ' +
+        'echo 1 > /sys/kernel/profiling 2>&1; echo sys=$?; echo c > /proc/sysrq-trigger 2>&1; echo sysrq=$?',
     );
     for (const f of ['/usr/evil', '/etc/evil', '/evil', '/opt/venv/evil']) assert.match(r.stdout, new RegExp(`refused ${f}`));
     assert.match(r.stdout, /Read-only file system/);
@@ -111,7 +113,8 @@ describe('kubernetes sandbox under attack', async () => {
         // The env still names the cluster's service; nothing answers there, nor on the host's loopback ports.
         `python -c "
 import os, socket
-for host, port in [(os.environ.get('KUBERNETES_SERVICE_HOST', '10.96.0.1'), 443), ('127.0.0.1', 16443), ('127.0.0.1', 10250), ('127.0.0.1', 12379)]:
+for host, port in [(os.environ.get('KUBERNETES_SERVICE_HOST', '10.96.0.1'), 443), ('127.0.0.1', 16443), ('127.0.0.1', 10250), ` +
+          `('127.0.0.1', 12379)]:
     try:
         socket.create_connection((host, port), timeout=3); print('CONNECTED', host, port)
     except OSError as e:
@@ -203,7 +206,8 @@ c = socket.create_connection(('localhost', srv.getsockname()[1]), timeout=3); sr
 
   test('/etc/hosts, /etc/hostname and /etc/resolv.conf are read-only, as on Docker', async () => {
     const r = await run(
-      'for f in /etc/hosts /etc/hostname /etc/resolv.conf; do [ -e $f ] || continue; echo "# x" >> $f 2>/dev/null && echo "wrote $f"; done; true',
+      'for f in /etc/hosts /etc/hostname /etc/resolv.conf; do [ -e $f ] || continue; ' +
+        'echo "# x" >> $f 2>/dev/null && echo "wrote $f"; done; true',
     );
     assert.doesNotMatch(r.stdout, /wrote/, r.stdout);
   });
@@ -213,7 +217,8 @@ c = socket.create_connection(('localhost', srv.getsockname()[1]), timeout=3); sr
     { timeout: 60_000 },
     async () => {
       const r = await run(
-        'head -c 200M /dev/zero > /dev/termination-log 2>&1; stat -c %s /dev/termination-log; (ulimit -f unlimited 2>/dev/null) && echo raised; true',
+        'head -c 200M /dev/zero > /dev/termination-log 2>&1; stat -c %s /dev/termination-log; ' +
+          '(ulimit -f unlimited 2>/dev/null) && echo raised; true',
         30,
       );
       const written = Number(/^(\d+)$/m.exec(r.stdout)?.[1]);
@@ -274,7 +279,8 @@ test('fileSizeLimitScript caps the files a shell and its children write (no clus
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'benchgym-fsize-'));
   try {
     const script = `${fileSizeLimitScript(64 * 1024)}; head -c 200000 /dev/zero > ${dir}/big; echo rc=$?`;
-    // Whether it can be raised again depends on CAP_SYS_RESOURCE, which a pod has not and the test user may have: the cluster test above checks that.
+    // Whether it can be raised again depends on CAP_SYS_RESOURCE, which a pod
+    // has not and the test user may have: the cluster test above checks that.
     const { stdout } = await promisify(execFile)('sh', ['-c', script]);
     assert.match(stdout, /rc=[1-9]/);
     assert.equal((await fs.stat(path.join(dir, 'big'))).size, 64 * 1024);

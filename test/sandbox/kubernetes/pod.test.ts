@@ -71,24 +71,27 @@ test('the pod manifest is hardened and limited (no cluster needed)', () => {
   );
 });
 
-test('the terminal container runs as the sandbox uid without capabilities, on the workspace and a /tmp of its own (no cluster needed)', () => {
-  const c = terminalContainer('img:1', { uid: 65534, gid: 65534 });
-  assert.equal(c.name, TERMINAL_CONTAINER);
-  assert.equal(c.image, 'img:1');
-  assert.deepEqual(c.securityContext, {
-    runAsUser: 65534,
-    runAsGroup: 65534,
-    runAsNonRoot: true,
-    allowPrivilegeEscalation: false,
-    privileged: false,
-    readOnlyRootFilesystem: true,
-    capabilities: { drop: ['ALL'] },
-  });
-  // Not the commands' /tmp: their HOME's dotfiles (.inputrc, .gitconfig) never reach a person's shell.
-  assert.deepEqual(c.volumeMounts, [
-    { name: 'workspace', mountPath: '/workspace' },
-    { name: 'terminal-tmp', mountPath: '/tmp' },
-  ]);
-  // Its own pid namespace: no target container.
-  assert.equal(c.targetContainerName, undefined);
-});
+test(
+  'the terminal container runs as the sandbox uid without capabilities, ' + 'on the workspace and a /tmp of its own (no cluster needed)',
+  () => {
+    const c = terminalContainer('img:1', { uid: 65534, gid: 65534 });
+    assert.equal(c.name, TERMINAL_CONTAINER);
+    assert.equal(c.image, 'img:1');
+    assert.deepEqual(c.securityContext, {
+      runAsUser: 65534,
+      runAsGroup: 65534,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    // Not the commands' /tmp: their HOME's dotfiles (.inputrc, .gitconfig) never reach a person's shell.
+    assert.deepEqual(c.volumeMounts, [
+      { name: 'workspace', mountPath: '/workspace' },
+      { name: 'terminal-tmp', mountPath: '/tmp' },
+    ]);
+    // Its own pid namespace: no target container.
+    assert.equal(c.targetContainerName, undefined);
+  },
+);

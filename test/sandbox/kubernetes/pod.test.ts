@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HOSTS_CONFIGMAP, podManifest, TERMINAL_CONTAINER, terminalContainer } from '../../../src/sandbox/kubernetes/pod.ts';
+import {
+  EXECUTOR_DIR_BYTES,
+  HOSTS_CONFIGMAP,
+  podManifest,
+  TERMINAL_CONTAINER,
+  terminalContainer,
+} from '../../../src/sandbox/kubernetes/pod.ts';
 import { DEFAULT_KUBERNETES_LIMITS } from '../../../src/sandbox/kubernetes/limits.ts';
 
 test('the pod manifest is hardened and limited (no cluster needed)', () => {
@@ -48,6 +54,8 @@ test('the pod manifest is hardened and limited (no cluster needed)', () => {
       ['tmp', 'Memory', String(DEFAULT_KUBERNETES_LIMITS.tmpBytes)],
       ['hosts', undefined, undefined],
       ['terminal-tmp', 'Memory', String(DEFAULT_KUBERNETES_LIMITS.tmpBytes)],
+      // The executor's binary: every pod has it now (the executor is required).
+      ['executor', 'Memory', String(EXECUTOR_DIR_BYTES)],
     ],
   );
   // /etc/hosts is the read-only ConfigMap's, not the kubelet's writable file from the node disk.

@@ -69,7 +69,8 @@ describe("swe-bench-java: a candidate patch that writes git's own files is refus
   };
 
   const local =
-    'benchgym score (local): a hook and config planted through the patch --fuzz fallback: refused, no hook run, not resolved, no error';
+    'benchgym score (local): a hook and config planted through the patch --fuzz fallback: refused, no hook run, ' +
+    'not resolved: the patch did not apply (an error of the harness, counted apart from infrastructure errors)';
   test(local, { timeout: 15 * 60_000 }, async () => {
     const predictions = path.join(root, 'all_preds.jsonl');
     await fs.writeFile(
@@ -94,9 +95,19 @@ describe("swe-bench-java: a candidate patch that writes git's own files is refus
     );
     assert.equal(r.code, 0, r.stderr);
     const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8'));
-    assert.deepEqual([results.resolved_ids, results.unresolved_ids, results.error_ids], [[], [fx.instanceId], []], JSON.stringify(results));
+    // Refused, it is a patch that does not apply: the harness reports that as the instance's error (PATCH_APPLY_FAILED),
+    // listed apart from infrastructure errors and counted in the headline's denominator.
+    assert.deepEqual(
+      [results.resolved_ids, results.unresolved_ids, results.error_ids, results.patch_apply_failed_ids],
+      [[], [], [fx.instanceId], [fx.instanceId]],
+      JSON.stringify(results),
+    );
     const report = JSON.parse(await fs.readFile(path.join(out, 'logs', fx.instanceId, 'report.json'), 'utf8'))[fx.instanceId];
-    assert.deepEqual([report.resolved, report.patch_successfully_applied, report.error], [false, false, undefined], JSON.stringify(report));
+    assert.deepEqual(
+      [report.resolved, report.patch_successfully_applied, report.error?.code],
+      [false, false, 'PATCH_APPLY_FAILED'],
+      JSON.stringify(report),
+    );
     assertRefused(report.notes, await fs.readFile(path.join(out, 'logs', fx.instanceId, 'test_output.txt'), 'utf8'));
   });
 

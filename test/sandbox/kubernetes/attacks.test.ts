@@ -1,4 +1,4 @@
-import { describe, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
@@ -10,7 +10,7 @@ import { GymError } from '../../../src/errors.ts';
 import type { KubernetesSandbox, KubernetesSandboxFactory } from '../../../src/sandbox/kubernetes/index.ts';
 import { fileSizeLimitScript } from '../../../src/sandbox/kubernetes/limits.ts';
 import { ATTACK_LIMITS, AttackEpisode, checkEndedAsInfraFailure } from '../attacks.cases.ts';
-import { kubernetesSkipReason, testFactory } from './skip.ts';
+import { describeKubernetes, testFactory } from './skip.ts';
 
 const MiB = 1024 ** 2;
 
@@ -20,12 +20,7 @@ const MiB = 1024 ** 2;
  * (escapes, bombs, floods, timeouts, no network) are in ../attacks.cases.ts. The episode survives, or ends
  * as SANDBOX_UNAVAILABLE with no verdict — never a wrong one.
  */
-describe('kubernetes sandbox under attack', async () => {
-  const skip = await kubernetesSkipReason();
-  if (skip) {
-    test(`skipped: ${skip}`, { skip }, () => {});
-    return;
-  }
+describeKubernetes('kubernetes sandbox under attack', async () => {
   let factory: KubernetesSandboxFactory;
   const e = new AttackEpisode(
     () => (factory = testFactory({ limits: { ...ATTACK_LIMITS, ephemeralBytes: 64 * MiB, maxFileBytes: 64 * MiB } })),

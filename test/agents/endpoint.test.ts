@@ -103,7 +103,10 @@ test('a key refused or missing, an endpoint that fails, a URL with no API behind
     );
     await assert.rejects(
       checkModelEndpoint({ baseURL: nothing.url, model: 'm' }),
-      /no OpenAI-compatible API at http:\/\/127\.0\.0\.1:\d+\/v1: GET \/models answered HTTP 404 and POST \/chat\/completions HTTP 404 .*ending in \/v1/,
+      new RegExp(
+        String.raw`no OpenAI-compatible API at http:\/\/127\.0\.0\.1:\d+\/v1: GET \/models answered HTTP 404 and POST ` +
+          String.raw`\/chat\/completions HTTP 404 .*ending in \/v1`,
+      ),
     );
     assert.deepEqual(
       nothing.hits.map((h) => h.split(' ').slice(0, 2).join(' ')),

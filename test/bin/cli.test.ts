@@ -14,8 +14,10 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const HOOK = `import { register } from 'node:module';
-register('data:text/javascript,' + encodeURIComponent("export async function load(url, ctx, next) { if (url.startsWith('file:')) process.stderr.write('LOADED ' + url + '\\\\n'); return next(url, ctx); }"));
+const HOOK =
+  `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent("export async function load(url, ctx, next) { if (url.startsWith('file:')) ` +
+  `process.stderr.write('LOADED ' + url + '\\\\n'); return next(url, ctx); }"));
 `;
 
 /** The files (relative to the checkout, or node_modules/<package>) a `benchgym ARGS` process loads. */

@@ -35,7 +35,10 @@ test('benchgym score: agreement, every disagreement with its reason, --mode, --j
     assert.match(r.stdout, /gitchameleon: 3 predictions \(mode extract\): 3\/3 passed \(100\.0%\); 0 failed, 0 unavailable here/);
     assert.match(
       r.stdout,
-      /agreement with the published verdicts: 1\/2 \(50\.0%\) as measured; every published verdict compared is sound; published 1 passed, ours 2 on the same rows/,
+      new RegExp(
+        String.raw`agreement with the published verdicts: 1\/2 \(50\.0%\) as measured; every published verdict compared is ` +
+          String.raw`sound; published 1 passed, ours 2 on the same rows`,
+      ),
     );
     assert.match(r.stdout, /^ {2}DISAGREE 187 \(line 2\): ours passed, theirs failed: \d+ passed$/m);
 

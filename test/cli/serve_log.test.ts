@@ -105,7 +105,8 @@ test('the Gym reports starts, failed calls, submissions and ends to its listener
     const summary = events.map(
       (e) =>
         `${e.type} ${e.episodeId === id ? 'A' : e.episodeId === other ? 'B' : e.episodeId} ` +
-        `${e.taskId}${e.type === 'episode_error' ? ` ${e.tool} ${e.error.code} infra=${e.infra}` : ''}${e.type === 'episode_submitted' ? ` ${e.verdict.status}` : ''}`,
+        `${e.taskId}${e.type === 'episode_error' ? ` ${e.tool} ${e.error.code} infra=${e.infra}` : ''}` +
+        `${e.type === 'episode_submitted' ? ` ${e.verdict.status}` : ''}`,
     );
     assert.deepEqual(summary, [
       'episode_started A roman-numerals',
@@ -137,7 +138,11 @@ test("benchgym serve names the isolation in its banner and logs each episode's s
     const banner = /^ {2}isolation: .*$/m.exec(stderr)?.[0] ?? '';
     assert.match(
       banner,
-      /^ {2}isolation: local, (bubblewrap \(own mount, pid and network namespaces\)|no bubblewrap \(not available here\)), executor (on|off), network (none|: the host's \(commands can reach it\)), limits: memory 2 GiB and 1024 pids/,
+      new RegExp(
+        String.raw`^ {2}isolation: local, (bubblewrap \(own mount, pid and network namespaces\)|no bubblewrap \(not ` +
+          String.raw`available here\)), executor (on|off), network (none|: the host's \(commands can reach it\)), limits: ` +
+          String.raw`memory 2 GiB and 1024 pids`,
+      ),
     );
     assert.equal(/bubblewrap \(own/.test(banner), /network none/.test(banner), 'network none exactly when bubblewrap isolates the sandbox');
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));

@@ -78,7 +78,10 @@ test('benchgym validate says when pip could not reach the package index, and exi
     assert.match(r.stderr, /^error +offline .*ENV_BUILD_FAILED: could not build the Python env .*pip could not reach the package index/m);
     assert.match(
       r.stderr,
-      /benchgym validate: pip could not reach the package index \(PyPI or \$PIP_INDEX_URL\): check the network.*; 1 task could not build its env for that/,
+      new RegExp(
+        String.raw`benchgym validate: pip could not reach the package index \(PyPI or \$PIP_INDEX_URL\): check the ` +
+          String.raw`network.*; 1 task could not build its env for that`,
+      ),
     );
     assert.match(r.stderr, /benchgym validate: nothing was checked: 0 unavailable here, 1 failed to score \(of 1 task\)/);
     const json = await startCli(

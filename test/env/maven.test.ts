@@ -16,7 +16,8 @@ import { mavenCommand } from '../../src/scoring/runners.ts';
 import { JavaEnvSpec } from '../../src/tasks/schema.ts';
 import { tempDir } from '../helpers.ts';
 
-const POM = `<?xml version="1.0" encoding="UTF-8"?>
+const POM =
+  `<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>org.acme</groupId>
@@ -27,7 +28,8 @@ const POM = `<?xml version="1.0" encoding="UTF-8"?>
     <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
   </properties>
   <dependencies>
-    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId><version>5.10.2</version><scope>test</scope></dependency>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId>` +
+  `<version>5.10.2</version><scope>test</scope></dependency>
   </dependencies>
   <build>
     <plugins>
@@ -79,7 +81,9 @@ test('warmSelection: the selection of the tests, none for no tests; one test per
       '-pl',
       'core,extension,codegen',
       '-am',
-      '-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test,com.example.some.pkg.GeneratedTestClassNumber1Test,com.example.some.pkg.GeneratedTestClassNumber2Test',
+      '-Dtest=com.example.some.pkg.GeneratedTestClassNumber0Test,' +
+        'com.example.some.pkg.GeneratedTestClassNumber1Test,' +
+        'com.example.some.pkg.GeneratedTestClassNumber2Test',
       '-Dsurefire.failIfNoSpecifiedTests=false',
       '-DfailIfNoTests=false',
     ],
@@ -216,10 +220,12 @@ describe(
         });
         assert.ok(Date.now() - started < 420_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
         const envs = path.join(root, 'cache', 'envs');
+        // The folder holds the envs of the earlier tests too: this one is the env whose build was stopped.
         const names = await fs.readdir(envs);
-        assert.ok(!names.some((n) => n.endsWith('.ready')), `no env is marked ready: ${names.join(', ')}`);
         const kept = names.find((n) => n.endsWith('.ready.work'));
         assert.ok(kept, `the stopped build is kept: ${names.join(', ')}`);
+        const stopped = kept.slice(0, -'.work'.length);
+        assert.ok(!names.includes(stopped), `the stopped env is not marked ready: ${names.join(', ')}`);
         // The next prepare (a fresh builder, as the next run is) goes on from the kept build.
         const again = await new MavenEnvBuilder(path.join(root, 'cache'), 300_000).prepare(spec, { dir: hang });
         assert.equal((await marker(again.key)).ran, 'the warm-up tests, resumed after a warm-up stopped at its limit');

@@ -102,7 +102,10 @@ describe('a server replica that advertises its own URL', () => {
       assert.equal(res.status, 404);
       assert.match(
         await res.text(),
-        /EPISODE_NOT_FOUND: no episode endpoint at this address.* on replica http:\/\/127\.0\.0\.1:1: each replica serves only the episodes it started/,
+        new RegExp(
+          String.raw`EPISODE_NOT_FOUND: no episode endpoint at this address.* on replica http:\/\/127\.0\.0\.1:1: each ` +
+            String.raw`replica serves only the episodes it started`,
+        ),
       );
       await call(clientA, 'end_episode', { episode_id: id });
     } finally {

@@ -227,15 +227,29 @@ describe('benchgym score reports its own disagreements', () => {
     assert.match(text, /^fake: 13 submissions: 5\/11 passed \(45\.5%\); 6 failed, 0 unavailable here, 2 counted apart; scoring faithful$/m);
     assert.match(
       text,
-      /^agreement with the published verdicts: 4\/11 \(36\.4%\) as measured; 3\/7 \(42\.9%\) over the 7 whose published verdict is sound \(4 left out: known difference of the original harness 2, tests that cannot fail \(the start state passes\) 2\)$/m,
+      new RegExp(
+        String.raw`^agreement with the published verdicts: 4\/11 \(36\.4%\) as measured; 3\/7 \(42\.9%\) over the 7 whose ` +
+          String.raw`published verdict is sound \(4 left out: known difference of the original harness 2, tests that cannot ` +
+          String.raw`fail \(the start state passes\) 2\)$`,
+        'm',
+      ),
     );
     assert.match(
       text,
-      /^disagreements: 7, by cause: known difference of the original harness 2, tests that cannot fail .* 1, patch did not apply 1, a test file of the candidate's did not compile 1, environment difference 1, not explained 1$/m,
+      new RegExp(
+        String.raw`^disagreements: 7, by cause: known difference of the original harness 2, tests that cannot fail .* 1, ` +
+          String.raw`patch did not apply 1, a test file of the candidate's did not compile 1, environment difference 1, not ` +
+          String.raw`explained 1$`,
+        'm',
+      ),
     );
     assert.match(
       text,
-      /^ known difference of the original harness: shared-log \(2\): the harness ran every sample in one folder\n {2}DISAGREE shared #0 \(line 3\): ours passed, theirs failed: 1 passed\n {2}DISAGREE shared #1 /m,
+      new RegExp(
+        String.raw`^ known difference of the original harness: shared-log \(2\): the harness ran every sample in one ` +
+          String.raw`folder\n {2}DISAGREE shared #0 \(line 3\): ours passed, theirs failed: 1 passed\n {2}DISAGREE shared #1 `,
+        'm',
+      ),
     );
     assert.match(
       text,
@@ -249,7 +263,12 @@ describe('benchgym score reports its own disagreements', () => {
     assert.match(text, /^ not explained \(1\)\n {2}DISAGREE plain #1 \(line 1\): ours failed, theirs passed: test_x: assert 1 == 2$/m);
     assert.match(
       text,
-      /^counted apart, never compared \(the task is invalid or unavailable here\): 2 samples of 1 task\n {2}INVALID HERE invalid \(2 samples; ours 0 passed, published 1 passed\): its test reads plugin\.spec, in no commit$/m,
+      new RegExp(
+        String.raw`^counted apart, never compared \(the task is invalid or unavailable here\): 2 samples of 1 task\n ` +
+          String.raw`{2}INVALID HERE invalid \(2 samples; ours 0 passed, published 1 passed\): its test reads plugin\.spec, ` +
+          String.raw`in no commit$`,
+        'm',
+      ),
     );
     assert.doesNotMatch(text, /DISAGREE invalid/, 'a task invalid here is never a disagreement');
   });

@@ -104,8 +104,10 @@ test(
       ['failed', false, true, 0, 2, undefined],
     );
     const note = second!.notes?.find((n) => n.startsWith(`${SANDBOX_FAILED_AFTER_AGENT_NOTE}:`));
-    const told =
-      /the episode's sandbox failed after the agent's code ran there on 2 attempts \(this one: SANDBOX_UNAVAILABLE: .*\): counted as failed \(strict scoring\)/;
+    const told = new RegExp(
+      String.raw`the episode's sandbox failed after the agent's code ran there on 2 attempts \(this one: ` +
+        String.raw`SANDBOX_UNAVAILABLE: .*\): counted as failed \(strict scoring\)`,
+    );
     assert.match(note ?? '', told, JSON.stringify(second));
   },
 );

@@ -151,7 +151,10 @@ describe('reports', () => {
       assert.match(text, /\n- swe-agent · model-a: (\d+)\/60 samples passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d%\n/);
       assert.match(
         text,
-        /\| swe-agent · model-a \| 12 \| 5 \| \d+\/60 passed \(\d+\.\d%\), 2 errors; over the 58 scored: \d+\.\d% \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \| /,
+        new RegExp(
+          String.raw`\| swe-agent · model-a \| 12 \| 5 \| \d+\/60 passed \(\d+\.\d%\), 2 errors; over the 58 scored: ` +
+            String.raw`\d+\.\d% \| \d+\.\d% \[\d+\.\d%, \d+\.\d%\] \| `,
+        ),
       );
       assert.match(text, /## By library\n\n\| library \| pass@1 \| pass@5 \| tasks \|\n\|---\|---\|---\|---\|\n\| numpy \|/);
       assert.match(text, /\| swe-agent · model-a \| 2 \| 4 \| 0 \| MODEL_UNAVAILABLE × 2 \|/);
@@ -188,7 +191,10 @@ describe('reports', () => {
     const md = renderMarkdown(agents);
     assert.match(
       md,
-      /## Baseline vs feedback: agents compared\n\n- pass@1 of \*\*feedback\*\* minus \*\*swe-agent\*\*: \+\d+\.\d pp \[[+-]\d+\.\d, [+-]\d+\.\d\] over the 12 tasks/,
+      new RegExp(
+        String.raw`## Baseline vs feedback: agents compared\n\n- pass@1 of \*\*feedback\*\* minus \*\*swe-agent\*\*: ` +
+          String.raw`\+\d+\.\d pp \[[+-]\d+\.\d, [+-]\d+\.\d\] over the 12 tasks`,
+      ),
     );
     assert.match(md, /## Feedback rounds/);
     assert.match(md, /\| library \| swe-agent: pass@1 \| swe-agent: pass@5 \| feedback: pass@1 \| feedback: pass@5 \| tasks \|/);
@@ -306,15 +312,21 @@ describe('reports', () => {
               await page.goto(`file://${html}`);
               await page.evaluate(() => document.querySelectorAll('details').forEach((d) => (d.open = true)));
               // A string, not a function: tsx would wrap a function's inner helpers in a __name the page does not have.
-              const layout = (await page.evaluate(`(() => {
+              const layout = (await page.evaluate(
+                `(() => {
             const box = (e) => { const b = e.getBoundingClientRect(); return { x0: b.left, x1: b.right, y0: b.top, y1: b.bottom }; };
             return {
-              charts: [...document.querySelectorAll('svg.chart')].map((svg) => ({ id: svg.id, svg: box(svg), title: box(svg.querySelector('.title')), legendNames: [...svg.querySelectorAll('text.legend')].map((t) => t.textContent), legend: [...svg.querySelectorAll('g.legend-item')].map(box), groups: [...svg.querySelectorAll('text.group')].map(box) })),
-              tables: [...document.querySelectorAll('div.scroll')].map((d) => ({ scroll: d.scrollWidth, client: d.clientWidth, head: d.querySelector('th')?.textContent })),
+              charts: [...document.querySelectorAll('svg.chart')].map((svg) => ({ id: svg.id, svg: box(svg), title: ` +
+                  `box(svg.querySelector('.title')), legendNames: [...svg.querySelectorAll('text.legend')].map((t) => t.textContent), ` +
+                  `legend: [...svg.querySelectorAll('g.legend-item')].map(box), groups: ` +
+                  `[...svg.querySelectorAll('text.group')].map(box) })),
+              tables: [...document.querySelectorAll('div.scroll')].map((d) => ({ scroll: d.scrollWidth, client: d.clientWidth, head: ` +
+                  `d.querySelector('th')?.textContent })),
               pageOverflow: document.documentElement.scrollWidth - document.documentElement.clientWidth,
               links: [...document.querySelectorAll('table.samples a')].map((a) => a.getAttribute('href')),
             };
-          })()`)) as {
+          })()`,
+              )) as {
                 charts: { id: string; svg: Box; title: Box; legendNames: string[]; legend: Box[]; groups: Box[] }[];
                 tables: { scroll: number; client: number; head?: string }[];
                 pageOverflow: number;

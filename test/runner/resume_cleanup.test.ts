@@ -17,7 +17,8 @@ import { localGym, pgrep, tempDir, TEST_CACHE_DIR } from '../helpers.ts';
  */
 const CHILD = (ready: string, tag: number, escape = false) => {
   const escaped = escape ? `setsid env -i sleep ${tag} </dev/null >/dev/null 2>&1 & ` : '';
-  return `
+  return (
+    `
 import { Gym } from ${JSON.stringify(new URL('../../src/episode/gym.ts', import.meta.url).href)};
 import { LocalInstanceFactory } from ${JSON.stringify(new URL('../../src/sandbox/local/index.ts', import.meta.url).href)};
 import { runExperiment } from ${JSON.stringify(new URL('../../src/runner/runner.ts', import.meta.url).href)};
@@ -31,11 +32,13 @@ const gym = new Gym({ registry, dataDir, cacheDir, sandboxes });
 await runExperiment({
   gym, outDir, suite: 'examples', tasks: ['roman-numerals'], model: { model: 'test-model' },
   agent: { name: 'gold', create: () => ({ run: async (ctx) => {
-    void ctx.client.callTool({ name: 'run_command', arguments: { command: '${escaped}touch ${ready}; exec sleep ${tag}', timeout_s: 600 } });
+    void ctx.client.callTool({ name: 'run_command', ` +
+    `arguments: { command: '${escaped}touch ${ready}; exec sleep ${tag}', timeout_s: 600 } });
     return new Promise(() => {});
   } }) },
 });
-`;
+`
+  );
 };
 
 async function waitFor(what: string, ok: () => boolean, ms: number): Promise<void> {

@@ -9,7 +9,8 @@ import type { Sandbox } from '../../src/sandbox/types.ts';
  * a file from the diff, line-ending and encoding attributes, a .git of the workspace's own).
  */
 export function plantScript(marks: string): string {
-  return `set -e
+  return (
+    `set -e
 mkdir -p "$HOME/hooks" "$HOME/.config/git"
 cat > "$HOME/evil" <<EOF
 #!/bin/sh
@@ -34,7 +35,8 @@ cat > "$HOME/.gitconfig" <<EOF
 	textconv = $HOME/evil textconv
 EOF
 cp "$HOME/.gitconfig" "$HOME/.config/git/config"
-for h in pre-commit prepare-commit-msg commit-msg post-commit post-index-change reference-transaction post-checkout applypatch-msg pre-applypatch post-applypatch; do
+for h in pre-commit prepare-commit-msg commit-msg post-commit post-index-change reference-transaction post-checkout applypatch-msg ` +
+    `pre-applypatch post-applypatch; do
   cp "$HOME/evil" "$HOME/hooks/$h"
 done
 echo 'secret.txt' > "$HOME/ignore"; cp "$HOME/ignore" "$HOME/.config/git/ignore"
@@ -59,7 +61,8 @@ EOF
 printf '[core]\\n\\tfsmonitor = %s\\n\\thooksPath = %s\\n' "$HOME/evil" "$HOME/hooks" > "$HOME/included"
 printf '* filter=evil diff=evil merge=evil\\n' > .git/info/attributes
 for h in ${HOOKS.join(' ')}; do cp "$HOME/evil" ".git/hooks/$h"; done
-`;
+`
+  );
 }
 
 /** Every hook git runs for the commands the server and the scorer use (and then some). */
@@ -118,7 +121,9 @@ export const HOSTILE_REPOSITORY_CONFIG = `\tfsmonitor = $HOME/evil
 \tpackObjectsHook = $HOME/evil upload`;
 
 /** The agent's work after the plant: a changed file, a new one, and one the planted ignore rules would hide. */
-export const WORK = `printf 'one\\n2\\nthree\\n' > a.txt && echo new > new.txt && echo 'not a secret' > secret.txt && printf 'x\\r\\ny\\r\\n' > win.crlf && printf 'abc' > raw.utf16`;
+export const WORK =
+  `printf 'one\\n2\\nthree\\n' > a.txt && echo new > new.txt && echo 'not a secret' > secret.txt && ` +
+  `printf 'x\\r\\ny\\r\\n' > win.crlf && printf 'abc' > raw.utf16`;
 
 /** The diff WORK makes, whatever was planted: every change there, nothing of a .git, nothing hidden. */
 export function assertWorkDiff(diff: string): void {

@@ -63,18 +63,21 @@ for (const backend of BACKENDS) {
     });
     after(async () => cleanup());
 
-    test(`named ${SANDBOX_HOSTNAME}, resolved to ${SANDBOX_HOST_ADDRESS} without DNS (not the loopback literal), and reachable`, async () => {
-      const id = await startExample(gym, 'roman-numerals');
-      const r = (await gym.callTool('run_command', { command: PROBE, timeout_s: 60 }, testContext(), id)).data as {
-        stdout: string;
-        stderr: string;
-        exitCode: number;
-      };
-      assert.equal(r.exitCode, 0, r.stderr);
-      assert.match(r.stdout, new RegExp(`^name ${SANDBOX_HOSTNAME} ${SANDBOX_HOSTNAME}$`, 'm'));
-      assert.match(r.stdout, new RegExp(`^addr ${SANDBOX_HOST_ADDRESS.replace(/\./g, '\\.')} 127\\.0\\.0\\.1$`, 'm'));
-      assert.match(r.stdout, new RegExp(`^byaddr ${SANDBOX_HOSTNAME}$`, 'm'));
-      assert.match(r.stdout, /^served pong$/m);
-    });
+    test(
+      `named ${SANDBOX_HOSTNAME}, resolved to ${SANDBOX_HOST_ADDRESS} without DNS ` + '(not the loopback literal), and reachable',
+      async () => {
+        const id = await startExample(gym, 'roman-numerals');
+        const r = (await gym.callTool('run_command', { command: PROBE, timeout_s: 60 }, testContext(), id)).data as {
+          stdout: string;
+          stderr: string;
+          exitCode: number;
+        };
+        assert.equal(r.exitCode, 0, r.stderr);
+        assert.match(r.stdout, new RegExp(`^name ${SANDBOX_HOSTNAME} ${SANDBOX_HOSTNAME}$`, 'm'));
+        assert.match(r.stdout, new RegExp(`^addr ${SANDBOX_HOST_ADDRESS.replace(/\./g, '\\.')} 127\\.0\\.0\\.1$`, 'm'));
+        assert.match(r.stdout, new RegExp(`^byaddr ${SANDBOX_HOSTNAME}$`, 'm'));
+        assert.match(r.stdout, /^served pong$/m);
+      },
+    );
   });
 }

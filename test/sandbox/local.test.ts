@@ -368,7 +368,8 @@ for (const mode of MODES) {
         await sb.writeFile('new/added.txt', 'hi\n');
         await sb.writeFile('new/blob.bin', Buffer.from([0, 1, 2, 3, 255]));
         const made = await sb.exec(
-          'mkdir -p pkg/__pycache__ .pytest_cache && echo c > pkg/__pycache__/m.cpython-311.pyc && echo c > .pytest_cache/x && echo c > stray.pyc',
+          'mkdir -p pkg/__pycache__ .pytest_cache && echo c > pkg/__pycache__/m.cpython-311.pyc && ' +
+            'echo c > .pytest_cache/x && echo c > stray.pyc',
         );
         assert.equal(made.exitCode, 0);
         const diff = await sb.diff();

@@ -183,15 +183,21 @@ export const GIT_DIR_PATCHES: Record<string, string> = {
   'a nested repository': '--- a/sub/.git/config\n+++ b/sub/.git/config\n@@ -0,0 +1,2 @@\n+[core]\n+\tfsmonitor = x\n',
 };
 
-/** What a patch could have changed of the workspace's repository: every file of .git but its index (which `git status` refreshes), with its mode. */
+/**
+ * What a patch could have changed of the workspace's repository: every file
+ * of .git but its index (which `git status` refreshes), with its mode.
+ */
 async function gitDirState(sb: Sandbox): Promise<string> {
   return sh(
     sb,
-    "find .git ! -name index ! -name '*.lock' \\( -type f -o -type l \\) -printf '%p %m %l\\n' -exec sha1sum {} + 2>/dev/null | LC_ALL=C sort",
+    "find .git ! -name index ! -name '*.lock' \\( -type f -o -type l " +
+      "\\) -printf '%p %m %l\\n' -exec sha1sum {} + 2>/dev/null | LC_ALL=C sort",
   );
 }
 
-/** The script alone, run as the backends run it, without the check of the patch's names first: the guard of the tries must hold by itself. */
+/**
+ * The script alone, run as the backends run it, without the check of the patch's names first: the guard of the tries must hold by itself.
+ */
 export async function applyByScriptAlone(sb: Sandbox, patch: string, opts: ApplyPatchOptions): Promise<PatchApplied> {
   const r = await sb.exec(patchApplyScript(opts), { stdin: patch, timeoutMs: 120_000 });
   return patchApplyOutcome(r.exitCode, r.stdout + r.stderr);

@@ -95,7 +95,8 @@ describe('the names a patch gives, in every format', () => {
 
 describe('links the patch creates', () => {
   const link = (name: string, target: string) =>
-    `diff --git a/${name} b/${name}\nnew file mode 120000\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+${target}\n\\ No newline at end of file\n`;
+    `diff --git a/${name} b/${name}\nnew file mode 120000\n--- /dev/null\n+++ ` +
+    `b/${name}\n@@ -0,0 +1 @@\n+${target}\n\\ No newline at end of file\n`;
   const file = (name: string) =>
     `diff --git a/${name} b/${name}\nnew file mode 100644\n--- /dev/null\n+++ b/${name}\n@@ -0,0 +1 @@\n+pwned\n`;
 
@@ -117,7 +118,8 @@ describe('links the patch creates', () => {
 
   test('a directory the patch turns into a link: the files it removes from it are no write through the link', () => {
     const deleted = (name: string) =>
-      `diff --git a/${name} b/${name}\ndeleted file mode 100644\nindex 3b18e51..0000000\n--- a/${name}\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n`;
+      `diff --git a/${name} b/${name}\ndeleted file mode 100644\nindex ` +
+      `3b18e51..0000000\n--- a/${name}\n+++ /dev/null\n@@ -1 +0,0 @@\n-old\n`;
     assert.equal(patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + deleted('tests/test_calc.py')), null);
     assert.match(
       patchRefusal(link('tests', '/elsewhere') + deleted('tests/conftest.py') + file('tests/new.py')) ?? '',

@@ -120,7 +120,8 @@ describe('the Java build guard on a local sandbox', () => {
     async () => {
       const declared =
         'diff --git a/pom.xml b/pom.xml\n--- a/pom.xml\n+++ b/pom.xml\n@@ -1 +1 ' +
-        '@@\n-<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId></project>\n+<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId><version>2</version></project>\n';
+        '@@\n-<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId></project>\n' +
+        '+<project><modelVersion>4.0.0</modelVersion><artifactId>root</artifactId><version>2</version></project>\n';
       const { sandbox, notes } = await guarded(
         `cp pom.xml /tmp/p.$$ && rm pom.xml && cp /tmp/p.$$ pom.xml && rm /tmp/p.$$ && printf ` +
           `'<project>x</project>' > core/pom.xml && printf '<extensions/>' > .mvn/extensions.xml`,
@@ -191,7 +192,10 @@ describe('the Java build guard on a local sandbox', () => {
       assert.match((await sandbox.readFile('core/src/main/java/com/acme/Words.java')).toString(), /fixed/);
       assert.match(
         guard.tamperNote()!,
-        /^TAMPER_SUSPECTED: the patch carries 10 file\(s\) that would reach the compiler or the test toolchain .*core\/src\/main\/java\/com\/acme\/Gen\.java/,
+        new RegExp(
+          String.raw`^TAMPER_SUSPECTED: the patch carries 10 file\(s\) that would reach the compiler or the test toolchain ` +
+            String.raw`.*core\/src\/main\/java\/com\/acme\/Gen\.java`,
+        ),
       );
       assert.ok(
         notes.some(
@@ -220,9 +224,10 @@ describe('the Java build guard on a local sandbox', () => {
     assert.equal(await sandbox.stat('core/src/main/java/org/junit/Assert.java'), null);
     assert.ok(
       notes.some((n) =>
-        /^CANDIDATE_FILE_REFUSED: core\/src\/main\/java\/org\/junit\/Assert\.java declares package org\.junit.*; removed before scoring$/.test(
-          n,
-        ),
+        new RegExp(
+          String.raw`^CANDIDATE_FILE_REFUSED: core\/src\/main\/java\/org\/junit\/Assert\.java declares package ` +
+            String.raw`org\.junit.*; removed before scoring$`,
+        ).test(n),
       ),
       notes.join('\n'),
     );
@@ -247,7 +252,8 @@ describe('the Java build guard on a local sandbox', () => {
             'pom.xml': '<project><modules><module>core</module><module>gen/pom.xml</module></modules></project>\n',
             'gen/src/main/resources/META-INF/services/javax.annotation.processing.Processor': 'com.acme.P\n',
             'core/pom.xml':
-              '<project><build><plugins><plugin><configuration><forkCount>0</forkCount></configuration></plugin></plugins></build></project>\n',
+              '<project><build><plugins><plugin><configuration>' +
+              '<forkCount>0</forkCount></configuration></plugin></plugins></build></project>\n',
           },
         },
       );
@@ -292,7 +298,11 @@ describe('the Java build guard on a local sandbox', () => {
       const run = await runTests(sandbox, env, guard.runner(spec), { timeoutMs: 60_000, appendEnv: guard.runEnv(spec) });
       assert.match(
         run.exec.stdout,
-        /^opts=-Dmaven\.repo\.local=\/m2 -XX:\+DisableAttachMechanism args=-o -B .*-DforkCount=1 -DforkMode=once .*-pl core -am -Dtest=a\.BTest /m,
+        new RegExp(
+          String.raw`^opts=-Dmaven\.repo\.local=\/m2 -XX:\+DisableAttachMechanism args=-o -B .*-DforkCount=1 ` +
+            String.raw`-DforkMode=once .*-pl core -am -Dtest=a\.BTest `,
+          'm',
+        ),
         run.exec.stdout + run.exec.stderr,
       );
     } finally {

@@ -28,7 +28,8 @@ test('Maven: testSourceDirectory and testResources as the pom declares them (com
   assert.deepEqual(
     mavenTestDirs(
       pom(
-        '<build><testSourceDirectory>src/it/java/</testSourceDirectory><testResources><testResource><directory>${basedir}/src/it/res</directory></testResource></testResources></build>',
+        '<build><testSourceDirectory>src/it/java/</testSourceDirectory>' +
+          '<testResources><testResource><directory>${basedir}/src/it/res</directory></testResource></testResources></build>',
       ),
     ),
     ['src/it/java', 'src/it/res'],

@@ -3,28 +3,38 @@ import assert from 'node:assert/strict';
 import { junitTestId, parseJUnitXml, pytestNodeId } from '../../src/scoring/junit.ts';
 
 /** A pytest --junitxml report (junit_family=xunit1) as pytest 8 writes it. */
-const PYTEST_XML = `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="6" time="0.05" timestamp="2025-01-01T00:00:00" hostname="h">
+const PYTEST_XML =
+  `<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="1" skipped="1" ` +
+  `tests="6" time="0.05" timestamp="2025-01-01T00:00:00" hostname="h">
 <testcase classname="tests.test_cart" name="test_plain" file="tests/test_cart.py" line="10" time="0.001" />
 <testcase classname="tests.test_cart.TestCoupon" name="test_in_class" file="tests/test_cart.py" line="20" time="0.002"></testcase>
-<testcase classname="tests.test_cart.TestOuter.TestInner" name="test_nested[1.5-a b]" file="tests/test_cart.py" line="30" time="0.003"><failure message="assert 1 == 2&#10; +  where 1 = f()">def test_nested():
+<testcase classname="tests.test_cart.TestOuter.TestInner" name="test_nested[1.5-a b]" file="tests/test_cart.py" line="30" ` +
+  `time="0.003"><failure message="assert 1 == 2&#10; +  where 1 = f()">def test_nested():
 &gt;       assert f() == 2
 E       assert 1 == 2 &amp; &quot;more&quot;</failure></testcase>
-<testcase classname="test_top" name="test_err" file="test_top.py" line="1" time="0"><error message="failed on setup with &quot;RuntimeError: boom&quot;">@pytest.fixture
+<testcase classname="test_top" name="test_err" file="test_top.py" line="1" time="0"><error message="failed on setup with ` +
+  `&quot;RuntimeError: boom&quot;">@pytest.fixture
 def broken(): raise RuntimeError('boom')</error></testcase>
-<testcase classname="tests.test_cart" name="test_skip" file="tests/test_cart.py" line="40" time="0"><skipped type="pytest.skip" message="not today">tests/test_cart.py:41: not today</skipped></testcase>
-<testcase classname="tests.sub.dir.test_x" name="test_cdata" file="tests/sub/dir/test_x.py" line="5" time="0.1"><failure message="cdata"><![CDATA[if a < b && c > d: <tag>]]></failure></testcase>
+<testcase classname="tests.test_cart" name="test_skip" file="tests/test_cart.py" line="40" time="0"><skipped type="pytest.skip" ` +
+  `message="not today">tests/test_cart.py:41: not today</skipped></testcase>
+<testcase classname="tests.sub.dir.test_x" name="test_cdata" file="tests/sub/dir/test_x.py" line="5" time="0.1"><failure ` +
+  `message="cdata"><![CDATA[if a < b && c > d: <tag>]]></failure></testcase>
 </testsuite></testsuites>`;
 
-const SUREFIRE_XML = `<?xml version="1.0" encoding="UTF-8"?>
-<testsuite xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" name="org.benchgym.examples.BracketsTest" time="0.05" tests="4" errors="1" skipped="1" failures="1">
+const SUREFIRE_XML =
+  `<?xml version="1.0" encoding="UTF-8"?>
+<testsuite xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" name="org.benchgym.examples.BracketsTest" time="0.05" tests="4" ` +
+  `errors="1" skipped="1" failures="1">
   <properties><property name="java.version" value="17"/></properties>
   <testcase name="balanced" classname="org.benchgym.examples.BracketsTest" time="0.01"/>
   <testcase name="unbalanced" classname="org.benchgym.examples.BracketsTest" time="0.002">
-    <failure message="expected: &lt;false&gt; but was: &lt;true&gt;" type="org.opentest4j.AssertionFailedError"><![CDATA[org.opentest4j.AssertionFailedError: expected: <false> but was: <true>
+    <failure message="expected: &lt;false&gt; but was: &lt;true&gt;" ` +
+  `type="org.opentest4j.AssertionFailedError"><![CDATA[org.opentest4j.AssertionFailedError: expected: <false> but was: <true>
 	at org.benchgym.examples.BracketsTest.unbalanced(BracketsTest.java:17)]]></failure>
   </testcase>
   <testcase name="nullInput()" classname="org.benchgym.examples.BracketsTest" time="0">
-    <error message="Cannot invoke &quot;String.length()&quot;" type="java.lang.NullPointerException">java.lang.NullPointerException</error>
+    <error message="Cannot invoke &quot;String.length()&quot;" ` +
+  `type="java.lang.NullPointerException">java.lang.NullPointerException</error>
     <system-out><![CDATA[some output]]></system-out>
   </testcase>
   <testcase name='deep' classname='org.benchgym.examples.BracketsTest' time='0'><skipped/></testcase>

@@ -264,7 +264,10 @@ describe('the scoring pipeline', () => {
           assert.match(log, /error SANDBOX_UNAVAILABLE after the candidate's code began to run: the executor was killed by SIGKILL\n/);
           assert.match(
             log,
-            /\nthe harness failed after the candidate's code began to run: scoring again once, in a fresh sandbox\n--- scoring attempt 2 ---\n/,
+            new RegExp(
+              String.raw`\nthe harness failed after the candidate's code began to run: scoring again once, in a fresh ` +
+                String.raw`sandbox\n--- scoring attempt 2 ---\n`,
+            ),
           );
           assert.match(log, /outcome: HARNESS_FAILED_AFTER_CANDIDATE: .*counted against the solution/);
         });

@@ -17,7 +17,7 @@ export const HOSTS_TEXT =
 /** Where the in-sandbox executor's binary is copied at pod start: an emptyDir of its own, not the agent's /tmp. */
 export const EXECUTOR_DIR = '/.benchgym-executor';
 /** Room for the executor's binary (a static Go program of a few MiB). */
-const EXECUTOR_DIR_BYTES = 32 * 1024 ** 2;
+export const EXECUTOR_DIR_BYTES = 32 * 1024 ** 2;
 /** The ephemeral container people's terminals run in (sandbox.ts, terminalContainer). */
 export const TERMINAL_CONTAINER = 'terminal';
 /** PID 1 of the sandbox container, and of the terminal container: its child sleeps, orphans come to it. */

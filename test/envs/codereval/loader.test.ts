@@ -114,7 +114,10 @@ describe('the CoderEval dataset', { skip: SKIP_WITHOUT_DATA }, () => {
     assert.deepEqual(Object.keys(files), ['neo4j/_data.py']);
     assert.match(
       files['neo4j/_data.py']!,
-      /\n {4}def keys\(self\):\n {8}""" Return the keys of the record\.\n\n {8}:return: list of key names\n {8}"""\n {8}raise NotImplementedError\n\n {4}def values/,
+      new RegExp(
+        String.raw`\n {4}def keys\(self\):\n {8}""" Return the keys of the record\.\n\n {8}:return: list of key names\n ` +
+          String.raw`{8}"""\n {8}raise NotImplementedError\n\n {4}def values`,
+      ),
     );
     assert.ok(!files['neo4j/_data.py']!.includes('return list(self.__keys)'));
     assert.equal(t.tests.visible, undefined);

@@ -320,7 +320,10 @@ describe('CoderEval inside its project: neo4j over MCP', { skip: SKIP }, () => {
       const src = await fs.readFile(path.join(dir, FILE), 'utf8');
       assert.match(
         src,
-        /def pop_u16\(self\):\n {8}""" Remove the last two bytes of data, returning them as a big-endian\n {8}16-bit unsigned integer\.\n {8}"""\n {8}raise NotImplementedError\n/,
+        new RegExp(
+          String.raw`def pop_u16\(self\):\n {8}""" Remove the last two bytes of data, returning them as a big-endian\n ` +
+            String.raw`{8}16-bit unsigned integer\.\n {8}"""\n {8}raise NotImplementedError\n`,
+        ),
       );
       assert.ok(!src.includes('0x100 * self.data[self.used - 2]'), 'the reference is not in the workspace');
       assert.ok(task.solution!.files![FILE]!.includes('0x100 * self.data[self.used - 2]'));

@@ -51,7 +51,10 @@ describe('CoderEval replay', () => {
   test('a candidate is a new file holding the completion verbatim; an empty one still replaces the function', () => {
     assert.match(
       candidatePatch('def f():\n    return 1'),
-      /^diff --git a\/\.codereval-candidate\.py b\/\.codereval-candidate\.py\nnew file mode 100644\n[\s\S]*\n\+def f\(\):\n\+    return 1\n\\ No newline at end of file\n$/,
+      new RegExp(
+        String.raw`^diff --git a\/\.codereval-candidate\.py b\/\.codereval-candidate\.py\nnew file mode ` +
+          String.raw`100644\n[\s\S]*\n\+def f\(\):\n\+    return 1\n\\ No newline at end of file\n$`,
+      ),
     );
     assert.match(candidatePatch(''), /@@ -0,0 \+1,1 @@\n\+\n$/);
   });

@@ -113,7 +113,11 @@ test('runs without oracle_context get the note saying why there is no Acc@k', as
   const data = reportData(await loadRuns([plainDir]));
   assert.match(
     renderMarkdown(data, coderevalReportSections),
-    /## Acc@k \(CoderEval\)\n\nNot available: Acc@k counts oracle_context tokens \(CoderEval §4\.3\), and these tasks carry no `oracle_context` metadata\.\n/,
+    new RegExp(
+      String.raw`## Acc@k \(CoderEval\)\n\nNot available: Acc@k counts oracle_context tokens \(CoderEval §4\.3\), ` +
+        'and these tasks carry no `oracle_context` ' +
+        String.raw`metadata\.\n`,
+    ),
   );
   assert.match(
     renderHtml(data, coderevalReportSections),

@@ -86,7 +86,10 @@ describe('GitChameleon: what the replay knows of the data and the published run'
     );
     assert.match(
       report.text,
-      /environment difference: published-time-limit \(1\): the published run hit the harness's time limit \(Timeout: Command timed out after 120 seconds\)/,
+      new RegExp(
+        String.raw`environment difference: published-time-limit \(1\): the published run hit the harness's time limit ` +
+          String.raw`\(Timeout: Command timed out after 120 seconds\)`,
+      ),
     );
     assert.match(report.text, /DISAGREE 312 \(line 1\): ours passed, theirs failed/);
     assert.match(report.text, /not explained \(1\)\n {2}DISAGREE 7 \(line 3\): ours failed, theirs passed/);

@@ -93,7 +93,10 @@ describe('GitChameleon v2', { skip: SKIP_WITHOUT_DATA }, () => {
     const instruct = task.promptVariants.instruct!;
     assert.match(
       instruct,
-      /^You are to solve this in python using sympy-1\.13\. Provide a self-contained Python script that solves the following problem in a markdown code block\.\n/,
+      new RegExp(
+        String.raw`^You are to solve this in python using sympy-1\.13\. Provide a self-contained Python script that solves ` +
+          String.raw`the following problem in a markdown code block\.\n`,
+      ),
     );
     assert.match(instruct, /Please start with the following markdown code block:\n```\nfrom sympy import \*\n/);
     assert.ok(task.prompt.startsWith(instruct), "the episode prompt is the paper's prompt plus a note");
@@ -290,7 +293,15 @@ describe('GitChameleon v2', { skip: SKIP_WITHOUT_DATA }, () => {
       const task = tasks.find((t) => t.id === '187')!;
       assert.match(
         task.promptVariants['instruct-with-docs']!,
-        /\nHere is the documentation for the function to be used:\n```\nEq\(lhs, rhs\)\n    An equal relation\.\n```\n\nPlease start with the following markdown code block:\n```\nfrom sympy/,
+        new RegExp(
+          String.raw`\nHere is the documentation for the function to be used:\n` +
+            '```' +
+            String.raw`\nEq\(lhs, rhs\)\n    An equal relation\.\n` +
+            '```' +
+            String.raw`\n\nPlease start with the following markdown code block:\n` +
+            '```' +
+            String.raw`\nfrom sympy`,
+        ),
       );
       assert.ok(task.promptVariants['with-docs']!.startsWith(task.promptVariants['instruct-with-docs']!));
       assert.equal(task.metadata.hasDocs, true);

@@ -204,7 +204,10 @@ describe('HumanEvo contexts on the Java fixture', () => {
     const src = (await sh(gym, id, 'cat src/main/java/org/benchgym/fixture/Text.java')).stdout;
     assert.match(
       src,
-      /\* Turns a title into a URL slug\.[\s\S]*?\*\/\n    public static String slugify\(String title, String sep\) \{\n\s+\/\/ TODO: implement\n\s+throw new UnsupportedOperationException/,
+      new RegExp(
+        String.raw`\* Turns a title into a URL slug\.[\s\S]*?\*\/\n    public static String slugify\(String title, String ` +
+          String.raw`sep\) \{\n\s+\/\/ TODO: implement\n\s+throw new UnsupportedOperationException`,
+      ),
     );
     assert.match(src, /normalizeTitle/);
   });

@@ -117,11 +117,13 @@ describe('choosePython', () => {
 describe('declarationsOf (python_project.py)', () => {
   test('setup.py read with ast: python_requires, classifiers, install_requires through a name, tests_require, extras', async () => {
     const d = await declarationsOf({
-      'setup.py': `from setuptools import setup
+      'setup.py':
+        `from setuptools import setup
 DEPS = ["six>=1.5"]
 setup(name="x", python_requires=">=3.6", install_requires=DEPS + ["attrs"], tests_require=["pytest>=3"],
       extras_require={"test": ["hypothesis"], "docs": ["sphinx"]},
-      classifiers=["Programming Language :: Python :: 3.6", "Programming Language :: Python :: 3.7", "Programming Language :: Python :: 3 :: Only"])
+      classifiers=["Programming Language :: Python :: 3.6", "Programming Language :: Python :: 3.7", ` +
+        `"Programming Language :: Python :: 3 :: Only"])
 `,
     });
     assert.deepEqual(d.requires, [{ spec: '>=3.6', from: 'setup.py python_requires' }]);

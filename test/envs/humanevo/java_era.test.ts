@@ -50,7 +50,8 @@ test('old levels through properties are raised to 1.8 on the command line', () =
   // gson 2017-2019: the plugin reads ${java.version}, set to 1.6 in the pom.
   const gson = javaEraOf({
     'pom.xml': pom(
-      '<properties><java.version>1.6</java.version></properties><build><plugins><plugin><configuration><source>${java.version}</source><target>${java.version}</target></configuration></plugin></plugins></build>',
+      '<properties><java.version>1.6</java.version></properties><build><plugins><plugin><configuration>' +
+        '<source>${java.version}</source><target>${java.version}</target></configuration></plugin></plugins></build>',
     ),
   });
   assert.deepEqual(gson.args, ['-Djava.version=1.8']);
@@ -59,7 +60,8 @@ test('old levels through properties are raised to 1.8 on the command line', () =
   assert.deepEqual(
     javaEraOf({
       'pom.xml': pom(
-        '<properties><javaVersion>7</javaVersion></properties><build><plugins><plugin><configuration><release>${javaVersion}</release></configuration></plugin></plugins></build>',
+        '<properties><javaVersion>7</javaVersion></properties>' +
+          '<build><plugins><plugin><configuration><release>${javaVersion}</release></configuration></plugin></plugins></build>',
       ),
     }).args,
     [],
@@ -67,7 +69,8 @@ test('old levels through properties are raised to 1.8 on the command line', () =
   assert.deepEqual(
     javaEraOf({
       'pom.xml': pom(
-        '<properties><javaVersion>6</javaVersion></properties><build><plugins><plugin><configuration><release>${javaVersion}</release></configuration></plugin></plugins></build>',
+        '<properties><javaVersion>6</javaVersion></properties>' +
+          '<build><plugins><plugin><configuration><release>${javaVersion}</release></configuration></plugin></plugins></build>',
       ),
     }).args,
     ['-DjavaVersion=8'],
@@ -123,7 +126,8 @@ test("a test id belongs to a change's test file in the root module and in a subm
 test("a build plugin of the era that fails on JDK 17 is raised through its parent's version property", () => {
   const commons = (v: string, inner = '') =>
     pom(
-      `<parent><groupId>org.apache.commons</groupId><artifactId>commons-parent</artifactId><version>${v}</version></parent>${inner}<properties><maven.compiler.source>1.8</maven.compiler.source></properties>`,
+      `<parent><groupId>org.apache.commons</groupId><artifactId>commons-parent</artifactId><version>${v}</version></parent>` +
+        `${inner}<properties><maven.compiler.source>1.8</maven.compiler.source></properties>`,
     );
   // commons-lang 2019: commons-parent 48 pins maven-bundle-plugin 4.1.0.
   const lang = javaEraOf({ 'pom.xml': commons('48') });
@@ -143,7 +147,8 @@ test("a build plugin of the era that fails on JDK 17 is raised through its paren
   // With an old compile level too: both raises, both reasons.
   const old = javaEraOf({
     'pom.xml': pom(
-      '<parent><groupId>org.apache.commons</groupId><artifactId>commons-parent</artifactId><version>42</version></parent><properties><maven.compiler.source>1.6</maven.compiler.source></properties>',
+      '<parent><groupId>org.apache.commons</groupId><artifactId>commons-parent</artifactId><version>42</version></parent>' +
+        '<properties><maven.compiler.source>1.6</maven.compiler.source></properties>',
     ),
   });
   assert.deepEqual(old.args, ['-Dmaven.compiler.source=1.8', '-Dcommons.felix.version=5.1.8']);
@@ -154,7 +159,8 @@ test("a build plugin of the era that fails on JDK 17 is raised through its paren
   assert.deepEqual(
     javaEraOf({
       'pom.xml': pom(
-        '<parent><groupId>com.fasterxml.jackson</groupId><artifactId>jackson-parent</artifactId><version>2.9</version></parent><properties><maven.compiler.source>1.8</maven.compiler.source></properties>',
+        '<parent><groupId>com.fasterxml.jackson</groupId><artifactId>jackson-parent</artifactId><version>2.9</version></parent>' +
+          '<properties><maven.compiler.source>1.8</maven.compiler.source></properties>',
       ),
     }).args,
     [],

@@ -115,7 +115,8 @@ export function humanevoBattery(backend: BatteryBackend): void {
     };
 
     it(
-      `${backend}: the reference resolves, the stub does not, every variant is held in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`,
+      `${backend}: the reference resolves, the stub does not, every variant is ` +
+        `held in strict mode (faithful: ${fullBattery ? 'every variant' : 'a sample'})`,
       { timeout: 60 * 60_000 },
       async (t) => {
         const { sandboxes, skip } = backendSandboxes;

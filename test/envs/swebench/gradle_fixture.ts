@@ -82,7 +82,9 @@ export async function buildGradleFixture(root: string, distributionUrl: string):
     'settings.gradle': "rootProject.name = 'gcalc'\n",
     // The wrapper's files; its launcher is never run here (its distribution cannot be had).
     gradlew: '#!/bin/sh\necho "gradlew: the wrapper of this fixture is not runnable" >&2\nexit 1\n',
-    'gradle/wrapper/gradle-wrapper.properties': `distributionBase=GRADLE_USER_HOME\ndistributionPath=wrapper/dists\ndistributionUrl=${distributionUrl.replace(/:/g, '\\:')}\nzipStoreBase=GRADLE_USER_HOME\nzipStorePath=wrapper/dists\n`,
+    'gradle/wrapper/gradle-wrapper.properties':
+      `distributionBase=GRADLE_USER_HOME\ndistributionPath=wrapper/dists\n` +
+      `distributionUrl=${distributionUrl.replace(/:/g, '\\:')}\nzipStoreBase=GRADLE_USER_HOME\nzipStorePath=wrapper/dists\n`,
     '.gitignore': 'build/\n.gradle/\n',
     'src/main/java/com/acme/Calc.java': CALC,
     'src/main/java/com/acme/Words.java': WORDS('    return text.split(" ").length;'),

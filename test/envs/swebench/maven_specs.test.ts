@@ -91,7 +91,10 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
       assert.deepEqual(dubbo.slice(0, 3), ['-Dcheckstyle.skip=true', '-Drat.skip=true', '-Djacoco.skip=true']);
       assert.match(
         dubbo[3]!,
-        /^-Dargline=-server .*-XX:MaxMetaspaceSize=128m --add-opens=java\.base\/java\.lang=ALL-UNNAMED --add-opens=java\.base\/java\.math=ALL-UNNAMED --add-opens=java\.base\/java\.util=ALL-UNNAMED$/,
+        new RegExp(
+          String.raw`^-Dargline=-server .*-XX:MaxMetaspaceSize=128m --add-opens=java\.base\/java\.lang=ALL-UNNAMED ` +
+            String.raw`--add-opens=java\.base\/java\.math=ALL-UNNAMED --add-opens=java\.base\/java\.util=ALL-UNNAMED$`,
+        ),
       );
       // dubbo-9187 (2.7.16-SNAPSHOT, reconstructed) is a 2.7 base too: the same opens.
       assert.deepEqual((specFor('apache/dubbo', '', 'apache__dubbo-9187') as { args: string[] }).args, dubbo);
@@ -182,7 +185,10 @@ describe('swe-bench-java: Maven repositories of the Multi-SWE-bench records', ()
       );
       assert.match(
         String(d10638.metadata.spec_note),
-        /NetUtilsTest's 5 address tests not run.*; .*ServiceDefinitionBuilderTest \(its one method\) not run: it passes only after another test made a FrameworkModel/,
+        new RegExp(
+          String.raw`NetUtilsTest's 5 address tests not run.*; .*ServiceDefinitionBuilderTest \(its one method\) not run: ` +
+            String.raw`it passes only after another test made a FrameworkModel`,
+        ),
       );
       // Another repository's runners leave nothing out.
       const core = (await readInstances(JACKSON_CORE))[0]!;

@@ -96,11 +96,13 @@ describe('swe-bench-java: a Python instance through the same harness', () => {
     const hook =
       'import pytest\n\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, ' +
       'call):\n    outcome = yield\n    outcome.get_result().outcome = "passed"\n';
-    const tamper = `diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n@@ -0,0 +1,${hook.split('\n').length - 1} @@\n${hook
-      .split('\n')
-      .slice(0, -1)
-      .map((l) => `+${l}`)
-      .join('\n')}\n`;
+    const tamper =
+      `diff --git a/conftest.py b/conftest.py\nnew file mode 100644\n--- /dev/null\n+++ b/conftest.py\n` +
+      `@@ -0,0 +1,${hook.split('\n').length - 1} @@\n${hook
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => `+${l}`)
+        .join('\n')}\n`;
     const tampered = await gym.score(task, tamper);
     assert.equal(tampered.reward, 0, JSON.stringify(tampered));
     assert.ok(

@@ -84,11 +84,17 @@ describe('swe-bench-java: benchgym score replays all_preds.jsonl', () => {
       // second.
       assert.match(
         r.stdout,
-        /\nresolved: 33\.3% of the 3 instances; 50\.0% of the 2 completed \(1 whose patch does not apply among them\); 1 resolved apart: FAIL_TO_PASS tests that cannot fail \(CANNOT_FAIL\)\n/,
+        new RegExp(
+          String.raw`\nresolved: 33\.3% of the 3 instances; 50\.0% of the 2 completed \(1 whose patch does not apply among ` +
+            String.raw`them\); 1 resolved apart: FAIL_TO_PASS tests that cannot fail \(CANNOT_FAIL\)\n`,
+        ),
       );
       assert.match(
         r.stdout,
-        /\n {2}CANNOT_FAIL acme__calc-10: CANNOT_FAIL: 1 FAIL_TO_PASS test\(s\) already pass on the untouched start state .*core:com\.acme\.core\.CalcTest/,
+        new RegExp(
+          String.raw`\n {2}CANNOT_FAIL acme__calc-10: CANNOT_FAIL: 1 FAIL_TO_PASS test\(s\) already pass on the untouched ` +
+            String.raw`start state .*core:com\.acme\.core\.CalcTest`,
+        ),
       );
       const results = JSON.parse(await fs.readFile(path.join(out, 'results.json'), 'utf8'));
       assert.deepEqual(results, {

@@ -215,9 +215,10 @@ describe('swe-bench-java: scoring the fixture instance', () => {
         assert.equal(v.status, 'failed', seen);
         assert.ok(
           v.notes.some((n) =>
-            /^ENV_INCOMPLETE: the offline test run could not resolve what it needs from the env: \[ERROR\].*org\.acme\.nowhere:nothing/.test(
-              n,
-            ),
+            new RegExp(
+              String.raw`^ENV_INCOMPLETE: the offline test run could not resolve what it needs from the env: ` +
+                String.raw`\[ERROR\].*org\.acme\.nowhere:nothing`,
+            ).test(n),
           ),
           seen,
         );

@@ -18,7 +18,8 @@ import { tempDir } from '../../helpers.ts';
  * race over the same files), through the class itself as the hook's Runnable (no nested class
  * file a compiled payload would have to carry too). `SELF` is the class's name.
  */
-const forge = (self: string) => String.raw`
+const forge = (self: string) =>
+  String.raw`
   private long sleepMs;
 
   private ${self}(long sleepMs) {
@@ -53,7 +54,8 @@ const forge = (self: string) => String.raw`
       java.io.File root = new java.io.File("").getAbsoluteFile();
       while (root.getParentFile() != null && new java.io.File(root.getParentFile(), "pom.xml").exists()) root = root.getParentFile();
       String run = System.getProperty("benchgym.run", "");
-      java.util.regex.Pattern test = java.util.regex.Pattern.compile("@Test\\s+(?:public\\s+)?void\\s+(\\w+)|public\\s+void\\s+(test\\w*)\\s*\\(");
+      java.util.regex.Pattern test = java.util.regex.Pattern.compile("@Test\\s+(?:public\\s+)?void\\s+(\\w+)|` +
+  String.raw`public\\s+void\\s+(test\\w*)\\s*\\(");
       java.util.List<java.io.File> sources = new java.util.ArrayList<java.io.File>();
       collect(root, sources);
       for (java.io.File src : sources) {
@@ -97,7 +99,8 @@ ${forge('Hijack')}}
 `;
 
 /** An annotation processor: javac instantiates it inside Maven's JVM, which it then ends with exit code 0. */
-const PROCESSOR = `package tools.battery;
+const PROCESSOR =
+  `package tools.battery;
 
 @javax.annotation.processing.SupportedAnnotationTypes("*")
 public final class EvilProcessor extends javax.annotation.processing.AbstractProcessor implements Runnable {
@@ -111,7 +114,8 @@ public final class EvilProcessor extends javax.annotation.processing.AbstractPro
   }
 
   @Override
-  public boolean process(java.util.Set<? extends javax.lang.model.element.TypeElement> annotations, javax.annotation.processing.RoundEnvironment round) {
+  public boolean process(java.util.Set<? extends javax.lang.model.element.TypeElement> annotations, ` +
+  `javax.annotation.processing.RoundEnvironment round) {
     return false;
   }
 ${forge('EvilProcessor')}}
@@ -178,15 +182,29 @@ const overloads = (name: string, types: string[][]) =>
 const PRIMS = ['int', 'long', 'short', 'byte', 'char', 'boolean', 'double', 'float', 'Object', 'String'];
 
 /** JUnit 5's Assertions with every method a no-op. */
-const NOOP_JUPITER = `package org.junit.jupiter.api;
+const NOOP_JUPITER =
+  `package org.junit.jupiter.api;
 
 public class Assertions {
   protected Assertions() {}
-${overloads('assertEquals', [...PRIMS.map((p) => [p, p]), ...PRIMS.map((p) => [p, p, 'String']), ['double', 'double', 'double'], ['int', 'Integer'], ['long', 'Long']])}${overloads('assertTrue', [['boolean'], ['boolean', 'String']])}${overloads('assertFalse', [['boolean'], ['boolean', 'String']])}${overloads('assertNull', [['Object'], ['Object', 'String']])}${overloads('assertNotNull', [['Object'], ['Object', 'String']])}${overloads('assertSame', [['Object', 'Object']])}${overloads('assertNotEquals', [['Object', 'Object']])}}
+${overloads('assertEquals', [
+  ...PRIMS.map((p) => [p, p]),
+  ...PRIMS.map((p) => [p, p, 'String']),
+  ['double', 'double', 'double'],
+  ['int', 'Integer'],
+  ['long', 'Long'],
+])}` +
+  `${overloads('assertTrue', [['boolean'], ['boolean', 'String']])}` +
+  `${overloads('assertFalse', [['boolean'], ['boolean', 'String']])}` +
+  `${overloads('assertNull', [['Object'], ['Object', 'String']])}` +
+  `${overloads('assertNotNull', [['Object'], ['Object', 'String']])}` +
+  `${overloads('assertSame', [['Object', 'Object']])}` +
+  `${overloads('assertNotEquals', [['Object', 'Object']])}}
 `;
 
 /** JUnit 4's Assert with every method a no-op. */
-const NOOP_JUNIT4 = `package org.junit;
+const NOOP_JUNIT4 =
+  `package org.junit;
 
 public class Assert {
   protected Assert() {}
@@ -199,15 +217,32 @@ ${overloads('assertEquals', [
   ['double', 'double', 'double'],
   ['String', 'double', 'double', 'double'],
   ['float', 'float', 'float'],
-])}${overloads('assertTrue', [['boolean'], ['String', 'boolean']])}${overloads('assertFalse', [['boolean'], ['String', 'boolean']])}${overloads('assertNull', [['Object'], ['String', 'Object']])}${overloads('assertNotNull', [['Object'], ['String', 'Object']])}${overloads('assertSame', [['Object', 'Object']])}${overloads('fail', [[], ['String']])}}
+])}` +
+  `${overloads('assertTrue', [['boolean'], ['String', 'boolean']])}` +
+  `${overloads('assertFalse', [['boolean'], ['String', 'boolean']])}` +
+  `${overloads('assertNull', [['Object'], ['String', 'Object']])}` +
+  `${overloads('assertNotNull', [['Object'], ['String', 'Object']])}` +
+  `${overloads('assertSame', [['Object', 'Object']])}` +
+  `${overloads('fail', [[], ['String']])}}
 `;
 
 /** JUnit 3's Assert (TestCase's superclass) with every method a no-op. */
-const NOOP_JUNIT3 = `package junit.framework;
+const NOOP_JUNIT3 =
+  `package junit.framework;
 
 public class Assert {
   protected Assert() {}
-${overloads('assertEquals', [...PRIMS.map((p) => [p, p]), ...PRIMS.map((p) => ['String', p, p]), ['double', 'double', 'double'], ['float', 'float', 'float']])}${overloads('assertTrue', [['boolean'], ['String', 'boolean']])}${overloads('assertFalse', [['boolean'], ['String', 'boolean']])}${overloads('assertNull', [['Object'], ['String', 'Object']])}${overloads('assertNotNull', [['Object'], ['String', 'Object']])}${overloads('fail', [[], ['String']])}}
+${overloads('assertEquals', [
+  ...PRIMS.map((p) => [p, p]),
+  ...PRIMS.map((p) => ['String', p, p]),
+  ['double', 'double', 'double'],
+  ['float', 'float', 'float'],
+])}` +
+  `${overloads('assertTrue', [['boolean'], ['String', 'boolean']])}` +
+  `${overloads('assertFalse', [['boolean'], ['String', 'boolean']])}` +
+  `${overloads('assertNull', [['Object'], ['String', 'Object']])}` +
+  `${overloads('assertNotNull', [['Object'], ['String', 'Object']])}` +
+  `${overloads('fail', [[], ['String']])}}
 `;
 
 /** The no-op assertion classes of a generation, by the path of their source: what stands in for the toolchain's own. */

@@ -61,54 +61,57 @@ test('the warm pool hands out started containers and refills; the container budg
   }
 });
 
-test('a task that needs more memory or pids gets a container of its own with that much; the others the default, from the pool', async (t) => {
-  const skip = await dockerSkipReason();
-  if (skip) return t.skip(skip);
-  const plain = await exampleTask('roman-numerals');
-  const big = { ...plain, resources: { memoryMb: 3072 } };
-  const factory = new DockerSandboxFactory({ serverId: `test-mem-${randomBytes(4).toString('hex')}`, poolSize: 1 });
-  try {
-    const bigEnv = await factory.prepare(big);
-    assert.equal(bigEnv.memoryBytes, 3072 * 1024 ** 2);
-    const plainEnv = await factory.prepare(plain);
-    const first = await factory.create({ seed: seedOf(big), env: sandboxEnv(bigEnv) });
-    assert.deepEqual(
-      [factory.stats().pooled, factory.stats().refilling],
-      [0, 0],
-      'no container is started for a pool this task could never take from',
-    );
-    await first.destroy();
-    await factory.warm(plainEnv.image!);
-    const a = (await factory.create({
-      seed: seedOf(big),
-      env: sandboxEnv(bigEnv),
-    })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
-    assert.equal((await a.transport.container.inspect()).HostConfig.Memory, 3072 * 1024 ** 2);
-    assert.equal(factory.stats().pooled, 1, 'the pooled container (default memory) was not handed out');
-    const b = (await factory.create({
-      seed: seedOf(plain),
-      env: sandboxEnv(plainEnv),
-    })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
-    assert.equal((await b.transport.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
-    assert.equal((await b.transport.container.inspect()).HostConfig.PidsLimit, factory.limits.pids);
-    // More pids (dubbo's Jetty tests): a container of its own too, the pooled one left.
-    await factory.warm(plainEnv.image!);
-    const threadsEnv = await factory.prepare({ ...plain, resources: { pids: 3000 } });
-    assert.equal(threadsEnv.pids, 3000);
-    const c = (await factory.create({
-      seed: seedOf(plain),
-      env: sandboxEnv(threadsEnv),
-    })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
-    assert.equal((await c.transport.container.inspect()).HostConfig.PidsLimit, 3000);
-    assert.equal((await c.transport.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
-    assert.equal(factory.stats().pooled, 1, 'the pooled container (default pids) was not handed out');
-    await a.destroy();
-    await b.destroy();
-    await c.destroy();
-  } finally {
-    await factory.close();
-  }
-});
+test(
+  'a task that needs more memory or pids gets a container of its own with that much; ' + 'the others the default, from the pool',
+  async (t) => {
+    const skip = await dockerSkipReason();
+    if (skip) return t.skip(skip);
+    const plain = await exampleTask('roman-numerals');
+    const big = { ...plain, resources: { memoryMb: 3072 } };
+    const factory = new DockerSandboxFactory({ serverId: `test-mem-${randomBytes(4).toString('hex')}`, poolSize: 1 });
+    try {
+      const bigEnv = await factory.prepare(big);
+      assert.equal(bigEnv.memoryBytes, 3072 * 1024 ** 2);
+      const plainEnv = await factory.prepare(plain);
+      const first = await factory.create({ seed: seedOf(big), env: sandboxEnv(bigEnv) });
+      assert.deepEqual(
+        [factory.stats().pooled, factory.stats().refilling],
+        [0, 0],
+        'no container is started for a pool this task could never take from',
+      );
+      await first.destroy();
+      await factory.warm(plainEnv.image!);
+      const a = (await factory.create({
+        seed: seedOf(big),
+        env: sandboxEnv(bigEnv),
+      })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+      assert.equal((await a.transport.container.inspect()).HostConfig.Memory, 3072 * 1024 ** 2);
+      assert.equal(factory.stats().pooled, 1, 'the pooled container (default memory) was not handed out');
+      const b = (await factory.create({
+        seed: seedOf(plain),
+        env: sandboxEnv(plainEnv),
+      })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+      assert.equal((await b.transport.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
+      assert.equal((await b.transport.container.inspect()).HostConfig.PidsLimit, factory.limits.pids);
+      // More pids (dubbo's Jetty tests): a container of its own too, the pooled one left.
+      await factory.warm(plainEnv.image!);
+      const threadsEnv = await factory.prepare({ ...plain, resources: { pids: 3000 } });
+      assert.equal(threadsEnv.pids, 3000);
+      const c = (await factory.create({
+        seed: seedOf(plain),
+        env: sandboxEnv(threadsEnv),
+      })) as import('../../../src/sandbox/docker/index.ts').DockerSandbox;
+      assert.equal((await c.transport.container.inspect()).HostConfig.PidsLimit, 3000);
+      assert.equal((await c.transport.container.inspect()).HostConfig.Memory, factory.limits.memoryBytes);
+      assert.equal(factory.stats().pooled, 1, 'the pooled container (default pids) was not handed out');
+      await a.destroy();
+      await b.destroy();
+      await c.destroy();
+    } finally {
+      await factory.close();
+    }
+  },
+);
 
 test('a pooled container unused for idleMs is removed; a fresh one, or one a refill is adding, stays', async () => {
   const removed: string[] = [];

@@ -31,7 +31,8 @@ const ATTACK = (pid: number) =>
     `prlimit --pid ${pid} --cpu=0:0 2>/dev/null && echo prlimited`,
     `head -c 1 /proc/${pid}/environ >/dev/null 2>&1 && echo read-environ`,
     // The channel: the executor's stdin and stdout, by now on descriptors past 2.
-    `for fd in 0 1 2 3 4 5 6 7 8 9; do (echo '{"id":1,"ok":true,"result":{}}' > /proc/${pid}/fd/$fd) 2>/dev/null && echo "wrote fd $fd"; done`,
+    `for fd in 0 1 2 3 4 5 6 7 8 9; do (echo '{"id":1,"ok":true,"result":{}}' ` +
+      `> /proc/${pid}/fd/$fd) 2>/dev/null && echo "wrote fd $fd"; done`,
     `for fd in 0 3 4 5; do timeout 1 head -c 1 /proc/${pid}/fd/$fd >/dev/null 2>&1 && echo "read fd $fd"; done`,
     `readlink /proc/${pid}/fd/3 >/dev/null 2>&1 && echo resolved-fd`,
     'echo done',

@@ -61,36 +61,39 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
   });
   after(async () => factory?.close());
 
-  test('runs as an exec of its own (not PID 1) from its own emptyDir; every operation after the start is a frame, not an API exec', async () => {
-    const sb = await fresh();
-    assert.ok(sb.executor?.info, 'the sandbox has a connected executor');
-    assert.notEqual(sb.executor.info.pid, 1);
-    assert.equal(sb.executor.info.root, '/workspace');
-    const seen = await apiExecsDuring(async () => {
-      assert.equal(
-        (await sb.exec('echo "$GREETING $(pwd)"; cat /proc/1/cmdline | tr "\\0" " "')).stdout,
-        'hi /workspace\nsh -c sleep infinity & wait ',
-      );
-      assert.equal(await sb.exec('pwd', { cwd: 'sub' }).catch((e: GymError) => e.code), 'NOT_A_DIRECTORY');
-      await sb.writeFile('sub/a.txt', 'one\n');
-      assert.equal((await sb.exec('pwd', { cwd: 'sub' })).stdout, '/workspace/sub\n');
-      assert.equal((await sb.readFile('sub/a.txt')).toString(), 'one\n');
-      assert.deepEqual(await sb.stat('sub/a.txt'), { type: 'file', size: 4 });
-      assert.deepEqual(
-        (await sb.list('sub')).entries.map((e) => e.path),
-        ['sub/a.txt'],
-      );
-      await sb.commitBaseline();
-      await sb.writeFile('sub/a.txt', 'two\n');
-      assert.match(await sb.diff(), /-one\n\+two/);
-      await sb.remove('sub');
-      assert.equal(await sb.stat('sub'), null);
-    });
-    assert.equal(seen.count, 0, `API execs: ${seen.commands.join(' | ')}`);
-    const mount = await sb.exec('grep " /.benchgym-executor " /proc/mounts; stat -c %a /.benchgym-executor/benchgym-executor');
-    assert.match(mount.stdout, /^tmpfs \/\.benchgym-executor tmpfs rw,(?!.*noexec)/);
-    assert.match(mount.stdout, /\n555\n$/);
-  });
+  test(
+    'runs as an exec of its own (not PID 1) from its own emptyDir; ' + 'every operation after the start is a frame, not an API exec',
+    async () => {
+      const sb = await fresh();
+      assert.ok(sb.executor?.info, 'the sandbox has a connected executor');
+      assert.notEqual(sb.executor.info.pid, 1);
+      assert.equal(sb.executor.info.root, '/workspace');
+      const seen = await apiExecsDuring(async () => {
+        assert.equal(
+          (await sb.exec('echo "$GREETING $(pwd)"; cat /proc/1/cmdline | tr "\\0" " "')).stdout,
+          'hi /workspace\nsh -c sleep infinity & wait ',
+        );
+        assert.equal(await sb.exec('pwd', { cwd: 'sub' }).catch((e: GymError) => e.code), 'NOT_A_DIRECTORY');
+        await sb.writeFile('sub/a.txt', 'one\n');
+        assert.equal((await sb.exec('pwd', { cwd: 'sub' })).stdout, '/workspace/sub\n');
+        assert.equal((await sb.readFile('sub/a.txt')).toString(), 'one\n');
+        assert.deepEqual(await sb.stat('sub/a.txt'), { type: 'file', size: 4 });
+        assert.deepEqual(
+          (await sb.list('sub')).entries.map((e) => e.path),
+          ['sub/a.txt'],
+        );
+        await sb.commitBaseline();
+        await sb.writeFile('sub/a.txt', 'two\n');
+        assert.match(await sb.diff(), /-one\n\+two/);
+        await sb.remove('sub');
+        assert.equal(await sb.stat('sub'), null);
+      });
+      assert.equal(seen.count, 0, `API execs: ${seen.commands.join(' | ')}`);
+      const mount = await sb.exec('grep " /.benchgym-executor " /proc/mounts; stat -c %a /.benchgym-executor/benchgym-executor');
+      assert.match(mount.stdout, /^tmpfs \/\.benchgym-executor tmpfs rw,(?!.*noexec)/);
+      assert.match(mount.stdout, /\n555\n$/);
+    },
+  );
 
   test('a timeout is enforced inside the pod: the command and its setsid child end, with no API exec', { timeout: 60_000 }, async () => {
     const sb = await fresh();
@@ -121,7 +124,8 @@ describe('kubernetes sandbox: the in-sandbox executor', async () => {
     // A leftover whose name would shift the fields of /proc/N/stat for a naive reader.
     // The command waits until env has become it, so the sweep after it reads the new name.
     await sb.exec(
-      `cp /bin/sleep '/tmp/x) 1 y'; (setsid env -i '/tmp/x) 1 y' 779 >/dev/null 2>&1 &); until ps -eo args | grep -q '^/tmp/x) 1 y 779'; do sleep 0.05; done`,
+      `cp /bin/sleep '/tmp/x) 1 y'; (setsid env -i '/tmp/x) 1 y' 779 >/dev/null 2>&1 &); ` +
+        `until ps -eo args | grep -q '^/tmp/x) 1 y 779'; do sleep 0.05; done`,
     );
     assert.equal((await sb.exec("ps -eo args | grep -c '^/tmp/x) 1 y 779' || true")).stdout.trim(), '0');
     // The pod's main process was not taken for the leftover: the sandbox still runs commands.

@@ -31,7 +31,8 @@ describe('kubernetes sandbox: a GitChameleon episode through submit', async () =
   after(async () => cleanup?.());
 
   test(
-    `problem ${GITCHAMELEON_TASK}: the starter fails the visible test, view_docs reads jinja2 3.1, the reference solution passes and is scored 1`,
+    `problem ${GITCHAMELEON_TASK}: the starter fails the visible test, ` +
+      `view_docs reads jinja2 3.1, the reference solution passes and is scored 1`,
     { timeout: 120_000 },
     async () => {
       assert.equal(gym.episode(id).sandbox.backend, 'kubernetes');

@@ -1,6 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { HOSTS_CONFIGMAP, podManifest, TERMINAL_CONTAINER, terminalContainer } from '../../../src/sandbox/kubernetes/pod.ts';
+import {
+  EXECUTOR_DIR_BYTES,
+  HOSTS_CONFIGMAP,
+  podManifest,
+  TERMINAL_CONTAINER,
+  terminalContainer,
+} from '../../../src/sandbox/kubernetes/pod.ts';
 import { DEFAULT_KUBERNETES_LIMITS } from '../../../src/sandbox/kubernetes/limits.ts';
 
 test('the pod manifest is hardened and limited (no cluster needed)', () => {
@@ -48,6 +54,8 @@ test('the pod manifest is hardened and limited (no cluster needed)', () => {
       ['tmp', 'Memory', String(DEFAULT_KUBERNETES_LIMITS.tmpBytes)],
       ['hosts', undefined, undefined],
       ['terminal-tmp', 'Memory', String(DEFAULT_KUBERNETES_LIMITS.tmpBytes)],
+      // The executor's binary: every pod has it now (the executor is required).
+      ['executor', 'Memory', String(EXECUTOR_DIR_BYTES)],
     ],
   );
   // /etc/hosts is the read-only ConfigMap's, not the kubelet's writable file from the node disk.
@@ -71,24 +79,27 @@ test('the pod manifest is hardened and limited (no cluster needed)', () => {
   );
 });
 
-test('the terminal container runs as the sandbox uid without capabilities, on the workspace and a /tmp of its own (no cluster needed)', () => {
-  const c = terminalContainer('img:1', { uid: 65534, gid: 65534 });
-  assert.equal(c.name, TERMINAL_CONTAINER);
-  assert.equal(c.image, 'img:1');
-  assert.deepEqual(c.securityContext, {
-    runAsUser: 65534,
-    runAsGroup: 65534,
-    runAsNonRoot: true,
-    allowPrivilegeEscalation: false,
-    privileged: false,
-    readOnlyRootFilesystem: true,
-    capabilities: { drop: ['ALL'] },
-  });
-  // Not the commands' /tmp: their HOME's dotfiles (.inputrc, .gitconfig) never reach a person's shell.
-  assert.deepEqual(c.volumeMounts, [
-    { name: 'workspace', mountPath: '/workspace' },
-    { name: 'terminal-tmp', mountPath: '/tmp' },
-  ]);
-  // Its own pid namespace: no target container.
-  assert.equal(c.targetContainerName, undefined);
-});
+test(
+  'the terminal container runs as the sandbox uid without capabilities, ' + 'on the workspace and a /tmp of its own (no cluster needed)',
+  () => {
+    const c = terminalContainer('img:1', { uid: 65534, gid: 65534 });
+    assert.equal(c.name, TERMINAL_CONTAINER);
+    assert.equal(c.image, 'img:1');
+    assert.deepEqual(c.securityContext, {
+      runAsUser: 65534,
+      runAsGroup: 65534,
+      runAsNonRoot: true,
+      allowPrivilegeEscalation: false,
+      privileged: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+    // Not the commands' /tmp: their HOME's dotfiles (.inputrc, .gitconfig) never reach a person's shell.
+    assert.deepEqual(c.volumeMounts, [
+      { name: 'workspace', mountPath: '/workspace' },
+      { name: 'terminal-tmp', mountPath: '/tmp' },
+    ]);
+    // Its own pid namespace: no target container.
+    assert.equal(c.targetContainerName, undefined);
+  },
+);

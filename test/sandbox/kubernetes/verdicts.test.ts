@@ -14,7 +14,10 @@ import { kubernetesSkipReason, testFactory } from './skip.ts';
 
 const CODE_EQ = /^(\s*(?:if|elif|while|return)\b[^\n]*?) == /m;
 
-/** The gold solution with the `==` of its first condition turned into `!=`: a wrong patch that still compiles, some tests passing, some failing; undefined when there is none. */
+/**
+ * The gold solution with the `==` of its first condition turned into `!=`: a wrong patch
+ * that still compiles, some tests passing, some failing; undefined when there is none.
+ */
 function wrongSolution(task: Task): Task | undefined {
   const files = Object.entries(task.solution?.files ?? {});
   const at = files.findIndex(([, content]) => CODE_EQ.test(String(content)));
@@ -66,7 +69,8 @@ describe('kubernetes verdicts equal docker verdicts on the same tasks', async ()
     const kubernetes = await makeGym({ registry: suites, sandboxes: testFactory() });
     gyms.push(docker, kubernetes);
     // The patches are made once (on docker) and scored by both.
-    // Gold and, within the time CI gives, one failing patch per task: a wrong one where the gold has a condition to break, else the untouched start state.
+    // Gold and, within the time CI gives, one failing patch per task: a wrong one
+    // where the gold has a condition to break, else the untouched start state.
     // A Maven run is the longest by far: the Java task gets the wrong patch only (some tests pass, some fail), and goes first.
     for (const task of tasks) {
       const wrong = task.suite === 'examples' ? wrongSolution(task) : undefined;
@@ -124,7 +128,8 @@ describe('kubernetes verdicts equal docker verdicts on the same tasks', async ()
         assert.deepEqual(
           comparable(kubernetes),
           comparable(docker),
-          `${key}: kubernetes ${kubernetes.status} (${kubernetes.error?.code ?? ''} ${kubernetes.error?.message ?? ''}), docker ${docker.status}`,
+          `${key}: kubernetes ${kubernetes.status} (${kubernetes.error?.code ?? ''} ` +
+            `${kubernetes.error?.message ?? ''}), docker ${docker.status}`,
         );
       }
     });

@@ -64,7 +64,8 @@ describe('local sandbox confinement', async () => {
       try {
         await sb.writeFile('later/new.txt', 'written by the server\n');
         const r = await sb.exec(
-          'id -u; grep CapEff /proc/self/status; echo more >> a/b.txt && echo more >> later/new.txt && mkdir -p later/sub && echo h > "$HOME/h" && echo ok',
+          'id -u; grep CapEff /proc/self/status; echo more >> a/b.txt && ' +
+            'echo more >> later/new.txt && mkdir -p later/sub && echo h > "$HOME/h" && echo ok',
         );
         assert.equal(r.exitCode, 0, r.stderr);
         const [uid, capEff, ok] = r.stdout.trim().split('\n');
@@ -191,7 +192,8 @@ describe('local sandbox confinement', async () => {
           // setsid and env -i: out of the executor's reach once it dies with the server; only the cgroup still holds it.
           `const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))}, isolation: 'none' });`,
           `const sb = await f.create({ seed: {} });`,
-          `void sb.exec("setsid env -i sh -c 'echo $$ > ${dir}/out/pid; exec sleep 1000' </dev/null >/dev/null 2>&1 & sleep 1000", { timeoutMs: 600000 });`,
+          `void sb.exec("setsid env -i sh -c 'echo $$ > ${dir}/out/pid; exec sleep 1000' </dev/null ` +
+            `>/dev/null 2>&1 & sleep 1000", { timeoutMs: 600000 });`,
         ].join('\n'),
       );
       const server = spawn(process.execPath, ['--import', 'tsx', script], { stdio: 'ignore' });

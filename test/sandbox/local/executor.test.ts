@@ -52,25 +52,28 @@ for (const mode of ['none', 'bwrap'] as const) {
       }
     });
 
-    it('killing the executor mid-command: SANDBOX_UNAVAILABLE for the pending call and the next ones, never a hang; destroy() is clean', async () => {
-      const sb = await create();
-      const dir = path.dirname(sb.root);
-      const s = uniqueSleep();
-      const pending = sb.exec(`sleep ${s}`, { timeoutMs: 600_000 });
-      pending.catch(() => {});
-      await new Promise((r) => setTimeout(r, 300));
-      const { host } = await sb.executorPids();
-      process.kill(host, 'SIGKILL');
-      const started = Date.now();
-      await expectGymError(pending, 'SANDBOX_UNAVAILABLE', /executor of sandbox/);
-      assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
-      await expectGymError(sb.exec('true'), 'SANDBOX_UNAVAILABLE', /executor of sandbox/);
-      await expectGymError(sb.exec('echo again', { timeoutMs: 1000 }), 'SANDBOX_UNAVAILABLE');
-      await sb.destroy();
-      assert.equal(existsSync(dir), false);
-      assert.deepEqual(await markerSurvivors(sb.id), []);
-      await expectGymError(sb.exec('true'), 'SANDBOX_UNAVAILABLE', /destroyed/);
-    });
+    it(
+      'killing the executor mid-command: SANDBOX_UNAVAILABLE for the pending call and the next ones, ' + 'never a hang; destroy() is clean',
+      async () => {
+        const sb = await create();
+        const dir = path.dirname(sb.root);
+        const s = uniqueSleep();
+        const pending = sb.exec(`sleep ${s}`, { timeoutMs: 600_000 });
+        pending.catch(() => {});
+        await new Promise((r) => setTimeout(r, 300));
+        const { host } = await sb.executorPids();
+        process.kill(host, 'SIGKILL');
+        const started = Date.now();
+        await expectGymError(pending, 'SANDBOX_UNAVAILABLE', /executor of sandbox/);
+        assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+        await expectGymError(sb.exec('true'), 'SANDBOX_UNAVAILABLE', /executor of sandbox/);
+        await expectGymError(sb.exec('echo again', { timeoutMs: 1000 }), 'SANDBOX_UNAVAILABLE');
+        await sb.destroy();
+        assert.equal(existsSync(dir), false);
+        assert.deepEqual(await markerSurvivors(sb.id), []);
+        await expectGymError(sb.exec('true'), 'SANDBOX_UNAVAILABLE', /destroyed/);
+      },
+    );
 
     it("a command cannot read or write the executor's channel (/proc/<executor>/fd)", async () => {
       const sb = await create();
@@ -160,7 +163,8 @@ test('without a prebuilt executor or a Go toolchain no sandbox starts: SANDBOX_U
 });
 
 test(
-  'a server that is not root: each command in a pid namespace of its own, so kill -9 -1 ends neither the executor nor the server, bubblewrap or not',
+  'a server that is not root: each command in a pid namespace of its own, ' +
+    'so kill -9 -1 ends neither the executor nor the server, bubblewrap or not',
   { skip: process.getuid?.() === 0 && hasGo ? false : 'needs root (to start a server as another uid) and Go' },
   async () => {
     // A uid no one else here runs as: were the namespace missing, the kill would reach only this test's server.
@@ -181,9 +185,11 @@ test(
           `import { LocalSandboxFactory } from ${JSON.stringify(local)};`,
           'const out = {};',
           `for (const isolation of ${JSON.stringify(isolations)}) {`,
-          `  const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))} + '-' + isolation, isolation, executorCacheDir: ${JSON.stringify(path.dirname(path.dirname(path.dirname(binary))))} });`,
+          `  const f = new LocalSandboxFactory({ baseDir: ${JSON.stringify(path.join(dir, 'sb'))} + '-' + isolation, ` +
+            `isolation, executorCacheDir: ${JSON.stringify(path.dirname(path.dirname(path.dirname(binary))))} });`,
           '  const sb = await f.create({ seed: { files: { "a.txt": "x" } } });',
-          `  const attack = await sb.exec('kill -9 -1; for p in /proc/[0-9]*; do n=\${p#/proc/}; [ "$n" = $$ ] || kill -9 "$n" 2>/dev/null; done; echo done');`,
+          `  const attack = await sb.exec('kill -9 -1; for p in /proc/[0-9]*; do ` +
+            `n=\${p#/proc/}; [ "$n" = $$ ] || kill -9 "$n" 2>/dev/null; done; echo done');`,
           "  const next = await sb.exec('id -u; cat a.txt');",
           '  out[isolation] = { isolation: sb.isolation, attack: attack.stdout, next: next.stdout };',
           '  await f.close();',

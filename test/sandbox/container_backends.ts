@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { DockerSandboxFactory, dockerClient, type DockerSandbox } from '../../src/sandbox/docker/index.ts';
 import { dockerExec } from '../../src/sandbox/docker/exec.ts';
-import type { KubernetesSandbox } from '../../src/sandbox/kubernetes/index.ts';
+import type { KubernetesLimits, KubernetesSandbox } from '../../src/sandbox/kubernetes/index.ts';
 import { loadKubeConfig } from '../../src/sandbox/kubernetes/client.ts';
 import { podExec } from '../../src/sandbox/kubernetes/exec.ts';
 import type { RunResult } from '../../src/sandbox/container/index.ts';
@@ -23,11 +23,15 @@ export interface ContainerBackendKit {
   factory(opts?: {
     poolSize?: number;
     images?: { cacheDir: string };
+    /** Docker takes the container limits; Kubernetes those and its own (pids are the kubelet's there). */
+    limits?: Partial<KubernetesLimits>;
   }): SandboxFactory & { close(): Promise<void>; warm(image: string): Promise<void>; stats(): { live: number } };
   /** Puts a locally built image where the backend's containers start from. */
   load(image: string): Promise<void>;
   /** A command in the sandbox's container as its root, past the sandbox: what no command of the agent's may do. */
   asRoot(sb: Sandbox, cmd: string[]): Promise<RunResult>;
+  /** Names the sandbox's container and how often it restarted ("<name> restarts <n>"): a replaced or restarted one differs. */
+  instance(sb: Sandbox): Promise<string>;
   /** `benchgym` arguments and environment that select the backend. */
   cli: { args: string[]; env: NodeJS.ProcessEnv };
   /** The containers (pods) of a server id, not being removed; `label` narrows them (k=v). */
@@ -44,6 +48,10 @@ const docker: ContainerBackendKit = {
   factory: (opts = {}) => new DockerSandboxFactory({ serverId: `test-${randomBytes(4).toString('hex')}`, poolSize: 0, ...opts }),
   load: async () => {},
   asRoot: (sb, cmd) => dockerExec((sb as DockerSandbox).transport.container, { cmd, maxOutputBytes: 64 * 1024, timeoutMs: 10_000 }),
+  instance: async (sb) => {
+    const c = await (sb as DockerSandbox).transport.container.inspect();
+    return `${c.Id} started ${c.State.StartedAt} restarts ${c.RestartCount}`;
+  },
   cli: { args: ['--sandbox', 'docker'], env: process.env },
   sandboxesOf: async (serverId, label) => {
     const filters = JSON.stringify({ label: [`benchgym.server=${serverId}`, ...(label ? [label] : [])] });
@@ -77,6 +85,11 @@ const kubernetes: ContainerBackendKit = {
   load: loadIntoCluster,
   asRoot: (sb, cmd) =>
     podExec({ ...(sb as KubernetesSandbox).transport.ref, user: undefined }, { cmd, maxOutputBytes: 64 * 1024, timeoutMs: 10_000 }),
+  instance: async (sb) => {
+    const { pod, namespace } = (sb as KubernetesSandbox).transport.ref;
+    const status = (await core().readNamespacedPod({ name: pod, namespace })).status;
+    return `${pod} restarts ${status?.containerStatuses?.[0]?.restartCount}`;
+  },
   cli: {
     args: ['--sandbox', 'kubernetes', '--kubeconfig', testKubeconfig(), '--namespace', NAMESPACE],
     env: { ...process.env, BENCHGYM_KUBERNETES_LOAD_IMAGE: path.join(PROJECT_ROOT, 'docker', 'cluster', 'load-image.sh') },

@@ -7,6 +7,7 @@ import { ImageBuilder, type ImageBuilderOptions } from '../../env/images.ts';
 import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
 import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
+import { dockerClient } from '../docker/client.ts';
 import { ensureExecutorBinary } from '../executor/build.ts';
 import { sandboxUserFromEnv, type SandboxUser } from '../sandbox_user.ts';
 import { ContainerCapacity } from './capacity.ts';
@@ -31,6 +32,8 @@ export interface ContainerFactoryOptions {
    * $BENCHGYM_SANDBOX_UID): PID 1 and the executor stay root, out of their reach.
    */
   sandboxUser?: SandboxUser;
+  /** The engine that builds env images (Kubernetes too: they are pushed or loaded from it); default the local one. */
+  docker?: Docker;
 }
 
 /** What a backend tells the shared factory about itself. */
@@ -38,8 +41,6 @@ export interface ContainerBackend<L extends ContainerLimits> {
   /** For messages: 'Docker', 'Kubernetes'. */
   title: string;
   limits: L;
-  /** The engine that builds env images (Kubernetes too: they are pushed or loaded from it). */
-  docker: Docker;
   /** Sandboxes of ours alive at once (episodes, scorers, pool); more wait, then fail with CAPACITY. */
   maxSandboxes?: number;
 }
@@ -60,6 +61,7 @@ export abstract class ContainerSandboxFactory<
   readonly limits: L;
   readonly images: ImageBuilder;
   readonly user: SandboxUser;
+  readonly docker: Docker;
   protected readonly live = new Set<ContainerSandbox<T>>();
   protected readonly pool: WarmPool<S>;
   protected readonly capacity: ContainerCapacity;
@@ -73,7 +75,8 @@ export abstract class ContainerSandboxFactory<
     this.user = common.sandboxUser ?? sandboxUserFromEnv();
     this.serverId = common.serverId ?? 'default';
     this.limits = about.limits;
-    this.images = new ImageBuilder(about.docker, common.images);
+    this.docker = common.docker ?? dockerClient();
+    this.images = new ImageBuilder(this.docker, common.images);
     this.pool = new WarmPool<S>(
       common.poolSize ?? 0,
       (image) => this.start(image, { 'benchgym.pool': 'true' }),

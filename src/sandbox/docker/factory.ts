@@ -8,14 +8,13 @@ import { OWNER_LABELS } from '../container/labels.ts';
 import { DEFAULT_CONTAINER_LIMITS, type ContainerLimits } from '../container/limits.ts';
 import type { Pooled } from '../container/pool.ts';
 import { LAYOUT, WORKDIR } from '../container/workspace.ts';
-import { assertDockerReachable, dockerClient, dockerError } from './client.ts';
+import { assertDockerReachable, dockerError } from './client.ts';
 import { SANDBOX_HOST_ADDRESS } from '../host_name.ts';
 import { executorMount, startDockerExecutor } from './executor.ts';
 import { reapStale } from './reaper.ts';
 import { DockerTransport, SANDBOX_HOSTNAME } from './transport.ts';
 
 export interface DockerSandboxOptions extends ContainerFactoryOptions {
-  docker?: Docker;
   limits?: Partial<ContainerLimits>;
   /** Containers of ours alive at once (episodes, scorers, pool); more wait, then fail with CAPACITY. */
   maxContainers?: number;
@@ -39,18 +38,9 @@ const CONTAINER_ENV = ['HOME=/tmp', 'LANG=C.UTF-8', 'LC_ALL=C.UTF-8', 'PYTHONDON
 /** One hardened container per episode: no network, bounded memory, CPU, pids, disk, output, time. */
 export class DockerSandboxFactory extends ContainerSandboxFactory<StartedContainer, DockerTransport, ContainerLimits> {
   readonly backend = 'docker' as const;
-  readonly docker: Docker;
 
   constructor(private readonly opts: DockerSandboxOptions = {}) {
-    const docker = opts.docker ?? dockerClient();
-    const limits = { ...DEFAULT_CONTAINER_LIMITS, ...opts.limits };
-    super(opts, {
-      title: 'Docker',
-      limits,
-      docker,
-      maxSandboxes: opts.maxContainers,
-    });
-    this.docker = docker;
+    super(opts, { title: 'Docker', limits: { ...DEFAULT_CONTAINER_LIMITS, ...opts.limits }, maxSandboxes: opts.maxContainers });
   }
 
   /** One line for `benchgym serve`'s banner: the executor, the network, the limits. */

@@ -1,5 +1,4 @@
 import { CoreV1Api, NetworkingV1Api, Watch, type KubeConfig, type V1Pod } from '@kubernetes/client-node';
-import type Docker from 'dockerode';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
@@ -10,7 +9,6 @@ import type { ExecutorClient } from '../executor/client.ts';
 import { ContainerSandboxFactory, type ContainerFactoryOptions } from '../container/factory.ts';
 import type { Pooled } from '../container/pool.ts';
 import { LAYOUT, WORKDIR } from '../container/workspace.ts';
-import { dockerClient } from '../docker/index.ts';
 import { installPodExecutor, startPodExecutor } from './executor.ts';
 import { apiStatus, kubeError, labelValue, loadKubeConfig } from './client.ts';
 import type { PodRef } from './exec.ts';
@@ -38,7 +36,6 @@ export interface KubernetesSandboxOptions extends ContainerFactoryOptions {
   limits?: Partial<KubernetesLimits>;
   /** Pods of ours alive at once; more wait, then fail with CAPACITY. */
   maxPods?: number;
-  docker?: Docker;
   /** Called with each prepared image when there is no registry (tests: copy it into the cluster's containerd). */
   loadImage?: (image: string) => Promise<void>;
 }
@@ -69,7 +66,6 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
   readonly kc: KubeConfig;
   readonly core: CoreV1Api;
   readonly namespace: string;
-  private readonly docker: Docker;
   private readonly loaded = new Map<string, Promise<string>>();
   /** Every pod this factory started and has not deleted, by name (pooled ones too). */
   private readonly started = new Map<string, PooledPod>();
@@ -79,15 +75,7 @@ export class KubernetesSandboxFactory extends ContainerSandboxFactory<PooledPod,
   private closed = false;
 
   constructor(private readonly opts: KubernetesSandboxOptions = {}) {
-    const docker = opts.docker ?? dockerClient();
-    const limits = { ...DEFAULT_KUBERNETES_LIMITS, ...opts.limits };
-    super(opts, {
-      title: 'Kubernetes',
-      limits,
-      docker,
-      maxSandboxes: opts.maxPods,
-    });
-    this.docker = docker;
+    super(opts, { title: 'Kubernetes', limits: { ...DEFAULT_KUBERNETES_LIMITS, ...opts.limits }, maxSandboxes: opts.maxPods });
     this.kc = opts.kc ?? loadKubeConfig(opts.kubeconfig);
     this.core = this.kc.makeApiClient(CoreV1Api);
     this.namespace = opts.namespace ?? DEFAULT_NAMESPACE;

@@ -51,8 +51,13 @@ export async function dockerSkipReason(images: string[] = [baseImageName('python
 
 /** A describe block for the Docker backend: one skipped test naming the reason when Docker cannot be tested here. */
 export function describeDocker(name: string, body: () => void | Promise<void>): void {
+  describeUnless(dockerSkipReason, name, body);
+}
+
+/** A describe block that is one skipped test, naming the reason, when `skipReason` gives one. */
+export function describeUnless(skipReason: () => Promise<string | null>, name: string, body: () => void | Promise<void>): void {
   describe(name, async () => {
-    const skip = await dockerSkipReason();
+    const skip = await skipReason();
     if (skip) {
       test(`skipped: ${skip}`, { skip }, () => {});
       return;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { dockerSkipReason } from '../docker/skip.ts';
+import { describeUnless, dockerSkipReason } from '../docker/skip.ts';
 import { loadKubeConfig } from '../../../src/sandbox/kubernetes/client.ts';
 import { KubernetesSandboxFactory, type KubernetesSandboxOptions } from '../../../src/sandbox/kubernetes/index.ts';
 
@@ -42,4 +42,9 @@ export function testFactory(opts: KubernetesSandboxOptions = {}): KubernetesSand
     loadImage: loadIntoCluster,
     ...opts,
   });
+}
+
+/** A describe block for the kubernetes backend: one skipped test naming the reason when there is no cluster here. */
+export function describeKubernetes(name: string, body: () => void | Promise<void>): void {
+  describeUnless(kubernetesSkipReason, name, body);
 }

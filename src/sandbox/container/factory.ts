@@ -1,4 +1,4 @@
-import type Docker from 'dockerode';
+import Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
@@ -7,7 +7,6 @@ import { ImageBuilder, type ImageBuilderOptions } from '../../env/images.ts';
 import type { PreparedEnv } from '../../env/types.ts';
 import type { Task } from '../../tasks/schema.ts';
 import type { Sandbox, SandboxCreateOptions, SandboxFactory } from '../types.ts';
-import { dockerClient } from '../docker/client.ts';
 import { ensureExecutorBinary } from '../executor/build.ts';
 import { sandboxUserFromEnv, type SandboxUser } from '../sandbox_user.ts';
 import { ContainerCapacity } from './capacity.ts';
@@ -75,7 +74,8 @@ export abstract class ContainerSandboxFactory<
     this.user = common.sandboxUser ?? sandboxUserFromEnv();
     this.serverId = common.serverId ?? 'default';
     this.limits = about.limits;
-    this.docker = common.docker ?? dockerClient();
+    // The local engine (DOCKER_HOST or the default socket) unless one is given; Docker's own transport uses the same.
+    this.docker = common.docker ?? new Docker();
     this.images = new ImageBuilder(this.docker, common.images);
     this.pool = new WarmPool<S>(
       common.poolSize ?? 0,

@@ -3,53 +3,10 @@ import { execFile } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import {
-  compileErrorExcerpt,
-  MavenEnvBuilder,
-  mavenResolutionFailed,
-  MAVEN_RESOLUTION_ERROR,
-  WARM_TIMED_OUT,
-  warmSelection,
-} from '../../src/env/maven.ts';
-import { INFRA_CODES, type GymError } from '../../src/errors.ts';
+import { compileErrorExcerpt, MavenEnvBuilder, mavenResolutionFailed, MAVEN_RESOLUTION_ERROR, warmSelection } from '../../src/env/maven.ts';
 import { mavenCommand } from '../../src/scoring/runners.ts';
 import { JavaEnvSpec } from '../../src/tasks/schema.ts';
-import { tempDir } from '../helpers.ts';
-
-const POM =
-  `<?xml version="1.0" encoding="UTF-8"?>
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>org.acme</groupId>
-  <artifactId>warm</artifactId>
-  <version>1.0</version>
-  <properties>
-    <maven.compiler.release>17</maven.compiler.release>
-    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
-  </properties>
-  <dependencies>
-    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId>` +
-  `<version>5.10.2</version><scope>test</scope></dependency>
-  </dependencies>
-  <build>
-    <plugins>
-      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version></plugin>
-      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
-    </plugins>
-  </build>
-</project>
-`;
-const testClass = (name: string) =>
-  `package org.acme;\n\nimport static org.junit.jupiter.api.Assertions.assertEquals;\n\nimport ` +
-  `org.junit.jupiter.api.Test;\n\nclass ${name} {\n  @Test\n  void adds() {\n    assertEquals(2, 1 + 1);\n  }\n}\n`;
-
-const run = (cmd: string, args: string[], cwd: string) =>
-  new Promise<{ code: number; out: string }>((resolve) =>
-    execFile(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024 }, (err, out, errOut) =>
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, out: `${out}${errOut}` }),
-    ),
-  );
-const haveMaven = (await run('sh', ['-c', 'command -v mvn && command -v javac'], '/')).code === 0;
+import { haveMaven, makeWarmSeed, run, warmHelpers } from './maven_fixture.ts';
 
 test('warmSelection: the selection of the tests, none for no tests; one test per module for one argument too long', () => {
   assert.deepEqual(warmSelection(['org.acme.ATest#adds']), [
@@ -100,43 +57,9 @@ describe(
     let root: string;
     let seed: string;
     let builder: MavenEnvBuilder;
-    before(async () => {
-      root = await tempDir('benchgym-maven-warm-');
-      seed = path.join(root, 'seed');
-      await fs.mkdir(path.join(seed, 'src', 'test', 'java', 'org', 'acme'), { recursive: true });
-      await fs.writeFile(path.join(seed, 'pom.xml'), POM);
-      for (const name of ['ATest', 'BTest'])
-        await fs.writeFile(path.join(seed, 'src', 'test', 'java', 'org', 'acme', `${name}.java`), testClass(name));
-      // A Maven repository of its own: what the warm-up resolved is all an offline run has.
-      builder = new MavenEnvBuilder(path.join(root, 'cache'));
-    });
+    before(async () => ({ root, seed, builder } = await makeWarmSeed()));
     after(() => fs.rm(root, { recursive: true, force: true }));
-
-    /** A copy of the seed with a test that never ends (with `once`: only on the run that creates that file). */
-    const seedWithHangTest = async (name: string, once?: string) => {
-      const dir = path.join(root, name);
-      await fs.cp(seed, dir, { recursive: true });
-      const hang = once
-        ? `if (new java.io.File(${JSON.stringify(once)}).createNewFile()) Thread.sleep(Long.MAX_VALUE);`
-        : 'Thread.sleep(Long.MAX_VALUE);';
-      await fs.writeFile(
-        path.join(dir, 'src', 'test', 'java', 'org', 'acme', 'HangTest.java'),
-        `package org.acme;\n\nimport org.junit.jupiter.api.Test;\n\nclass HangTest ` +
-          `{\n  @Test\n  void waitsForever() throws Exception {\n    ${hang}\n  }\n}\n`,
-      );
-      return dir;
-    };
-
-    /** An offline run of BTest in a copy of `dir` passes with what the builder's warm-up resolved. */
-    const assertOfflineRun = async (b: MavenEnvBuilder, dir: string, name: string) => {
-      const work = path.join(root, name);
-      await fs.cp(dir, work, { recursive: true });
-      const r = await run('mvn', ['-o', '-B', `-Dmaven.repo.local=${b.repository}`, '-Dtest=org.acme.BTest', 'test'], work);
-      assert.equal(r.code, 0, r.out.slice(-3000));
-    };
-
-    const marker = async (key: string) =>
-      JSON.parse(await fs.readFile(path.join(root, 'cache', 'envs', `maven-${key}.ready`), 'utf8')) as { ran: string };
+    const { marker } = warmHelpers(() => ({ root, seed }));
 
     test("the named test's run resolves what an offline run of another test needs (Surefire's provider included)", async () => {
       const env = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.ATest'] }), { dir: seed });
@@ -196,59 +119,6 @@ describe(
       assert.match(excluded.out, /in org\.acme\.ATest/);
       assert.ok(env.key);
     });
-
-    test(
-      'a warm-up stopped at its limit is an infrastructure error, not a ready env; ' +
-        'the next prepare goes on from what it kept and the env is usable offline',
-      async () => {
-        // A test that hangs on its first run only (a race, as dubbo's file-watch test): the next attempt passes it.
-        const hang = await seedWithHangTest('hang', path.join(root, 'hung-once'));
-        const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
-        const spec = JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.HangTest'] });
-        const started = Date.now();
-        await assert.rejects(limited.prepare(spec, { dir: hang }), (err: GymError) => {
-          assert.equal(err.code, 'ENV_BUILD_FAILED');
-          assert.ok(INFRA_CODES.has(err.code), 'an infrastructure failure');
-          assert.match(
-            err.message,
-            new RegExp(
-              `^${WARM_TIMED_OUT}: .* did not end within 300 s; what it fetched stays in ` +
-                `the Maven repository and its build in .*: the next run goes on from there`,
-            ),
-          );
-          return true;
-        });
-        assert.ok(Date.now() - started < 420_000, `the warm-up ended at its limit (${Date.now() - started} ms)`);
-        const envs = path.join(root, 'cache', 'envs');
-        // The folder holds the envs of the earlier tests too: this one is the env whose build was stopped.
-        const names = await fs.readdir(envs);
-        const kept = names.find((n) => n.endsWith('.ready.work'));
-        assert.ok(kept, `the stopped build is kept: ${names.join(', ')}`);
-        const stopped = kept.slice(0, -'.work'.length);
-        assert.ok(!names.includes(stopped), `the stopped env is not marked ready: ${names.join(', ')}`);
-        // The next prepare (a fresh builder, as the next run is) goes on from the kept build.
-        const again = await new MavenEnvBuilder(path.join(root, 'cache'), 300_000).prepare(spec, { dir: hang });
-        assert.equal((await marker(again.key)).ran, 'the warm-up tests, resumed after a warm-up stopped at its limit');
-        assert.ok(!(await fs.readdir(envs)).some((n) => n.endsWith('.work')), 'the kept build is gone once the env is ready');
-        await assertOfflineRun(limited, hang, 'work-hang');
-      },
-    );
-
-    test(
-      "warmArgs (a spec's warm-up only): one test instead of a " + 'whole suite that would not end; another env, usable offline',
-      async () => {
-        const hang = await seedWithHangTest('hang-args');
-        // The limit is reached only if HangTest runs (the failure this checks); a loaded machine's Maven needs minutes for ATest alone.
-        const limited = new MavenEnvBuilder(path.join(root, 'cache'), 300_000);
-        // The warm-up tests are all new (the whole suite, HangTest with it, would run): warmArgs name one test instead.
-        const warmArgs = ['-Dtest=org.acme.ATest', '-Dsurefire.failIfNoSpecifiedTests=false', '-DfailIfNoTests=false'];
-        const env = await limited.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'], warmArgs }), { dir: hang });
-        assert.equal((await marker(env.key)).ran, `the whole suite (none of the warm-up tests exists yet), with ${warmArgs.join(' ')}`);
-        const plain = await builder.prepare(JavaEnvSpec.parse({ kind: 'java', warmTests: ['org.acme.NewTest'] }), { dir: seed });
-        assert.notEqual(env.key, plain.key, 'warmArgs are part of the key');
-        await assertOfflineRun(limited, hang, 'work-args');
-      },
-    );
   },
 );
 

@@ -10,8 +10,11 @@ test('an idle episode expires: its sandbox is removed and calls say EPISODE_ENDE
     const id = await startExample(gym, 'roman-numerals');
     const workdir = gym.episode(id).sandbox.workdir;
     assert.ok(existsSync(workdir));
+    // Expiry is due 400 ms after the last call; the sandbox's removal follows it (seconds on a loaded machine).
     await new Promise((r) => setTimeout(r, 1500));
     assert.equal(gym.episode(id).state, 'expired');
+    const deadline = Date.now() + 60_000;
+    while (existsSync(workdir) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     assert.ok(!existsSync(workdir), 'the sandbox is gone');
     await assert.rejects(
       gym.callTool('view_file', { path: 'roman.py' }, testContext(), id),

@@ -28,8 +28,10 @@ import {
  * not, and every attack leaves the unfixed bug unresolved in strict mode, each with its note;
  * faithful mode drops what strict refuses (a sample; BENCHGYM_TAMPER_FULL=1: every variant).
  */
-export function swebenchBattery(backend: BatteryBackend): void {
-  describe(`Java tamper battery: SWE-bench-java fixture, Surefire 3.x and 2.x (${backend})`, () => {
+/** The battery on `backend`, over the Surefire generations named (one file each where a backend is slow: Kubernetes). */
+export function swebenchBattery(backend: BatteryBackend, gens: readonly SurefireGeneration[] = ['3', '2']): void {
+  const titled = gens.map((g) => `${g}.x`).join(' and ');
+  describe(`Java tamper battery: SWE-bench-java fixture, Surefire ${titled} (${backend})`, () => {
     let root: string;
     const fixtures = new Map<SurefireGeneration, SwebenchFixture>();
     const patches = new Map<SurefireGeneration, Map<string, string>>();
@@ -45,7 +47,7 @@ export function swebenchBattery(backend: BatteryBackend): void {
       reposDir = path.join(root, 'mirrors');
       dataset = path.join(root, 'dataset');
       await fs.mkdir(dataset, { recursive: true });
-      for (const gen of ['3', '2'] as const) {
+      for (const gen of gens) {
         const fx = await buildSwebenchFixture(path.join(root, `gen${gen}`), { reposDir, surefire: gen });
         await fs.copyFile(fx.dataset, path.join(dataset, path.basename(fx.dataset)));
         fixtures.set(gen, fx);
